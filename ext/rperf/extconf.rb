@@ -1,0 +1,27 @@
+# frozen_string_literal: true
+
+require "mkmf"
+
+if RUBY_VERSION < "3.3"
+  abort "rperf needs Ruby >= 3.3 (this is #{RUBY_VERSION}): it uses rb_postponed_job_preregister, " \
+        "thread-specific storage and GVL event hooks"
+end
+if Gem.win_platform? || !have_header("pthread.h") || !have_func("clock_gettime", "time.h")
+  abort "rperf needs a POSIX platform (pthreads, clock_gettime)"
+end
+have_func("timer_create", "time.h") || have_library("rt", "timer_create", "time.h")
+
+$CXXFLAGS = "#{$CXXFLAGS} -std=c++17 -O2 -Wall -Wextra -fvisibility=hidden".strip
+# Ruby's own headers trip a few of -Wextra's checks; they are not ours to fix.
+$CXXFLAGS << " -Wno-missing-field-initializers" << " -Wno-unused-parameter"
+$warnflags = ""
+$LDFLAGS << " -pthread"
+
+# Every .cc in this directory is compiled; the encoders live in encode/.
+$srcs = Dir[File.join(__dir__, "*.cc")].map { |f| File.basename(f) } +
+        Dir[File.join(__dir__, "encode", "*.cc")].map { |f| "encode/#{File.basename(f)}" }
+$VPATH << "$(srcdir)/encode"
+$INCFLAGS << " -I$(srcdir)"
+$objs = $srcs.map { |s| File.basename(s, ".cc") + ".o" }
+
+create_makefile("rperf/rperf")

@@ -1,0 +1,111 @@
+// One profiling session: everything between Rperf.start and Rperf.stop. Owns the timer, the
+// stack store, the per-thread states, the sample ring and the aggregator, and installs the
+// GVL and GC hooks. There is at most one session per process (g_session).
+#pragma once
+#include <ruby/ruby.h>
+#include <ruby/debug.h>
+#include <ruby/thread.h>
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "aggregator.hh"
+#include "sample_ring.hh"
+#include "stack_store.hh"
+#include "thread_state.hh"
+#include "timer.hh"
+
+namespace rperf {
+
+struct SessionOptions {
+  int frequency = 1000;
+  bool wall = false;      // false: cpu mode
+  bool aggregate = true;
+  int signal = -1;        // -1 default signal, 0 sleeping worker, > 0 that signal
+  bool defer = false;
+  int max_depth = 512;
+};
+
+struct GcTracking {
+  bool in_gc = false;      // between GC_ENTER and GC_EXIT
+  bool marking = false;    // a GC cycle is in its mark phase
+  ThreadState* thread = nullptr;
+  uint32_t stack = kNoStack;
+  int64_t last_ns = 0;     // mode clock
+};
+
+class Session {
+ public:
+  explicit Session(const SessionOptions& opts);
+  ~Session();
+
+  bool start(std::string* error);  // GVL held
+  void stop();                     // GVL held; closes open intervals first
+  void after_fork_child();         // in a forked child: forget everything without joining
+
+  // Time on the mode's clock for the calling thread.
+  int64_t mode_now() const;
+
+  bool active() const { return running_ && !paused_; }
+  bool paused() const { return paused_; }
+  void pause();   // defer: last `profile` block ended
+  void resume();  // defer: first `profile` block began
+
+  ThreadState* current_thread_state(bool create);
+  ThreadState* thread_state(VALUE thread) const;
+  uint32_t capture_stack(ThreadState* ts);
+  // Closes `ts`'s open interval at `now` (mode clock) on `stack` in `state`.
+  void close_interval(ThreadState* ts, uint32_t stack, VmState state, int64_t now, int64_t wall_now);
+  void record(ThreadState* ts, uint32_t stack, VmState state, int64_t weight, int64_t wall_now);
+  // Brings a thread whose baseline predates the last resume up to date; returns false if the
+  // interval must not be recorded.
+  bool refresh_epoch(ThreadState* ts, int64_t now);
+
+  void sample_current_thread();  // the postponed job's body
+  void drain();                  // ring -> aggregator (worker thread or GVL holder)
+  void clear_aggregate();
+
+  void mark();  // GC: frame VALUEs in the stack store
+
+  SessionOptions opts;
+  Timer timer;
+  StackStore stacks;
+  SampleRing ring;
+  Aggregator aggregator;
+  ThreadRegistry threads;
+  GcTracking gc;
+  std::vector<VALUE> frame_buf;
+  std::vector<int> line_buf;
+
+  uint64_t sampling_count = 0;
+  int64_t sampling_time_ns = 0;
+  std::atomic<uint64_t> dropped_samples{0};
+  int64_t start_mono_ns = 0;
+  int64_t start_realtime_ns = 0;
+  int64_t floor_wall_ns = 0;  // wall-mode intervals never start before this (start/resume)
+  uint32_t epoch = 1;
+  int profile_refcount = 0;
+  pthread_mutex_t consumer_mutex = PTHREAD_MUTEX_INITIALIZER;
+
+ private:
+  void install_hooks();
+  void remove_hooks();
+  void close_all_intervals();
+
+  bool running_ = false;
+  bool paused_ = false;
+  rb_internal_thread_event_hook_t* gvl_hook_ = nullptr;
+  VALUE gc_tracepoint_ = Qnil;
+};
+
+extern Session* g_session;
+extern rb_internal_thread_specific_key_t g_thread_key;
+extern rb_postponed_job_handle_t g_sample_job;
+
+void init_session_globals();  // Init_rperf: thread key, postponed job
+void gvl_event_hook(rb_event_flag_t event, const rb_internal_thread_event_data_t* data, void*);
+void gc_event_hook(VALUE tpval, void*);
+
+}  // namespace rperf

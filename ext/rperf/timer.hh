@@ -1,0 +1,74 @@
+// The sampling clock. A dedicated worker thread owns it:
+//  - signal mode (Linux): a timer_create(CLOCK_MONOTONIC) timer whose real-time signal is
+//    delivered to the worker thread only (SIGEV_THREAD_ID), so Ruby threads' system calls are
+//    never interrupted. The signal handler calls `tick` and nothing else.
+//  - sleep mode (signal 0): the worker sleeps to absolute deadlines and calls `tick` itself.
+// Between ticks the worker calls `background` (the aggregation drain) about every 10 ms.
+// Ruby-independent: `tick` must be async-signal-safe (rb_postponed_job_trigger is).
+#pragma once
+#include <pthread.h>
+#include <signal.h>
+#include <time.h>
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+
+namespace rperf {
+
+class Timer {
+ public:
+  using TickFn = void (*)();
+  using BackgroundFn = void (*)(void* ctx);
+
+  struct Options {
+    int frequency = 1000;  // Hz, 1..10000
+    int signal = 0;        // real-time signal number, or 0 for sleep mode
+    bool armed = true;     // false: start paused (defer)
+  };
+
+  static int default_signal();
+
+  // Starts the worker thread (and the signal timer). Returns false with `error` set on failure.
+  bool start(const Options& opts, TickFn tick, BackgroundFn background, void* ctx, std::string* error);
+  void stop();  // joins the worker and restores the previous signal disposition
+  void arm();
+  void disarm();
+  // In a forked child: the worker thread and the POSIX timer do not exist there. Forget them
+  // without touching them and restore the signal disposition.
+  void abandon_after_fork();
+
+  bool running() const { return running_; }
+  uint64_t trigger_count() const { return trigger_count_.load(std::memory_order_relaxed); }
+  void reset_trigger_count() { trigger_count_.store(0, std::memory_order_relaxed); }
+  int64_t interval_ns() const { return interval_ns_; }
+
+ private:
+  static void* worker_main(void* self);
+  static void on_signal(int, siginfo_t*, void*);
+  void worker_loop();
+  bool set_timer(bool armed);
+  void restore_signal();
+
+  Options opts_;
+  TickFn tick_ = nullptr;
+  BackgroundFn background_ = nullptr;
+  void* ctx_ = nullptr;
+  int64_t interval_ns_ = 0;
+  bool running_ = false;
+  bool have_timer_ = false;
+  timer_t timer_id_{};
+  struct sigaction old_action_ {};
+  pthread_t worker_{};
+  pid_t worker_tid_ = 0;
+  pthread_mutex_t mutex_ = PTHREAD_MUTEX_INITIALIZER;
+  pthread_cond_t cond_;
+  bool stop_requested_ = false;
+  bool worker_ready_ = false;
+  std::atomic<bool> armed_{false};
+  int64_t next_deadline_ns_ = 0;
+  static std::atomic<uint64_t> trigger_count_;
+  static std::atomic<TickFn> signal_tick_;
+};
+
+}  // namespace rperf

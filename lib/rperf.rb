@@ -1,0 +1,208 @@
+# frozen_string_literal: true
+
+if RUBY_VERSION < "3.3"
+  raise LoadError, "rperf needs Ruby >= 3.3 (running #{RUBY_VERSION})"
+end
+
+require_relative "rperf/version"
+require_relative "rperf/rperf"
+require_relative "rperf/errors"
+require_relative "rperf/result"
+require_relative "rperf/report"
+require_relative "rperf/storage"
+
+# rperf: a sampling profiler for Ruby. See README.md for usage.
+module Rperf
+  # VM state integer -> label pair merged into label_sets (compatible with rperf 0.10).
+  VM_STATE_LABELS = {
+    1 => ["%GVL", "blocked"],
+    2 => ["%GVL", "wait"],
+    3 => ["%GC", "mark"],
+    4 => ["%GC", "sweep"],
+  }.freeze
+  TOP_N = 10
+  DEFAULT_MAX_DEPTH = 512
+
+  @label_set_table = nil
+  @label_set_index = nil
+
+  class << self
+    # Starts profiling. With a block, profiles the block and returns the result of #stop.
+    def start(frequency: 1000, mode: :cpu, output: nil, verbose: false, format: nil, stat: false,
+              signal: nil, aggregate: true, defer: false, inherit: :fork, lines: false,
+              max_depth: DEFAULT_MAX_DEPTH, vm_state_frames: false)
+      validate_start!(frequency, mode, signal, inherit, max_depth)
+      Storage.check_format!(format) if format
+      raise RuntimeError, "Rperf is already running" if Native.running?
+
+      @verbose = verbose || ENV["RPERF_VERBOSE"] == "1"
+      @output = output
+      @format = format
+      @stat = stat
+      @lines = lines
+      @vm_state_frames = vm_state_frames
+      @start_times = Process.times
+      @gc_stat_start = GC.stat
+      @gc_stat_snapshot_base = @gc_stat_start
+      init_label_sets
+      c_signal = signal.nil? ? -1 : (signal ? signal : 0)
+      Native.start(frequency, mode == :wall, aggregate, c_signal, defer, max_depth)
+      ForkHook.install
+      return unless block_given?
+
+      begin
+        yield
+      ensure
+        result = stop
+      end
+      result
+    end
+
+    # Stops profiling and returns the result Hash (nil when not running).
+    def stop
+      data = Native.stop(@lines)
+      return nil unless data
+
+      times = Process.times
+      data[:user_ns] = ((times.utime - @start_times.utime) * 1e9).to_i
+      data[:sys_ns] = ((times.stime - @start_times.stime) * 1e9).to_i
+      data[:gc_stats] = Result.gc_delta(@gc_stat_start, GC.stat)
+      data[:maxrss_mb] = Result.maxrss_mb
+      finish_result!(data)
+      Report.print_verbose(data) if @verbose
+      Report.print_stat(data) if @stat
+      if @output
+        output = @output
+        @output = nil
+        begin
+          Storage.write(output, data, @format)
+        rescue Error, SystemCallError, IOError => e
+          # Never lose the profile: the caller still gets the data back.
+          warn "rperf: could not write #{output}: #{e.message}"
+        end
+      end
+      data
+    end
+
+    def running?
+      Native.running?
+    end
+
+    # Returns the profile so far without stopping; clear: true starts a new interval.
+    def snapshot(clear: false)
+      data = Native.snapshot(clear, @lines)
+      return nil unless data
+
+      gc = GC.stat
+      data[:gc_stats] = Result.gc_delta(@gc_stat_snapshot_base, gc)
+      @gc_stat_snapshot_base = gc if clear
+      data[:maxrss_mb] = Result.maxrss_mb
+      finish_result!(data)
+      data
+    end
+
+    # Sets labels on the current thread (merged; nil deletes a key). With a block, the previous
+    # labels come back when the block exits. Ignored when not profiling.
+    def label(**kw)
+      return (block_given? ? yield : nil) unless Native.running?
+
+      previous = merge_and_set_label(kw)
+      return unless block_given?
+
+      begin
+        yield
+      ensure
+        Native.set_label(previous)
+      end
+    end
+
+    def labels
+      return {} unless @label_set_table && Native.running?
+
+      @label_set_table[Native.get_label] || {}
+    end
+
+    # With start(defer: true): samples only while at least one profile block runs.
+    def profile(**kw)
+      raise ArgumentError, "Rperf.profile requires a block" unless block_given?
+      raise RuntimeError, "Rperf is not started" unless Native.running?
+
+      previous = merge_and_set_label(kw)
+      Native.profile_inc
+      begin
+        yield
+      ensure
+        Native.profile_dec
+        Native.set_label(previous)
+      end
+    end
+
+    def save(path, data, format: nil)
+      Storage.write(path, data, format)
+    end
+
+    def load(path)
+      Storage.load(path)
+    end
+
+    def read_meta(path)
+      Storage.read_meta(path)
+    end
+
+    # The label-set table of the running session (index = label_set_id).
+    def label_sets
+      @label_set_table&.dup || [{}]
+    end
+
+    private
+
+    def validate_start!(frequency, mode, signal, inherit, max_depth)
+      unless frequency.is_a?(Integer) && frequency > 0
+        raise ArgumentError, "frequency must be a positive integer (got #{frequency.inspect})"
+      end
+      raise ArgumentError, "frequency must be <= 10000 (10KHz), got #{frequency}" if frequency > 10_000
+      raise ArgumentError, "mode must be :cpu or :wall, got #{mode.inspect}" unless %i[cpu wall].include?(mode)
+      unless [true, false, :fork].include?(inherit)
+        raise ArgumentError, "inherit must be :fork, true, or false, got #{inherit.inspect}"
+      end
+      unless max_depth.is_a?(Integer) && max_depth.between?(1, 10_000)
+        raise ArgumentError, "max_depth must be an Integer in 1..10000, got #{max_depth.inspect}"
+      end
+      return if signal.nil? || signal == false
+      raise ArgumentError, "signal must be nil, false, or an Integer, got #{signal.inspect}" unless signal.is_a?(Integer)
+      raise ArgumentError, "signal mode is only supported on Linux" unless RUBY_PLATFORM.include?("linux")
+
+      if [Signal.list["KILL"], Signal.list["STOP"]].include?(signal)
+        raise ArgumentError, "signal #{signal} (#{Signal.signame(signal)}) cannot be caught; use a different signal"
+      end
+      raise ArgumentError, "signal must be between 1 and 64, got #{signal}" unless signal.between?(1, 64)
+    end
+
+    def init_label_sets
+      @label_set_table = [{}.freeze]
+      @label_set_index = { {} => 0 }
+    end
+
+    def intern_label_set(hash)
+      hash = hash.dup.freeze
+      @label_set_index[hash] ||= begin
+        @label_set_table << hash
+        @label_set_table.size - 1
+      end
+    end
+
+    # Returns the previous label_set_id.
+    def merge_and_set_label(kw)
+      current = Native.get_label
+      merged = (@label_set_table[current] || {}).merge(kw).compact
+      Native.set_label(intern_label_set(merged))
+      current
+    end
+
+    def finish_result!(data)
+      Result.merge_vm_states!(data, @label_set_table || [{}], vm_state_frames: @vm_state_frames)
+    end
+  end
+end
+
+require_relative "rperf/fork_hook"

@@ -1,0 +1,19 @@
+# frozen_string_literal: true
+
+module Rperf
+  # Base class of every error rperf raises for bad input (files, formats).
+  class Error < StandardError; end
+
+  # A profile file that cannot be read: missing, truncated, corrupt or not a profile.
+  class FormatError < Error
+    attr_reader :path
+
+    def initialize(message, path: nil)
+      @path = path
+      super(path ? "#{path}: #{message}" : message)
+    end
+  end
+
+  # An unknown or unsupported output format.
+  class UnknownFormatError < Error; end
+end

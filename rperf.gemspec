@@ -1,0 +1,20 @@
+# frozen_string_literal: true
+
+require_relative "lib/rperf/version"
+
+Gem::Specification.new do |spec|
+  spec.name = "rperf"
+  spec.version = Rperf::VERSION
+  spec.summary = "A sampling profiler for Ruby with a C++ core: cpu and wall time, GVL and GC attribution"
+  spec.description = "rperf samples Ruby threads with a signal timer and postponed jobs, attributes " \
+                     "time to CPU, GVL blocking/waiting and GC phases, and writes pprof, json, " \
+                     "collapsed, text and speedscope profiles."
+  spec.authors = ["rperf developers"]
+  spec.license = "MIT"
+  spec.required_ruby_version = ">= 3.3"
+  spec.files = Dir["lib/**/*.rb", "ext/rperf/*.{cc,hh,rb}", "exe/*", "README.md"]
+  spec.bindir = "exe"
+  spec.executables = ["rperf"]
+  spec.require_paths = ["lib"]
+  spec.extensions = ["ext/rperf/extconf.rb"]
+end

@@ -1,0 +1,18 @@
+# Sourced by the scripts: where the cached Ruby and gems live, and which Ruby to use.
+RPERF_CACHE="${RPERF_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rperf}"
+RPERF_RUBY_PREFIX="$RPERF_CACHE/ruby-3.3.8"
+if [ -n "${RUBY:-}" ]; then
+  RPERF_RUBY="$RUBY"
+elif command -v ruby >/dev/null 2>&1 && ruby -e 'exit(RUBY_VERSION >= "3.3" ? 0 : 1)' 2>/dev/null; then
+  RPERF_RUBY="$(command -v ruby)"
+else
+  RPERF_RUBY="$RPERF_RUBY_PREFIX/bin/ruby"
+fi
+RPERF_RUBY_BIN="$(dirname "$RPERF_RUBY")"
+RPERF_BUNDLE="$RPERF_RUBY_BIN/bundle"
+export PATH="$RPERF_RUBY_BIN:$PATH"
+# Gems live in the cache too, per Ruby version, so a fresh clone reuses them.
+export GEM_HOME="$RPERF_CACHE/gems/$("$RPERF_RUBY" -e 'print RUBY_VERSION' 2>/dev/null || echo none)"
+export GEM_PATH="$GEM_HOME"
+export PATH="$GEM_HOME/bin:$PATH"
+export BUNDLE_GEMFILE="${BUNDLE_GEMFILE:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/Gemfile}"
