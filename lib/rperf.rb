@@ -47,6 +47,10 @@ module Rperf
       init_label_sets
       c_signal = signal.nil? ? -1 : (signal ? signal : 0)
       Native.start(frequency, mode == :wall, aggregate, c_signal, defer, max_depth)
+      # Ruby 3.3 delivers a postponed job triggered from our (non-Ruby) timer thread to the
+      # ractor's running_ec, which can still name the last thread that blocked. A thread
+      # switch point makes it name this thread again.
+      Thread.pass
       ForkHook.install
       return unless block_given?
 

@@ -6,6 +6,8 @@
 #include <utility>
 #include <vector>
 
+#include <ruby/encoding.h>
+
 #include "clock.hh"
 
 namespace rperf {
@@ -13,6 +15,10 @@ namespace rperf {
 namespace {
 
 VALUE sym(const char* name) { return ID2SYM(rb_intern(name)); }
+
+// Our own copy (callers may mutate it without touching the iseq), tagged UTF-8 like source
+// code; invalid bytes are replaced by the encoders.
+VALUE utf8_copy(VALUE str) { return rb_utf8_str_new(RSTRING_PTR(str), RSTRING_LEN(str)); }
 
 // Resolves frames to Ruby arrays and stacks to shared frame lists. With `lines` false, frames
 // of the same method are one frame (method-level, the compatible default).
@@ -65,9 +71,9 @@ class Resolver {
     } else {
       VALUE frame = static_cast<VALUE>(key.method);
       path = rb_profile_frame_path(frame);
-      path = NIL_P(path) ? rb_str_new_cstr("<C method>") : rb_str_new_frozen(path);
+      path = NIL_P(path) ? rb_str_new_cstr("<C method>") : utf8_copy(path);
       label = rb_profile_frame_full_label(frame);
-      label = NIL_P(label) ? rb_str_new_cstr("<unknown>") : rb_str_new_frozen(label);
+      label = NIL_P(label) ? rb_str_new_cstr("<unknown>") : utf8_copy(label);
     }
     rb_obj_freeze(path);
     rb_obj_freeze(label);

@@ -1,0 +1,60 @@
+# frozen_string_literal: true
+
+require_relative "test_helper"
+
+# Weights are real elapsed time on the mode's clock, so they add up.
+class AccuracyTest < Minitest::Test
+  # CPU burned in a 1:3 ratio, by the thread's own CPU clock (robust to a noisy machine).
+  def work_one = burn_cpu(0.02)
+  def work_three = burn_cpu(0.06)
+
+  %i[cpu wall].each do |mode|
+    define_method("test_known_cpu_ratio_1_to_3_in_#{mode}_mode") do
+      data = Rperf.start(mode: mode, frequency: 1000) do
+        5.times do
+          work_one
+          work_three
+        end
+      end
+      one = weight_including(data, "AccuracyTest#work_one")
+      three = weight_including(data, "AccuracyTest#work_three")
+      if ENV["DEBUG_RATIO"]
+        data[:aggregated_samples].each { |s| $stderr.puts [s[0].map { _1[1] }.first(5), s[1] / 1e6, s[2], s[3]].inspect }
+      end
+      assert_within 3.0, three.to_f / one, 0.05, "#{mode} ratio"
+    end
+  end
+
+  def test_sleep_shows_in_wall_mode_only
+    wall = Rperf.start(mode: :wall) { sleep 0.2 }
+    assert_within 200e6, weight_including(wall, "Kernel#sleep"), 0.10
+    cpu = Rperf.start(mode: :cpu) { sleep 0.2 }
+    assert_operator weight_including(cpu, "Kernel#sleep"), :<, 5e6
+  end
+
+  def test_wall_mode_conservation_for_a_busy_thread
+    data = nil
+    elapsed = nil
+    data = Rperf.start(mode: :wall) do
+      t0 = Process.clock_gettime(Process::CLOCK_MONOTONIC, :nanosecond)
+      burn_cpu(0.5)
+      elapsed = Process.clock_gettime(Process::CLOCK_MONOTONIC, :nanosecond) - t0
+    end
+    mine = data[:aggregated_samples].select { |s| s[2] == 1 }.sum { |s| s[1] }
+    assert_within data[:duration_ns], mine, 0.03, "weight vs profiled wall time"
+    assert_operator mine, :>=, elapsed * 0.97
+  end
+
+  def test_cpu_mode_conservation_for_a_busy_thread
+    clock = Process::CLOCK_THREAD_CPUTIME_ID
+    cpu_before = Process.clock_gettime(clock, :nanosecond)
+    data = Rperf.start(mode: :cpu) do
+      burn_cpu(0.3)
+      sleep 0.1 # no CPU: must add nothing
+      burn_cpu(0.2)
+    end
+    consumed = Process.clock_gettime(clock, :nanosecond) - cpu_before
+    mine = data[:aggregated_samples].select { |s| s[2] == 1 }.sum { |s| s[1] }
+    assert_within consumed, mine, 0.03, "weight vs consumed CPU time"
+  end
+end

@@ -1,0 +1,142 @@
+# frozen_string_literal: true
+
+require_relative "test_helper"
+
+# Rperf.start / stop / snapshot: arguments, errors and the shape of the result.
+class EngineApiTest < Minitest::Test
+  def test_argument_validation_matches_the_seed
+    assert_raises(ArgumentError) { Rperf.start(frequency: 0) }
+    assert_raises(ArgumentError) { Rperf.start(frequency: 1.5) }
+    e = assert_raises(ArgumentError) { Rperf.start(frequency: 10_001) }
+    assert_match(/<= 10000/, e.message)
+    assert_raises(ArgumentError) { Rperf.start(mode: :io) }
+    assert_raises(ArgumentError) { Rperf.start(signal: "USR1") }
+    e = assert_raises(ArgumentError) { Rperf.start(signal: Signal.list["KILL"]) }
+    assert_match(/cannot be caught/, e.message)
+    assert_raises(ArgumentError) { Rperf.start(signal: Signal.list["STOP"]) }
+    assert_raises(ArgumentError) { Rperf.start(inherit: :spawn) }
+    assert_raises(ArgumentError) { Rperf.start(max_depth: 0) }
+    refute Rperf.running?
+  end
+
+  def test_start_while_running_raises_and_stop_while_stopped_returns_nil
+    assert_nil Rperf.stop
+    Rperf.start
+    assert Rperf.running?
+    assert_raises(RuntimeError) { Rperf.start }
+    assert_kind_of Hash, Rperf.stop
+    refute Rperf.running?
+    assert_nil Rperf.stop
+    assert_nil Rperf.snapshot
+  end
+
+  def test_result_has_the_seed_keys_and_frame_shapes
+    data = Rperf.start(frequency: 1000) { burn_cpu(0.1) }
+    %i[mode frequency trigger_count sampling_count sampling_time_ns detected_thread_count start_time_ns
+       duration_ns aggregated_samples label_sets unique_frames unique_stacks].each do |key|
+      assert data.key?(key), "missing #{key}"
+    end
+    assert_equal :cpu, data[:mode]
+    assert_equal 1000, data[:frequency]
+    assert_operator data[:sampling_count], :>, 30
+    assert_operator data[:trigger_count], :>=, data[:sampling_count]
+    assert_equal [{}], data[:label_sets].first(1)
+    assert_in_delta Time.now.to_f * 1e9, data[:start_time_ns], 5e9
+    data[:aggregated_samples].each do |frames, weight, thread_seq, label_set_id, *rest|
+      assert_empty rest
+      assert_kind_of Integer, weight
+      assert_operator thread_seq, :>=, 1
+      assert data[:label_sets][label_set_id]
+      frames.each { |f| assert_equal 2, f.size; f.each { |s| assert_kind_of String, s } }
+    end
+    labels = data[:aggregated_samples].flat_map { |s| s[0] }.map { |path, label| [label, path] }.uniq.to_h
+    assert_equal "<C method>", labels["Process.clock_gettime"]
+    assert_equal __FILE__, labels["EngineApiTest#test_result_has_the_seed_keys_and_frame_shapes"]
+    # Ruby 3.3's rb_profile_frames reports a block frame as its method; 3.4 names the block.
+    if RUBY_VERSION >= "3.4"
+      assert labels.key?("block in EngineApiTest#test_result_has_the_seed_keys_and_frame_shapes")
+    end
+    assert(labels.keys.all? { |l| l.encoding == Encoding::UTF_8 })
+    leaf_first = data[:aggregated_samples].max_by { |s| s[1] }[0]
+    assert_equal "Process.clock_gettime", leaf_first.first[1], "frames are leaf-first"
+  end
+
+  def test_main_label_and_integer_times
+    out, err, status = run_ruby(<<~RUBY)
+      require "rperf"
+      data = Rperf.start { 3_000_000.times { |i| i * i } }
+      labels = data[:aggregated_samples].flat_map { |s| s[0].map { |f| f[1] } }.uniq
+      puts labels.sort.join("|")
+    RUBY
+    assert status.success?, err
+    assert_includes out.chomp.split("|"), "Integer#times"
+    assert_includes out.chomp.split("|"), "<main>"
+  end
+
+  def test_lines_option_returns_line_numbers
+    line = __LINE__ + 1
+    data = Rperf.start(lines: true) { burn_cpu(0.1) }
+    frames = data[:aggregated_samples].flat_map { |s| s[0] }
+    assert(frames.all? { |f| f.size == 3 && f[2].is_a?(Integer) })
+    mine = frames.select { |f| f[0] == __FILE__ }
+    assert_includes mine.map { |f| f[2] }, line
+    default = Rperf.start { burn_cpu(0.05) }
+    assert(default[:aggregated_samples].all? { |s| s[0].all? { |f| f.size == 2 } })
+  end
+
+  def test_raw_samples_keep_timestamps
+    data = Rperf.start(aggregate: false, mode: :wall) { burn_cpu(0.2) }
+    raw = data[:raw_samples]
+    assert_operator raw.size, :>, 50
+    times = raw.map { |s| s[4] }
+    assert(times.all? { |t| t.between?(0, data[:duration_ns]) })
+    assert_equal times.sort, times, "timestamps of one thread are ordered"
+    assert_equal raw.sum { |s| s[1] }, data[:aggregated_samples].sum { |s| s[1] }
+    assert_raises(RuntimeError) do
+      Rperf.start(aggregate: false)
+      begin
+        Rperf.snapshot
+      ensure
+        Rperf.stop
+      end
+    end
+  end
+
+  def test_frequency_one_and_sleep_mode_timer
+    data = Rperf.start(frequency: 1, mode: :wall) { burn_cpu(1.15) }
+    assert_equal 1, data[:trigger_count]
+    assert_equal 1, data[:sampling_count]
+    data = Rperf.start(frequency: 500, signal: false) { burn_cpu(0.2) }
+    assert_operator data[:sampling_count], :>, 50
+  end
+
+  def test_explicit_signal_number
+    data = Rperf.start(frequency: 500, signal: Signal.list["RTMIN"] ? Signal.list["RTMIN"] + 3 : 37) { burn_cpu(0.1) }
+    assert_operator data[:sampling_count], :>, 20
+  end
+
+  def test_deep_recursion_keeps_the_leaf_side_and_marks_truncation
+    recurse = ->(n) { n.zero? ? burn_cpu(0.1) : recurse.(n - 1) }
+    data = Rperf.start { recurse.(2000) }
+    deepest = data[:aggregated_samples].map(&:first).max_by(&:size)
+    assert_equal 513, deepest.size
+    assert_equal "[truncated]", deepest.last[1]
+    assert_includes ["Process.clock_gettime", "RperfTestHelper#burn_cpu"], deepest.first[1]
+    data = Rperf.start(max_depth: 20) { recurse.(100) }
+    assert_equal 21, data[:aggregated_samples].map(&:first).map(&:size).max
+  end
+
+  def test_snapshot_and_clear
+    Rperf.start(mode: :wall)
+    burn_cpu(0.1)
+    first = Rperf.snapshot(clear: true)
+    assert_in_delta 100e6, first[:aggregated_samples].sum { |s| s[1] }, 20e6
+    burn_cpu(0.05)
+    second = Rperf.snapshot
+    assert_in_delta 50e6, second[:aggregated_samples].sum { |s| s[1] }, 15e6
+    assert_operator second[:sampling_count], :<, first[:sampling_count]
+    assert_operator second[:duration_ns], :<, 80e6
+    final = Rperf.stop
+    assert_operator final[:aggregated_samples].sum { |s| s[1] }, :>=, second[:aggregated_samples].sum { |s| s[1] }
+  end
+end

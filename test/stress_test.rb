@@ -1,0 +1,77 @@
+# frozen_string_literal: true
+
+require_relative "test_helper"
+
+# Lifecycle and robustness: none of these may crash, leak or lose the parent's profile.
+class StressTest < Minitest::Test
+  def test_thousand_start_stop_cycles
+    1000.times do |i|
+      Rperf.start(mode: i.even? ? :cpu : :wall, frequency: 10_000)
+      i.times { |j| j * j } if i % 100 == 0
+      Rperf.stop
+    end
+    refute Rperf.running?
+    data = Rperf.start { burn_cpu(0.05) }
+    assert_operator data[:sampling_count], :>, 10
+  end
+
+  def test_two_hundred_threads_created_and_finished_while_profiling
+    data = Rperf.start(mode: :wall, frequency: 2000) do
+      200.times.each_slice(20) do |slice|
+        slice.map { Thread.new { 2_000.times { |i| i.to_s } } }.each(&:join)
+      end
+    end
+    assert_operator data[:detected_thread_count], :>, 100
+    seqs = data[:aggregated_samples].map { |s| s[2] }.uniq
+    assert_operator seqs.size, :>, 10
+  end
+
+  def test_gc_compact_during_profiling
+    data = Rperf.start(mode: :wall, frequency: 5000) do
+      5.times do
+        Array.new(50_000) { |i| "s#{i}" }
+        GC.compact
+        burn_cpu(0.01)
+      end
+    end
+    refute_empty data[:aggregated_samples]
+    data[:aggregated_samples].each { |frames, *| frames.each { |path, label| assert_kind_of String, path; assert_kind_of String, label } }
+  end
+
+  def test_fork_while_profiling
+    Rperf.start(mode: :wall)
+    burn_cpu(0.05)
+    pid = fork do
+      exit!(Rperf.running? ? 1 : (Rperf.start { burn_cpu(0.02) }[:sampling_count] > 0 ? 0 : 2))
+    end
+    burn_cpu(0.05)
+    _, status = Process.wait2(pid)
+    data = Rperf.stop
+    assert_equal 0, status.exitstatus, "child is clean and can profile on its own"
+    assert_within data[:duration_ns], data[:aggregated_samples].select { |s| s[2] == 1 }.sum { |s| s[1] }, 0.05
+  end
+
+  def test_fork_child_exits_zero_from_a_fresh_process
+    _, err, status = run_ruby(<<~RUBY)
+      require "rperf"
+      Rperf.start(mode: :cpu, frequency: 5000)
+      pids = 4.times.map { fork { x = 0; 200_000.times { |i| x += i }; exit!(0) } }
+      statuses = pids.map { |p| Process.wait2(p)[1] }
+      data = Rperf.stop
+      abort "child failed" unless statuses.all?(&:success?)
+      abort "no samples" unless data[:sampling_count] >= 0
+    RUBY
+    assert status.success?, err
+  end
+
+  def test_snapshot_clear_from_another_thread
+    Rperf.start(mode: :wall, frequency: 5000)
+    workers = 3.times.map { Thread.new { 20.times { burn_cpu(0.005); sleep 0.001 } } }
+    snaps = Thread.new { 20.times.map { sleep 0.005; Rperf.snapshot(clear: true) } }.value
+    workers.each(&:join)
+    final = Rperf.stop
+    total = snaps.sum { |d| d[:aggregated_samples].sum { |s| s[1] } } + final[:aggregated_samples].sum { |s| s[1] }
+    assert_operator total, :>, 0
+    assert(snaps.all? { |d| d[:duration_ns] < 200e6 })
+  end
+end

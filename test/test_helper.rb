@@ -1,0 +1,51 @@
+# frozen_string_literal: true
+
+$LOAD_PATH.unshift File.expand_path("../lib", __dir__)
+require "rperf"
+require "minitest/autorun"
+require "open3"
+require "rbconfig"
+require "tmpdir"
+
+module RperfTestHelper
+  ROOT = File.expand_path("..", __dir__)
+  RUBY = RbConfig.ruby
+
+  # Runs Ruby code in a fresh process with rperf on the load path.
+  def run_ruby(code, *args, env: {}, chdir: ROOT)
+    Open3.capture3(env, RUBY, "-I#{ROOT}/lib", "-e", code, *args, chdir: chdir)
+  end
+
+  def burn_cpu(seconds)
+    clock = Process::CLOCK_THREAD_CPUTIME_ID
+    t0 = Process.clock_gettime(clock)
+    x = 0
+    x += 1 while Process.clock_gettime(clock) - t0 < seconds
+    x
+  end
+
+  def labels_of(data, sample) = data[:label_sets][sample[3]]
+
+  # Total weight of samples whose frames include a frame with this label.
+  def weight_including(data, label, samples: data[:aggregated_samples])
+    samples.select { |s| s[0].any? { |f| f[1] == label } }.sum { |s| s[1] }
+  end
+
+  def weight_where(data, &blk)
+    data[:aggregated_samples].select { |s| blk.call(s, labels_of(data, s)) }.sum { |s| s[1] }
+  end
+
+  def assert_within(expected, actual, rel, msg = nil)
+    diff = (actual - expected).abs
+    assert diff <= expected.abs * rel,
+           "#{msg && "#{msg}: "}expected #{actual} to be within #{(rel * 100).round(1)}% of #{expected} (off by #{(diff * 100.0 / expected).round(2)}%)"
+  end
+end
+
+class Minitest::Test
+  include RperfTestHelper
+
+  def teardown
+    Rperf.stop if Rperf.running?
+  end
+end
