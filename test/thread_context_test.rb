@@ -1,0 +1,95 @@
+# frozen_string_literal: true
+
+require_relative "test_helper"
+require "zlib"
+
+# GVL and GC attribution in wall and cpu modes.
+class ThreadContextTest < Minitest::Test
+  def gvl(data, state) = weight_where(data) { |_s, labels| labels["%GVL"] == state }
+  def gc(data, phase) = weight_where(data) { |_s, labels| labels["%GC"] == phase }
+
+  def test_sleeping_thread_is_gvl_blocked_on_the_sleep_stack
+    data = Rperf.start(mode: :wall) { Thread.new { sleep 0.3 }.join }
+    blocked = data[:aggregated_samples].select { |s| labels_of(data, s)["%GVL"] == "blocked" && s[0].first[1] == "Kernel#sleep" }
+    assert_within 300e6, blocked.sum { |s| s[1] }, 0.10
+  end
+
+  def test_cpu_contention_shows_gvl_wait_and_each_thread_adds_up
+    lifetimes = {}
+    data = Rperf.start(mode: :wall) do
+      4.times.map do |i|
+        Thread.new do
+          t0 = Process.clock_gettime(Process::CLOCK_MONOTONIC, :nanosecond)
+          Rperf.label(worker: i) { burn_cpu(0.15) }
+          lifetimes[i] = Process.clock_gettime(Process::CLOCK_MONOTONIC, :nanosecond) - t0
+        end
+      end.each(&:join)
+    end
+    total = data[:aggregated_samples].sum { |s| s[1] }
+    assert_operator gvl(data, "wait"), :>, total * 0.3, "GVL wait is a large share under contention"
+    lifetimes.each do |i, lifetime|
+      weight = weight_where(data) { |_s, labels| labels[:worker] == i }
+      assert_within lifetime, weight, 0.05, "worker #{i}: running + wait + blocked vs its lifetime"
+    end
+  end
+
+  def test_cpu_mode_counts_cpu_burned_without_the_gvl
+    data_in = Random.new(1).bytes(8 * 1024 * 1024)
+    clock = Process::CLOCK_THREAD_CPUTIME_ID
+    cpu0 = Process.clock_gettime(clock, :nanosecond)
+    data = Rperf.start(mode: :cpu) { 3.times { Zlib::Deflate.deflate(data_in, Zlib::BEST_COMPRESSION) } }
+    consumed = Process.clock_gettime(clock, :nanosecond) - cpu0
+    deflate = weight_including(data, "Zlib::Deflate.deflate")
+    assert_operator consumed, :>, 100e6
+    assert_within consumed, deflate, 0.05, "deflate runs without the GVL; its CPU must be counted"
+  end
+
+  def test_gc_phases_weights_and_conservation
+    garbage = nil
+    gc_ms0 = GC.stat(:time)
+    t0 = Process.clock_gettime(Process::CLOCK_MONOTONIC, :nanosecond)
+    data = Rperf.start(mode: :wall) do
+      50.times do
+        garbage = Array.new(20_000) { |i| [i, i.to_s] }
+        GC.start
+      end
+    end
+    gc_ms = GC.stat(:time) - gc_ms0
+    assert_operator gc(data, "mark"), :>, 0
+    assert_operator gc(data, "sweep"), :>, 0
+    gc_total = gc(data, "mark") + gc(data, "sweep")
+    assert_within gc_ms * 1e6, gc_total, 0.20, "GC weight vs GC.stat(:time)"
+    main = data[:aggregated_samples].select { |s| s[2] == 1 }.sum { |s| s[1] }
+    assert_within data[:duration_ns], main, 0.03, "total weight conserves wall time"
+    assert garbage
+    refute_nil t0
+  end
+
+  def test_gc_in_cpu_mode_conserves_cpu_time
+    clock = Process::CLOCK_THREAD_CPUTIME_ID
+    cpu0 = Process.clock_gettime(clock, :nanosecond)
+    data = Rperf.start(mode: :cpu) { 30.times { Array.new(20_000) { |i| i.to_s }; GC.start } }
+    consumed = Process.clock_gettime(clock, :nanosecond) - cpu0
+    main = data[:aggregated_samples].select { |s| s[2] == 1 }.sum { |s| s[1] }
+    assert_operator gc(data, "mark"), :>, 0
+    assert_within consumed, main, 0.03
+  end
+
+  def test_vm_state_frames_option
+    data = Rperf.start(mode: :wall, vm_state_frames: true) { Thread.new { sleep 0.05 }.join; GC.start }
+    leaves = data[:aggregated_samples].map { |s| s[0].first&.at(1) }
+    assert_includes leaves, "[GVL blocked]"
+    assert_includes leaves, "[GC marking]"
+    assert(data[:label_sets].none? { |h| h.key?("%GVL") || h.key?("%GC") })
+  end
+
+  def test_threads_that_never_run_during_the_session_produce_no_samples
+    q = Queue.new
+    idle = Thread.new { q.pop }
+    sleep 0.01
+    data = Rperf.start(mode: :cpu) { burn_cpu(0.05) }
+    q << 1
+    idle.join
+    assert_equal [1], data[:aggregated_samples].map { |s| s[2] }.uniq
+  end
+end
