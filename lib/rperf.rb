@@ -64,7 +64,9 @@ module Rperf
 
     # Stops profiling and returns the result Hash (nil when not running).
     def stop
-      data = Native.stop(@lines)
+      # pprof files carry line numbers even when the returned profile is method-level.
+      with_lines = @lines || (@output && (@format || Storage.detect_format(@output)) == :pprof)
+      data = Native.stop(with_lines)
       return nil unless data
 
       times = Process.times
@@ -73,8 +75,6 @@ module Rperf
       data[:gc_stats] = Result.gc_delta(@gc_stat_start, GC.stat)
       data[:maxrss_mb] = Result.maxrss_mb
       finish_result!(data)
-      Report.print_verbose(data) if @verbose
-      Report.print_stat(data) if @stat
       if @output
         output = @output
         @output = nil
@@ -85,6 +85,9 @@ module Rperf
           warn "rperf: could not write #{output}: #{e.message}"
         end
       end
+      data = Result.without_lines(data) if with_lines && !@lines
+      Report.print_verbose(data) if @verbose
+      Report.print_stat(data) if @stat
       data
     end
 

@@ -10,6 +10,10 @@
 
 using namespace rperf;
 
+namespace rperf {
+void init_encode_binding(VALUE native);
+}
+
 namespace {
 
 VALUE g_marker = Qnil;  // holds the frame VALUEs of the live session alive and pinned
@@ -20,7 +24,7 @@ void marker_mark(void*) {
 
 // Not write-barrier protected on purpose: the frame table grows without write barriers, so
 // the incremental marker must rescan this object at the end of every mark phase.
-const rb_data_type_t kMarkerType = {"rperf/marker", {marker_mark, nullptr, nullptr}, nullptr, nullptr, 0};
+const rb_data_type_t kMarkerType = {"rperf/marker", {marker_mark, nullptr, nullptr, nullptr, {nullptr}}, nullptr, nullptr, 0};
 
 VALUE rperf_start(VALUE, VALUE freq, VALUE wall, VALUE aggregate, VALUE signal, VALUE defer, VALUE max_depth) {
   if (g_session) rb_raise(rb_eRuntimeError, "Rperf is already running");
@@ -122,4 +126,5 @@ extern "C" __attribute__((visibility("default"))) void Init_rperf() {
   rb_define_singleton_method(mNative, "after_fork_child", RUBY_METHOD_FUNC(rperf_after_fork_child), 0);
   rb_define_singleton_method(mNative, "monotonic_ns", RUBY_METHOD_FUNC(rperf_monotonic_ns), 0);
   rb_define_singleton_method(mNative, "default_signal", RUBY_METHOD_FUNC(rperf_default_signal), 0);
+  init_encode_binding(mNative);
 }

@@ -4,8 +4,8 @@ module Rperf
   # Base class of every error rperf raises for bad input (files, formats).
   class Error < StandardError; end
 
-  # A profile file that cannot be read: missing, truncated, corrupt or not a profile.
-  class FormatError < Error
+  # An error about a particular file; the message starts with its path.
+  class FileError < Error
     attr_reader :path
 
     def initialize(message, path: nil)
@@ -13,6 +13,12 @@ module Rperf
       super(path ? "#{path}: #{message}" : message)
     end
   end
+
+  # A profile file that cannot be read: missing, truncated, corrupt or not a profile.
+  class FormatError < FileError; end
+
+  # A profile that cannot be written (unwritable path, full disk).
+  class WriteError < FileError; end
 
   # An unknown or unsupported output format.
   class UnknownFormatError < Error; end

@@ -6,24 +6,7 @@ module Rperf
     module_function
 
     def text(data, top: TOP_N)
-      t = Result.flat_and_cumulative(data)
-      total_ms = t[:total_weight] / 1e6
-      samples = data[:sampling_count] || data[:aggregated_samples].size
-      out = +"Total: #{format('%.1f', total_ms)}ms (#{data[:mode]})\n"
-      out << "Samples: #{samples}, Frequency: #{data[:frequency]}Hz\n"
-      %i[flat cum].each do |kind|
-        out << "\n#{kind == :flat ? 'Flat' : 'Cumulative'}:\n"
-        rows(t[kind], t[:total_weight], top).each { |line| out << "  #{line}\n" }
-      end
-      out
-    end
-
-    def rows(table, total_weight, top)
-      table.sort_by { |key, w| [-w, key] }.first(top).map do |(label, path), weight|
-        pct = total_weight.positive? ? weight * 100.0 / total_weight : 0.0
-        loc = path.empty? ? "" : " (#{path})"
-        format("%10.1fms %5.1f%%  %s%s", weight / 1e6, pct, label, loc)
-      end
+      Native.encode(data, :text, false, { top: top }).force_encoding(Encoding::UTF_8)
     end
 
     def print_verbose(data, io: $stderr)

@@ -50,6 +50,19 @@ module Rperf
       data
     end
 
+    # Method-level view of a profile taken with lines: frames [path, label, line] -> [path, label].
+    def without_lines(data)
+      frames = {}
+      strip = ->(stack) { stack.map { |f| frames[f] ||= [f[0], f[1]].freeze } }
+      out = data.dup
+      merged = Hash.new(0)
+      data[:aggregated_samples].each { |stack, w, seq, lsi| merged[[strip.(stack), seq, lsi]] += w }
+      out[:aggregated_samples] = merged.map { |(stack, seq, lsi), w| [stack, w, seq, lsi] }
+      out[:raw_samples] = data[:raw_samples].map { |stack, *rest| [strip.(stack), *rest] } if data[:raw_samples]
+      out[:unique_frames] = frames.size
+      out
+    end
+
     def aggregate(raw_samples)
       merged = Hash.new(0)
       raw_samples.each { |frames, weight, seq, lsi| merged[[frames, seq, lsi]] += weight }

@@ -32,30 +32,38 @@ module Rperf
     def write(path, data, format = nil)
       format = format ? check_format!(format) : detect_format(path)
       bytes = encode(data, format, gzip: path.to_s.end_with?(".gz"))
-      File.binwrite(path, bytes)
+      begin
+        File.binwrite(path, bytes)
+      rescue SystemCallError, IOError => e
+        raise WriteError.new("cannot write the profile: #{e.message}", path: path)
+      end
       path
     end
 
     def encode(data, format, gzip: false)
       case format
       when :json
-        body = JSON.generate(json_document(data))
-        gzip ? Zlib.gzip(body, level: Zlib::DEFAULT_COMPRESSION) : body
-      when :text then Report.text(data)
-      when :collapsed then Collapsed.encode(data)
-      else raise UnknownFormatError, "format #{format} is not available yet"
+        head = JSON.generate(json_head(data))
+        body = head.chomp("}") + (head.end_with?("{}") ? "" : ",") + Native.encode(data, :json_samples, false, nil).force_encoding(Encoding::UTF_8) + "}"
+        gzip ? Native.gzip(body, 1) : body
+      when :pprof
+        Native.encode(data, :pprof, true, { comments: pprof_comments(data) })
+      when :text
+        Native.encode(data, :text, false, { top: TOP_N }).force_encoding(Encoding::UTF_8)
+      when :collapsed, :speedscope
+        Native.encode(data, format, gzip, { name: "rperf #{data[:mode]}" })
+      else
+        raise UnknownFormatError, "unknown format #{format.inspect}"
       end
     end
 
-    # The document starts with meta and summary so read_meta can stop early.
-    def json_document(data)
-      body = data.dup
-      body[:aggregated_samples] = data[:aggregated_samples]
-      {
-        meta: meta(data),
-        summary: summary(data),
-        **body,
-      }
+    # Everything but the sample body, meta and summary first so read_meta can stop early.
+    def json_head(data)
+      { meta: meta(data), summary: summary(data), **data.except(:aggregated_samples, :label_sets, :raw_samples) }
+    end
+
+    def pprof_comments(data)
+      ["rperf #{VERSION}", "mode: #{data[:mode]}", "frequency: #{data[:frequency]}Hz", "ruby #{RUBY_VERSION}"]
     end
 
     def meta(data)
@@ -73,12 +81,17 @@ module Rperf
     end
 
     def summary(data)
-      t = Result.flat_and_cumulative(data)
+      flat = Hash.new(0)
+      total = 0
+      data[:aggregated_samples].each do |frames, weight|
+        total += weight
+        flat[frames.first] += weight if frames.first
+      end
       {
-        total_weight_ns: t[:total_weight],
+        total_weight_ns: total,
         sampling_count: data[:sampling_count],
         duration_ns: data[:duration_ns],
-        top_functions: t[:flat].sort_by { |_, w| -w }.first(TOP_N).map { |(label, path), w| { label: label, path: path, weight_ns: w } },
+        top_functions: flat.max_by(TOP_N) { |_, w| w }.map { |f, w| { label: f[1], path: f[0], weight_ns: w } },
       }
     end
 
@@ -97,51 +110,96 @@ module Rperf
 
     def load(path)
       doc = JSON.parse(read_bytes(path), symbolize_names: true)
-      raise FormatError.new("not an rperf profile", path: path) unless doc.is_a?(Hash) && doc[:aggregated_samples].is_a?(Array)
+      raise FormatError.new("not an rperf profile (no aggregated_samples)", path: path) unless doc.is_a?(Hash) && doc.key?(:aggregated_samples)
 
-      version = doc.dig(:meta, :rperf_version)
+      data = from_json(doc, path)
+      version = doc[:meta].is_a?(Hash) ? doc[:meta][:rperf_version] : nil
       warn "rperf: #{path} was written by rperf #{version || 'unknown'} (this is #{VERSION})" if version != VERSION
-      from_json(doc, path)
+      data
     rescue JSON::ParserError, EncodingError => e
-      raise FormatError.new("invalid JSON (#{e.message.lines.first&.strip})", path: path)
+      raise FormatError.new("invalid JSON (#{e.message.scrub.lines.first.to_s.strip[0, 120]})", path: path)
     end
 
     def from_json(doc, path)
+      bad = ->(what) { raise FormatError.new("malformed profile: #{what}", path: path) }
       data = doc.except(:meta, :summary)
       data[:mode] = data[:mode].to_sym if data[:mode].is_a?(String)
-      data[:aggregated_samples] = data[:aggregated_samples].map do |frames, weight, seq, lsi|
-        raise FormatError.new("malformed sample", path: path) unless frames.is_a?(Array) && weight.is_a?(Integer)
-
-        [frames.map { |f| f.is_a?(Array) ? f.freeze : raise(FormatError.new("malformed frame", path: path)) }, weight, seq, lsi]
+      label_sets = data[:label_sets] || [{}]
+      bad.("label_sets is not an array of objects") unless label_sets.is_a?(Array) && label_sets.all?(Hash)
+      data[:label_sets] = label_sets.map { |h| h.transform_keys { |k| k.start_with?("%") ? k.to_s : k } }
+      samples = data[:aggregated_samples]
+      bad.("aggregated_samples is not an array") unless samples.is_a?(Array)
+      data[:aggregated_samples] = samples.map do |sample|
+        frames, weight, seq, lsi = sample
+        bad.("sample is not [frames, weight, thread_seq, label_set_id]") unless sample.is_a?(Array) && sample.size == 4 &&
+                                                                           frames.is_a?(Array) && [weight, seq, lsi].all?(Integer)
+        bad.("label_set_id #{lsi} out of range") unless lsi.between?(0, label_sets.size - 1)
+        frames.each do |f|
+          bad.("frame is not [path, label(, line)]") unless f.is_a?(Array) && f.size.between?(2, 3) &&
+                                                          f[0].is_a?(String) && f[1].is_a?(String) && (f.size == 2 || f[2].is_a?(Integer))
+        end
+        [frames, weight, seq, lsi]
       end
-      data[:label_sets] = (data[:label_sets] || [{}]).map { |h| h.transform_keys { |k| k.to_s.start_with?("%") ? k.to_s : k } }
       data
     end
 
+    # Reads only the head of the file: meta and summary come first, so the parse stops before
+    # the sample body (at most the first chunk that holds both objects is decompressed).
     def read_meta(path)
-      doc = JSON.parse(read_bytes(path), symbolize_names: true)
-      return nil unless doc.is_a?(Hash) && doc[:meta]
+      head = read_head(path)
+      return nil unless head&.start_with?('{"meta":')
 
-      { meta: doc[:meta], summary: doc[:summary] }
-    rescue Error, JSON::ParserError
+      meta_json = balanced_object(head, 8)
+      return nil unless meta_json
+
+      meta = JSON.parse(meta_json, symbolize_names: true)
+      rest = head[(8 + meta_json.bytesize)..]
+      summary = nil
+      if rest&.start_with?(',"summary":')
+        summary_json = balanced_object(rest, 11)
+        summary = JSON.parse(summary_json, symbolize_names: true) if summary_json
+      end
+      { meta: meta, summary: summary }
+    rescue Error, JSON::ParserError, SystemCallError, Zlib::Error
       nil
     end
-  end
 
-  # Collapsed stacks: "root;...;leaf weight" per unique stack.
-  module Collapsed
-    module_function
+    HEAD_BYTES = 64 * 1024
 
-    def encode(data)
-      merged = Hash.new(0)
-      data[:aggregated_samples].each do |frames, weight|
-        merged[frames.reverse.map { |f| escape(f[1]) }.join(";")] += weight
+    def read_head(path)
+      File.open(path, "rb") do |f|
+        magic = f.read(2)
+        return nil unless magic
+        f.rewind
+        return f.read(HEAD_BYTES) unless magic == "\x1f\x8b".b
+
+        gz = Zlib::GzipReader.new(f)
+        gz.readpartial(HEAD_BYTES) + (gz.eof? ? "" : (gz.read(HEAD_BYTES) || ""))
       end
-      merged.map { |stack, w| "#{stack} #{w}\n" }.join
     end
 
-    def escape(name)
-      name.gsub(/[;\n\r]/, ";" => ":", "\n" => " ", "\r" => " ")
+    # The JSON object starting at byte `from` of `str`, found by brace matching outside strings.
+    def balanced_object(str, from)
+      depth = 0
+      in_string = false
+      escaped = false
+      i = from
+      while i < str.bytesize
+        c = str.getbyte(i)
+        if in_string
+          if escaped then escaped = false
+          elsif c == 92 then escaped = true
+          elsif c == 34 then in_string = false
+          end
+        elsif c == 34 then in_string = true
+        elsif c == 123 then depth += 1
+        elsif c == 125
+          depth -= 1
+          return str.byteslice(from, i - from + 1) if depth.zero?
+        end
+        i += 1
+      end
+      nil
     end
   end
 end

@@ -1,0 +1,88 @@
+#include <gtest/gtest.h>
+#include <zlib.h>
+
+#include "encode/profile.hh"
+
+using namespace rperf;
+
+namespace {
+Profile sample_profile() {
+  Profile p;
+  p.mode = "wall";
+  p.frequency = 1000;
+  p.duration_ns = 5000000;
+  p.frames = {{"a.rb", "<main>", 1}, {"a.rb", "Foo#bar", 10}, {"a.rb", "Foo#bar", 12}, {"<C method>", "Integer#times", 0},
+              {"b.rb", "semi;colon\nname", 3}};
+  p.label_sets = {{}, {{"%GVL", "blocked"}}, {{"endpoint", "/x"}}};
+  p.samples = {{{1, 0}, 100, 1, 0}, {{2, 0}, 50, 1, 2}, {{3, 1, 0}, 25, 2, 1}, {{4, 0}, 7, 1, 0}};
+  p.has_lines = true;
+  return p;
+}
+
+std::string gunzip(const std::string& in) {
+  z_stream zs{};
+  inflateInit2(&zs, 15 + 16);
+  std::string out(1 << 20, '\0');
+  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
+  zs.avail_in = static_cast<uInt>(in.size());
+  zs.next_out = reinterpret_cast<Bytef*>(&out[0]);
+  zs.avail_out = static_cast<uInt>(out.size());
+  EXPECT_EQ(inflate(&zs, Z_FINISH), Z_STREAM_END);
+  out.resize(zs.total_out);
+  inflateEnd(&zs);
+  return out;
+}
+}  // namespace
+
+TEST(Gzip, RoundTripsThroughZlib) {
+  std::string data(100000, 'x');
+  for (size_t i = 0; i < data.size(); i += 7) data[i] = static_cast<char>(i);
+  std::string gz = gzip_compress(data);
+  ASSERT_GE(gz.size(), 18u);
+  EXPECT_EQ(static_cast<unsigned char>(gz[0]), 0x1f);
+  EXPECT_EQ(static_cast<unsigned char>(gz[1]), 0x8b);
+  EXPECT_EQ(gunzip(gz), data);
+}
+
+TEST(Pprof, StartsWithSampleTypeAndHasEmptyFirstString) {
+  std::string pb = encode_pprof(sample_profile());
+  ASSERT_FALSE(pb.empty());
+  EXPECT_EQ(pb[0], (1 << 3) | 2);  // field 1 (sample_type), length-delimited
+  EXPECT_NE(pb.find(std::string("\x32\x00", 2)), std::string::npos);  // string_table[0] = ""
+  EXPECT_NE(pb.find("Foo#bar"), std::string::npos);
+  EXPECT_NE(pb.find("thread_seq"), std::string::npos);
+}
+
+TEST(Collapsed, EscapesAndMergesStacks) {
+  std::string c = encode_collapsed(sample_profile());
+  EXPECT_NE(c.find("<main>;Foo#bar 150\n"), std::string::npos);  // two lines of Foo#bar: one frame name
+  EXPECT_NE(c.find("<main>;semi:colon name 7\n"), std::string::npos);
+  EXPECT_NE(c.find("<main>;Foo#bar;Integer#times 25\n"), std::string::npos);
+}
+
+TEST(Text, CumulativeCountsAFunctionOncePerSample) {
+  Profile p;
+  p.frames = {{"a.rb", "fib", 1}, {"a.rb", "fib", 2}, {"a.rb", "<main>", 1}};
+  p.label_sets = {{}};
+  p.samples = {{{0, 1, 0, 2}, 100, 1, 0}};
+  std::string t = encode_text(p, 10);
+  EXPECT_NE(t.find("100.0%  fib (a.rb)"), std::string::npos) << t;
+  EXPECT_EQ(t.find("200.0%"), std::string::npos) << t;
+}
+
+TEST(Json, EscapesStringsAndReplacesInvalidUtf8) {
+  std::string out;
+  append_json_string(out, std::string("a\"b\\c\n\x01\xff\xc3\xa9", 10));
+  EXPECT_EQ(out, "\"a\\\"b\\\\c\\n\\u0001\xef\xbf\xbd\xc3\xa9\"");
+  std::string body = encode_json_samples(sample_profile());
+  EXPECT_EQ(body.rfind("\"aggregated_samples\":[[[[\"a.rb\",\"Foo#bar\",10],[\"a.rb\",\"<main>\",1]],100,1,0]", 0), 0u) << body;
+  EXPECT_NE(body.find("\"label_sets\":[{},{\"%GVL\":\"blocked\"},{\"endpoint\":\"/x\"}]"), std::string::npos);
+}
+
+TEST(Speedscope, OneSampledProfilePerThreadRootFirst) {
+  std::string s = encode_speedscope(sample_profile(), "t");
+  EXPECT_NE(s.find("\"name\":\"t thread 1\""), std::string::npos);
+  EXPECT_NE(s.find("\"name\":\"t thread 2\""), std::string::npos);
+  EXPECT_NE(s.find("\"samples\":[[0,1],[0,2],[0,4]]"), std::string::npos) << s;
+  EXPECT_NE(s.find("\"weights\":[100,50,7]"), std::string::npos);
+}

@@ -1,0 +1,226 @@
+# frozen_string_literal: true
+
+require_relative "test_helper"
+require "json"
+require "zlib"
+
+# Every format, checked by a real consumer: go tool pprof, pprof-format (npm), speedscope's
+# own JSON schema (npm), and our loader.
+class FormatsTest < Minitest::Test
+  HOT_LINE = __LINE__ + 1
+  def hot_line = burn_cpu(0.06)
+
+  def profile(lines: true)
+    @profile ||= {}
+    @profile[lines] ||= Rperf.start(mode: :wall, lines: lines) do
+      Rperf.label(endpoint: "/slow") { hot_line }
+      Rperf.label(endpoint: "/fast") { burn_cpu(0.02) }
+      Thread.new { sleep 0.02 }.join
+    end
+  end
+
+  def total(data) = data[:aggregated_samples].sum { |s| s[1] }
+
+  def tmp(name) = File.join(@dir, name)
+
+  def setup
+    @dir = Dir.mktmpdir("rperf-formats")
+  end
+
+  def teardown
+    super
+    FileUtils.rm_rf(@dir)
+  end
+
+  def go_pprof(*args)
+    out, err, status = Open3.capture3("go", "tool", "pprof", *args)
+    assert status.success?, "go tool pprof #{args.join(' ')} failed: #{err}"
+    out
+  end
+
+  # Sum of sample values in `go tool pprof -raw` output (the Samples section only).
+  def raw_total(out) = out[/^Samples:\n(.*?)^Locations/m, 1].scan(/^\s+(\d+): /).flatten.sum(&:to_i)
+
+  def test_go_tool_pprof_reads_totals_labels_and_lines
+    data = profile
+    path = tmp("p.pb.gz")
+    Rperf.save(path, data)
+    assert_equal total(data), raw_total(go_pprof("-raw", path)), "pprof sample total = profile total weight"
+    slow = weight_where(data) { |_s, l| l[:endpoint] == "/slow" }
+    assert_equal slow, raw_total(go_pprof("-raw", "-tagfocus=endpoint=/slow", path))
+    blocked = weight_where(data) { |_s, l| l["%GVL"] == "blocked" }
+    assert_operator blocked, :>, 0
+    assert_equal blocked, raw_total(go_pprof("-raw", "-tagfocus=%GVL=blocked", path))
+    assert_match(/FormatsTest#hot_line .*formats_test\.rb:#{HOT_LINE}\b/, go_pprof("-top", "-lines", "-nodecount=50", path))
+    raw = go_pprof("-raw", path)
+    assert_match(/PeriodType: wall nanoseconds/, raw)
+    assert_match(/Comment: rperf #{Regexp.escape(Rperf::VERSION)}/, raw)
+    assert_match(/thread_seq:\[1\]/, raw)
+  end
+
+  def test_output_option_writes_pprof_with_lines_and_returns_method_level
+    path = tmp("out.pb.gz")
+    data = Rperf.start(mode: :cpu, output: path) { hot_line }
+    assert(data[:aggregated_samples].all? { |s| s[0].all? { |f| f.size == 2 } })
+    assert_match(/formats_test\.rb:\d+/, go_pprof("-top", "-lines", path))
+  end
+
+  def test_pprof_format_npm_decoder
+    data = profile
+    path = tmp("p.pb.gz")
+    Rperf.save(path, data)
+    out, err, status = Open3.capture3("node", File.join(ROOT, "test/consumers/pprof_decode.js"), path)
+    assert status.success?, err
+    info = JSON.parse(out)
+    assert_equal total(data).to_s, info["total"]
+    assert_equal "", info["firstString"]
+    assert_equal ["wall/nanoseconds"], info["sampleType"]
+    assert_equal 1_000_000, info["period"]
+    assert_includes info["functions"], "FormatsTest#hot_line"
+    assert_operator info["maxLine"], :>, 0
+    assert_equal ["%GVL", "endpoint", "thread_seq"], info["labelKeys"] - ["%GC"]
+  end
+
+  def test_speedscope_schema_and_weights
+    data = profile
+    path = tmp("p.speedscope.json")
+    Rperf.save(path, data)
+    out, err, status = Open3.capture3("node", File.join(ROOT, "test/consumers/speedscope_validate.js"), path)
+    assert status.success?, "#{out}#{err}"
+    doc = JSON.parse(File.read(path))
+    assert_equal total(data), doc["profiles"].sum { |p| p["weights"].sum }
+    assert_operator doc["profiles"].size, :>=, 2, "one profile per thread"
+    assert(doc["shared"]["frames"].any? { |f| f["name"] == "FormatsTest#hot_line" && f["line"].to_i > 0 })
+  end
+
+  def test_collapsed_escapes_names_and_sums
+    data = {
+      mode: :cpu, frequency: 100, label_sets: [{}],
+      aggregated_samples: [
+        [[["a.rb", "evil;name\nx"], ["a.rb", "<main>"]], 30, 1, 0],
+        [[["a.rb", "leaf"], ["a.rb", "<main>"]], 12, 1, 0],
+        [[["a.rb", "leaf"], ["a.rb", "<main>"]], 5, 2, 0],
+      ],
+    }
+    path = tmp("p.collapsed")
+    Rperf.save(path, data)
+    lines = File.read(path).lines.sort
+    assert_equal ["<main>;evil:name x 30\n", "<main>;leaf 17\n"], lines
+    real = File.read(tap { Rperf.save(tmp("r.collapsed"), profile(lines: false)) }.tmp("r.collapsed"))
+    assert_equal total(profile(lines: false)), real.lines.sum { |l| l.split.last.to_i }
+  end
+
+  def test_text_report_counts_recursion_once
+    data = {
+      mode: :cpu, frequency: 100, sampling_count: 2, label_sets: [{}],
+      aggregated_samples: [[[["a.rb", "fib"], ["a.rb", "fib"], ["a.rb", "fib"], ["a.rb", "<main>"]], 100, 1, 0],
+                           [[["b.rb", "other"], ["a.rb", "<main>"]], 100, 1, 0]],
+    }
+    text = Rperf::Report.text(data)
+    assert_match(/Total: 0\.0ms \(cpu\)/, text)
+    assert_match(/Samples: 2/, text)
+    cum = text.split("Cumulative:").last
+    assert_match(/0\.0ms\s+50\.0%\s+fib \(a\.rb\)/, cum)
+    assert_match(/100\.0%\s+<main> \(a\.rb\)/, cum)
+    Rperf.save(tmp("p.txt"), profile(lines: false))
+    assert_match(/Flat:\n\s+[\d.]+ms\s+[\d.]+%\s+Process\.clock_gettime \(<C method>\)/, File.read(tmp("p.txt")))
+  end
+
+  def test_json_meta_summary_and_read_meta
+    data = profile(lines: false)
+    path = tmp("p.json.gz")
+    Rperf.save(path, data)
+    head = Zlib.gunzip(File.binread(path))
+    assert head.start_with?('{"meta":{')
+    meta = Rperf.read_meta(path)
+    assert_equal Rperf::VERSION, meta[:meta][:rperf_version]
+    assert_equal RUBY_VERSION, meta[:meta][:ruby_version]
+    assert_equal Process.pid, meta[:meta][:pid]
+    assert_equal total(data), meta[:summary][:total_weight_ns]
+    assert_equal "Process.clock_gettime", meta[:summary][:top_functions].first[:label]
+    assert_nil Rperf.read_meta(__FILE__)
+  end
+
+  def random_profile(rng)
+    names = Array.new(rng.rand(1..30)) { |i| ["file#{rng.rand(5)}.rb", "M#{i}#m\u00e9th\"#{rng.rand(1000)}"] }
+    label_sets = [{}] + Array.new(rng.rand(0..4)) { |i| { "k#{i}": "v\u2713#{rng.rand(9)}", "%GVL" => "blocked" } }
+    samples = Array.new(rng.rand(0..40)) do
+      [Array.new(rng.rand(0..8)) { names.sample(random: rng) }, rng.rand(1..10**12), rng.rand(1..4), rng.rand(label_sets.size)]
+    end
+    { mode: %i[cpu wall].sample(random: rng), frequency: rng.rand(1..10_000), trigger_count: rng.rand(10**6),
+      sampling_count: rng.rand(10**6), sampling_time_ns: rng.rand(10**9), detected_thread_count: 4,
+      start_time_ns: rng.rand(10**18), duration_ns: rng.rand(10**12), aggregated_samples: samples,
+      label_sets: label_sets, unique_frames: names.size, unique_stacks: samples.size }
+  end
+
+  def test_json_round_trip_property
+    rng = Random.new(20_261_121)
+    100.times do |i|
+      data = random_profile(rng)
+      %w[json json.gz].each do |ext|
+        path = tmp("r#{i}.#{ext}")
+        Rperf.save(path, data)
+        assert_equal data, Rperf.load(path), "round trip #{ext} ##{i}"
+      end
+    end
+  end
+
+  def test_load_rejects_bad_files_with_rperf_errors
+    good = tmp("good.json.gz")
+    Rperf.save(good, profile(lines: false))
+    cases = {
+      "missing" => nil,
+      "empty" => "",
+      "not gzip, not json" => "hello world",
+      "truncated gzip" => File.binread(good)[0, 40],
+      "wrong json" => '{"a": 1}',
+      "json array" => "[1,2,3]",
+      "bad sample" => '{"aggregated_samples": [[1,2]], "label_sets": [{}]}',
+    }
+    cases.each do |name, bytes|
+      path = tmp("bad-#{name.tr(' ,', '__')}")
+      File.binwrite(path, bytes) if bytes
+      e = assert_raises(Rperf::Error, name) { Rperf.load(path) }
+      assert_includes e.message, path, "the error names the file (#{name})"
+    end
+  end
+
+  def test_fuzzed_files_only_raise_rperf_errors
+    rng = Random.new(7)
+    valid_gz = Rperf::Storage.encode(profile(lines: false), :json, gzip: true)
+    valid = Rperf::Storage.encode(profile(lines: false), :json)
+    path = tmp("fuzz")
+    outcomes = Hash.new(0)
+    3000.times do |i|
+      bytes = (i.even? ? valid_gz : valid).dup
+      if rng.rand < 0.5
+        bytes = bytes.byteslice(0, rng.rand(bytes.bytesize))
+      else
+        rng.rand(1..4).times { pos = rng.rand(bytes.bytesize); bytes.setbyte(pos, bytes.getbyte(pos) ^ (1 << rng.rand(8))) }
+      end
+      File.binwrite(path, bytes)
+      begin
+        $stderr = StringIO.new # version warnings of mutated files
+        result = Rperf.load(path)
+        outcomes[:loaded] += 1
+        assert_kind_of Array, result[:aggregated_samples]
+      rescue Rperf::Error
+        outcomes[:rejected] += 1
+      ensure
+        $stderr = STDERR
+      end
+    end
+    assert_operator outcomes[:rejected], :>, 1000
+  end
+
+  def test_unwritable_output_keeps_the_profile
+    _out, err = capture_io do
+      data = Rperf.start(output: "/nonexistent-dir/x.json.gz") { burn_cpu(0.02) }
+      assert_operator data[:sampling_count], :>, 0
+    end
+    assert_match(%r{could not write /nonexistent-dir/x\.json\.gz}, err)
+    e = assert_raises(Rperf::WriteError) { Rperf.save("/nonexistent-dir/y.pb.gz", profile(lines: false)) }
+    assert_match(/nonexistent-dir/, e.message)
+    assert_raises(Rperf::UnknownFormatError) { Rperf.save(tmp("x"), profile(lines: false), format: :flamegraph) }
+  end
+end
