@@ -119,7 +119,15 @@ VALUE native_encode(VALUE, VALUE data, VALUE format, VALUE gzip, VALUE options) 
   else if (f == rb_intern("collapsed")) body = encode_collapsed(c->profile);
   else if (f == rb_intern("speedscope")) body = encode_speedscope(c->profile, name);
   else if (f == rb_intern("text")) body = encode_text(c->profile, top);
-  else if (f == rb_intern("json_samples")) body = encode_json_samples(c->profile);
+  else if (f == rb_intern("json")) {
+    // The document head (meta, summary, scalar keys) comes from Ruby as `{...` without its
+    // closing brace; the sample body is appended here to avoid copying it through Ruby.
+    VALUE head = fetch(options, "head");
+    StringValue(head);
+    body.assign(RSTRING_PTR(head), RSTRING_LEN(head));
+    body += encode_json_samples(c->profile);
+    body += '}';
+  }
   else rb_raise(rb_eArgError, "rperf: unknown encoder %" PRIsVALUE, format);
   if (RTEST(gzip)) body = gzip_compress(body, level);
   VALUE out = rb_str_new(body.data(), static_cast<long>(body.size()));

@@ -22,7 +22,7 @@ Profile sample_profile() {
 std::string gunzip(const std::string& in) {
   z_stream zs{};
   inflateInit2(&zs, 15 + 16);
-  std::string out(1 << 20, '\0');
+  std::string out(64 << 20, '\0');
   zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
   zs.avail_in = static_cast<uInt>(in.size());
   zs.next_out = reinterpret_cast<Bytef*>(&out[0]);
@@ -42,6 +42,15 @@ TEST(Gzip, RoundTripsThroughZlib) {
   EXPECT_EQ(static_cast<unsigned char>(gz[0]), 0x1f);
   EXPECT_EQ(static_cast<unsigned char>(gz[1]), 0x8b);
   EXPECT_EQ(gunzip(gz), data);
+}
+
+TEST(Gzip, LargeInputsCompressInParallelIntoOneValidMember) {
+  std::string data;
+  for (int i = 0; data.size() < (20u << 20); i++) data += "[\"app/models/user.rb\",\"User#name_" + std::to_string(i % 5000) + "\"],";
+  std::string gz = gzip_compress(data, 1);
+  ASSERT_FALSE(gz.empty());
+  EXPECT_EQ(gunzip(gz), data);
+  EXPECT_LT(gz.size(), data.size() / 5);
 }
 
 TEST(Pprof, StartsWithSampleTypeAndHasEmptyFirstString) {

@@ -1,7 +1,9 @@
 // Collapsed stacks (FlameGraph, speedscope): "root;...;leaf weight\n", one line per unique
 // stack. A ';' or line break inside a name would split a frame or a line, so they become ':'
 // and ' '.
-#include <map>
+#include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "profile.hh"
 
@@ -21,8 +23,10 @@ std::string escape_frame(const std::string& name) {
 std::string encode_collapsed(const Profile& p) {
   std::vector<std::string> names(p.frames.size());
   for (size_t i = 0; i < p.frames.size(); i++) names[i] = escape_frame(p.frames[i].label);
-  // Samples that differ only by thread, labels or line numbers collapse into one line.
-  std::map<std::string, int64_t> stacks;
+  // Samples that differ only by thread, labels or line numbers collapse into one line, in
+  // order of first appearance (hashing beats ordered compares of long shared prefixes).
+  std::unordered_map<std::string, size_t> index;
+  std::vector<std::pair<const std::string*, int64_t>> stacks;
   std::string line;
   for (const ProfileSample& s : p.samples) {
     line.clear();
@@ -31,11 +35,13 @@ std::string encode_collapsed(const Profile& p) {
       line += names[s.frames[i]];
       if (i) line += ';';
     }
-    stacks[line] += s.weight_ns;
+    auto [it, inserted] = index.emplace(line, stacks.size());
+    if (inserted) stacks.emplace_back(&it->first, 0);
+    stacks[it->second].second += s.weight_ns;
   }
   std::string out;
   for (const auto& [stack, weight] : stacks) {
-    out += stack;
+    out += *stack;
     out += ' ';
     out += std::to_string(weight);
     out += '\n';

@@ -18,7 +18,14 @@ std::string encode_json_samples(const Profile& p) {
     }
     j += ']';
   }
-  std::string out = "\"aggregated_samples\":[";
+  size_t size = 64;
+  for (const ProfileSample& s : p.samples) {
+    size += 48;
+    for (uint32_t f : s.frames) size += frame_json[f].size() + 1;
+  }
+  std::string out;
+  out.reserve(size);
+  out += "\"aggregated_samples\":[";
   bool first = true;
   for (const ProfileSample& s : p.samples) {
     if (!first) out += ',';
