@@ -10,6 +10,10 @@ require_relative "rperf/errors"
 require_relative "rperf/result"
 require_relative "rperf/report"
 require_relative "rperf/storage"
+require_relative "rperf/stat"
+require_relative "rperf/pprof_reader"
+require_relative "rperf/viewer"
+require_relative "rperf/diff"
 
 # rperf: a sampling profiler for Ruby. See README.md for usage.
 module Rperf
@@ -87,7 +91,7 @@ module Rperf
       end
       data = Result.without_lines(data) if with_lines && !@lines
       Report.print_verbose(data) if @verbose
-      Report.print_stat(data) if @stat
+      Stat.print(data) if @stat
       data
     end
 
@@ -213,3 +217,6 @@ module Rperf
 end
 
 require_relative "rperf/fork_hook"
+require_relative "rperf/autostart"
+
+Rperf::Autostart.run if ENV["RPERF_ENABLED"] == "1" && !Rperf.running?

@@ -101,7 +101,10 @@ void Session::stop() {
 void Session::close_all_intervals() {
   int64_t t0 = monotonic_ns();
   ThreadState* self = current_thread_state(true);
-  if (refresh_epoch(self, mode_now())) close_interval(self, capture_stack(self), kRunning, mode_now(), t0);
+  // The caller's own stack is rperf's stop/profile code: the tail interval goes to the stack the
+  // thread was last seen in, when there is one.
+  uint32_t stack = self->cache.last() != StackStore::kRoot ? self->cache.last() : capture_stack(self);
+  if (refresh_epoch(self, mode_now())) close_interval(self, stack, kRunning, mode_now(), t0);
   if (opts.wall) {
     threads.each([&](ThreadState* ts) {
       if (ts == self || !ts->off_gvl || ts->suspended_stack == kNoStack || ts->retired.load()) return;

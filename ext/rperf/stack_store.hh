@@ -73,6 +73,8 @@ class StackCache {
     depth_ = 0;
   }
   void invalidate() { depth_ = 0; }
+  // The stack interned last (kRoot before the first one).
+  uint32_t last() const { return depth_ == 0 ? StackStore::kRoot : nodes_[depth_ - 1]; }
 
   // `methods`/`lines` hold `n` frames leaf-first (as rb_profile_frames returns them).
   // Returns the stack id (leaf node); an empty stack returns StackStore::kRoot.

@@ -17,11 +17,5 @@ module Rperf
       io.puts "[Rperf] sampling: #{count} calls, #{format('%.2f', total / 1e6)}ms total, #{format('%.1f', avg_us)}us/call avg"
       text(data).each_line { |line| io.puts "[Rperf] #{line}" }
     end
-
-    def print_stat(data, io: $stderr)
-      io.puts
-      io.puts " Performance stats (rperf, #{data[:mode]} mode):"
-      io.puts text(data).gsub(/^/, "  ")
-    end
   end
 end

@@ -121,6 +121,14 @@ module Rperf
       raise FormatError.new("invalid JSON (#{e.message.scrub.lines.first.to_s.strip[0, 120]})", path: path)
     end
 
+    # A json(.gz) profile, or a .pb.gz profile (as rperf writes them).
+    def load_any(path)
+      bytes = read_bytes(path)
+      return load(path) unless bytes.start_with?("\n") || path.to_s.end_with?(".pb.gz", ".pprof")
+
+      PprofReader.read(bytes, path)
+    end
+
     def from_json(doc, path)
       bad = ->(what) { raise FormatError.new("malformed profile: #{what}", path: path) }
       data = doc.except(:meta, :summary)

@@ -1,0 +1,85 @@
+# frozen_string_literal: true
+
+module Rperf
+  # Profiling without code changes: `RPERF_ENABLED=1 ruby app.rb` (the CLI sets these variables
+  # and RUBYOPT=-rrperf). Invalid values leave the program running unprofiled, with a message.
+  module Autostart
+    ENV_KEYS = %w[RPERF_ENABLED RPERF_MODE RPERF_FREQUENCY RPERF_OUTPUT RPERF_FORMAT RPERF_VERBOSE
+                  RPERF_SIGNAL RPERF_AGGREGATE RPERF_DEFER RPERF_STAT RPERF_STAT_REPORT RPERF_STAT_COMMAND
+                  RPERF_INHERIT RPERF_ORIGINAL_RUBYOPT RPERF_ORIGINAL_RUBYLIB].freeze
+
+    class InvalidSetting < StandardError; end
+
+    module_function
+
+    def options_from_env(env = ENV)
+      mode = (env["RPERF_MODE"] || "cpu").to_sym
+      raise InvalidSetting, "RPERF_MODE must be cpu or wall (got #{env['RPERF_MODE'].inspect})" unless %i[cpu wall].include?(mode)
+
+      {
+        mode: mode,
+        frequency: integer(env, "RPERF_FREQUENCY", 1000, 1..10_000),
+        output: env["RPERF_OUTPUT"] || (env["RPERF_STAT"] == "1" ? nil : "rperf.json.gz"),
+        format: format_setting(env["RPERF_FORMAT"]),
+        verbose: env["RPERF_VERBOSE"] == "1",
+        signal: signal_setting(env["RPERF_SIGNAL"]),
+        aggregate: env["RPERF_AGGREGATE"] != "0",
+        defer: env["RPERF_DEFER"] == "1",
+        stat: env["RPERF_STAT"] == "1",
+        inherit: false,
+      }
+    end
+
+    def integer(env, key, default, range)
+      return default if env[key].nil? || env[key].empty?
+
+      value = Integer(env[key], 10)
+      raise InvalidSetting, "#{key} must be in #{range} (got #{value})" unless range.cover?(value)
+
+      value
+    rescue ArgumentError
+      raise InvalidSetting, "#{key} must be an integer (got #{env[key].inspect})"
+    end
+
+    def format_setting(value)
+      return nil if value.nil? || value.empty?
+
+      format = value.to_sym
+      format = :text if format == :txt
+      format = :pprof if format == :pb
+      raise InvalidSetting, "RPERF_FORMAT must be one of #{Storage::FORMATS.join(', ')} (got #{value.inspect})" unless Storage::FORMATS.include?(format)
+
+      format
+    end
+
+    def signal_setting(value)
+      return nil if value.nil? || value.empty?
+      return false if value == "false" || value == "0"
+
+      Integer(value, 10)
+    rescue ArgumentError
+      raise InvalidSetting, "RPERF_SIGNAL must be an integer or false (got #{value.inspect})"
+    end
+
+    # Children of this process are not profiled by the autostarted session (single process):
+    # restore the environment the user had before the CLI added to it.
+    def restore_child_environment
+      %w[RUBYOPT RUBYLIB].each do |key|
+        original = ENV.delete("RPERF_ORIGINAL_#{key}")
+        if original.nil? || original.empty? then ENV.delete(key) else ENV[key] = original end
+      end
+      ENV_KEYS.each { |k| ENV.delete(k) }
+    end
+
+    def run
+      opts = options_from_env
+      Stat.configure(command: ENV["RPERF_STAT_COMMAND"], report: ENV["RPERF_STAT_REPORT"] == "1")
+      restore_child_environment
+      Rperf.start(**opts)
+      at_exit { Rperf.stop if Rperf.running? }
+    rescue InvalidSetting, ArgumentError => e
+      restore_child_environment
+      warn "rperf: #{e.message}; running without profiling"
+    end
+  end
+end

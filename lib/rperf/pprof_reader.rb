@@ -1,0 +1,143 @@
+# frozen_string_literal: true
+
+require "zlib"
+
+module Rperf
+  # Reads the pprof files rperf writes (profile.proto) back into the result-Hash shape, so
+  # `rperf report` and `rperf diff` work on .pb.gz without Go.
+  class PprofReader
+    def self.read(bytes, path)
+      new(bytes, path).profile
+    end
+
+    def initialize(bytes, path)
+      @bytes = bytes.b
+      @path = path
+    end
+
+    def profile
+      strings = []
+      samples = []
+      locations = {}
+      functions = {}
+      sample_type = nil
+      period = nil
+      meta = {}
+      each_field(@bytes) do |field, value|
+        case field
+        when 1 then sample_type ||= value
+        when 2 then samples << message(value)
+        when 4 then loc = message(value); locations[loc[1]&.first] = loc
+        when 5 then fn = message(value); functions[fn[1]&.first] = fn
+        when 6 then strings << value.dup.force_encoding(Encoding::UTF_8)
+        when 9 then meta[:start_time_ns] = value
+        when 10 then meta[:duration_ns] = value
+        when 12 then period = value
+        end
+      end
+      build(strings, samples, locations, functions, sample_type, period, meta)
+    rescue FormatError
+      raise
+    rescue StandardError => e
+      bad("#{e.class}: #{e.message}")
+    end
+
+    private
+
+    def bad(why) = raise(FormatError.new("not a readable pprof profile (#{why})", path: @path))
+
+    def build(strings, samples, locations, functions, sample_type, period, meta)
+      bad("no string table") if strings.empty? || strings.first != ""
+      str = ->(i) { strings.fetch(i.to_i) { bad("string index #{i} out of range") } }
+      frame_of = Hash.new do |h, loc_id|
+        loc = locations[loc_id] or bad("unknown location #{loc_id}")
+        line = message(loc[4]&.first || "")
+        fn = functions[line[1]&.first] or bad("unknown function #{line[1]&.first}")
+        h[loc_id] = [str.(fn[4]&.first), str.(fn[2]&.first), line[2]&.first.to_i].freeze
+      end
+      label_sets = [{}]
+      label_index = { {} => 0 }
+      aggregated = samples.map do |s|
+        loc_ids = packed(s[1])
+        weight = packed(s[2]).first.to_i
+        seq = 0
+        labels = {}
+        (s[3] || []).each do |raw|
+          l = message(raw)
+          key = str.(l[1]&.first)
+          if key == "thread_seq" then seq = l[3]&.first.to_i
+          else labels[key.start_with?("%") ? key : key.to_sym] = str.(l[2]&.first)
+          end
+        end
+        lsi = label_index[labels] ||= (label_sets << labels).size - 1
+        [loc_ids.map { |id| frame_of[id] }, weight, seq, lsi]
+      end
+      mode = sample_type ? str.(message_value(sample_type, 1)).to_sym : :cpu
+      {
+        mode: mode, frequency: period.to_i.positive? ? (1_000_000_000 / period) : 0,
+        start_time_ns: meta[:start_time_ns].to_i, duration_ns: meta[:duration_ns].to_i,
+        aggregated_samples: aggregated, label_sets: label_sets,
+      }
+    end
+
+    def message_value(raw, field) = message(raw)[field]&.first
+
+    # { field => [values...] } of a message.
+    def message(bytes)
+      fields = Hash.new { |h, k| h[k] = [] }
+      each_field(bytes) { |f, v| fields[f] << v }
+      fields
+    end
+
+    def packed(values)
+      return [] unless values
+
+      values.flat_map do |v|
+        next [v] if v.is_a?(Integer)
+
+        out = []
+        pos = 0
+        while pos < v.bytesize
+          n, pos = varint(v, pos)
+          out << n
+        end
+        out
+      end
+    end
+
+    def each_field(bytes)
+      pos = 0
+      while pos < bytes.bytesize
+        key, pos = varint(bytes, pos)
+        field = key >> 3
+        case key & 7
+        when 0 then value, pos = varint(bytes, pos)
+        when 2
+          len, pos = varint(bytes, pos)
+          bad("truncated") if pos + len > bytes.bytesize
+          value = bytes.byteslice(pos, len)
+          pos += len
+        when 1 then value = bytes.byteslice(pos, 8); pos += 8
+        when 5 then value = bytes.byteslice(pos, 4); pos += 4
+        else bad("wire type #{key & 7}")
+        end
+        bad("truncated") if pos > bytes.bytesize
+        yield field, value
+      end
+    end
+
+    def varint(bytes, pos)
+      result = 0
+      shift = 0
+      loop do
+        byte = bytes.getbyte(pos) or bad("truncated varint")
+        pos += 1
+        result |= (byte & 0x7f) << shift
+        return [result, pos] if byte < 0x80
+
+        shift += 7
+        bad("varint too long") if shift > 63
+      end
+    end
+  end
+end

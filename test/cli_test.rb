@@ -1,0 +1,175 @@
+# frozen_string_literal: true
+
+require_relative "test_helper"
+
+# The rperf command, run as a real subprocess on real scripts.
+class CliTest < Minitest::Test
+  RPERF = File.join(ROOT, "exe/rperf")
+
+  def setup
+    @dir = Dir.mktmpdir("rperf-cli")
+  end
+
+  def teardown
+    super
+    FileUtils.rm_rf(@dir)
+  end
+
+  def rperf(*args, env: {})
+    Open3.capture3(env, RUBY, RPERF, *args, chdir: @dir)
+  end
+
+  def script(name, code)
+    path = File.join(@dir, name)
+    File.write(path, code)
+    path
+  end
+
+  def hot_script(slow_factor: 3, exit_code: 0)
+    script("hot.rb", <<~RUBY)
+      def steady = 300_000.times { |i| i * 2 }
+      def target = #{300_000 * slow_factor}.times { |i| i * 2 }
+      2.times { steady; target }
+      exit #{exit_code}
+    RUBY
+  end
+
+  def test_record_writes_a_loadable_profile_and_keeps_the_exit_status
+    out = File.join(@dir, "p.json.gz")
+    _o, err, status = rperf("record", "-o", out, RUBY, hot_script(exit_code: 3))
+    assert_equal 3, status.exitstatus, err
+    data = Rperf.load(out)
+    assert_equal :cpu, data[:mode]
+    top = Rperf::Result.flat_and_cumulative(data)[:cum].reject { |(l, _), _| l =~ /<main>|Integer#times/ }.max_by { |_, w| w }
+    assert_equal "Object#target", top[0][0]
+  end
+
+  def test_record_default_output_and_options
+    _o, err, status = rperf("record", "-m", "wall", "-f", "500", RUBY, "-e", "sleep 0.05")
+    assert status.success?, err
+    data = Rperf.load(File.join(@dir, "rperf.json.gz"))
+    assert_equal :wall, data[:mode]
+    assert_equal 500, data[:frequency]
+    _o, _e, status = rperf("record", "-o", File.join(@dir, "x.pb.gz"), RUBY, "-e", "1")
+    assert status.success?
+    assert_equal "\x1f\x8b".b, File.binread(File.join(@dir, "x.pb.gz"), 2)
+  end
+
+  def test_stat_shows_gvl_blocked_for_sleep
+    _o, err, status = rperf("stat", RUBY, "-e", "sleep 0.3")
+    assert status.success?, err
+    ms = err[/([\d.]+) ms\s+[\d.]+%\s+GVL blocked/, 1].to_f
+    assert_in_delta 300, ms, 30, err
+    assert_match(/ms\s+user/, err)
+    assert_match(/ms\s+real/, err)
+    assert_match(/\[OS   \] peak RSS/, err)
+    assert_match(/\d+ samples \/ \d+ triggers, [\d.]+% profiler overhead/, err)
+  end
+
+  def test_stat_on_a_gc_heavy_script_shows_gc_lines
+    _o, err, status = rperf("stat", RUBY, "-e", "20.times { Array.new(50_000) { |i| i.to_s }; GC.start }")
+    assert status.success?, err
+    assert_match(/GC marking/, err)
+    assert_match(/GC sweeping/, err)
+    assert_match(/\[Ruby \] GC count: \d+/, err)
+  end
+
+  def test_exec_adds_the_report_tables
+    _o, err, status = rperf("exec", RUBY, hot_script)
+    assert status.success?, err
+    assert_match(/Flat:/, err)
+    assert_match(/Cumulative:/, err)
+    assert_match(/Object#target/, err)
+  end
+
+  def test_report_top_text_and_pprof_input
+    json = File.join(@dir, "p.json.gz")
+    pb = File.join(@dir, "p.pb.gz")
+    rperf("record", "-o", json, RUBY, hot_script)
+    rperf("record", "-o", pb, RUBY, hot_script)
+    out, err, status = rperf("report", "--top", json)
+    assert status.success?, err
+    assert_match(/flat\s+flat%\s+cum\s+cum%/, out)
+    assert_match(/Object#target/, out)
+    out, _e, status = rperf("report", "--text", pb)
+    assert status.success?
+    assert_match(/Cumulative:/, out)
+    assert_match(/Object#target/, out)
+  end
+
+  def test_diff_ranks_the_slowed_function_first
+    base = File.join(@dir, "base.json.gz")
+    target = File.join(@dir, "target.json.gz")
+    rperf("record", "-o", base, RUBY, hot_script(slow_factor: 1))
+    rperf("record", "-o", target, RUBY, hot_script(slow_factor: 3))
+    out, err, status = rperf("diff", base, target)
+    assert status.success?, err
+    first = out.lines[2]
+    assert_match(/Object#target/, first, out)
+    assert_match(/base total: [\d.]+ms\s+target total: [\d.]+ms/, out)
+  end
+
+  def test_help_version_and_usage_errors
+    out, _e, status = rperf("help")
+    assert status.success?
+    %w[record stat exec report diff RPERF_MODE].each { |w| assert_includes out, w }
+    out, _e, status = rperf("--version")
+    assert status.success?
+    assert_equal "rperf #{Rperf::VERSION}\n", out
+    [%w[frobnicate], %w[record --bogus ruby], %w[record], %w[record -f 0 ruby], %w[diff one], []].each do |args|
+      _o, err, status = rperf(*args)
+      assert_equal 2, status.exitstatus, "rperf #{args.join(' ')}"
+      assert_match(/Usage: rperf/, err)
+    end
+    _o, err, status = rperf("report", File.join(@dir, "missing.json.gz"))
+    assert_equal 1, status.exitstatus
+    assert_match(/missing\.json\.gz/, err)
+  end
+
+  def test_sigterm_and_ctrl_c_still_write_the_profile
+    handler = script("term.rb", <<~RUBY)
+      trap("TERM") { $stdout.puts "graceful"; $stdout.flush; exit 0 }
+      $stdout.puts "ready"; $stdout.flush
+      loop { 1000.times { |i| i * i } }
+    RUBY
+    out_path = File.join(@dir, "term.json.gz")
+    Open3.popen3(RUBY, RPERF, "record", "-o", out_path, RUBY, handler, chdir: @dir) do |_in, out, _err, wait|
+      assert_equal "ready\n", out.gets
+      sleep 0.2
+      Process.kill("TERM", wait.pid)
+      assert_equal "graceful\n", out.gets
+      assert_equal 0, wait.value.exitstatus
+    end
+    assert_operator Rperf.load(out_path)[:aggregated_samples].size, :>, 0
+
+    busy = script("busy.rb", "$stdout.puts 'ready'; $stdout.flush; loop { 1000.times { |i| i * i } }\n")
+    int_path = File.join(@dir, "int.json.gz")
+    Open3.popen3(RUBY, RPERF, "record", "-o", int_path, RUBY, busy, chdir: @dir) do |_in, out, _err, wait|
+      assert_equal "ready\n", out.gets
+      sleep 0.2
+      Process.kill("INT", wait.pid)
+      status = wait.value
+      assert(status.signaled? || status.exitstatus != 0)
+    end
+    assert_operator Rperf.load(int_path)[:aggregated_samples].size, :>, 0
+  end
+
+  def test_stdin_and_stdout_pass_through
+    out, _e, status = Open3.capture3(RUBY, RPERF, "record", "-o", File.join(@dir, "io.json.gz"), RUBY, "-e",
+                                     "puts $stdin.read.upcase", stdin_data: "hello\n", chdir: @dir)
+    assert status.success?
+    assert_equal "HELLO\n", out
+  end
+
+  def test_environment_autostart_and_invalid_values
+    env = { "RPERF_ENABLED" => "1", "RPERF_MODE" => "wall", "RPERF_OUTPUT" => File.join(@dir, "env.json.gz"),
+            "RUBYLIB" => File.join(ROOT, "lib") }
+    _o, err, status = Open3.capture3(env, RUBY, "-rrperf", "-e", "sleep 0.05", chdir: @dir)
+    assert status.success?, err
+    assert_equal :wall, Rperf.load(env["RPERF_OUTPUT"])[:mode]
+    out, err, status = Open3.capture3(env.merge("RPERF_FREQUENCY" => "abc"), RUBY, "-rrperf", "-e", "puts :still_running", chdir: @dir)
+    assert status.success?
+    assert_equal "still_running\n", out
+    assert_match(/RPERF_FREQUENCY must be an integer.*running without profiling/, err)
+  end
+end
