@@ -173,3 +173,27 @@ class CliTest < Minitest::Test
     assert_match(/RPERF_FREQUENCY must be an integer.*running without profiling/, err)
   end
 end
+
+class CliHtmlTest < Minitest::Test
+  def test_html_report_renders_offline_in_headless_chromium
+    dir = Dir.mktmpdir("rperf-html")
+    json = File.join(dir, "p.json.gz")
+    File.write(File.join(dir, "hot.rb"), "def target = 900_000.times { |i| i * 2 }\ntarget\n")
+    Open3.capture3(RUBY, File.join(ROOT, "exe/rperf"), "record", "-o", json, RUBY, "hot.rb", chdir: dir)
+    out, err, status = Open3.capture3(RUBY, File.join(ROOT, "exe/rperf"), "report", "--html", json, chdir: dir)
+    assert status.success?, err
+    html = File.join(dir, "p.html")
+    assert_equal "wrote #{html}\n", out
+    refute_match(%r{https?://(?!www\.w3\.org)}, File.read(html).gsub("https://www.speedscope.app", ""), "no external URLs")
+    out, err, status = Open3.capture3("node", File.join(ROOT, "test/consumers/html_render.js"), html, chdir: ROOT)
+    assert status.success?, err
+    page = JSON.parse(out)
+    assert_empty page["external"], "no network requests"
+    assert_empty page["errors"]
+    assert_includes page["frames"], "Object#target"
+    assert_operator page["zoomed"], :>, 0
+    assert_match(/Object#target/, page["table"])
+  ensure
+    FileUtils.rm_rf(dir) if dir
+  end
+end

@@ -1,0 +1,33 @@
+# frozen_string_literal: true
+
+# Stress script for the native core, meant to run under valgrind or ASan (see README):
+# start/stop cycles, thread churn, deep recursion, GC.compact, fork, and snapshot(clear: true)
+# from another thread, all while profiling. Prints RSS before and after the cycles.
+require "rperf"
+
+def rss_kb = File.read("/proc/self/status")[/VmRSS:\s+(\d+)/, 1].to_i
+def recurse(n, &blk) = n.zero? ? blk.call : recurse(n - 1, &blk)
+
+cycles = Integer(ENV.fetch("STRESS_CYCLES", "1000"))
+rss0 = nil
+cycles.times do |i|
+  Rperf.start(mode: i.even? ? :cpu : :wall, frequency: 10_000)
+  i.times { |j| j * j } if (i % 50).zero?
+  Rperf.stop
+  rss0 = rss_kb if i == cycles / 10
+end
+rss1 = rss_kb
+
+Rperf.start(mode: :wall, frequency: 5000)
+snapshots = Thread.new { 20.times.map { sleep 0.005; Rperf.snapshot(clear: true) } }
+threads = 200.times.each_slice(25).flat_map { |slice| slice.map { Thread.new { 500.times(&:to_s) } }.each(&:join) }
+recurse(2000) { 10_000.times(&:to_s) }
+3.times { Array.new(20_000) { |i| "s#{i}" }; GC.compact }
+pid = fork { exit!(Rperf.running? ? 1 : 0) }
+_, status = Process.wait2(pid)
+snapshots.join
+data = Rperf.stop
+abort "fork child was not clean" unless status.success?
+abort "no samples" if data[:aggregated_samples].empty?
+puts "ok: #{cycles} cycles, RSS #{rss0} KB -> #{rss1} KB; #{threads.size} threads; " \
+     "#{data[:unique_stacks]} stacks, detected threads #{data[:detected_thread_count]}"
