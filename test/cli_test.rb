@@ -27,8 +27,8 @@ class CliTest < Minitest::Test
 
   def hot_script(slow_factor: 3, exit_code: 0)
     script("hot.rb", <<~RUBY)
-      def steady = 300_000.times { |i| i * 2 }
-      def target = #{300_000 * slow_factor}.times { |i| i * 2 }
+      def steady = (i = 0; i += 1 while i < 1_000_000; i)
+      def target = (i = 0; i += 1 while i < #{1_000_000 * slow_factor}; i)
       2.times { steady; target }
       exit #{exit_code}
     RUBY

@@ -1,13 +1,14 @@
 # frozen_string_literal: true
 
 module Rperf
-  # Compares two profiles by function: flat and cumulative weight in each, the change, sorted by
-  # the largest absolute change.
+  # Compares two profiles by function: flat and cumulative weight in each and the change,
+  # sorted by the largest absolute change of the function's own (flat) time, then of its
+  # cumulative time. Callers of a slowed function change cumulatively as much as it does, so
+  # ranking by cumulative change first would put <main> on top of every diff.
   class Diff
     Row = Struct.new(:label, :path, :base_flat, :target_flat, :base_cum, :target_cum) do
       def delta_flat = target_flat - base_flat
       def delta_cum = target_cum - base_cum
-      def magnitude = [delta_flat.abs, delta_cum.abs].max
     end
 
     def initialize(base, target)
@@ -19,7 +20,7 @@ module Rperf
       keys = (@base[:cum].keys | @target[:cum].keys)
       keys.map do |key|
         Row.new(key[0], key[1], @base[:flat][key], @target[:flat][key], @base[:cum][key], @target[:cum][key])
-      end.sort_by { |r| [-r.magnitude, r.label] }
+      end.sort_by { |r| [-r.delta_flat.abs, -r.delta_cum.abs, r.label] }
     end
 
     def render(limit: 20)
