@@ -14,6 +14,7 @@ require_relative "rperf/stat"
 require_relative "rperf/pprof_reader"
 require_relative "rperf/viewer"
 require_relative "rperf/diff"
+require_relative "rperf/multiprocess"
 
 # rperf: a sampling profiler for Ruby. See README.md for usage.
 module Rperf
@@ -40,6 +41,9 @@ module Rperf
       raise RuntimeError, "Rperf is already running" if Native.running?
 
       @verbose = verbose || ENV["RPERF_VERBOSE"] == "1"
+      @settings = { mode: mode, frequency: frequency, signal: signal, aggregate: aggregate, defer: defer,
+                    lines: lines, max_depth: max_depth, vm_state_frames: vm_state_frames }
+      @inherit = inherit
       @output = output
       @format = format
       @stat = stat
@@ -51,6 +55,7 @@ module Rperf
       init_label_sets
       c_signal = signal.nil? ? -1 : (signal ? signal : 0)
       Native.start(frequency, mode == :wall, aggregate, c_signal, defer, max_depth)
+      start_inheritance
       # Ruby 3.3 delivers a postponed job triggered from our (non-Ruby) timer thread to the
       # ractor's running_ec, which can still name the last thread that blocked. A thread
       # switch point makes it name this thread again.
@@ -68,17 +73,11 @@ module Rperf
 
     # Stops profiling and returns the result Hash (nil when not running).
     def stop
-      # pprof files carry line numbers even when the returned profile is method-level.
-      with_lines = @lines || (@output && (@format || Storage.detect_format(@output)) == :pprof)
-      data = Native.stop(with_lines)
+      data = stop_own_profile
       return nil unless data
+      return finish_child(data) if @child_session_dir
 
-      times = Process.times
-      data[:user_ns] = ((times.utime - @start_times.utime) * 1e9).to_i
-      data[:sys_ns] = ((times.stime - @start_times.stime) * 1e9).to_i
-      data[:gc_stats] = Result.gc_delta(@gc_stat_start, GC.stat)
-      data[:maxrss_mb] = Result.maxrss_mb
-      finish_result!(data)
+      data = finish_root(data) if @session_dir
       if @output
         output = @output
         @output = nil
@@ -89,10 +88,25 @@ module Rperf
           warn "rperf: could not write #{output}: #{e.message}"
         end
       end
-      data = Result.without_lines(data) if with_lines && !@lines
+      data = Result.without_lines(data) if @stopped_with_lines && !@lines
       Report.print_verbose(data) if @verbose
       Stat.print(data) if @stat
       data
+    end
+
+    private def stop_own_profile
+      # pprof files carry line numbers even when the returned profile is method-level.
+      with_lines = @lines || (@output && (@format || Storage.detect_format(@output)) == :pprof)
+      @stopped_with_lines = with_lines
+      data = Native.stop(with_lines)
+      return nil unless data
+
+      times = Process.times
+      data[:user_ns] = ((times.utime - @start_times.utime) * 1e9).to_i
+      data[:sys_ns] = ((times.stime - @start_times.stime) * 1e9).to_i
+      data[:gc_stats] = Result.gc_delta(@gc_stat_start, GC.stat)
+      data[:maxrss_mb] = Result.maxrss_mb
+      finish_result!(data)
     end
 
     def running?
@@ -165,7 +179,79 @@ module Rperf
       @label_set_table&.dup || [{}]
     end
 
+    # --- child processes (see Multiprocess) ----------------------------------------------
+
+    # Called by the fork hook in the parent, just before fork: children need a session.
+    def prepare_fork
+      return unless Native.running? && @inherit
+      return if @session_dir || @child_session_dir
+
+      @session_dir = Multiprocess.create_session_dir
+    end
+
+    # Called by the fork hook in the child: profile it like the parent, into the session.
+    def restart_in_child
+      labels = self.labels
+      Native.after_fork_child
+      return unless @settings && @inherit && (@session_dir || @child_session_dir)
+
+      dir = @child_session_dir || @session_dir
+      settings = @settings
+      inherit = @inherit
+      reset_process_state
+      @child_session_dir = dir
+      start(**settings, inherit: inherit)
+      label(**labels) unless labels.empty?
+      at_exit { stop if running? }
+    end
+
+    # Used by the environment autostart of a spawned child.
+    def start_child(dir, **opts)
+      reset_process_state
+      @child_session_dir = dir
+      start(**opts, output: nil, stat: false)
+      at_exit { stop if running? }
+    end
+
     private
+
+    def reset_process_state
+      @session_dir = nil
+      @child_session_dir = nil
+      @saved_env = nil
+      @output = nil
+      @stat = false
+    end
+
+    def start_inheritance
+      return unless @inherit == true && !@child_session_dir
+
+      @session_dir = Multiprocess.create_session_dir
+      env = Multiprocess.child_environment(@settings, @session_dir)
+      @saved_env = env.keys.to_h { |k| [k, ENV[k]] }
+      env.each { |k, v| ENV[k] = v }
+    end
+
+    def finish_child(data)
+      dir = @child_session_dir
+      @child_session_dir = nil
+      Multiprocess.write_child_profile(dir, data)
+      data
+    end
+
+    def finish_root(data)
+      dir = @session_dir
+      @session_dir = nil
+      @saved_env&.each { |k, v| v.nil? ? ENV.delete(k) : ENV[k] = v }
+      @saved_env = nil
+      merged = Multiprocess.merge(data, dir)
+      FileUtils.rm_rf(dir)
+      merged
+    rescue StandardError => e
+      warn "rperf: could not merge child profiles (#{e.message}); keeping this process's profile"
+      FileUtils.rm_rf(dir) if dir
+      data
+    end
 
     def validate_start!(frequency, mode, signal, inherit, max_depth)
       unless frequency.is_a?(Integer) && frequency > 0

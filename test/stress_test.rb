@@ -38,8 +38,8 @@ class StressTest < Minitest::Test
     data[:aggregated_samples].each { |frames, *| frames.each { |path, label| assert_kind_of String, path; assert_kind_of String, label } }
   end
 
-  def test_fork_while_profiling
-    Rperf.start(mode: :wall)
+  def test_fork_while_profiling_leaves_a_clean_child
+    Rperf.start(mode: :wall, inherit: false)
     burn_cpu(0.05)
     pid = fork do
       exit!(Rperf.running? ? 1 : (Rperf.start { burn_cpu(0.02) }[:sampling_count] > 0 ? 0 : 2))
@@ -73,5 +73,26 @@ class StressTest < Minitest::Test
     total = snaps.sum { |d| d[:aggregated_samples].sum { |s| s[1] } } + final[:aggregated_samples].sum { |s| s[1] }
     assert_operator total, :>, 0
     assert(snaps.all? { |d| d[:duration_ns] < 200e6 })
+  end
+end
+
+class FrameLifetimeTest < Minitest::Test
+  # The frames of code that is unreachable after it ran (eval'd strings, a required file's top
+  # level) must stay valid until stop resolves them: the profiler keeps them alive.
+  def test_frames_of_unreferenced_code_survive_gc
+    out, err, status = run_ruby(<<~RUBY)
+      require "rperf"
+      Rperf.start(mode: :cpu, frequency: 10_000)
+      20.times do |k|
+        eval("def tmp_method_\#{k} = (x = 0; 30_000.times { x += 1 }; x)\\ntmp_method_\#{k}\\n", binding, "evaluated_\#{k}.rb")
+        Object.send(:remove_method, :"tmp_method_\#{k}")
+      end
+      4.times { GC.start(full_mark: true, immediate_sweep: true); Array.new(100_000) { Object.new } }
+      GC.compact
+      data = Rperf.stop
+      puts data[:aggregated_samples].flat_map { |s| s[0].map { |f| f[0] } }.grep(/evaluated_/).uniq.size
+    RUBY
+    assert status.success?, err
+    assert_operator out.to_i, :>, 5
   end
 end

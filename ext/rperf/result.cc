@@ -53,7 +53,8 @@ class Resolver {
 
  private:
   uint32_t frame_index(uint32_t frame_id) {
-    const FrameKey& key = store_.frame(frame_id);
+    // A copy: resolving allocates, a GC hook may intern frames, and the table may move.
+    const FrameKey key = store_.frame(frame_id);
     std::pair<uint64_t, int32_t> k{key.method, lines_ ? key.line : 0};
     auto it = index_.find(k);
     if (it != index_.end()) return it->second;
@@ -63,7 +64,7 @@ class Resolver {
     return idx;
   }
 
-  VALUE make_frame(const FrameKey& key) {
+  VALUE make_frame(FrameKey key) {
     VALUE path, label;
     if (key.method == 0) {
       path = rb_str_new_cstr("");

@@ -110,7 +110,9 @@ VALUE rperf_default_signal(VALUE) { return INT2NUM(Timer::default_signal()); }
 
 extern "C" __attribute__((visibility("default"))) void Init_rperf() {
   init_session_globals();
-  g_marker = TypedData_Wrap_Struct(rb_cObject, &kMarkerType, nullptr);
+  // Ruby calls dmark only for a non-NULL data pointer.
+  static int marker_data;
+  g_marker = TypedData_Wrap_Struct(rb_cObject, &kMarkerType, &marker_data);
   rb_gc_register_mark_object(g_marker);
 
   VALUE mRperf = rb_define_module("Rperf");

@@ -6,7 +6,8 @@ module Rperf
   module Autostart
     ENV_KEYS = %w[RPERF_ENABLED RPERF_MODE RPERF_FREQUENCY RPERF_OUTPUT RPERF_FORMAT RPERF_VERBOSE
                   RPERF_SIGNAL RPERF_AGGREGATE RPERF_DEFER RPERF_STAT RPERF_STAT_REPORT RPERF_STAT_COMMAND
-                  RPERF_INHERIT RPERF_ORIGINAL_RUBYOPT RPERF_ORIGINAL_RUBYLIB].freeze
+                  RPERF_INHERIT RPERF_ORIGINAL_RUBYOPT RPERF_ORIGINAL_RUBYLIB
+                  RPERF_SESSION_DIR RPERF_ROOT_PROCESS].freeze
 
     class InvalidSetting < StandardError; end
 
@@ -26,7 +27,7 @@ module Rperf
         aggregate: env["RPERF_AGGREGATE"] != "0",
         defer: env["RPERF_DEFER"] == "1",
         stat: env["RPERF_STAT"] == "1",
-        inherit: false,
+        inherit: { "1" => true, "0" => false }.fetch(env["RPERF_INHERIT"], :fork),
       }
     end
 
@@ -71,8 +72,19 @@ module Rperf
       ENV_KEYS.each { |k| ENV.delete(k) }
     end
 
+    # A spawned child of a profiled root: the session variables name another process.
+    def child_session_dir(env = ENV)
+      dir = env["RPERF_SESSION_DIR"]
+      dir if dir && env["RPERF_ROOT_PROCESS"] != Process.pid.to_s && File.directory?(dir)
+    end
+
     def run
       opts = options_from_env
+      if (dir = child_session_dir)
+        # Keep the environment: this child's own children are profiled too.
+        Rperf.start_child(dir, **opts.except(:output, :stat), inherit: true)
+        return
+      end
       Stat.configure(command: ENV["RPERF_STAT_COMMAND"], report: ENV["RPERF_STAT_REPORT"] == "1")
       restore_child_environment
       Rperf.start(**opts)

@@ -2,11 +2,13 @@
 
 module Rperf
   # Process._fork is the single point every fork goes through (Kernel#fork, Process.fork,
-  # IO.popen("-")). In the child the native session is abandoned: no worker, no timer, no hooks.
+  # IO.popen("-")). In the child the native session is abandoned (no worker, no timer, no hooks), and with
+  # inherit a new one starts with the parent's settings (see Multiprocess).
   module ForkHook
     def _fork
+      Rperf.prepare_fork
       pid = super
-      Rperf::Native.after_fork_child if pid.zero?
+      Rperf.restart_in_child if pid.zero?
       pid
     end
 

@@ -18,7 +18,7 @@ cycles.times do |i|
 end
 rss1 = rss_kb
 
-Rperf.start(mode: :wall, frequency: 5000)
+Rperf.start(mode: :wall, frequency: 5000, inherit: false)
 snapshots = Thread.new { 20.times.map { sleep 0.005; Rperf.snapshot(clear: true) } }
 threads = 200.times.each_slice(25).flat_map { |slice| slice.map { Thread.new { 500.times(&:to_s) } }.each(&:join) }
 recurse(2000) { 10_000.times(&:to_s) }

@@ -1,0 +1,260 @@
+# frozen_string_literal: true
+
+require_relative "test_helper"
+
+# Forked and spawned Ruby children, profiled and merged into the root's profile.
+class MultiprocessTest < Minitest::Test
+  RPERF = File.join(ROOT, "exe/rperf")
+
+  def setup
+    @dir = Dir.mktmpdir("rperf-mp")
+    @runtime = Dir.mktmpdir("rperf-runtime") # private base directory for session dirs
+    @env = { "XDG_RUNTIME_DIR" => @runtime }
+  end
+
+  def teardown
+    super
+    FileUtils.rm_rf(@dir)
+    FileUtils.rm_rf(@runtime)
+  end
+
+  def sessions_left = Dir.glob(File.join(@runtime, "rperf-*", "session-*"))
+
+  def run_ruby_in(code, env: {})
+    Open3.capture3(@env.merge(env), RUBY, "-I#{ROOT}/lib", "-e", code, chdir: @dir)
+  end
+
+  def by_pid(data)
+    totals = Hash.new(0)
+    data[:aggregated_samples].each { |s| totals[data[:label_sets][s[3]]["%pid"]] += s[1] }
+    totals
+  end
+
+  WORK = "def work = (i = 0; i += 1 while i < 3_000_000; i)"
+
+  def test_stat_of_four_forked_children
+    _o, err, status = Open3.capture3(@env, RUBY, RPERF, "stat", RUBY, "-e", "#{WORK}; 4.times { fork { work } }; Process.waitall", chdir: @dir)
+    assert status.success?, err
+    assert_match(/\b5\s+Ruby processes profiled/, err)
+    out = File.join(@dir, "forks.json.gz")
+    _o, err, status = Open3.capture3(@env, RUBY, RPERF, "record", "-o", out, RUBY, "-e", "#{WORK}; 4.times { fork { work } }; Process.waitall", chdir: @dir)
+    assert status.success?, err
+    data = Rperf.load(out)
+    totals = by_pid(data)
+    assert_equal 5, totals.size, totals.inspect
+    children = totals.values.sort.last(4)
+    assert_operator children.min, :>=, children.max * 0.8, "equal children within 20%: #{children.inspect}"
+    data[:aggregated_samples].select { |s| s[0].any? { |f| f[1] == "Object#work" } }.each do |s|
+      assert data[:label_sets][s[3]]["%pid"]
+    end
+    assert_empty sessions_left
+  end
+
+  def test_api_fork_child_uses_the_parents_mode_and_frequency
+    out, err, status = run_ruby_in(<<~RUBY)
+      require "rperf"
+      Rperf.start(mode: :cpu, frequency: 250)
+      r, w = IO.pipe
+      pid = fork do
+        snap = Rperf.snapshot
+        w.puts [Rperf.running?, snap[:mode], snap[:frequency]].inspect
+        w.close
+      end
+      w.close
+      child = r.read
+      Process.wait(pid)
+      data = Rperf.stop
+      puts child
+      puts data[:process_count]
+    RUBY
+    assert status.success?, err
+    lines = out.lines.map(&:chomp)
+    assert_equal "[true, :cpu, 250]", lines[0]
+    assert_equal "2", lines[1]
+    assert_empty sessions_left
+  end
+
+  def test_spawned_ruby_child_under_record
+    child = File.join(@dir, "child script.rb") # a path with a space
+    File.write(child, "def child_hot = (i = 0; i += 1 while i < 4_000_000; i)\nchild_hot\n")
+    out = File.join(@dir, "spawn.json.gz")
+    _o, err, status = Open3.capture3(@env, RUBY, RPERF, "record", "-o", out, RUBY, "-e",
+                                     "system(#{RUBY.inspect}, #{child.inspect}) or abort; puts ENV['RUBYOPT'].to_s", chdir: @dir)
+    assert status.success?, err
+    data = Rperf.load(out)
+    assert_operator weight_including(data, "Object#child_hot"), :>, 0
+    assert_equal 2, by_pid(data).size
+    assert_empty sessions_left
+  end
+
+  def test_environment_is_restored_after_stop
+    out, err, status = run_ruby_in(<<~RUBY, env: { "RUBYOPT" => "-W0" })
+      require "rperf"
+      Rperf.start(inherit: true)
+      during = ENV["RUBYOPT"]
+      Rperf.stop
+      puts during, ENV["RUBYOPT"], ENV.key?("RPERF_SESSION_DIR")
+    RUBY
+    assert status.success?, err
+    during, after, session = out.lines.map(&:chomp)
+    assert_match(/-rrperf/, during)
+    assert_equal "-W0", after
+    assert_equal "false", session
+  end
+
+  def test_merged_total_is_the_sum_of_each_processes_own_total
+    out, err, status = run_ruby_in(<<~RUBY)
+      require "rperf"
+      #{WORK}
+      clock = Process::CLOCK_THREAD_CPUTIME_ID
+      r, w = IO.pipe
+      root_cpu = nil
+      data = Rperf.start(mode: :cpu) do
+        3.times do
+          fork do
+            r.close
+            work
+            own = Rperf.stop # the child's own profile, as written to the session
+            w.puts "\#{Process.pid} \#{own[:aggregated_samples].sum { |s| s[1] }}"
+          end
+        end
+        w.close
+        cpu0 = Process.clock_gettime(clock, :nanosecond)
+        Process.waitall
+        work
+        root_cpu = Process.clock_gettime(clock, :nanosecond) - cpu0
+      end
+      children = r.read.lines.to_h { |l| l.split.map(&:to_i) }
+      per_pid = Hash.new(0)
+      data[:aggregated_samples].each { |s| per_pid[data[:label_sets][s[3]]["%pid"].to_i] += s[1] }
+      puts children.map { |pid, own| "\#{own} \#{per_pid[pid]}" }
+      puts "root \#{root_cpu} \#{per_pid[Process.pid]}"
+    RUBY
+    assert status.success?, err
+    lines = out.lines.map(&:split)
+    children = lines.reject { |l| l[0] == "root" }
+    assert_equal 3, children.size
+    own_sum = children.sum { |own, _| own.to_i }
+    merged_sum = children.sum { |_, merged| merged.to_i }
+    assert_within own_sum, merged_sum, 0.02, "children's own totals vs their weight in the merged profile"
+    _, root_cpu, root_weight = lines.find { |l| l[0] == "root" }
+    assert_operator root_weight.to_i, :>=, root_cpu.to_i * 0.97, "the root's own CPU is all there"
+  end
+
+  def test_thirty_two_workers_and_four_generations
+    out, err, status = run_ruby_in(<<~RUBY)
+      require "rperf"
+      def work = (i = 0; i += 1 while i < 200_000; i)
+      data = Rperf.start(mode: :cpu, frequency: 2000) do
+        32.times { fork { work } }
+        Process.waitall
+        fork { work; fork { work; fork { work; fork { work }; Process.waitall }; Process.waitall }; Process.waitall }
+        Process.waitall
+      end
+      puts data[:process_count]
+    RUBY
+    assert status.success?, err
+    assert_equal "37", out.chomp, "root + 32 workers + 4 generations"
+    assert_empty sessions_left
+  end
+
+  def test_crashed_or_killed_child_loses_only_its_own_data
+    out, err, status = run_ruby_in(<<~RUBY)
+      require "rperf"
+      def work = (i = 0; i += 1 while i < 500_000; i)
+      data = Rperf.start(mode: :cpu) do
+        2.times { fork { work } }
+        fork { work; Process.kill(:KILL, Process.pid) }
+        fork { work; raise "boom in child" }
+        Process.waitall
+      end
+      puts data[:process_count]
+    RUBY
+    assert status.success?, err
+    assert_equal "4", out.chomp, "root + 2 good + the child that raised (it still exits normally)"
+    assert_match(/boom in child/, err)
+    assert_empty sessions_left
+  end
+
+  def test_corrupt_child_file_is_skipped_with_a_warning
+    out, err, status = run_ruby_in(<<~RUBY)
+      require "rperf"
+      data = Rperf.start(inherit: true) do
+        File.write(File.join(ENV["RPERF_SESSION_DIR"], "profile-999999.json.gz"), "garbage")
+        fork { 1000.times(&:to_s) }
+        Process.waitall
+      end
+      puts data[:process_count]
+    RUBY
+    assert status.success?, err
+    assert_equal "2", out.chomp
+    assert_match(/rperf: skipping a child profile: .*profile-999999/, err)
+    assert_empty sessions_left
+  end
+
+  def test_daemonised_child_outliving_the_root
+    marker = File.join(@dir, "child-done")
+    _o, err, status = run_ruby_in(<<~RUBY)
+      require "rperf"
+      Rperf.start(mode: :wall)
+      fork { Process.setsid; sleep 0.5; File.write(#{marker.inspect}, "done") }
+      Rperf.stop
+    RUBY
+    assert status.success?, err
+    deadline = Time.now + 5
+    sleep 0.05 until File.exist?(marker) || Time.now > deadline
+    sleep 0.2
+    assert File.exist?(marker), "the daemon finished"
+    assert_empty sessions_left
+  end
+
+  def test_child_calling_start_gets_a_clear_error
+    out, err, status = run_ruby_in(<<~RUBY)
+      require "rperf"
+      Rperf.start
+      pid = fork do
+        begin
+          Rperf.start
+        rescue RuntimeError => e
+          puts e.message
+        end
+      end
+      Process.wait(pid)
+      Rperf.stop
+    RUBY
+    assert status.success?, err
+    assert_equal "Rperf is already running", out.chomp
+  end
+
+  def test_session_directory_safety_and_stale_cleanup
+    base = File.join(@runtime, "rperf-#{Process.uid}")
+    Dir.mkdir(base, 0o700)
+    stale = File.join(base, "session-stale")
+    Dir.mkdir(stale, 0o700)
+    dead = Process.spawn(RUBY, "-e", "exit")
+    Process.wait(dead)
+    File.write(File.join(stale, "root.pid"), dead.to_s)
+    dir = with_env(@env) { Rperf::Multiprocess.create_session_dir }
+    refute File.exist?(stale), "stale session of a dead root removed"
+    assert_equal File.join(base, File.basename(dir)), dir
+    assert_equal 0o700, File.stat(dir).mode & 0o777
+    assert_match(/session-\h{24}\z/, dir)
+    FileUtils.rm_rf(dir)
+
+    File.chmod(0o777, base)
+    dir = nil
+    _o, err = capture_io { dir = with_env(@env) { Rperf::Multiprocess.create_session_dir } }
+    assert_match(/not a private directory/, err)
+    refute dir.start_with?(base)
+    assert_equal 0o700, File.stat(File.dirname(dir)).mode & 0o777
+    FileUtils.rm_rf(File.dirname(dir))
+  end
+
+  def with_env(env)
+    saved = env.keys.to_h { |k| [k, ENV[k]] }
+    env.each { |k, v| ENV[k] = v }
+    yield
+  ensure
+    saved.each { |k, v| v ? ENV[k] = v : ENV.delete(k) }
+  end
+end
