@@ -90,15 +90,17 @@ class MultiprocessTest < Minitest::Test
   def test_environment_is_restored_after_stop
     out, err, status = run_ruby_in(<<~RUBY, env: { "RUBYOPT" => "-W0" })
       require "rperf"
+      before = ENV["RUBYOPT"]
       Rperf.start(inherit: true)
       during = ENV["RUBYOPT"]
       Rperf.stop
-      puts during, ENV["RUBYOPT"], ENV.key?("RPERF_SESSION_DIR")
+      puts before, during, ENV["RUBYOPT"], ENV.key?("RPERF_SESSION_DIR")
     RUBY
     assert status.success?, err
-    during, after, session = out.lines.map(&:chomp)
+    before, during, after, session = out.lines.map(&:chomp)
+    assert_match(/-W0/, before)
     assert_match(/-rrperf/, during)
-    assert_equal "-W0", after
+    assert_equal before, after
     assert_equal "false", session
   end
 
