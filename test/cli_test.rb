@@ -74,6 +74,16 @@ class CliTest < Minitest::Test
     assert_match(/\[Ruby \] GC count: \d+/, err)
   end
 
+  def test_vm_state_frames_option
+    out = File.join(@dir, "vm.json.gz")
+    _o, err, status = rperf("record", "-m", "wall", "--vm-state-frames", "-o", out, RUBY, "-e", "sleep 0.05; GC.start")
+    assert status.success?, err
+    data = Rperf.load(out)
+    leaves = data[:aggregated_samples].map { |s| s[0].first&.at(1) }
+    assert_includes leaves, "[GVL blocked]"
+    assert_includes leaves, "[GC marking]"
+  end
+
   def test_exec_adds_the_report_tables
     _o, err, status = rperf("exec", RUBY, hot_script)
     assert status.success?, err

@@ -77,6 +77,7 @@ class FormatsTest < Minitest::Test
     assert_equal ["wall/nanoseconds"], info["sampleType"]
     assert_equal 1_000_000, info["period"]
     assert_includes info["functions"], "FormatsTest#hot_line"
+    assert_equal HOT_LINE, info["startLines"]["FormatsTest#hot_line"], "Function.start_line"
     assert_operator info["maxLine"], :>, 0
     assert_equal ["%GVL", "endpoint", "thread_seq"], info["labelKeys"] - ["%GC"]
   end

@@ -77,6 +77,15 @@ void convert(Conversion& c, VALUE data) {
 
   VALUE samples = fetch(data, "aggregated_samples");
   Check_Type(samples, T_ARRAY);
+  std::unordered_map<std::string, int32_t> start_lines;  // label \0 path -> first line
+  VALUE starts = fetch(data, "function_start_lines");
+  if (RB_TYPE_P(starts, T_ARRAY)) {
+    for (long i = 0; i < RARRAY_LEN(starts); i++) {
+      VALUE e = RARRAY_AREF(starts, i);
+      if (!RB_TYPE_P(e, T_ARRAY) || RARRAY_LEN(e) < 3 || !RB_INTEGER_TYPE_P(RARRAY_AREF(e, 2))) continue;
+      start_lines[to_std_string(RARRAY_AREF(e, 1)) + '\0' + to_std_string(RARRAY_AREF(e, 0))] = NUM2INT(RARRAY_AREF(e, 2));
+    }
+  }
   p.samples.reserve(RARRAY_LEN(samples));
   for (long i = 0; i < RARRAY_LEN(samples); i++) {
     VALUE s = RARRAY_AREF(samples, i);
@@ -93,6 +102,12 @@ void convert(Conversion& c, VALUE data) {
       if (ps.label_set >= p.label_sets.size()) rb_raise(rb_eArgError, "rperf: label_set_id %u has no label set", ps.label_set);
     }
     p.samples.push_back(std::move(ps));
+  }
+  if (!start_lines.empty()) {
+    for (ProfileFrame& f : p.frames) {
+      auto it = start_lines.find(f.label + '\0' + f.path);
+      if (it != start_lines.end()) f.start_line = it->second;
+    }
   }
 }
 

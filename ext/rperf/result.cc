@@ -3,6 +3,7 @@
 #include <map>
 #include <tuple>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -25,7 +26,7 @@ VALUE utf8_copy(VALUE str) { return rb_utf8_str_new(RSTRING_PTR(str), RSTRING_LE
 class Resolver {
  public:
   Resolver(const StackStore& store, bool lines)
-      : store_(store), lines_(lines), frames_(rb_ary_new()), stack_values_(rb_ary_new()) {}
+      : store_(store), lines_(lines), frames_(rb_ary_new()), stack_values_(rb_ary_new()), start_lines_(rb_ary_new()) {}
 
   // Leaf-first list of frame indexes for a stack.
   const std::vector<uint32_t>& stack(uint32_t stack_id) {
@@ -49,6 +50,8 @@ class Resolver {
   }
 
   size_t unique_frames() const { return static_cast<size_t>(RARRAY_LEN(frames_)); }
+  // [[path, label, first_line], ...] of the Ruby methods seen (pprof's Function.start_line).
+  VALUE start_lines() const { return start_lines_; }
   size_t unique_stacks() const { return stack_arrays_.size(); }
 
  private:
@@ -75,6 +78,10 @@ class Resolver {
       path = NIL_P(path) ? rb_str_new_cstr("<C method>") : utf8_copy(path);
       label = rb_profile_frame_full_label(frame);
       label = NIL_P(label) ? rb_str_new_cstr("<unknown>") : utf8_copy(label);
+      VALUE first = rb_profile_frame_first_lineno(frame);
+      if (FIXNUM_P(first) && FIX2INT(first) > 0 && started_.insert(key.method).second) {
+        rb_ary_push(start_lines_, rb_ary_new_from_args(3, path, label, first));
+      }
     }
     rb_obj_freeze(path);
     rb_obj_freeze(label);
@@ -98,7 +105,9 @@ class Resolver {
   const StackStore& store_;
   bool lines_;
   VALUE frames_;
-  VALUE stack_values_;  // the Resolver lives on the C stack, so GC sees both arrays
+  VALUE stack_values_;  // the Resolver lives on the C stack, so GC sees these arrays
+  VALUE start_lines_;
+  std::unordered_set<uint64_t> started_;
   std::unordered_map<std::pair<uint64_t, int32_t>, uint32_t, PairHash> index_;
   std::unordered_map<std::vector<uint32_t>, long, VecHash> stack_arrays_;
   std::vector<uint32_t> scratch_;
@@ -164,6 +173,7 @@ VALUE build_result(Session& s, const ResultOptions& opts) {
     }
   }
   rb_hash_aset(result, sym("unique_frames"), SIZET2NUM(resolver.unique_frames()));
+  rb_hash_aset(result, sym("function_start_lines"), resolver.start_lines());
   rb_hash_aset(result, sym("unique_stacks"), SIZET2NUM(resolver.unique_stacks()));
   RB_GC_GUARD(samples);
 

@@ -7,7 +7,7 @@ module Rperf
     ENV_KEYS = %w[RPERF_ENABLED RPERF_MODE RPERF_FREQUENCY RPERF_OUTPUT RPERF_FORMAT RPERF_VERBOSE
                   RPERF_SIGNAL RPERF_AGGREGATE RPERF_DEFER RPERF_STAT RPERF_STAT_REPORT RPERF_STAT_COMMAND
                   RPERF_INHERIT RPERF_ORIGINAL_RUBYOPT RPERF_ORIGINAL_RUBYLIB
-                  RPERF_SESSION_DIR RPERF_ROOT_PROCESS].freeze
+                  RPERF_SESSION_DIR RPERF_ROOT_PROCESS RPERF_VM_STATE_FRAMES].freeze
 
     class InvalidSetting < StandardError; end
 
@@ -27,6 +27,7 @@ module Rperf
         aggregate: env["RPERF_AGGREGATE"] != "0",
         defer: env["RPERF_DEFER"] == "1",
         stat: env["RPERF_STAT"] == "1",
+        vm_state_frames: env["RPERF_VM_STATE_FRAMES"] == "1",
         inherit: { "1" => true, "0" => false }.fetch(env["RPERF_INHERIT"], :fork),
       }
     end

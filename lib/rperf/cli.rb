@@ -31,11 +31,13 @@ module Rperf
             --no-inherit          Do not profile child processes
             --no-aggregate        Keep every sample with its timestamp (raw_samples)
             --report              Add flat and cumulative tables to the stat summary
+            --vm-state-frames     GVL/GC states as leaf frames ([GVL blocked], [GC marking], ...)
+                                  instead of %GVL/%GC labels, for viewers that ignore labels
         -v, --verbose             Print sampling statistics and top functions to stderr
 
       Environment (profiling without the CLI): RPERF_ENABLED=1 ruby -rrperf app.rb, with
         RPERF_MODE, RPERF_FREQUENCY, RPERF_OUTPUT, RPERF_FORMAT, RPERF_VERBOSE, RPERF_SIGNAL,
-        RPERF_AGGREGATE, RPERF_DEFER, RPERF_STAT, RPERF_STAT_REPORT.
+        RPERF_AGGREGATE, RPERF_DEFER, RPERF_STAT, RPERF_STAT_REPORT, RPERF_VM_STATE_FRAMES.
 
       Examples:
         rperf record -m wall -o profile.pb.gz ruby app.rb
@@ -95,6 +97,7 @@ module Rperf
         o.on("--[no-]inherit") { |v| opts[:inherit] = v }
         o.on("--[no-]aggregate") { |v| opts[:aggregate] = v }
         o.on("--report") { opts[:report] = true }
+        o.on("--vm-state-frames") { opts[:vm_state_frames] = true }
         o.on("-v", "--verbose") { opts[:verbose] = true }
       end
       parser.order!(argv) # options stop at the command
@@ -126,6 +129,7 @@ module Rperf
         "RUBYLIB" => [lib, ENV.fetch("RUBYLIB", nil)].compact.reject(&:empty?).join(File::PATH_SEPARATOR),
       }
       env["RPERF_VERBOSE"] = "1" if opts[:verbose]
+      env["RPERF_VM_STATE_FRAMES"] = "1" if opts[:vm_state_frames]
       env["RPERF_FORMAT"] = opts[:format] if opts[:format]
       env["RPERF_SIGNAL"] = opts[:signal] if opts[:signal]
       if kind == :record

@@ -109,6 +109,7 @@ module Rperf
         remap = child[:label_sets].map { |h| index[h] ||= (label_sets << h).size - 1 }
         child[:aggregated_samples].each { |frames, w, seq, lsi| samples << [frames, w, seq, remap[lsi]] }
         SUMMED.each { |k| merged[k] = merged[k].to_i + child[k].to_i }
+        merged[:function_start_lines] = (merged[:function_start_lines] || []) | (child[:function_start_lines] || [])
       end
       merged[:aggregated_samples] = samples
       merged[:label_sets] = label_sets
@@ -129,6 +130,7 @@ module Rperf
         "RPERF_AGGREGATE" => settings[:aggregate] ? "1" : "0",
         "RPERF_DEFER" => settings[:defer] ? "1" : "0",
         "RPERF_SIGNAL" => settings[:signal].nil? ? nil : settings[:signal].to_s,
+        "RPERF_VM_STATE_FRAMES" => settings[:vm_state_frames] ? "1" : nil,
         "RUBYOPT" => ["-rrperf", ENV["RUBYOPT"]].compact.reject(&:empty?).uniq.join(" "),
         "RUBYLIB" => [lib, ENV["RUBYLIB"]].compact.reject(&:empty?).uniq.join(File::PATH_SEPARATOR),
       }

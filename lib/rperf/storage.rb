@@ -136,6 +136,8 @@ module Rperf
       label_sets = data[:label_sets] || [{}]
       bad.("label_sets is not an array of objects") unless label_sets.is_a?(Array) && label_sets.all?(Hash)
       data[:label_sets] = label_sets.map { |h| h.transform_keys { |k| k.start_with?("%") ? k.to_s : k } }
+      starts = data[:function_start_lines]
+      bad.("function_start_lines is not a list of [path, label, line]") unless starts.nil? || (starts.is_a?(Array) && starts.all? { |e| e.is_a?(Array) && e.size == 3 })
       samples = data[:aggregated_samples]
       bad.("aggregated_samples is not an array") unless samples.is_a?(Array)
       data[:aggregated_samples] = samples.map do |sample|

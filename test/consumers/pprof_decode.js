@@ -20,6 +20,7 @@ console.log(JSON.stringify({
   period: Number(profile.period),
   firstString: str(0),
   functions: profile.function.map((f) => str(f.name)),
+  startLines: Object.fromEntries(profile.function.map((f) => [str(f.name), Number(f.startLine)])),
   maxLine: Math.max(0, ...lines),
   labelKeys: [...labelKeys].sort(),
 }));

@@ -89,7 +89,7 @@ std::string encode_pprof(const Profile& p) {
   std::unordered_map<std::string, uint64_t> function_ids;
   std::unordered_map<uint64_t, uint64_t> location_ids;  // (function << 32 | line) -> id
   std::string functions, locations;
-  auto function_id = [&](const std::string& name, const std::string& filename) {
+  auto function_id = [&](const std::string& name, const std::string& filename, int32_t start_line) {
     std::string key = name + '\0' + filename;
     auto it = function_ids.find(key);
     if (it != function_ids.end()) return it->second;
@@ -101,6 +101,7 @@ std::string encode_pprof(const Profile& p) {
     fn.int_field(2, name_id);
     fn.int_field(3, name_id);
     fn.int_field(4, strings.id(filename));
+    fn.int_field(5, start_line);
     ProtoWriter wrap;
     wrap.bytes_field(5, fn.buffer());
     functions += wrap.buffer();
@@ -126,7 +127,7 @@ std::string encode_pprof(const Profile& p) {
   };
   std::vector<uint64_t> frame_location(p.frames.size());
   for (size_t i = 0; i < p.frames.size(); i++) {
-    frame_location[i] = location_id(function_id(p.frames[i].label, p.frames[i].path), p.frames[i].line);
+    frame_location[i] = location_id(function_id(p.frames[i].label, p.frames[i].path, p.frames[i].start_line), p.frames[i].line);
   }
 
   // Labels per label set, encoded once.
@@ -145,7 +146,7 @@ std::string encode_pprof(const Profile& p) {
     locs.clear();
     for (uint32_t f : s.frames) locs.push_back(frame_location[f]);
     // Samples without Ruby frames get a location of their own, so no weight is lost.
-    if (locs.empty()) locs.push_back(location_id(function_id(kNoRubyFrames, ""), 0));
+    if (locs.empty()) locs.push_back(location_id(function_id(kNoRubyFrames, "", 0), 0));
     sw.packed(1, locs);
     sw.packed(2, {static_cast<uint64_t>(s.weight_ns)});
     if (s.thread_seq) sw.bytes_field(3, label_message(thread_key, 0, s.thread_seq));

@@ -11,7 +11,8 @@ namespace rperf {
 struct ProfileFrame {
   std::string path;
   std::string label;
-  int32_t line = 0;  // 0 when unknown (method-level results, C methods)
+  int32_t line = 0;        // 0 when unknown (method-level results, C methods)
+  int32_t start_line = 0;  // first line of the method's definition, 0 when unknown
 };
 
 struct ProfileSample {
