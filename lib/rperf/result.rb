@@ -95,6 +95,13 @@ module Rperf
       data[:aggregated_samples].sum { |s| s[1] }
     end
 
+    # Leaf weight per frame (cheap: no walk of the whole stacks).
+    def flat_by_frame(data)
+      flat = Hash.new(0)
+      data[:aggregated_samples].each { |frames, weight| flat[frames.first] += weight if frames.first }
+      flat
+    end
+
     # Flat (leaf) and cumulative weight per [label, path]. Cumulative counts a function once per
     # sample even when it appears several times in the stack (recursion).
     def flat_and_cumulative(data)

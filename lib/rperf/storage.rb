@@ -82,14 +82,9 @@ module Rperf
     end
 
     def summary(data)
-      flat = Hash.new(0)
-      total = 0
-      data[:aggregated_samples].each do |frames, weight|
-        total += weight
-        flat[frames.first] += weight if frames.first
-      end
+      flat = Result.flat_by_frame(data)
       {
-        total_weight_ns: total,
+        total_weight_ns: Result.total_weight(data),
         sampling_count: data[:sampling_count],
         duration_ns: data[:duration_ns],
         top_functions: flat.max_by(TOP_N) { |_, w| w }.map { |f, w| { label: f[1], path: f[0], weight_ns: w } },
@@ -109,8 +104,8 @@ module Rperf
       raise FormatError.new(e.message, path: path)
     end
 
-    def load(path)
-      doc = JSON.parse(read_bytes(path), symbolize_names: true)
+    def load(path, bytes = read_bytes(path))
+      doc = JSON.parse(bytes, symbolize_names: true)
       raise FormatError.new("not an rperf profile (no aggregated_samples)", path: path) unless doc.is_a?(Hash) && doc.key?(:aggregated_samples)
 
       data = from_json(doc, path)
@@ -124,7 +119,7 @@ module Rperf
     # A json(.gz) profile, or a .pb.gz profile (as rperf writes them).
     def load_any(path)
       bytes = read_bytes(path)
-      return load(path) unless bytes.start_with?("\n") || path.to_s.end_with?(".pb.gz", ".pprof")
+      return load(path, bytes) unless bytes.start_with?("\n") || path.to_s.end_with?(".pb.gz", ".pprof")
 
       PprofReader.read(bytes, path)
     end
