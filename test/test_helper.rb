@@ -7,6 +7,9 @@ require "open3"
 require "rbconfig"
 require "tmpdir"
 
+# Subprocess output (frame names, reports) is UTF-8 whatever the locale of the CI shell.
+Encoding.default_external = Encoding::UTF_8
+
 module RperfTestHelper
   ROOT = File.expand_path("..", __dir__)
   RUBY = RbConfig.ruby

@@ -28,7 +28,7 @@ module Rperf
       signed = ->(ns) { format("%+.1f", ns / 1e6) }
       out = [format("base total: %sms   target total: %sms   change: %sms",
                     ms.(@base[:total_weight]), ms.(@target[:total_weight]), signed.(@target[:total_weight] - @base[:total_weight])),
-             format("%12s %12s %12s %12s  %s", "flat Δms", "cum Δms", "base cum", "target cum", "function")]
+             format("%12s %12s %12s %12s  %s", "flat +-ms", "cum +-ms", "base cum", "target cum", "function")]
       selected = limit ? rows.first(limit) : rows
       selected.each do |r|
         loc = r.path.empty? ? "" : " (#{r.path})"
