@@ -47,8 +47,6 @@ module Rperf
       @output = output
       @format = format
       @stat = stat
-      @lines = lines
-      @vm_state_frames = vm_state_frames
       @start_times = Process.times
       @gc_stat_start = GC.stat
       @gc_stat_snapshot_base = @gc_stat_start
@@ -88,7 +86,7 @@ module Rperf
           warn "rperf: could not write #{output}: #{e.message}"
         end
       end
-      data = Result.without_lines(data) if @stopped_with_lines && !@lines
+      data = Result.without_lines(data) if @stopped_with_lines && !@settings[:lines]
       Report.print_verbose(data) if @verbose
       Stat.print(data) if @stat
       data
@@ -96,7 +94,7 @@ module Rperf
 
     private def stop_own_profile
       # pprof files carry line numbers even when the returned profile is method-level.
-      with_lines = @lines || (@output && (@format || Storage.detect_format(@output)) == :pprof)
+      with_lines = @settings[:lines] || (@output && (@format || Storage.detect_format(@output)) == :pprof)
       @stopped_with_lines = with_lines
       data = Native.stop(with_lines)
       return nil unless data
@@ -115,7 +113,7 @@ module Rperf
 
     # Returns the profile so far without stopping; clear: true starts a new interval.
     def snapshot(clear: false)
-      data = Native.snapshot(clear, @lines)
+      data = Native.snapshot(clear, @settings[:lines])
       return nil unless data
 
       gc = GC.stat
@@ -297,7 +295,7 @@ module Rperf
     end
 
     def finish_result!(data)
-      Result.merge_vm_states!(data, @label_set_table || [{}], vm_state_frames: @vm_state_frames)
+      Result.merge_vm_states!(data, @label_set_table || [{}], vm_state_frames: @settings[:vm_state_frames])
     end
   end
 end

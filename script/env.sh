@@ -15,4 +15,5 @@ export PATH="$RPERF_RUBY_BIN:$PATH"
 export GEM_HOME="$RPERF_CACHE/gems/$("$RPERF_RUBY" -e 'print RUBY_VERSION' 2>/dev/null || echo none)"
 export GEM_PATH="$GEM_HOME"
 export PATH="$GEM_HOME/bin:$PATH"
+export BUNDLE_SILENCE_ROOT_WARNING=1
 export BUNDLE_GEMFILE="${BUNDLE_GEMFILE:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/Gemfile}"
