@@ -204,6 +204,7 @@ void Session::close_interval(ThreadState* ts, uint32_t stack, VmState state, int
 
 void Session::sample_current_thread() {
   int64_t t0 = monotonic_ns();
+  threads.reap_retired();  // one atomic exchange; frees states of threads that exited
   ThreadState* ts = current_thread_state(true);
   int64_t now = opts.wall ? t0 : thread_cpu_ns();
   if (refresh_epoch(ts, now)) close_interval(ts, capture_stack(ts), kRunning, now, t0);
