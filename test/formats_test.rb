@@ -133,6 +133,7 @@ class FormatsTest < Minitest::Test
     Rperf.save(path, data)
     head = Zlib.gunzip(File.binread(path))
     assert head.start_with?('{"meta":{')
+    assert_equal Rperf::VERSION, JSON.parse(head)["rperf_version"], "top-level version, as rperf 0.10 reads it"
     meta = Rperf.read_meta(path)
     assert_equal Rperf::VERSION, meta[:meta][:rperf_version]
     assert_equal RUBY_VERSION, meta[:meta][:ruby_version]

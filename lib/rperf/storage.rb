@@ -60,7 +60,9 @@ module Rperf
 
     # Everything but the sample body, meta and summary first so read_meta can stop early.
     def json_head(data)
-      { meta: meta(data), summary: summary(data), **data.except(:aggregated_samples, :label_sets, :raw_samples) }
+      # rperf_version at the top level too: rperf 0.10 readers look for it there.
+      { meta: meta(data), summary: summary(data), rperf_version: VERSION,
+        **data.except(:aggregated_samples, :label_sets, :raw_samples) }
     end
 
     def pprof_comments(data)
@@ -109,7 +111,7 @@ module Rperf
       raise FormatError.new("not an rperf profile (no aggregated_samples)", path: path) unless doc.is_a?(Hash) && doc.key?(:aggregated_samples)
 
       data = from_json(doc, path)
-      version = doc[:meta].is_a?(Hash) ? doc[:meta][:rperf_version] : nil
+      version = doc[:rperf_version] || (doc[:meta].is_a?(Hash) ? doc[:meta][:rperf_version] : nil)
       warn "rperf: #{path} was written by rperf #{version || 'unknown'} (this is #{VERSION})" if version != VERSION
       data
     rescue JSON::ParserError, EncodingError => e
@@ -126,7 +128,7 @@ module Rperf
 
     def from_json(doc, path)
       bad = ->(what) { raise FormatError.new("malformed profile: #{what}", path: path) }
-      data = doc.except(:meta, :summary)
+      data = doc.except(:meta, :summary, :rperf_version)
       data[:mode] = data[:mode].to_sym if data[:mode].is_a?(String)
       label_sets = data[:label_sets] || [{}]
       bad.("label_sets is not an array of objects") unless label_sets.is_a?(Array) && label_sets.all?(Hash)
