@@ -215,6 +215,20 @@ class FormatsTest < Minitest::Test
     assert_operator outcomes[:rejected], :>, 1000
   end
 
+  def test_huge_and_odd_labels_survive_every_format
+    huge = "x" * 1_000_000
+    data = Rperf.start(mode: :cpu) do
+      Rperf.label(huge: huge, "odd;key\n": "v\u00e9\xff".dup.force_encoding("BINARY")) { burn_cpu(0.03) }
+    end
+    %w[json.gz pb.gz collapsed txt speedscope.json].each { |ext| Rperf.save(tmp("h.#{ext}"), data) }
+    loaded = Rperf.load(tmp("h.json.gz"))
+    assert(loaded[:label_sets].any? { |h| h[:huge] == huge })
+    out, err, status = Open3.capture3("go", "tool", "pprof", "-raw", tmp("h.pb.gz"))
+    assert status.success?, err
+    assert_includes out, "huge:[#{huge[0, 100]}"
+    assert_equal total(data), total(Rperf::Storage.load_any(tmp("h.pb.gz")))
+  end
+
   def test_unwritable_output_keeps_the_profile
     _out, err = capture_io do
       data = Rperf.start(output: "/nonexistent-dir/x.json.gz") { burn_cpu(0.02) }

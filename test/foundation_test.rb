@@ -19,6 +19,14 @@ class FoundationTest < Minitest::Test
     assert_operator (ruby_ns - a).abs, :<, 5_000_000, "same clock as CLOCK_MONOTONIC"
   end
 
+  def test_older_ruby_gets_a_clear_message
+    old = "/usr/bin/ruby"
+    skip "no older system Ruby here" unless File.executable?(old) && `#{old} -e 'print RUBY_VERSION'` < "3.3"
+    _out, err, status = Open3.capture3(old, "-I#{ROOT}/lib", "-e", 'require "rperf"')
+    refute status.success?
+    assert_match(/rperf needs Ruby >= 3\.3/, err)
+  end
+
   def test_gemspec_requires_ruby_3_3
     spec = Gem::Specification.load(File.join(ROOT, "rperf.gemspec"))
     assert_equal Gem::Requirement.new(">= 3.3"), spec.required_ruby_version
