@@ -55,7 +55,7 @@ void on_resumed(Session& s, VALUE thread) {
   s.sampling_time_ns += monotonic_ns() - t0;
 }
 
-}  // namespace
+rb_internal_thread_event_hook_t* g_gvl_hook = nullptr;
 
 void gvl_event_hook(rb_event_flag_t event, const rb_internal_thread_event_data_t* data, void*) {
   Session* s = g_session;
@@ -79,6 +79,21 @@ void gvl_event_hook(rb_event_flag_t event, const rb_internal_thread_event_data_t
     default:
       break;
   }
+}
+}  // namespace
+
+void install_gvl_hook() {
+  if (g_gvl_hook) return;
+  g_gvl_hook = rb_internal_thread_add_event_hook(
+      gvl_event_hook,
+      RUBY_INTERNAL_THREAD_EVENT_READY | RUBY_INTERNAL_THREAD_EVENT_RESUMED | RUBY_INTERNAL_THREAD_EVENT_SUSPENDED |
+          RUBY_INTERNAL_THREAD_EVENT_EXITED,
+      nullptr);
+}
+
+void remove_gvl_hook() {
+  if (g_gvl_hook) rb_internal_thread_remove_event_hook(g_gvl_hook);
+  g_gvl_hook = nullptr;
 }
 
 }  // namespace rperf

@@ -59,11 +59,7 @@ bool Session::start(std::string* error) {
 }
 
 void Session::install_hooks() {
-  gvl_hook_ = rb_internal_thread_add_event_hook(
-      gvl_event_hook,
-      RUBY_INTERNAL_THREAD_EVENT_READY | RUBY_INTERNAL_THREAD_EVENT_RESUMED |
-          RUBY_INTERNAL_THREAD_EVENT_SUSPENDED | RUBY_INTERNAL_THREAD_EVENT_EXITED,
-      nullptr);
+  install_gvl_hook();
   gc_tracepoint_ = rb_tracepoint_new(0,
                                      RUBY_INTERNAL_EVENT_GC_ENTER | RUBY_INTERNAL_EVENT_GC_EXIT |
                                          RUBY_INTERNAL_EVENT_GC_START | RUBY_INTERNAL_EVENT_GC_END_MARK |
@@ -74,8 +70,11 @@ void Session::install_hooks() {
 }
 
 void Session::remove_hooks() {
-  if (gvl_hook_) rb_internal_thread_remove_event_hook(gvl_hook_);
-  gvl_hook_ = nullptr;
+  remove_gvl_hook();
+  remove_gc_hook();
+}
+
+void Session::remove_gc_hook() {
   if (gc_tracepoint_ != Qnil) {
     rb_tracepoint_disable(gc_tracepoint_);
     rb_gc_unregister_address(&gc_tracepoint_);
@@ -144,7 +143,10 @@ void Session::after_fork_child() {
   // The worker thread and the POSIX timer do not exist in the child, and the worker may have
   // been inside the aggregator when the parent forked: abandon them instead of cleaning up.
   timer.abandon_after_fork();
-  remove_hooks();
+  // The GVL hook stays installed (inert while no session runs, reused by the next one):
+  // removing it takes Ruby's hook rwlock for writing, and another thread of the parent may
+  // have held it for reading at the moment of fork, which would leave the child stuck.
+  remove_gc_hook();
   rb_internal_thread_specific_set(rb_thread_current(), g_thread_key, nullptr);
   running_ = false;
 }

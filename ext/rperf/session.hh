@@ -92,11 +92,11 @@ class Session {
  private:
   void install_hooks();
   void remove_hooks();
+  void remove_gc_hook();
   void close_all_intervals();
 
   bool running_ = false;
   bool paused_ = false;
-  rb_internal_thread_event_hook_t* gvl_hook_ = nullptr;
   VALUE gc_tracepoint_ = Qnil;
 };
 
@@ -105,7 +105,10 @@ extern rb_internal_thread_specific_key_t g_thread_key;
 extern rb_postponed_job_handle_t g_sample_job;
 
 void init_session_globals();  // Init_rperf: thread key, postponed job
-void gvl_event_hook(rb_event_flag_t event, const rb_internal_thread_event_data_t* data, void*);
+// The GVL hook is process-wide: installed by a session's start, removed at its stop, and left
+// in place (inert) in a forked child, where the next session reuses it.
+void install_gvl_hook();
+void remove_gvl_hook();
 void gc_event_hook(VALUE tpval, void*);
 
 }  // namespace rperf
