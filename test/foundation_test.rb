@@ -21,8 +21,9 @@ class FoundationTest < Minitest::Test
 
   def test_older_ruby_gets_a_clear_message
     old = "/usr/bin/ruby"
-    skip "no older system Ruby here" unless File.executable?(old) && `#{old} -e 'print RUBY_VERSION'` < "3.3"
     clean = %w[RUBYOPT RUBYLIB GEM_HOME GEM_PATH BUNDLE_GEMFILE BUNDLE_BIN_PATH].to_h { |k| [k, nil] }
+    version = File.executable?(old) ? Open3.capture2(clean, old, "-e", "print RUBY_VERSION").first : "none"
+    skip "no older system Ruby here" unless version < "3.3"
     _out, err, status = Open3.capture3(clean, old, "-I#{ROOT}/lib", "-e", 'require "rperf"')
     refute status.success?
     assert_match(/rperf needs Ruby >= 3\.3/, err)
