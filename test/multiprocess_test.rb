@@ -210,6 +210,15 @@ class MultiprocessTest < Minitest::Test
     assert_empty sessions_left
   end
 
+  def test_child_spawned_after_the_root_finished_writes_nothing
+    env = Rperf::Multiprocess.child_environment({ mode: :cpu, frequency: 100 }, File.join(@dir, "gone"))
+    env["RPERF_ROOT_PROCESS"] = "1"
+    out, err, status = Open3.capture3(env, RUBY, "-e", "puts Rperf.running?", chdir: @dir)
+    assert status.success?, err
+    assert_equal "false\n", out
+    assert_empty Dir.glob(File.join(@dir, "*.json.gz"))
+  end
+
   def test_child_calling_start_gets_a_clear_error
     out, err, status = run_ruby_in(<<~RUBY)
       require "rperf"

@@ -79,11 +79,20 @@ module Rperf
       dir if dir && env["RPERF_ROOT_PROCESS"] != Process.pid.to_s && File.directory?(dir)
     end
 
+    def orphaned_child?(env = ENV)
+      env["RPERF_SESSION_DIR"] && env["RPERF_ROOT_PROCESS"] != Process.pid.to_s
+    end
+
     def run
       opts = options_from_env
       if (dir = child_session_dir)
         # Keep the environment: this child's own children are profiled too.
         Rperf.start_child(dir, **opts.except(:output, :stat), inherit: true)
+        return
+      end
+      if orphaned_child?
+        # Spawned after its root finished and merged: nobody would collect this profile.
+        restore_child_environment
         return
       end
       Stat.configure(command: ENV["RPERF_STAT_COMMAND"], report: ENV["RPERF_STAT_REPORT"] == "1")
