@@ -115,6 +115,14 @@ class EngineApiTest < Minitest::Test
     assert_operator data[:sampling_count], :>, 20
   end
 
+  def test_a_signal_the_system_refuses_is_a_clear_error_and_leaves_no_state
+    e = assert_raises(RuntimeError) { Rperf.start(signal: 32) } # reserved by glibc's threads
+    assert_match(/cannot start the sampling timer/, e.message)
+    refute Rperf.running?
+    data = Rperf.start { burn_cpu(0.05) }
+    assert_operator data[:sampling_count], :>, 10
+  end
+
   def test_deep_recursion_keeps_the_leaf_side_and_marks_truncation
     recurse = ->(n) { n.zero? ? burn_cpu(0.1) : recurse.(n - 1) }
     data = Rperf.start { recurse.(2000) }

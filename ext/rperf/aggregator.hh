@@ -52,7 +52,6 @@ class Aggregator {
     total_weight_ns_ = 0;
   }
 
-  bool keeps_raw() const { return keep_raw_; }
   const std::unordered_map<AggregateKey, AggregateValue, AggregateKeyHash>& table() const { return table_; }
   const std::vector<SampleRecord>& raw() const { return raw_; }
   int64_t total_weight_ns() const { return total_weight_ns_; }

@@ -53,7 +53,6 @@ class Interner {
   const Key& operator[](uint32_t id) const { return keys_[id]; }
   size_t size() const { return keys_.size(); }
   const std::vector<Key>& keys() const { return keys_; }
-  size_t memory_bytes() const { return keys_.capacity() * sizeof(Key) + slots_.capacity() * 4; }
 
   void clear() {
     keys_.clear();

@@ -53,6 +53,7 @@ bool Session::start(std::string* error) {
   if (!timer.start(topts, trigger_sample, worker_drain, this, error)) {
     remove_hooks();
     running_ = false;
+    rb_internal_thread_specific_set(rb_thread_current(), g_thread_key, nullptr);
     return false;
   }
   return true;

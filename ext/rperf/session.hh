@@ -49,7 +49,6 @@ class Session {
   int64_t mode_now() const;
 
   bool active() const { return running_ && !paused_; }
-  bool paused() const { return paused_; }
   void pause();   // defer: last `profile` block ended
   void resume();  // defer: first `profile` block began
 

@@ -54,7 +54,6 @@ class StackStore {
     frames_.clear();
     nodes_.clear();
   }
-  size_t memory_bytes() const { return frames_.memory_bytes() + nodes_.memory_bytes(); }
 
  private:
   Interner<FrameKey, FrameKeyHash> frames_;
@@ -72,7 +71,6 @@ class StackCache {
     nodes_.assign(max_depth + 1, 0);
     depth_ = 0;
   }
-  void invalidate() { depth_ = 0; }
   // The stack interned last (kRoot before the first one).
   uint32_t last() const { return depth_ == 0 ? StackStore::kRoot : nodes_[depth_ - 1]; }
 

@@ -5,7 +5,6 @@ namespace rperf {
 ThreadState* ThreadRegistry::create(int max_depth) {
   ThreadState* ts = new ThreadState();
   ts->seq = next_seq_++;
-  ts->native = pthread_self();
   ts->cache.resize(max_depth + 1);
   ts->next = head_;
   if (head_) head_->prev = ts;

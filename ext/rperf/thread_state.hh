@@ -3,8 +3,6 @@
 // and retired at thread exit (the EXITED hook runs without the GVL, so it only queues the
 // state; it is unlinked and freed later under the GVL).
 #pragma once
-#include <pthread.h>
-
 #include <atomic>
 #include <cstdint>
 
@@ -23,7 +21,6 @@ struct ThreadState {
   uint32_t suspended_stack = kNoStack;
   int64_t suspended_wall_ns = 0;   // monotonic time at SUSPENDED
   std::atomic<int64_t> ready_wall_ns{0};  // monotonic time at READY (written without the GVL)
-  pthread_t native = 0;
   StackCache cache;
   // Registry links (GVL only) and the retire queue link (lock-free push from EXITED).
   ThreadState* prev = nullptr;
