@@ -1,7 +1,11 @@
 // Ruby binding of the encoders: converts a result Hash (from stop, snapshot or load) into a
 // Profile, runs an encoder, and gzips. The Profile and the conversion tables are owned by a
 // Ruby object, so a TypeError raised half-way through cannot leak them.
+#include <fcntl.h>
 #include <ruby/ruby.h>
+#include <unistd.h>
+
+#include <cerrno>
 
 #include <string>
 #include <unordered_map>
@@ -14,6 +18,7 @@ namespace {
 
 struct Conversion {
   Profile profile;
+  std::string body;  // the encoded file
   std::unordered_map<VALUE, uint32_t> frame_by_object;
   std::unordered_map<std::string, uint32_t> frame_by_content;
 };
@@ -112,40 +117,63 @@ void convert(Conversion& c, VALUE data) {
 }
 
 // Native.encode(data, format, gzip, options) -> String (binary)
+// Writes all of `data` to `path`; returns 0 or an errno value.
+int write_file(const char* path, const std::string& data) {
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return errno;
+  size_t done = 0;
+  while (done < data.size()) {
+    ssize_t n = write(fd, data.data() + done, data.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      int e = errno;
+      close(fd);
+      return e;
+    }
+    done += static_cast<size_t>(n);
+  }
+  return close(fd) == 0 ? 0 : errno;
+}
+
+// Native.encode(data, format, gzip, options) -> String (binary), or nil when options[:path]
+// is given and the file was written there directly (large profiles skip a Ruby-side copy).
 VALUE native_encode(VALUE, VALUE data, VALUE format, VALUE gzip, VALUE options) {
   Conversion* c = new Conversion();
   VALUE holder = TypedData_Wrap_Struct(rb_cObject, &kConversionType, c);
   convert(*c, data);
-  VALUE comments = NIL_P(options) ? Qnil : fetch(options, "comments");
+  auto option = [&](const char* key) { return NIL_P(options) ? Qnil : fetch(options, key); };
+  VALUE comments = option("comments");
   if (!NIL_P(comments)) {
     Check_Type(comments, T_ARRAY);
     for (long i = 0; i < RARRAY_LEN(comments); i++) c->profile.comments.push_back(to_std_string(RARRAY_AREF(comments, i)));
   }
-  VALUE name_v = NIL_P(options) ? Qnil : fetch(options, "name");
-  VALUE top_v = NIL_P(options) ? Qnil : fetch(options, "top");
-  VALUE level_v = NIL_P(options) ? Qnil : fetch(options, "level");
-  std::string name = NIL_P(name_v) ? "rperf" : to_std_string(name_v);
-  int top = NIL_P(top_v) ? 10 : NUM2INT(top_v);
-  int level = NIL_P(level_v) ? -1 : NUM2INT(level_v);
+  VALUE name = option("name"), top = option("top"), level = option("level"), path = option("path");
+  if (!NIL_P(path)) FilePathValue(path);
 
   ID f = SYM2ID(format);
-  std::string body;
+  std::string& body = c->body;
   if (f == rb_intern("pprof")) body = encode_pprof(c->profile);
   else if (f == rb_intern("collapsed")) body = encode_collapsed(c->profile);
-  else if (f == rb_intern("speedscope")) body = encode_speedscope(c->profile, name);
-  else if (f == rb_intern("text")) body = encode_text(c->profile, top);
+  else if (f == rb_intern("speedscope")) body = encode_speedscope(c->profile, NIL_P(name) ? "rperf" : to_std_string(name));
+  else if (f == rb_intern("text")) body = encode_text(c->profile, NIL_P(top) ? 10 : NUM2INT(top));
   else if (f == rb_intern("json")) {
     // The document head (meta, summary, scalar keys) comes from Ruby as `{...` without its
     // closing brace; the sample body is appended here to avoid copying it through Ruby.
-    VALUE head = fetch(options, "head");
+    VALUE head = option("head");
     StringValue(head);
     body.assign(RSTRING_PTR(head), RSTRING_LEN(head));
     body += encode_json_samples(c->profile);
     body += '}';
+  } else {
+    rb_raise(rb_eArgError, "rperf: unknown encoder %" PRIsVALUE, format);
   }
-  else rb_raise(rb_eArgError, "rperf: unknown encoder %" PRIsVALUE, format);
-  if (RTEST(gzip)) body = gzip_compress(body, level);
-  VALUE out = rb_str_new(body.data(), static_cast<long>(body.size()));
+  if (RTEST(gzip)) body = gzip_compress(body, NIL_P(level) ? -1 : NUM2INT(level));
+  VALUE out = Qnil;
+  if (NIL_P(path)) {
+    out = rb_str_new(body.data(), static_cast<long>(body.size()));
+  } else if (int err = write_file(RSTRING_PTR(path), body)) {
+    rb_syserr_fail_str(err, path);
+  }
   RB_GC_GUARD(holder);
   return out;
 }

@@ -31,31 +31,29 @@ module Rperf
 
     def write(path, data, format = nil)
       format = format ? check_format!(format) : detect_format(path)
-      bytes = encode(data, format, gzip: path.to_s.end_with?(".gz"))
-      begin
-        File.binwrite(path, bytes)
-      rescue SystemCallError, IOError => e
-        raise WriteError.new("cannot write the profile: #{e.message}", path: path)
-      end
+      # The C++ encoder writes the file itself: no copy of a large body through Ruby.
+      encode(data, format, gzip: path.to_s.end_with?(".gz"), path: path.to_s)
       path
+    rescue SystemCallError, IOError => e
+      raise WriteError.new("cannot write the profile: #{e.message}", path: path)
     end
 
-    def encode(data, format, gzip: false)
-      case format
-      when :json
-        head = JSON.generate(json_head(data)).chomp("}")
-        head << "," unless head.end_with?("{")
-        # Level 1: on large profiles deflate dominates, and level 6 saves only a quarter.
-        Native.encode(data, :json, gzip, { head: head, level: 1 }).force_encoding(gzip ? Encoding::BINARY : Encoding::UTF_8)
-      when :pprof
-        Native.encode(data, :pprof, true, { comments: pprof_comments(data) })
-      when :text
-        Native.encode(data, :text, false, { top: TOP_N }).force_encoding(Encoding::UTF_8)
-      when :collapsed, :speedscope
-        Native.encode(data, format, gzip, { name: "rperf #{data[:mode]}" })
-      else
-        raise UnknownFormatError, "unknown format #{format.inspect}"
-      end
+    # The encoded file as a String, or nil after writing it to `path`.
+    def encode(data, format, gzip: false, path: nil)
+      format, gzip, options =
+        case format
+        when :json
+          head = JSON.generate(json_head(data)).chomp("}")
+          head << "," unless head.end_with?("{")
+          # Level 1: on large profiles deflate dominates, and level 6 saves only a quarter.
+          [:json, gzip, { head: head, level: 1 }]
+        when :pprof then [:pprof, true, { comments: pprof_comments(data) }]
+        when :text then [:text, false, { top: TOP_N }]
+        when :collapsed, :speedscope then [format, gzip, { name: "rperf #{data[:mode]}" }]
+        else raise UnknownFormatError, "unknown format #{format.inspect}"
+        end
+      out = Native.encode(data, format, gzip, options.merge(path: path))
+      out&.force_encoding(gzip ? Encoding::BINARY : Encoding::UTF_8)
     end
 
     # Everything but the sample body, meta and summary first so read_meta can stop early.
