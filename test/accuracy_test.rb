@@ -57,4 +57,10 @@ class AccuracyTest < Minitest::Test
     mine = data[:aggregated_samples].select { |s| s[2] == 1 }.sum { |s| s[1] }
     assert_within consumed, mine, 0.03, "weight vs consumed CPU time"
   end
+
+  timing_sensitive :test_known_cpu_ratio_1_to_3_in_cpu_mode,
+                   :test_known_cpu_ratio_1_to_3_in_wall_mode,
+                   :test_sleep_shows_in_wall_mode_only,
+                   :test_wall_mode_conservation_for_a_busy_thread,
+                   :test_cpu_mode_conservation_for_a_busy_thread
 end

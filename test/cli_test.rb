@@ -182,6 +182,9 @@ class CliTest < Minitest::Test
     assert_equal "still_running\n", out
     assert_match(/RPERF_FREQUENCY must be an integer.*running without profiling/, err)
   end
+
+  timing_sensitive :test_stat_shows_gvl_blocked_for_sleep,
+                   :test_diff_ranks_the_slowed_function_first
 end
 
 class CliHtmlTest < Minitest::Test

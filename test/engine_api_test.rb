@@ -147,4 +147,6 @@ class EngineApiTest < Minitest::Test
     final = Rperf.stop
     assert_operator final[:aggregated_samples].sum { |s| s[1] }, :>=, second[:aggregated_samples].sum { |s| s[1] }
   end
+
+  timing_sensitive :test_snapshot_and_clear
 end

@@ -64,4 +64,7 @@ class LabelsTest < Minitest::Test
     Rperf.start(defer: true)
     assert_raises(ArgumentError) { Rperf.profile }
   end
+
+  timing_sensitive :test_labelled_samples_carry_their_label_set,
+                   :test_defer_and_profile_sample_only_inside_profile_blocks
 end

@@ -45,8 +45,26 @@ module RperfTestHelper
   end
 end
 
+# Timing-sensitive tests measure real time on a shared, noisy machine. A failed measurement is
+# taken again once: the test fails only when both attempts fail, and a retry is reported.
+module TimingRetry
+  def timing_sensitive(*names)
+    names.each do |name|
+      original = instance_method(name)
+      define_method(name) do
+        original.bind_call(self)
+      rescue Minitest::Assertion => e
+        Rperf.stop if Rperf.running?
+        warn "\n#{self.class}##{name}: measuring again after: #{e.message.lines.last.strip}"
+        original.bind_call(self)
+      end
+    end
+  end
+end
+
 class Minitest::Test
   include RperfTestHelper
+  extend TimingRetry
 
   def teardown
     Rperf.stop if Rperf.running?
