@@ -51,6 +51,18 @@ class ThreadContextTest < Minitest::Test
     end
   end
 
+  def test_cpu_mode_counts_off_gvl_work_still_running_at_stop
+    input = Random.new(2).bytes(16 * 1024 * 1024)
+    Rperf.start(mode: :cpu)
+    worker = Thread.new { Rperf.label(worker: 1) { Zlib::Deflate.deflate(input, Zlib::BEST_COMPRESSION) } }
+    sleep 0.3 # the worker is inside deflate, off the GVL, when the profile stops
+    data = Rperf.stop
+    worker.join
+    weight = weight_where(data) { |_s, labels| labels[:worker] == 1 }
+    assert_operator weight, :>, 150e6, "CPU burned off the GVL up to stop is counted"
+    assert_operator weight, :<, 400e6
+  end
+
   def test_gc_phases_and_wall_conservation
     data = Rperf.start(mode: :wall) { gc_loop }
     assert_operator gc(data, "mark"), :>, 0

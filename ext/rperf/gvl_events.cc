@@ -38,18 +38,7 @@ void on_resumed(Session& s, VALUE thread) {
   if (!ts->off_gvl) return;
   ts->off_gvl = false;
   int64_t now = s.opts.wall ? t0 : thread_cpu_ns();
-  if (s.refresh_epoch(ts, now) && ts->suspended_stack != kNoStack) {
-    if (s.opts.wall) {
-      int64_t from = std::max(ts->suspended_wall_ns, s.floor_wall_ns);
-      int64_t ready = ts->ready_wall_ns.load(std::memory_order_acquire);
-      if (ready < from) ready = from;  // READY not seen (or before a resume): all blocked
-      if (ready > t0) ready = t0;
-      s.record(ts, ts->suspended_stack, kGvlBlocked, ready - from, t0);
-      s.record(ts, ts->suspended_stack, kGvlWait, t0 - ready, t0);
-    } else {
-      s.record(ts, ts->suspended_stack, kRunning, now - ts->last_ns, t0);
-    }
-  }
+  if (s.refresh_epoch(ts, now)) s.close_off_gvl_interval(ts, now, t0);
   ts->last_ns = now;
   ts->suspended_stack = kNoStack;
   s.sampling_time_ns += monotonic_ns() - t0;

@@ -105,21 +105,35 @@ void Session::close_all_intervals() {
   // thread was last seen in, when there is one.
   uint32_t stack = self->cache.last() != StackStore::kRoot ? self->cache.last() : capture_stack(self);
   if (refresh_epoch(self, mode_now())) close_interval(self, stack, kRunning, mode_now(), t0);
-  if (opts.wall) {
-    threads.each([&](ThreadState* ts) {
-      if (ts == self || !ts->off_gvl || ts->suspended_stack == kNoStack || ts->retired.load()) return;
-      int64_t from = std::max(ts->suspended_wall_ns, floor_wall_ns);
-      int64_t ready = ts->ready_wall_ns.load(std::memory_order_acquire);
-      if (ready >= ts->suspended_wall_ns && ready >= from) {
-        record(ts, ts->suspended_stack, kGvlBlocked, ready - from, t0);
-        record(ts, ts->suspended_stack, kGvlWait, t0 - ready, t0);
-      } else {
-        record(ts, ts->suspended_stack, kGvlBlocked, t0 - from, t0);
-      }
-      ts->suspended_wall_ns = t0;
-    });
-  }
+  threads.each([&](ThreadState* ts) {
+    if (ts == self || !ts->off_gvl || ts->retired.load()) return;
+    if (!opts.wall && ts->epoch != epoch) return;  // its CPU baseline predates the last resume
+    // Another thread's CPU clock is readable through its clock id; an exited thread's is not.
+    int64_t now = t0;
+    if (!opts.wall) {
+      timespec cpu;
+      if (clock_gettime(ts->cpu_clock, &cpu) != 0) return;
+      now = static_cast<int64_t>(cpu.tv_sec) * 1000000000LL + cpu.tv_nsec;
+    }
+    close_off_gvl_interval(ts, now, t0);
+    ts->last_ns = now;
+    ts->suspended_wall_ns = t0;
+    ts->ready_wall_ns.store(0, std::memory_order_relaxed);
+  });
   sampling_time_ns += monotonic_ns() - t0;
+}
+
+void Session::close_off_gvl_interval(ThreadState* ts, int64_t now, int64_t wall_now) {
+  if (ts->suspended_stack == kNoStack) return;
+  if (!opts.wall) {
+    record(ts, ts->suspended_stack, kRunning, now - ts->last_ns, wall_now);
+    return;
+  }
+  int64_t from = std::max(ts->suspended_wall_ns, floor_wall_ns);
+  int64_t ready = ts->ready_wall_ns.load(std::memory_order_acquire);
+  ready = std::min(std::max(ready, from), wall_now);  // READY not seen (or before a resume): all blocked
+  record(ts, ts->suspended_stack, kGvlBlocked, ready - from, wall_now);
+  record(ts, ts->suspended_stack, kGvlWait, wall_now - ready, wall_now);
 }
 
 void Session::pause() {

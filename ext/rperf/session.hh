@@ -58,6 +58,9 @@ class Session {
   // Closes `ts`'s open interval at `now` (mode clock) on `stack` in `state`.
   void close_interval(ThreadState* ts, uint32_t stack, VmState state, int64_t now, int64_t wall_now);
   void record(ThreadState* ts, uint32_t stack, VmState state, int64_t weight, int64_t wall_now);
+  // Attributes the time `ts` spent off the GVL, up to `now` (mode clock) / `wall_now`, to the
+  // stack it released the GVL with: blocked + wait in wall mode, the CPU it burned in cpu mode.
+  void close_off_gvl_interval(ThreadState* ts, int64_t now, int64_t wall_now);
   // Brings a thread whose baseline predates the last resume up to date; returns false if the
   // interval must not be recorded.
   bool refresh_epoch(ThreadState* ts, int64_t now);

@@ -1,10 +1,13 @@
 #include "thread_state.hh"
 
+#include <pthread.h>
+
 namespace rperf {
 
 ThreadState* ThreadRegistry::create(int max_depth) {
   ThreadState* ts = new ThreadState();
   ts->seq = next_seq_++;
+  pthread_getcpuclockid(pthread_self(), &ts->cpu_clock);  // called on the thread itself
   ts->cache.resize(max_depth + 1);
   ts->next = head_;
   if (head_) head_->prev = ts;

@@ -3,6 +3,8 @@
 // and retired at thread exit (the EXITED hook runs without the GVL, so it only queues the
 // state; it is unlinked and freed later under the GVL).
 #pragma once
+#include <time.h>
+
 #include <atomic>
 #include <cstdint>
 
@@ -20,6 +22,7 @@ struct ThreadState {
   bool off_gvl = false;            // between SUSPENDED and RESUMED
   uint32_t suspended_stack = kNoStack;
   int64_t suspended_wall_ns = 0;   // monotonic time at SUSPENDED
+  clockid_t cpu_clock = CLOCK_THREAD_CPUTIME_ID;  // this thread's CPU clock, readable from others
   std::atomic<int64_t> ready_wall_ns{0};  // monotonic time at READY (written without the GVL)
   StackCache cache;
   // Registry links (GVL only) and the retire queue link (lock-free push from EXITED).
