@@ -167,6 +167,14 @@ class FormatsTest < Minitest::Test
     end
   end
 
+  def test_raw_samples_round_trip_for_timelines
+    data = Rperf.start(mode: :wall, aggregate: false) { burn_cpu(0.03) }
+    Rperf.save(tmp("raw.json.gz"), data)
+    loaded = Rperf.load(tmp("raw.json.gz"))
+    assert_equal data[:raw_samples], loaded[:raw_samples]
+    assert_equal data[:aggregated_samples].sum { |s| s[1] }, loaded[:aggregated_samples].sum { |s| s[1] }
+  end
+
   def test_load_rejects_bad_files_with_rperf_errors
     good = tmp("good.json.gz")
     Rperf.save(good, profile(lines: false))

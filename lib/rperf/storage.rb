@@ -56,11 +56,12 @@ module Rperf
       out&.force_encoding(gzip ? Encoding::BINARY : Encoding::UTF_8)
     end
 
-    # Everything but the sample body, meta and summary first so read_meta can stop early.
+    # Everything but the aggregated body (written by the C++ encoder), meta and summary first
+    # so read_meta can stop early. raw_samples (aggregate: false) stay, for timelines.
     def json_head(data)
       # rperf_version at the top level too: rperf 0.10 readers look for it there.
       { meta: meta(data), summary: summary(data), rperf_version: VERSION,
-        **data.except(:aggregated_samples, :label_sets, :raw_samples) }
+        **data.except(:aggregated_samples, :label_sets) }
     end
 
     def pprof_comments(data)
