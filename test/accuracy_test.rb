@@ -18,9 +18,6 @@ class AccuracyTest < Minitest::Test
       end
       one = weight_including(data, "AccuracyTest#work_one")
       three = weight_including(data, "AccuracyTest#work_three")
-      if ENV["DEBUG_RATIO"]
-        data[:aggregated_samples].each { |s| $stderr.puts [s[0].map { _1[1] }.first(5), s[1] / 1e6, s[2], s[3]].inspect }
-      end
       assert_within 3.0, three.to_f / one, 0.05, "#{mode} ratio"
     end
   end
