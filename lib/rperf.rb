@@ -193,17 +193,12 @@ module Rperf
       Native.after_fork_child
       return unless @settings && @inherit && (@session_dir || @child_session_dir)
 
-      dir = @child_session_dir || @session_dir
-      settings = @settings
-      inherit = @inherit
-      reset_process_state
-      @child_session_dir = dir
-      start(**settings, inherit: inherit)
+      start_child(@child_session_dir || @session_dir, **@settings, inherit: @inherit)
       label(**labels) unless labels.empty?
-      at_exit { stop if running? }
     end
 
-    # Used by the environment autostart of a spawned child.
+    # A child process (forked, or spawned with the RPERF_* environment) profiles itself into the
+    # root's session directory and writes its profile there at exit.
     def start_child(dir, **opts)
       reset_process_state
       @child_session_dir = dir
