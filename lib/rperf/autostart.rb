@@ -13,6 +13,15 @@ module Rperf
 
     module_function
 
+    # RUBYOPT and RUBYLIB that make every Ruby program started with them load rperf first.
+    def preload_env(env = ENV)
+      lib = File.expand_path("..", __dir__)
+      {
+        "RUBYOPT" => ["-rrperf", env["RUBYOPT"]].compact.reject(&:empty?).uniq.join(" "),
+        "RUBYLIB" => [lib, env["RUBYLIB"]].compact.reject(&:empty?).uniq.join(File::PATH_SEPARATOR),
+      }
+    end
+
     def options_from_env(env = ENV)
       mode = (env["RPERF_MODE"] || "cpu").to_sym
       raise InvalidSetting, "RPERF_MODE must be cpu or wall (got #{env['RPERF_MODE'].inspect})" unless %i[cpu wall].include?(mode)

@@ -116,7 +116,6 @@ module Rperf
     end
 
     def profile_env(opts, kind, argv)
-      lib = File.expand_path("..", __dir__)
       env = {
         "RPERF_ENABLED" => "1",
         "RPERF_MODE" => opts[:mode],
@@ -125,8 +124,7 @@ module Rperf
         "RPERF_INHERIT" => opts[:inherit] ? "1" : "0",
         "RPERF_ORIGINAL_RUBYOPT" => ENV.fetch("RUBYOPT", ""),
         "RPERF_ORIGINAL_RUBYLIB" => ENV.fetch("RUBYLIB", ""),
-        "RUBYOPT" => ["-rrperf", ENV.fetch("RUBYOPT", nil)].compact.join(" "),
-        "RUBYLIB" => [lib, ENV.fetch("RUBYLIB", nil)].compact.reject(&:empty?).join(File::PATH_SEPARATOR),
+        **Autostart.preload_env,
       }
       env["RPERF_VERBOSE"] = "1" if opts[:verbose]
       env["RPERF_VM_STATE_FRAMES"] = "1" if opts[:vm_state_frames]

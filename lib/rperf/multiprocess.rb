@@ -120,7 +120,6 @@ module Rperf
     # --- spawned children: the environment -------------------------------------------------
 
     def child_environment(settings, dir)
-      lib = File.expand_path("..", __dir__)
       {
         "RPERF_ENABLED" => "1",
         "RPERF_SESSION_DIR" => dir,
@@ -131,8 +130,7 @@ module Rperf
         "RPERF_DEFER" => settings[:defer] ? "1" : "0",
         "RPERF_SIGNAL" => settings[:signal].nil? ? nil : settings[:signal].to_s,
         "RPERF_VM_STATE_FRAMES" => settings[:vm_state_frames] ? "1" : nil,
-        "RUBYOPT" => ["-rrperf", ENV["RUBYOPT"]].compact.reject(&:empty?).uniq.join(" "),
-        "RUBYLIB" => [lib, ENV["RUBYLIB"]].compact.reject(&:empty?).uniq.join(File::PATH_SEPARATOR),
+        **Autostart.preload_env,
       }
     end
   end
