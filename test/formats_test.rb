@@ -237,6 +237,49 @@ class FormatsTest < Minitest::Test
     assert_equal total(data), total(Rperf::Storage.load_any(tmp("h.pb.gz")))
   end
 
+  # ~25 MB of JSON: many chunks, compressed in parallel into one gzip member.
+  def large_profile
+    rng = Random.new(5)
+    frames = Array.new(3000) { |i| ["app/f#{i % 90}.rb", "K#{i % 40}#m#{i}", i] }
+    samples = Array.new(20_000) { |i| [Array.new(25) { frames.sample(random: rng) }, 1000 + i, 1 + (i % 3), 0] }
+    { mode: :wall, frequency: 1000, sampling_count: 20_000, duration_ns: 20 * 10**9, start_time_ns: 0,
+      aggregated_samples: samples, label_sets: [{}] }
+  end
+
+  def test_large_json_gz_is_one_gzip_member_for_every_reader
+    data = large_profile
+    head = JSON.generate(Rperf::Storage.json_head(data)).chomp("}") + ","
+    [nil, "zlib"].each do |deflate|
+      path = tmp("large-#{deflate}.json.gz")
+      Rperf::Native.encode(data, :json, true, { head: head, level: 1, path: path, deflate: deflate })
+      # rperf 0.10 and most integrations read one member with GzipReader.
+      json = Zlib::GzipReader.open(path, &:read)
+      assert_operator json.bytesize, :>, 10 << 20
+      assert_equal data[:aggregated_samples].size, JSON.parse(json)["aggregated_samples"].size
+      out, err, status = Open3.capture3("gzip", "-t", path)
+      assert status.success?, "gzip -t (#{deflate || Rperf::Native::DEFLATE_BACKEND}): #{out}#{err}"
+      assert_equal data, Rperf::Storage.load(path), deflate.to_s
+    end
+  end
+
+  def test_encoding_releases_the_gvl
+    data = large_profile
+    count = 0
+    counter = Thread.new { loop { count += 1 } }
+    sleep 0.05
+    before = count
+    Rperf::Native.encode(data, :json, true, { head: "{", level: 1, path: tmp("gvl.json.gz") })
+    during = count - before
+    counter.kill.join
+    # Holding the GVL, the counting thread could not run at all while the C++ encoder works.
+    assert_operator during, :>, 10_000
+  end
+
+  def test_full_disk_raises_write_error
+    e = assert_raises(Rperf::WriteError) { Rperf.save("/dev/full", large_profile, format: :json) }
+    assert_match(/No space left/, e.message)
+  end
+
   def test_unwritable_output_keeps_the_profile
     _out, err = capture_io do
       data = Rperf.start(output: "/nonexistent-dir/x.json.gz") { burn_cpu(0.02) }

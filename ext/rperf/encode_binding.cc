@@ -1,15 +1,18 @@
 // Ruby binding of the encoders: converts a result Hash (from stop, snapshot or load) into a
-// Profile, runs an encoder, and gzips. The Profile and the conversion tables are owned by a
+// Profile, then runs an encoder into an Output (a file or a string, optionally gzipped). The Profile and the conversion tables are owned by a
 // Ruby object, so a TypeError raised half-way through cannot leak them.
 #include <fcntl.h>
 #include <ruby/ruby.h>
+#include <ruby/thread.h>
 #include <unistd.h>
 
 #include <cerrno>
-
+#include <memory>
+#include <new>
 #include <string>
 #include <unordered_map>
 
+#include "encode/output.hh"
 #include "encode/profile.hh"
 
 namespace rperf {
@@ -116,28 +119,58 @@ void convert(Conversion& c, VALUE data) {
   }
 }
 
-// Native.encode(data, format, gzip, options) -> String (binary)
-// Writes all of `data` to `path`; returns 0 or an errno value.
-int write_file(const char* path, const std::string& data) {
-  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return errno;
-  size_t done = 0;
-  while (done < data.size()) {
-    ssize_t n = write(fd, data.data() + done, data.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      int e = errno;
-      close(fd);
-      return e;
+enum class Format { kPprof, kCollapsed, kSpeedscope, kText, kJson };
+
+// Everything the encoder needs once the GVL is released: no Ruby object is touched then.
+struct EncodeJob {
+  const Profile* profile;
+  Format format;
+  OutputOptions options;
+  std::string head;  // json: the document head from Ruby, `{...,` without its closing brace
+  std::string name;  // speedscope / collapsed profile name
+  int top = 10;
+  int fd = -1;                  // write here, or
+  std::string* str = nullptr;   // append here
+  int error = 0;
+};
+
+void* run_encode_job(void* arg) {
+  EncodeJob& job = *static_cast<EncodeJob*>(arg);
+  try {
+    std::unique_ptr<Output> out(job.fd >= 0 ? new Output(job.fd, job.options) : new Output(job.str, job.options));
+    switch (job.format) {
+      case Format::kPprof: out->append(encode_pprof(*job.profile)); break;
+      case Format::kCollapsed: encode_collapsed(*job.profile, *out); break;
+      case Format::kSpeedscope: out->append(encode_speedscope(*job.profile, job.name)); break;
+      case Format::kText: out->append(encode_text(*job.profile, job.top)); break;
+      case Format::kJson:
+        out->append(job.head);
+        encode_json_samples(*job.profile, *out);
+        out->append('}');
+        break;
     }
-    done += static_cast<size_t>(n);
+    job.error = out->finish();
+  } catch (const std::bad_alloc&) {
+    job.error = ENOMEM;
   }
-  return close(fd) == 0 ? 0 : errno;
+  return nullptr;
 }
 
-// Native.encode(data, format, gzip, options) -> String (binary), or nil when options[:path]
-// is given and the file was written there directly (large profiles skip a Ruby-side copy).
+Format format_from_symbol(VALUE format) {
+  ID f = SYM2ID(format);
+  if (f == rb_intern("pprof")) return Format::kPprof;
+  if (f == rb_intern("collapsed")) return Format::kCollapsed;
+  if (f == rb_intern("speedscope")) return Format::kSpeedscope;
+  if (f == rb_intern("text")) return Format::kText;
+  if (f == rb_intern("json")) return Format::kJson;
+  rb_raise(rb_eArgError, "rperf: unknown encoder %" PRIsVALUE, format);
+}
+
+// Native.encode(data, format, gzip, options) -> String, or nil when options[:path] is given:
+// the file is then written directly, chunk by chunk. Encoding, compression and writing run
+// without the GVL, so the application's other threads keep running meanwhile.
 VALUE native_encode(VALUE, VALUE data, VALUE format, VALUE gzip, VALUE options) {
+  Check_Type(format, T_SYMBOL);
   Conversion* c = new Conversion();
   VALUE holder = TypedData_Wrap_Struct(rb_cObject, &kConversionType, c);
   convert(*c, data);
@@ -147,49 +180,48 @@ VALUE native_encode(VALUE, VALUE data, VALUE format, VALUE gzip, VALUE options) 
     Check_Type(comments, T_ARRAY);
     for (long i = 0; i < RARRAY_LEN(comments); i++) c->profile.comments.push_back(to_std_string(RARRAY_AREF(comments, i)));
   }
+  EncodeJob job;
+  job.profile = &c->profile;
+  job.format = format_from_symbol(format);
+  job.options.gzip = RTEST(gzip);
   VALUE name = option("name"), top = option("top"), level = option("level"), path = option("path");
-  if (!NIL_P(path)) FilePathValue(path);
-
-  ID f = SYM2ID(format);
-  std::string& body = c->body;
-  if (f == rb_intern("pprof")) body = encode_pprof(c->profile);
-  else if (f == rb_intern("collapsed")) body = encode_collapsed(c->profile);
-  else if (f == rb_intern("speedscope")) body = encode_speedscope(c->profile, NIL_P(name) ? "rperf" : to_std_string(name));
-  else if (f == rb_intern("text")) body = encode_text(c->profile, NIL_P(top) ? 10 : NUM2INT(top));
-  else if (f == rb_intern("json")) {
-    // The document head (meta, summary, scalar keys) comes from Ruby as `{...` without its
-    // closing brace; the sample body is appended here to avoid copying it through Ruby.
+  if (!NIL_P(level)) job.options.level = NUM2INT(level);
+  // deflate: "zlib" forces the fallback library (benchmarks and tests compare the two).
+  VALUE deflate = option("deflate");
+  if (!NIL_P(deflate) && to_std_string(deflate) == "zlib") job.options.backend = DeflateBackend::kZlib;
+  if (!NIL_P(name)) job.name = to_std_string(name);
+  else job.name = "rperf";
+  if (!NIL_P(top)) job.top = NUM2INT(top);
+  if (job.format == Format::kJson) {
     VALUE head = option("head");
     StringValue(head);
-    body.assign(RSTRING_PTR(head), RSTRING_LEN(head));
-    body += encode_json_samples(c->profile);
-    body += '}';
-  } else {
-    rb_raise(rb_eArgError, "rperf: unknown encoder %" PRIsVALUE, format);
+    job.head.assign(RSTRING_PTR(head), RSTRING_LEN(head));
   }
-  if (RTEST(gzip)) body = gzip_compress(body, NIL_P(level) ? -1 : NUM2INT(level));
-  VALUE out = Qnil;
   if (NIL_P(path)) {
-    out = rb_str_new(body.data(), static_cast<long>(body.size()));
-  } else if (int err = write_file(RSTRING_PTR(path), body)) {
-    rb_syserr_fail_str(err, path);
+    job.str = &c->body;
+  } else {
+    FilePathValue(path);
+    job.fd = open(RSTRING_PTR(path), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (job.fd < 0) rb_syserr_fail_str(errno, path);
   }
+  rb_thread_call_without_gvl(run_encode_job, &job, nullptr, nullptr);
+  if (job.fd >= 0 && close(job.fd) != 0 && job.error == 0) job.error = errno;
+  if (job.error) {
+    if (NIL_P(path)) rb_syserr_fail(job.error, "rperf: encoding the profile");
+    rb_syserr_fail_str(job.error, path);
+  }
+  VALUE out = NIL_P(path) ? rb_str_new(c->body.data(), static_cast<long>(c->body.size())) : Qnil;
   RB_GC_GUARD(holder);
   return out;
-}
-
-// Native.gzip(string, level) -> String
-VALUE native_gzip(VALUE, VALUE str, VALUE level) {
-  StringValue(str);
-  std::string body = gzip_compress(std::string(RSTRING_PTR(str), RSTRING_LEN(str)), NIL_P(level) ? -1 : NUM2INT(level));
-  return rb_str_new(body.data(), static_cast<long>(body.size()));
 }
 
 }  // namespace
 
 void init_encode_binding(VALUE native) {
   rb_define_singleton_method(native, "encode", RUBY_METHOD_FUNC(native_encode), 4);
-  rb_define_singleton_method(native, "gzip", RUBY_METHOD_FUNC(native_gzip), 2);
+  // Which deflate library writes .gz files ("isa-l" or "zlib <version>"), for benchmarks.
+  std::string backend = deflate_backend_name(default_deflate_backend());
+  rb_define_const(native, "DEFLATE_BACKEND", rb_str_freeze(rb_str_new(backend.data(), static_cast<long>(backend.size()))));
 }
 
 }  // namespace rperf

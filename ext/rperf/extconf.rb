@@ -11,6 +11,11 @@ if Gem.win_platform? || !have_header("pthread.h") || !have_func("clock_gettime",
 end
 have_func("timer_create", "time.h") || have_library("rt", "timer_create", "time.h")
 have_library("z", "deflateInit2_", "zlib.h") or abort "rperf needs zlib (Debian: zlib1g-dev)"
+# Intel ISA-L deflates large .json.gz profiles 3.5x faster than zlib (and smaller): used when
+# installed (Debian: libisal-dev), unless built with `-- --without-isal`; zlib otherwise.
+if with_config("isal", true) && have_header("isa-l/igzip_lib.h") && have_library("isal", "isal_deflate", "isa-l/igzip_lib.h")
+  $defs << "-DRPERF_HAVE_ISAL"
+end
 
 $CXXFLAGS = "#{$CXXFLAGS} -std=c++17 -O2 -Wall -Wextra -fvisibility=hidden".strip
 # Ruby's ruby/internal/encoding/ctype.h has an unused parameter; include Ruby's headers as

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 #include <zlib.h>
 
+#include "encode/output.hh"
 #include "encode/profile.hh"
 
 using namespace rperf;
@@ -31,6 +32,14 @@ std::string gunzip(const std::string& in) {
   out.resize(zs.total_out);
   inflateEnd(&zs);
   return out;
+}
+template <typename Encode>
+std::string render(Encode encode, OutputOptions options = OutputOptions()) {
+  std::string s;
+  Output out(&s, options);
+  encode(out);
+  EXPECT_EQ(out.finish(), 0);
+  return s;
 }
 }  // namespace
 
@@ -63,7 +72,7 @@ TEST(Pprof, StartsWithSampleTypeAndHasEmptyFirstString) {
 }
 
 TEST(Collapsed, EscapesAndMergesStacks) {
-  std::string c = encode_collapsed(sample_profile());
+  std::string c = render([](Output& out) { encode_collapsed(sample_profile(), out); });
   EXPECT_NE(c.find("<main>;Foo#bar 150\n"), std::string::npos);  // two lines of Foo#bar: one frame name
   EXPECT_NE(c.find("<main>;semi:colon name 7\n"), std::string::npos);
   EXPECT_NE(c.find("<main>;Foo#bar;Integer#times 25\n"), std::string::npos);
@@ -83,7 +92,7 @@ TEST(Json, EscapesStringsAndReplacesInvalidUtf8) {
   std::string out;
   append_json_string(out, std::string("a\"b\\c\n\x01\xff\xc3\xa9", 10));
   EXPECT_EQ(out, "\"a\\\"b\\\\c\\n\\u0001\xef\xbf\xbd\xc3\xa9\"");
-  std::string body = encode_json_samples(sample_profile());
+  std::string body = render([](Output& out) { encode_json_samples(sample_profile(), out); });
   EXPECT_EQ(body.rfind("\"aggregated_samples\":[[[[\"a.rb\",\"Foo#bar\",10],[\"a.rb\",\"<main>\",1]],100,1,0]", 0), 0u) << body;
   EXPECT_NE(body.find("\"label_sets\":[{},{\"%GVL\":\"blocked\"},{\"endpoint\":\"/x\"}]"), std::string::npos);
 }

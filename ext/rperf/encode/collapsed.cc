@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "output.hh"
 #include "profile.hh"
 
 namespace rperf {
@@ -18,35 +19,50 @@ std::string escape_frame(const std::string& name) {
   }
   return out;
 }
+
+// A stack as the ids of its frame names, root first (frames that differ only by line share
+// a name): hashing 40 ids is far cheaper than hashing the 1 KB line they print as.
+struct NameStackHash {
+  size_t operator()(const std::vector<uint32_t>& ids) const {
+    uint64_t h = 1469598103934665603ull;
+    for (uint32_t id : ids) h = (h ^ id) * 1099511628211ull;
+    return static_cast<size_t>(h);
+  }
+};
 }  // namespace
 
-std::string encode_collapsed(const Profile& p) {
-  std::vector<std::string> names(p.frames.size());
-  for (size_t i = 0; i < p.frames.size(); i++) names[i] = escape_frame(p.frames[i].label);
+void encode_collapsed(const Profile& p, Output& out) {
+  std::vector<std::string> names;
+  std::vector<uint32_t> name_of_frame(p.frames.size());
+  std::unordered_map<std::string, uint32_t> name_ids;
+  for (size_t i = 0; i < p.frames.size(); i++) {
+    auto [it, inserted] = name_ids.emplace(escape_frame(p.frames[i].label), static_cast<uint32_t>(names.size()));
+    if (inserted) names.push_back(it->first);
+    name_of_frame[i] = it->second;
+  }
   // Samples that differ only by thread, labels or line numbers collapse into one line, in
-  // order of first appearance (hashing beats ordered compares of long shared prefixes).
-  std::unordered_map<std::string, size_t> index;
-  std::vector<std::pair<const std::string*, int64_t>> stacks;
-  std::string line;
+  // order of first appearance.
+  std::unordered_map<std::vector<uint32_t>, size_t, NameStackHash> index;
+  std::vector<std::pair<const std::vector<uint32_t>*, int64_t>> stacks;
+  std::vector<uint32_t> key;
   for (const ProfileSample& s : p.samples) {
-    line.clear();
-    if (s.frames.empty()) line = kNoRubyFrames;
-    for (size_t i = s.frames.size(); i-- > 0;) {
-      line += names[s.frames[i]];
-      if (i) line += ';';
-    }
-    auto [it, inserted] = index.emplace(line, stacks.size());
+    key.clear();
+    for (size_t i = s.frames.size(); i-- > 0;) key.push_back(name_of_frame[s.frames[i]]);
+    auto [it, inserted] = index.emplace(key, stacks.size());
     if (inserted) stacks.emplace_back(&it->first, 0);
     stacks[it->second].second += s.weight_ns;
   }
-  std::string out;
   for (const auto& [stack, weight] : stacks) {
-    out += *stack;
-    out += ' ';
-    out += std::to_string(weight);
-    out += '\n';
+    if (out.failed()) break;
+    if (stack->empty()) out.append(kNoRubyFrames, std::char_traits<char>::length(kNoRubyFrames));
+    for (size_t i = 0; i < stack->size(); i++) {
+      if (i) out.append(';');
+      out.append(names[(*stack)[i]]);
+    }
+    out.append(' ');
+    out.append_int(weight);
+    out.append('\n');
   }
-  return out;
 }
 
 }  // namespace rperf

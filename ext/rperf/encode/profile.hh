@@ -47,15 +47,15 @@ struct Profile {
 // that cannot represent an empty stack.
 constexpr const char* kNoRubyFrames = "(no Ruby frames)";
 
-// Encoders. Each returns the file body (uncompressed; see gzip_compress).
+class Output;
+
+// Encoders. The small formats return the file body; the two that grow with the number of
+// stacks (hundreds of MB for large profiles) stream into an Output (output.hh).
 std::string encode_pprof(const Profile& p);            // perftools.profiles.Profile protobuf
-std::string encode_collapsed(const Profile& p);        // "root;...;leaf weight\n"
 std::string encode_speedscope(const Profile& p, const std::string& name);
 std::string encode_text(const Profile& p, int top_n);  // flat + cumulative tables
-std::string encode_json_samples(const Profile& p);     // "aggregated_samples":[...],"label_sets":[...]
-
-// gzip (RFC 1952) with zlib; `level` as zlib's (-1 = default).
-std::string gzip_compress(const std::string& data, int level = -1);
+void encode_collapsed(const Profile& p, Output& out);     // "root;...;leaf weight\n"
+void encode_json_samples(const Profile& p, Output& out);  // "aggregated_samples":[...],"label_sets":[...]
 
 // Shared helpers.
 void append_json_string(std::string& out, const std::string& s);  // quoted, escaped, valid UTF-8
