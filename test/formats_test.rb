@@ -167,6 +167,44 @@ class FormatsTest < Minitest::Test
     end
   end
 
+  def random_json_value(rng, depth = 0)
+    case depth > 3 ? rng.rand(5) : rng.rand(7)
+    when 0 then [rng.rand(-10**6..10**6), rng.rand(10**30) * (rng.rand(2).zero? ? -1 : 1)].sample(random: rng)
+    when 1 then [rng.rand * 10**rng.rand(-5..25), -rng.rand, 0.0, 1e-300].sample(random: rng)
+    when 2 then [true, false, nil].sample(random: rng)
+    when 3, 4
+      Array.new(rng.rand(0..12)) { [*"a".."z", "\"", "\\", "/", "\n", "\t", "\u0001", "\u00e9", "\u4e2d", "\u{1F600}", "]", "[", ",", ":"].sample(random: rng) }.join
+    when 5 then Array.new(rng.rand(0..5)) { random_json_value(rng, depth + 1) }
+    else Array.new(rng.rand(0..5)) { [random_json_value(rng, 4).to_s, random_json_value(rng, depth + 1)] }.to_h
+    end
+  end
+
+  # The C++ reader behind Rperf.load against Ruby's JSON, on random documents.
+  def test_native_json_reader_agrees_with_json_parse
+    rng = Random.new(11)
+    2000.times do |i|
+      doc = { "v" => random_json_value(rng), "frames" => [["a.rb", "m", 1], ["a.rb", "m", 1]] }
+      text = i.even? ? JSON.generate(doc) : JSON.pretty_generate(doc)
+      text = text.gsub("\u00e9", "\\u00e9") if i % 3 == 0 # escaped and raw forms
+      assert_equal JSON.parse(text, symbolize_names: true), Rperf::Native.load_json(text), text
+    end
+    shared = Rperf::Native.load_json('{"a":[["x.rb","m",1],["x.rb","m",1]]}')[:a]
+    assert_same shared[0], shared[1]
+    assert_predicate shared[0], :frozen?
+    assert_raises(Rperf::FormatError) { Rperf::Native.load_json("[" * 10_000) }
+  end
+
+  def test_loaded_frames_are_shared_and_frozen_like_stop
+    data = large_profile
+    Rperf.save(tmp("shared.json.gz"), data)
+    loaded = Rperf.load(tmp("shared.json.gz"))
+    assert_equal data, loaded
+    frames = loaded[:aggregated_samples].flat_map(&:first)
+    assert_operator frames.uniq(&:object_id).size, :<=, 3000
+    assert frames.all?(&:frozen?)
+    assert loaded[:aggregated_samples].none?(&:frozen?), "samples stay mutable, as from stop"
+  end
+
   def test_raw_samples_round_trip_for_timelines
     data = Rperf.start(mode: :wall, aggregate: false) { burn_cpu(0.03) }
     Rperf.save(tmp("raw.json.gz"), data)

@@ -12,6 +12,7 @@ using namespace rperf;
 
 namespace rperf {
 void init_encode_binding(VALUE native);
+void init_load_binding(VALUE native);
 }
 
 namespace {
@@ -129,4 +130,5 @@ extern "C" __attribute__((visibility("default"))) void Init_rperf() {
   rb_define_singleton_method(mNative, "monotonic_ns", RUBY_METHOD_FUNC(rperf_monotonic_ns), 0);
   rb_define_singleton_method(mNative, "default_signal", RUBY_METHOD_FUNC(rperf_default_signal), 0);
   init_encode_binding(mNative);
+  init_load_binding(mNative);
 }

@@ -47,4 +47,8 @@ uint32_t crc32_concat(uint32_t crc_a, uint32_t crc_b, size_t len_b);  // CRC of 
 void append_gzip_header(std::string& out);
 void append_gzip_trailer(std::string& out, uint32_t crc, uint64_t input_len);
 
+// Decompresses the first gzip member of `in` into `out` (replacing it), checking its CRC.
+// Returns "" on success, else what is wrong ("truncated", "invalid deflate data", ...).
+std::string gunzip(const char* in, size_t len, std::string& out, DeflateBackend backend = default_deflate_backend());
+
 }  // namespace rperf

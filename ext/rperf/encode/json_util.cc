@@ -24,6 +24,20 @@ size_t utf8_seq_len(const unsigned char* s, size_t i, size_t n) {
 }
 }  // namespace
 
+bool utf8_valid(const char* s, size_t len) {
+  const auto* p = reinterpret_cast<const unsigned char*>(s);
+  for (size_t i = 0; i < len;) {
+    if (p[i] < 0x80) {
+      i++;
+      continue;
+    }
+    size_t n = utf8_seq_len(p, i, len);
+    if (n == 0) return false;
+    i += n;
+  }
+  return true;
+}
+
 std::string valid_utf8(const std::string& s) {
   const auto* p = reinterpret_cast<const unsigned char*>(s.data());
   std::string out;

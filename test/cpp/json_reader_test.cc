@@ -1,0 +1,138 @@
+// JsonReader with a builder that prints values back in a canonical form, TextTable, and
+// gunzip (both backends) on good, truncated and corrupt input.
+#include <gtest/gtest.h>
+
+#include "encode/gzip.hh"
+#include "encode/output.hh"
+#include "json_reader.hh"
+#include "text_table.hh"
+
+using namespace rperf;
+
+namespace {
+
+// Values are their canonical text; arrays of scalars seen before are reported as shared.
+struct PrintBuilder {
+  using Value = std::string;
+  TextTable<int> seen;
+  int shared_hits = 0;
+  Value null_value() { return "null"; }
+  Value true_value() { return "true"; }
+  Value false_value() { return "false"; }
+  Value integer(const char* t, size_t n) { return "i:" + std::string(t, n); }
+  Value real(const char* t, size_t n) { return "r:" + std::string(t, n); }
+  Value string(const char* s, size_t n) { return "s:" + std::string(s, n); }
+  Value key(const char* s, size_t n) { return "k:" + std::string(s, n); }
+  Value begin_array() { return "["; }
+  void push(Value& a, Value v) { a += (a.size() > 1 ? "," : "") + v; }
+  bool find_array(const char* raw, size_t len, Value& out) {
+    if (!seen.find(raw, len)) return false;
+    shared_hits++;
+    out = "shared:" + std::string(raw, len);
+    return true;
+  }
+  Value end_array(Value a, const char* raw, size_t len, size_t count, bool scalars) {
+    if (scalars && count > 0 && count <= 3) seen.insert(raw, len, 1);
+    return a + "]";
+  }
+  Value begin_object() { return "{"; }
+  void set(Value& o, Value k, Value v) { o += (o.size() > 1 ? "," : "") + k + "=" + v; }
+};
+
+std::string parse(const std::string& json, std::string* error = nullptr, int* shared = nullptr) {
+  PrintBuilder b;
+  JsonReader<PrintBuilder> reader(json.data(), json.size(), b);
+  std::string out;
+  bool ok = reader.parse(out);
+  if (error) *error = reader.error();
+  if (shared) *shared = b.shared_hits;
+  return ok ? out : "ERROR";
+}
+
+}  // namespace
+
+TEST(JsonReader, ParsesEveryKindOfValue) {
+  EXPECT_EQ(parse(" {\"a\" : [1, -0, 2.5, -1e3, 7E+2, true, false, null], \"b\":{}, \"c\":[]} "),
+            "{k:a=[i:1,i:-0,r:2.5,r:-1e3,r:7E+2,true,false,null],k:b={,k:c=[]");  // objects print unclosed
+  EXPECT_EQ(parse("\"x\""), "s:x");
+  EXPECT_EQ(parse("123456789012345678901234567890"), "i:123456789012345678901234567890");
+}
+
+TEST(JsonReader, UnescapesStringsAndSurrogatePairs) {
+  EXPECT_EQ(parse(R"(["a\"b\\c\/d\b\f\n\r\t", "\u00e9\u4e2d\ud83d\ude00", "\ud800x", "\udc00"])"),
+            "[s:a\"b\\c/d\b\f\n\r\t,s:\xc3\xa9\xe4\xb8\xad\xf0\x9f\x98\x80,s:\xef\xbf\xbdx,s:\xef\xbf\xbd]");
+  EXPECT_EQ(parse("\"caf\xc3\xa9\""), "s:caf\xc3\xa9");
+}
+
+TEST(JsonReader, RejectsMalformedInputSayingWhere) {
+  std::string error;
+  for (const char* bad : {"", "[", "[1,]", "{\"a\"}", "{\"a\":1,}", "{1:2}", "01", "1.", "-", "1e", "tru", "nul",
+                          "\"abc", "\"a\\x\"", "\"\\u12g4\"", "\"\x01\"", "\"\xff\"", "\"\xc3\"", "[1] 2", "[1 2]",
+                          "{\"a\":1 \"b\":2}", "NaN", "Infinity"}) {
+    EXPECT_EQ(parse(bad, &error), "ERROR") << bad;
+    EXPECT_NE(error.find("at byte"), std::string::npos) << bad << ": " << error;
+  }
+  EXPECT_EQ(parse("[1,]", &error), "ERROR");
+  EXPECT_EQ(error, "unexpected character at byte 3");
+}
+
+TEST(JsonReader, LimitsNestingInsteadOfOverflowingTheStack) {
+  std::string error;
+  std::string deep(100000, '[');
+  EXPECT_EQ(parse(deep, &error), "ERROR");
+  EXPECT_NE(error.find("nesting too deep"), std::string::npos);
+  std::string ok = std::string(500, '[') + std::string(500, ']');
+  EXPECT_NE(parse(ok), "ERROR");
+}
+
+TEST(JsonReader, OffersRepeatedScalarArraysForSharing) {
+  int shared = 0;
+  std::string out = parse(R"([["a.rb","m",1],["a.rb","m",1],["a.rb","m",2],["a\"]","x"],["a\"]","x"],[[1]],[[1]]])", nullptr, &shared);
+  EXPECT_EQ(shared, 3) << out;  // the second ["a.rb","m",1], ["a\"]","x"] and [1]
+  EXPECT_NE(out.find("shared:[\"a.rb\",\"m\",1]"), std::string::npos) << out;
+  EXPECT_NE(out.find("shared:[\"a\\\"]\",\"x\"]"), std::string::npos) << out;
+}
+
+TEST(TextTable, FindsStoredTextsAndGrows) {
+  TextTable<int> t;
+  for (int i = 0; i < 5000; i++) {
+    std::string k = "key" + std::to_string(i);
+    EXPECT_TRUE(t.insert(k.data(), k.size(), i));
+  }
+  EXPECT_FALSE(t.insert("key7", 4, 99));  // present
+  EXPECT_EQ(t.size(), 5000u);
+  for (int i = 0; i < 5000; i++) {
+    std::string k = "key" + std::to_string(i);
+    ASSERT_NE(t.find(k.data(), k.size()), nullptr);
+    EXPECT_EQ(*t.find(k.data(), k.size()), i);
+  }
+  EXPECT_EQ(t.find("key", 3), nullptr);
+  EXPECT_EQ(t.find("", 0), nullptr);
+  std::string huge(TextTable<int>::kMaxKey + 1, 'x');
+  EXPECT_FALSE(t.insert(huge.data(), huge.size(), 1));
+  int sum = 0;
+  t.each_value([&](int v) { sum += v; });
+  EXPECT_EQ(sum, 4999 * 5000 / 2);
+}
+
+TEST(Gunzip, RoundTripsAndRejectsDamageWithEveryBackend) {
+  std::string data;
+  for (int i = 0; data.size() < (3u << 20); i++) data += "[\"app/x.rb\",\"M#m" + std::to_string(i % 777) + "\"],";
+  std::string gz = gzip_compress(data, 1);
+  for (DeflateBackend b : {DeflateBackend::kIsal, DeflateBackend::kZlib}) {
+    if (!deflate_backend_available(b)) continue;
+    std::string out;
+    EXPECT_EQ(gunzip(gz.data(), gz.size(), out, b), "") << deflate_backend_name(b);
+    EXPECT_EQ(out, data);
+    EXPECT_NE(gunzip(gz.data(), gz.size() / 2, out, b), "") << "truncated, " << deflate_backend_name(b);
+    EXPECT_NE(gunzip(gz.data(), gz.size() - 3, out, b), "") << "no trailer, " << deflate_backend_name(b);
+    std::string bad_crc = gz;
+    bad_crc[bad_crc.size() - 6] ^= 1;
+    EXPECT_NE(gunzip(bad_crc.data(), bad_crc.size(), out, b), "") << "CRC, " << deflate_backend_name(b);
+    std::string garbage = "\x1f\x8b\x08\x00garbage-garbage-garbage";
+    EXPECT_NE(gunzip(garbage.data(), garbage.size(), out, b), "") << deflate_backend_name(b);
+    std::string empty_gz = gzip_compress("");
+    EXPECT_EQ(gunzip(empty_gz.data(), empty_gz.size(), out, b), "");
+    EXPECT_EQ(out, "");
+  }
+}
