@@ -194,6 +194,21 @@ class FormatsTest < Minitest::Test
     assert_raises(Rperf::FormatError) { Rperf::Native.load_json("[" * 10_000) }
   end
 
+  # Every allocation collects and compacts: shared frames must survive being moved.
+  def test_loader_is_gc_and_compaction_safe
+    text = JSON.generate({ a: Array.new(60) { |i| ["f#{i % 5}.rb", "m#{i % 5}", i % 5] }, b: { "c" => "d" * 100, "e" => [1.5, 10**30] } })
+    expected = JSON.parse(text, symbolize_names: true)
+    begin
+      GC.auto_compact = true
+      GC.stress = true
+      got = Rperf::Native.load_json(text)
+    ensure
+      GC.stress = false
+      GC.auto_compact = false
+    end
+    assert_equal expected, got
+  end
+
   def test_loaded_frames_are_shared_and_frozen_like_stop
     data = large_profile
     Rperf.save(tmp("shared.json.gz"), data)
