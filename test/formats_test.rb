@@ -209,6 +209,16 @@ class FormatsTest < Minitest::Test
     assert_equal expected, got
   end
 
+  def test_load_any_tells_pprof_from_json_by_content
+    data = profile(lines: false)
+    Rperf.save(tmp("p.pb.gz"), data)
+    File.rename(tmp("p.pb.gz"), tmp("renamed.gz"))
+    Rperf.save(tmp("j.json.gz"), data)
+    File.rename(tmp("j.json.gz"), tmp("renamed-json.gz"))
+    assert_equal total(data), total(Rperf::Storage.load_any(tmp("renamed.gz")))
+    assert_equal data, Rperf::Storage.load_any(tmp("renamed-json.gz"))
+  end
+
   def test_loaded_frames_are_shared_and_frozen_like_stop
     data = large_profile
     Rperf.save(tmp("shared.json.gz"), data)

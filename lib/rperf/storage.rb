@@ -139,12 +139,22 @@ module Rperf
       PprofReader.read(gzip?(raw) ? with_path(path) { Native.gunzip(raw) } : raw, path)
     end
 
+    # Inflates just the start of a gzip file; nil when it is corrupt.
+    def first_inflated_byte(raw)
+      inflater = Zlib::Inflate.new(Zlib::MAX_WBITS + 16)
+      inflater.inflate(raw.byteslice(0, 4096)).byteslice(0, 1)
+    rescue Zlib::Error
+      nil
+    ensure
+      inflater&.close
+    end
+
     # pprof files start with field 1 (sample_type, length-delimited): "\n".
     def pprof?(raw, path)
       return true if path.to_s.end_with?(".pb.gz", ".pprof")
 
-      first = gzip?(raw) ? (Zlib::GzipReader.new(StringIO.new(raw)).read(1) rescue nil) : raw[0]
-      first == "\n"
+      first = gzip?(raw) ? first_inflated_byte(raw) : raw.byteslice(0, 1)
+      first == "\n".b
     end
 
     def from_json(doc, path)
