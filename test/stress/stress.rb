@@ -2,7 +2,8 @@
 
 # Stress script for the native core, meant to run under valgrind or ASan (see README):
 # start/stop cycles, thread churn, deep recursion, GC.compact, fork, and snapshot(clear: true)
-# from another thread, all while profiling. Prints RSS before and after the cycles.
+# from another thread, all while profiling; then every encoder and the loader. Prints RSS
+# before and after the cycles.
 require "rperf"
 
 def rss_kb = File.read("/proc/self/status")[/VmRSS:\s+(\d+)/, 1].to_i
@@ -29,5 +30,21 @@ snapshots.join
 data = Rperf.stop
 abort "fork child was not clean" unless status.success?
 abort "no samples" if data[:aggregated_samples].empty?
+
+# Every encoder (the output pipeline's threads) and the C++ loader, with GC.compact between.
+require "tmpdir"
+Dir.mktmpdir do |dir|
+  %w[json.gz json pb.gz collapsed txt speedscope.json].each { |ext| Rperf.save(File.join(dir, "s.#{ext}"), data) }
+  GC.compact
+  %w[json.gz json].each { |ext| abort "#{ext} round trip differs" unless Rperf.load(File.join(dir, "s.#{ext}")) == data }
+  # Several MB: the chunks go through the pipeline's worker threads.
+  rng = Random.new(1)
+  frames = Array.new(2000) { |i| ["app/f#{i % 50}.rb", "K#{i % 30}#m#{i}"].freeze }
+  big = data.merge(aggregated_samples: Array.new(5000) { |i| [Array.new(20) { frames.sample(random: rng) }, i + 1, 1, 0] }, label_sets: [{}])
+  Rperf.save(File.join(dir, "big.json.gz"), big)
+  abort "large round trip differs" unless Rperf.load(File.join(dir, "big.json.gz")) == big
+  abort "pprof total differs" unless Rperf::Storage.load_any(File.join(dir, "s.pb.gz"))[:aggregated_samples].sum { |s| s[1] } ==
+                                     data[:aggregated_samples].sum { |s| s[1] }
+end
 puts "ok: #{cycles} cycles, RSS #{rss0} KB -> #{rss1} KB; #{threads.size} threads; " \
      "#{data[:unique_stacks]} stacks, detected threads #{data[:detected_thread_count]}"
