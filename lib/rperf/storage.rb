@@ -103,11 +103,8 @@ module Rperf
 
     def gzip?(raw) = raw.byteslice(0, 2) == "\x1f\x8b".b
 
-    # The file's bytes, decompressed when gzipped (ISA-L or zlib, in C++).
-    def read_bytes(path)
-      raw = read_file(path)
-      gzip?(raw) ? with_path(path) { Native.gunzip(raw) } : raw
-    end
+    # The bytes, decompressed when gzipped (ISA-L or zlib, in C++).
+    def inflate(raw, path) = gzip?(raw) ? with_path(path) { Native.gunzip(raw) } : raw
 
     # A json(.gz) profile. The C++ reader builds the result directly: frozen, shared frame
     # arrays and interned strings as from Rperf.stop (JSON.parse would take 6x the time and
@@ -136,7 +133,7 @@ module Rperf
       raw = read_file(path)
       return load(path, raw) unless pprof?(raw, path)
 
-      PprofReader.read(gzip?(raw) ? with_path(path) { Native.gunzip(raw) } : raw, path)
+      PprofReader.read(inflate(raw, path), path)
     end
 
     # Inflates just the start of a gzip file; nil when it is corrupt.

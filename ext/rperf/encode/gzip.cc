@@ -128,15 +128,28 @@ void append_gzip_trailer(std::string& out, uint32_t crc, uint64_t input_len) {
 }
 
 namespace {
+// ISA-L counts output in 32 bits; no profile we could load into Ruby is larger anyway.
+constexpr size_t kMaxInflated = UINT32_MAX;
+constexpr const char* kTooLarge = "over 4 GiB decompressed";
+
 size_t initial_inflate_size(const char* in, size_t len) {
   // The trailer's ISIZE (length mod 2^32) is only a hint: a corrupt file may claim anything.
   uint64_t isize = 0;
   if (len >= 4) for (int i = 3; i >= 0; i--) isize = (isize << 8) | static_cast<unsigned char>(in[len - 4 + i]);
-  return std::max<size_t>(4096, std::min<size_t>(isize + 1, len * 64 + 4096));
+  return std::max<size_t>(4096, std::min<size_t>({isize + 1, len * 64 + 4096, kMaxInflated}));
+}
+
+// Doubles the output buffer; false at the limit.
+bool grow(std::string& out) {
+  if (out.size() >= kMaxInflated) return false;
+  out.resize(std::min(out.size() * 2, kMaxInflated));
+  return true;
 }
 }  // namespace
 
 std::string gunzip(const char* in, size_t len, std::string& out, DeflateBackend backend) {
+  // Both libraries count input in 32 bits.
+  if (len > UINT32_MAX) return "over 4 GiB compressed";
   out.resize(initial_inflate_size(in, len));
 #ifdef RPERF_HAVE_ISAL
   if (backend == DeflateBackend::kIsal) {
@@ -144,23 +157,17 @@ std::string gunzip(const char* in, size_t len, std::string& out, DeflateBackend 
     isal_inflate_init(&st);
     st.crc_flag = ISAL_GZIP;  // parse the header, verify CRC and length
     st.next_in = reinterpret_cast<uint8_t*>(const_cast<char*>(in));
-    st.avail_in = static_cast<uint32_t>(std::min<size_t>(len, UINT32_MAX));
-    size_t fed = st.avail_in;
+    st.avail_in = static_cast<uint32_t>(len);
     for (;;) {
       st.next_out = reinterpret_cast<uint8_t*>(&out[st.total_out]);
-      st.avail_out = static_cast<uint32_t>(std::min<size_t>(out.size() - st.total_out, UINT32_MAX));
+      st.avail_out = static_cast<uint32_t>(out.size() - st.total_out);
       int rc = isal_inflate(&st);
       if (rc == ISAL_INCORRECT_CHECKSUM) return "CRC mismatch";
       if (rc == ISAL_INVALID_WRAPPER || rc == ISAL_UNSUPPORTED_METHOD) return "invalid gzip header";
       if (rc < 0) return "invalid deflate data";
       if (st.block_state == ISAL_BLOCK_FINISH) break;
-      if (st.avail_in == 0 && fed < len) {  // inputs over 4 GiB arrive in pieces
-        size_t more = std::min<size_t>(len - fed, UINT32_MAX);
-        st.next_in = reinterpret_cast<uint8_t*>(const_cast<char*>(in + fed));
-        st.avail_in = static_cast<uint32_t>(more);
-        fed += more;
-      } else if (st.avail_out == 0) {
-        out.resize(out.size() * 2);
+      if (st.avail_out == 0) {
+        if (!grow(out)) return kTooLarge;
       } else if (st.avail_in == 0) {
         return "truncated";
       }
@@ -173,12 +180,11 @@ std::string gunzip(const char* in, size_t len, std::string& out, DeflateBackend 
   z_stream zs{};
   if (inflateInit2(&zs, 15 + 16) != Z_OK) return "zlib failed to start";
   zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in));
-  zs.avail_in = static_cast<uInt>(std::min<size_t>(len, UINT32_MAX));
-  size_t fed = zs.avail_in;
+  zs.avail_in = static_cast<uInt>(len);
   std::string error;
   for (;;) {
     zs.next_out = reinterpret_cast<Bytef*>(&out[zs.total_out]);
-    zs.avail_out = static_cast<uInt>(std::min<size_t>(out.size() - zs.total_out, UINT32_MAX));
+    zs.avail_out = static_cast<uInt>(out.size() - zs.total_out);
     int rc = inflate(&zs, Z_NO_FLUSH);
     if (rc == Z_STREAM_END) break;
     if (rc == Z_DATA_ERROR || rc == Z_NEED_DICT) {
@@ -189,13 +195,11 @@ std::string gunzip(const char* in, size_t len, std::string& out, DeflateBackend 
       error = "out of memory";
       break;
     }
-    if (zs.avail_in == 0 && fed < len) {
-      size_t more = std::min<size_t>(len - fed, UINT32_MAX);
-      zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in + fed));
-      zs.avail_in = static_cast<uInt>(more);
-      fed += more;
-    } else if (zs.avail_out == 0) {
-      out.resize(out.size() * 2);
+    if (zs.avail_out == 0) {
+      if (!grow(out)) {
+        error = kTooLarge;
+        break;
+      }
     } else if (zs.avail_in == 0) {
       error = "truncated";
       break;
