@@ -215,7 +215,12 @@ Output::Output(std::string* out, const OutputOptions& options) : pipeline_(new P
   start(options);
 }
 
-Output::~Output() { finish(); }
+Output::~Output() {
+  try {
+    finish();  // joins the workers; an exception here would end the process
+  } catch (...) {
+  }
+}
 
 void Output::start(const OutputOptions& options) {
   pipeline_->options = options;
