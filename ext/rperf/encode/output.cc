@@ -194,15 +194,25 @@ struct Output::Pipeline {
   }
 
   int finish() {
-    std::unique_lock<std::mutex> lock(mu);
-    emitted_cv.wait(lock, [&] { return next_emit == next_seq; });
-    closing = true;
-    work_cv.notify_all();
-    lock.unlock();
-    for (std::thread& t : workers) t.join();
-    workers.clear();
+    {
+      std::unique_lock<std::mutex> lock(mu);
+      emitted_cv.wait(lock, [&] { return next_emit == next_seq; });
+    }
+    stop_workers();
     return error.load();
   }
+
+  void stop_workers() {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      closing = true;
+    }
+    work_cv.notify_all();
+    for (std::thread& t : workers) t.join();
+    workers.clear();
+  }
+
+  ~Pipeline() { stop_workers(); }  // after a failed finish(): never destroy a running thread
 };
 
 Output::Output(int fd, const OutputOptions& options) : pipeline_(new Pipeline) {
