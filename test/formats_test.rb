@@ -48,7 +48,7 @@ class FormatsTest < Minitest::Test
     assert_equal total(data), raw_total(go_pprof("-raw", path)), "pprof sample total = profile total weight"
     slow = weight_where(data) { |_s, l| l[:endpoint] == "/slow" }
     assert_equal slow, raw_total(go_pprof("-raw", "-tagfocus=endpoint=/slow", path))
-    blocked = weight_where(data) { |_s, l| l["%GVL"] == "blocked" }
+    blocked = weight_where(data) { |_s, l| l[:"%GVL"] == "blocked" }
     assert_operator blocked, :>, 0
     assert_equal blocked, raw_total(go_pprof("-raw", "-tagfocus=%GVL=blocked", path))
     assert_match(/FormatsTest#hot_line .*formats_test\.rb:#{HOT_LINE}\b/, go_pprof("-top", "-lines", "-nodecount=50", path))

@@ -54,7 +54,7 @@ class LabelsTest < Minitest::Test
     data = Rperf.stop
     total = data[:aggregated_samples].sum { |s| s[1] }
     assert_within inside, total, 0.05, "only the profile block's time"
-    assert_equal 0, weight_where(data) { |_s, l| l["%GVL"] == "blocked" }, "idle time before profile is not GVL blocked"
+    assert_equal 0, weight_where(data) { |_s, l| l[:"%GVL"] == "blocked" }, "idle time before profile is not GVL blocked"
     assert(data[:aggregated_samples].all? { |s| data[:label_sets][s[3]][:endpoint] == "/a" })
     assert_operator data[:trigger_count], :<=, (inside / 1e6 * 1.1).ceil + 5, "the timer ran only inside profile"
   end

@@ -26,7 +26,7 @@ class MultiprocessTest < Minitest::Test
 
   def by_pid(data)
     totals = Hash.new(0)
-    data[:aggregated_samples].each { |s| totals[data[:label_sets][s[3]]["%pid"]] += s[1] }
+    data[:aggregated_samples].each { |s| totals[data[:label_sets][s[3]][:"%pid"]] += s[1] }
     totals
   end
 
@@ -45,7 +45,7 @@ class MultiprocessTest < Minitest::Test
     children = totals.values.sort.last(4)
     assert_operator children.min, :>=, children.max * 0.8, "equal children within 20%: #{children.inspect}"
     data[:aggregated_samples].select { |s| s[0].any? { |f| f[1] == "Object#work" } }.each do |s|
-      assert data[:label_sets][s[3]]["%pid"]
+      assert data[:label_sets][s[3]][:"%pid"]
     end
     assert_empty sessions_left
   end
@@ -128,7 +128,7 @@ class MultiprocessTest < Minitest::Test
       end
       children = r.read.lines.to_h { |l| l.split.map(&:to_i) }
       per_pid = Hash.new(0)
-      data[:aggregated_samples].each { |s| per_pid[data[:label_sets][s[3]]["%pid"].to_i] += s[1] }
+      data[:aggregated_samples].each { |s| per_pid[data[:label_sets][s[3]][:"%pid"].to_i] += s[1] }
       puts children.map { |pid, own| "\#{own} \#{per_pid[pid]}" }
       puts "root \#{root_cpu} \#{per_pid[Process.pid]}"
     RUBY

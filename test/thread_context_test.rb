@@ -5,12 +5,12 @@ require "zlib"
 
 # GVL and GC attribution in wall and cpu modes.
 class ThreadContextTest < Minitest::Test
-  def gvl(data, state) = weight_where(data) { |_s, labels| labels["%GVL"] == state }
-  def gc(data, phase) = weight_where(data) { |_s, labels| labels["%GC"] == phase }
+  def gvl(data, state) = weight_where(data) { |_s, labels| labels[:"%GVL"] == state }
+  def gc(data, phase) = weight_where(data) { |_s, labels| labels[:"%GC"] == phase }
 
   def test_sleeping_thread_is_gvl_blocked_on_the_sleep_stack
     data = Rperf.start(mode: :wall) { Thread.new { sleep 0.3 }.join }
-    blocked = data[:aggregated_samples].select { |s| labels_of(data, s)["%GVL"] == "blocked" && s[0].first[1] == "Kernel#sleep" }
+    blocked = data[:aggregated_samples].select { |s| labels_of(data, s)[:"%GVL"] == "blocked" && s[0].first[1] == "Kernel#sleep" }
     assert_within 300e6, blocked.sum { |s| s[1] }, 0.10
   end
 
@@ -95,7 +95,7 @@ class ThreadContextTest < Minitest::Test
     leaves = data[:aggregated_samples].map { |s| s[0].first&.at(1) }
     assert_includes leaves, "[GVL blocked]"
     assert_includes leaves, "[GC marking]"
-    assert(data[:label_sets].none? { |h| h.key?("%GVL") || h.key?("%GC") })
+    assert(data[:label_sets].none? { |h| h.key?(:"%GVL") || h.key?(:"%GC") })
   end
 
   def test_threads_that_never_run_during_the_session_produce_no_samples

@@ -24,11 +24,14 @@ $INCFLAGS = $INCFLAGS.gsub(/-I(\$\((?:arch_)?hdrdir\)\S*)/) { "-isystem #{Regexp
 $warnflags = ""
 $LDFLAGS << " -pthread"
 
-# Every .cc in this directory is compiled; the encoders live in encode/.
-$srcs = Dir[File.join(__dir__, "*.cc")].map { |f| File.basename(f) } +
-        Dir[File.join(__dir__, "encode", "*.cc")].map { |f| "encode/#{File.basename(f)}" }
-$VPATH << "$(srcdir)/encode"
+# The layers live in subdirectories (sampler/, profile/, io/, ruby/, util/); every .cc there is
+# compiled. Includes are relative to this directory ("profile/profile.hh").
+LAYERS = %w[sampler profile io ruby].freeze
+$srcs = LAYERS.flat_map { |dir| Dir[File.join(__dir__, dir, "*.cc")].sort.map { |f| "#{dir}/#{File.basename(f)}" } }
+basenames = $srcs.map { |s| File.basename(s, ".cc") }
+abort "rperf: two sources share a base name" if basenames.uniq.size != basenames.size
+LAYERS.each { |dir| $VPATH << "$(srcdir)/#{dir}" }
 $INCFLAGS << " -I$(srcdir)"
-$objs = $srcs.map { |s| File.basename(s, ".cc") + ".o" }
+$objs = basenames.map { |b| "#{b}.o" }
 
 create_makefile("rperf/rperf")

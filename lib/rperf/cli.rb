@@ -104,7 +104,11 @@ module Rperf
       raise UsageError, "#{kind}: no command to run" if argv.empty?
       raise UsageError, "frequency must be in 1..10000" unless (1..10_000).cover?(opts[:frequency])
 
-      env = profile_env(opts, kind, argv)
+      env = begin
+        profile_env(opts, kind, argv)
+      rescue ArgumentError => e
+        raise UsageError, e.message
+      end
       if opts[:print]
         # -p needs to read the profile after the command: run it as a child instead of exec.
         pid = Process.spawn(env, *argv)
@@ -115,30 +119,29 @@ module Rperf
       exec_command(env, argv)
     end
 
+    # The profiled command's environment: the settings serialised once (Settings#child_env),
+    # plus what only the CLI sets.
     def profile_env(opts, kind, argv)
+      output = opts[:output] || (kind == :record ? "rperf.json.gz" : nil)
+      settings = Settings.new(mode: opts[:mode].to_sym, frequency: opts[:frequency], aggregate: opts[:aggregate],
+                              inherit: opts[:inherit], vm_state_frames: opts[:vm_state_frames] || false,
+                              signal: opts[:signal] && Settings.parse_env(:signal, opts[:signal]),
+                              format: opts[:format] && Settings.parse_env(:format, opts[:format]),
+                              output: output && File.expand_path(output), verbose: opts[:verbose] || false,
+                              stat: kind != :record)
       env = {
         "RPERF_ENABLED" => "1",
-        "RPERF_MODE" => opts[:mode],
-        "RPERF_FREQUENCY" => opts[:frequency].to_s,
-        "RPERF_AGGREGATE" => opts[:aggregate] ? "1" : "0",
-        "RPERF_INHERIT" => opts[:inherit] ? "1" : "0",
+        **settings.child_env,
+        **settings.process_env,
         "RPERF_ORIGINAL_RUBYOPT" => ENV.fetch("RUBYOPT", ""),
         "RPERF_ORIGINAL_RUBYLIB" => ENV.fetch("RUBYLIB", ""),
         **Autostart.preload_env,
       }
-      env["RPERF_VERBOSE"] = "1" if opts[:verbose]
-      env["RPERF_VM_STATE_FRAMES"] = "1" if opts[:vm_state_frames]
-      env["RPERF_FORMAT"] = opts[:format] if opts[:format]
-      env["RPERF_SIGNAL"] = opts[:signal] if opts[:signal]
-      if kind == :record
-        env["RPERF_OUTPUT"] = File.expand_path(opts[:output] || "rperf.json.gz")
-      else
-        env["RPERF_STAT"] = "1"
+      if kind != :record
         env["RPERF_STAT_COMMAND"] = argv.shelljoin
         env["RPERF_STAT_REPORT"] = "1" if opts[:report]
-        env["RPERF_OUTPUT"] = File.expand_path(opts[:output]) if opts[:output]
       end
-      env
+      env.compact
     end
 
     def exec_command(env, argv)

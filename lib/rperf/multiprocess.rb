@@ -8,7 +8,7 @@ module Rperf
   # Profiling forked and spawned Ruby children and merging them into the root's profile.
   #
   # The root process owns a session directory; every child profiles itself with the root's
-  # settings and writes `profile-<pid>.json.gz` there at exit; the root merges them at stop and
+  # settings and writes `profile-<pid>-<random>.json.gz` there at exit; the root merges them at stop and
   # removes the directory. Children are told through RPERF_SESSION_DIR / RPERF_ROOT_PROCESS
   # (and, for spawned programs, RUBYOPT=-rrperf with the RPERF_* settings).
   module Multiprocess
@@ -66,55 +66,35 @@ module Rperf
       true
     end
 
-    def child_output(dir) = File.join(dir, "profile-#{Process.pid}.json.gz")
+    # Unique per process and per write (a reused pid cannot overwrite an earlier child's file);
+    # the pid in the name labels the child's samples at merge.
+    def child_output(dir) = File.join(dir, "profile-#{Process.pid}-#{SecureRandom.hex(6)}.json.gz")
 
-    # Children write to a temporary name and rename, so the root never reads half a file.
-    def write_child_profile(dir, data)
-      path = child_output(dir)
-      tmp = "#{path}.#{SecureRandom.hex(4)}.tmp"
-      Storage.write(tmp, with_pid_label(data), :json)
-      File.rename(tmp, path)
+    # Written under a temporary name and renamed (Storage), so the root never reads half a file.
+    def write_child_profile(dir, profile)
+      Storage.write_profile(child_output(dir), profile, :json, meta: false)
     rescue Error, SystemCallError
       # The root may already have merged and removed the session (a daemonised child): only
       # this child's data is lost, and nothing crashes at exit.
-      FileUtils.rm_f(tmp) if tmp
+      nil
     end
 
     # --- merging ---------------------------------------------------------------------------
 
-    def with_pid_label(data, pid = Process.pid)
-      return data if data[:label_sets].any? { |h| h.key?("%pid") }
-
-      data.merge(label_sets: data[:label_sets].map { |h| h.merge("%pid" => pid.to_s).freeze })
-    end
-
-    SUMMED = %i[trigger_count sampling_count sampling_time_ns user_ns sys_ns].freeze
-
-    # Root data plus every child file in the session directory, as one profile.
-    def merge(root_data, dir)
-      merged = with_pid_label(root_data).dup
-      label_sets = merged[:label_sets].dup
-      index = {}
-      label_sets.each_with_index { |h, i| index[h] ||= i }
-      samples = merged[:aggregated_samples].dup
-      processes = 1
+    # Every child file in the session directory merged into the root's native profile (child
+    # samples labelled %pid=<pid>, counters summed, process_count).
+    def merge_into(profile, dir)
       Dir.glob(File.join(dir, "profile-*.json.gz")).sort.each do |file|
+        pid = File.basename(file)[/\Aprofile-(\d+)-/, 1] or next
         child = begin
-          Storage.load(file)
+          Storage.with_path(file) { Native::Profile.load_json(Storage.read_file(file)) }
         rescue Error => e
           warn "rperf: skipping a child profile: #{e.message}"
           next
         end
-        processes += 1
-        remap = child[:label_sets].map { |h| index[h] ||= (label_sets << h).size - 1 }
-        child[:aggregated_samples].each { |frames, w, seq, lsi| samples << [frames, w, seq, remap[lsi]] }
-        SUMMED.each { |k| merged[k] = merged[k].to_i + child[k].to_i }
-        merged[:function_start_lines] = (merged[:function_start_lines] || []) | (child[:function_start_lines] || [])
+        profile.merge_child!(child, pid)
       end
-      merged[:aggregated_samples] = samples
-      merged[:label_sets] = label_sets
-      merged[:process_count] = processes
-      merged
+      profile
     end
 
     # --- spawned children: the environment -------------------------------------------------
@@ -124,12 +104,7 @@ module Rperf
         "RPERF_ENABLED" => "1",
         "RPERF_SESSION_DIR" => dir,
         "RPERF_ROOT_PROCESS" => Process.pid.to_s,
-        "RPERF_MODE" => settings[:mode].to_s,
-        "RPERF_FREQUENCY" => settings[:frequency].to_s,
-        "RPERF_AGGREGATE" => settings[:aggregate] ? "1" : "0",
-        "RPERF_DEFER" => settings[:defer] ? "1" : "0",
-        "RPERF_SIGNAL" => settings[:signal].nil? ? nil : settings[:signal].to_s,
-        "RPERF_VM_STATE_FRAMES" => settings[:vm_state_frames] ? "1" : nil,
+        **settings.with(inherit: true).child_env,
         **Autostart.preload_env,
       }
     end

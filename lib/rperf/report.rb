@@ -6,7 +6,7 @@ module Rperf
     module_function
 
     def text(data, top: TOP_N)
-      Native.encode(data, :text, false, { top: top }).force_encoding(Encoding::UTF_8)
+      Storage.native(data).encode(:text, { top: top }).force_encoding(Encoding::UTF_8)
     end
 
     def print_verbose(data, io: $stderr)

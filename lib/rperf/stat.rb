@@ -3,13 +3,8 @@
 module Rperf
   # The perf-stat-like summary (`rperf stat`, `stat: true`), printed to stderr.
   module Stat
-    BREAKDOWN = [
-      ["CPU execution", ->(l) { !l.key?("%GVL") && !l.key?("%GC") }],
-      ["GVL blocked", ->(l) { l["%GVL"] == "blocked" }],
-      ["GVL wait", ->(l) { l["%GVL"] == "wait" }],
-      ["GC marking", ->(l) { l["%GC"] == "mark" }],
-      ["GC sweeping", ->(l) { l["%GC"] == "sweep" }],
-    ].freeze
+    # Rows of the VM-state breakdown, in Native::VM_STATES order (state 0 runs Ruby code).
+    BREAKDOWN = ["CPU execution", "GVL blocked", "GVL wait", "GC marking", "GC sweeping"].freeze
 
     @command = nil
     @report = false
@@ -26,14 +21,7 @@ module Rperf
     def count(n) = n.to_s.reverse.scan(/\d{1,3}/).join(",").reverse
 
     def breakdown(data)
-      sets = data[:label_sets] || [{}]
-      totals = BREAKDOWN.to_h { |name, _| [name, 0] }
-      data[:aggregated_samples].each do |_frames, weight, _seq, lsi|
-        labels = sets[lsi] || {}
-        name, = BREAKDOWN.find { |_, test| test.(labels) }
-        totals[name] += weight
-      end
-      totals
+      BREAKDOWN.zip(Storage.native(data).vm_state_totals).to_h
     end
 
     def print(data, command: @command, report: @report, io: $stderr)

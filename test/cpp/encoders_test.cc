@@ -1,23 +1,19 @@
 #include <gtest/gtest.h>
 #include <zlib.h>
 
-#include "encode/output.hh"
-#include "encode/profile.hh"
+#include "io/encoders.hh"
+#include "io/output.hh"
+#include "test_profiles.hh"
 
 using namespace rperf;
+using namespace rperf::fixtures;
 
 namespace {
 Profile sample_profile() {
-  Profile p;
-  p.mode = "wall";
-  p.frequency = 1000;
-  p.duration_ns = 5000000;
-  p.frames = {{"a.rb", "<main>", 1}, {"a.rb", "Foo#bar", 10}, {"a.rb", "Foo#bar", 12}, {"<C method>", "Integer#times", 0},
-              {"b.rb", "semi;colon\nname", 3}};
-  p.label_sets = {{}, {{"%GVL", "blocked"}}, {{"endpoint", "/x"}}};
-  p.samples = {{{1, 0}, 100, 1, 0}, {{2, 0}, 50, 1, 2}, {{3, 1, 0}, 25, 2, 1}, {{4, 0}, 7, 1, 0}};
-  p.has_lines = true;
-  return p;
+  return make_profile({{"a.rb", "<main>", 1}, {"a.rb", "Foo#bar", 10}, {"a.rb", "Foo#bar", 12}, {"<C method>", "Integer#times", 0},
+                       {"b.rb", "semi;colon\nname", 3}},
+                      {{{1, 0}, 100, 1, 0}, {{2, 0}, 50, 1, 2}, {{3, 1, 0}, 25, 2, 1}, {{4, 0}, 7, 1, 0}},
+                      {{}, {{"%GVL", "blocked"}}, {{"endpoint", "/x"}}});
 }
 
 std::string gunzip(const std::string& in) {
@@ -63,7 +59,7 @@ TEST(Gzip, LargeInputsCompressInParallelIntoOneValidMember) {
 }
 
 TEST(Pprof, StartsWithSampleTypeAndHasEmptyFirstString) {
-  std::string pb = encode_pprof(sample_profile());
+  std::string pb = encode_pprof(sample_profile(), {"a comment"});
   ASSERT_FALSE(pb.empty());
   EXPECT_EQ(pb[0], (1 << 3) | 2);  // field 1 (sample_type), length-delimited
   EXPECT_NE(pb.find(std::string("\x32\x00", 2)), std::string::npos);  // string_table[0] = ""
@@ -79,10 +75,7 @@ TEST(Collapsed, EscapesAndMergesStacks) {
 }
 
 TEST(Text, CumulativeCountsAFunctionOncePerSample) {
-  Profile p;
-  p.frames = {{"a.rb", "fib", 1}, {"a.rb", "fib", 2}, {"a.rb", "<main>", 1}};
-  p.label_sets = {{}};
-  p.samples = {{{0, 1, 0, 2}, 100, 1, 0}};
+  Profile p = make_profile({{"a.rb", "fib", 1}, {"a.rb", "fib", 2}, {"a.rb", "<main>", 1}}, {{{0, 1, 0, 2}, 100, 1, 0}});
   std::string t = encode_text(p, 10);
   EXPECT_NE(t.find("100.0%  fib (a.rb)"), std::string::npos) << t;
   EXPECT_EQ(t.find("200.0%"), std::string::npos) << t;
@@ -92,8 +85,9 @@ TEST(Json, EscapesStringsAndReplacesInvalidUtf8) {
   std::string out;
   append_json_string(out, std::string("a\"b\\c\n\x01\xff\xc3\xa9", 10));
   EXPECT_EQ(out, "\"a\\\"b\\\\c\\n\\u0001\xef\xbf\xbd\xc3\xa9\"");
-  std::string body = render([](Output& out) { encode_json_samples(sample_profile(), out); });
-  EXPECT_EQ(body.rfind("\"aggregated_samples\":[[[[\"a.rb\",\"Foo#bar\",10],[\"a.rb\",\"<main>\",1]],100,1,0]", 0), 0u) << body;
+  std::string body = render([](Output& out) { encode_json(sample_profile(), JsonValue::object(), out); });
+  EXPECT_EQ(body.rfind("{\"meta\":null,\"summary\":{", 0), 0u) << body;
+  EXPECT_NE(body.find("\"aggregated_samples\":[[[[\"a.rb\",\"Foo#bar\",10],[\"a.rb\",\"<main>\",1]],100,1,0]"), std::string::npos) << body;
   EXPECT_NE(body.find("\"label_sets\":[{},{\"%GVL\":\"blocked\"},{\"endpoint\":\"/x\"}]"), std::string::npos);
 }
 

@@ -2,10 +2,10 @@
 // gunzip (both backends) on good, truncated and corrupt input.
 #include <gtest/gtest.h>
 
-#include "encode/gzip.hh"
-#include "encode/output.hh"
-#include "json_reader.hh"
-#include "text_table.hh"
+#include "io/gzip.hh"
+#include "io/json_reader.hh"
+#include "io/output.hh"
+#include "io/text_table.hh"
 
 using namespace rperf;
 

@@ -10,8 +10,9 @@
 #include <cstdio>
 #include <random>
 
-#include "encode/output.hh"
-#include "encode/profile.hh"
+#include "io/encoders.hh"
+#include "io/output.hh"
+#include "test_profiles.hh"
 
 using namespace rperf;
 
@@ -162,18 +163,18 @@ TEST(Output, AppendsAfterFinishAreIgnored) {
 }
 
 TEST(Output, JsonBodyIsTheSameWhateverTheChunkSize) {
-  Profile p;
-  for (int i = 0; i < 300; i++) p.frames.push_back({"lib/f" + std::to_string(i % 7) + ".rb", "M#m" + std::to_string(i), i});
-  p.has_lines = true;
-  p.label_sets = {{}};
-  for (uint32_t i = 0; i < 2000; i++) p.samples.push_back({{i % 300, (i * 7) % 300, (i * 13) % 300}, 1000 + i, i % 3, 0});
+  std::vector<fixtures::FrameSpec> frames;
+  std::vector<fixtures::SampleSpec> samples;
+  for (int i = 0; i < 300; i++) frames.push_back({"lib/f" + std::to_string(i % 7) + ".rb", "M#m" + std::to_string(i), i});
+  for (uint32_t i = 0; i < 2000; i++) samples.push_back({{i % 300, (i * 7) % 300, (i * 13) % 300}, 1000 + i, i % 3, 0});
+  Profile p = fixtures::make_profile(frames, samples);
   auto encode = [&](size_t chunk, bool gzip) {
     OutputOptions o;
     o.chunk_size = chunk;
     o.gzip = gzip;
     std::string s;
     Output out(&s, o);
-    encode_json_samples(p, out);
+    encode_json(p, JsonValue::object(), out);
     EXPECT_EQ(out.finish(), 0);
     return gzip ? inflate_gzip(s) : s;
   };

@@ -1,4 +1,4 @@
-#include "stack_store.hh"
+#include "sampler/stack_store.hh"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "timer.hh"
+#include "sampler/timer.hh"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -6,7 +6,7 @@
 #include <atomic>
 #include <string>
 
-#include "clock.hh"
+#include "util/clock.hh"
 
 namespace {
 std::atomic<int> g_ticks{0};

@@ -1,0 +1,28 @@
+// The encoders: a Profile (profile/profile.hh) to a file format. The small formats return the
+// file body; the two that grow with the number of stacks (hundreds of MB for large profiles)
+// stream into an Output (output.hh).
+#pragma once
+#include <string>
+#include <vector>
+
+#include "profile/profile.hh"
+
+namespace rperf {
+
+class Output;
+
+std::string encode_pprof(const Profile& p, const std::vector<std::string>& comments);  // profile.proto
+std::string encode_speedscope(const Profile& p, const std::string& name);
+std::string encode_text(const Profile& p, int top_n);  // flat + cumulative tables
+void encode_collapsed(const Profile& p, Output& out);  // "root;...;leaf weight\n"
+// The rperf JSON document: meta and summary first (read_meta stops there), the attributes,
+// then raw_samples (with timestamps), aggregated_samples, label_sets, and `trailer`'s members.
+void encode_json(const Profile& p, const JsonValue& trailer, Output& out);
+
+// Shared helpers.
+void append_json_string(std::string& out, const std::string& s);  // quoted, escaped, valid UTF-8
+void append_json_value(std::string& out, const JsonValue& v);
+std::string valid_utf8(const std::string& s);                     // invalid bytes -> U+FFFD
+bool utf8_valid(const char* s, size_t len);
+
+}  // namespace rperf

@@ -1,0 +1,58 @@
+// gzip (RFC 1952) built from independently deflated chunks. Each chunk is a raw deflate
+// stream primed with the preceding 32 KiB of input as dictionary and ended with a full flush
+// (the last one with the final block), so the chunks concatenate into one valid deflate
+// stream: one gzip member, readable by Zlib::GzipReader. Chunks can thus be compressed in
+// parallel and while the encoder is still producing input (see output.hh).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace rperf {
+
+enum class DeflateBackend {
+  kIsal,  // Intel ISA-L (igzip): 0.43 s for the 252 MB benchmark JSON vs zlib level 1's 1.54 s, and smaller
+  kZlib,
+};
+
+bool deflate_backend_available(DeflateBackend backend);
+DeflateBackend default_deflate_backend();  // ISA-L when the build found it, else zlib
+std::string deflate_backend_name(DeflateBackend backend);  // "isa-l" / "zlib 1.2.13"
+
+constexpr size_t kDeflateWindow = 32768;
+
+// One compressor per thread; reused across chunks.
+class ChunkDeflater {
+ public:
+  // `level` as zlib's (-1 = default, 0-9); mapped onto ISA-L's levels 1-3.
+  ChunkDeflater(DeflateBackend backend, int level);
+  ~ChunkDeflater();
+  ChunkDeflater(const ChunkDeflater&) = delete;
+  ChunkDeflater& operator=(const ChunkDeflater&) = delete;
+
+  // Appends the compressed `in` to `out`. `dict`: the input just before `in` (at most
+  // kDeflateWindow bytes are used). Returns false if the library failed.
+  bool deflate_chunk(const char* dict, size_t dict_len, const char* in, size_t len, bool last, std::string& out);
+
+ private:
+  struct State;
+  DeflateBackend backend_;
+  int level_;
+  State* state_;
+};
+
+uint32_t crc32_update(uint32_t crc, const char* data, size_t len);
+uint32_t crc32_concat(uint32_t crc_a, uint32_t crc_b, size_t len_b);  // CRC of a followed by b
+
+void append_gzip_header(std::string& out);
+void append_gzip_trailer(std::string& out, uint32_t crc, uint64_t input_len);
+
+// Decompresses the first gzip member of `in` into `out` (replacing it), checking its CRC.
+// Returns "" on success, else what is wrong ("truncated", "invalid deflate data", ...).
+std::string gunzip(const char* in, size_t len, std::string& out, DeflateBackend backend = default_deflate_backend());
+
+// Decompresses as much of the start of `in` as is readable, up to `max_out` bytes, into `out`
+// (the head of a large file: no CRC check, stops quietly at corrupt or missing data).
+void gunzip_prefix(const char* in, size_t len, std::string& out, size_t max_out = 1 << 20);
+
+}  // namespace rperf

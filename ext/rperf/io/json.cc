@@ -1,0 +1,145 @@
+// The rperf JSON document, written entirely here:
+//   {"meta":{...},"summary":{...},"rperf_version":..., <attributes>, "function_start_lines":[...],
+//    "raw_samples":[[frames, weight, thread_seq, label_set_id, vm_state, time_ns], ...],
+//    "aggregated_samples":[[frames, weight, thread_seq, label_set_id], ...], "label_sets":[...],
+//    <trailer: rperf_version, pid, ppid of the writer>}
+// meta and summary come first so read_meta can stop there. rperf 0.10/0.11 readers need every
+// frame inline, so the body repeats them (252 MB for 100,000 stacks of depth 40): each frame's
+// JSON is rendered once into one arena and copied per use, and the body streams into an Output.
+#include "io/encoders.hh"
+#include "io/output.hh"
+#include "profile/summary.hh"
+
+namespace rperf {
+
+namespace {
+
+class FrameArena {
+ public:
+  explicit FrameArena(const Profile& p) : offset_(p.frames.size() + 1, 0) {
+    for (uint32_t i = 0; i < p.frames.size(); i++) {
+      const Frame& f = p.frames[i];
+      offset_[i] = text_.size();
+      text_ += '[';
+      append_json_string(text_, f.path);
+      text_ += ',';
+      append_json_string(text_, f.label);
+      if (p.has_lines) {
+        text_ += ',';
+        text_ += std::to_string(f.line);
+      }
+      text_ += ']';
+    }
+    offset_[p.frames.size()] = text_.size();
+  }
+  void write_stack(Output& out, FrameSpan frames) const {
+    out.append('[');
+    for (size_t i = 0; i < frames.size(); i++) {
+      if (i) out.append(',');
+      uint32_t f = frames[i];
+      out.append(text_.data() + offset_[f], offset_[f + 1] - offset_[f]);
+    }
+    out.append(']');
+  }
+
+ private:
+  std::string text_;  // frame i is text_[offset_[i], offset_[i + 1])
+  std::vector<size_t> offset_;
+};
+
+void write_samples(Output& out, const Profile& p, const FrameArena& arena, const std::vector<Sample>& samples, bool raw) {
+  for (size_t n = 0; n < samples.size() && !out.failed(); n++) {
+    const Sample& s = samples[n];
+    out.append(n ? ",[" : "[", n ? 2 : 1);
+    arena.write_stack(out, p.stacks[s.stack]);
+    out.append(',');
+    out.append_int(s.weight_ns);
+    out.append(',');
+    out.append_int(s.thread_seq);
+    out.append(',');
+    out.append_int(s.label_set);
+    if (raw) {
+      out.append(',');
+      out.append_int(s.vm_state);
+      out.append(',');
+      out.append_int(s.time_ns);
+    }
+    out.append(']');
+  }
+}
+
+std::string label_sets_json(const Profile& p) {
+  std::string sets = "[";
+  for (uint32_t i = 0; i < p.label_sets.size(); i++) {
+    if (i) sets += ',';
+    sets += '{';
+    const LabelSet& set = p.label_sets[i];
+    for (size_t k = 0; k < set.size(); k++) {
+      if (k) sets += ',';
+      append_json_string(sets, set[k].key);
+      sets += ':';
+      if (set[k].integer) sets += set[k].value;
+      else append_json_string(sets, set[k].value);
+    }
+    sets += '}';
+  }
+  return sets + ']';
+}
+
+std::string start_lines_json(const Profile& p) {
+  std::string out = "[";
+  FrameTable seen;  // one entry per method
+  for (uint32_t i = 0; i < p.frames.size(); i++) {
+    const Frame& f = p.frames[i];
+    if (f.start_line <= 0) continue;
+    size_t before = seen.size();
+    seen.intern(f.path, f.label, 0);
+    if (seen.size() == before) continue;
+    if (out.size() > 1) out += ',';
+    out += '[';
+    append_json_string(out, f.path);
+    out += ',';
+    append_json_string(out, f.label);
+    out += ',' + std::to_string(f.start_line) + ']';
+  }
+  return out + ']';
+}
+
+}  // namespace
+
+void encode_json(const Profile& p, const JsonValue& trailer, Output& out) {
+  std::string head = "{\"meta\":";
+  append_json_value(head, p.meta);
+  head += ",\"summary\":";
+  append_json_value(head, p.summary.is_null() ? summarize(p) : p.summary);
+  for (const JsonValue::Member& m : p.attributes.members()) {
+    head += ',';
+    append_json_string(head, m.first);
+    head += ':';
+    append_json_value(head, m.second);
+  }
+  head += ",\"function_start_lines\":" + start_lines_json(p);
+  out.append(head);
+
+  FrameArena arena(p);
+  if (p.timestamps) {
+    out.append(",\"raw_samples\":[", 16);
+    write_samples(out, p, arena, p.samples, true);
+    out.append(']');
+  }
+  out.append(",\"aggregated_samples\":[", 23);
+  write_samples(out, p, arena, p.timestamps ? p.aggregated_samples() : p.samples, false);
+  out.append("],\"label_sets\":", 15);
+  out.append(label_sets_json(p));
+  std::string tail;
+  for (const JsonValue::Member& m : trailer.members()) {
+    tail += ',';
+    append_json_string(tail, m.first);
+    tail += ':';
+    append_json_value(tail, m.second);
+  }
+  out.append(tail);
+  out.append('}');
+}
+
+}  // namespace rperf

@@ -1,0 +1,340 @@
+// A strict JSON (RFC 8259) reader that hands values to a Builder as it goes, so the caller
+// decides what a value becomes (Ruby objects in load_binding.cc, strings in the tests).
+// It exists to load large profiles: JSON.parse of a 252 MB profile takes 4 s and 1.2 GB,
+// mostly to build 4 million identical frame arrays; a Builder can share them instead.
+//
+// Builder interface (duck-typed, so calls inline):
+//   using Value = ...;
+//   Value null_value(), true_value(), false_value();
+//   Value integer(const char* text, size_t len);       // -?[0-9]+
+//   Value real(const char* text, size_t len);          // with a fraction or exponent
+//   Value string(const char* utf8, size_t len);        // unescaped, valid UTF-8
+//   Value key(const char* utf8, size_t len);           // an object key
+//   Value begin_array();  void push(Value& array, Value element);
+//   // `raw` spans the array's source text; `scalars` is true when no element is an
+//   // array or object. Returns the array to use (possibly an identical earlier one).
+//   Value end_array(Value array, const char* raw, size_t raw_len, size_t count, bool scalars);
+//   // Before parsing an array of scalars: an earlier identical one (by source text) to
+//   // reuse, skipping the parse (4 million frames of a large profile are 20,000 distinct).
+//   bool find_array(const char* raw, size_t raw_len, Value& out);
+//   Value begin_object(); void set(Value& object, Value key, Value value);
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string>
+
+namespace rperf {
+
+bool utf8_valid(const char* s, size_t len);  // defined in io/json_util.cc
+
+template <typename Builder>
+class JsonReader {
+ public:
+  using Value = typename Builder::Value;
+  static constexpr int kMaxDepth = 512;  // deeper input is rejected, not a stack overflow
+  static constexpr ptrdiff_t kScanLimit = 4096;  // longest array text find_array is offered
+
+  JsonReader(const char* data, size_t len, Builder& builder) : begin_(data), p_(data), end_(data + len), b_(builder) {}
+
+  // Parses the whole input as one value. On failure, error() says what and where.
+  bool parse(Value& out) {
+    skip_space();
+    if (!value(out, 0)) return false;
+    skip_space();
+    if (p_ != end_) return fail("unexpected data after the document");
+    return true;
+  }
+  // Parses only the first `max_members` members of the object the input starts with; the rest
+  // may be missing (a file's head read without its body).
+  bool parse_head(Value& out, size_t max_members) {
+    skip_space();
+    if (p_ == end_ || *p_ != '{') return fail("expected an object");
+    p_++;
+    Value obj = b_.begin_object();
+    for (size_t i = 0; i < max_members; i++) {
+      skip_space();
+      if (p_ < end_ && *p_ == '}') break;
+      if (i > 0) {
+        if (p_ == end_ || *p_ != ',') return fail("expected ','");
+        p_++;
+        skip_space();
+      }
+      if (!member(obj, 1)) return false;
+    }
+    out = obj;
+    return true;
+  }
+  const std::string& error() const { return error_; }
+
+ private:
+  bool fail(const char* what) {
+    if (error_.empty()) error_ = std::string(what) + " at byte " + std::to_string(p_ - begin_);
+    return false;
+  }
+
+  void skip_space() {
+    while (p_ < end_ && (*p_ == ' ' || *p_ == '\n' || *p_ == '\r' || *p_ == '\t')) p_++;
+  }
+
+  bool literal(const char* word, size_t n) {
+    if (static_cast<size_t>(end_ - p_) < n || std::char_traits<char>::compare(p_, word, n) != 0) return fail("invalid literal");
+    p_ += n;
+    return true;
+  }
+
+  bool value(Value& out, int depth) {
+    if (p_ == end_) return fail("unexpected end of input");
+    switch (*p_) {
+      case '{': return object(out, depth + 1);
+      case '[': return array(out, depth + 1);
+      case '"': {
+        const char* s;
+        size_t n;
+        if (!string_token(s, n)) return false;
+        out = b_.string(s, n);
+        return true;
+      }
+      case 't': if (!literal("true", 4)) return false; out = b_.true_value(); return true;
+      case 'f': if (!literal("false", 5)) return false; out = b_.false_value(); return true;
+      case 'n': if (!literal("null", 4)) return false; out = b_.null_value(); return true;
+      default: return number(out);
+    }
+  }
+
+  // The ']' closing a short array of scalars starting at p, or nullptr. Only a shortcut:
+  // the text is trusted only if identical text was parsed before.
+  const char* scalar_array_end(const char* p) const {
+    const char* limit = end_ - p > kScanLimit ? p + kScanLimit : end_;
+    for (const char* q = p + 1; q < limit; q++) {
+      char c = *q;
+      if (c == '"') {  // skip the string: its closing quote has an even run of '\\' before it
+        for (;;) {
+          q = static_cast<const char*>(std::memchr(q + 1, '"', static_cast<size_t>(limit - q - 1)));
+          if (!q) return nullptr;
+          size_t backslashes = 0;
+          while (q[-1 - static_cast<ptrdiff_t>(backslashes)] == '\\') backslashes++;
+          if (backslashes % 2 == 0) break;
+        }
+      } else if (c == '[' || c == '{') {
+        return nullptr;
+      } else if (c == ']') {
+        return q;
+      }
+    }
+    return nullptr;
+  }
+
+  bool array(Value& out, int depth) {
+    if (depth > kMaxDepth) return fail("nesting too deep");
+    if (const char* close = scalar_array_end(p_)) {
+      if (b_.find_array(p_, static_cast<size_t>(close + 1 - p_), out)) {
+        p_ = close + 1;
+        return true;
+      }
+    }
+    const char* start = p_++;
+    Value ary = b_.begin_array();
+    size_t count = 0;
+    bool scalars = true;
+    skip_space();
+    if (p_ < end_ && *p_ == ']') {
+      p_++;
+    } else {
+      for (;;) {
+        skip_space();
+        if (p_ < end_ && (*p_ == '[' || *p_ == '{')) scalars = false;
+        Value element;
+        if (!value(element, depth)) return false;
+        b_.push(ary, element);
+        count++;
+        skip_space();
+        if (p_ == end_) return fail("unterminated array");
+        if (*p_ == ',') { p_++; continue; }
+        if (*p_ == ']') { p_++; break; }
+        return fail("expected ',' or ']'");
+      }
+    }
+    out = b_.end_array(ary, start, static_cast<size_t>(p_ - start), count, scalars);
+    return true;
+  }
+
+  bool object(Value& out, int depth) {
+    if (depth > kMaxDepth) return fail("nesting too deep");
+    p_++;
+    Value obj = b_.begin_object();
+    skip_space();
+    if (p_ < end_ && *p_ == '}') {
+      p_++;
+      out = obj;
+      return true;
+    }
+    for (;;) {
+      skip_space();
+      if (!member(obj, depth)) return false;
+      skip_space();
+      if (p_ == end_) return fail("unterminated object");
+      if (*p_ == ',') { p_++; continue; }
+      if (*p_ == '}') { p_++; break; }
+      return fail("expected ',' or '}'");
+    }
+    out = obj;
+    return true;
+  }
+
+  // "key": value, added to `obj`.
+  bool member(Value& obj, int depth) {
+    if (p_ == end_ || *p_ != '"') return fail("expected a string key");
+    const char* s;
+    size_t n;
+    if (!string_token(s, n)) return false;
+    Value key = b_.key(s, n);
+    skip_space();
+    if (p_ == end_ || *p_ != ':') return fail("expected ':'");
+    p_++;
+    skip_space();
+    Value v;
+    if (!value(v, depth)) return false;
+    b_.set(obj, key, v);
+    return true;
+  }
+
+  bool number(Value& out) {
+    const char* start = p_;
+    if (p_ < end_ && *p_ == '-') p_++;
+    if (p_ == end_ || !digit(*p_)) return fail("unexpected character");
+    if (*p_ == '0') p_++;
+    else while (p_ < end_ && digit(*p_)) p_++;
+    bool real = false;
+    if (p_ < end_ && *p_ == '.') {
+      real = true;
+      p_++;
+      if (p_ == end_ || !digit(*p_)) return fail("invalid number");
+      while (p_ < end_ && digit(*p_)) p_++;
+    }
+    if (p_ < end_ && (*p_ == 'e' || *p_ == 'E')) {
+      real = true;
+      p_++;
+      if (p_ < end_ && (*p_ == '+' || *p_ == '-')) p_++;
+      if (p_ == end_ || !digit(*p_)) return fail("invalid number");
+      while (p_ < end_ && digit(*p_)) p_++;
+    }
+    size_t n = static_cast<size_t>(p_ - start);
+    out = real ? b_.real(start, n) : b_.integer(start, n);
+    return true;
+  }
+
+  static bool digit(char c) { return c >= '0' && c <= '9'; }
+
+  // At an opening quote. Without escapes the result points into the input; otherwise into
+  // scratch_ (valid until the next string).
+  bool string_token(const char*& s, size_t& n) {
+    const char* start = ++p_;
+    bool ascii = true;
+    while (p_ < end_) {
+      unsigned char c = static_cast<unsigned char>(*p_);
+      if (c == '"') {
+        s = start;
+        n = static_cast<size_t>(p_ - start);
+        p_++;
+        if (!ascii && !utf8_valid(s, n)) return fail("invalid UTF-8 in a string");
+        return true;
+      }
+      if (c == '\\') break;
+      if (c < 0x20) return fail("control character in a string");
+      if (c >= 0x80) ascii = false;
+      p_++;
+    }
+    if (p_ == end_) return fail("unterminated string");
+    scratch_.assign(start, p_);
+    while (p_ < end_) {
+      unsigned char c = static_cast<unsigned char>(*p_);
+      if (c == '"') {
+        p_++;
+        if (!utf8_valid(scratch_.data(), scratch_.size())) return fail("invalid UTF-8 in a string");
+        s = scratch_.data();
+        n = scratch_.size();
+        return true;
+      }
+      if (c < 0x20) return fail("control character in a string");
+      if (c != '\\') {
+        scratch_ += static_cast<char>(c);
+        p_++;
+        continue;
+      }
+      if (++p_ == end_) break;
+      switch (*p_++) {
+        case '"': scratch_ += '"'; break;
+        case '\\': scratch_ += '\\'; break;
+        case '/': scratch_ += '/'; break;
+        case 'b': scratch_ += '\b'; break;
+        case 'f': scratch_ += '\f'; break;
+        case 'n': scratch_ += '\n'; break;
+        case 'r': scratch_ += '\r'; break;
+        case 't': scratch_ += '\t'; break;
+        case 'u': if (!unicode_escape()) return false; break;
+        default: p_--; return fail("invalid escape");
+      }
+    }
+    return fail("unterminated string");
+  }
+
+  bool hex4(uint32_t& v) {
+    if (end_ - p_ < 4) return fail("truncated \\u escape");
+    v = 0;
+    for (int i = 0; i < 4; i++) {
+      char c = *p_++;
+      v <<= 4;
+      if (c >= '0' && c <= '9') v |= static_cast<uint32_t>(c - '0');
+      else if (c >= 'a' && c <= 'f') v |= static_cast<uint32_t>(c - 'a' + 10);
+      else if (c >= 'A' && c <= 'F') v |= static_cast<uint32_t>(c - 'A' + 10);
+      else return fail("invalid \\u escape");
+    }
+    return true;
+  }
+
+  // After "\u": one code point, or a surrogate pair; a lone surrogate becomes U+FFFD.
+  bool unicode_escape() {
+    uint32_t cp = 0;
+    if (!hex4(cp)) return false;
+    if (cp >= 0xd800 && cp <= 0xdbff) {
+      uint32_t low = 0;
+      if (end_ - p_ >= 6 && p_[0] == '\\' && p_[1] == 'u') {
+        const char* save = p_;
+        p_ += 2;
+        if (!hex4(low)) return false;
+        if (low >= 0xdc00 && low <= 0xdfff) cp = 0x10000 + ((cp - 0xd800) << 10) + (low - 0xdc00);
+        else { p_ = save; cp = 0xfffd; }
+      } else {
+        cp = 0xfffd;
+      }
+    } else if (cp >= 0xdc00 && cp <= 0xdfff) {
+      cp = 0xfffd;
+    }
+    if (cp < 0x80) {
+      scratch_ += static_cast<char>(cp);
+    } else if (cp < 0x800) {
+      scratch_ += static_cast<char>(0xc0 | (cp >> 6));
+      scratch_ += static_cast<char>(0x80 | (cp & 0x3f));
+    } else if (cp < 0x10000) {
+      scratch_ += static_cast<char>(0xe0 | (cp >> 12));
+      scratch_ += static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
+      scratch_ += static_cast<char>(0x80 | (cp & 0x3f));
+    } else {
+      scratch_ += static_cast<char>(0xf0 | (cp >> 18));
+      scratch_ += static_cast<char>(0x80 | ((cp >> 12) & 0x3f));
+      scratch_ += static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
+      scratch_ += static_cast<char>(0x80 | (cp & 0x3f));
+    }
+    return true;
+  }
+
+  const char* begin_;
+  const char* p_;
+  const char* end_;
+  Builder& b_;
+  std::string scratch_;
+  std::string error_;
+};
+
+}  // namespace rperf

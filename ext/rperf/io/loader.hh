@@ -1,0 +1,26 @@
+// Reading profiles back: an rperf JSON document (gzip-compressed or not) into a Profile, and
+// the meta/summary head of a file without its body. Ruby-independent.
+#pragma once
+#include <memory>
+#include <string>
+
+#include "profile/profile.hh"
+
+namespace rperf {
+
+bool is_gzip(const char* data, size_t len);
+
+enum class FileKind { kJson, kPprof, kUnknown };
+// What a profile file holds, from its first bytes (decompressed when gzipped): JSON starts
+// with '{', a pprof protobuf with field 1 (sample_type, length-delimited): '\n'.
+FileKind sniff_file_kind(const char* data, size_t len);
+
+// Parses `data` (JSON, or gzip of JSON) into `out`. On failure returns false and sets `error`
+// to what is wrong and where ("invalid JSON (expected ',' at byte 17)", "malformed profile: ...").
+bool load_json_profile(const char* data, size_t len, Profile& out, std::string& error);
+
+// The "meta" and "summary" objects at the head of an rperf JSON document (only the first bytes
+// of a file are needed). Returns false when the head is not an rperf document.
+bool read_json_head(const char* data, size_t len, JsonValue& meta, JsonValue& summary);
+
+}  // namespace rperf

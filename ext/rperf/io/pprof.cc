@@ -1,0 +1,194 @@
+// pprof encoder: perftools.profiles.Profile (profile.proto), written field by field.
+// Functions are (name, filename); locations are (function, line), so `-lines` views work when
+// the profile carries line numbers.
+#include <cstdlib>
+#include <string>
+#include <unordered_map>
+
+#include "io/encoders.hh"
+
+namespace rperf {
+
+namespace {
+
+class ProtoWriter {
+ public:
+  std::string& buffer() { return buf_; }
+  void varint(uint64_t v) {
+    while (v >= 0x80) {
+      buf_ += static_cast<char>((v & 0x7f) | 0x80);
+      v >>= 7;
+    }
+    buf_ += static_cast<char>(v);
+  }
+  void tag(int field, int wire_type) { varint((static_cast<uint64_t>(field) << 3) | wire_type); }
+  void int_field(int field, int64_t v) {
+    if (v == 0) return;  // proto3 default
+    tag(field, 0);
+    varint(static_cast<uint64_t>(v));
+  }
+  void bytes_field(int field, const std::string& s) {
+    tag(field, 2);
+    varint(s.size());
+    buf_ += s;
+  }
+  void packed(int field, const std::vector<uint64_t>& values) {
+    if (values.empty()) return;
+    ProtoWriter inner;
+    for (uint64_t v : values) inner.varint(v);
+    bytes_field(field, inner.buf_);
+  }
+
+ private:
+  std::string buf_;
+};
+
+class StringTable {
+ public:
+  StringTable() { id(""); }
+  int64_t id(const std::string& s) {
+    auto it = ids_.find(s);
+    if (it != ids_.end()) return it->second;
+    int64_t i = static_cast<int64_t>(strings_.size());
+    strings_.push_back(valid_utf8(s));
+    ids_.emplace(s, i);
+    return i;
+  }
+  const std::vector<std::string>& strings() const { return strings_; }
+
+ private:
+  std::unordered_map<std::string, int64_t> ids_;
+  std::vector<std::string> strings_;
+};
+
+// Label fields: key 1, str 2, num 3, num_unit 4.
+std::string label_message(int64_t key, int64_t str, int64_t num) {
+  ProtoWriter w;
+  w.int_field(1, key);
+  w.int_field(2, str);
+  w.int_field(3, num);
+  return w.buffer();
+}
+
+}  // namespace
+
+std::string encode_pprof(const Profile& p, const std::vector<std::string>& comments) {
+  StringTable strings;
+  ProtoWriter out;
+
+  const int64_t kind = strings.id(p.mode());
+  const int64_t nanoseconds = strings.id("nanoseconds");
+  // sample_type (1): ValueType { type 1, unit 2 }
+  {
+    ProtoWriter vt;
+    vt.int_field(1, kind);
+    vt.int_field(2, nanoseconds);
+    out.bytes_field(1, vt.buffer());
+  }
+
+  // Functions by (label, path) and locations by (function, line), ids from 1.
+  std::unordered_map<std::string, uint64_t> function_ids;
+  std::unordered_map<uint64_t, uint64_t> location_ids;  // (function << 32 | line) -> id
+  std::string functions, locations;
+  auto function_id = [&](const std::string& name, const std::string& filename, int32_t start_line) {
+    std::string key = name + '\0' + filename;
+    auto it = function_ids.find(key);
+    if (it != function_ids.end()) return it->second;
+    uint64_t id = function_ids.size() + 1;
+    function_ids.emplace(key, id);
+    ProtoWriter fn;  // Function { id 1, name 2, system_name 3, filename 4, start_line 5 }
+    fn.int_field(1, static_cast<int64_t>(id));
+    int64_t name_id = strings.id(name);
+    fn.int_field(2, name_id);
+    fn.int_field(3, name_id);
+    fn.int_field(4, strings.id(filename));
+    fn.int_field(5, start_line);
+    ProtoWriter wrap;
+    wrap.bytes_field(5, fn.buffer());
+    functions += wrap.buffer();
+    return id;
+  };
+  auto location_id = [&](uint64_t function, int32_t line) {
+    uint64_t key = (function << 32) | static_cast<uint32_t>(line < 0 ? 0 : line);
+    auto it = location_ids.find(key);
+    if (it != location_ids.end()) return it->second;
+    uint64_t id = location_ids.size() + 1;
+    location_ids.emplace(key, id);
+    ProtoWriter ln;  // Line { function_id 1, line 2 }
+    ln.int_field(1, static_cast<int64_t>(function));
+    ln.int_field(2, line);
+    ProtoWriter loc;  // Location { id 1, mapping_id 2, address 3, line 4 }
+    loc.int_field(1, static_cast<int64_t>(id));
+    loc.int_field(2, 1);
+    loc.bytes_field(4, ln.buffer());
+    ProtoWriter wrap;
+    wrap.bytes_field(4, loc.buffer());
+    locations += wrap.buffer();
+    return id;
+  };
+  std::vector<uint64_t> frame_location(p.frames.size());
+  for (uint32_t i = 0; i < p.frames.size(); i++) {
+    const Frame& f = p.frames[i];
+    frame_location[i] = location_id(function_id(f.label, f.path, f.start_line), f.line);
+  }
+
+  // Labels per label set, encoded once.
+  const int64_t thread_key = strings.id("thread_seq");
+  std::vector<std::string> label_bytes(p.label_sets.size());
+  for (uint32_t i = 0; i < p.label_sets.size(); i++) {
+    ProtoWriter w;
+    for (const Label& l : p.label_sets[i]) {
+      // Integer labels are numeric pprof labels (-tagfocus ranges work on them).
+      w.bytes_field(3, l.integer ? label_message(strings.id(l.key), 0, std::strtoll(l.value.c_str(), nullptr, 10))
+                                 : label_message(strings.id(l.key), strings.id(l.value), 0));
+    }
+    label_bytes[i] = w.buffer();
+  }
+
+  // sample (2): Sample { location_id 1 (packed), value 2 (packed), label 3 }
+  std::vector<uint64_t> locs;
+  for (const Sample& s : p.samples) {
+    ProtoWriter sw;
+    locs.clear();
+    for (uint32_t f : p.stacks[s.stack]) locs.push_back(frame_location[f]);
+    // Samples without Ruby frames get a location of their own, so no weight is lost.
+    if (locs.empty()) locs.push_back(location_id(function_id(kNoRubyFrames, "", 0), 0));
+    sw.packed(1, locs);
+    sw.packed(2, {static_cast<uint64_t>(s.weight_ns)});
+    if (s.thread_seq) sw.bytes_field(3, label_message(thread_key, 0, s.thread_seq));
+    if (s.label_set < label_bytes.size()) sw.buffer() += label_bytes[s.label_set];
+    out.bytes_field(2, sw.buffer());
+  }
+
+  // mapping (3): one mapping for the Ruby VM. Mapping { id 1, ..., filename 5, has_functions 7 }
+  {
+    ProtoWriter m;
+    m.int_field(1, 1);
+    m.int_field(5, strings.id("ruby"));
+    m.int_field(7, 1);
+    m.int_field(8, 1);  // has_filenames
+    m.int_field(9, 1);  // has_line_numbers
+    out.bytes_field(3, m.buffer());
+  }
+  out.buffer() += locations;
+  out.buffer() += functions;
+
+  // Everything that adds strings comes before the string table.
+  std::vector<int64_t> comment_ids;
+  for (const std::string& c : comments) comment_ids.push_back(strings.id(c));
+  const int64_t period_unit = nanoseconds;
+  for (const std::string& s : strings.strings()) out.bytes_field(6, s);  // string_table (6)
+  out.int_field(9, p.attributes.int_or("start_time_ns", 0));                                    // time_nanos
+  out.int_field(10, p.attributes.int_or("duration_ns", 0));                                     // duration_nanos
+  {
+    ProtoWriter vt;  // period_type (11)
+    vt.int_field(1, kind);
+    vt.int_field(2, period_unit);
+    out.bytes_field(11, vt.buffer());
+  }
+  out.int_field(12, p.frequency() > 0 ? 1000000000LL / p.frequency() : 0);  // period
+  for (int64_t c : comment_ids) out.int_field(13, c);                  // comment
+  return out.buffer();
+}
+
+}  // namespace rperf

@@ -1,0 +1,57 @@
+#include "profile/functions.hh"
+
+#include <algorithm>
+
+namespace rperf {
+
+FunctionTotals function_totals(const Profile& p, bool by_name) {
+  FunctionTotals t;
+  t.function_of_frame.resize(p.frames.size());
+  FrameTable functions;  // (path, label) with line 0: one entry per function
+  for (uint32_t i = 0; i < p.frames.size(); i++) {
+    const Frame& f = p.frames[i];
+    uint32_t fn = functions.intern(by_name ? std::string() : f.path, f.label, 0);
+    if (fn == t.first_frame.size()) t.first_frame.push_back(i);
+    t.function_of_frame[i] = fn;
+  }
+  t.self_ns.assign(t.first_frame.size(), 0);
+  t.total_ns.assign(t.first_frame.size(), 0);
+  std::vector<uint64_t> seen_in_sample(t.first_frame.size(), 0);
+  uint64_t sample_no = 0;
+  for (const Sample& s : p.samples) {
+    t.grand_total_ns += s.weight_ns;
+    FrameSpan frames = p.stacks[s.stack];
+    if (frames.empty()) continue;
+    sample_no++;
+    t.self_ns[t.function_of_frame[frames[0]]] += s.weight_ns;
+    for (uint32_t f : frames) {
+      uint32_t fn = t.function_of_frame[f];
+      if (seen_in_sample[fn] == sample_no) continue;
+      seen_in_sample[fn] = sample_no;
+      t.total_ns[fn] += s.weight_ns;
+    }
+  }
+  return t;
+}
+
+std::vector<uint32_t> top_functions(const Profile& p, const FunctionTotals& t, const std::vector<int64_t>& weights, size_t n) {
+  std::vector<uint32_t> out;
+  for (uint32_t i = 0; i < weights.size(); i++) {
+    if (weights[i] != 0) out.push_back(i);
+  }
+  auto frame = [&](uint32_t fn) -> const Frame& { return p.frames[t.first_frame[fn]]; };
+  auto heavier = [&](uint32_t a, uint32_t b) {
+    if (weights[a] != weights[b]) return weights[a] > weights[b];
+    if (frame(a).label != frame(b).label) return frame(a).label < frame(b).label;
+    return frame(a).path < frame(b).path;
+  };
+  if (out.size() > n) {
+    std::partial_sort(out.begin(), out.begin() + static_cast<long>(n), out.end(), heavier);
+    out.resize(n);
+  } else {
+    std::sort(out.begin(), out.end(), heavier);
+  }
+  return out;
+}
+
+}  // namespace rperf

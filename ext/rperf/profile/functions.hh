@@ -1,0 +1,27 @@
+// Per-function totals of a profile: a function is (label, path) whatever the line; its self
+// weight is the weight of samples whose leaf it is, its total weight counts each sample once
+// however often the function recurses in it. Read by the text report and the summary.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "profile/profile.hh"
+
+namespace rperf {
+
+struct FunctionTotals {
+  std::vector<uint32_t> function_of_frame;  // frame id -> function index
+  std::vector<uint32_t> first_frame;        // function index -> a frame naming it
+  std::vector<int64_t> self_ns;
+  std::vector<int64_t> total_ns;
+  int64_t grand_total_ns = 0;
+};
+
+// `by_name`: functions are labels alone (methods of the same name in different files merge,
+// as rperf's summary and table views count them).
+FunctionTotals function_totals(const Profile& p, bool by_name = false);
+
+// Function indexes with a non-zero `weights` entry, heaviest first (ties by label, then path).
+std::vector<uint32_t> top_functions(const Profile& p, const FunctionTotals& t, const std::vector<int64_t>& weights, size_t n);
+
+}  // namespace rperf

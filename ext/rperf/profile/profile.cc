@@ -1,0 +1,138 @@
+#include "profile/profile.hh"
+
+#include <cstring>
+
+namespace rperf {
+
+namespace {
+uint64_t frame_hash(const char* path, size_t path_len, const char* label, size_t label_len, int32_t line) {
+  uint64_t h = hash_bytes(path, path_len);
+  h = hash_bytes(label, label_len, h);
+  return mix64(h ^ static_cast<uint32_t>(line));
+}
+
+bool same_text(const std::string& s, const char* p, size_t n) { return s.size() == n && std::memcmp(s.data(), p, n) == 0; }
+
+uint64_t label_set_hash(const LabelSet& set) {
+  uint64_t h = set.size();
+  for (const Label& l : set) {
+    h = hash_bytes(l.key.data(), l.key.size(), h);
+    h = hash_bytes(l.value.data(), l.value.size(), h) + l.integer;
+  }
+  return mix64(h);
+}
+
+uint64_t sample_key_hash(const Sample& s) {
+  return mix64((static_cast<uint64_t>(s.stack) << 32) ^ (static_cast<uint64_t>(s.thread_seq) << 20) ^
+               (static_cast<uint64_t>(s.label_set) << 3) ^ s.vm_state);
+}
+bool same_key(const Sample& a, const Sample& b) {
+  return a.stack == b.stack && a.thread_seq == b.thread_seq && a.label_set == b.label_set && a.vm_state == b.vm_state;
+}
+}  // namespace
+
+uint32_t FrameTable::intern(const char* path, size_t path_len, const char* label, size_t label_len, int32_t line) {
+  uint64_t h = frame_hash(path, path_len, label, label_len, line);
+  uint32_t id = index_.find(h, [&](uint32_t i) {
+    const Frame& f = frames_[i];
+    return f.line == line && same_text(f.label, label, label_len) && same_text(f.path, path, path_len);
+  });
+  if (id != HashIndex::kNotFound) return id;
+  id = static_cast<uint32_t>(frames_.size());
+  frames_.push_back(Frame{std::string(path, path_len), std::string(label, label_len), line, 0});
+  index_.insert(h, id);
+  return id;
+}
+
+void FrameTable::clear() {
+  frames_.clear();
+  index_.clear();
+}
+
+uint32_t StackTable::intern(const uint32_t* leaf_first, size_t n) {
+  uint64_t h = n;
+  for (size_t i = 0; i < n; i++) h = mix64(h ^ leaf_first[i]);
+  uint32_t id = index_.find(h, [&](uint32_t i) {
+    FrameSpan s = (*this)[i];
+    return s.count == n && std::memcmp(s.ids, leaf_first, n * sizeof(uint32_t)) == 0;
+  });
+  if (id != HashIndex::kNotFound) return id;
+  id = static_cast<uint32_t>(size());
+  ids_.insert(ids_.end(), leaf_first, leaf_first + n);
+  offsets_.push_back(static_cast<uint32_t>(ids_.size()));
+  index_.insert(h, id);
+  return id;
+}
+
+void StackTable::clear() {
+  ids_.clear();
+  offsets_.assign(1, 0);
+  index_.clear();
+}
+
+uint32_t LabelSetTable::intern(const LabelSet& set) {
+  uint64_t h = label_set_hash(set);
+  uint32_t id = index_.find(h, [&](uint32_t i) { return sets_[i] == set; });
+  if (id != HashIndex::kNotFound) return id;
+  id = static_cast<uint32_t>(sets_.size());
+  sets_.push_back(set);
+  index_.insert(h, id);
+  return id;
+}
+
+uint32_t LabelSetTable::with(uint32_t id, const Label& label) {
+  LabelSet set = sets_[id];
+  bool replaced = false;
+  for (Label& l : set) {
+    if (l.key == label.key) {
+      l = label;
+      replaced = true;
+    }
+  }
+  if (!replaced) set.push_back(label);
+  return intern(set);
+}
+
+void LabelSetTable::clear() {
+  sets_.clear();
+  index_.clear();
+  intern({});
+}
+
+void SampleAggregator::add(const Sample& s) {
+  uint64_t h = sample_key_hash(s);
+  uint32_t id = index_.find(h, [&](uint32_t i) { return same_key(samples_[i], s); });
+  if (id != HashIndex::kNotFound) {
+    samples_[id].weight_ns += s.weight_ns;
+    return;
+  }
+  index_.insert(h, static_cast<uint32_t>(samples_.size()));
+  samples_.push_back(s);
+}
+
+std::vector<Sample> SampleAggregator::take() {
+  std::vector<Sample> out;
+  out.swap(samples_);
+  index_.clear();
+  return out;
+}
+
+void SampleAggregator::clear() {
+  samples_.clear();
+  index_.clear();
+}
+
+int64_t Profile::total_weight() const {
+  int64_t t = 0;
+  for (const Sample& s : samples) t += s.weight_ns;
+  return t;
+}
+
+std::vector<Sample> Profile::aggregated_samples() const {
+  if (!timestamps) return samples;
+  SampleAggregator agg;
+  for (const Sample& s : samples) agg.add(s);
+  return agg.take();
+}
+
+}  // namespace rperf

@@ -1,0 +1,141 @@
+// The profile model: one C++ structure for a profile, whatever made it (the sampler at
+// stop/snapshot, the JSON or pprof loader, a Ruby Hash handed to Rperf.save, the multi-process
+// merge) and whatever reads it (every encoder, the summary, the Ruby Hash view).
+//
+//   frames      (path, label, line, start_line), interned by content
+//   stacks      leaf-first lists of frame ids, interned by content
+//   label_sets  ordered (key, value) lists, interned; id 0 is always the empty set
+//   samples     (stack, weight, thread, label set, VM state, time): aggregated (one per key,
+//               time = first) unless `timestamps` (one per sampled interval, aggregate: false)
+//   attributes  the result's scalar keys (mode, frequency, counters, ...) in order
+//   meta, summary  the JSON file's head objects (null until written or loaded)
+//
+// Ruby-independent: unit-tested under GoogleTest without a Ruby VM.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "profile/json_value.hh"
+#include "profile/vm_state.hh"
+#include "util/hash_index.hh"
+
+namespace rperf {
+
+struct Frame {
+  std::string path;
+  std::string label;
+  int32_t line = 0;        // 0 when unknown (method-level profiles, C methods)
+  int32_t start_line = 0;  // first line of the method's definition, 0 when unknown
+};
+
+class FrameTable {
+ public:
+  uint32_t intern(const char* path, size_t path_len, const char* label, size_t label_len, int32_t line);
+  uint32_t intern(const std::string& path, const std::string& label, int32_t line) {
+    return intern(path.data(), path.size(), label.data(), label.size(), line);
+  }
+  const Frame& operator[](uint32_t id) const { return frames_[id]; }
+  Frame& at(uint32_t id) { return frames_[id]; }
+  size_t size() const { return frames_.size(); }
+  const std::vector<Frame>& all() const { return frames_; }
+  void clear();
+
+ private:
+  std::vector<Frame> frames_;
+  HashIndex index_;
+};
+
+// A view of one stack's frame ids, leaf first.
+struct FrameSpan {
+  const uint32_t* ids;
+  size_t count;
+  size_t size() const { return count; }
+  bool empty() const { return count == 0; }
+  uint32_t operator[](size_t i) const { return ids[i]; }
+  const uint32_t* begin() const { return ids; }
+  const uint32_t* end() const { return ids + count; }
+};
+
+class StackTable {
+ public:
+  StackTable() { offsets_.push_back(0); }
+  uint32_t intern(const uint32_t* leaf_first, size_t n);
+  uint32_t intern(const std::vector<uint32_t>& leaf_first) { return intern(leaf_first.data(), leaf_first.size()); }
+  FrameSpan operator[](uint32_t id) const { return {ids_.data() + offsets_[id], offsets_[id + 1] - offsets_[id]}; }
+  size_t size() const { return offsets_.size() - 1; }
+  void clear();
+
+ private:
+  std::vector<uint32_t> ids_;
+  std::vector<uint32_t> offsets_;  // stack i is ids_[offsets_[i], offsets_[i + 1])
+  HashIndex index_;
+};
+
+struct Label {
+  std::string key;
+  std::string value;
+  bool integer = false;  // the value was an Integer (given back as one; a numeric pprof label)
+  bool operator==(const Label& o) const { return key == o.key && value == o.value && integer == o.integer; }
+};
+using LabelSet = std::vector<Label>;  // insertion order, unique keys
+
+class LabelSetTable {
+ public:
+  LabelSetTable() { intern({}); }
+  uint32_t intern(const LabelSet& set);
+  // The set `id` with `label` added (or its key's value replaced).
+  uint32_t with(uint32_t id, const Label& label);
+  const LabelSet& operator[](uint32_t id) const { return sets_[id]; }
+  size_t size() const { return sets_.size(); }
+  void clear();
+
+ private:
+  std::vector<LabelSet> sets_;
+  HashIndex index_;
+};
+
+struct Sample {
+  uint32_t stack = 0;
+  uint32_t thread_seq = 0;  // 1-based; 0 when unknown
+  uint32_t label_set = 0;
+  VmState vm_state = kRunning;
+  int64_t weight_ns = 0;
+  int64_t time_ns = 0;  // end of the interval, ns since the profile started
+};
+
+// Merges samples that share (stack, thread, label set, VM state): weights add up, the first
+// sample's time is kept, order of first appearance. The one aggregation of the project: the
+// sampler's worker thread uses it on live stack ids, the model on profile stack ids.
+class SampleAggregator {
+ public:
+  void add(const Sample& s);
+  const std::vector<Sample>& samples() const { return samples_; }
+  std::vector<Sample> take();
+  void clear();
+
+ private:
+  std::vector<Sample> samples_;
+  HashIndex index_;
+};
+
+struct Profile {
+  FrameTable frames;
+  StackTable stacks;
+  LabelSetTable label_sets;
+  std::vector<Sample> samples;
+  bool has_lines = false;   // frames carry line numbers
+  bool timestamps = false;  // one sample per interval with its time (aggregate: false)
+  JsonValue attributes = JsonValue::object();
+  JsonValue meta;
+  JsonValue summary;
+
+  std::string mode() const { return attributes.string_or("mode", "cpu"); }
+  int frequency() const { return static_cast<int>(attributes.int_or("frequency", 1000)); }
+  int64_t total_weight() const;
+  // The samples merged by key (what "aggregated_samples" holds).
+  std::vector<Sample> aggregated_samples() const;
+};
+
+}  // namespace rperf

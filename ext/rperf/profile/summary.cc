@@ -1,0 +1,48 @@
+#include "profile/summary.hh"
+
+#include <cmath>
+
+#include "profile/functions.hh"
+
+namespace rperf {
+
+namespace {
+double round1(double v) { return std::round(v * 10.0) / 10.0; }
+}  // namespace
+
+JsonValue summarize(const Profile& p) {
+  const JsonValue& a = p.attributes;
+  JsonValue s = JsonValue::object();
+  if (a.get("duration_ns")) s.set("total_ms", JsonValue::real(round1(a.int_or("duration_ns", 0) / 1e6)));
+  if (a.get("user_ns") || a.get("sys_ns")) {
+    s.set("cpu_ms", JsonValue::real(round1((a.int_or("user_ns", 0) + a.int_or("sys_ns", 0)) / 1e6)));
+  }
+  if (const JsonValue* gc = a.get("gc_stats"); gc && gc->is_object()) {
+    const std::pair<const char*, const char*> counts[] = {{"minor_count", "gc_count_minor"}, {"major_count", "gc_count_major"}};
+    for (const auto& [from, to] : counts) {
+      if (gc->get(from)) s.set(to, JsonValue::integer(gc->int_or(from, 0)));
+    }
+    if (const JsonValue* ms = gc->get("time_ms")) s.set("gc_ms", JsonValue::real(round1(ms->as_double())));
+    for (const char* key : {"allocated_objects", "freed_objects"}) {
+      if (gc->get(key)) s.set(key, JsonValue::integer(gc->int_or(key, 0)));
+    }
+  }
+  if (const JsonValue* rss = a.get("maxrss_mb"); rss && !rss->is_null()) s.set("maxrss_mb", *rss);
+  if (a.get("sampling_count")) s.set("samples", JsonValue::integer(a.int_or("sampling_count", 0)));
+
+  JsonValue top = JsonValue::array();
+  FunctionTotals t = function_totals(p, true);
+  if (t.grand_total_ns > 0) {
+    for (uint32_t fn : top_functions(p, t, t.self_ns, kSummaryTopMethods)) {
+      JsonValue m = JsonValue::object();
+      m.set("name", JsonValue::string(p.frames[t.first_frame[fn]].label));
+      m.set("self_pct", JsonValue::real(round1(t.self_ns[fn] * 100.0 / t.grand_total_ns)));
+      m.set("total_pct", JsonValue::real(round1(t.total_ns[fn] * 100.0 / t.grand_total_ns)));
+      top.push(std::move(m));
+    }
+  }
+  s.set("top_methods", std::move(top));
+  return s;
+}
+
+}  // namespace rperf

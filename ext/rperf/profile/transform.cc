@@ -1,0 +1,134 @@
+#include "profile/transform.hh"
+
+#include <vector>
+
+namespace rperf {
+
+namespace {
+
+// Rebuilds the samples through `remap_stack` and re-aggregates unless raw.
+template <typename RemapStack>
+void restack(Profile& p, RemapStack&& remap_stack) {
+  std::vector<Sample> old;
+  old.swap(p.samples);
+  SampleAggregator agg;
+  for (Sample s : old) {
+    s.stack = remap_stack(s.stack);
+    if (p.timestamps) p.samples.push_back(s);
+    else agg.add(s);
+  }
+  if (!p.timestamps) p.samples = agg.take();
+}
+
+// Copies frames and stacks of `from` into `to`, returning from's stack id -> to's.
+std::vector<uint32_t> copy_stacks(Profile& to, const Profile& from, bool drop_lines) {
+  std::vector<uint32_t> frame_map(from.frames.size());
+  for (uint32_t i = 0; i < from.frames.size(); i++) {
+    const Frame& f = from.frames[i];
+    frame_map[i] = to.frames.intern(f.path, f.label, drop_lines ? 0 : f.line);
+    Frame& copy = to.frames.at(frame_map[i]);
+    if (copy.start_line == 0) copy.start_line = f.start_line;
+  }
+  std::vector<uint32_t> stack_map(from.stacks.size());
+  std::vector<uint32_t> ids;
+  for (uint32_t i = 0; i < from.stacks.size(); i++) {
+    ids.clear();
+    for (uint32_t f : from.stacks[i]) ids.push_back(frame_map[f]);
+    stack_map[i] = to.stacks.intern(ids);
+  }
+  return stack_map;
+}
+
+const VmState kStates[] = {kGvlBlocked, kGvlWait, kGcMark, kGcSweep};
+
+constexpr const char* kSummedAttributes[] = {"trigger_count", "sampling_count", "sampling_time_ns", "user_ns", "sys_ns"};
+
+}  // namespace
+
+void fold_lines(Profile& p) {
+  if (!p.has_lines) return;
+  Profile folded;
+  std::vector<uint32_t> stack_map = copy_stacks(folded, p, true);
+  p.frames = std::move(folded.frames);
+  p.stacks = std::move(folded.stacks);
+  p.has_lines = false;
+  restack(p, [&](uint32_t s) { return stack_map[s]; });
+}
+
+void apply_vm_states(Profile& p, bool as_frames) {
+  uint32_t vm_frames[kVmStateCount] = {};
+  if (as_frames) {
+    for (VmState s : kStates) vm_frames[s] = p.frames.intern(kVmFramePath, vm_state_names(s).frame_label, 0);
+  }
+  std::vector<uint32_t> ids;
+  for (Sample& s : p.samples) {
+    if (s.vm_state == kRunning) continue;
+    const VmStateNames& names = vm_state_names(s.vm_state);
+    if (as_frames) {
+      FrameSpan span = p.stacks[s.stack];
+      ids.assign(1, vm_frames[s.vm_state]);
+      ids.insert(ids.end(), span.begin(), span.end());
+      s.stack = p.stacks.intern(ids);
+    } else {
+      s.label_set = p.label_sets.with(s.label_set, Label{names.label_key, names.label_value, false});
+    }
+  }
+}
+
+void infer_vm_states(Profile& p) {
+  std::vector<int> state_of_set(p.label_sets.size(), -1);
+  for (Sample& s : p.samples) {
+    int& known = state_of_set[s.label_set];
+    if (known < 0) {
+      known = kRunning;
+      for (const Label& l : p.label_sets[s.label_set]) {
+        for (VmState st : kStates) {
+          if (l.key == vm_state_names(st).label_key && l.value == vm_state_names(st).label_value) known = st;
+        }
+      }
+    }
+    s.vm_state = static_cast<VmState>(known);
+    FrameSpan span = p.stacks[s.stack];
+    if (s.vm_state == kRunning && !span.empty()) {
+      const Frame& leaf = p.frames[span[0]];
+      if (leaf.path != kVmFramePath) continue;
+      for (VmState st : kStates) {
+        if (leaf.label == vm_state_names(st).frame_label) s.vm_state = st;
+      }
+    }
+  }
+}
+
+void aggregate(Profile& p) {
+  if (!p.timestamps) return;
+  p.samples = p.aggregated_samples();
+  p.timestamps = false;
+}
+
+void merge_child(Profile& root, const Profile& child, const std::string& pid) {
+  std::vector<uint32_t> stack_map = copy_stacks(root, child, !root.has_lines);
+  std::vector<uint32_t> set_map(child.label_sets.size());
+  for (uint32_t i = 0; i < child.label_sets.size(); i++) {
+    uint32_t set = root.label_sets.intern(child.label_sets[i]);
+    set_map[i] = root.label_sets.with(set, Label{kPidLabelKey, pid, false});
+  }
+  SampleAggregator agg;
+  if (!root.timestamps) {
+    for (const Sample& s : root.samples) agg.add(s);
+  }
+  for (Sample s : child.samples) {
+    s.stack = stack_map[s.stack];
+    s.label_set = set_map[s.label_set];
+    if (root.timestamps) root.samples.push_back(s);
+    else agg.add(s);
+  }
+  if (!root.timestamps) root.samples = agg.take();
+  for (const char* key : kSummedAttributes) {
+    if (root.attributes.get(key) || child.attributes.get(key)) {
+      root.attributes.set(key, JsonValue::integer(root.attributes.int_or(key, 0) + child.attributes.int_or(key, 0)));
+    }
+  }
+  root.attributes.set("process_count", JsonValue::integer(root.attributes.int_or("process_count", 1) + 1));
+}
+
+}  // namespace rperf

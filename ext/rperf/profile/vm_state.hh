@@ -1,0 +1,39 @@
+// The VM states a sample can be in, and the names they are reported under: the one definition
+// (the sampler records them, the profile model turns them into labels or synthetic frames, the
+// summary and the stat breakdown group by them).
+#pragma once
+#include <cstdint>
+
+namespace rperf {
+
+enum VmState : uint8_t { kRunning = 0, kGvlBlocked = 1, kGvlWait = 2, kGcMark = 3, kGcSweep = 4 };
+constexpr int kVmStateCount = 5;
+
+struct VmStateNames {
+  const char* label_key;    // "%GVL" / "%GC" (nullptr for kRunning)
+  const char* label_value;  // "blocked", "wait", "mark", "sweep"
+  const char* frame_label;  // synthetic leaf frame with vm_state_frames: "[GVL blocked]", ...
+};
+
+inline const VmStateNames& vm_state_names(VmState state) {
+  static constexpr VmStateNames kNames[kVmStateCount] = {
+      {nullptr, nullptr, nullptr},
+      {"%GVL", "blocked", "[GVL blocked]"},
+      {"%GVL", "wait", "[GVL wait]"},
+      {"%GC", "mark", "[GC marking]"},
+      {"%GC", "sweep", "[GC sweeping]"},
+  };
+  return kNames[state < kVmStateCount ? state : 0];
+}
+
+// The path of the synthetic VM-state frames.
+constexpr const char* kVmFramePath = "<VM>";
+// Label keys the profiler sets itself (besides the VM-state keys above).
+constexpr const char* kPidLabelKey = "%pid";
+// Name given to samples without any Ruby frame (a thread starting or exiting) by the formats
+// that cannot represent an empty stack.
+constexpr const char* kNoRubyFrames = "(no Ruby frames)";
+// The root-side frame of a stack cut at max_depth.
+constexpr const char* kTruncatedFrame = "[truncated]";
+
+}  // namespace rperf

@@ -1,0 +1,158 @@
+// Ruby binding of the encoders: Native::Profile#encode(format, options) runs an encoder into an
+// Output (a file or a String, optionally gzipped) without the GVL, so the application's other
+// threads keep running while a profile is saved. A file is written under a temporary name in
+// its directory and renamed at the end: a failure (full disk, crash) leaves the previous file.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <ruby/ruby.h>
+#include <ruby/thread.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <memory>
+#include <new>
+#include <string>
+
+#include "io/encoders.hh"
+#include "io/output.hh"
+#include "ruby/profile_binding.hh"
+#include "ruby/values.hh"
+
+namespace rperf {
+
+namespace {
+
+enum class Format { kPprof, kCollapsed, kSpeedscope, kText, kJson };
+
+// Everything the encoder needs once the GVL is released: no Ruby object is touched then.
+struct EncodeJob {
+  const Profile* profile = nullptr;
+  Format format = Format::kJson;
+  OutputOptions options;
+  std::string name = "rperf";  // speedscope profile name
+  std::vector<std::string> comments;  // pprof
+  JsonValue trailer;                  // json: members written after the body (rperf_version, pid, ppid)
+  int top = 10;
+  int fd = -1;                 // write here, or
+  std::string* str = nullptr;  // append here
+  int error = 0;
+};
+
+void* run_encode_job(void* arg) {
+  EncodeJob& job = *static_cast<EncodeJob*>(arg);
+  try {
+    std::unique_ptr<Output> out(job.fd >= 0 ? new Output(job.fd, job.options) : new Output(job.str, job.options));
+    switch (job.format) {
+      case Format::kPprof: out->append(encode_pprof(*job.profile, job.comments)); break;
+      case Format::kCollapsed: encode_collapsed(*job.profile, *out); break;
+      case Format::kSpeedscope: out->append(encode_speedscope(*job.profile, job.name)); break;
+      case Format::kText: out->append(encode_text(*job.profile, job.top)); break;
+      case Format::kJson: encode_json(*job.profile, job.trailer, *out); break;
+    }
+    job.error = out->finish();
+  } catch (const std::bad_alloc&) {
+    job.error = ENOMEM;
+  }
+  return nullptr;
+}
+
+bool format_from_symbol(VALUE format, Format& out) {
+  if (!SYMBOL_P(format)) return false;
+  ID f = SYM2ID(format);
+  if (f == rb_intern("pprof")) out = Format::kPprof;
+  else if (f == rb_intern("collapsed")) out = Format::kCollapsed;
+  else if (f == rb_intern("speedscope")) out = Format::kSpeedscope;
+  else if (f == rb_intern("text")) out = Format::kText;
+  else if (f == rb_intern("json")) out = Format::kJson;
+  else return false;
+  return true;
+}
+
+VALUE option(VALUE options, const char* key) { return NIL_P(options) ? Qnil : rb_hash_lookup(options, sym(key)); }
+
+// A unique temporary file next to `path` (same file system, so rename() is atomic). A target
+// that exists and is not a regular file (/dev/null, a FIFO, a symlink) is written directly:
+// rename would replace it instead of writing through it. `tmp` is empty then.
+int open_target(const std::string& path, std::string& tmp) {
+  struct stat st;
+  if (lstat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+    tmp.clear();
+    return open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
+  }
+  tmp = path + ".tmp-XXXXXX";
+  int fd = mkostemp(&tmp[0], O_CLOEXEC);
+  if (fd >= 0) fchmod(fd, 0644);
+  return fd;
+}
+
+// Native::Profile#encode(format, options) -> String, or nil when options[:path] is given.
+// options: path, gzip, level, deflate ("zlib" forces zlib), name, top, comments, trailer.
+VALUE profile_encode(VALUE self, VALUE format, VALUE options) {
+  ProfileHolder* h = holder_of(self);
+  if (!NIL_P(options)) Check_Type(options, T_HASH);
+  Format f;
+  if (!format_from_symbol(format, f)) rb_raise(rb_eArgError, "rperf: unknown encoder %" PRIsVALUE, format);
+  VALUE path = option(options, "path"), name = option(options, "name"), top = option(options, "top");
+  VALUE level = option(options, "level"), deflate = option(options, "deflate"), comments = option(options, "comments");
+  VALUE trailer = option(options, "trailer");
+  if (!NIL_P(trailer)) Check_Type(trailer, T_HASH);
+  if (!NIL_P(path)) FilePathValue(path);
+  if (!NIL_P(name)) StringValue(name);
+  if (!NIL_P(comments)) Check_Type(comments, T_ARRAY);
+  int top_n = NIL_P(top) ? 10 : NUM2INT(top);
+  int level_n = NIL_P(level) ? -2 : NUM2INT(level);
+  for (long i = 0; !NIL_P(comments) && i < RARRAY_LEN(comments); i++) Check_Type(RARRAY_AREF(comments, i), T_STRING);
+
+  // From here on nothing raises until the C++ objects below are gone.
+  int error = 0;
+  VALUE body = Qnil;
+  {
+    EncodeJob job;
+    std::string out_str, tmp;
+    job.profile = &h->profile;
+    job.format = f;
+    job.top = top_n;
+    job.options.gzip = RTEST(option(options, "gzip"));
+    if (level_n != -2) job.options.level = level_n;
+    if (RB_TYPE_P(deflate, T_STRING) && std::string(RSTRING_PTR(deflate), RSTRING_LEN(deflate)) == "zlib") job.options.backend = DeflateBackend::kZlib;
+    if (!NIL_P(name)) job.name.assign(RSTRING_PTR(name), static_cast<size_t>(RSTRING_LEN(name)));
+    if (!NIL_P(trailer)) ruby_to_json(trailer, job.trailer);
+    for (long i = 0; !NIL_P(comments) && i < RARRAY_LEN(comments); i++) {
+      VALUE c = RARRAY_AREF(comments, i);
+      job.comments.emplace_back(RSTRING_PTR(c), static_cast<size_t>(RSTRING_LEN(c)));
+    }
+    std::string target = NIL_P(path) ? std::string() : std::string(RSTRING_PTR(path), static_cast<size_t>(RSTRING_LEN(path)));
+    if (NIL_P(path)) {
+      job.str = &out_str;
+    } else if ((job.fd = open_target(target, tmp)) < 0) {
+      error = errno;
+    }
+    if (!error) {
+      rb_thread_call_without_gvl(run_encode_job, &job, nullptr, nullptr);
+      error = job.error;
+      if (job.fd >= 0) {
+        if (close(job.fd) != 0 && !error) error = errno;
+        if (!tmp.empty() && !error && rename(tmp.c_str(), target.c_str()) != 0) error = errno;
+        if (!tmp.empty() && error) unlink(tmp.c_str());
+      }
+    }
+    if (!error && NIL_P(path)) body = rb_str_new(out_str.data(), static_cast<long>(out_str.size()));
+  }
+  if (error) {
+    if (NIL_P(path)) rb_syserr_fail(error, "rperf: encoding the profile");
+    rb_syserr_fail_str(error, path);
+  }
+  RB_GC_GUARD(self);
+  return body;
+}
+
+}  // namespace
+
+void init_encode_binding(VALUE native) {
+  rb_define_method(profile_class(), "encode", RUBY_METHOD_FUNC(profile_encode), 2);
+  // Which deflate library writes .gz files ("isa-l" or "zlib <version>"), for benchmarks.
+  std::string backend = deflate_backend_name(default_deflate_backend());
+  rb_define_const(native, "DEFLATE_BACKEND", rb_str_freeze(rb_str_new(backend.data(), static_cast<long>(backend.size()))));
+}
+
+}  // namespace rperf

@@ -1,0 +1,474 @@
+#include "ruby/profile_binding.hh"
+
+#include <new>
+
+#include "profile/functions.hh"
+#include "profile/summary.hh"
+#include "profile/transform.hh"
+#include "ruby/values.hh"
+
+namespace rperf {
+
+namespace {
+
+VALUE g_profile_class = Qnil;
+ID g_view_link;  // hidden instance variable of a view Hash: its Native::Profile
+
+void holder_mark(void* p) {
+  auto* h = static_cast<ProfileHolder*>(p);
+  // rb_gc_mark pins: the vectors hold these VALUEs outside Ruby's heap.
+  for (VALUE v : {h->view, h->view_samples, h->view_raw, h->view_label_sets}) rb_gc_mark(v);
+  for (VALUE v : h->frame_values) rb_gc_mark(v);
+  for (VALUE v : h->stack_values) rb_gc_mark(v);
+  for (VALUE v : h->label_set_values) rb_gc_mark(v);
+}
+void holder_free(void* p) { delete static_cast<ProfileHolder*>(p); }
+size_t holder_size(const void* p) {
+  const auto* h = static_cast<const ProfileHolder*>(p);
+  return sizeof(*h) + h->profile.samples.capacity() * sizeof(Sample) + h->profile.frames.size() * sizeof(Frame);
+}
+const rb_data_type_t kProfileType = {"rperf/profile", {holder_mark, holder_free, holder_size, nullptr, {nullptr}}, nullptr, nullptr, 0};
+
+// Keys of a result Hash that are not attributes: the body, and what is derived from it.
+bool body_key(VALUE key) {
+  static const char* const kKeys[] = {"aggregated_samples", "raw_samples", "label_sets", "unique_frames",
+                                      "unique_stacks", "function_start_lines", "meta", "summary"};
+  if (!SYMBOL_P(key)) return false;
+  for (const char* k : kKeys) {
+    if (key == sym(k)) return true;
+  }
+  return false;
+}
+
+// ---- the view ----------------------------------------------------------------------------
+
+VALUE frame_value(ProfileHolder& h, uint32_t id) {
+  VALUE& v = h.frame_values[id];
+  if (v) return v;
+  const Frame& f = h.profile.frames[id];
+  v = h.profile.has_lines ? rb_ary_new_from_args(3, utf8_string(f.path), utf8_string(f.label), INT2NUM(f.line))
+                          : rb_ary_new_from_args(2, utf8_string(f.path), utf8_string(f.label));
+  return rb_ary_freeze(v);
+}
+
+VALUE stack_value(ProfileHolder& h, uint32_t id) {
+  VALUE& v = h.stack_values[id];
+  if (v) return v;
+  FrameSpan frames = h.profile.stacks[id];
+  VALUE a = rb_ary_new_capa(static_cast<long>(frames.size()));
+  for (uint32_t f : frames) rb_ary_push(a, frame_value(h, f));
+  v = rb_ary_freeze(a);
+  return v;
+}
+
+VALUE sample_value(ProfileHolder& h, const Sample& s, bool raw) {
+  VALUE e = rb_ary_new_capa(raw ? 6 : 4);
+  rb_ary_push(e, stack_value(h, s.stack));
+  rb_ary_push(e, LL2NUM(s.weight_ns));
+  rb_ary_push(e, UINT2NUM(s.thread_seq));
+  rb_ary_push(e, UINT2NUM(s.label_set));
+  if (raw) {
+    rb_ary_push(e, INT2FIX(s.vm_state));
+    rb_ary_push(e, LL2NUM(s.time_ns));
+  }
+  return e;
+}
+
+VALUE build_view(VALUE self, ProfileHolder& h) {
+  Profile& p = h.profile;
+  h.frame_values.assign(p.frames.size(), 0);
+  h.stack_values.assign(p.stacks.size(), 0);
+  h.shown_samples = p.aggregated_samples();
+  VALUE hash = rb_hash_new();
+  for (const JsonValue::Member& m : p.attributes.members()) rb_hash_aset(hash, ID2SYM(rb_intern(m.first.c_str())), json_to_ruby(m.second));
+  if (!p.meta.is_null()) rb_hash_aset(hash, sym("meta"), json_to_ruby(p.meta));
+  if (!p.summary.is_null()) rb_hash_aset(hash, sym("summary"), json_to_ruby(p.summary));
+
+  h.view_samples = rb_ary_new_capa(static_cast<long>(h.shown_samples.size()));
+  for (const Sample& s : h.shown_samples) rb_ary_push(h.view_samples, sample_value(h, s, false));
+  rb_hash_aset(hash, sym("aggregated_samples"), h.view_samples);
+  if (p.timestamps) {
+    h.view_raw = rb_ary_new_capa(static_cast<long>(p.samples.size()));
+    for (const Sample& s : p.samples) rb_ary_push(h.view_raw, sample_value(h, s, true));
+    rb_hash_aset(hash, sym("raw_samples"), h.view_raw);
+  }
+  h.label_set_values.assign(p.label_sets.size(), 0);
+  h.view_label_sets = rb_ary_new_capa(static_cast<long>(p.label_sets.size()));
+  for (uint32_t i = 0; i < p.label_sets.size(); i++) {
+    h.label_set_values[i] = label_set_to_ruby(p.label_sets[i]);
+    rb_ary_push(h.view_label_sets, h.label_set_values[i]);
+  }
+  rb_hash_aset(hash, sym("label_sets"), h.view_label_sets);
+
+  size_t unique_frames = 0;
+  for (VALUE v : h.frame_values) unique_frames += v != 0;
+  rb_hash_aset(hash, sym("unique_frames"), SIZET2NUM(unique_frames));
+  rb_hash_aset(hash, sym("unique_stacks"), SIZET2NUM(p.stacks.size()));
+  VALUE starts = rb_ary_new();
+  FrameTable seen;
+  for (uint32_t i = 0; i < p.frames.size(); i++) {
+    const Frame& f = p.frames[i];
+    size_t before = seen.size();
+    if (f.start_line > 0 && (seen.intern(f.path, f.label, 0), seen.size() != before)) {
+      rb_ary_push(starts, rb_ary_new_from_args(3, utf8_string(f.path), utf8_string(f.label), INT2NUM(f.start_line)));
+    }
+  }
+  rb_hash_aset(hash, sym("function_start_lines"), starts);
+  rb_ivar_set(hash, g_view_link, self);
+  h.view = hash;
+  return hash;
+}
+
+// ---- recognising an unchanged view ---------------------------------------------------------
+
+bool same_int(VALUE v, int64_t expected) {
+  int64_t i;
+  return int64_of(v, i) && i == expected;
+}
+
+bool sample_unchanged(ProfileHolder& h, VALUE e, const Sample& s, bool raw) {
+  if (!RB_TYPE_P(e, T_ARRAY) || RARRAY_LEN(e) != (raw ? 6 : 4)) return false;
+  return RARRAY_AREF(e, 0) == h.stack_values[s.stack] && same_int(RARRAY_AREF(e, 1), s.weight_ns) &&
+         same_int(RARRAY_AREF(e, 2), s.thread_seq) && same_int(RARRAY_AREF(e, 3), s.label_set) &&
+         (!raw || (same_int(RARRAY_AREF(e, 4), s.vm_state) && same_int(RARRAY_AREF(e, 5), s.time_ns)));
+}
+
+bool samples_unchanged(ProfileHolder& h, VALUE ary, VALUE expected, const std::vector<Sample>& samples, bool raw) {
+  if (ary != expected || !RB_TYPE_P(ary, T_ARRAY) || RARRAY_LEN(ary) != static_cast<long>(samples.size())) return false;
+  for (size_t i = 0; i < samples.size(); i++) {
+    if (!sample_unchanged(h, RARRAY_AREF(ary, static_cast<long>(i)), samples[i], raw)) return false;
+  }
+  return true;
+}
+
+// True when `hash` is this profile's view with its samples and label sets as built.
+bool view_unchanged(ProfileHolder& h, VALUE hash) {
+  if (NIL_P(h.view)) return false;
+  VALUE sets = rb_hash_lookup(hash, sym("label_sets"));
+  if (sets != h.view_label_sets || RARRAY_LEN(sets) != static_cast<long>(h.label_set_values.size())) return false;
+  for (size_t i = 0; i < h.label_set_values.size(); i++) {
+    if (RARRAY_AREF(sets, static_cast<long>(i)) != h.label_set_values[i]) return false;
+  }
+  if (!samples_unchanged(h, rb_hash_lookup(hash, sym("aggregated_samples")), h.view_samples, h.shown_samples, false)) return false;
+  if (!h.profile.timestamps) return NIL_P(rb_hash_lookup(hash, sym("raw_samples")));
+  return samples_unchanged(h, rb_hash_lookup(hash, sym("raw_samples")), h.view_raw, h.profile.samples, true);
+}
+
+// ---- converting any result Hash -------------------------------------------------------------
+
+// Remembers recently seen frame and stack Arrays by identity: a Hash from stop/load shares
+// them, so most lookups end here; a foreign Hash with distinct objects falls through to the
+// content tables, which hash the bytes in place (no allocation for a known frame).
+struct IdentityCache {
+  static constexpr size_t kSize = 1 << 16;
+  std::vector<std::pair<VALUE, uint32_t>> slots = std::vector<std::pair<VALUE, uint32_t>>(kSize, {0, 0});
+  uint32_t* find(VALUE v) {
+    auto& s = slots[mix64(v) & (kSize - 1)];
+    return s.first == v ? &s.second : nullptr;
+  }
+  void put(VALUE v, uint32_t id) { slots[mix64(v) & (kSize - 1)] = {v, id}; }
+};
+
+struct LabelCollect {
+  LabelSet* labels;
+  bool ok;
+};
+
+int collect_label(VALUE key, VALUE value, VALUE arg) {
+  auto* c = reinterpret_cast<LabelCollect*>(arg);
+  Label l;
+  if (!ruby_to_label(key, value, l)) {
+    c->ok = false;
+    return ST_STOP;
+  }
+  c->labels->push_back(std::move(l));
+  return ST_CONTINUE;
+}
+
+struct Converter {
+  ProfileHolder& h;
+  IdentityCache frames_seen, stacks_seen;
+
+  bool fail(const char* what) {
+    h.error = what;
+    return false;
+  }
+
+  bool frame(VALUE f, uint32_t& id) {
+    if (uint32_t* known = frames_seen.find(f)) {
+      id = *known;
+      return true;
+    }
+    if (!RB_TYPE_P(f, T_ARRAY) || RARRAY_LEN(f) < 2 || RARRAY_LEN(f) > 3) return fail("a frame must be [path, label] or [path, label, line]");
+    VALUE path = RARRAY_AREF(f, 0), label = RARRAY_AREF(f, 1);
+    if (!RB_TYPE_P(path, T_STRING) || !RB_TYPE_P(label, T_STRING)) return fail("a frame's path and label must be Strings");
+    int32_t line = 0;
+    if (RARRAY_LEN(f) == 3) {
+      VALUE l = RARRAY_AREF(f, 2);
+      line = FIXNUM_P(l) ? static_cast<int32_t>(FIX2LONG(l)) : 0;
+      h.profile.has_lines = true;
+    }
+    id = h.profile.frames.intern(RSTRING_PTR(path), static_cast<size_t>(RSTRING_LEN(path)), RSTRING_PTR(label),
+                                 static_cast<size_t>(RSTRING_LEN(label)), line);
+    frames_seen.put(f, id);
+    return true;
+  }
+
+  bool stack(VALUE frames, uint32_t& id) {
+    if (uint32_t* known = stacks_seen.find(frames)) {
+      id = *known;
+      return true;
+    }
+    if (!RB_TYPE_P(frames, T_ARRAY)) return fail("a sample's frames must be an Array");
+    h.ids.clear();
+    for (long i = 0; i < RARRAY_LEN(frames); i++) {
+      uint32_t f;
+      if (!frame(RARRAY_AREF(frames, i), f)) return false;
+      h.ids.push_back(f);
+    }
+    id = h.profile.stacks.intern(h.ids);
+    if (RB_OBJ_FROZEN(frames)) stacks_seen.put(frames, id);  // a mutable Array may change under the same identity
+    return true;
+  }
+
+  bool samples(VALUE ary, bool raw) {
+    if (!RB_TYPE_P(ary, T_ARRAY)) return fail("aggregated_samples must be an Array");
+    size_t set_count = h.profile.label_sets.size();
+    h.profile.samples.reserve(static_cast<size_t>(RARRAY_LEN(ary)));
+    for (long i = 0; i < RARRAY_LEN(ary); i++) {
+      VALUE e = RARRAY_AREF(ary, i);
+      if (!RB_TYPE_P(e, T_ARRAY) || RARRAY_LEN(e) < 2) return fail("a sample must be [frames, weight, thread_seq, label_set_id]");
+      Sample s;
+      if (!stack(RARRAY_AREF(e, 0), s.stack)) return false;
+      if (!int64_of(RARRAY_AREF(e, 1), s.weight_ns)) return fail("a sample's weight must be an Integer");
+      int64_t v;
+      if (RARRAY_LEN(e) > 2 && int64_of(RARRAY_AREF(e, 2), v)) s.thread_seq = static_cast<uint32_t>(v);
+      if (RARRAY_LEN(e) > 3 && !NIL_P(RARRAY_AREF(e, 3))) {
+        if (!int64_of(RARRAY_AREF(e, 3), v) || v < 0 || static_cast<size_t>(v) >= set_count) return fail("a sample's label_set_id has no label set");
+        s.label_set = label_map[static_cast<size_t>(v)];
+      }
+      if (raw && RARRAY_LEN(e) > 5 && int64_of(RARRAY_AREF(e, 4), v) && v >= 0 && v < kVmStateCount) {
+        s.vm_state = static_cast<VmState>(v);
+        int64_of(RARRAY_AREF(e, 5), s.time_ns);
+      }
+      h.profile.samples.push_back(s);
+    }
+    return true;
+  }
+
+  std::vector<uint32_t> label_map{0};
+
+  bool label_sets(VALUE sets) {
+    if (NIL_P(sets)) return true;
+    if (!RB_TYPE_P(sets, T_ARRAY)) return fail("label_sets must be an Array of Hashes");
+    label_map.clear();
+    for (long i = 0; i < RARRAY_LEN(sets); i++) {
+      VALUE set = RARRAY_AREF(sets, i);
+      if (!RB_TYPE_P(set, T_HASH)) return fail("label_sets must be an Array of Hashes");
+      LabelSet labels;
+      LabelCollect collect{&labels, true};
+      rb_hash_foreach(set, collect_label, reinterpret_cast<VALUE>(&collect));
+      if (!collect.ok) return fail("label keys must be Symbols or Strings");
+      label_map.push_back(h.profile.label_sets.intern(labels));
+    }
+    if (label_map.empty()) label_map.push_back(0);
+    return true;
+  }
+};
+
+int attribute_member(VALUE key, VALUE value, VALUE arg) {
+  auto* p = reinterpret_cast<Profile*>(arg);
+  if (body_key(key) || (!SYMBOL_P(key) && !RB_TYPE_P(key, T_STRING))) return ST_CONTINUE;
+  JsonValue v;
+  if (!ruby_to_json(value, v)) return ST_CONTINUE;  // not representable in a file: left out
+  VALUE name = SYMBOL_P(key) ? rb_sym2str(key) : key;
+  p->attributes.set(std::string(RSTRING_PTR(name), static_cast<size_t>(RSTRING_LEN(name))), std::move(v));
+  return ST_CONTINUE;
+}
+
+// Attributes, meta and summary from the Hash (cheap: a few scalars), replacing the profile's.
+void read_attributes(Profile& p, VALUE hash) {
+  p.attributes = JsonValue::object();
+  rb_hash_foreach(hash, attribute_member, reinterpret_cast<VALUE>(&p));
+  JsonValue v;
+  p.meta = ruby_to_json(rb_hash_lookup(hash, sym("meta")), v) ? v : JsonValue();
+  p.summary = ruby_to_json(rb_hash_lookup(hash, sym("summary")), v) ? v : JsonValue();
+}
+
+[[noreturn]] void raise_error(VALUE klass, VALUE message) { rb_exc_raise(rb_exc_new_str(klass, message)); }
+
+VALUE take_error(ProfileHolder& h) {
+  VALUE m = rb_str_new(h.error.data(), static_cast<long>(h.error.size()));
+  h.error.clear();
+  return m;
+}
+
+// ---- methods -------------------------------------------------------------------------------
+
+VALUE profile_to_h(VALUE self) {
+  ProfileHolder* h = holder_of(self);
+  if (!NIL_P(h->view)) return h->view;
+  return build_view(self, *h);
+}
+
+// Native::Profile.from_hash(hash) -> Native::Profile: the profile a result Hash came from when
+// it is unchanged, else a new one converted from it.
+VALUE profile_s_from_hash(VALUE, VALUE hash) {
+  Check_Type(hash, T_HASH);
+  VALUE linked = rb_attr_get(hash, g_view_link);
+  if (rb_typeddata_is_kind_of(linked, &kProfileType)) {
+    ProfileHolder* h = holder_of(linked);
+    if (view_unchanged(*h, hash)) {
+      read_attributes(h->profile, hash);
+      return linked;
+    }
+  }
+  ProfileHolder* h = new ProfileHolder();
+  VALUE obj = wrap_profile(h);
+  bool raw = RB_TYPE_P(rb_hash_lookup(hash, sym("raw_samples")), T_ARRAY);
+  bool ok;
+  {
+    Converter c{*h, {}, {}};
+    ok = c.label_sets(rb_hash_lookup(hash, sym("label_sets"))) &&
+         c.samples(rb_hash_lookup(hash, sym(raw ? "raw_samples" : "aggregated_samples")), raw);
+  }
+  if (!ok) raise_error(rb_eTypeError, rb_sprintf("rperf: %" PRIsVALUE, take_error(*h)));
+  h->profile.timestamps = raw;
+  read_attributes(h->profile, hash);
+  VALUE starts = rb_hash_lookup(hash, sym("function_start_lines"));
+  if (RB_TYPE_P(starts, T_ARRAY)) {
+    FrameTable methods;
+    std::vector<int32_t> start_of;
+    for (long i = 0; i < RARRAY_LEN(starts); i++) {
+      VALUE e = RARRAY_AREF(starts, i);
+      if (!RB_TYPE_P(e, T_ARRAY) || RARRAY_LEN(e) < 3 || !RB_TYPE_P(RARRAY_AREF(e, 0), T_STRING) ||
+          !RB_TYPE_P(RARRAY_AREF(e, 1), T_STRING) || !FIXNUM_P(RARRAY_AREF(e, 2))) continue;
+      VALUE path = RARRAY_AREF(e, 0), label = RARRAY_AREF(e, 1);
+      uint32_t m = methods.intern(RSTRING_PTR(path), RSTRING_LEN(path), RSTRING_PTR(label), RSTRING_LEN(label), 0);
+      start_of.resize(methods.size(), 0);
+      start_of[m] = static_cast<int32_t>(FIX2LONG(RARRAY_AREF(e, 2)));
+    }
+    for (uint32_t i = 0; i < h->profile.frames.size() && methods.size(); i++) {
+      Frame& f = h->profile.frames.at(i);
+      size_t before = methods.size();
+      uint32_t m = methods.intern(f.path, f.label, 0);
+      if (methods.size() == before) f.start_line = start_of[m];
+    }
+  }
+  if (!raw) infer_vm_states(h->profile);
+  return obj;
+}
+
+VALUE profile_fold_lines(VALUE self) {
+  ProfileHolder* h = holder_of(self);
+  if (!NIL_P(h->view)) rb_raise(rb_eRuntimeError, "rperf: the profile's Hash view exists already");
+  fold_lines(h->profile);
+  return self;
+}
+
+VALUE profile_lines_p(VALUE self) { return holder_of(self)->profile.has_lines ? Qtrue : Qfalse; }
+
+// #merge_child(child, pid): the child's samples labelled %pid=<pid>, counters summed.
+VALUE profile_merge_child(VALUE self, VALUE child, VALUE pid) {
+  ProfileHolder* h = holder_of(self);
+  ProfileHolder* c = holder_of(child);
+  if (!NIL_P(h->view)) rb_raise(rb_eRuntimeError, "rperf: the profile's Hash view exists already");
+  StringValue(pid);
+  std::string pid_text(RSTRING_PTR(pid), static_cast<size_t>(RSTRING_LEN(pid)));
+  merge_child(h->profile, c->profile, pid_text);
+  return self;
+}
+
+// #set_attribute(key, value): a scalar of the result (user_ns, gc_stats, ...).
+VALUE profile_set_attribute(VALUE self, VALUE key, VALUE value) {
+  ProfileHolder* h = holder_of(self);
+  Check_Type(key, T_SYMBOL);
+  JsonValue v;
+  if (!ruby_to_json(value, v)) rb_raise(rb_eTypeError, "rperf: %" PRIsVALUE " cannot be stored in a profile", rb_obj_class(value));
+  VALUE name = rb_sym2str(key);
+  h->profile.attributes.set(std::string(RSTRING_PTR(name), static_cast<size_t>(RSTRING_LEN(name))), std::move(v));
+  if (!NIL_P(h->view)) rb_hash_aset(h->view, key, value);
+  return value;
+}
+
+VALUE profile_set_meta(VALUE self, VALUE meta) {
+  ProfileHolder* h = holder_of(self);
+  JsonValue v;
+  if (!ruby_to_json(meta, v) || !(v.is_object() || v.is_null())) rb_raise(rb_eTypeError, "rperf: meta must be a Hash of plain values");
+  h->profile.meta = std::move(v);
+  return meta;
+}
+
+// #attribute(key) -> a scalar of the result, without building the Hash view.
+VALUE profile_attribute(VALUE self, VALUE key) {
+  Check_Type(key, T_SYMBOL);
+  VALUE name = rb_sym2str(key);
+  const JsonValue* v = holder_of(self)->profile.attributes.get(std::string(RSTRING_PTR(name), static_cast<size_t>(RSTRING_LEN(name))));
+  return v ? json_to_ruby(*v) : Qnil;
+}
+
+VALUE profile_meta_p(VALUE self) { return holder_of(self)->profile.meta.is_object() ? Qtrue : Qfalse; }
+
+// #summary -> Hash (computed from the profile: rperf 0.11's summary fields).
+VALUE profile_summary(VALUE self) { return json_to_ruby(summarize(holder_of(self)->profile)); }
+
+VALUE profile_total_weight(VALUE self) { return LL2NUM(holder_of(self)->profile.total_weight()); }
+
+// #vm_state_totals -> [running, GVL blocked, GVL wait, GC mark, GC sweep] weights in ns.
+VALUE profile_vm_state_totals(VALUE self) {
+  int64_t totals[kVmStateCount] = {};
+  for (const Sample& s : holder_of(self)->profile.samples) totals[s.vm_state] += s.weight_ns;
+  VALUE out = rb_ary_new_capa(kVmStateCount);
+  for (int64_t t : totals) rb_ary_push(out, LL2NUM(t));
+  return out;
+}
+
+// #function_totals -> [[label, path, self_ns, total_ns], ...] for functions with weight.
+VALUE profile_function_totals(VALUE self) {
+  const Profile& p = holder_of(self)->profile;
+  FunctionTotals* t = new (std::nothrow) FunctionTotals();
+  if (!t) rb_memerror();
+  try {
+    *t = function_totals(p);
+  } catch (const std::bad_alloc&) {
+    delete t;
+    rb_memerror();
+  }
+  VALUE out = rb_ary_new_capa(static_cast<long>(t->first_frame.size()));
+  for (size_t fn = 0; fn < t->first_frame.size(); fn++) {
+    if (t->total_ns[fn] == 0 && t->self_ns[fn] == 0) continue;
+    const Frame& f = p.frames[t->first_frame[fn]];
+    rb_ary_push(out, rb_ary_new_from_args(4, utf8_string(f.label), utf8_string(f.path), LL2NUM(t->self_ns[fn]), LL2NUM(t->total_ns[fn])));
+  }
+  delete t;  // no Ruby call above raises but NoMemoryError, which would leak only this
+  return out;
+}
+
+}  // namespace
+
+VALUE profile_class() { return g_profile_class; }
+
+VALUE wrap_profile(ProfileHolder* holder) { return TypedData_Wrap_Struct(g_profile_class, &kProfileType, holder); }
+
+ProfileHolder* holder_of(VALUE obj) { return static_cast<ProfileHolder*>(rb_check_typeddata(obj, &kProfileType)); }
+
+void init_profile_binding(VALUE native) {
+  g_view_link = rb_intern("__rperf_native_profile");  // no '@': hidden from instance_variables
+  g_profile_class = rb_define_class_under(native, "Profile", rb_cObject);
+  rb_undef_alloc_func(g_profile_class);
+  rb_define_singleton_method(g_profile_class, "from_hash", RUBY_METHOD_FUNC(profile_s_from_hash), 1);
+  rb_define_method(g_profile_class, "to_h", RUBY_METHOD_FUNC(profile_to_h), 0);
+  rb_define_method(g_profile_class, "fold_lines!", RUBY_METHOD_FUNC(profile_fold_lines), 0);
+  rb_define_method(g_profile_class, "lines?", RUBY_METHOD_FUNC(profile_lines_p), 0);
+  rb_define_method(g_profile_class, "merge_child!", RUBY_METHOD_FUNC(profile_merge_child), 2);
+  rb_define_method(g_profile_class, "set_attribute", RUBY_METHOD_FUNC(profile_set_attribute), 2);
+  rb_define_method(g_profile_class, "meta=", RUBY_METHOD_FUNC(profile_set_meta), 1);
+  rb_define_method(g_profile_class, "attribute", RUBY_METHOD_FUNC(profile_attribute), 1);
+  rb_define_method(g_profile_class, "meta?", RUBY_METHOD_FUNC(profile_meta_p), 0);
+  rb_define_method(g_profile_class, "summary", RUBY_METHOD_FUNC(profile_summary), 0);
+  rb_define_method(g_profile_class, "total_weight", RUBY_METHOD_FUNC(profile_total_weight), 0);
+  rb_define_method(g_profile_class, "vm_state_totals", RUBY_METHOD_FUNC(profile_vm_state_totals), 0);
+  rb_define_method(g_profile_class, "function_totals", RUBY_METHOD_FUNC(profile_function_totals), 0);
+}
+
+}  // namespace rperf

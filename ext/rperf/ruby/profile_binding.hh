@@ -1,0 +1,35 @@
+// Rperf::Native::Profile: a Ruby object owning one C++ Profile, and the Hash view of it that
+// Rperf.stop, snapshot and load return (built once). The Hash remembers the native profile it
+// came from, so saving it again uses the native data directly; any other Hash is converted.
+#pragma once
+#include <ruby/ruby.h>
+
+#include <string>
+#include <vector>
+
+#include "profile/profile.hh"
+
+namespace rperf {
+
+struct ProfileHolder {
+  Profile profile;
+  // The view (built by to_h) and the pieces it shares, kept to recognise it unchanged.
+  VALUE view = Qnil;
+  VALUE view_samples = Qnil;
+  VALUE view_raw = Qnil;
+  VALUE view_label_sets = Qnil;
+  std::vector<VALUE> frame_values;      // frozen [path, label(, line)] per frame
+  std::vector<VALUE> stack_values;      // frozen Array of frame values per stack
+  std::vector<VALUE> label_set_values;  // frozen Hash per label set
+  std::vector<Sample> shown_samples;    // aggregated_samples as shown
+  // Scratch of a Hash conversion (owned here so an exception cannot leak it).
+  std::vector<uint32_t> ids;
+  std::string error;
+};
+
+VALUE profile_class();
+VALUE wrap_profile(ProfileHolder* holder);  // takes ownership
+ProfileHolder* holder_of(VALUE obj);        // raises TypeError for another object
+void init_profile_binding(VALUE native);
+
+}  // namespace rperf

@@ -1,0 +1,209 @@
+// Ruby binding of the sampler: start/stop/snapshot of the one session, thread labels, defer.
+// Validation of user arguments happens in lib/rperf (Settings); these are the private layer
+// under it.
+#include <ruby/ruby.h>
+
+#include <new>
+#include <string>
+
+#include "ruby/profile_binding.hh"
+#include "ruby/values.hh"
+#include "sampler/profile_builder.hh"
+#include "sampler/session.hh"
+#include "util/clock.hh"
+
+namespace rperf {
+
+namespace {
+
+VALUE g_marker = Qnil;  // holds the frame VALUEs of the live session alive and pinned
+
+void marker_mark(void*) {
+  if (g_session) g_session->mark();
+}
+
+// Not write-barrier protected on purpose: the frame table grows without write barriers, so
+// the incremental marker must rescan this object at the end of every mark phase.
+const rb_data_type_t kMarkerType = {"rperf/marker", {marker_mark, nullptr, nullptr, nullptr, {nullptr}}, nullptr, nullptr, 0};
+
+// Native.start(frequency, wall, aggregate, signal, defer, max_depth)
+VALUE native_start(VALUE, VALUE freq, VALUE wall, VALUE aggregate, VALUE signal, VALUE defer, VALUE max_depth) {
+  if (g_session) rb_raise(rb_eRuntimeError, "Rperf is already running");
+  SessionOptions o;
+  o.frequency = NUM2INT(freq);
+  o.wall = RTEST(wall);
+  o.aggregate = RTEST(aggregate);
+  o.signal = NUM2INT(signal);
+  o.defer = RTEST(defer);
+  o.max_depth = NUM2INT(max_depth);
+  VALUE error = Qnil;
+  {
+    Session* s = new (std::nothrow) Session(o);
+    if (!s) rb_memerror();
+    g_session = s;
+    std::string message;
+    if (!s->start(&message)) {
+      g_session = nullptr;
+      s->threads.free_all();
+      delete s;
+      error = rb_str_new(message.data(), static_cast<long>(message.size()));
+    }
+  }
+  if (!NIL_P(error)) rb_raise(rb_eRuntimeError, "rperf: cannot start the sampling timer: %" PRIsVALUE, error);
+  return Qtrue;
+}
+
+VALUE build(Session& s, bool clear, VALUE vm_state_frames) {
+  ProfileHolder* h = new ProfileHolder();
+  VALUE obj = wrap_profile(h);  // owns h from here: an exception cannot leak it
+  BuildOptions bo;
+  bo.clear = clear;
+  bo.vm_state_frames = RTEST(vm_state_frames);
+  build_profile(s, bo, h->profile);
+  return obj;
+}
+
+// Native.stop(vm_state_frames) -> Native::Profile (line level) or nil when not running.
+VALUE native_stop(VALUE, VALUE vm_state_frames) {
+  Session* s = g_session;
+  if (!s) return Qnil;
+  s->stop();
+  VALUE profile = build(*s, false, vm_state_frames);  // frames still marked: g_session is set
+  g_session = nullptr;
+  delete s;
+  return profile;
+}
+
+// Native.snapshot(clear, vm_state_frames) -> Native::Profile or nil when not running.
+VALUE native_snapshot(VALUE, VALUE clear, VALUE vm_state_frames) {
+  Session* s = g_session;
+  if (!s) return Qnil;
+  if (!s->opts.aggregate) rb_raise(rb_eRuntimeError, "snapshot requires aggregate mode (aggregate: true)");
+  return build(*s, RTEST(clear), vm_state_frames);
+}
+
+VALUE native_running_p(VALUE) { return g_session ? Qtrue : Qfalse; }
+
+// ---- labels: interned in the session's LabelSetTable ------------------------------------
+
+struct LabelMerge {
+  LabelSet* set;
+  bool ok;
+};
+
+int merge_label(VALUE key, VALUE value, VALUE arg) {
+  auto* m = reinterpret_cast<LabelMerge*>(arg);
+  Label l;
+  if (!ruby_to_label(key, NIL_P(value) ? key : value, l)) {
+    m->ok = false;
+    return ST_STOP;
+  }
+  LabelSet& set = *m->set;
+  for (size_t i = 0; i < set.size(); i++) {
+    if (set[i].key != l.key) continue;
+    if (NIL_P(value)) set.erase(set.begin() + static_cast<long>(i));  // nil deletes the key
+    else set[i] = l;
+    return ST_CONTINUE;
+  }
+  if (!NIL_P(value)) set.push_back(l);
+  return ST_CONTINUE;
+}
+
+// Native.merge_labels(hash) -> the previous label set id. Sets the current thread's labels to
+// its current ones merged with `hash` (nil values delete keys).
+VALUE native_merge_labels(VALUE, VALUE hash) {
+  Check_Type(hash, T_HASH);
+  if (!g_session) return INT2FIX(0);
+  ThreadState* ts = g_session->current_thread_state(true);
+  uint32_t previous = ts->label_set;
+  bool ok;
+  {
+    LabelSet set = g_session->label_sets[previous];
+    LabelMerge m{&set, true};
+    rb_hash_foreach(hash, merge_label, reinterpret_cast<VALUE>(&m));
+    ok = m.ok;
+    if (ok) ts->label_set = g_session->label_sets.intern(set);
+  }
+  if (!ok) rb_raise(rb_eArgError, "rperf: label keys must be Symbols or Strings");
+  return UINT2NUM(previous);
+}
+
+VALUE native_set_label_set(VALUE, VALUE id) {
+  if (!g_session) return id;
+  uint32_t set = NUM2UINT(id);
+  if (set >= g_session->label_sets.size()) rb_raise(rb_eArgError, "rperf: no label set %u", set);
+  g_session->current_thread_state(true)->label_set = set;
+  return id;
+}
+
+VALUE native_label_set_id(VALUE) {
+  ThreadState* ts = g_session ? g_session->current_thread_state(false) : nullptr;
+  return UINT2NUM(ts ? ts->label_set : 0);
+}
+
+// Native.labels -> the current thread's labels (a frozen Hash).
+VALUE native_labels(VALUE) {
+  ThreadState* ts = g_session ? g_session->current_thread_state(false) : nullptr;
+  return label_set_to_ruby(ts ? g_session->label_sets[ts->label_set] : LabelSet());
+}
+
+VALUE native_label_sets(VALUE) {
+  VALUE out = rb_ary_new();
+  if (!g_session) return rb_ary_push(out, label_set_to_ruby(LabelSet()));
+  for (uint32_t i = 0; i < g_session->label_sets.size(); i++) rb_ary_push(out, label_set_to_ruby(g_session->label_sets[i]));
+  return out;
+}
+
+// ---- defer / fork ------------------------------------------------------------------------
+
+VALUE native_profile_inc(VALUE) {
+  if (!g_session) return Qfalse;
+  if (g_session->profile_refcount++ == 0) g_session->resume();
+  return Qtrue;
+}
+
+VALUE native_profile_dec(VALUE) {
+  if (!g_session || g_session->profile_refcount <= 0) return Qfalse;
+  if (--g_session->profile_refcount == 0) g_session->pause();
+  return Qtrue;
+}
+
+VALUE native_after_fork_child(VALUE) {
+  if (!g_session) return Qfalse;
+  g_session->after_fork_child();
+  // Deliberately leaked: the parent's worker may have held the ring or the samples mid-update
+  // at fork time, so the child must not touch (or free) them.
+  g_session = nullptr;
+  return Qtrue;
+}
+
+VALUE native_monotonic_ns(VALUE) { return LL2NUM(monotonic_ns()); }
+
+VALUE native_default_signal(VALUE) { return INT2NUM(Timer::default_signal()); }
+
+}  // namespace
+
+void init_session_binding(VALUE native) {
+  init_session_globals();
+  // Ruby calls dmark only for a non-NULL data pointer.
+  static int marker_data;
+  g_marker = TypedData_Wrap_Struct(rb_cObject, &kMarkerType, &marker_data);
+  rb_gc_register_mark_object(g_marker);
+
+  rb_define_singleton_method(native, "start", RUBY_METHOD_FUNC(native_start), 6);
+  rb_define_singleton_method(native, "stop", RUBY_METHOD_FUNC(native_stop), 1);
+  rb_define_singleton_method(native, "snapshot", RUBY_METHOD_FUNC(native_snapshot), 2);
+  rb_define_singleton_method(native, "running?", RUBY_METHOD_FUNC(native_running_p), 0);
+  rb_define_singleton_method(native, "merge_labels", RUBY_METHOD_FUNC(native_merge_labels), 1);
+  rb_define_singleton_method(native, "label_set_id=", RUBY_METHOD_FUNC(native_set_label_set), 1);
+  rb_define_singleton_method(native, "label_set_id", RUBY_METHOD_FUNC(native_label_set_id), 0);
+  rb_define_singleton_method(native, "labels", RUBY_METHOD_FUNC(native_labels), 0);
+  rb_define_singleton_method(native, "label_sets", RUBY_METHOD_FUNC(native_label_sets), 0);
+  rb_define_singleton_method(native, "profile_inc", RUBY_METHOD_FUNC(native_profile_inc), 0);
+  rb_define_singleton_method(native, "profile_dec", RUBY_METHOD_FUNC(native_profile_dec), 0);
+  rb_define_singleton_method(native, "after_fork_child", RUBY_METHOD_FUNC(native_after_fork_child), 0);
+  rb_define_singleton_method(native, "monotonic_ns", RUBY_METHOD_FUNC(native_monotonic_ns), 0);
+  rb_define_singleton_method(native, "default_signal", RUBY_METHOD_FUNC(native_default_signal), 0);
+}
+
+}  // namespace rperf

@@ -1,0 +1,88 @@
+// GVL events (Ruby's internal thread event hooks). Interval accounting off the GVL:
+//   SUSPENDED closes the running interval on the current stack and remembers that stack;
+//   READY     (no GVL) records when the thread started waiting for the GVL;
+//   RESUMED   attributes the time off the GVL to the remembered stack: in wall mode as
+//             %GVL=blocked (suspended -> ready) and %GVL=wait (ready -> resumed); in cpu mode
+//             the CPU the thread burned without the GVL (C extensions), as plain running time.
+//   EXITED    (no GVL) queues the thread's state for freeing.
+// SUSPENDED runs on the releasing thread before the GVL is handed over (thread_pthread.c),
+// so capturing the stack and interning it there is as safe as in the postponed job.
+#include <algorithm>
+
+#include "util/clock.hh"
+#include "sampler/session.hh"
+
+namespace rperf {
+
+namespace {
+
+void on_suspended(Session& s, VALUE thread) {
+  if (rb_thread_current() != thread) return;  // only the releasing thread's own stack is readable
+  int64_t t0 = monotonic_ns();
+  ThreadState* ts = s.current_thread_state(true);
+  int64_t now = s.mode_now();
+  uint32_t stack = s.capture_stack(ts);
+  if (s.refresh_epoch(ts, now)) s.close_interval(ts, stack, kRunning, now, t0);
+  ts->last_ns = now;
+  ts->off_gvl = true;
+  ts->suspended_stack = stack;
+  ts->suspended_wall_ns = t0;
+  ts->ready_wall_ns.store(0, std::memory_order_relaxed);
+  s.sampling_time_ns += monotonic_ns() - t0;
+}
+
+void on_resumed(Session& s, VALUE thread) {
+  ThreadState* ts = s.thread_state(thread);
+  if (!ts) return;  // first sight: its baseline starts at its first event under the GVL
+  int64_t t0 = monotonic_ns();
+  if (!ts->off_gvl) return;
+  ts->off_gvl = false;
+  int64_t now = s.opts.wall ? t0 : thread_cpu_ns();
+  if (s.refresh_epoch(ts, now)) s.close_off_gvl_interval(ts, now, t0);
+  ts->last_ns = now;
+  ts->suspended_stack = kNoStack;
+  s.sampling_time_ns += monotonic_ns() - t0;
+}
+
+rb_internal_thread_event_hook_t* g_gvl_hook = nullptr;
+
+void gvl_event_hook(rb_event_flag_t event, const rb_internal_thread_event_data_t* data, void*) {
+  Session* s = g_session;
+  if (!s) return;
+  VALUE thread = data->thread;
+  switch (event) {
+    case RUBY_INTERNAL_THREAD_EVENT_SUSPENDED:
+      if (s->active()) on_suspended(*s, thread);
+      break;
+    case RUBY_INTERNAL_THREAD_EVENT_READY:
+      if (s->active() && s->opts.wall) {
+        if (ThreadState* ts = s->thread_state(thread)) ts->ready_wall_ns.store(monotonic_ns(), std::memory_order_release);
+      }
+      break;
+    case RUBY_INTERNAL_THREAD_EVENT_RESUMED:
+      if (s->active()) on_resumed(*s, thread);
+      break;
+    case RUBY_INTERNAL_THREAD_EVENT_EXITED:
+      if (ThreadState* ts = s->thread_state(thread)) s->threads.retire(ts);
+      break;
+    default:
+      break;
+  }
+}
+}  // namespace
+
+void install_gvl_hook() {
+  if (g_gvl_hook) return;
+  g_gvl_hook = rb_internal_thread_add_event_hook(
+      gvl_event_hook,
+      RUBY_INTERNAL_THREAD_EVENT_READY | RUBY_INTERNAL_THREAD_EVENT_RESUMED | RUBY_INTERNAL_THREAD_EVENT_SUSPENDED |
+          RUBY_INTERNAL_THREAD_EVENT_EXITED,
+      nullptr);
+}
+
+void remove_gvl_hook() {
+  if (g_gvl_hook) rb_internal_thread_remove_event_hook(g_gvl_hook);
+  g_gvl_hook = nullptr;
+}
+
+}  // namespace rperf

@@ -1,0 +1,100 @@
+#include "sampler/profile_builder.hh"
+
+#include "profile/transform.hh"
+#include "util/clock.hh"
+
+namespace rperf {
+
+namespace {
+
+constexpr uint32_t kUnresolved = 0xffffffffu;
+
+void copy_text(VALUE str, std::string& out, const char* fallback) {
+  if (RB_TYPE_P(str, T_STRING)) out.assign(RSTRING_PTR(str), static_cast<size_t>(RSTRING_LEN(str)));
+  else out = fallback;
+}
+
+class Resolver {
+ public:
+  Resolver(const StackStore& store, Profile& p) : store_(store), p_(p), frame_map_(store.frame_count(), kUnresolved) {}
+
+  uint32_t stack(uint32_t node) {
+    ids_.clear();
+    if (node != StackStore::kRoot && node != kNoStack) {
+      for (uint32_t n = node; n != StackStore::kRoot; n = store_.node(n).parent) ids_.push_back(frame(store_.node(n).frame));
+    }
+    return p_.stacks.intern(ids_);
+  }
+
+ private:
+  uint32_t frame(uint32_t id) {
+    if (id < frame_map_.size() && frame_map_[id] != kUnresolved) return frame_map_[id];
+    // A copy: resolving allocates, a GC hook may intern frames, and the store may move.
+    const FrameKey key = store_.frame(id);
+    uint32_t out;
+    if (key.method == 0) {
+      out = p_.frames.intern("", kTruncatedFrame, 0);
+    } else {
+      VALUE method = static_cast<VALUE>(key.method);
+      copy_text(rb_profile_frame_path(method), path_, "<C method>");
+      copy_text(rb_profile_frame_full_label(method), label_, "<unknown>");
+      out = p_.frames.intern(path_, label_, key.line);
+      VALUE first = rb_profile_frame_first_lineno(method);
+      if (FIXNUM_P(first) && FIX2INT(first) > 0) p_.frames.at(out).start_line = FIX2INT(first);
+    }
+    if (id < frame_map_.size()) frame_map_[id] = out;
+    return out;
+  }
+
+  const StackStore& store_;
+  Profile& p_;
+  std::vector<uint32_t> frame_map_;  // StackStore frame id -> profile frame id
+  std::vector<uint32_t> ids_;
+  std::string path_, label_;
+};
+
+}  // namespace
+
+void build_profile(Session& s, const BuildOptions& opts, Profile& out) {
+  std::vector<Sample> samples = s.take_samples(opts.clear);
+  int64_t now = monotonic_ns();
+  out.has_lines = true;
+  out.timestamps = !s.opts.aggregate;
+  out.label_sets = s.label_sets;
+  {
+    Resolver resolver(s.stacks, out);
+    std::vector<uint32_t> stack_map(s.stacks.node_count() + 1, kUnresolved);  // [node_count] = empty stack
+    out.samples.reserve(samples.size());
+    for (Sample sample : samples) {
+      size_t slot = sample.stack < s.stacks.node_count() ? sample.stack : s.stacks.node_count();
+      if (stack_map[slot] == kUnresolved) stack_map[slot] = resolver.stack(sample.stack);
+      sample.stack = stack_map[slot];
+      out.samples.push_back(sample);
+    }
+  }
+  apply_vm_states(out, opts.vm_state_frames);
+
+  JsonValue& a = out.attributes;
+  a.set("mode", JsonValue::symbol(s.opts.wall ? "wall" : "cpu"));
+  a.set("frequency", JsonValue::integer(s.opts.frequency));
+  a.set("trigger_count", JsonValue::integer(static_cast<int64_t>(s.timer.trigger_count())));
+  a.set("sampling_count", JsonValue::integer(static_cast<int64_t>(s.sampling_count)));
+  a.set("sampling_time_ns", JsonValue::integer(s.sampling_time_ns));
+  uint64_t dropped = s.dropped_samples.load();
+  if (dropped) a.set("dropped_samples", JsonValue::integer(static_cast<int64_t>(dropped)));
+  a.set("detected_thread_count", JsonValue::integer(s.threads.detected()));
+  a.set("start_time_ns", JsonValue::integer(s.start_realtime_ns));
+  a.set("duration_ns", JsonValue::integer(now - s.start_mono_ns));
+  a.set("max_depth", JsonValue::integer(s.opts.max_depth));
+
+  if (opts.clear) {
+    s.timer.reset_trigger_count();
+    s.sampling_count = 0;
+    s.sampling_time_ns = 0;
+    s.dropped_samples.store(0);
+    s.start_mono_ns = now;
+    s.start_realtime_ns = realtime_ns();
+  }
+}
+
+}  // namespace rperf

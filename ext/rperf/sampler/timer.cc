@@ -1,0 +1,229 @@
+#include "sampler/timer.hh"
+
+#include <errno.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include "util/clock.hh"
+
+#ifndef sigev_notify_thread_id
+#define sigev_notify_thread_id _sigev_un._tid
+#endif
+
+namespace rperf {
+
+std::atomic<uint64_t> Timer::trigger_count_{0};
+std::atomic<Timer::TickFn> Timer::signal_tick_{nullptr};
+
+namespace {
+constexpr int64_t kBackgroundPeriodNs = 10 * 1000 * 1000;
+
+timespec to_timespec(int64_t ns) {
+  timespec ts;
+  ts.tv_sec = static_cast<time_t>(ns / 1000000000LL);
+  ts.tv_nsec = static_cast<long>(ns % 1000000000LL);  // always < 1e9, also at 1 Hz
+  return ts;
+}
+}  // namespace
+
+int Timer::default_signal() {
+#ifdef __linux__
+  return SIGRTMIN + 8;
+#else
+  return 0;
+#endif
+}
+
+void Timer::on_signal(int, siginfo_t*, void*) {
+  int saved_errno = errno;
+  TickFn tick = signal_tick_.load(std::memory_order_relaxed);
+  if (tick) {
+    trigger_count_.fetch_add(1, std::memory_order_relaxed);
+    tick();
+  }
+  errno = saved_errno;
+}
+
+bool Timer::start(const Options& opts, TickFn tick, BackgroundFn background, void* ctx, std::string* error) {
+  opts_ = opts;
+  tick_ = tick;
+  background_ = background;
+  ctx_ = ctx;
+  interval_ns_ = 1000000000LL / opts.frequency;
+  trigger_count_.store(0, std::memory_order_relaxed);
+  stop_requested_ = false;
+  worker_ready_ = false;
+  have_timer_ = false;
+  armed_.store(opts.armed);
+  next_deadline_ns_ = monotonic_ns() + interval_ns_;
+
+  pthread_condattr_t attr;
+  pthread_condattr_init(&attr);
+  pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+  pthread_cond_init(&cond_, &attr);
+  pthread_condattr_destroy(&attr);
+
+  if (opts.signal > 0) {
+#ifdef __linux__
+    struct sigaction sa;
+    std::memset(&sa, 0, sizeof(sa));
+    sa.sa_sigaction = on_signal;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    signal_tick_.store(tick);
+    if (sigaction(opts.signal, &sa, &old_action_) != 0) {
+      *error = std::string("sigaction failed: ") + std::strerror(errno);
+      signal_tick_.store(nullptr);
+      return false;
+    }
+#else
+    *error = "signal mode is only supported on Linux";
+    return false;
+#endif
+  }
+
+  // The worker blocks every signal except the timer's, so only it can receive the timer signal
+  // and no process-directed signal (Ctrl-C, SIGTERM) is ever handled on it.
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, &old);
+  int rc = pthread_create(&worker_, nullptr, worker_main, this);
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  if (rc != 0) {
+    *error = std::string("cannot create the timer thread: ") + std::strerror(rc);
+    restore_signal();
+    return false;
+  }
+  pthread_mutex_lock(&mutex_);
+  while (!worker_ready_) pthread_cond_wait(&cond_, &mutex_);
+  pthread_mutex_unlock(&mutex_);
+  running_ = true;
+
+  if (opts.signal > 0) {
+#ifdef __linux__
+    sigevent sev;
+    std::memset(&sev, 0, sizeof(sev));
+    sev.sigev_notify = SIGEV_THREAD_ID;
+    sev.sigev_signo = opts.signal;
+    sev.sigev_notify_thread_id = worker_tid_;
+    if (timer_create(CLOCK_MONOTONIC, &sev, &timer_id_) != 0) {
+      *error = std::string("timer_create failed: ") + std::strerror(errno);
+      stop();
+      return false;
+    }
+    have_timer_ = true;
+    if (opts.armed && !set_timer(true)) {
+      *error = std::string("timer_settime failed: ") + std::strerror(errno);
+      stop();
+      return false;
+    }
+#endif
+  }
+  return true;
+}
+
+bool Timer::set_timer(bool armed) {
+  if (!have_timer_) return true;
+  itimerspec its;
+  std::memset(&its, 0, sizeof(its));
+  if (armed) its.it_interval = its.it_value = to_timespec(interval_ns_);
+  return timer_settime(timer_id_, 0, &its, nullptr) == 0;
+}
+
+void Timer::arm() {
+  if (!running_) return;
+  pthread_mutex_lock(&mutex_);
+  armed_.store(true);
+  next_deadline_ns_ = monotonic_ns() + interval_ns_;
+  pthread_cond_signal(&cond_);
+  pthread_mutex_unlock(&mutex_);
+  set_timer(true);
+}
+
+void Timer::disarm() {
+  if (!running_) return;
+  armed_.store(false);
+  set_timer(false);
+}
+
+void Timer::stop() {
+  if (!running_) return;
+  if (have_timer_) {
+    timer_delete(timer_id_);
+    have_timer_ = false;
+  }
+  pthread_mutex_lock(&mutex_);
+  stop_requested_ = true;
+  pthread_cond_signal(&cond_);
+  pthread_mutex_unlock(&mutex_);
+  pthread_join(worker_, nullptr);
+  pthread_cond_destroy(&cond_);
+  restore_signal();
+  running_ = false;
+}
+
+void Timer::abandon_after_fork() {
+  if (!running_) return;
+  have_timer_ = false;  // POSIX timers are not inherited by fork
+  running_ = false;     // nor is the worker thread
+  pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
+  mutex_ = fresh;
+  restore_signal();
+}
+
+void Timer::restore_signal() {
+  if (opts_.signal > 0 && signal_tick_.load() != nullptr) {
+    signal_tick_.store(nullptr);
+    sigaction(opts_.signal, &old_action_, nullptr);
+  }
+}
+
+void* Timer::worker_main(void* self) {
+  static_cast<Timer*>(self)->worker_loop();
+  return nullptr;
+}
+
+void Timer::worker_loop() {
+#ifdef __linux__
+  if (opts_.signal > 0) {
+    sigset_t only;
+    sigemptyset(&only);
+    sigaddset(&only, opts_.signal);
+    pthread_sigmask(SIG_UNBLOCK, &only, nullptr);
+  }
+  worker_tid_ = static_cast<pid_t>(syscall(SYS_gettid));
+#endif
+  pthread_mutex_lock(&mutex_);
+  worker_ready_ = true;
+  pthread_cond_broadcast(&cond_);
+  int64_t next_background = monotonic_ns() + kBackgroundPeriodNs;
+  while (!stop_requested_) {
+    int64_t now = monotonic_ns();
+    int64_t wake = next_background;
+    bool sleeping_ticks = opts_.signal == 0 && armed_.load();
+    if (sleeping_ticks && next_deadline_ns_ < wake) wake = next_deadline_ns_;
+    if (wake > now) {
+      timespec ts = to_timespec(wake);
+      pthread_cond_timedwait(&cond_, &mutex_, &ts);
+      continue;  // re-evaluate: woken early by a signal, arm() or stop()
+    }
+    if (sleeping_ticks && now >= next_deadline_ns_) {
+      trigger_count_.fetch_add(1, std::memory_order_relaxed);
+      tick_();
+      next_deadline_ns_ += interval_ns_;
+      if (next_deadline_ns_ <= now) next_deadline_ns_ = now + interval_ns_;  // skip missed ticks
+    }
+    if (now >= next_background) {
+      pthread_mutex_unlock(&mutex_);
+      background_(ctx_);
+      pthread_mutex_lock(&mutex_);
+      next_background = monotonic_ns() + kBackgroundPeriodNs;
+    }
+  }
+  pthread_mutex_unlock(&mutex_);
+  background_(ctx_);
+}
+
+}  // namespace rperf

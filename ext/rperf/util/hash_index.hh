@@ -1,0 +1,94 @@
+// HashIndex: finds dense ids (0, 1, 2, ...) of entries stored elsewhere, by a 64-bit hash and
+// an equality test the caller supplies. Open addressing with linear probing over a
+// power-of-two slot array. Lets tables keyed by content (frames by their text, stacks by
+// their frame ids) look a key up without building a key object: no allocation on a hit.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+namespace rperf {
+
+inline uint64_t mix64(uint64_t x) {  // splitmix64 finalizer: cheap, good avalanche
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ULL;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebULL;
+  x ^= x >> 31;
+  return x;
+}
+
+// Bytes, a word at a time (frame texts, stack keys). `seed` chains several fields.
+inline uint64_t hash_bytes(const char* p, size_t len, uint64_t seed = 0x9e3779b97f4a7c15ULL) {
+  uint64_t h = seed ^ len;
+  while (len >= 8) {
+    uint64_t w;
+    std::memcpy(&w, p, 8);
+    h = mix64(h ^ w);
+    p += 8;
+    len -= 8;
+  }
+  uint64_t tail = 0;
+  std::memcpy(&tail, p, len);
+  return mix64(h ^ tail);
+}
+
+class HashIndex {
+ public:
+  static constexpr uint32_t kNotFound = 0xffffffffu;
+
+  explicit HashIndex(size_t initial_slots = 64) { reset(initial_slots); }
+
+  template <typename Equal>
+  uint32_t find(uint64_t hash, Equal&& equal) const {
+    for (size_t slot = hash & mask_;; slot = (slot + 1) & mask_) {
+      const Slot& s = slots_[slot];
+      if (s.id == kEmpty) return kNotFound;
+      if (s.hash == hash && equal(s.id)) return s.id;
+    }
+  }
+
+  // Adds `id` under `hash` (after find() missed).
+  void insert(uint64_t hash, uint32_t id) {
+    if ((count_ + 1) * 2 > slots_.size()) grow();
+    place(hash, id);
+    count_++;
+  }
+
+  size_t size() const { return count_; }
+  void clear() { reset(64); }
+
+ private:
+  static constexpr uint32_t kEmpty = 0xffffffffu;
+  struct Slot {
+    uint64_t hash;
+    uint32_t id;
+  };
+  void reset(size_t n) {
+    slots_.assign(n, Slot{0, kEmpty});
+    mask_ = n - 1;
+    count_ = 0;
+  }
+  void place(uint64_t hash, uint32_t id) {
+    size_t slot = hash & mask_;
+    while (slots_[slot].id != kEmpty) slot = (slot + 1) & mask_;
+    slots_[slot] = Slot{hash, id};
+  }
+  void grow() {
+    std::vector<Slot> old;
+    old.swap(slots_);
+    size_t count = count_;
+    reset(old.size() * 2);
+    for (const Slot& s : old) {
+      if (s.id != kEmpty) place(s.hash, s.id);
+    }
+    count_ = count;
+  }
+
+  std::vector<Slot> slots_;
+  size_t mask_ = 0;
+  size_t count_ = 0;
+};
+
+}  // namespace rperf

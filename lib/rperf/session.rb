@@ -1,0 +1,103 @@
+# frozen_string_literal: true
+
+module Rperf
+  # One profiling session of this process: its settings, the process counters taken at start,
+  # and its place among processes (a root that collects children, or a child writing into its
+  # root's session directory). Rperf holds at most one.
+  class Session
+    attr_reader :settings, :session_dir, :child_session_dir
+
+    def initialize(settings, child_session_dir: nil)
+      @settings = settings
+      @child_session_dir = child_session_dir
+      @session_dir = nil
+      @saved_env = nil
+      @start_times = Process.times
+      @gc_base = GC.stat
+      @snapshot_gc_base = @gc_base
+    end
+
+    def child? = !@child_session_dir.nil?
+
+    # Spawned children (inherit: true) profile themselves through the environment.
+    def start_inheritance
+      return unless settings.inherit == true && !child?
+
+      ensure_session_dir
+      env = Multiprocess.child_environment(settings, @session_dir)
+      @saved_env = env.keys.to_h { |k| [k, ENV[k]] }
+      env.each { |k, v| ENV[k] = v }
+    end
+
+    # Forked children need a directory to write into; made on the first fork.
+    def ensure_session_dir
+      @session_dir ||= Multiprocess.create_session_dir unless child?
+      @session_dir || @child_session_dir
+    end
+
+    # Native::Profile -> the result Hash: process counters added, children merged (root), the
+    # output file written, lines folded unless asked for.
+    def finish(profile)
+      add_process_counters(profile, @gc_base)
+      return finish_child(profile) if child?
+
+      merge_children(profile) if @session_dir
+      write_output(profile) if settings.output
+      profile.fold_lines! unless settings.lines
+      data = profile.to_h
+      Report.print_verbose(data) if settings.verbose || ENV["RPERF_VERBOSE"] == "1"
+      Stat.print(data) if settings.stat
+      data
+    end
+
+    def snapshot(clear:)
+      profile = Native.snapshot(clear, settings.vm_state_frames)
+      return nil unless profile
+
+      gc_now = GC.stat
+      add_process_counters(profile, @snapshot_gc_base, gc_now)
+      @snapshot_gc_base = gc_now if clear
+      profile.fold_lines! unless settings.lines
+      profile.to_h
+    end
+
+    private
+
+    def add_process_counters(profile, gc_base, gc_now = GC.stat)
+      times = Process.times
+      profile.set_attribute(:user_ns, ((times.utime - @start_times.utime) * 1e9).to_i)
+      profile.set_attribute(:sys_ns, ((times.stime - @start_times.stime) * 1e9).to_i)
+      profile.set_attribute(:gc_stats, Result.gc_delta(gc_base, gc_now))
+      profile.set_attribute(:maxrss_mb, Result.maxrss_mb)
+    end
+
+    def finish_child(profile)
+      profile.fold_lines! unless settings.lines
+      Multiprocess.write_child_profile(@child_session_dir, profile)
+      profile.to_h
+    end
+
+    def merge_children(profile)
+      dir = @session_dir
+      @session_dir = nil
+      @saved_env&.each { |k, v| v.nil? ? ENV.delete(k) : ENV[k] = v }
+      @saved_env = nil
+      profile.fold_lines! unless settings.lines || settings.output
+      Multiprocess.merge_into(profile, dir)
+    rescue StandardError => e
+      warn "rperf: could not merge child profiles (#{e.message}); keeping this process's profile"
+    ensure
+      FileUtils.rm_rf(dir) if dir
+    end
+
+    # pprof keeps line numbers even when the returned profile is method-level.
+    def write_output(profile)
+      format = settings.format || Storage.detect_format(settings.output)
+      profile.fold_lines! unless settings.lines || format == :pprof
+      Storage.write_profile(settings.output, profile, format)
+    rescue Error, SystemCallError, IOError => e
+      # Never lose the profile: the caller still gets the data back.
+      warn "rperf: could not write #{settings.output}: #{e.message}"
+    end
+  end
+end

@@ -1,0 +1,122 @@
+# frozen_string_literal: true
+
+module Rperf
+  # The settings of one profiling session, in one place: parsed and validated once (from
+  # `Rperf.start`'s keywords, the CLI's options or the RPERF_* environment), and serialised once
+  # to the environment that child processes inherit.
+  class Settings
+    DEFAULTS = {
+      mode: :cpu, frequency: 1000, signal: nil, aggregate: true, defer: false, lines: false,
+      max_depth: 512, vm_state_frames: false, output: nil, format: nil, inherit: :fork,
+      verbose: false, stat: false,
+    }.freeze
+    FORMATS = %i[json pprof collapsed text speedscope].freeze
+    MAX_FREQUENCY = 10_000
+    MAX_DEPTH_LIMIT = 10_000
+
+    # Setting => environment variable. Children inherit the sampling settings (the first
+    # group); output/format/verbose/stat belong to the process the user started.
+    SAMPLING_ENV = {
+      mode: "RPERF_MODE", frequency: "RPERF_FREQUENCY", signal: "RPERF_SIGNAL", aggregate: "RPERF_AGGREGATE",
+      defer: "RPERF_DEFER", lines: "RPERF_LINES", max_depth: "RPERF_MAX_DEPTH", vm_state_frames: "RPERF_VM_STATE_FRAMES",
+    }.freeze
+    PROCESS_ENV = { output: "RPERF_OUTPUT", format: "RPERF_FORMAT", verbose: "RPERF_VERBOSE", stat: "RPERF_STAT" }.freeze
+    INHERIT_ENV = "RPERF_INHERIT"
+
+    attr_reader(*DEFAULTS.keys)
+
+    # Raises ArgumentError (or UnknownFormatError) naming the bad value.
+    def initialize(**options)
+      unknown = options.keys - DEFAULTS.keys
+      raise ArgumentError, "unknown keyword#{'s' if unknown.size > 1}: #{unknown.map(&:inspect).join(', ')}" unless unknown.empty?
+
+      DEFAULTS.merge(options).each { |key, value| instance_variable_set(:"@#{key}", value) }
+      validate!
+      freeze
+    end
+
+    def self.from_env(env = ENV)
+      new(**SAMPLING_ENV.merge(PROCESS_ENV).filter_map { |key, name| [key, parse_env(key, env[name])] if present?(env[name]) }.to_h,
+          inherit: { "1" => true, "0" => false }.fetch(env[INHERIT_ENV], :fork))
+    end
+
+    def self.present?(value) = !value.nil? && !value.empty?
+
+    # A setting from its text form (environment, command line).
+    def self.parse_env(key, value)
+      case key
+      when :mode then value.to_sym
+      when :frequency, :max_depth then Integer(value, 10)
+      when :signal then %w[false 0].include?(value) ? false : Integer(value, 10)
+      when :aggregate then value != "0"
+      when :defer, :lines, :vm_state_frames, :verbose, :stat then value == "1"
+      when :format then { txt: :text, pb: :pprof }.fetch(value.to_sym, value.to_sym)
+      else value
+      end
+    rescue ArgumentError
+      raise ArgumentError, "#{SAMPLING_ENV.merge(PROCESS_ENV)[key]} must be an integer (got #{value.inspect})"
+    end
+
+    def with(**changes) = self.class.new(**to_h.merge(changes))
+
+    def to_h = DEFAULTS.keys.to_h { |key| [key, public_send(key)] }
+
+    def wall? = mode == :wall
+
+    # The environment of a child process that profiles itself with these sampling settings.
+    def child_env
+      SAMPLING_ENV.to_h do |key, name|
+        value = public_send(key)
+        [name, case value
+               when true then "1"
+               when false then key == :signal ? "false" : "0"
+               when nil then nil
+               else value.to_s
+               end]
+      end.merge(INHERIT_ENV => { true => "1", false => "0", fork: nil }.fetch(inherit))
+    end
+
+    # The environment of the process the user started (the CLI's command): where its profile goes.
+    def process_env
+      PROCESS_ENV.to_h do |key, name|
+        value = public_send(key)
+        [name, value == true ? "1" : (value || nil)&.to_s]
+      end
+    end
+
+    # The signal number the native layer takes: -1 default, 0 none (sleeping timer thread).
+    def native_signal
+      return -1 if signal.nil?
+
+      signal || 0
+    end
+
+    private
+
+    def validate!
+      unless frequency.is_a?(Integer) && frequency.positive?
+        raise ArgumentError, "frequency must be a positive integer (got #{frequency.inspect})"
+      end
+      raise ArgumentError, "frequency must be <= #{MAX_FREQUENCY} (10KHz), got #{frequency}" if frequency > MAX_FREQUENCY
+      raise ArgumentError, "mode must be :cpu or :wall, got #{mode.inspect}" unless %i[cpu wall].include?(mode)
+      raise ArgumentError, "inherit must be :fork, true, or false, got #{inherit.inspect}" unless [true, false, :fork].include?(inherit)
+      unless max_depth.is_a?(Integer) && max_depth.between?(1, MAX_DEPTH_LIMIT)
+        raise ArgumentError, "max_depth must be an Integer in 1..#{MAX_DEPTH_LIMIT}, got #{max_depth.inspect}"
+      end
+      if format && !FORMATS.include?(format)
+        raise UnknownFormatError, "unknown format #{format.inspect} (expected one of #{FORMATS.join(', ')})"
+      end
+      validate_signal!
+    end
+
+    def validate_signal!
+      return if signal.nil? || signal == false
+      raise ArgumentError, "signal must be nil, false, or an Integer, got #{signal.inspect}" unless signal.is_a?(Integer)
+      raise ArgumentError, "signal mode is only supported on Linux" unless RUBY_PLATFORM.include?("linux")
+      if [Signal.list["KILL"], Signal.list["STOP"]].include?(signal)
+        raise ArgumentError, "signal #{signal} (#{Signal.signame(signal)}) cannot be caught; use a different signal"
+      end
+      raise ArgumentError, "signal must be between 1 and 64, got #{signal}" unless signal.between?(1, 64)
+    end
+  end
+end

@@ -1,0 +1,229 @@
+// The profile model without Ruby: tables, aggregation, the transformations, the summary, and
+// the JSON round trip through the loader.
+#include <gtest/gtest.h>
+
+#include "io/encoders.hh"
+#include "io/loader.hh"
+#include "io/output.hh"
+#include "profile/functions.hh"
+#include "profile/summary.hh"
+#include "profile/transform.hh"
+#include "test_profiles.hh"
+
+using namespace rperf;
+using namespace rperf::fixtures;
+
+namespace {
+std::string to_json(const Profile& p) {
+  std::string s;
+  Output out(&s, OutputOptions());
+  encode_json(p, JsonValue::object(), out);
+  EXPECT_EQ(out.finish(), 0);
+  return s;
+}
+
+int64_t weight_of(const Profile& p, const std::string& stack) {
+  int64_t w = 0;
+  for (const Sample& s : p.samples) {
+    if (stack_text(p, s.stack) == stack) w += s.weight_ns;
+  }
+  return w;
+}
+}  // namespace
+
+TEST(Tables, InternByContent) {
+  Profile p;
+  uint32_t a = p.frames.intern("a.rb", "A#x", 3);
+  EXPECT_EQ(p.frames.intern(std::string("a.rb"), std::string("A#x"), 3), a);
+  EXPECT_NE(p.frames.intern("a.rb", "A#x", 4), a);
+  EXPECT_NE(p.frames.intern("b.rb", "A#x", 3), a);
+  uint32_t s = p.stacks.intern(std::vector<uint32_t>{a, 1, 2});
+  EXPECT_EQ(p.stacks.intern(std::vector<uint32_t>{a, 1, 2}), s);
+  EXPECT_NE(p.stacks.intern(std::vector<uint32_t>{a, 1}), s);
+  EXPECT_EQ(p.stacks[s].size(), 3u);
+  uint32_t empty = p.stacks.intern(std::vector<uint32_t>{});
+  EXPECT_TRUE(p.stacks[empty].empty());
+  EXPECT_EQ(p.label_sets.intern({}), 0u);  // id 0 is always the empty set
+  uint32_t x = p.label_sets.intern({{"endpoint", "/x", false}});
+  EXPECT_EQ(p.label_sets.with(0, {"endpoint", "/x", false}), x);
+  uint32_t y = p.label_sets.with(x, {"endpoint", "/y", false});  // replaces the key's value
+  ASSERT_EQ(p.label_sets[y].size(), 1u);
+  EXPECT_EQ(p.label_sets[y][0].value, "/y");
+}
+
+TEST(Tables, ManyEntriesSurviveGrowth) {
+  FrameTable t;
+  for (int i = 0; i < 50000; i++) EXPECT_EQ(t.intern("f.rb", "m" + std::to_string(i), i % 7), static_cast<uint32_t>(i));
+  for (int i = 0; i < 50000; i++) EXPECT_EQ(t.intern("f.rb", "m" + std::to_string(i), i % 7), static_cast<uint32_t>(i));
+}
+
+TEST(SampleAggregator, SumsPerKeyInOrderOfFirstAppearance) {
+  SampleAggregator agg;
+  agg.add({1, 1, 0, kRunning, 10, 5});
+  agg.add({2, 1, 0, kRunning, 1, 6});
+  agg.add({1, 1, 0, kRunning, 20, 7});
+  agg.add({1, 2, 0, kRunning, 3, 8});       // another thread
+  agg.add({1, 1, 0, kGvlBlocked, 4, 9});    // another state
+  ASSERT_EQ(agg.samples().size(), 4u);
+  EXPECT_EQ(agg.samples()[0].weight_ns, 30);
+  EXPECT_EQ(agg.samples()[0].time_ns, 5);  // the first one's time
+  EXPECT_EQ(agg.samples()[1].stack, 2u);
+  std::vector<Sample> taken = agg.take();
+  EXPECT_EQ(taken.size(), 4u);
+  EXPECT_TRUE(agg.samples().empty());
+}
+
+TEST(Transform, FoldLinesMergesFramesAndSamplesOfOneMethod) {
+  Profile p = make_profile({{"a.rb", "fib", 1}, {"a.rb", "fib", 2}, {"a.rb", "<main>", 9}},
+                           {{{0, 2}, 100}, {{1, 2}, 50}, {{0, 1, 2}, 25}});
+  p.frames.at(0).start_line = 1;
+  fold_lines(p);
+  EXPECT_FALSE(p.has_lines);
+  EXPECT_EQ(p.frames.size(), 2u);
+  ASSERT_EQ(p.samples.size(), 2u);
+  EXPECT_EQ(weight_of(p, "<main>:0;fib:0"), 150);
+  EXPECT_EQ(weight_of(p, "<main>:0;fib:0;fib:0"), 25);
+  EXPECT_EQ(p.frames[p.stacks[p.samples[0].stack][0]].start_line, 1);
+  EXPECT_EQ(p.total_weight(), 175);
+}
+
+TEST(Transform, FoldLinesKeepsRawSamples) {
+  Profile p = make_profile({{"a.rb", "f", 1}, {"a.rb", "f", 2}}, {{{0}, 1, 1, 0, kRunning, 10}, {{1}, 2, 1, 0, kRunning, 20}});
+  p.timestamps = true;
+  fold_lines(p);
+  ASSERT_EQ(p.samples.size(), 2u);
+  EXPECT_EQ(p.samples[1].time_ns, 20);
+  EXPECT_EQ(p.aggregated_samples().size(), 1u);
+  EXPECT_EQ(p.aggregated_samples()[0].weight_ns, 3);
+}
+
+TEST(Transform, VmStatesBecomeLabelsMergedWithTheThreadsLabels) {
+  Profile p = make_profile({{"a.rb", "io", 1}}, {{{0}, 5, 1, 1, kGvlBlocked}, {{0}, 6, 1, 0, kGcSweep}, {{0}, 7}},
+                           {{}, {{"endpoint", "/x", false}}});
+  apply_vm_states(p, false);
+  const LabelSet& blocked = p.label_sets[p.samples[0].label_set];
+  ASSERT_EQ(blocked.size(), 2u);
+  EXPECT_EQ(blocked[0].key, "endpoint");
+  EXPECT_EQ(blocked[1].key, "%GVL");
+  EXPECT_EQ(blocked[1].value, "blocked");
+  EXPECT_EQ(p.label_sets[p.samples[1].label_set][0].value, "sweep");
+  EXPECT_EQ(p.samples[2].label_set, 0u);
+}
+
+TEST(Transform, VmStatesAsFramesAndInferredBack) {
+  Profile p = make_profile({{"a.rb", "io", 1}}, {{{0}, 5, 1, 0, kGvlWait}, {{0}, 7}});
+  apply_vm_states(p, true);
+  EXPECT_EQ(stack_text(p, p.samples[0].stack), "io:1;[GVL wait]:0");
+  EXPECT_EQ(p.samples[0].label_set, 0u);
+  for (Sample& s : p.samples) s.vm_state = kRunning;
+  infer_vm_states(p);
+  EXPECT_EQ(p.samples[0].vm_state, kGvlWait);
+  EXPECT_EQ(p.samples[1].vm_state, kRunning);
+}
+
+TEST(Transform, MergeChildLabelsOnlyTheChildAndSumsCounters) {
+  Profile root = make_profile({{"a.rb", "root", 1}}, {{{0}, 100}});
+  root.attributes.set("sampling_count", JsonValue::integer(3));
+  Profile child = make_profile({{"b.rb", "child", 2}, {"a.rb", "root", 1}}, {{{0, 1}, 40, 1, 1}, {{1}, 2}},
+                               {{}, {{"job", "X", false}}});
+  child.attributes.set("sampling_count", JsonValue::integer(4));
+  merge_child(root, child, "4242");
+  EXPECT_EQ(root.total_weight(), 142);
+  EXPECT_EQ(root.attributes.int_or("sampling_count", 0), 7);
+  EXPECT_EQ(root.attributes.int_or("process_count", 0), 2);
+  EXPECT_EQ(root.samples[0].label_set, 0u);  // the root's own samples keep their labels
+  const LabelSet& job = root.label_sets[root.samples[1].label_set];
+  ASSERT_EQ(job.size(), 2u);
+  EXPECT_EQ(job[1].key, "%pid");
+  EXPECT_EQ(job[1].value, "4242");
+  EXPECT_EQ(weight_of(root, "root:1"), 102);  // same frame, two processes: one stack, two label sets
+}
+
+TEST(Summary, FieldsOfRperf011) {
+  Profile p = make_profile({{"a.rb", "fib", 1}, {"b.rb", "fib", 1}, {"a.rb", "<main>", 9}}, {{{0, 2}, 75}, {{1, 2}, 25}});
+  p.attributes.set("duration_ns", JsonValue::integer(123456789));
+  p.attributes.set("user_ns", JsonValue::integer(1000000));
+  p.attributes.set("sampling_count", JsonValue::integer(9));
+  JsonValue gc = JsonValue::object();
+  gc.set("minor_count", JsonValue::integer(2));
+  gc.set("time_ms", JsonValue::integer(5));
+  p.attributes.set("gc_stats", gc);
+  JsonValue s = summarize(p);
+  EXPECT_DOUBLE_EQ(s.get("total_ms")->as_double(), 123.5);
+  EXPECT_DOUBLE_EQ(s.get("cpu_ms")->as_double(), 1.0);
+  EXPECT_EQ(s.get("gc_count_minor")->as_int(), 2);
+  EXPECT_EQ(s.get("samples")->as_int(), 9);
+  const JsonValue* top = s.get("top_methods");
+  ASSERT_EQ(top->items().size(), 1u);  // fib in two files: one name; <main> has no self time
+  EXPECT_EQ(top->items()[0].get("name")->as_string(), "fib");
+  EXPECT_DOUBLE_EQ(top->items()[0].get("self_pct")->as_double(), 100.0);
+}
+
+TEST(Functions, TotalCountsARecursiveFunctionOncePerSample) {
+  Profile p = make_profile({{"a.rb", "fib", 1}, {"a.rb", "fib", 2}, {"a.rb", "<main>", 1}}, {{{0, 1, 0, 2}, 100}});
+  FunctionTotals t = function_totals(p);
+  ASSERT_EQ(t.first_frame.size(), 2u);
+  EXPECT_EQ(t.self_ns[0], 100);
+  EXPECT_EQ(t.total_ns[0], 100);
+  EXPECT_EQ(t.total_ns[1], 100);
+}
+
+TEST(Loader, JsonRoundTripKeepsEverything) {
+  Profile p = make_profile({{"a.rb", "M#x", 3}, {"<C method>", "sleep\"q", 0}}, {{{1, 0}, 5, 2, 1}, {{0}, 7, 1, 0}},
+                           {{}, {{"endpoint", "/é", false}, {"id", "42", true}}});
+  p.frames.at(0).start_line = 2;
+  p.attributes.set("duration_ns", JsonValue::integer(99));
+  JsonValue meta = JsonValue::object();
+  meta.set("format_version", JsonValue::integer(1));
+  p.meta = meta;
+  std::string json = to_json(p);
+  Profile q;
+  std::string error;
+  ASSERT_TRUE(load_json_profile(json.data(), json.size(), q, error)) << error;
+  EXPECT_EQ(to_json(q), json);
+  EXPECT_EQ(q.mode(), "wall");
+  EXPECT_TRUE(q.label_sets[1][1].integer);
+  EXPECT_EQ(q.frames[q.stacks[q.samples[1].stack][0]].start_line, 2);
+  JsonValue m, s;
+  ASSERT_TRUE(read_json_head(json.data(), 60, m, s) || read_json_head(json.data(), json.size(), m, s));
+  ASSERT_TRUE(read_json_head(json.data(), json.size(), m, s));
+  EXPECT_EQ(m.int_or("format_version", 0), 1);
+  EXPECT_TRUE(s.get("top_methods"));
+}
+
+TEST(Loader, RawSamplesKeepTimesAndStates) {
+  Profile p = make_profile({{"a.rb", "f", 1}}, {{{0}, 5, 1, 0, kGvlWait, 100}, {{0}, 6, 1, 0, kRunning, 200}});
+  p.timestamps = true;
+  std::string json = to_json(p);
+  Profile q;
+  std::string error;
+  ASSERT_TRUE(load_json_profile(json.data(), json.size(), q, error)) << error;
+  ASSERT_TRUE(q.timestamps);
+  ASSERT_EQ(q.samples.size(), 2u);
+  EXPECT_EQ(q.samples[0].vm_state, kGvlWait);
+  EXPECT_EQ(q.samples[1].time_ns, 200);
+}
+
+TEST(Loader, MalformedProfilesSayWhat) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"[]", "not an rperf profile"},
+      {"{\"mode\":\"cpu\"}", "not an rperf profile"},
+      {"{\"aggregated_samples\":[[[[\"a\"]],1,1,0]]}", "frame is not"},
+      {"{\"aggregated_samples\":[[[],\"x\",1,0]]}", "sample is not"},
+      {"{\"aggregated_samples\":[[[],1,1,3]],\"label_sets\":[{}]}", "label_set_id 3 out of range"},
+      {"{\"aggregated_samples\":[],\"label_sets\":[{\"k\":[1]}]}", "label values"},
+      {"{\"aggregated_samples\":[", "invalid JSON"},
+  };
+  for (const auto& [doc, message] : cases) {
+    Profile q;
+    std::string error;
+    EXPECT_FALSE(load_json_profile(doc, std::strlen(doc), q, error)) << doc;
+    EXPECT_NE(error.find(message), std::string::npos) << doc << " -> " << error;
+  }
+}
+
+TEST(Loader, SniffsJsonAndPprof) {
+  EXPECT_EQ(sniff_file_kind("  {\"a\":1}", 9), FileKind::kJson);
+  EXPECT_EQ(sniff_file_kind("\n\x04", 2), FileKind::kPprof);
+  EXPECT_EQ(sniff_file_kind("hello", 5), FileKind::kUnknown);
+}
