@@ -29,6 +29,15 @@ module RperfTestHelper
 
   def labels_of(data, sample) = data[:label_sets][sample[3]]
 
+  # What a profile says, whatever derived keys (meta, summary, counts) came with it: for
+  # comparing a profile with its saved and loaded copy. Label keys compare as Symbols.
+  def body(data)
+    {
+      mode: data[:mode].to_s, frequency: data[:frequency], aggregated_samples: data[:aggregated_samples],
+      raw_samples: data[:raw_samples], label_sets: data[:label_sets].map { |h| h.transform_keys(&:to_sym) },
+    }
+  end
+
   # Total weight of samples whose frames include a frame with this label.
   def weight_including(data, label, samples: data[:aggregated_samples])
     samples.select { |s| s[0].any? { |f| f[1] == label } }.sum { |s| s[1] }

@@ -85,7 +85,7 @@ module Rperf
     # samples labelled %pid=<pid>, counters summed, process_count).
     def merge_into(profile, dir)
       Dir.glob(File.join(dir, "profile-*.json.gz")).sort.each do |file|
-        pid = File.basename(file)[/\Aprofile-(\d+)-/, 1] or next
+        pid = File.basename(file)[/\Aprofile-(\d+)[-.]/, 1] or next
         child = begin
           Storage.with_path(file) { Native::Profile.load_json(Storage.read_file(file)) }
         rescue Error => e

@@ -290,6 +290,18 @@ bool load_json_profile(const char* data, size_t len, Profile& out, std::string& 
   return ProfileReader(out, error).read(doc);
 }
 
+bool parse_json(const char* data, size_t len, JsonValue& out, std::string& error) {
+  DomBuilder builder;
+  Node* doc = nullptr;
+  JsonReader<DomBuilder> reader(data, len, builder);
+  if (!reader.parse(doc)) {
+    error = "invalid JSON (" + reader.error() + ")";
+    return false;
+  }
+  out = to_value(doc);
+  return true;
+}
+
 bool read_json_head(const char* data, size_t len, JsonValue& meta, JsonValue& summary) {
   std::string inflated;
   if (is_gzip(data, len)) {

@@ -19,6 +19,9 @@ FileKind sniff_file_kind(const char* data, size_t len);
 // to what is wrong and where ("invalid JSON (expected ',' at byte 17)", "malformed profile: ...").
 bool load_json_profile(const char* data, size_t len, Profile& out, std::string& error);
 
+// Any JSON document as a JsonValue (integers beyond int64 become reals).
+bool parse_json(const char* data, size_t len, JsonValue& out, std::string& error);
+
 // The "meta" and "summary" objects at the head of an rperf JSON document (only the first bytes
 // of a file are needed). Returns false when the head is not an rperf document.
 bool read_json_head(const char* data, size_t len, JsonValue& meta, JsonValue& summary);

@@ -11,8 +11,6 @@ uint64_t frame_hash(const char* path, size_t path_len, const char* label, size_t
   return mix64(h ^ static_cast<uint32_t>(line));
 }
 
-bool same_text(const std::string& s, const char* p, size_t n) { return s.size() == n && std::memcmp(s.data(), p, n) == 0; }
-
 uint64_t label_set_hash(const LabelSet& set) {
   uint64_t h = set.size();
   for (const Label& l : set) {
@@ -31,21 +29,35 @@ bool same_key(const Sample& a, const Sample& b) {
 }
 }  // namespace
 
+bool FrameTable::key_equals(uint32_t id, const char* path, size_t path_len, const char* label, size_t label_len,
+                            int32_t line) const {
+  const char* k = keys_.data() + key_offsets_[id];
+  uint32_t header[3];
+  std::memcpy(header, k, sizeof(header));
+  return header[0] == static_cast<uint32_t>(line) && header[1] == path_len && header[2] == label_len &&
+         std::memcmp(k + sizeof(header), label, label_len) == 0 &&
+         std::memcmp(k + sizeof(header) + label_len, path, path_len) == 0;
+}
+
 uint32_t FrameTable::intern(const char* path, size_t path_len, const char* label, size_t label_len, int32_t line) {
   uint64_t h = frame_hash(path, path_len, label, label_len, line);
-  uint32_t id = index_.find(h, [&](uint32_t i) {
-    const Frame& f = frames_[i];
-    return f.line == line && same_text(f.label, label, label_len) && same_text(f.path, path, path_len);
-  });
+  uint32_t id = index_.find(h, [&](uint32_t i) { return key_equals(i, path, path_len, label, label_len, line); });
   if (id != HashIndex::kNotFound) return id;
   id = static_cast<uint32_t>(frames_.size());
   frames_.push_back(Frame{std::string(path, path_len), std::string(label, label_len), line, 0});
+  key_offsets_.push_back(keys_.size());
+  const uint32_t header[3] = {static_cast<uint32_t>(line), static_cast<uint32_t>(path_len), static_cast<uint32_t>(label_len)};
+  keys_.append(reinterpret_cast<const char*>(header), sizeof(header));
+  keys_.append(label, label_len);
+  keys_.append(path, path_len);
   index_.insert(h, id);
   return id;
 }
 
 void FrameTable::clear() {
   frames_.clear();
+  keys_.clear();
+  key_offsets_.clear();
   index_.clear();
 }
 

@@ -43,7 +43,13 @@ class FrameTable {
   void clear();
 
  private:
+  bool key_equals(uint32_t id, const char* path, size_t path_len, const char* label, size_t label_len, int32_t line) const;
+
   std::vector<Frame> frames_;
+  // Each frame's key packed in one arena ([line][path_len][label_len][path][label]), so a
+  // lookup compares one contiguous run of bytes instead of chasing three heap objects.
+  std::string keys_;
+  std::vector<size_t> key_offsets_;
   HashIndex index_;
 };
 

@@ -84,6 +84,30 @@ VALUE native_gzip_p(VALUE, VALUE bytes) {
   return is_gzip(RSTRING_PTR(bytes), static_cast<size_t>(RSTRING_LEN(bytes))) ? Qtrue : Qfalse;
 }
 
+// Native.parse_json(text) -> the document, objects with Symbol keys (the loader's reader, for
+// tests against Ruby's JSON). Raises Rperf::FormatError.
+VALUE native_parse_json(VALUE, VALUE bytes) {
+  StringValue(bytes);
+  JsonValue* doc = new JsonValue();
+  VALUE out = Qnil, error = Qnil;
+  {
+    std::string message;
+    bool ok;
+    try {
+      ok = parse_json(RSTRING_PTR(bytes), static_cast<size_t>(RSTRING_LEN(bytes)), *doc, message);
+    } catch (const std::bad_alloc&) {
+      ok = false;
+      message = "out of memory";
+    }
+    if (ok) out = json_to_ruby(*doc);
+    else error = message_of(message);
+  }
+  delete doc;
+  if (!NIL_P(error)) rb_exc_raise(rb_exc_new_str(format_error(), error));
+  RB_GC_GUARD(bytes);
+  return out;
+}
+
 // Native.sniff(bytes) -> :json, :pprof or nil.
 VALUE native_sniff(VALUE, VALUE bytes) {
   StringValue(bytes);
@@ -99,6 +123,7 @@ void init_load_binding(VALUE native) {
   rb_define_singleton_method(native, "read_meta", RUBY_METHOD_FUNC(native_read_meta), 1);
   rb_define_singleton_method(native, "gunzip", RUBY_METHOD_FUNC(native_gunzip), 1);
   rb_define_singleton_method(native, "gzip?", RUBY_METHOD_FUNC(native_gzip_p), 1);
+  rb_define_singleton_method(native, "parse_json", RUBY_METHOD_FUNC(native_parse_json), 1);
   rb_define_singleton_method(native, "sniff", RUBY_METHOD_FUNC(native_sniff), 1);
 }
 

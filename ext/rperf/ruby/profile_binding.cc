@@ -159,14 +159,24 @@ bool view_unchanged(ProfileHolder& h, VALUE hash) {
 // Remembers recently seen frame and stack Arrays by identity: a Hash from stop/load shares
 // them, so most lookups end here; a foreign Hash with distinct objects falls through to the
 // content tables, which hash the bytes in place (no allocation for a known frame).
+// When objects are not shared (every lookup misses), it switches itself off after a while:
+// probing it would only add a cache miss per frame.
 struct IdentityCache {
   static constexpr size_t kSize = 1 << 16;
   std::vector<std::pair<VALUE, uint32_t>> slots = std::vector<std::pair<VALUE, uint32_t>>(kSize, {0, 0});
+  uint64_t lookups = 0, hits = 0;
+  bool enabled = true;
   uint32_t* find(VALUE v) {
+    if (!enabled) return nullptr;
+    if (++lookups == 65536 && hits * 10 < lookups) enabled = false;
     auto& s = slots[mix64(v) & (kSize - 1)];
-    return s.first == v ? &s.second : nullptr;
+    if (s.first != v) return nullptr;
+    hits++;
+    return &s.second;
   }
-  void put(VALUE v, uint32_t id) { slots[mix64(v) & (kSize - 1)] = {v, id}; }
+  void put(VALUE v, uint32_t id) {
+    if (enabled) slots[mix64(v) & (kSize - 1)] = {v, id};
+  }
 };
 
 struct LabelCollect {

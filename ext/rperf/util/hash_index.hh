@@ -42,53 +42,53 @@ class HashIndex {
 
   template <typename Equal>
   uint32_t find(uint64_t hash, Equal&& equal) const {
+    const uint32_t tag = static_cast<uint32_t>(hash >> 32);
     for (size_t slot = hash & mask_;; slot = (slot + 1) & mask_) {
       const Slot& s = slots_[slot];
       if (s.id == kEmpty) return kNotFound;
-      if (s.hash == hash && equal(s.id)) return s.id;
+      if (s.tag == tag && equal(s.id)) return s.id;
     }
   }
 
-  // Adds `id` under `hash` (after find() missed).
+  // Adds `id` under `hash` (after find() missed). Ids are dense: 0, 1, 2, ...
   void insert(uint64_t hash, uint32_t id) {
-    if ((count_ + 1) * 2 > slots_.size()) grow();
+    if ((hashes_.size() + 1) * 2 > slots_.size()) grow();
+    if (id >= hashes_.size()) hashes_.resize(id + 1);
+    hashes_[id] = hash;
     place(hash, id);
-    count_++;
   }
 
-  size_t size() const { return count_; }
-  void clear() { reset(64); }
+  size_t size() const { return hashes_.size(); }
+  void clear() {
+    hashes_.clear();
+    reset(64);
+  }
 
  private:
   static constexpr uint32_t kEmpty = 0xffffffffu;
+  // 8 bytes a slot (the upper half of the hash as a tag): the slot array of a table of tens of
+  // thousands of entries stays in the L2 cache. The full hashes, needed only to grow, live apart.
   struct Slot {
-    uint64_t hash;
+    uint32_t tag;
     uint32_t id;
   };
   void reset(size_t n) {
     slots_.assign(n, Slot{0, kEmpty});
     mask_ = n - 1;
-    count_ = 0;
   }
   void place(uint64_t hash, uint32_t id) {
     size_t slot = hash & mask_;
     while (slots_[slot].id != kEmpty) slot = (slot + 1) & mask_;
-    slots_[slot] = Slot{hash, id};
+    slots_[slot] = Slot{static_cast<uint32_t>(hash >> 32), id};
   }
   void grow() {
-    std::vector<Slot> old;
-    old.swap(slots_);
-    size_t count = count_;
-    reset(old.size() * 2);
-    for (const Slot& s : old) {
-      if (s.id != kEmpty) place(s.hash, s.id);
-    }
-    count_ = count;
+    reset(slots_.size() * 2);
+    for (uint32_t id = 0; id < hashes_.size(); id++) place(hashes_[id], id);
   }
 
   std::vector<Slot> slots_;
+  std::vector<uint64_t> hashes_;  // by id
   size_t mask_ = 0;
-  size_t count_ = 0;
 };
 
 }  // namespace rperf
