@@ -35,9 +35,10 @@ module Rperf
     REQUEST_LABEL = :"rack-mini-profiler" # marks the request's thread in the profile
 
     ALREADY_RUNNING = <<~TEXT
-      rperf is already profiling this process (a session started with Rperf.start, for example
-      with defer: true or RPERF_ENABLED=1), so it cannot take a flamegraph of this request.
-      That session was left running. Use &flamegraph_profiler=stackprof, or stop it first.
+      rperf is already profiling this process (another flamegraph request, or a session started
+      with Rperf.start, for example with defer: true or RPERF_ENABLED=1), so it cannot take a
+      flamegraph of this request. That session was left running. Try again when it has ended,
+      or use &flamegraph_profiler=stackprof.
     TEXT
     STOPPED_BY_APP = "rperf: the application stopped the profiling session during the request; no flamegraph.\n"
 
