@@ -119,6 +119,7 @@ class MiniProfilerTest < Minitest::Test
       "flamegraph_profiler=vernier" => /flamegraph_profiler must be auto, stackprof or rperf \(got "vernier"\)/,
       "flamegraph_profiler=rperf&flamegraph_mode=object" => /flamegraph_mode must be wall or cpu for rperf \(got object/,
       "flamegraph_profiler=rperf&flamegraph_sample_rate=20000" => /frequency in Hz for rperf: 1 to 10000 \(got 20000\.0\)/,
+      "flamegraph_profiler=rperf&flamegraph_sample_rate=0.5" => /frequency in Hz for rperf: 1 to 10000 \(got 0\.5\)/,
     }.each do |query, message|
       res = get(server, "/fast?pp=flamegraph&#{query}")
       assert_equal "200", res.code, query
@@ -245,7 +246,8 @@ class MiniProfilerTest < Minitest::Test
       assert_match(/supports rack-mini-profiler >= 5\.0\.0, < 6 .*not #{Regexp.escape(version)}/, err)
     end
     Dir.mktmpdir do |empty|
-      env = { "GEM_HOME" => empty, "GEM_PATH" => empty, "RUBYOPT" => nil, "BUNDLE_GEMFILE" => nil }
+      # No gems at all, and outside `bundle exec` (which would fail first, on the missing gems).
+      env = { "GEM_HOME" => empty, "GEM_PATH" => empty, "RUBYOPT" => nil, "BUNDLER_SETUP" => nil, "BUNDLE_GEMFILE" => nil }
       _, err, status = run_ruby('require "rperf/mini_profiler"', env: env)
       refute status.success?
       assert_match(/needs the rack-mini-profiler gem .*add gem "rack-mini-profiler" to the Gemfile/, err)

@@ -113,21 +113,30 @@ module Rperf
         (REQUEST_MODES.include?(asked) ? asked : config.flamegraph_mode).to_s.to_sym
       end
 
-      # Hz, or nil when the rate is not a frequency rperf takes. rack-mini-profiler's default
-      # (a 0.5 ms stackprof interval) means "not set": DEFAULT_FREQUENCY.
+      # Hz, or nil when the rate is not a frequency rperf takes. In the config, rack-mini-profiler's
+      # default (a 0.5 ms stackprof interval) means "not set": DEFAULT_FREQUENCY.
       def rperf_frequency(params, config)
-        rate = sample_rate(params, config)
-        return DEFAULT_FREQUENCY if rate.nil? || rate == STACKPROF_DEFAULT_RATE
+        asked = asked_rate(params)
+        return hz(asked) if asked
 
-        hz = Float(rate)
-        hz.round if hz.finite? && hz.round.between?(1, MAX_FREQUENCY)
-      rescue ArgumentError, TypeError
-        nil
+        rate = config.flamegraph_sample_rate
+        rate.nil? || rate == STACKPROF_DEFAULT_RATE ? DEFAULT_FREQUENCY : hz(rate)
       end
 
-      def sample_rate(params, config)
-        asked = params["flamegraph_sample_rate"].to_s.to_f
-        asked.zero? ? config.flamegraph_sample_rate : asked
+      def sample_rate(params, config) = asked_rate(params) || config.flamegraph_sample_rate
+
+      # The request's flamegraph_sample_rate when it is a non-zero number (rack-mini-profiler's
+      # rule), else nil.
+      def asked_rate(params)
+        rate = params["flamegraph_sample_rate"].to_s.to_f
+        rate.zero? ? nil : rate
+      end
+
+      def hz(rate)
+        hz = Float(rate)
+        hz.round if hz.finite? && hz >= 1 && hz <= MAX_FREQUENCY
+      rescue ArgumentError, TypeError
+        nil
       end
 
       def query(string)

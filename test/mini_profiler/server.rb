@@ -45,10 +45,14 @@ module MiniProfilerTestApp
     sleep SLEEP_SECONDS
   end
 
-  # Wakes up while another thread holds the GVL: [GVL wait].
+  # Wakes up while another thread burns CPU holding the GVL: [GVL wait].
   def contend
-    worker = Thread.new { burn_cpu(0.05) }
-    sleep 0.005
+    started = Queue.new
+    worker = Thread.new do
+      started << true
+      burn_cpu(0.05)
+    end
+    started.pop
     worker.join
   end
 
