@@ -1,0 +1,323 @@
+# frozen_string_literal: true
+
+require "test_helper"
+require "json"
+require "net/http"
+require "tempfile"
+require "fileutils"
+
+# rperf as rack-mini-profiler's flamegraph profiler (lib/rperf/mini_profiler.rb), tested through
+# real Puma servers on 127.0.0.1 running rack-mini-profiler 5.0.0 (test/mini_profiler/server.rb),
+# speedscope's own schema, and the speedscope that rack-mini-profiler bundles, in Chromium.
+class MiniProfilerTest < Minitest::Test
+  SERVER = File.join(ROOT, "test/mini_profiler/server.rb")
+  SLEEP_NS = 200_000_000 # MiniProfilerTestApp::SLEEP_SECONDS
+  CPU_NS = 100_000_000 # MiniProfilerTestApp::CPU_SECONDS
+  RPERF_FLAMEGRAPH = "pp=flamegraph&flamegraph_profiler=rperf"
+  STACKPROF_MISSING = "Please install the stackprof gem"
+
+  # A speedscope document taken from a flamegraph page, with helpers over its active profile.
+  class Graph
+    attr_reader :doc
+
+    def initialize(doc) = @doc = doc
+    def rperf? = doc.key?("$schema")
+    def frame_names = doc["shared"]["frames"].map { |f| f["name"] }
+    def active = doc["profiles"][doc["activeProfileIndex"] || 0]
+
+    # Total weight (ns) of the active profile's samples whose stack (root first) passes
+    # through `via` and, when given, ends in the frame `leaf`.
+    def weight(via:, leaf: nil)
+      names = frame_names
+      active["samples"].zip(active["weights"]).sum do |stack, w|
+        frames = stack.map { |i| names[i] }
+        frames.include?(via) && (leaf.nil? || frames.last == leaf) ? w : 0
+      end
+    end
+  end
+
+  def setup
+    @servers = []
+  end
+
+  def teardown
+    @servers.each { |server| stop_server(server) }
+    super
+  end
+
+  # --- the rperf flamegraph -------------------------------------------------------------------
+
+  def test_rperf_flamegraph_page_shows_cpu_sleep_gvl_and_gc
+    server = start_server(csp: 1)
+    res = get(server, "/work?#{RPERF_FLAMEGRAPH}")
+    assert_equal "200", res.code
+    assert_equal "text/html", res["content-type"]
+    assert_includes res.body, "<title>Rack::MiniProfiler Flamegraph</title>"
+    assert_includes res.body, "/mini-profiler-resources/speedscope/index.html"
+    # rack-mini-profiler's CSP nonce handling: the inline script carries the request's nonce.
+    nonce = res["content-security-policy"][/'nonce-([^']+)'/, 1]
+    assert_includes res.body, %(<script type="text/javascript" nonce="#{nonce}">)
+
+    graph = graph_of(res)
+    assert_equal "rperf wall 500 Hz", graph.doc["name"], "flamegraph_sample_rate left at its default: 500 Hz"
+    assert_valid_speedscope graph
+    assert_match(/ \(this request\)\z/, graph.active["name"])
+    %w[[GVL\ blocked] [GVL\ wait] [GC\ marking] [GC\ sweeping]].each { |f| assert_includes graph.frame_names, f }
+
+    blocked = graph.weight(via: "MiniProfilerTestApp.nap", leaf: "[GVL blocked]")
+    assert_operator blocked, :>=, SLEEP_NS * 0.95, "sleep 0.2 s is [GVL blocked]"
+    assert_operator blocked, :<=, SLEEP_NS * 1.25
+    assert_operator graph.weight(via: "MiniProfilerTestApp.burn_cpu"), :>=, CPU_NS * 0.9
+    assert_operator graph.weight(via: "MiniProfilerTestApp.contend", leaf: "[GVL wait]"), :>=, 5_000_000,
+                    "waking up while another thread holds the GVL is [GVL wait]"
+    assert_operator graph.weight(via: "MiniProfilerTestApp.allocate", leaf: "[GC marking]"), :>, 0
+    assert_operator graph.weight(via: "MiniProfilerTestApp.allocate", leaf: "[GC sweeping]"), :>, 0
+    # The other thread the request started (contend) has a profile of its own.
+    assert_operator graph.doc["profiles"].size, :>=, 2
+  end
+  timing_sensitive :test_rperf_flamegraph_page_shows_cpu_sleep_gvl_and_gc
+
+  def test_async_flamegraph_is_stored_and_served_and_follows_the_page_into_its_requests
+    server = start_server(stackprof: 1) # :auto picks stackprof: rperf only where asked for
+    res = get(server, "/work?pp=async-flamegraph&flamegraph_profiler=rperf")
+    assert_equal "200", res.code
+    assert_includes res.body, "rperf running during the request: true"
+    assert_includes res.body, "includes.js", "rack-mini-profiler injected its script"
+    stored = get(server, res["x-miniprofiler-flamegraph-path"])
+    graph = graph_of(stored)
+    assert graph.rperf?
+    assert_valid_speedscope graph
+    assert_operator graph.weight(via: "MiniProfilerTestApp.nap", leaf: "[GVL blocked]"), :>=, SLEEP_NS * 0.95
+
+    # The page's own requests (XHR, fetch) are profiled too, with the page's profiler.
+    page_url = "http://127.0.0.1:#{server[:port]}/work?pp=async-flamegraph"
+    ajax = get(server, "/fast", "Referer" => "#{page_url}&flamegraph_profiler=rperf")
+    assert graph_of(get(server, ajax["x-miniprofiler-flamegraph-path"])).rperf?
+    ajax = get(server, "/fast", "Referer" => page_url)
+    refute graph_of(get(server, ajax["x-miniprofiler-flamegraph-path"])).rperf?, "no choice on the page: stackprof"
+  end
+
+  def test_auto_uses_rperf_without_stackprof_and_request_options_apply
+    server = start_server
+    assert graph_of(get(server, "/fast?pp=flamegraph")).rperf?, ":auto without stackprof is rperf"
+    graph = graph_of(get(server, "/fast?#{RPERF_FLAMEGRAPH}&flamegraph_mode=cpu&flamegraph_sample_rate=200"))
+    assert_equal "rperf cpu 200 Hz", graph.doc["name"]
+    assert_valid_speedscope graph
+    # Asking for stackprof gets rack-mini-profiler's own answer when it is not installed.
+    res = get(server, "/fast?pp=flamegraph&flamegraph_profiler=stackprof")
+    assert_equal "text/plain; charset=utf-8", res["content-type"]
+    assert_includes res.body, STACKPROF_MISSING
+  end
+
+  def test_config_sample_rate_is_hz_for_rperf
+    server = start_server(profiler: "rperf", sample_rate: 250)
+    assert_equal "rperf wall 250 Hz", graph_of(get(server, "/fast?pp=flamegraph")).doc["name"]
+  end
+
+  def test_bad_options_get_a_clear_message
+    server = start_server
+    {
+      "flamegraph_profiler=vernier" => /flamegraph_profiler must be auto, stackprof or rperf \(got "vernier"\)/,
+      "flamegraph_profiler=rperf&flamegraph_mode=object" => /flamegraph_mode must be wall or cpu for rperf \(got object/,
+      "flamegraph_profiler=rperf&flamegraph_sample_rate=20000" => /frequency in Hz for rperf: 1 to 10000 \(got 20000\.0\)/,
+      "flamegraph_profiler=rperf&flamegraph_sample_rate=0.5" => /frequency in Hz for rperf: 1 to 10000 \(got 0\.5\)/,
+    }.each do |query, message|
+      res = get(server, "/fast?pp=flamegraph&#{query}")
+      assert_equal "200", res.code, query
+      assert_equal "text/plain; charset=utf-8", res["content-type"], query
+      assert_match message, res.body
+    end
+  end
+
+  # --- rack-mini-profiler's own behaviour stays ------------------------------------------------
+
+  def test_auto_prefers_stackprof_whose_output_is_unchanged
+    plain = start_server(rperf: 0, stackprof: 1)
+    ours = start_server(stackprof: 1)
+    theirs_page = get(plain, "/work?pp=flamegraph")
+    ours_page = get(ours, "/work?pp=flamegraph")
+    theirs_graph = graph_of(theirs_page).doc
+    ours_graph = graph_of(ours_page).doc
+    assert_equal theirs_graph.keys.sort, ours_graph.keys.sort
+    assert_equal %w[mode interval frames raw], %w[mode interval frames raw] & ours_graph.keys, "a stackprof dump"
+    assert_equal theirs_graph.values_at("mode", "interval"), ours_graph.values_at("mode", "interval")
+    assert_equal page_shell(theirs_page.body), page_shell(ours_page.body)
+    assert graph_of(get(ours, "/fast?#{RPERF_FLAMEGRAPH}")).rperf?
+
+    configured = start_server(stackprof: 1, profiler: "rperf")
+    assert graph_of(get(configured, "/fast?pp=flamegraph")).rperf?
+    refute graph_of(get(configured, "/fast?pp=flamegraph&flamegraph_profiler=stackprof")).rperf?
+  end
+
+  def test_rperf_requested_without_the_integration_gets_rack_mini_profilers_message
+    server = start_server(rperf: 0)
+    res = get(server, "/fast?#{RPERF_FLAMEGRAPH}")
+    assert_equal "200", res.code
+    assert_includes res.body, STACKPROF_MISSING
+  end
+
+  def test_running_rperf_session_gets_a_message_and_is_left_alone
+    server = start_server
+    assert_equal({ "running" => true }, JSON.parse(get(server, "/session/start").body))
+    ["/fast?#{RPERF_FLAMEGRAPH}", "/fast?pp=async-flamegraph&flamegraph_profiler=rperf", "/fast?pp=flamegraph"].each do |path|
+      res = get(server, path)
+      assert_equal "200", res.code, path
+      assert_equal "text/plain; charset=utf-8", res["content-type"], path
+      assert_includes res.body, "rperf is already profiling this process", path
+      assert_includes res.body, "That session was left running", path
+    end
+    assert_equal({ "running" => true }, JSON.parse(get(server, "/session/profile").body))
+    summary = JSON.parse(get(server, "/session/stop").body)
+    assert_equal "wall", summary["mode"]
+    assert_equal 1000, summary["frequency"]
+    assert_operator summary["session_ns"], :>=, 40_000_000, "the session still profiles its own blocks"
+    assert_equal %w[endpoint], summary["label_keys"], "nothing of ours in the app's session"
+  end
+
+  def test_allow_authorized_refuses_unauthorized_requests
+    server = start_server(auth: 1)
+    res = get(server, "/fast?#{RPERF_FLAMEGRAPH}")
+    assert_includes res.body, "fast; rperf running during the request: false"
+    refute_includes res.body, "Flamegraph"
+
+    # An admin gets rack-mini-profiler's cookie, and with it the flamegraph.
+    res = get(server, "/fast?#{RPERF_FLAMEGRAPH}", "X-Test-Admin" => "1")
+    assert_includes res.body, "fast; rperf running during the request: false"
+    cookie = res["set-cookie"][/\A[^;]+/]
+    assert_match(/\A__profilin=/, cookie)
+    graph = graph_of(get(server, "/fast?#{RPERF_FLAMEGRAPH}", "X-Test-Admin" => "1", "Cookie" => cookie))
+    assert graph.rperf?
+  end
+
+  # --- the page in a browser ------------------------------------------------------------------
+
+  def test_speedscope_in_chromium_shows_the_rperf_profile_offline
+    server = start_server(csp: 1)
+    screenshot = File.join(ROOT, "tmp", "mini_profiler_flamegraph.png")
+    FileUtils.mkdir_p(File.dirname(screenshot))
+    FileUtils.rm_f(screenshot)
+    url = "http://127.0.0.1:#{server[:port]}/work?#{RPERF_FLAMEGRAPH}"
+    out, err, status = Open3.capture3("node", File.join(ROOT, "test/consumers/mini_profiler_render.js"), url, screenshot,
+                                      chdir: ROOT)
+    assert status.success?, err
+    seen = JSON.parse(out)
+    assert_equal [], seen["external"], "every request stays on 127.0.0.1"
+    assert_equal [], seen["errors"], "no script errors, no CSP violations"
+    assert_includes seen["toolbar"], "Flamegraph for /work"
+    # speedscope's Sandwich table lists the functions of the profile it loaded.
+    %w[MiniProfilerTestApp.burn_cpu MiniProfilerTestApp.nap [GVL\ blocked] [GVL\ wait] [GC\ marking]].each do |name|
+      assert_includes seen["text"], name
+    end
+    assert_operator File.size(screenshot), :>, 20_000, "a screenshot of the flame graph (test artifact)"
+  end
+
+  # --- loading --------------------------------------------------------------------------------
+
+  def test_config_option_and_load_order
+    code = <<~RUBY
+      require "rperf/mini_profiler"   # before rack-mini-profiler's own entry file
+      require "rack-mini-profiler"
+      c = Rack::MiniProfiler.config
+      p c.flamegraph_profiler
+      c.flamegraph_profiler = "rperf"
+      p c.flamegraph_profiler
+      begin
+        c.flamegraph_profiler = :vernier
+      rescue ArgumentError => e
+        puts e.message
+      end
+      Rack::MiniProfiler.reset_config
+      p Rack::MiniProfiler.config.flamegraph_profiler
+    RUBY
+    out, err, status = run_ruby(code)
+    assert status.success?, err
+    assert_equal "", err
+    assert_equal [":auto", ":rperf", "flamegraph_profiler must be :auto, :stackprof or :rperf (got :vernier)", ":auto"],
+                 out.lines.map(&:chomp)
+  end
+
+  def test_require_refuses_unsupported_or_missing_rack_mini_profiler
+    %w[4.0.1 6.0.0].each do |version|
+      _, err, status = run_ruby(<<~RUBY)
+        module Rack; class MiniProfiler; VERSION = "#{version}"; end; end
+        require "rperf/mini_profiler"
+      RUBY
+      refute status.success?
+      assert_match(/LoadError/, err)
+      assert_match(/supports rack-mini-profiler >= 5\.0\.0, < 6 .*not #{Regexp.escape(version)}/, err)
+    end
+    Dir.mktmpdir do |empty|
+      # No gems at all, and outside `bundle exec` (which would fail first, on the missing gems).
+      env = { "GEM_HOME" => empty, "GEM_PATH" => empty, "RUBYOPT" => nil, "BUNDLER_SETUP" => nil, "BUNDLE_GEMFILE" => nil }
+      _, err, status = run_ruby('require "rperf/mini_profiler"', env: env)
+      refute status.success?
+      assert_match(/needs the rack-mini-profiler gem .*add gem "rack-mini-profiler" to the Gemfile/, err)
+    end
+  end
+
+  private
+
+  # Starts test/mini_profiler/server.rb with MP_* settings; it stops when its stdin closes.
+  def start_server(**settings)
+    env = settings.to_h { |k, v| ["MP_#{k.upcase}", v.to_s] }
+    log = Tempfile.create(["mini_profiler_server", ".log"])
+    io = IO.popen(env, [RUBY, "-I#{ROOT}/lib", SERVER], "r+", err: log.path)
+    server = { io: io, pid: io.pid, log: log }
+    @servers << server
+    raise "server did not start: #{File.read(log.path)}" unless io.wait_readable(30)
+
+    line = io.gets
+    raise "server did not start: #{File.read(log.path)}" unless line&.start_with?("port ")
+
+    server[:port] = Integer(line.split.last)
+    server
+  end
+
+  def stop_server(server)
+    server[:io].close_write
+    unless wait_for_exit(server[:pid], 10)
+      Process.kill(:KILL, server[:pid])
+      Process.wait(server[:pid])
+    end
+    server[:io].close
+    File.unlink(server[:log].path)
+    server[:log].close
+  end
+
+  def wait_for_exit(pid, seconds)
+    deadline = Process.clock_gettime(Process::CLOCK_MONOTONIC) + seconds
+    loop do
+      return true if Process.wait(pid, Process::WNOHANG)
+      return false if Process.clock_gettime(Process::CLOCK_MONOTONIC) > deadline
+
+      sleep 0.05
+    end
+  end
+
+  def get(server, path, headers = {})
+    Net::HTTP.start("127.0.0.1", server[:port], open_timeout: 10, read_timeout: 60) do |http|
+      http.get(path, headers)
+    end
+  end
+
+  def graph_of(response)
+    json = response.body[/^\s*var graph = (.*);$/, 1]
+    assert json, "a flamegraph page: #{response.body[0, 300]}"
+    Graph.new(JSON.parse(json))
+  end
+
+  # The page without its data and nonce: what rack-mini-profiler's renderer made of it.
+  def page_shell(html)
+    html.sub(/var graph = .*;$/, "var graph = GRAPH;").sub(/nonce="[^"]*"/, 'nonce=""')
+  end
+
+  def assert_valid_speedscope(graph)
+    Tempfile.create(["flamegraph", ".speedscope.json"]) do |f|
+      f.write(JSON.generate(graph.doc))
+      f.close
+      out, err, status = Open3.capture3("node", File.join(ROOT, "test/consumers/speedscope_validate.js"), f.path)
+      assert status.success?, "speedscope schema: #{err}"
+      assert JSON.parse(out)["ok"]
+    end
+  end
+end
