@@ -1,12 +1,14 @@
-// JSON -> Profile. The reader builds a small DOM in which identical frame arrays (4 million
-// occurrences of 20,000 frames in the benchmark profile) are one node, parsed once; the
-// profile is then built from the DOM, looking frames up by node.
+// JSON -> Profile. The reader's builder recognises the body's shapes as they are parsed: a
+// [path, label(, line)] array becomes a frame id, an array of frames a stack id, and
+// [stack, weight, thread_seq, label_set_id(, vm_state, time_ns)] a row, so the 4 million frame
+// references of the benchmark profile never become tree nodes (identical frame texts are
+// parsed once: find_array). Everything else (meta, summary, attributes) is a small tree.
 #include "io/loader.hh"
 
 #include <charconv>
+#include <climits>
 #include <cstdlib>
 #include <deque>
-#include <unordered_map>
 
 #include "io/gzip.hh"
 #include "io/json_reader.hh"
@@ -17,116 +19,219 @@ namespace rperf {
 
 namespace {
 
+struct Node;
+
+// A parsed value: an integer, a recognised body shape, or a tree node for anything else.
+struct Val {
+  enum Tag : uint8_t { kNode, kInt, kFrame, kStack, kRow } tag = kNode;
+  int64_t num = 0;       // kInt: the value; kFrame/kStack/kRow: an id in the builder's tables
+  Node* node = nullptr;  // kNode
+};
+
 struct Node {
   JsonValue::Kind kind = JsonValue::Kind::kNull;
-  int64_t integer = 0;
   double real = 0;
-  std::string text;
-  std::vector<Node*> items;
-  std::vector<std::pair<Node*, Node*>> members;  // key nodes are strings
-  const Node* get(const char* key) const {
-    for (const auto& m : members) {
-      if (m.first->text == key) return m.second;
+  bool truth = false;
+  std::string text;                                // strings, and an object member's key
+  std::vector<Val> items;                          // arrays; objects: key, value, key, value...
+  const Val* get(const char* key) const {          // objects
+    for (size_t i = 0; i + 1 < items.size(); i += 2) {
+      if (items[i].node->text == key) return &items[i + 1];
     }
     return nullptr;
   }
 };
 
-class DomBuilder {
+struct Row {
+  uint32_t stack;  // a builder stack id; kEmptyStack for []
+  int64_t values[5];
+  uint8_t count;   // values after the stack: 3 (aggregated), 4 or 5 (raw)
+};
+
+constexpr uint32_t kEmptyStack = 0xffffffffu;
+// The builder's line of a [path, label] frame (no line given), told apart from [path, label, 0].
+constexpr int32_t kNoLine = INT32_MIN;
+int32_t line_of(const Frame& f) { return f.line == kNoLine ? 0 : f.line; }
+
+class BodyBuilder {
  public:
-  using Value = Node*;
-  Node* null_value() { return make(JsonValue::Kind::kNull); }
-  Node* true_value() { Node* n = make(JsonValue::Kind::kBool); n->integer = 1; return n; }
-  Node* false_value() { return make(JsonValue::Kind::kBool); }
-  Node* integer(const char* text, size_t len) {
-    Node* n = make(JsonValue::Kind::kInt);
-    auto r = std::from_chars(text, text + len, n->integer);
-    if (r.ec != std::errc()) {  // beyond int64: keep it as a real
-      n->kind = JsonValue::Kind::kDouble;
-      n->real = std::strtod(std::string(text, len).c_str(), nullptr);
-    }
-    return n;
+  using Value = Val;
+  Val null_value() { return node(JsonValue::Kind::kNull); }
+  Val true_value() { Val v = node(JsonValue::Kind::kBool); v.node->truth = true; return v; }
+  Val false_value() { return node(JsonValue::Kind::kBool); }
+  Val integer(const char* text, size_t len) {
+    Val v;
+    v.tag = Val::kInt;
+    if (std::from_chars(text, text + len, v.num).ec == std::errc()) return v;
+    return real(text, len);  // beyond int64: a real
   }
-  Node* real(const char* text, size_t len) {
-    Node* n = make(JsonValue::Kind::kDouble);
-    n->real = std::strtod(std::string(text, len).c_str(), nullptr);
-    return n;
+  Val real(const char* text, size_t len) {
+    Val v = node(JsonValue::Kind::kDouble);
+    v.node->real = std::strtod(std::string(text, len).c_str(), nullptr);
+    return v;
   }
-  Node* string(const char* s, size_t len) { Node* n = make(JsonValue::Kind::kString); n->text.assign(s, len); return n; }
-  Node* key(const char* s, size_t len) { return string(s, len); }
-  Node* begin_array() { return make(JsonValue::Kind::kArray); }
-  void push(Node*& array, Node* element) { array->items.push_back(element); }
-  bool find_array(const char* raw, size_t raw_len, Node*& out) {
-    Node* const* shared = shared_arrays_.find(raw, raw_len);
+  Val string(const char* s, size_t len) { Val v = node(JsonValue::Kind::kString); v.node->text.assign(s, len); return v; }
+  Val key(const char* s, size_t len) { return string(s, len); }
+  Val begin_array() {
+    if (spare_.empty()) return node(JsonValue::Kind::kArray);
+    Val v;
+    v.node = spare_.back();
+    spare_.pop_back();
+    return v;
+  }
+  void push(Val& array, const Val& element) { array.node->items.push_back(element); }
+  bool find_array(const char* raw, size_t raw_len, Val& out) {
+    const Val* shared = shared_arrays_.find(raw, raw_len);
     if (!shared) return false;
     out = *shared;
     return true;
   }
-  Node* end_array(Node* array, const char* raw, size_t raw_len, size_t count, bool scalars) {
-    if (scalars && count > 0 && count <= 3) shared_arrays_.insert(raw, raw_len, array);
-    return array;
+  Val end_array(Val array, const char* raw, size_t raw_len, size_t, bool scalars) {
+    Val shaped;
+    if (!recognise(array.node->items, shaped)) return array;
+    array.node->items.clear();  // keeps its capacity for the next array
+    spare_.push_back(array.node);
+    if (scalars && shaped.tag == Val::kFrame) shared_arrays_.insert(raw, raw_len, shaped);
+    return shaped;
   }
-  Node* begin_object() { return make(JsonValue::Kind::kObject); }
-  void set(Node*& object, Node* key, Node* value) { object->members.emplace_back(key, value); }
+  Val begin_object() { return node(JsonValue::Kind::kObject); }
+  void set(Val& object, const Val& key, const Val& value) {
+    object.node->items.push_back(key);
+    object.node->items.push_back(value);
+  }
+
+  FrameTable frames;  // every [path, label(, line)] seen (start-line entries too); line kNoLine: none
+  StackTable stacks;
+  std::vector<Row> rows;
 
  private:
-  Node* make(JsonValue::Kind kind) {
+  static bool is_string(const Val& v) { return v.tag == Val::kNode && v.node->kind == JsonValue::Kind::kString; }
+  static bool is_empty_array(const Val& v) { return v.tag == Val::kNode && v.node->kind == JsonValue::Kind::kArray && v.node->items.empty(); }
+
+  bool recognise(const std::vector<Val>& items, Val& out) {
+    size_t n = items.size();
+    if ((n == 2 || n == 3) && is_string(items[0]) && is_string(items[1]) && (n == 2 || items[2].tag == Val::kInt)) {
+      out.tag = Val::kFrame;
+      const std::string& path = items[0].node->text;
+      const std::string& label = items[1].node->text;
+      out.num = frames.intern(path, label, n == 3 ? static_cast<int32_t>(items[2].num) : kNoLine);
+      return true;
+    }
+    if (n > 0 && items[0].tag == Val::kFrame) {
+      ids_.clear();
+      for (const Val& v : items) {
+        if (v.tag != Val::kFrame) return false;
+        ids_.push_back(static_cast<uint32_t>(v.num));
+      }
+      out.tag = Val::kStack;
+      out.num = stacks.intern(ids_);
+      return true;
+    }
+    if (n >= 4 && n <= 6 && (items[0].tag == Val::kStack || is_empty_array(items[0]))) {
+      Row row{items[0].tag == Val::kStack ? static_cast<uint32_t>(items[0].num) : kEmptyStack, {}, static_cast<uint8_t>(n - 1)};
+      for (size_t i = 1; i < n; i++) {
+        if (items[i].tag != Val::kInt) return false;
+        row.values[i - 1] = items[i].num;
+      }
+      out.tag = Val::kRow;
+      out.num = static_cast<int64_t>(rows.size());
+      rows.push_back(row);
+      return true;
+    }
+    return false;
+  }
+
+  Val node(JsonValue::Kind kind) {
     nodes_.emplace_back();
     nodes_.back().kind = kind;
-    return &nodes_.back();
+    Val v;
+    v.node = &nodes_.back();
+    return v;
   }
+
   std::deque<Node> nodes_;
-  TextTable<Node*> shared_arrays_;
+  std::vector<Node*> spare_;  // array nodes whose content became a frame, stack or row
+  std::vector<uint32_t> ids_;
+  TextTable<Val> shared_arrays_;
 };
 
-JsonValue to_value(const Node* n) {
+JsonValue to_value(const BodyBuilder& b, const Val& v) {
+  switch (v.tag) {
+    case Val::kInt: return JsonValue::integer(v.num);
+    case Val::kFrame: {
+      const Frame& f = b.frames[static_cast<uint32_t>(v.num)];
+      JsonValue a = JsonValue::array();
+      a.push(JsonValue::string(f.path));
+      a.push(JsonValue::string(f.label));
+      if (f.line != kNoLine) a.push(JsonValue::integer(f.line));
+      return a;
+    }
+    case Val::kStack: {
+      JsonValue a = JsonValue::array();
+      for (uint32_t f : b.stacks[static_cast<uint32_t>(v.num)]) a.push(to_value(b, Val{Val::kFrame, f, nullptr}));
+      return a;
+    }
+    case Val::kRow: {
+      const Row& r = b.rows[static_cast<size_t>(v.num)];
+      JsonValue a = JsonValue::array();
+      a.push(r.stack == kEmptyStack ? JsonValue::array() : to_value(b, Val{Val::kStack, r.stack, nullptr}));
+      for (uint8_t i = 0; i < r.count; i++) a.push(JsonValue::integer(r.values[i]));
+      return a;
+    }
+    case Val::kNode: break;
+  }
+  const Node* n = v.node;
   switch (n->kind) {
-    case JsonValue::Kind::kBool: return JsonValue::boolean(n->integer != 0);
-    case JsonValue::Kind::kInt: return JsonValue::integer(n->integer);
+    case JsonValue::Kind::kBool: return JsonValue::boolean(n->truth);
     case JsonValue::Kind::kDouble: return JsonValue::real(n->real);
     case JsonValue::Kind::kString:
     case JsonValue::Kind::kSymbol: return JsonValue::string(n->text);
     case JsonValue::Kind::kArray: {
       JsonValue a = JsonValue::array();
-      for (const Node* item : n->items) a.push(to_value(item));
+      for (const Val& item : n->items) a.push(to_value(b, item));
       return a;
     }
     case JsonValue::Kind::kObject: {
       JsonValue o = JsonValue::object();
-      for (const auto& m : n->members) o.set(m.first->text, to_value(m.second));
+      for (size_t i = 0; i + 1 < n->items.size(); i += 2) o.set(n->items[i].node->text, to_value(b, n->items[i + 1]));
       return o;
     }
     default: return JsonValue();
   }
 }
 
-bool is(const Node* n, JsonValue::Kind kind) { return n && n->kind == kind; }
+bool is_node(const Val* v, JsonValue::Kind kind) { return v && v->tag == Val::kNode && v->node->kind == kind; }
 
-// Builds the profile from the document; false with `error` set on a shape it cannot use.
+// Builds the profile from what the builder recognised; false with `error` set on a shape it
+// cannot use.
 class ProfileReader {
  public:
-  ProfileReader(Profile& p, std::string& error) : p_(p), error_(error) {}
+  ProfileReader(const BodyBuilder& b, Profile& p, std::string& error) : b_(b), p_(p), error_(error) {}
 
-  bool read(const Node* doc) {
-    if (!is(doc, JsonValue::Kind::kObject)) return bad("not an rperf profile (no aggregated_samples)");
-    const Node* aggregated = doc->get("aggregated_samples");
+  bool read(const Val& doc) {
+    if (!is_node(&doc, JsonValue::Kind::kObject)) return bad("not an rperf profile (no aggregated_samples)");
+    const Node* d = doc.node;
+    const Val* aggregated = d->get("aggregated_samples");
     if (!aggregated) return bad("not an rperf profile (no aggregated_samples)");
-    for (const auto& m : doc->members) {
-      const std::string& key = m.first->text;
-      if (key == "meta") p_.meta = to_value(m.second);
-      else if (key == "summary") p_.summary = to_value(m.second);
-      else if (key == "mode" && is(m.second, JsonValue::Kind::kString)) p_.attributes.set(key, JsonValue::symbol(m.second->text));
-      else if (!derived(key)) p_.attributes.set(key, to_value(m.second));
+    for (size_t i = 0; i + 1 < d->items.size(); i += 2) {
+      const std::string& key = d->items[i].node->text;
+      const Val& value = d->items[i + 1];
+      if (key == "meta") p_.meta = to_value(b_, value);
+      else if (key == "summary") p_.summary = to_value(b_, value);
+      else if (key == "mode" && is_node(&value, JsonValue::Kind::kString)) p_.attributes.set(key, JsonValue::symbol(value.node->text));
+      else if (!derived(key)) p_.attributes.set(key, to_value(b_, value));
     }
-    if (!read_label_sets(doc->get("label_sets"))) return false;
-    const Node* raw = doc->get("raw_samples");
-    if (is(raw, JsonValue::Kind::kArray)) {
+    frame_map_.assign(b_.frames.size(), kEmptyStack);
+    stack_map_.assign(b_.stacks.size(), kEmptyStack);
+    if (!read_label_sets(d->get("label_sets"))) return false;
+    const Val* raw = d->get("raw_samples");
+    if (is_node(raw, JsonValue::Kind::kArray)) {
       p_.timestamps = true;
-      if (!read_samples(raw, true)) return false;
-    } else if (!read_samples(aggregated, false)) {
+      if (!read_samples(*raw, true)) return false;
+    } else if (!read_samples(*aggregated, false)) {
       return false;
     }
-    if (!read_start_lines(doc->get("function_start_lines"))) return false;
+    if (!read_start_lines(d->get("function_start_lines"))) return false;
     if (!p_.timestamps) infer_vm_states(p_);  // raw samples carry their state
     return true;
   }
@@ -143,17 +248,18 @@ class ProfileReader {
     return false;
   }
 
-  bool read_label_sets(const Node* sets) {
+  bool read_label_sets(const Val* sets) {
     if (!sets) return true;  // only the empty set
-    if (!is(sets, JsonValue::Kind::kArray)) return bad("label_sets is not an array of objects");
+    if (!is_node(sets, JsonValue::Kind::kArray)) return bad("label_sets is not an array of objects");
     label_set_map_.clear();
-    for (const Node* set : sets->items) {
-      if (!is(set, JsonValue::Kind::kObject)) return bad("label_sets is not an array of objects");
+    for (const Val& set : sets->node->items) {
+      if (!is_node(&set, JsonValue::Kind::kObject)) return bad("label_sets is not an array of objects");
       LabelSet labels;
-      for (const auto& m : set->members) {
-        const Node* v = m.second;
-        if (is(v, JsonValue::Kind::kInt)) labels.push_back(Label{m.first->text, std::to_string(v->integer), true});
-        else if (is(v, JsonValue::Kind::kString)) labels.push_back(Label{m.first->text, v->text, false});
+      const std::vector<Val>& m = set.node->items;
+      for (size_t i = 0; i + 1 < m.size(); i += 2) {
+        const Val& v = m[i + 1];
+        if (v.tag == Val::kInt) labels.push_back(Label{m[i].node->text, std::to_string(v.num), true});
+        else if (is_node(&v, JsonValue::Kind::kString)) labels.push_back(Label{m[i].node->text, v.node->text, false});
         else return bad("label values must be strings or integers");
       }
       label_set_map_.push_back(p_.label_sets.intern(labels));
@@ -162,79 +268,86 @@ class ProfileReader {
     return true;
   }
 
-  bool read_frame(const Node* f, uint32_t& id) {
-    auto it = frame_ids_.find(f);
-    if (it != frame_ids_.end()) {
-      id = it->second;
-      return true;
+  // A builder stack -> the profile's (only frames used by samples enter the profile).
+  uint32_t stack(uint32_t s) {
+    if (s == kEmptyStack) return p_.stacks.intern(std::vector<uint32_t>{});
+    uint32_t& mapped = stack_map_[s];
+    if (mapped != kEmptyStack) return mapped;
+    ids_.clear();
+    for (uint32_t f : b_.stacks[s]) {
+      uint32_t& frame = frame_map_[f];
+      if (frame == kEmptyStack) {
+        const Frame& bf = b_.frames[f];
+        frame = p_.frames.intern(bf.path, bf.label, line_of(bf));
+        p_.has_lines |= bf.line != kNoLine;
+      }
+      ids_.push_back(frame);
     }
-    if (!is(f, JsonValue::Kind::kArray) || f->items.size() < 2 || f->items.size() > 3 || !is(f->items[0], JsonValue::Kind::kString) ||
-        !is(f->items[1], JsonValue::Kind::kString) || (f->items.size() == 3 && !is(f->items[2], JsonValue::Kind::kInt))) {
-      return bad("frame is not [path, label(, line)]");
-    }
-    int32_t line = 0;
-    if (f->items.size() == 3) {
-      line = static_cast<int32_t>(f->items[2]->integer);
-      p_.has_lines = true;
-    }
-    id = p_.frames.intern(f->items[0]->text, f->items[1]->text, line);
-    frame_ids_.emplace(f, id);
-    return true;
+    return mapped = p_.stacks.intern(ids_);
   }
 
-  bool read_samples(const Node* samples, bool raw) {
-    if (!is(samples, JsonValue::Kind::kArray)) return bad("aggregated_samples is not an array");
+  // Why a value in the samples array is not a sample row, for the message.
+  bool explain(const Val& v, const char* shape) {
+    if (is_node(&v, JsonValue::Kind::kArray) && !v.node->items.empty()) {
+      const Val& frames = v.node->items[0];
+      if (is_node(&frames, JsonValue::Kind::kArray)) {
+        for (const Val& f : frames.node->items) {
+          if (f.tag != Val::kFrame) return bad("frame is not [path, label(, line)]");
+        }
+      }
+    }
+    return bad(shape);
+  }
+
+  bool read_samples(const Val& samples, bool raw) {
+    if (!is_node(&samples, JsonValue::Kind::kArray)) return bad("aggregated_samples is not an array");
     const char* shape = raw ? "raw sample is not [frames, weight, thread_seq, label_set_id, ...]"
                             : "sample is not [frames, weight, thread_seq, label_set_id]";
-    std::vector<uint32_t> ids;
-    p_.samples.reserve(samples->items.size());
-    for (const Node* s : samples->items) {
-      if (!is(s, JsonValue::Kind::kArray) || s->items.size() < 4 || (!raw && s->items.size() != 4) || s->items.size() > 6) return bad(shape);
-      const Node* frames = s->items[0];
-      if (!is(frames, JsonValue::Kind::kArray)) return bad(shape);
-      for (size_t i = 1; i < s->items.size(); i++) {
-        if (!is(s->items[i], JsonValue::Kind::kInt)) return bad(shape);
-      }
-      ids.clear();
-      for (const Node* f : frames->items) {
-        uint32_t id;
-        if (!read_frame(f, id)) return false;
-        ids.push_back(id);
-      }
+    p_.samples.reserve(samples.node->items.size());
+    for (const Val& v : samples.node->items) {
+      if (v.tag != Val::kRow) return explain(v, shape);
+      const Row& r = b_.rows[static_cast<size_t>(v.num)];
+      if (!raw && r.count != 3) return bad(shape);
       Sample sample;
-      sample.stack = p_.stacks.intern(ids);
-      sample.weight_ns = s->items[1]->integer;
-      sample.thread_seq = static_cast<uint32_t>(s->items[2]->integer);
-      int64_t set = s->items[3]->integer;
+      sample.stack = stack(r.stack);
+      sample.weight_ns = r.values[0];
+      sample.thread_seq = static_cast<uint32_t>(r.values[1]);
+      int64_t set = r.values[2];
       if (set < 0 || static_cast<size_t>(set) >= label_set_map_.size()) return bad("label_set_id " + std::to_string(set) + " out of range");
       sample.label_set = label_set_map_[static_cast<size_t>(set)];
-      if (s->items.size() >= 5) {
+      if (r.count >= 4) {
         // [..., vm_state(, time_ns)] (rperf 0.11: 5 elements); early builds of ours wrote [..., time_ns].
-        int64_t fifth = s->items[4]->integer;
-        if (s->items.size() == 6 || (fifth >= 0 && fifth < kVmStateCount)) sample.vm_state = static_cast<VmState>(fifth >= 0 && fifth < kVmStateCount ? fifth : 0);
+        int64_t fifth = r.values[3];
+        bool state = r.count == 5 || (fifth >= 0 && fifth < kVmStateCount);
+        if (state) sample.vm_state = static_cast<VmState>(fifth >= 0 && fifth < kVmStateCount ? fifth : 0);
         else sample.time_ns = fifth;
-        if (s->items.size() == 6) sample.time_ns = s->items[5]->integer;
+        if (r.count == 5) sample.time_ns = r.values[4];
       }
       p_.samples.push_back(sample);
     }
     return true;
   }
 
-  bool read_start_lines(const Node* starts) {
+  bool read_start_lines(const Val* starts) {
     if (!starts) return true;
-    if (!is(starts, JsonValue::Kind::kArray)) return bad("function_start_lines is not a list of [path, label, line]");
+    // A list of [path, label, line] looks like a stack to the builder; an empty one is [].
+    std::vector<uint32_t> entries;
+    if (starts->tag == Val::kStack) {
+      FrameSpan span = b_.stacks[static_cast<uint32_t>(starts->num)];
+      entries.assign(span.begin(), span.end());
+    } else if (!is_node(starts, JsonValue::Kind::kArray) || !starts->node->items.empty()) {
+      return bad("function_start_lines is not a list of [path, label, line]");
+    }
     FrameTable methods;  // (path, label) -> start line
     std::vector<int32_t> start_of_method;
-    for (const Node* e : starts->items) {
-      if (!is(e, JsonValue::Kind::kArray) || e->items.size() != 3 || !is(e->items[0], JsonValue::Kind::kString) ||
-          !is(e->items[1], JsonValue::Kind::kString) || !is(e->items[2], JsonValue::Kind::kInt)) {
-        return bad("function_start_lines is not a list of [path, label, line]");
-      }
-      uint32_t m = methods.intern(e->items[0]->text, e->items[1]->text, 0);
+    for (uint32_t e : entries) {
+      const Frame& f = b_.frames[e];
+      if (f.line == kNoLine) return bad("function_start_lines is not a list of [path, label, line]");
+      uint32_t m = methods.intern(f.path, f.label, 0);
       start_of_method.resize(methods.size(), 0);
-      start_of_method[m] = static_cast<int32_t>(e->items[2]->integer);
+      start_of_method[m] = f.line;
     }
-    for (uint32_t i = 0; i < p_.frames.size(); i++) {
+    for (uint32_t i = 0; i < p_.frames.size() && methods.size(); i++) {
       Frame& f = p_.frames.at(i);
       size_t before = methods.size();
       uint32_t m = methods.intern(f.path, f.label, 0);
@@ -243,10 +356,12 @@ class ProfileReader {
     return true;
   }
 
+  const BodyBuilder& b_;
   Profile& p_;
   std::string& error_;
   std::vector<uint32_t> label_set_map_{0};
-  std::unordered_map<const Node*, uint32_t> frame_ids_;
+  std::vector<uint32_t> frame_map_, stack_map_;  // builder ids -> profile ids
+  std::vector<uint32_t> ids_;
 };
 
 }  // namespace
@@ -280,25 +395,25 @@ bool load_json_profile(const char* data, size_t len, Profile& out, std::string& 
     data = inflated.data();
     len = inflated.size();
   }
-  DomBuilder builder;
-  Node* doc = nullptr;
-  JsonReader<DomBuilder> reader(data, len, builder);
+  BodyBuilder builder;
+  Val doc;
+  JsonReader<BodyBuilder> reader(data, len, builder);
   if (!reader.parse(doc)) {
     error = "invalid JSON (" + reader.error() + ")";
     return false;
   }
-  return ProfileReader(out, error).read(doc);
+  return ProfileReader(builder, out, error).read(doc);
 }
 
 bool parse_json(const char* data, size_t len, JsonValue& out, std::string& error) {
-  DomBuilder builder;
-  Node* doc = nullptr;
-  JsonReader<DomBuilder> reader(data, len, builder);
+  BodyBuilder builder;
+  Val doc;
+  JsonReader<BodyBuilder> reader(data, len, builder);
   if (!reader.parse(doc)) {
     error = "invalid JSON (" + reader.error() + ")";
     return false;
   }
-  out = to_value(doc);
+  out = to_value(builder, doc);
   return true;
 }
 
@@ -309,15 +424,15 @@ bool read_json_head(const char* data, size_t len, JsonValue& meta, JsonValue& su
     data = inflated.data();
     len = inflated.size();
   }
-  DomBuilder builder;
-  Node* head = nullptr;
-  JsonReader<DomBuilder> reader(data, len, builder);
+  BodyBuilder builder;
+  Val head;
+  JsonReader<BodyBuilder> reader(data, len, builder);
   if (!reader.parse_head(head, 2)) return false;
-  const Node* m = head->get("meta");
-  if (!is(m, JsonValue::Kind::kObject)) return false;
-  meta = to_value(m);
-  const Node* s = head->get("summary");
-  summary = s ? to_value(s) : JsonValue();
+  const Val* m = head.node->get("meta");
+  if (!is_node(m, JsonValue::Kind::kObject)) return false;
+  meta = to_value(builder, *m);
+  const Val* s = head.node->get("summary");
+  summary = s ? to_value(builder, *s) : JsonValue();
   return true;
 }
 
