@@ -61,10 +61,11 @@ module PeerBench
 
     attr_reader :config, :results, :rss, :counts, :versions
 
-    def initialize(config, root:, peers_dir:, log: $stderr)
+    # peers: what Locate.peers returns (nil when only ours is measured).
+    def initialize(config, root:, peers:, log: $stderr)
       @config = config
       @root = root
-      @peers_dir = peers_dir
+      @peers = peers || {}
       @log = log
       @results = {} # experiment key => { variant label => [child report, ...] }
       @rss = {}     # variant label => child report
@@ -126,7 +127,7 @@ module PeerBench
     def load_path(variant)
       case variant.profiler
       when "ours" then ["-I", File.join(@root, "lib")]
-      when "rperf" then ["-I", File.join(@peers_dir, "rperf-0.11.1", "lib")]
+      when "rperf" then ["-I", @peers.fetch("rperf_lib")]
       else []
       end
     end
@@ -134,7 +135,7 @@ module PeerBench
     # A clean child: no Bundler or RUBYOPT from the parent, no RPERF_* settings, the peers' gems.
     def child_env
       env = ENV.keys.grep(/\A(RPERF_|BUNDLE|RUBYOPT\z|RUBYLIB\z)/).to_h { |k| [k, nil] }
-      env["GEM_PATH"] = File.join(@peers_dir, "gems") if @peers_dir
+      env["GEM_PATH"] = @peers["gems"] if @peers["gems"]
       env
     end
 

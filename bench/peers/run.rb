@@ -5,20 +5,12 @@
 # (settings: see PeerBench::Config in harness.rb; RPERF_BENCH_QUICK=1 for a smoke run).
 require "etc"
 require_relative "harness"
+require_relative "locate"
 require_relative "table"
 require_relative "workloads"
 
 module PeerBench
-  ROOT = File.expand_path("../..", __dir__)
-
-  def self.peers_dir(config)
-    return nil unless config.peers_needed?
-
-    out, status = Open3.capture2(File.join(ROOT, "script", "peers"))
-    raise "script/peers failed (#{status})" unless status.success?
-
-    out.lines.last.strip
-  end
+  ROOT = Locate::ROOT
 
   def self.machine
     cpu = File.foreach("/proc/cpuinfo").find { |l| l.start_with?("model name") }&.split(":", 2)&.last&.strip
@@ -31,7 +23,7 @@ module PeerBench
   def self.main
     config = Config.from_env
     load_before = load_average
-    runner = Runner.new(config, root: ROOT, peers_dir: peers_dir(config)).run
+    runner = Runner.new(config, root: ROOT, peers: config.peers_needed? ? Locate.peers : nil).run
     versions = runner.versions.map { |name, v| "#{name} #{v}" }.join(", ")
     header = [
       "Peer benchmark, Ruby #{RUBY_VERSION}, #{machine}; load average #{load_before} before, #{load_average} after.",
