@@ -2,10 +2,10 @@
 
 # One measurement in a fresh process: `ruby [--yjit] -I<profiler lib> child.rb '<json spec>'`.
 # Prints one JSON line on stdout. Spec keys:
-#   task:      "calibrate" (seconds per unit, unprofiled), "fixed" (a fixed number of units),
-#              or "rss" (distinct stacks for a number of seconds, then the peak RSS)
+#   task:      "calibrate" (seconds per unit, unprofiled, measured for `seconds`), "fixed" (a
+#              fixed number of units), or "rss" (distinct stacks for `seconds`, then the peak RSS)
 #   profiler:  ours | rperf | stackprof | vernier | none;  mode: cpu | wall;  frequency: Hz
-#   unit:      cold | hot (calibrate, fixed);  count: units (fixed);  seconds: (rss)
+#   unit:      cold | hot (calibrate, fixed);  count: units (fixed);  whole_cycles: (rss)
 require "json"
 require_relative "workloads"
 require_relative "profilers"
@@ -24,19 +24,19 @@ module PeerBench
 
     def run(spec)
       case spec.fetch("task")
-      when "calibrate" then calibrate(spec.fetch("unit"))
+      when "calibrate" then calibrate(spec.fetch("unit"), spec.fetch("seconds", 0.3))
       when "fixed" then fixed(spec)
       when "rss" then rss(spec)
       else raise ArgumentError, "unknown task #{spec["task"].inspect}"
       end
     end
 
-    def calibrate(unit)
+    def calibrate(unit, seconds)
       method = Workloads::UNITS.fetch(unit)
       2.times { Workloads.public_send(method) }
       units = 0
       t0 = monotonic
-      while monotonic - t0 < 0.3
+      while monotonic - t0 < seconds
         Workloads.public_send(method)
         units += 1
       end
@@ -66,7 +66,8 @@ module PeerBench
       profiler, version = load_profiler(spec)
       GC.start
       profiler.start(spec.fetch("mode").to_sym, spec.fetch("frequency"))
-      visits = Workloads.distinct_stacks_until(monotonic + spec.fetch("seconds"))
+      deadline = monotonic + spec.fetch("seconds")
+      visits = Workloads.distinct_stacks_until(deadline, whole_cycles: spec.fetch("whole_cycles", true))
       report = profiler.stop
       report.merge(version: version, feature: @feature, visits: visits, peak_rss_kb: peak_rss_kb)
     end

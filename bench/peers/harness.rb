@@ -38,7 +38,7 @@ module PeerBench
   #   RPERF_BENCH_SECONDS=S      target duration of one fixed workload (default 0.6)
   #   RPERF_BENCH_RSS_SECONDS=S  duration of the peak-RSS run (default 30)
   #   RPERF_BENCH_PROFILERS=a,b  a subset of ours,rperf,stackprof,vernier (default: all)
-  Config = Struct.new(:runs, :seconds, :rss_seconds, :profilers, keyword_init: true) do
+  Config = Struct.new(:runs, :seconds, :rss_seconds, :profilers, :quick, keyword_init: true) do
     def self.from_env(env = ENV)
       quick = env["RPERF_BENCH_QUICK"] == "1"
       profilers = (env["RPERF_BENCH_PROFILERS"] || "ours,rperf,stackprof,vernier").split(",").map(&:strip)
@@ -48,7 +48,7 @@ module PeerBench
       new(runs: Integer(env["RPERF_BENCH_RUNS"] || (quick ? 1 : 7)),
           seconds: Float(env["RPERF_BENCH_SECONDS"] || (quick ? 0.1 : 0.6)),
           rss_seconds: Float(env["RPERF_BENCH_RSS_SECONDS"] || (quick ? 0.5 : 30)),
-          profilers: profilers)
+          profilers: profilers, quick: quick)
     end
 
     def variants = ALL_VARIANTS.select { |v| v.baseline? || profilers.include?(v.profiler) }
@@ -98,8 +98,9 @@ module PeerBench
     def run_rss
       config.variants.each do |v|
         @log.print "\rpeak RSS: #{v.label} (#{config.rss_seconds} s)          "
+        # Quick runs may stop before every distinct stack was visited.
         spec = { task: "rss", profiler: v.profiler, mode: v.mode, frequency: RSS_FREQUENCY,
-                 seconds: config.rss_seconds }
+                 seconds: config.rss_seconds, whole_cycles: !config.quick }
         @rss[v.label] = run_child(v, spec, yjit: false)
       end
       @log.puts
@@ -108,10 +109,10 @@ module PeerBench
     private
 
     def calibrate(exp)
-      quick = config.seconds < 0.3
-      report = run_child(ALL_VARIANTS.last, { task: "calibrate", unit: exp.unit }, yjit: exp.yjit)
+      spec = { task: "calibrate", unit: exp.unit, seconds: config.quick ? 0.05 : 0.3 }
+      report = run_child(ALL_VARIANTS.last, spec, yjit: exp.yjit)
       count = (config.seconds / report.fetch("seconds_per_unit")).round
-      quick ? [count, 1].max : [count, 3].max
+      [count, config.quick ? 1 : 3].max
     end
 
     def run_child(variant, spec, yjit:)

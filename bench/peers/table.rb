@@ -95,10 +95,10 @@ module PeerBench
         "in parentheses, derived: (thread CPU time of the workload profiled − unprofiled) / samples, " \
         "which also counts signal handling and cache misses in the workload; within noise at 1 kHz.",
         "- cold: `fib(#{Workloads::FIB_N})` under a #{Workloads::CHAIN_DEPTH}-method chain (stacks 45–70 deep, " \
-        "new at every sample), #{counts[:cold]} units (#{counts[:cold_yjit]} under YJIT) ≈ #{c.seconds} s; " \
-        "hot: a tight loop 3 frames deep, #{counts[:hot]} units (#{counts[:hot_yjit]} under YJIT).",
+        "new at every sample), units: #{counts[:cold]} (#{counts[:cold_yjit]} under YJIT) ≈ #{c.seconds} s; " \
+        "hot: a tight loop 3 frames deep, units: #{counts[:hot]} (#{counts[:hot_yjit]} under YJIT).",
         "- overhead: wall time from start to the returned result of the cold workload, vs unprofiled " \
-        "(#{counts[:cold_10k]} units at 10 kHz).",
+        "(at 10 kHz: units: #{counts[:cold_10k]}).",
         "- peak RSS: VmHWM of a process that ran #{c.rss_seconds} s at #{RSS_FREQUENCY / 1000} kHz over " \
         "#{Workloads::DISTINCT_SIDE**2} distinct stacks and stopped (one run each; in parentheses, above unprofiled).",
         "- medians of #{c.runs} interleaved runs per cell, each in a fresh process; samples: medians, cold / hot.",

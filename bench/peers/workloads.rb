@@ -42,21 +42,23 @@ module PeerBench
     INNER = Array.new(DISTINCT_SIDE) { |j| :"inner_#{j}" }.freeze
     OUTER = Array.new(DISTINCT_SIDE) { |i| :"outer_#{i}" }.freeze
 
-    # Visits every distinct stack again and again until the deadline (monotonic seconds).
-    def self.distinct_stacks_until(deadline)
+    # Visits every distinct stack again and again until the deadline (monotonic seconds): in
+    # whole cycles (every stack at least once) unless whole_cycles is false (smoke runs).
+    def self.distinct_stacks_until(deadline, whole_cycles: true)
       chain_0 do
         visits = 0
         loop do
           OUTER.each do |outer|
-            DISTINCT_SIDE.times do |j|
-              __send__(outer, j, DISTINCT_VISIT_ITERATIONS)
-              visits += 1
-            end
+            DISTINCT_SIDE.times { |j| __send__(outer, j, DISTINCT_VISIT_ITERATIONS) }
+            visits += DISTINCT_SIDE
+            break if !whole_cycles && past?(deadline)
           end
-          break if Process.clock_gettime(Process::CLOCK_MONOTONIC) >= deadline
+          break if past?(deadline)
         end
         visits
       end
     end
+
+    def self.past?(deadline) = Process.clock_gettime(Process::CLOCK_MONOTONIC) >= deadline
   end
 end
