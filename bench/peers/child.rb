@@ -1,0 +1,85 @@
+# frozen_string_literal: true
+
+# One measurement in a fresh process: `ruby [--yjit] -I<profiler lib> child.rb '<json spec>'`.
+# Prints one JSON line on stdout. Spec keys:
+#   task:      "calibrate" (seconds per unit, unprofiled, measured for `seconds`), "fixed" (a
+#              fixed number of units), or "rss" (distinct stacks for `seconds`, then the peak RSS)
+#   profiler:  ours | rperf | stackprof | vernier | none;  mode: cpu | wall;  frequency: Hz
+#   unit:      cold | hot (calibrate, fixed);  count: units (fixed);  whole_cycles: (rss)
+require "json"
+require_relative "workloads"
+require_relative "profilers"
+
+module PeerBench
+  module Child
+    module_function
+
+    def monotonic = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+    def thread_cpu = Process.clock_gettime(Process::CLOCK_THREAD_CPUTIME_ID)
+
+    def peak_rss_kb
+      File.foreach("/proc/self/status") { |l| return l.split[1].to_i if l.start_with?("VmHWM:") }
+      nil
+    end
+
+    def run(spec)
+      case spec.fetch("task")
+      when "calibrate" then calibrate(spec.fetch("unit"), spec.fetch("seconds", 0.3))
+      when "fixed" then fixed(spec)
+      when "rss" then rss(spec)
+      else raise ArgumentError, "unknown task #{spec["task"].inspect}"
+      end
+    end
+
+    def calibrate(unit, seconds)
+      method = Workloads::UNITS.fetch(unit)
+      2.times { Workloads.public_send(method) }
+      units = 0
+      t0 = monotonic
+      while monotonic - t0 < seconds
+        Workloads.public_send(method)
+        units += 1
+      end
+      { seconds_per_unit: (monotonic - t0) / units }
+    end
+
+    # The same work for every profiler: warm-up (YJIT compiles here), then start, the units, stop.
+    def fixed(spec)
+      profiler, version = load_profiler(spec)
+      method = Workloads::UNITS.fetch(spec.fetch("unit"))
+      count = spec.fetch("count")
+      [count / 10, 1].max.times { Workloads.public_send(method) }
+      GC.start
+      whole0 = monotonic
+      profiler.start(spec.fetch("mode").to_sym, spec.fetch("frequency"))
+      work0 = monotonic
+      cpu0 = thread_cpu
+      count.times { Workloads.public_send(method) }
+      cpu1 = thread_cpu
+      work1 = monotonic
+      report = profiler.stop
+      whole1 = monotonic
+      report.merge(version: version, feature: @feature, whole_s: whole1 - whole0, work_s: work1 - work0, work_cpu_s: cpu1 - cpu0)
+    end
+
+    def rss(spec)
+      profiler, version = load_profiler(spec)
+      GC.start
+      profiler.start(spec.fetch("mode").to_sym, spec.fetch("frequency"))
+      deadline = monotonic + spec.fetch("seconds")
+      visits = Workloads.distinct_stacks_until(deadline, whole_cycles: spec.fetch("whole_cycles", true))
+      report = profiler.stop
+      report.merge(version: version, feature: @feature, visits: visits, peak_rss_kb: peak_rss_kb)
+    end
+
+    def load_profiler(spec)
+      profiler = Profilers.fetch(spec.fetch("profiler"))
+      version = profiler.load
+      # Which file `require "rperf"` found: the parent checks it is the one it asked for.
+      @feature = $LOADED_FEATURES.find { |f| f.end_with?("/rperf.rb") }
+      [profiler, version]
+    end
+  end
+end
+
+puts JSON.generate(PeerBench::Child.run(JSON.parse(ARGV.fetch(0))))

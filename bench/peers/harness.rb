@@ -1,0 +1,154 @@
+# frozen_string_literal: true
+
+require "json"
+require "open3"
+require "rbconfig"
+
+module PeerBench
+  # A profiler in one mode; profiler "none" is the unprofiled baseline.
+  Variant = Struct.new(:profiler, :mode) do
+    def label = profiler == "none" ? "unprofiled" : "#{profiler} #{mode}"
+    def baseline? = profiler == "none"
+  end
+
+  # A fixed workload (a number of units calibrated to the target duration) at one frequency.
+  Experiment = Struct.new(:key, :unit, :frequency, :yjit)
+
+  ALL_VARIANTS = [
+    Variant.new("ours", :cpu), Variant.new("ours", :wall),
+    Variant.new("rperf", :cpu), Variant.new("rperf", :wall),
+    Variant.new("stackprof", :cpu), Variant.new("stackprof", :wall),
+    Variant.new("vernier", :wall),
+    Variant.new("none", :wall),
+  ].freeze
+
+  EXPERIMENTS = [
+    Experiment.new(:cold, "cold", 1000, false),
+    Experiment.new(:cold_yjit, "cold", 1000, true),
+    Experiment.new(:hot, "hot", 10_000, false),
+    Experiment.new(:hot_yjit, "hot", 10_000, true),
+    Experiment.new(:cold_10k, "cold", 10_000, false),
+  ].freeze
+
+  RSS_FREQUENCY = 10_000
+
+  # What one `rake bench:peers` does, from the environment:
+  #   RPERF_BENCH_QUICK=1        1 run per cell, 0.1 s workloads, 0.5 s for the RSS run (a smoke test)
+  #   RPERF_BENCH_RUNS=N         runs per cell (default 7; medians are taken over them)
+  #   RPERF_BENCH_SECONDS=S      target duration of one fixed workload (default 0.6)
+  #   RPERF_BENCH_RSS_SECONDS=S  duration of the peak-RSS run (default 30)
+  #   RPERF_BENCH_PROFILERS=a,b  a subset of ours,rperf,stackprof,vernier (default: all)
+  Config = Struct.new(:runs, :seconds, :rss_seconds, :profilers, :quick, keyword_init: true) do
+    def self.from_env(env = ENV)
+      quick = env["RPERF_BENCH_QUICK"] == "1"
+      profilers = (env["RPERF_BENCH_PROFILERS"] || "ours,rperf,stackprof,vernier").split(",").map(&:strip)
+      unknown = profilers - %w[ours rperf stackprof vernier]
+      raise ArgumentError, "RPERF_BENCH_PROFILERS: unknown #{unknown.join(", ")}" unless unknown.empty?
+
+      new(runs: Integer(env["RPERF_BENCH_RUNS"] || (quick ? 1 : 7)),
+          seconds: Float(env["RPERF_BENCH_SECONDS"] || (quick ? 0.1 : 0.6)),
+          rss_seconds: Float(env["RPERF_BENCH_RSS_SECONDS"] || (quick ? 0.5 : 30)),
+          profilers: profilers, quick: quick)
+    end
+
+    def variants = ALL_VARIANTS.select { |v| v.baseline? || profilers.include?(v.profiler) }
+    def peers_needed? = profilers.any? { |p| p != "ours" }
+  end
+
+  # Runs every measurement in a fresh child process and collects the parsed JSON lines.
+  class Runner
+    CHILD = File.expand_path("child.rb", __dir__)
+
+    attr_reader :config, :results, :rss, :counts, :versions
+
+    # peers: what Locate.peers returns (nil when only ours is measured).
+    def initialize(config, root:, peers:, log: $stderr)
+      @config = config
+      @root = root
+      @peers = peers || {}
+      @log = log
+      @results = {} # experiment key => { variant label => [child report, ...] }
+      @rss = {}     # variant label => child report
+      @counts = {}  # experiment key => units per run
+      @versions = {}
+    end
+
+    def run
+      EXPERIMENTS.each { |exp| run_experiment(exp) }
+      run_rss
+      self
+    end
+
+    # Interleaved: every variant once (ours, rperf, stackprof, vernier, unprofiled), then again.
+    def run_experiment(exp)
+      count = calibrate(exp)
+      @counts[exp.key] = count
+      per_variant = @results[exp.key] = Hash.new { |h, k| h[k] = [] }
+      config.runs.times do |i|
+        @log.print "\r#{exp.key}: run #{i + 1}/#{config.runs}   "
+        config.variants.each do |v|
+          spec = { task: "fixed", profiler: v.profiler, mode: v.mode, frequency: exp.frequency,
+                   unit: exp.unit, count: count }
+          per_variant[v.label] << run_child(v, spec, yjit: exp.yjit)
+        end
+      end
+      @log.puts
+    end
+
+    def run_rss
+      config.variants.each do |v|
+        @log.print "\rpeak RSS: #{v.label} (#{config.rss_seconds} s)          "
+        # Quick runs may stop before every distinct stack was visited.
+        spec = { task: "rss", profiler: v.profiler, mode: v.mode, frequency: RSS_FREQUENCY,
+                 seconds: config.rss_seconds, whole_cycles: !config.quick }
+        @rss[v.label] = run_child(v, spec, yjit: false)
+      end
+      @log.puts
+    end
+
+    private
+
+    def calibrate(exp)
+      spec = { task: "calibrate", unit: exp.unit, seconds: config.quick ? 0.05 : 0.3 }
+      report = run_child(ALL_VARIANTS.last, spec, yjit: exp.yjit)
+      count = (config.seconds / report.fetch("seconds_per_unit")).round
+      [count, config.quick ? 1 : 3].max
+    end
+
+    def run_child(variant, spec, yjit:)
+      argv = [RbConfig.ruby, *("--yjit" if yjit), *load_path(variant), CHILD, JSON.generate(spec)]
+      out, err, status = Open3.capture3(child_env, *argv)
+      raise "#{variant.label} child failed (#{status}):\n#{err}" unless status.success?
+
+      report = JSON.parse(out.lines.last)
+      check_loaded!(variant, report)
+      report
+    end
+
+    def load_path(variant)
+      case variant.profiler
+      when "ours" then ["-I", File.join(@root, "lib")]
+      when "rperf" then ["-I", @peers.fetch("rperf_lib")]
+      else []
+      end
+    end
+
+    # A clean child: no Bundler or RUBYOPT from the parent, no RPERF_* settings, the peers' gems.
+    def child_env
+      env = ENV.keys.grep(/\A(RPERF_|BUNDLE|RUBYOPT\z|RUBYLIB\z)/).to_h { |k| [k, nil] }
+      env["GEM_PATH"] = @peers["gems"] if @peers["gems"]
+      env
+    end
+
+    # Ours and rperf 0.11.1 are both `require "rperf"`: prove which one each child loaded.
+    def check_loaded!(variant, report)
+      return unless report.key?("version")
+
+      lib = load_path(variant).last
+      if lib && !report["feature"].to_s.start_with?("#{lib}/")
+        raise "#{variant.label}: loaded #{report["feature"].inspect}, not the rperf in #{lib}"
+      end
+      @versions[variant.profiler] ||= report["version"] unless variant.baseline?
+    end
+  end
+end

@@ -1,0 +1,108 @@
+# frozen_string_literal: true
+
+module PeerBench
+  # Medians of a Runner's reports, as one Markdown table with its legend.
+  class Table
+    COLUMNS = [
+      "profiler", "mode",
+      "cold 1 kHz ns/sample", "cold 1 kHz YJIT", "hot 10 kHz ns/sample", "hot 10 kHz YJIT",
+      "overhead 1 kHz", "overhead 10 kHz", "peak RSS MB", "samples cold / hot"
+    ].freeze
+    COST_EXPERIMENTS = %i[cold cold_yjit hot hot_yjit].freeze
+    BASELINE = "unprofiled"
+
+    def self.median(values)
+      sorted = values.compact.sort
+      return nil if sorted.empty?
+
+      mid = sorted.size / 2
+      sorted.size.odd? ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2.0
+    end
+
+    def self.thousands(number)
+      return "–" if number.nil?
+
+      digits = number.round.abs.to_s.reverse.scan(/\d{1,3}/).join(",").reverse
+      number.round.negative? ? "-#{digits}" : digits
+    end
+
+    def initialize(runner, header: [])
+      @runner = runner
+      @header = header
+    end
+
+    def rows
+      @runner.config.variants.map do |v|
+        name, mode = v.baseline? ? [BASELINE, "–"] : [v.profiler, v.mode.to_s]
+        [name, mode, *COST_EXPERIMENTS.map { |e| cost_cell(e, v) },
+         overhead_cell(:cold, v), overhead_cell(:cold_10k, v), rss_cell(v), samples_cell(v)]
+      end
+    end
+
+    def to_s
+      lines = @header.dup
+      lines << "| #{COLUMNS.join(" | ")} |"
+      lines << "|#{COLUMNS.map { "---" }.join("|")}|"
+      rows.each { |r| lines << "| #{r.join(" | ")} |" }
+      lines.concat(legend)
+      lines.join("\n")
+    end
+
+    private
+
+    def reports(exp, variant) = @runner.results.fetch(exp).fetch(variant.label)
+    def baseline(exp) = @runner.results.fetch(exp).fetch(BASELINE)
+    def med(reports, key) = self.class.median(reports.map { |r| r[key] })
+
+    # "reported (derived)": the profiler's own sampling time per sample where it reports one;
+    # in parentheses, the CPU time the workload's thread lost per sample.
+    def cost_cell(exp, variant)
+      return "–" if variant.baseline?
+
+      runs = reports(exp, variant)
+      reported = self.class.median(runs.map { |r| r["sampling_time_ns"] && r["sampling_time_ns"].fdiv([r["samples"], 1].max) })
+      samples = med(runs, "samples")
+      derived = (med(runs, "work_cpu_s") - med(baseline(exp), "work_cpu_s")) * 1e9 / samples if samples&.positive?
+      "#{self.class.thousands(reported)} (#{self.class.thousands(derived)})"
+    end
+
+    def overhead_cell(exp, variant)
+      base = med(baseline(exp), "whole_s")
+      return "#{self.class.thousands(base * 1000)} ms" if variant.baseline?
+
+      format("%+.1f%%", (med(reports(exp, variant), "whole_s") / base - 1) * 100)
+    end
+
+    def rss_cell(variant)
+      mb = @runner.rss.fetch(variant.label)["peak_rss_kb"] / 1024.0
+      return format("%.1f", mb) if variant.baseline?
+
+      format("%.1f (%+.1f)", mb, mb - @runner.rss.fetch(BASELINE)["peak_rss_kb"] / 1024.0)
+    end
+
+    def samples_cell(variant)
+      return "–" if variant.baseline?
+
+      %i[cold hot].map { |e| self.class.thousands(med(reports(e, variant), "samples")) }.join(" / ")
+    end
+
+    def legend
+      c = @runner.config
+      counts = @runner.counts
+      [
+        "",
+        "- ns/sample: `sampling_time_ns / sampling_count` as the profiler reports it (– where it reports none); " \
+        "in parentheses, derived: (thread CPU time of the workload profiled − unprofiled) / samples, " \
+        "which also counts signal handling and cache misses in the workload; within noise at 1 kHz.",
+        "- cold: `fib(#{Workloads::FIB_N})` under a #{Workloads::CHAIN_DEPTH}-method chain (stacks 45–70 deep, " \
+        "new at every sample), units: #{counts[:cold]} (#{counts[:cold_yjit]} under YJIT) ≈ #{c.seconds} s; " \
+        "hot: a tight loop 3 frames deep, units: #{counts[:hot]} (#{counts[:hot_yjit]} under YJIT).",
+        "- overhead: wall time from start to the returned result of the cold workload, vs unprofiled " \
+        "(at 10 kHz: units: #{counts[:cold_10k]}).",
+        "- peak RSS: VmHWM of a process that ran #{c.rss_seconds} s at #{RSS_FREQUENCY / 1000} kHz over " \
+        "#{Workloads::DISTINCT_SIDE**2} distinct stacks and stopped (one run each; in parentheses, above unprofiled).",
+        "- medians of #{c.runs} interleaved runs per cell, each in a fresh process; samples: medians, cold / hot.",
+      ]
+    end
+  end
+end
