@@ -364,6 +364,13 @@ class ProfileReader {
   std::vector<uint32_t> ids_;
 };
 
+bool parse_document(const char* data, size_t len, BodyBuilder& builder, Val& doc, std::string& error) {
+  JsonReader<BodyBuilder> reader(data, len, builder);
+  if (reader.parse(doc)) return true;
+  error = "invalid JSON (" + reader.error() + ")";
+  return false;
+}
+
 }  // namespace
 
 bool is_gzip(const char* data, size_t len) {
@@ -397,22 +404,13 @@ bool load_json_profile(const char* data, size_t len, Profile& out, std::string& 
   }
   BodyBuilder builder;
   Val doc;
-  JsonReader<BodyBuilder> reader(data, len, builder);
-  if (!reader.parse(doc)) {
-    error = "invalid JSON (" + reader.error() + ")";
-    return false;
-  }
-  return ProfileReader(builder, out, error).read(doc);
+  return parse_document(data, len, builder, doc, error) && ProfileReader(builder, out, error).read(doc);
 }
 
 bool parse_json(const char* data, size_t len, JsonValue& out, std::string& error) {
   BodyBuilder builder;
   Val doc;
-  JsonReader<BodyBuilder> reader(data, len, builder);
-  if (!reader.parse(doc)) {
-    error = "invalid JSON (" + reader.error() + ")";
-    return false;
-  }
+  if (!parse_document(data, len, builder, doc, error)) return false;
   out = to_value(builder, doc);
   return true;
 }

@@ -179,22 +179,6 @@ struct IdentityCache {
   }
 };
 
-struct LabelCollect {
-  LabelSet* labels;
-  bool ok;
-};
-
-int collect_label(VALUE key, VALUE value, VALUE arg) {
-  auto* c = reinterpret_cast<LabelCollect*>(arg);
-  Label l;
-  if (!ruby_to_label(key, value, l)) {
-    c->ok = false;
-    return ST_STOP;
-  }
-  c->labels->push_back(std::move(l));
-  return ST_CONTINUE;
-}
-
 struct Converter {
   ProfileHolder& h;
   IdentityCache frames_seen, stacks_seen;
@@ -276,9 +260,7 @@ struct Converter {
       VALUE set = RARRAY_AREF(sets, i);
       if (!RB_TYPE_P(set, T_HASH)) return fail("label_sets must be an Array of Hashes");
       LabelSet labels;
-      LabelCollect collect{&labels, true};
-      rb_hash_foreach(set, collect_label, reinterpret_cast<VALUE>(&collect));
-      if (!collect.ok) return fail("label keys must be Symbols or Strings");
+      if (!merge_ruby_labels(set, labels)) return fail("label keys must be Symbols or Strings");
       label_map.push_back(h.profile.label_sets.intern(labels));
     }
     if (label_map.empty()) label_map.push_back(0);

@@ -86,29 +86,6 @@ VALUE native_running_p(VALUE) { return g_session ? Qtrue : Qfalse; }
 
 // ---- labels: interned in the session's LabelSetTable ------------------------------------
 
-struct LabelMerge {
-  LabelSet* set;
-  bool ok;
-};
-
-int merge_label(VALUE key, VALUE value, VALUE arg) {
-  auto* m = reinterpret_cast<LabelMerge*>(arg);
-  Label l;
-  if (!ruby_to_label(key, NIL_P(value) ? key : value, l)) {
-    m->ok = false;
-    return ST_STOP;
-  }
-  LabelSet& set = *m->set;
-  for (size_t i = 0; i < set.size(); i++) {
-    if (set[i].key != l.key) continue;
-    if (NIL_P(value)) set.erase(set.begin() + static_cast<long>(i));  // nil deletes the key
-    else set[i] = l;
-    return ST_CONTINUE;
-  }
-  if (!NIL_P(value)) set.push_back(l);
-  return ST_CONTINUE;
-}
-
 // Native.merge_labels(hash) -> the previous label set id. Sets the current thread's labels to
 // its current ones merged with `hash` (nil values delete keys).
 VALUE native_merge_labels(VALUE, VALUE hash) {
@@ -119,9 +96,7 @@ VALUE native_merge_labels(VALUE, VALUE hash) {
   bool ok;
   {
     LabelSet set = g_session->label_sets[previous];
-    LabelMerge m{&set, true};
-    rb_hash_foreach(hash, merge_label, reinterpret_cast<VALUE>(&m));
-    ok = m.ok;
+    ok = merge_ruby_labels(hash, set);
     if (ok) ts->label_set = g_session->label_sets.intern(set);
   }
   if (!ok) rb_raise(rb_eArgError, "rperf: label keys must be Symbols or Strings");

@@ -124,6 +124,37 @@ bool ruby_to_label(VALUE key, VALUE value, Label& out) {
   return true;
 }
 
+namespace {
+struct LabelMerge {
+  LabelSet* set;
+  bool ok;
+};
+
+int merge_label(VALUE key, VALUE value, VALUE arg) {
+  auto* m = reinterpret_cast<LabelMerge*>(arg);
+  Label l;
+  if (!ruby_to_label(key, NIL_P(value) ? key : value, l)) {
+    m->ok = false;
+    return ST_STOP;
+  }
+  LabelSet& set = *m->set;
+  for (size_t i = 0; i < set.size(); i++) {
+    if (set[i].key != l.key) continue;
+    if (NIL_P(value)) set.erase(set.begin() + static_cast<long>(i));
+    else set[i] = l;
+    return ST_CONTINUE;
+  }
+  if (!NIL_P(value)) set.push_back(l);
+  return ST_CONTINUE;
+}
+}  // namespace
+
+bool merge_ruby_labels(VALUE hash, LabelSet& set) {
+  LabelMerge m{&set, true};
+  rb_hash_foreach(hash, merge_label, reinterpret_cast<VALUE>(&m));
+  return m.ok;
+}
+
 VALUE label_set_to_ruby(const LabelSet& set) {
   VALUE h = rb_hash_new();
   for (const Label& l : set) {

@@ -19,6 +19,9 @@ bool ruby_to_json(VALUE v, JsonValue& out, int depth = 0);
 // A label key (Symbol or String) and value (String, Symbol, Integer; other objects by their
 // to_s, with exceptions caught). Returns false when the key is not a Symbol or String.
 bool ruby_to_label(VALUE key, VALUE value, Label& out);
+// Merges a Hash of labels into `set`: keys replace earlier values, nil deletes a key. Returns
+// false (set partly merged) when a key is not a Symbol or String.
+bool merge_ruby_labels(VALUE hash, LabelSet& set);
 VALUE label_set_to_ruby(const LabelSet& set);  // frozen Hash, Symbol keys
 // An Integer that fits int64 (Fixnum or Bignum); false otherwise.
 bool int64_of(VALUE v, int64_t& out);
