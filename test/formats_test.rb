@@ -231,6 +231,32 @@ class FormatsTest < Minitest::Test
     assert_equal body(data), body(Rperf::Storage.load_any(tmp("renamed-json.gz")))
   end
 
+  # A result Hash is a view of its native profile: saving it unchanged reuses that profile;
+  # any change (or a Hash from elsewhere) is converted, and the file says what the Hash says.
+  def test_saving_a_view_reuses_its_native_profile_until_it_changes
+    data = profile(lines: false)
+    assert_empty data.instance_variables, "the link to the native profile is hidden"
+    native = Rperf::Storage.native(data)
+    assert_same native, Rperf::Storage.native(data)
+    loaded = Rperf.load(tmp_save(data))
+    assert_same Rperf::Storage.native(loaded), Rperf::Storage.native(loaded), "a loaded Hash is a view too"
+    copy = data.dup
+    copy[:aggregated_samples] = data[:aggregated_samples].map(&:dup)
+    copy[:aggregated_samples][0][1] += 1_000_000
+    refute_same native, Rperf::Storage.native(copy), "an edited sample is converted, not ignored"
+    assert_equal total(data) + 1_000_000, total(Rperf.load(tmp_save(copy)))
+    data[:aggregated_samples].pop
+    assert_equal total(data), total(Rperf.load(tmp_save(data))), "an edit in place is seen too"
+    unshared = data.merge(aggregated_samples: data[:aggregated_samples].map { |st| [st[0].map { |f| f.map(&:dup) }, *st[1..]] })
+    assert_equal body(data), body(Rperf.load(tmp_save(unshared))), "frames deduplicated by content"
+  end
+
+  def tmp_save(data)
+    path = tmp("view-#{data.object_id}-#{rand(1 << 30)}.json.gz")
+    Rperf.save(path, data)
+    path
+  end
+
   def test_loaded_frames_are_shared_and_frozen_like_stop
     data = large_profile
     Rperf.save(tmp("shared.json.gz"), data)
