@@ -67,4 +67,16 @@ class LabelsTest < Minitest::Test
 
   timing_sensitive :test_labelled_samples_carry_their_label_set,
                    :test_defer_and_profile_sample_only_inside_profile_blocks
+
+  # As rperf 0.11: in a session that is not deferred, a profile block labels and sampling goes
+  # on after it ends.
+  def test_profile_block_does_not_pause_a_continuous_session
+    Rperf.start(mode: :cpu)
+    Rperf.profile(endpoint: "/a") { burn_cpu(0.05) }
+    burn_cpu(0.1)
+    data = Rperf.stop
+    after = weight_where(data) { |_s, l| l.empty? }
+    assert_operator after, :>, 0.08e9, "the CPU burned after the block is sampled"
+    assert_operator weight_where(data) { |_s, l| l[:endpoint] == "/a" }, :>, 0.03e9
+  end
 end

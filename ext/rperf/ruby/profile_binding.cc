@@ -289,6 +289,19 @@ void read_attributes(Profile& p, VALUE hash) {
 
 [[noreturn]] void raise_error(VALUE klass, VALUE message) { rb_exc_raise(rb_exc_new_str(klass, message)); }
 
+// Runs C++ work that may throw std::bad_alloc; a failure becomes NoMemoryError once the work's
+// frames are gone (an exception must not unwind through Ruby's C frames, nor a longjmp skip ours).
+template <typename Work>
+void without_cxx_exceptions(Work&& work) {
+  bool failed = false;
+  try {
+    work();
+  } catch (const std::bad_alloc&) {
+    failed = true;
+  }
+  if (failed) rb_memerror();
+}
+
 VALUE take_error(ProfileHolder& h) {
   VALUE m = rb_str_new(h.error.data(), static_cast<long>(h.error.size()));
   h.error.clear();
@@ -300,7 +313,9 @@ VALUE take_error(ProfileHolder& h) {
 VALUE profile_to_h(VALUE self) {
   ProfileHolder* h = holder_of(self);
   if (!NIL_P(h->view)) return h->view;
-  return build_view(self, *h);
+  VALUE view = Qnil;
+  without_cxx_exceptions([&] { view = build_view(self, *h); });
+  return view;
 }
 
 // Native::Profile.from_hash(hash) -> Native::Profile: the profile a result Hash came from when
@@ -318,12 +333,12 @@ VALUE profile_s_from_hash(VALUE, VALUE hash) {
   ProfileHolder* h = new ProfileHolder();
   VALUE obj = wrap_profile(h);
   bool raw = RB_TYPE_P(rb_hash_lookup(hash, sym("raw_samples")), T_ARRAY);
-  bool ok;
-  {
+  bool ok = false;
+  without_cxx_exceptions([&] {
     Converter c{*h, {}, {}};
     ok = c.label_sets(rb_hash_lookup(hash, sym("label_sets"))) &&
          c.samples(rb_hash_lookup(hash, sym(raw ? "raw_samples" : "aggregated_samples")), raw);
-  }
+  });
   if (!ok) raise_error(rb_eTypeError, rb_sprintf("rperf: %" PRIsVALUE, take_error(*h)));
   h->profile.timestamps = raw;
   read_attributes(h->profile, hash);
@@ -354,7 +369,7 @@ VALUE profile_s_from_hash(VALUE, VALUE hash) {
 VALUE profile_fold_lines(VALUE self) {
   ProfileHolder* h = holder_of(self);
   if (!NIL_P(h->view)) rb_raise(rb_eRuntimeError, "rperf: the profile's Hash view exists already");
-  fold_lines(h->profile);
+  without_cxx_exceptions([&] { fold_lines(h->profile); });
   return self;
 }
 
@@ -366,8 +381,7 @@ VALUE profile_merge_child(VALUE self, VALUE child, VALUE pid) {
   ProfileHolder* c = holder_of(child);
   if (!NIL_P(h->view)) rb_raise(rb_eRuntimeError, "rperf: the profile's Hash view exists already");
   StringValue(pid);
-  std::string pid_text(RSTRING_PTR(pid), static_cast<size_t>(RSTRING_LEN(pid)));
-  merge_child(h->profile, c->profile, pid_text);
+  without_cxx_exceptions([&] { merge_child(h->profile, c->profile, std::string(RSTRING_PTR(pid), static_cast<size_t>(RSTRING_LEN(pid)))); });
   return self;
 }
 
@@ -402,7 +416,14 @@ VALUE profile_attribute(VALUE self, VALUE key) {
 VALUE profile_meta_p(VALUE self) { return holder_of(self)->profile.meta.is_object() ? Qtrue : Qfalse; }
 
 // #summary -> Hash (computed from the profile: rperf 0.11's summary fields).
-VALUE profile_summary(VALUE self) { return json_to_ruby(summarize(holder_of(self)->profile)); }
+VALUE profile_summary(VALUE self) {
+  JsonValue* summary = new JsonValue();
+  VALUE out = Qnil;
+  without_cxx_exceptions([&] { *summary = summarize(holder_of(self)->profile); });
+  out = json_to_ruby(*summary);  // may raise NoMemoryError only: leaks this one value then
+  delete summary;
+  return out;
+}
 
 VALUE profile_total_weight(VALUE self) { return LL2NUM(holder_of(self)->profile.total_weight()); }
 

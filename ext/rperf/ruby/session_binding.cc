@@ -131,13 +131,17 @@ VALUE native_label_sets(VALUE) {
 
 // ---- defer / fork ------------------------------------------------------------------------
 
+// profile blocks pause and resume sampling only in a deferred session; in a continuous one
+// they just label (sampling never stops when a block ends).
 VALUE native_profile_inc(VALUE) {
   if (!g_session) return Qfalse;
+  if (!g_session->opts.defer) return Qtrue;
   if (g_session->profile_refcount++ == 0) g_session->resume();
   return Qtrue;
 }
 
 VALUE native_profile_dec(VALUE) {
+  if (g_session && !g_session->opts.defer) return Qtrue;
   if (!g_session || g_session->profile_refcount <= 0) return Qfalse;
   if (--g_session->profile_refcount == 0) g_session->pause();
   return Qtrue;
