@@ -12,7 +12,7 @@ require_relative "rperf/report"
 require_relative "rperf/storage"
 require_relative "rperf/stat"
 require_relative "rperf/pprof_reader"
-require_relative "rperf/viewer"
+require_relative "rperf/html_report"
 require_relative "rperf/diff"
 require_relative "rperf/multiprocess"
 
@@ -110,6 +110,9 @@ module Rperf
     def running?
       Native.running?
     end
+
+    # True while a session started with defer: true runs (sampling only inside profile blocks).
+    def deferred? = Native.running? && @settings&.fetch(:defer, false) == true
 
     # Returns the profile so far without stopping; clear: true starts a new interval.
     def snapshot(clear: false)

@@ -4,9 +4,9 @@ require "json"
 require "erb"
 
 module Rperf
-  # Views of a loaded profile for `rperf report`: a top table, and a static self-contained HTML
+  # Views of a loaded profile for `rperf report --top|--html`: a top table, and a static self-contained HTML
   # page (flame graph + top table). The page loads nothing from the network.
-  module Viewer
+  module HtmlReport
     module_function
 
     def top_table(data, top: 20)
