@@ -1,0 +1,264 @@
+# frozen_string_literal: true
+
+require_relative "../rperf"
+require "json"
+require "time"
+require_relative "viewer/payload"
+require_relative "viewer/access"
+
+module Rperf
+  # A Rack app (or middleware) that shows profiles in the browser: snapshots taken from the
+  # running session, or profile files from a directory (time travel). Everything it needs is
+  # served from the gem: it works without any network access.
+  #
+  #   use Rperf::Viewer                                  # at /rperf, loopback clients only
+  #   use Rperf::Viewer, path: "/profiler", max_snapshots: 12,
+  #                      allow: ["10.0.0.0/8"], auth: ->(env) { admin?(env) }
+  #   Rperf::Viewer.instance.take_snapshot!              # Rperf.snapshot(clear: true), kept
+  #   Rperf::Viewer.instance.auto_snapshot(every: 60)    # the same, every minute
+  #   Rperf::Viewer.instance.add_snapshot_dir("profiles") # *.json(.gz), loaded when opened
+  #
+  # Routes under path: "/" the page, "/assets/..." its scripts, "/snapshots" the list (meta and
+  # summary only), "/snapshots/<id>" one profile (Viewer::Payload).
+  class Viewer
+    ASSET_DIR = File.expand_path("viewer/assets", __dir__)
+    ASSET_TYPES = {
+      "index.html" => "text/html; charset=utf-8",
+      "viewer.js" => "text/javascript; charset=utf-8",
+      "viewer.css" => "text/css; charset=utf-8",
+      "vendor/d3.min.js" => "text/javascript; charset=utf-8",
+      "vendor/d3-flamegraph.min.js" => "text/javascript; charset=utf-8",
+    }.freeze
+    # Nothing outside this server: no CDN, no inline script. d3-flame-graph adds its own
+    # <style> element, hence 'unsafe-inline' for styles only.
+    CONTENT_SECURITY_POLICY = "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; " \
+                              "img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; " \
+                              "frame-ancestors 'none'"
+    SECURITY_HEADERS = {
+      "content-security-policy" => CONTENT_SECURITY_POLICY,
+      "x-content-type-options" => "nosniff",
+      "x-frame-options" => "DENY",
+      "referrer-policy" => "no-referrer",
+      "cache-control" => "no-store",
+    }.freeze
+    PAYLOAD_CACHE_SIZE = 4
+
+    @instance = nil
+
+    class << self
+      # The Viewer created last (the one `use Rperf::Viewer` built).
+      attr_reader :instance
+    end
+
+    attr_reader :path, :max_snapshots
+
+    def initialize(app = nil, path: "/rperf", max_snapshots: 24, allow: :loopback, auth: nil,
+                   max_samples: 50_000, max_timeline: 200_000)
+      positive = ->(name, v) { raise ArgumentError, "#{name} must be a positive Integer, got #{v.inspect}" unless v.is_a?(Integer) && v.positive? }
+      positive.("max_snapshots", max_snapshots)
+      positive.("max_samples", max_samples)
+      positive.("max_timeline", max_timeline)
+      raise ArgumentError, "path must be a String starting with /, got #{path.inspect}" unless path.is_a?(String) && path.start_with?("/")
+
+      @app = app
+      @path = path.chomp("/")
+      @max_snapshots = max_snapshots
+      @payload_limits = { max_samples: max_samples, max_timeline: max_timeline }
+      @access = Access.new(allow: allow, auth: auth)
+      @snapshots = [] # {id:, taken_at:, data: | path:, meta:, summary:, error:}
+      @payloads = {}  # id => JSON body, the few opened last
+      @mutex = Mutex.new
+      @next_id = 0
+      self.class.instance_variable_set(:@instance, self)
+    end
+
+    # --- snapshots -----------------------------------------------------------------------
+
+    # Takes Rperf.snapshot(clear: true) and keeps it; nil when no session runs.
+    def take_snapshot!
+      data = Rperf.snapshot(clear: true)
+      data && add_snapshot(data)
+    end
+
+    # Keeps a profile Hash (as returned by Rperf.stop, snapshot or load). The oldest in-memory
+    # snapshots beyond max_snapshots are dropped; files from add_snapshot_dir are not counted.
+    def add_snapshot(data)
+      unless data.is_a?(Hash) && data[:aggregated_samples].is_a?(Array)
+        raise ArgumentError, "add_snapshot needs a profile Hash with :aggregated_samples, got #{data.class}"
+      end
+
+      entry = { taken_at: Time.now, data: data, meta: data[:meta] || Storage.meta(data),
+                summary: data[:summary] || Storage.summary(data) }
+      @mutex.synchronize do
+        entry[:id] = (@next_id += 1)
+        @snapshots << entry
+        evict_in_memory
+      end
+      entry
+    end
+
+    # Lists every *.json / *.json.gz profile in dir, oldest first (git commit time, else
+    # creation time, else mtime). Only meta and summary are read now (Rperf.read_meta); a
+    # profile is loaded when it is opened. Returns the number of files added.
+    def add_snapshot_dir(dir)
+      raise ArgumentError, "#{dir} is not a directory" unless File.directory?(dir)
+
+      entries = Dir.glob(File.join(dir, "*.{json,json.gz}")).filter_map do |file|
+        head = Rperf.read_meta(file)
+        mtime = File.mtime(file)
+        { path: file, meta: head&.dig(:meta), summary: head&.dig(:summary), taken_at: mtime,
+          sort_time: sort_time(head&.dig(:meta), mtime) }
+      rescue SystemCallError
+        nil # removed while we listed it
+      end
+      entries.sort_by! { |e| [e[:sort_time], e[:path]] }
+      @mutex.synchronize do
+        entries.each { |e| @snapshots << e.except(:sort_time).merge(id: (@next_id += 1)) }
+      end
+      entries.size
+    end
+
+    # Takes a snapshot every `every` seconds in a background thread while a session runs, so a
+    # server keeps the last max_snapshots intervals without code of its own. In a forking
+    # server, call it in each worker (Puma: on_worker_boot). Returns the thread.
+    def auto_snapshot(every: 60)
+      raise ArgumentError, "every: must be a positive number of seconds, got #{every.inspect}" unless every.is_a?(Numeric) && every.positive?
+
+      stop_auto_snapshot
+      @auto_snapshot = Thread.new do
+        Thread.current.name = "rperf-viewer-snapshots"
+        loop do
+          sleep every
+          begin
+            take_snapshot! if Rperf.running?
+          rescue StandardError => e
+            warn "rperf viewer: snapshot failed: #{e.class}: #{e.message}"
+          end
+        end
+      end
+    end
+
+    def stop_auto_snapshot
+      thread = @auto_snapshot
+      @auto_snapshot = nil
+      thread&.kill&.join
+      nil
+    end
+
+    # id, taken_at and meta of each kept snapshot, oldest first.
+    def snapshot_list
+      @mutex.synchronize { @snapshots.map { |s| list_entry(s) } }
+    end
+
+    # --- Rack ----------------------------------------------------------------------------
+
+    def call(env)
+      req_path = env["PATH_INFO"].to_s
+      return pass(env) unless req_path == @path || req_path.start_with?("#{@path}/")
+
+      if (reason = @access.refusal(env))
+        return text(403, "Forbidden: #{reason}\n")
+      end
+      return text(405, "Method Not Allowed\n", "allow" => "GET, HEAD") unless %w[GET HEAD].include?(env["REQUEST_METHOD"])
+      return [301, { "location" => "#{env['SCRIPT_NAME']}#{@path}/", "content-type" => "text/plain" }, [""]] if req_path == @path
+
+      route(req_path[@path.size..])
+    end
+
+    private
+
+    def route(sub_path)
+      case sub_path
+      when "/" then asset("index.html")
+      when %r{\A/assets/(.+)\z} then static_asset(Regexp.last_match(1))
+      when "/snapshots" then json(200, snapshot_list)
+      when %r{\A/snapshots/(\d{1,18})\z} then serve_snapshot(Regexp.last_match(1).to_i)
+      else not_found
+      end
+    end
+
+    def pass(env)
+      @app ? @app.call(env) : not_found
+    end
+
+    def serve_snapshot(id)
+      entry = @mutex.synchronize { @snapshots.find { |s| s[:id] == id } }
+      return json(404, { error: "no snapshot #{id}" }) unless entry
+
+      body = @mutex.synchronize { @payloads[id] }
+      body ||= build_payload(entry)
+      return json(422, { error: entry[:error] }) unless body
+
+      [200, SECURITY_HEADERS.merge("content-type" => "application/json; charset=utf-8"), [body]]
+    end
+
+    def build_payload(entry)
+      data = entry[:data] || load_file(entry)
+      return nil unless data
+
+      body = JSON.generate(list_entry(entry).merge(**Payload.build(data, **@payload_limits), mode: data[:mode], frequency: data[:frequency]))
+      @mutex.synchronize do
+        @payloads.delete(@payloads.keys.first) while @payloads.size >= PAYLOAD_CACHE_SIZE
+        @payloads[entry[:id]] = body
+      end
+      body
+    end
+
+    # A file that cannot be read stays in the list, marked with its error; the others work.
+    def load_file(entry)
+      Rperf.load(entry[:path])
+    rescue Rperf::Error, SystemCallError, JSON::ParserError, ArgumentError, TypeError => e
+      @mutex.synchronize { entry[:error] = "#{File.basename(entry[:path])}: #{e.message}" }
+      nil
+    end
+
+    def list_entry(s)
+      data = s[:data]
+      summary = s[:summary]
+      {
+        id: s[:id],
+        taken_at: s[:taken_at].utc.iso8601(3),
+        file: s[:path] && File.basename(s[:path]).dup.force_encoding(Encoding::UTF_8).scrub,
+        mode: data ? data[:mode] : s.dig(:meta, :mode),
+        duration_ns: data ? data[:duration_ns] : summary&.dig(:duration_ns),
+        sampling_count: data ? data[:sampling_count] : summary&.dig(:sampling_count),
+        total_weight_ns: summary&.dig(:total_weight_ns),
+        meta: s[:meta],
+        summary: summary,
+        error: s[:error],
+      }
+    end
+
+    def evict_in_memory
+      while @snapshots.count { |s| s[:data] } > @max_snapshots
+        gone = @snapshots.delete_at(@snapshots.index { |s| s[:data] })
+        @payloads.delete(gone[:id])
+      end
+    end
+
+    def sort_time(meta, mtime)
+      text = meta&.dig(:git, :committed_at) || meta&.dig(:created_at)
+      text ? Time.iso8601(text.to_s) : mtime
+    rescue ArgumentError
+      mtime
+    end
+
+    # Only the files listed in ASSET_TYPES: a request names no path on disk.
+    def static_asset(name) = name != "index.html" && ASSET_TYPES.key?(name) ? asset(name) : not_found
+
+    def asset(name)
+      body = File.binread(File.join(ASSET_DIR, name))
+      [200, SECURITY_HEADERS.merge("content-type" => ASSET_TYPES.fetch(name)), [body]]
+    end
+
+    def json(status, obj)
+      [status, SECURITY_HEADERS.merge("content-type" => "application/json; charset=utf-8"), [JSON.generate(obj)]]
+    end
+
+    def text(status, body, extra = {})
+      [status, SECURITY_HEADERS.merge("content-type" => "text/plain; charset=utf-8").merge(extra), [body]]
+    end
+
+    def not_found = text(404, "Not Found\n")
+  end
+end
