@@ -498,8 +498,9 @@
         beforeTotal: b ? b.total * scale : 0, afterTotal: a ? a.total : 0,
       };
     });
-    rows.forEach((r) => { r.delta = r.afterSelf - r.beforeSelf; });
-    rows.sort((x, y) => Math.abs(y.delta) - Math.abs(x.delta) || x.name.localeCompare(y.name));
+    rows.forEach((r) => { r.delta = r.afterSelf - r.beforeSelf; r.totalDelta = r.afterTotal - r.beforeTotal; });
+    rows.sort((x, y) => Math.abs(y.delta) - Math.abs(x.delta) || Math.abs(y.totalDelta) - Math.abs(x.totalDelta) ||
+      x.name.localeCompare(y.name));
     for (const r of rows.slice(0, MAX_TABLE_ROWS)) {
       body.append(el('tr', { class: r.delta > 0 ? 'up' : r.delta < 0 ? 'down' : '' },
         el('td', { class: 'num', text: fmtTime(r.beforeSelf) }), el('td', { class: 'num', text: fmtTime(r.afterSelf) }),
