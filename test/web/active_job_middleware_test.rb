@@ -9,20 +9,16 @@ class ActiveJobMiddlewareTest < Minitest::Test
   extend TimingRetry
 
   def test_performs_are_labelled_by_job_class
-    Dir.mktmpdir("rperf-active-job") do |dir|
-      profile = File.join(dir, "jobs.json.gz")
-      result = JSON.parse(run_fixture("active_job_worker.rb", profile))
-      measured = result.fetch("measured")
-      data = Rperf.load(profile)
-      by_job = weight_by_label(data, :job)
-      assert_equal %w[MailJob ReportJob], by_job.keys.compact.sort
-      assert_within measured.fetch("ReportJob"), by_job["ReportJob"], 0.05, "ReportJob (4 async + 1 perform_now)"
-      assert_within measured.fetch("MailJob"), by_job["MailJob"], 0.05, "MailJob"
-      assert_operator by_job["ReportJob"], :>=, 5 * 20e6 * 0.95
-      blocked = weight_where(data) { |_, ls| ls[:job] == "MailJob" && ls["%GVL"] == "blocked" }
-      assert_operator blocked, :>=, 0.95 * 4 * 20e6
-      assert_match(/needs an ActiveJob class/, result.fetch("not_a_job"))
-    end
+    result, data = run_profiled_fixture("active_job_worker.rb")
+    measured = result.fetch("measured")
+    by_job = weight_by_label(data, :job)
+    assert_equal %w[MailJob ReportJob], by_job.keys.compact.sort
+    assert_within measured.fetch("ReportJob"), by_job["ReportJob"], 0.05, "ReportJob (4 async + 1 perform_now)"
+    assert_within measured.fetch("MailJob"), by_job["MailJob"], 0.05, "MailJob"
+    assert_operator by_job["ReportJob"], :>=, 5 * 20e6 * 0.95
+    blocked = weight_where(data) { |_, ls| ls[:job] == "MailJob" && ls["%GVL"] == "blocked" }
+    assert_operator blocked, :>=, 0.95 * 4 * 20e6
+    assert_match(/needs an ActiveJob class/, result.fetch("not_a_job"))
   end
   timing_sensitive :test_performs_are_labelled_by_job_class
 end

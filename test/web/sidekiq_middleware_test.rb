@@ -11,21 +11,17 @@ class SidekiqMiddlewareTest < Minitest::Test
   extend TimingRetry
 
   def test_jobs_are_labelled_by_class_with_their_time
-    Dir.mktmpdir("rperf-sidekiq") do |dir|
-      profile = File.join(dir, "sidekiq.json.gz")
-      measured = with_redis { |port| JSON.parse(run_fixture("sidekiq_worker.rb", port, profile)) }
-      data = Rperf.load(profile)
-      by_job = weight_by_label(data, :job)
-      assert_operator measured.fetch("SleepJob"), :>=, 6 * 30e6, "six 30 ms sleeps ran"
-      warn "sidekiq: measured #{measured.inspect}, labelled #{by_job.inspect}" if ENV["RPERF_TEST_VERBOSE"]
-      assert_within measured.fetch("CpuJob"), by_job["CpuJob"], 0.05, "CpuJob weight vs time in perform"
-      assert_within measured.fetch("SleepJob"), by_job["SleepJob"], 0.05, "SleepJob weight vs time in perform"
-      sleeping = weight_where(data) { |_, ls| ls[:job] == "SleepJob" && ls["%GVL"] == "blocked" }
-      # The 30 ms sleeps are off the GVL; the rest is waiting for it behind the CPU jobs.
-      assert_operator sleeping, :>=, 0.95 * 6 * 30e6, "SleepJob time blocked off the GVL"
-      assert_operator sleeping, :<, by_job["SleepJob"]
-      assert_equal %w[CpuJob SleepJob], (by_job.keys.compact - [nil]).sort
-    end
+    measured, data = with_redis { |port| run_profiled_fixture("sidekiq_worker.rb", port) }
+    by_job = weight_by_label(data, :job)
+    assert_operator measured.fetch("SleepJob"), :>=, 6 * 30e6, "six 30 ms sleeps ran"
+    warn "sidekiq: measured #{measured.inspect}, labelled #{by_job.inspect}" if ENV["RPERF_TEST_VERBOSE"]
+    assert_within measured.fetch("CpuJob"), by_job["CpuJob"], 0.05, "CpuJob weight vs time in perform"
+    assert_within measured.fetch("SleepJob"), by_job["SleepJob"], 0.05, "SleepJob weight vs time in perform"
+    sleeping = weight_where(data) { |_, ls| ls[:job] == "SleepJob" && ls["%GVL"] == "blocked" }
+    # The 30 ms sleeps are off the GVL; the rest is waiting for it behind the CPU jobs.
+    assert_operator sleeping, :>=, 0.95 * 6 * 30e6, "SleepJob time blocked off the GVL"
+    assert_operator sleeping, :<, by_job["SleepJob"]
+    assert_equal %w[CpuJob SleepJob], by_job.keys.compact.sort
   end
   timing_sensitive :test_jobs_are_labelled_by_class_with_their_time
 

@@ -107,6 +107,16 @@ module WebTestHelper
     out
   end
 
+  # Runs a fixture that writes its profile to the path given as its last argument and prints
+  # JSON; returns [that JSON, the profile].
+  def run_profiled_fixture(name, *args)
+    Dir.mktmpdir("rperf-fixture") do |dir|
+      profile = File.join(dir, "profile.json.gz")
+      output = JSON.parse(run_fixture(name, *args, profile))
+      [output, Rperf.load(profile)]
+    end
+  end
+
   # Weight per value of one label key (Symbol or String key), as {value => ns}.
   def weight_by_label(data, key)
     data[:aggregated_samples].each_with_object(Hash.new(0)) do |(_, weight, _, lsi), acc|

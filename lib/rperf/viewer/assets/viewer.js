@@ -692,6 +692,7 @@
   let renderSeq = 0;
   async function render() {
     const seq = ++renderSeq;
+    document.body.dataset.state = 'drawing'; // 'ready' again when the last render is done
     try {
       await renderViews(seq);
     } catch (e) {
@@ -702,7 +703,7 @@
 
   async function renderViews(seq) {
     const p = state.current;
-    if (!p) return;
+    if (!p) { document.body.dataset.state = 'ready'; return; }
     const weights = nodeWeights(p, selectSamples(p));
     if (!state.treeExpanded) defaultExpansion(p, weights);
     drawSummary(p, weights);
