@@ -76,6 +76,9 @@ module Rperf
 
     # Takes Rperf.snapshot(clear: true) and keeps it; nil when no session runs.
     def take_snapshot!
+      # Rperf.snapshot raises NoMethodError in a process that never started a session.
+      return nil unless Rperf.running?
+
       data = Rperf.snapshot(clear: true)
       data && add_snapshot(data)
     end

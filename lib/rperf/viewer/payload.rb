@@ -26,19 +26,18 @@ module Rperf
       def initialize(max_samples, max_timeline)
         @max_samples = max_samples
         @max_timeline = max_timeline
-        @frame_index = {}
         @frames = []
-        @node_index = {}
+        @frame_index = {}                             # [name, path] => index
+        @frame_of_object = {}.compare_by_identity     # profiles share their frame Arrays
+        @node_index = {}                              # node_key(parent, frame) => index
         @parents = []
         @node_frames = []
-        @stack_nodes = {}
       end
 
       def build(data)
         samples = data[:aggregated_samples] || []
         kept, pruned = split_by_weight(samples)
-        kept.each { |stack, *| @stack_nodes[stack] ||= node_for(stack) }
-        body = kept.map { |stack, weight, seq, lsi| [@stack_nodes[stack], weight, seq, lsi] }
+        body = kept.map { |stack, weight, seq, lsi| [node_for(stack), weight, seq, lsi] }
         body.concat(fold_pruned(pruned)) unless pruned.empty?
         {
           total_weight_ns: samples.sum { |s| s[1] },
@@ -69,26 +68,44 @@ module Rperf
       end
 
       def pruned_node
-        @pruned_node ||= intern_node(-1, intern_frame(PRUNED_FRAME[0], PRUNED_FRAME[1]))
+        @pruned_node ||= intern_node(-1, intern_name(*PRUNED_FRAME))
       end
 
       # Frames come leaf first; the tree is walked from the root.
       def node_for(stack)
         parent = -1
-        stack.reverse_each { |frame| parent = intern_node(parent, intern_frame(frame[1], frame[0])) }
+        stack.reverse_each { |frame| parent = intern_node(parent, intern_frame(frame)) }
         parent
       end
 
-      def intern_frame(name, path)
-        key = [name, path]
-        @frame_index[key] ||= begin
+      # The node of a stack already in the tree, or nil; adds nothing.
+      def find_node(stack)
+        parent = -1
+        stack.reverse_each do |frame|
+          index = @frame_of_object[frame] || @frame_index[[frame[1], frame[0]]]
+          parent = index && @node_index[node_key(parent, index)]
+          return nil unless parent
+        end
+        parent
+      end
+
+      # Method level: the frames of one method at several lines are one frame here.
+      def intern_frame(frame)
+        @frame_of_object[frame] ||= intern_name(frame[1], frame[0])
+      end
+
+      def intern_name(name, path)
+        @frame_index[[name, path]] ||= begin
           @frames << [utf8(name), utf8(path)]
           @frames.size - 1
         end
       end
 
+      # Integer keys hash much faster than [parent, frame] Arrays.
+      def node_key(parent, frame) = ((parent + 1) << 32) | frame
+
       def intern_node(parent, frame)
-        @node_index[[parent, frame]] ||= begin
+        @node_index[node_key(parent, frame)] ||= begin
           @parents << parent
           @node_frames << frame
           @parents.size - 1
@@ -106,9 +123,9 @@ module Rperf
         { samples: rows, quantum_ns: quantum, source_count: raw.size }
       end
 
-      # Raw stacks are those of the aggregated view: one it pruned is pruned here too.
+      # Raw stacks are those of the aggregated view: one that is not in the tree was pruned.
       def raw_node(stack)
-        @stack_nodes[stack] || @pruned_node || (@stack_nodes[stack] = node_for(stack))
+        find_node(stack) || @pruned_node || node_for(stack)
       end
 
       # Merges samples of the same stack, thread and labels that fall in the same time slot,
