@@ -5,6 +5,7 @@ require "json"
 require "time"
 require_relative "viewer/payload"
 require_relative "viewer/access"
+require_relative "viewer/static_page"
 
 module Rperf
   # A Rack app (or middleware) that shows profiles in the browser: snapshots taken from the
@@ -70,6 +71,18 @@ module Rperf
       @mutex = Mutex.new
       @next_id = 0
       self.class.instance_variable_set(:@instance, self)
+    end
+
+    # The JSON body of GET <path>/snapshots/<id>: the list entry, the profile (Payload).
+    def self.snapshot_body(list_entry, data, max_samples:, max_timeline:)
+      list_entry.merge(**Payload.build(data, max_samples: max_samples, max_timeline: max_timeline),
+                       mode: data[:mode], frequency: data[:frequency])
+    end
+
+    # The viewer page as one self-contained HTML document holding one profile: scripts, styles
+    # and data inline, no request at all (for `rperf report --html`-style files).
+    def self.static_html(data, title: "rperf profile", max_samples: 50_000, max_timeline: 200_000)
+      StaticPage.new(data, title: title, max_samples: max_samples, max_timeline: max_timeline).html
     end
 
     # --- snapshots -----------------------------------------------------------------------
@@ -199,7 +212,7 @@ module Rperf
       data = entry[:data] || load_file(entry)
       return nil unless data
 
-      body = JSON.generate(list_entry(entry).merge(**Payload.build(data, **@payload_limits), mode: data[:mode], frequency: data[:frequency]))
+      body = JSON.generate(self.class.snapshot_body(list_entry(entry), data, **@payload_limits))
       @mutex.synchronize do
         @payloads.delete(@payloads.keys.first) while @payloads.size >= PAYLOAD_CACHE_SIZE
         @payloads[entry[:id]] = body

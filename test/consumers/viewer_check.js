@@ -1,8 +1,9 @@
 // Drives the rperf viewer (served by a real server on 127.0.0.1) in headless Chromium and prints
 // what every view rendered, as JSON, for test/web/viewer_browser_test.rb to check.
 // Usage: node viewer_check.js URL PLAN_JSON [SCREENSHOT_DIR]
-// PLAN: { current, base, timelineSnapshot, label: [key, value], frame }
-// Every request that is not for 127.0.0.1 is recorded and aborted.
+// PLAN: { current, base, timelineSnapshot, label: [key, value], frame }, or { static: true } for
+// a file written by Rperf::Viewer.static_html
+// Every request that is not for 127.0.0.1 (or the file itself) is recorded and aborted.
 const { chromium } = require('playwright-core');
 
 const [url, planJson, shots] = process.argv.slice(2);
@@ -20,7 +21,7 @@ async function main() {
     await page.route('**/*', (route) => {
       const u = new URL(route.request().url());
       out.requests.push(u.pathname);
-      if (u.hostname === '127.0.0.1') return route.continue();
+      if (u.hostname === '127.0.0.1' || u.protocol === 'file:') return route.continue();
       out.external.push(route.request().url());
       return route.abort();
     });
@@ -37,6 +38,19 @@ async function main() {
 
     await page.goto(url);
     await ready();
+    if (plan.static) { // a self-contained file: one snapshot, every view from inline data
+      for (const name of ['flame', 'icicle', 'timeline']) {
+        await tab(name);
+        out[name] = await rendered('#' + name);
+      }
+      await tab('top');
+      out.top = await page.$$eval('#top-table tbody tr', (rows) => rows.length);
+      out.title = await page.title();
+      out.status = await page.$eval('#status', (e) => e.textContent);
+      await shot('static');
+      console.log(JSON.stringify(out));
+      return;
+    }
     out.snapshots = await page.$$eval('#snapshot-list tbody tr', (rows) => rows.map((r) => Number(r.dataset.id)));
     out.sparklineDots = await page.$$eval('#sparkline circle', (c) => c.length);
     await page.click(`#snapshot-list tr[data-id="${plan.current}"]`);

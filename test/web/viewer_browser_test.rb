@@ -147,4 +147,32 @@ class ViewerBrowserTest < Minitest::Test
     assert_equal 0, result.dig("xss", "imgs")
     assert_equal 3, result.dig("xss", "scripts")
   end
+
+  # Rperf::Viewer.static_html: one file, no server, no request at all, the same views.
+  def test_static_html_file_renders_offline
+    data = Rperf.start(mode: :wall, aggregate: false) do
+      shop = Shop.new
+      3.times { shop.slow_path; sleep 0.005 }
+      shop.send(XSS_FRAME)
+    end
+    Dir.mktmpdir("rperf-static") do |dir|
+      path = File.join(dir, "profile.html")
+      File.write(path, Rperf::Viewer.static_html(data, title: "</title><script>window.__xss=3</script>"))
+      html = File.read(path)
+      assert_match(/<meta http-equiv="Content-Security-Policy" content="default-src 'none'; script-src 'sha256-/, html)
+      refute html.match?(/<(script|link|img)\s[^>]*\b(src|href)=/), "nothing is loaded from elsewhere"
+      out, err, status = Open3.capture3("node", File.join(RperfTestHelper::ROOT, "test/consumers/viewer_check.js"),
+                                        "file://#{path}", JSON.generate(static: true), chdir: RperfTestHelper::ROOT)
+      assert status.success?, "viewer_check.js failed:\n#{err}\n#{out}"
+      result = JSON.parse(out.lines.last)
+      assert_equal [], result["external"]
+      assert_equal [], result["errors"]
+      assert_operator result["flame"], :>, 3
+      assert_operator result["icicle"], :>, 3
+      assert_operator result["timeline"], :>, 3
+      assert_operator result["top"], :>, 3
+      assert_equal "</title><script>window.__xss=3</script>", result["title"], "the title is text"
+    end
+    assert_raises(ArgumentError) { Rperf::Viewer.static_html({}) }
+  end
 end

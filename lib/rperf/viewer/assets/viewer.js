@@ -69,7 +69,18 @@
     document.body.dataset.state = kind || 'ready';
   }
 
+  // A self-contained page (Rperf::Viewer.static_html) carries its data in a JSON script
+  // element: {list: [...], snapshots: {id: body}}; a served page fetches it.
+  const embeddedElement = document.getElementById('rperf-data');
+  const embedded = embeddedElement ? JSON.parse(embeddedElement.textContent) : null;
+
   async function fetchJSON(url) {
+    if (embedded) {
+      if (url === 'snapshots') return embedded.list;
+      const body = embedded.snapshots[url.slice('snapshots/'.length)];
+      if (!body) throw new Error('not in this file');
+      return body;
+    }
     const res = await fetch(url, { headers: { accept: 'application/json' }, cache: 'no-store' });
     let body = null;
     try { body = await res.json(); } catch (_) { /* not JSON */ }
@@ -766,6 +777,7 @@
   }
 
   window.rperfViewer = { state, open, render, reload: loadList };
+  if (embedded) $('refresh').hidden = true;
   wire();
   loadList();
 })();
