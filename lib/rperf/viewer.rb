@@ -120,16 +120,18 @@ module Rperf
       raise ArgumentError, "#{dir} is not a directory" unless File.directory?(dir)
 
       entries = Dir.glob(File.join(dir, "*.{json,json.gz}")).filter_map do |file|
-        head = Rperf.read_meta(file)
+        head = Rperf.read_meta(file) || {}
+        meta = head[:meta]
         mtime = File.mtime(file)
-        { path: file, meta: head&.dig(:meta), summary: head&.dig(:summary), taken_at: mtime,
-          sort_time: sort_time(head&.dig(:meta), mtime) }
+        { path: file, meta: meta, summary: head[:summary], taken_at: meta_time(meta, :created_at) || mtime,
+          order: meta_time(meta, :git, :committed_at) || meta_time(meta, :created_at) || mtime }
       rescue SystemCallError
         nil # removed while we listed it
       end
-      entries.sort_by! { |e| [e[:sort_time], e[:path]] }
+      # As rperf 0.11.1: by git commit time (its files), else creation time, else mtime.
+      entries.sort_by! { |e| [e[:order], e[:path]] }
       @mutex.synchronize do
-        entries.each { |e| @snapshots << e.except(:sort_time).merge(id: (@next_id += 1)) }
+        entries.each { |e| @snapshots << e.except(:order).merge(id: (@next_id += 1)) }
       end
       entries.size
     end
@@ -252,11 +254,11 @@ module Rperf
       end
     end
 
-    def sort_time(meta, mtime)
-      text = meta&.dig(:git, :committed_at) || meta&.dig(:created_at)
-      text ? Time.iso8601(text.to_s) : mtime
-    rescue ArgumentError
-      mtime
+    def meta_time(meta, *keys)
+      text = meta.is_a?(Hash) ? meta.dig(*keys) : nil
+      text && Time.iso8601(text.to_s)
+    rescue ArgumentError, TypeError
+      nil
     end
 
     # Only the files listed in ASSET_TYPES: a request names no path on disk.
