@@ -112,7 +112,12 @@ module Rperf
     end
 
     # True while a session started with defer: true runs (sampling only inside profile blocks).
-    def deferred? = Native.running? && @settings&.fetch(:defer, false) == true
+    # (@session: the session object of the restructured main branch; @settings: this one.)
+    def deferred?
+      return false unless Native.running?
+
+      (@session ? @session.settings.defer : @settings&.fetch(:defer, false)) == true
+    end
 
     # Returns the profile so far without stopping; clear: true starts a new interval.
     def snapshot(clear: false)

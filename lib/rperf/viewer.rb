@@ -2,6 +2,7 @@
 
 require_relative "../rperf"
 require "json"
+require "socket"
 require "time"
 require_relative "viewer/payload"
 require_relative "viewer/access"
@@ -79,6 +80,19 @@ module Rperf
                        mode: data[:mode], frequency: data[:frequency])
     end
 
+    # What the snapshot list shows of a profile taken in this process (a loaded file brings
+    # its own meta and summary).
+    def self.meta_of(data)
+      data[:meta] || { mode: data[:mode].to_s, frequency: data[:frequency], pid: Process.pid,
+                       hostname: (Socket.gethostname rescue nil), created_at: Time.now.utc.iso8601(3),
+                       ruby_version: RUBY_VERSION, rperf_version: VERSION }
+    end
+
+    def self.summary_of(data)
+      data[:summary] || { total_weight_ns: data[:aggregated_samples].sum { |s| s[1] },
+                          sampling_count: data[:sampling_count], duration_ns: data[:duration_ns] }
+    end
+
     # The viewer page as one self-contained HTML document holding one profile: scripts, styles
     # and data inline, no request at all (for `rperf report --html`-style files).
     def self.static_html(data, title: "rperf profile", max_samples: 50_000, max_timeline: 200_000)
@@ -103,8 +117,7 @@ module Rperf
         raise ArgumentError, "add_snapshot needs a profile Hash with :aggregated_samples, got #{data.class}"
       end
 
-      entry = { taken_at: Time.now, data: data, meta: data[:meta] || Storage.meta(data),
-                summary: data[:summary] || Storage.summary(data) }
+      entry = { taken_at: Time.now, data: data, meta: self.class.meta_of(data), summary: self.class.summary_of(data) }
       @mutex.synchronize do
         entry[:id] = (@next_id += 1)
         @snapshots << entry

@@ -54,8 +54,8 @@ module Rperf
       end
 
       def embedded_json
-        meta = @data[:meta] || Storage.meta(@data)
-        summary = @data[:summary] || Storage.summary(@data)
+        meta = Viewer.meta_of(@data)
+        summary = Viewer.summary_of(@data)
         taken_at = meta[:created_at] || Time.now.utc.iso8601(3)
         entry = { id: 1, taken_at: taken_at, file: @title, mode: @data[:mode],
                   duration_ns: @data[:duration_ns], sampling_count: @data[:sampling_count],
