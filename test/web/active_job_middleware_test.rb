@@ -16,7 +16,7 @@ class ActiveJobMiddlewareTest < Minitest::Test
     assert_within measured.fetch("ReportJob"), by_job["ReportJob"], 0.05, "ReportJob (4 async + 1 perform_now)"
     assert_within measured.fetch("MailJob"), by_job["MailJob"], 0.05, "MailJob"
     assert_operator by_job["ReportJob"], :>=, 5 * 20e6 * 0.95
-    blocked = weight_where(data) { |_, ls| ls[:job] == "MailJob" && ls["%GVL"] == "blocked" }
+    blocked = weight_labelled(data, job: "MailJob", "%GVL": "blocked")
     assert_operator blocked, :>=, 0.95 * 4 * 20e6
     assert_match(/needs an ActiveJob class/, result.fetch("not_a_job"))
   end

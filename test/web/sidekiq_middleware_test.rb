@@ -17,7 +17,7 @@ class SidekiqMiddlewareTest < Minitest::Test
     warn "sidekiq: measured #{measured.inspect}, labelled #{by_job.inspect}" if ENV["RPERF_TEST_VERBOSE"]
     assert_within measured.fetch("CpuJob"), by_job["CpuJob"], 0.05, "CpuJob weight vs time in perform"
     assert_within measured.fetch("SleepJob"), by_job["SleepJob"], 0.05, "SleepJob weight vs time in perform"
-    sleeping = weight_where(data) { |_, ls| ls[:job] == "SleepJob" && ls["%GVL"] == "blocked" }
+    sleeping = weight_labelled(data, job: "SleepJob", "%GVL": "blocked")
     # The 30 ms sleeps are off the GVL; the rest is waiting for it behind the CPU jobs.
     assert_operator sleeping, :>=, 0.95 * 6 * 30e6, "SleepJob time blocked off the GVL"
     assert_operator sleeping, :<, by_job["SleepJob"]

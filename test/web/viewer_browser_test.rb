@@ -110,7 +110,7 @@ class ViewerBrowserTest < Minitest::Test
     # Filters: the shown total is exactly the weight of the matching samples.
     total = after[:aggregated_samples].sum { |s| s[1] }
     slow = weight_by_label(after, :endpoint)["GET /slow"]
-    blocked = weight_where(after) { |_, ls| ls["%GVL"] == "blocked" }
+    blocked = weight_labelled(after, "%GVL": "blocked")
     assert_in_delta total, result.dig("unfiltered", "total"), 1
     assert_in_delta total, result.dig("unfiltered", "shown"), 1
     assert_in_delta slow, result.dig("filtered", "totals", "shown"), 1
@@ -136,7 +136,11 @@ class ViewerBrowserTest < Minitest::Test
     assert_operator result.dig("timeline", "rendered"), :>, 10
     refute_nil result.dig("timeline", "range")
     t0, t1 = result.dig("timeline", "stateRange")
-    in_range = before[:raw_samples].sum { |_, w, _, _, t| [[t, t1].min - [t - w, t0].max, 0].max.then { |o| [o, w].min } }
+    in_range = before[:raw_samples].sum do |sample|
+      w = sample[1]
+      t = sample.last # raw entries end with their time
+      [[t, t1].min - [t - w, t0].max, 0].max.then { |o| [o, w].min }
+    end
     assert_in_delta in_range, result.dig("timeline", "totals", "shown"), [1e3, in_range * 1e-6].max
     assert_operator result.dig("timeline", "totals", "shown"), :<, 0.9 * before_total
     assert_operator result.dig("timeline", "flameInRange"), :>, 0

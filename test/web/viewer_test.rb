@@ -176,7 +176,8 @@ class ViewerTest < Minitest::Test
         _, list = get_json(port, "/rperf/snapshots")
         assert_equal %w[a-newer.json b-older.json.gz c-corrupt.json.gz d-truncated.json], list.map { |s| s["file"] }.sort
         good, bad = list.partition { |s| %w[a-newer.json b-older.json.gz].include?(s["file"]) }
-        assert_equal %w[b-older.json.gz a-newer.json], good.map { |s| s["file"] }, "sorted by creation time"
+        by_creation = good.sort_by { |s| [Time.iso8601(s.dig("meta", "created_at")), s["file"]] }
+        assert_equal by_creation, good, "sorted by creation time (then name), not by mtime"
         assert_nil bad.find { |s| s["file"] == "c-corrupt.json.gz" }["meta"]
         assert_equal %w[cpu wall], good.map { |s| s["mode"] }
         assert_equal older[:aggregated_samples].sum { |s| s[1] }, good.first["total_weight_ns"]

@@ -117,12 +117,21 @@ module WebTestHelper
     end
   end
 
-  # Weight per value of one label key (Symbol or String key), as {value => ns}.
+  # A label's value in a label set whose keys may be Symbols or Strings ("%GVL" or :"%GVL").
+  def label_value(set, key) = set && (set.key?(key.to_sym) ? set[key.to_sym] : set[key.to_s])
+
+  # Weight per value of one label key, as {value => ns}.
   def weight_by_label(data, key)
     data[:aggregated_samples].each_with_object(Hash.new(0)) do |(_, weight, _, lsi), acc|
-      set = data[:label_sets][lsi] || {}
-      value = set[key.to_sym] || set[key.to_s]
-      acc[value] += weight
+      acc[label_value(data[:label_sets][lsi], key)] += weight
+    end
+  end
+
+  # Weight of the samples whose labels have all these values.
+  def weight_labelled(data, **wanted)
+    data[:aggregated_samples].sum do |_, weight, _, lsi|
+      set = data[:label_sets][lsi]
+      wanted.all? { |k, v| label_value(set, k) == v } ? weight : 0
     end
   end
 end

@@ -10,7 +10,8 @@ module Rperf
     #   samples:    [[node, weight_ns, thread_seq, label_set_id], ...]   node = the leaf
     #   label_sets: [{"key" => "value"}, ...]           Symbol and String keys both as strings
     #   timeline:   nil, or {samples: [[node, weight_ns, thread_seq, label_set_id, time_ns], ...],
-    #               quantum_ns:, source_count:}          from raw_samples (aggregate: false)
+    #               quantum_ns:, source_count:}          from raw_samples (aggregate: false),
+    #                                                   whose entries end with the time
     #   pruned:     {samples:, weight_ns:}               the lightest stacks, folded into one
     #                                                   "[pruned]" frame beyond max_samples
     #
@@ -115,8 +116,10 @@ module Rperf
       def timeline(raw)
         return nil unless raw.is_a?(Array)
 
-        rows = raw.map do |stack, weight, seq, lsi, time_ns|
-          [raw_node(stack), weight, seq, lsi, time_ns.to_i]
+        # [frames, weight, thread_seq, label_set_id, ..., time_ns]: the time comes last.
+        rows = raw.map do |sample|
+          stack, weight, seq, lsi = sample
+          [raw_node(stack), weight, seq, lsi, sample.last.to_i]
         end
         rows, quantum = coarsen(rows)
         rows.sort_by! { |r| r[4] }
