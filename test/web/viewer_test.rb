@@ -179,8 +179,10 @@ class ViewerTest < Minitest::Test
         by_creation = good.sort_by { |s| [Time.iso8601(s.dig("meta", "created_at")), s["file"]] }
         assert_equal by_creation, good, "sorted by creation time (then name), not by mtime"
         assert_nil bad.find { |s| s["file"] == "c-corrupt.json.gz" }["meta"]
-        assert_equal %w[cpu wall], good.map { |s| s["mode"] }
-        assert_equal older[:aggregated_samples].sum { |s| s[1] }, good.first["total_weight_ns"]
+        by_file = good.to_h { |s| [s["file"], s] }
+        assert_equal "cpu", by_file.dig("b-older.json.gz", "mode")
+        assert_equal "wall", by_file.dig("a-newer.json", "mode")
+        assert_equal older[:aggregated_samples].sum { |s| s[1] }, by_file.dig("b-older.json.gz", "total_weight_ns")
 
         good.each do |entry|
           response, body = get_json(port, "/rperf/snapshots/#{entry['id']}")
