@@ -243,19 +243,21 @@ module Rperf
       nil
     end
 
+    # Files carry either our summary (duration_ns, sampling_count, total_weight_ns) or rperf
+    # 0.11.1's (total_ms, samples): the list has one shape for both.
     def list_entry(s)
       data = s[:data]
-      summary = s[:summary]
+      summary = s[:summary].is_a?(Hash) ? s[:summary] : {}
       {
         id: s[:id],
         taken_at: s[:taken_at].utc.iso8601(3),
         file: s[:path] && File.basename(s[:path]).dup.force_encoding(Encoding::UTF_8).scrub,
-        mode: data ? data[:mode] : s.dig(:meta, :mode),
-        duration_ns: data ? data[:duration_ns] : summary&.dig(:duration_ns),
-        sampling_count: data ? data[:sampling_count] : summary&.dig(:sampling_count),
-        total_weight_ns: summary&.dig(:total_weight_ns),
+        mode: data ? data[:mode] : (s[:meta].is_a?(Hash) ? s[:meta][:mode] : nil),
+        duration_ns: data ? data[:duration_ns] : summary[:duration_ns] || summary[:total_ms]&.*(1_000_000)&.round,
+        sampling_count: data ? data[:sampling_count] : summary[:sampling_count] || summary[:samples],
+        total_weight_ns: summary[:total_weight_ns],
         meta: s[:meta],
-        summary: summary,
+        summary: s[:summary],
         error: s[:error],
       }
     end

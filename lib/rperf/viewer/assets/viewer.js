@@ -577,7 +577,9 @@
     for (const s of state.list) {
       const meta = s.meta || {};
       const bits = [s.mode, meta.hostname && meta.pid ? meta.hostname + ':' + meta.pid : meta.pid];
-      if (meta.git && meta.git.commit) bits.push(String(meta.git.commit).slice(0, 10) + (meta.git.branch ? ' ' + meta.git.branch : ''));
+      const git = meta.git || {};
+      const commit = git.commit || git.sha;
+      if (commit) bits.push(String(commit).slice(0, 10) + (git.branch ? ' ' + git.branch : '') + (git.dirty ? ' (dirty)' : ''));
       if (s.file) bits.push(s.file);
       if (s.error) bits.push('unreadable: ' + s.error);
       else if (!s.meta && s.file) bits.push('(no meta)');
@@ -599,7 +601,8 @@
     clear(svg);
     const w = Number(svg.getAttribute('width'));
     const h = Number(svg.getAttribute('height'));
-    const values = state.list.map((s) => s.total_weight_ns || 0);
+    // Total sampled time; files written in rperf 0.11.1's format only know their duration.
+    const values = state.list.map((s) => s.total_weight_ns ?? s.duration_ns ?? 0);
     if (!values.length) return;
     const max = Math.max(...values, 1);
     const x = (i) => (values.length === 1 ? w / 2 : 6 + i * (w - 12) / (values.length - 1));
