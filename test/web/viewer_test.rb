@@ -247,4 +247,13 @@ class ViewerTest < Minitest::Test
       end
     end
   end
+
+  def test_the_example_web_app_serves_its_snapshots
+    out, err, status = Open3.capture3(RperfTestHelper::RUBY, "-I#{RperfTestHelper::ROOT}/lib",
+                                      File.join(RperfTestHelper::ROOT, "examples/web_app.rb"), "--check")
+    assert status.success?, err
+    list = JSON.parse(out.lines.last)
+    assert_equal [1, 2, 3], list.map { |s| s["id"] }
+    assert(list.all? { |s| s["mode"] == "wall" && s["sampling_count"].positive? && s["total_weight_ns"].positive? })
+  end
 end
