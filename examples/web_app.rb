@@ -45,6 +45,7 @@ def drive(port, requests)
   end
 end
 
+$stdout.sync = true
 viewer = Rperf::Viewer.new(Rperf::RackMiddleware.new(Shop.new))
 server = Puma::Server.new(viewer, nil, min_threads: 1, max_threads: 4,
                                        log_writer: Puma::LogWriter.new(StringIO.new, StringIO.new))
