@@ -55,7 +55,7 @@ module Rperf
     attr_reader :path, :max_snapshots
 
     def initialize(app = nil, path: "/rperf", max_snapshots: 24, allow: :loopback, auth: nil,
-                   max_samples: 50_000, max_timeline: 200_000)
+                   max_samples: 20_000, max_timeline: 200_000)
       positive = ->(name, v) { raise ArgumentError, "#{name} must be a positive Integer, got #{v.inspect}" unless v.is_a?(Integer) && v.positive? }
       positive.("max_snapshots", max_snapshots)
       positive.("max_samples", max_samples)
@@ -95,7 +95,7 @@ module Rperf
 
     # The viewer page as one self-contained HTML document holding one profile: scripts, styles
     # and data inline, no request at all (for `rperf report --html`-style files).
-    def self.static_html(data, title: "rperf profile", max_samples: 50_000, max_timeline: 200_000)
+    def self.static_html(data, title: "rperf profile", max_samples: 20_000, max_timeline: 200_000)
       StaticPage.new(data, title: title, max_samples: max_samples, max_timeline: max_timeline).html
     end
 
