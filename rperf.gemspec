@@ -12,7 +12,7 @@ Gem::Specification.new do |spec|
   spec.authors = ["rperf developers"]
   spec.license = "MIT"
   spec.required_ruby_version = ">= 3.3"
-  spec.files = Dir["lib/**/*.rb", "ext/rperf/*.{cc,hh,rb}", "exe/*", "README.md"]
+  spec.files = Dir["lib/**/*.rb", "lib/rperf/viewer/assets/**/*", "ext/rperf/*.{cc,hh,rb}", "exe/*", "README.md"]
   spec.bindir = "exe"
   spec.executables = ["rperf"]
   spec.require_paths = ["lib"]

@@ -15,7 +15,7 @@ require_relative "rperf/report"
 require_relative "rperf/storage"
 require_relative "rperf/stat"
 require_relative "rperf/pprof_reader"
-require_relative "rperf/viewer"
+require_relative "rperf/html_report"
 require_relative "rperf/diff"
 require_relative "rperf/multiprocess"
 
@@ -57,6 +57,14 @@ module Rperf
 
     def running?
       Native.running?
+    end
+
+    # True while a session started with defer: true runs (sampling only inside profile blocks).
+    # (@session: the session object of the restructured main branch; @settings: this one.)
+    def deferred?
+      return false unless Native.running?
+
+      (@session ? @session.settings.defer : @settings&.fetch(:defer, false)) == true
     end
 
     # Returns the profile so far without stopping; clear: true starts a new interval.

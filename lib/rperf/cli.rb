@@ -166,11 +166,11 @@ module Rperf
       path = files.first || "rperf.json.gz"
       data = Storage.load_any(path)
       case mode
-      when :top then @out.puts Viewer.top_table(data)
+      when :top then @out.puts HtmlReport.top_table(data)
       when :text then @out.puts Report.text(data, top: 30)
       when :html
         output ||= path.sub(/(\.json|\.pb)?(\.gz)?\z/, "") + ".html"
-        File.write(output, Viewer.html(data, title: File.basename(path)))
+        File.write(output, HtmlReport.html(data, title: File.basename(path)))
         @out.puts "wrote #{output}"
       end
       0

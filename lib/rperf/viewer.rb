@@ -1,110 +1,297 @@
 # frozen_string_literal: true
 
+require_relative "../rperf"
 require "json"
-require "erb"
+require "socket"
+require "time"
+require_relative "viewer/payload"
+require_relative "viewer/access"
+require_relative "viewer/static_page"
 
 module Rperf
-  # Views of a loaded profile for `rperf report`: a top table, and a static self-contained HTML
-  # page (flame graph + top table). The page loads nothing from the network.
-  module Viewer
-    module_function
+  # A Rack app (or middleware) that shows profiles in the browser: snapshots taken from the
+  # running session, or profile files from a directory (time travel). Everything it needs is
+  # served from the gem: it works without any network access.
+  #
+  #   use Rperf::Viewer                                  # at /rperf, loopback clients only
+  #   use Rperf::Viewer, path: "/profiler", max_snapshots: 12,
+  #                      allow: ["10.0.0.0/8"], auth: ->(env) { admin?(env) }
+  #   Rperf::Viewer.instance.take_snapshot!              # Rperf.snapshot(clear: true), kept
+  #   Rperf::Viewer.instance.auto_snapshot(every: 60)    # the same, every minute
+  #   Rperf::Viewer.instance.add_snapshot_dir("profiles") # *.json(.gz), loaded when opened
+  #
+  # Routes under path: "/" the page, "/assets/..." its scripts, "/snapshots" the list (meta and
+  # summary only), "/snapshots/<id>" one profile (Viewer::Payload).
+  class Viewer
+    ASSET_DIR = File.expand_path("viewer/assets", __dir__)
+    ASSET_TYPES = {
+      "index.html" => "text/html; charset=utf-8",
+      "viewer.js" => "text/javascript; charset=utf-8",
+      "viewer.css" => "text/css; charset=utf-8",
+      "vendor/d3.min.js" => "text/javascript; charset=utf-8",
+      "vendor/d3-flamegraph.min.js" => "text/javascript; charset=utf-8",
+    }.freeze
+    # Nothing outside this server: no CDN, no inline script. d3-flame-graph adds its own
+    # <style> element, hence 'unsafe-inline' for styles only.
+    CONTENT_SECURITY_POLICY = "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; " \
+                              "img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; " \
+                              "frame-ancestors 'none'"
+    SECURITY_HEADERS = {
+      "content-security-policy" => CONTENT_SECURITY_POLICY,
+      "x-content-type-options" => "nosniff",
+      "x-frame-options" => "DENY",
+      "referrer-policy" => "no-referrer",
+      "cache-control" => "no-store",
+    }.freeze
+    PAYLOAD_CACHE_SIZE = 4
 
-    def top_table(data, top: 20)
-      t = Result.flat_and_cumulative(data)
-      total = t[:total_weight]
-      lines = [format("Total: %.1fms (%s), %d stacks", total / 1e6, data[:mode], data[:aggregated_samples].size),
-               format("%12s %6s %12s %6s  %s", "flat", "flat%", "cum", "cum%", "function")]
-      t[:flat].sort_by { |k, w| [-w, k] }.first(top).each do |key, flat|
-        cum = t[:cum][key]
-        label, path = key
-        lines << format("%10.1fms %5.1f%% %10.1fms %5.1f%%  %s%s", flat / 1e6, pct(flat, total), cum / 1e6,
-                        pct(cum, total), label, path.empty? ? "" : " (#{path})")
-      end
-      lines.join("\n")
+    @instance = nil
+
+    class << self
+      # The Viewer created last (the one `use Rperf::Viewer` built).
+      attr_reader :instance
     end
 
-    def pct(w, total) = total.positive? ? w * 100.0 / total : 0.0
+    attr_reader :path, :max_snapshots
 
-    # Root-first call tree: { "n" => name, "v" => weight, "c" => [children] }.
-    def tree(data)
-      root = { "n" => "all", "v" => 0, "c" => {} }
-      data[:aggregated_samples].each do |frames, weight|
-        node = root
-        node["v"] += weight
-        frames.reverse_each do |f|
-          node = (node["c"][f[1]] ||= { "n" => f[1], "v" => 0, "c" => {} })
-          node["v"] += weight
+    def initialize(app = nil, path: "/rperf", max_snapshots: 24, allow: :loopback, auth: nil,
+                   max_samples: 20_000, max_timeline: 200_000)
+      positive = ->(name, v) { raise ArgumentError, "#{name} must be a positive Integer, got #{v.inspect}" unless v.is_a?(Integer) && v.positive? }
+      positive.("max_snapshots", max_snapshots)
+      positive.("max_samples", max_samples)
+      positive.("max_timeline", max_timeline)
+      raise ArgumentError, "path must be a String starting with /, got #{path.inspect}" unless path.is_a?(String) && path.start_with?("/")
+
+      @app = app
+      @path = path.chomp("/")
+      @max_snapshots = max_snapshots
+      @payload_limits = { max_samples: max_samples, max_timeline: max_timeline }
+      @access = Access.new(allow: allow, auth: auth)
+      @snapshots = [] # {id:, taken_at:, data: | path:, meta:, summary:, error:}
+      @payloads = {}  # id => JSON body, the few opened last
+      @mutex = Mutex.new
+      @next_id = 0
+      self.class.instance_variable_set(:@instance, self)
+    end
+
+    # The JSON body of GET <path>/snapshots/<id>: the list entry, the profile (Payload).
+    def self.snapshot_body(list_entry, data, max_samples:, max_timeline:)
+      list_entry.merge(**Payload.build(data, max_samples: max_samples, max_timeline: max_timeline),
+                       mode: data[:mode], frequency: data[:frequency])
+    end
+
+    # What the snapshot list shows of a profile taken in this process (a loaded file brings
+    # its own meta and summary).
+    def self.meta_of(data)
+      data[:meta] || { mode: data[:mode].to_s, frequency: data[:frequency], pid: Process.pid,
+                       hostname: (Socket.gethostname rescue nil), created_at: Time.now.utc.iso8601(3),
+                       ruby_version: RUBY_VERSION, rperf_version: VERSION }
+    end
+
+    def self.summary_of(data)
+      data[:summary] || { total_weight_ns: data[:aggregated_samples].sum { |s| s[1] },
+                          sampling_count: data[:sampling_count], duration_ns: data[:duration_ns] }
+    end
+
+    # The viewer page as one self-contained HTML document holding one profile: scripts, styles
+    # and data inline, no request at all (for `rperf report --html`-style files).
+    def self.static_html(data, title: "rperf profile", max_samples: 20_000, max_timeline: 200_000)
+      StaticPage.new(data, title: title, max_samples: max_samples, max_timeline: max_timeline).html
+    end
+
+    # --- snapshots -----------------------------------------------------------------------
+
+    # Takes Rperf.snapshot(clear: true) and keeps it; nil when no session runs.
+    def take_snapshot!
+      # Rperf.snapshot raises NoMethodError in a process that never started a session.
+      return nil unless Rperf.running?
+
+      data = Rperf.snapshot(clear: true)
+      data && add_snapshot(data)
+    end
+
+    # Keeps a profile Hash (as returned by Rperf.stop, snapshot or load). The oldest in-memory
+    # snapshots beyond max_snapshots are dropped; files from add_snapshot_dir are not counted.
+    def add_snapshot(data)
+      unless data.is_a?(Hash) && data[:aggregated_samples].is_a?(Array)
+        raise ArgumentError, "add_snapshot needs a profile Hash with :aggregated_samples, got #{data.class}"
+      end
+
+      entry = { taken_at: Time.now, data: data, meta: self.class.meta_of(data), summary: self.class.summary_of(data) }
+      @mutex.synchronize do
+        entry[:id] = (@next_id += 1)
+        @snapshots << entry
+        evict_in_memory
+      end
+      entry
+    end
+
+    # Lists every *.json / *.json.gz profile in dir, oldest first (git commit time, else
+    # creation time, else mtime). Only meta and summary are read now (Rperf.read_meta); a
+    # profile is loaded when it is opened. Returns the number of files added.
+    def add_snapshot_dir(dir)
+      raise ArgumentError, "#{dir} is not a directory" unless File.directory?(dir)
+
+      entries = Dir.glob(File.join(dir, "*.{json,json.gz}")).filter_map do |file|
+        head = Rperf.read_meta(file) || {}
+        meta = head[:meta]
+        mtime = File.mtime(file)
+        { path: file, meta: meta, summary: head[:summary], taken_at: meta_time(meta, :created_at) || mtime,
+          order: meta_time(meta, :git, :committed_at) || meta_time(meta, :created_at) || mtime }
+      rescue SystemCallError
+        nil # removed while we listed it
+      end
+      # As rperf 0.11.1: by git commit time (its files), else creation time, else mtime.
+      entries.sort_by! { |e| [e[:order], e[:path]] }
+      @mutex.synchronize do
+        entries.each { |e| @snapshots << e.except(:order).merge(id: (@next_id += 1)) }
+      end
+      entries.size
+    end
+
+    # Takes a snapshot every `every` seconds in a background thread while a session runs, so a
+    # server keeps the last max_snapshots intervals without code of its own. In a forking
+    # server, call it in each worker (Puma: on_worker_boot). Returns the thread.
+    def auto_snapshot(every: 60)
+      raise ArgumentError, "every: must be a positive number of seconds, got #{every.inspect}" unless every.is_a?(Numeric) && every.positive?
+
+      stop_auto_snapshot
+      @auto_snapshot = Thread.new do
+        Thread.current.name = "rperf-viewer-snapshots"
+        loop do
+          sleep every
+          begin
+            take_snapshot! if Rperf.running?
+          rescue StandardError => e
+            warn "rperf viewer: snapshot failed: #{e.class}: #{e.message}"
+          end
         end
       end
-      finish = ->(n) { n.merge("c" => n["c"].values.sort_by { |c| -c["v"] }.map(&finish)) }
-      finish.(root)
     end
 
-    def html(data, title: "rperf profile")
-      tree_json = JSON.generate(tree(data)).gsub("</", "<\\/")
-      table = ERB::Util.html_escape(top_table(data, top: 30))
-      TEMPLATE.result_with_hash(title: ERB::Util.html_escape(title), tree_json: tree_json, table: table,
-                                mode: data[:mode])
+    def stop_auto_snapshot
+      thread = @auto_snapshot
+      @auto_snapshot = nil
+      thread&.kill&.join
+      nil
     end
 
-    TEMPLATE = ERB.new(<<~'HTML')
-      <!DOCTYPE html>
-      <html lang="en">
-      <head>
-      <meta charset="utf-8">
-      <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'">
-      <title><%= title %></title>
-      <style>
-        body { font: 13px/1.4 system-ui, sans-serif; margin: 16px; color: #222; }
-        #flame { position: relative; width: 100%; overflow: hidden; border: 1px solid #ddd; }
-        .f { position: absolute; height: 17px; box-sizing: border-box; border: 1px solid #fff; overflow: hidden;
-             white-space: nowrap; font-size: 11px; padding: 0 3px; cursor: pointer; }
-        #info { height: 1.4em; margin: 6px 0; font-family: monospace; }
-        pre { background: #f6f6f6; padding: 8px; overflow-x: auto; }
-      </style>
-      </head>
-      <body>
-      <h1><%= title %> (<%= mode %> mode)</h1>
-      <div id="info">Click a frame to zoom, click the top bar to reset.</div>
-      <div id="flame"></div>
-      <h2>Top functions</h2>
-      <pre id="top"><%= table %></pre>
-      <script id="tree" type="application/json"><%= tree_json %></script>
-      <script>
-      (function () {
-        var tree = JSON.parse(document.getElementById('tree').textContent);
-        var flame = document.getElementById('flame'), info = document.getElementById('info');
-        var ROW = 18;
-        function depth(n) { var d = 0; n.c.forEach(function (c) { d = Math.max(d, depth(c)); }); return d + 1; }
-        function color(name) {
-          var h = 0; for (var i = 0; i < name.length; i++) h = (h * 31 + name.charCodeAt(i)) >>> 0;
-          return 'hsl(' + (h % 50 + 10) + ',80%,' + (60 + h % 15) + '%)';
-        }
-        function render(focus) {
-          flame.innerHTML = '';
-          flame.style.height = (depth(focus) * ROW + 2) + 'px';
-          var width = flame.clientWidth || 1000;
-          (function draw(n, x, y, w) {
-            if (w < 1) return;
-            var d = document.createElement('div');
-            d.className = 'f';
-            d.style.left = x + 'px'; d.style.top = (y * ROW) + 'px'; d.style.width = w + 'px';
-            d.style.background = color(n.n);
-            d.textContent = n.n;
-            d.title = n.n + ' ' + (n.v / 1e6).toFixed(1) + 'ms (' + (100 * n.v / tree.v).toFixed(1) + '%)';
-            d.onclick = function () { render(n === focus ? tree : n); };
-            d.onmouseover = function () { info.textContent = d.title; };
-            flame.appendChild(d);
-            var cx = x;
-            n.c.forEach(function (c) { var cw = w * c.v / n.v; draw(c, cx, y + 1, cw); cx += cw; });
-          })(focus, 0, 0, width);
-          flame.setAttribute('data-rendered', flame.childElementCount);
-        }
-        render(tree);
-      })();
-      </script>
-      </body>
-      </html>
-    HTML
+    # id, taken_at and meta of each kept snapshot, oldest first.
+    def snapshot_list
+      @mutex.synchronize { @snapshots.map { |s| list_entry(s) } }
+    end
+
+    # --- Rack ----------------------------------------------------------------------------
+
+    def call(env)
+      req_path = env["PATH_INFO"].to_s
+      return pass(env) unless req_path == @path || req_path.start_with?("#{@path}/")
+
+      if (reason = @access.refusal(env))
+        return text(403, "Forbidden: #{reason}\n")
+      end
+      return text(405, "Method Not Allowed\n", "allow" => "GET, HEAD") unless %w[GET HEAD].include?(env["REQUEST_METHOD"])
+      return [301, { "location" => "#{env['SCRIPT_NAME']}#{@path}/", "content-type" => "text/plain" }, [""]] if req_path == @path
+
+      route(req_path[@path.size..])
+    end
+
+    private
+
+    def route(sub_path)
+      case sub_path
+      when "/" then asset("index.html")
+      when %r{\A/assets/(.+)\z} then static_asset(Regexp.last_match(1))
+      when "/snapshots" then json(200, snapshot_list)
+      when %r{\A/snapshots/(\d{1,18})\z} then serve_snapshot(Regexp.last_match(1).to_i)
+      else not_found
+      end
+    end
+
+    def pass(env)
+      @app ? @app.call(env) : not_found
+    end
+
+    def serve_snapshot(id)
+      entry = @mutex.synchronize { @snapshots.find { |s| s[:id] == id } }
+      return json(404, { error: "no snapshot #{id}" }) unless entry
+
+      body = @mutex.synchronize { @payloads[id] }
+      body ||= build_payload(entry)
+      return json(422, { error: entry[:error] }) unless body
+
+      [200, SECURITY_HEADERS.merge("content-type" => "application/json; charset=utf-8"), [body]]
+    end
+
+    def build_payload(entry)
+      data = entry[:data] || load_file(entry)
+      return nil unless data
+
+      body = JSON.generate(self.class.snapshot_body(list_entry(entry), data, **@payload_limits))
+      @mutex.synchronize do
+        @payloads.delete(@payloads.keys.first) while @payloads.size >= PAYLOAD_CACHE_SIZE
+        @payloads[entry[:id]] = body
+      end
+      body
+    end
+
+    # A file that cannot be read stays in the list, marked with its error; the others work.
+    def load_file(entry)
+      Rperf.load(entry[:path])
+    rescue Rperf::Error, SystemCallError, JSON::ParserError, ArgumentError, TypeError => e
+      @mutex.synchronize { entry[:error] = "#{File.basename(entry[:path])}: #{e.message}" }
+      nil
+    end
+
+    # Files carry either our summary (duration_ns, sampling_count, total_weight_ns) or rperf
+    # 0.11.1's (total_ms, samples): the list has one shape for both.
+    def list_entry(s)
+      data = s[:data]
+      summary = s[:summary].is_a?(Hash) ? s[:summary] : {}
+      {
+        id: s[:id],
+        taken_at: s[:taken_at].utc.iso8601(3),
+        file: s[:path] && File.basename(s[:path]).dup.force_encoding(Encoding::UTF_8).scrub,
+        mode: data ? data[:mode] : (s[:meta].is_a?(Hash) ? s[:meta][:mode] : nil),
+        duration_ns: data ? data[:duration_ns] : summary[:duration_ns] || summary[:total_ms]&.*(1_000_000)&.round,
+        sampling_count: data ? data[:sampling_count] : summary[:sampling_count] || summary[:samples],
+        total_weight_ns: summary[:total_weight_ns],
+        meta: s[:meta],
+        summary: s[:summary],
+        error: s[:error],
+      }
+    end
+
+    def evict_in_memory
+      while @snapshots.count { |s| s[:data] } > @max_snapshots
+        gone = @snapshots.delete_at(@snapshots.index { |s| s[:data] })
+        @payloads.delete(gone[:id])
+      end
+    end
+
+    def meta_time(meta, *keys)
+      text = meta.is_a?(Hash) ? meta.dig(*keys) : nil
+      text && Time.iso8601(text.to_s)
+    rescue ArgumentError, TypeError
+      nil
+    end
+
+    # Only the files listed in ASSET_TYPES: a request names no path on disk.
+    def static_asset(name) = name != "index.html" && ASSET_TYPES.key?(name) ? asset(name) : not_found
+
+    def asset(name)
+      body = File.binread(File.join(ASSET_DIR, name))
+      [200, SECURITY_HEADERS.merge("content-type" => ASSET_TYPES.fetch(name)), [body]]
+    end
+
+    def json(status, obj)
+      [status, SECURITY_HEADERS.merge("content-type" => "application/json; charset=utf-8"), [JSON.generate(obj)]]
+    end
+
+    def text(status, body, extra = {})
+      [status, SECURITY_HEADERS.merge("content-type" => "text/plain; charset=utf-8").merge(extra), [body]]
+    end
+
+    def not_found = text(404, "Not Found\n")
   end
 end

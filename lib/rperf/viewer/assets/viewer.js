@@ -1,0 +1,786 @@
+// rperf viewer: reads the snapshot list and one snapshot at a time from the server (JSON, see
+// Rperf::Viewer::Payload) and draws every view in the browser. Profile text (frame names,
+// files, label values) is user data: it only ever reaches the page through textContent,
+// attribute values or d3's .text(), never as HTML.
+(function () {
+  'use strict';
+
+  const STATES = [
+    { key: 'running', color: '#4e79a7', test: (ls) => !('%GVL' in ls) && !('%GC' in ls) },
+    { key: 'blocked', color: '#bab0ac', test: (ls) => ls['%GVL'] === 'blocked' },
+    { key: 'wait', color: '#f28e2b', test: (ls) => ls['%GVL'] === 'wait' },
+    { key: 'gc', color: '#e15759', test: (ls) => '%GC' in ls },
+  ];
+  const NOT_SET = '\u0000not set';
+  const MAX_TABLE_ROWS = 300;
+
+  const state = {
+    list: [],
+    payloads: new Map(), // id -> prepared snapshot (the few opened last)
+    current: null,
+    baseId: null,
+    labelFilter: null, // {key, value}; value NOT_SET = samples without that key
+    threadFilter: null,
+    range: null, // [t0, t1] in ns since the start, from the timeline
+    tab: 'flame',
+    topSort: 'self',
+    treeExpanded: new Set(),
+  };
+
+  const $ = (id) => document.getElementById(id);
+
+  // --- DOM helpers: text only --------------------------------------------------------------
+  function el(tag, props, ...children) {
+    const e = document.createElement(tag);
+    if (props) {
+      for (const [k, v] of Object.entries(props)) {
+        if (v === undefined || v === null) continue;
+        if (k === 'class') e.className = v;
+        else if (k === 'text') e.textContent = v;
+        else if (k === 'dataset') Object.assign(e.dataset, v);
+        else if (k.startsWith('on')) e.addEventListener(k.slice(2), v);
+        else e.setAttribute(k, v);
+      }
+    }
+    for (const c of children) if (c !== null && c !== undefined) e.append(c);
+    return e;
+  }
+  const svgEl = (tag, attrs) => {
+    const e = document.createElementNS('http://www.w3.org/2000/svg', tag);
+    for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
+    return e;
+  };
+  const clear = (node) => { while (node.firstChild) node.removeChild(node.firstChild); };
+
+  function fmtTime(ns) {
+    if (ns === null || ns === undefined || Number.isNaN(ns)) return '–';
+    const a = Math.abs(ns);
+    if (a >= 1e9) return (ns / 1e9).toFixed(2) + ' s';
+    if (a >= 1e6) return (ns / 1e6).toFixed(1) + ' ms';
+    if (a >= 1e3) return (ns / 1e3).toFixed(1) + ' µs';
+    return Math.round(ns) + ' ns';
+  }
+  const fmtSigned = (ns) => (ns > 0 ? '+' : '') + fmtTime(ns);
+  const pct = (part, total) => (total > 0 ? (100 * part / total).toFixed(1) + '%' : '–');
+  const shortPath = (p) => (p && p.length > 60 ? '…' + p.slice(-59) : p || '');
+
+  function setStatus(text, kind) {
+    $('status').textContent = text;
+    document.body.dataset.state = kind || 'ready';
+  }
+
+  // A self-contained page (Rperf::Viewer.static_html) carries its data in a JSON script
+  // element: {list: [...], snapshots: {id: body}}; a served page fetches it.
+  const embeddedElement = document.getElementById('rperf-data');
+  const embedded = embeddedElement ? JSON.parse(embeddedElement.textContent) : null;
+
+  async function fetchJSON(url) {
+    if (embedded) {
+      if (url === 'snapshots') return embedded.list;
+      const body = embedded.snapshots[url.slice('snapshots/'.length)];
+      if (!body) throw new Error('not in this file');
+      return body;
+    }
+    const res = await fetch(url, { headers: { accept: 'application/json' }, cache: 'no-store' });
+    let body = null;
+    try { body = await res.json(); } catch (_) { /* not JSON */ }
+    if (!res.ok) throw new Error((body && body.error) || (res.status + ' ' + res.statusText));
+    return body;
+  }
+
+  // --- one snapshot ------------------------------------------------------------------------
+  // The server sends a prefix tree of stacks (parents come before their children), so the
+  // call tree is that tree: weights go to the leaf node of each sample and are summed upwards.
+  function prepare(p) {
+    const n = p.nodes.parent.length;
+    const children = Array.from({ length: n }, () => []);
+    const roots = [];
+    for (let i = 0; i < n; i++) {
+      const parent = p.nodes.parent[i];
+      if (parent < 0) roots.push(i); else children[parent].push(i);
+    }
+    p.children = children;
+    p.roots = roots;
+    p.threads = [...new Set(p.samples.map((s) => s[2]))].sort((a, b) => a - b);
+    p.labelSets = p.label_sets.map((ls) => ls || {});
+    return p;
+  }
+
+  const frameOf = (p, node) => p.frames[p.nodes.frame[node]];
+
+  function labelMatches(ls, filter) {
+    if (!filter) return true;
+    return filter.value === NOT_SET ? !(filter.key in ls) : ls[filter.key] === filter.value;
+  }
+
+  // Samples [node, weight, thread, label_set] after the time range, label and thread filters.
+  function selectSamples(p, opts) {
+    const o = Object.assign({ label: true, thread: true, range: true }, opts);
+    let rows = p.samples;
+    if (o.range && state.range && p.timeline) {
+      const [t0, t1] = state.range;
+      rows = [];
+      for (const [node, w, th, lsi, t] of p.timeline.samples) {
+        const overlap = Math.min(t, t1) - Math.max(t - w, t0);
+        if (overlap > 0) rows.push([node, Math.min(w, overlap), th, lsi]);
+      }
+    }
+    const label = o.label ? state.labelFilter : null;
+    const thread = o.thread ? state.threadFilter : null;
+    if (!label && thread === null) return rows;
+    return rows.filter((s) => (thread === null || s[2] === thread) && labelMatches(p.labelSets[s[3]] || {}, label));
+  }
+
+  function nodeWeights(p, rows) {
+    const n = p.nodes.parent.length;
+    const self = new Float64Array(n);
+    for (const s of rows) self[s[0]] += s[1];
+    const total = Float64Array.from(self);
+    for (let i = n - 1; i >= 0; i--) {
+      const parent = p.nodes.parent[i];
+      if (parent >= 0) total[parent] += total[i];
+    }
+    let sum = 0;
+    for (const r of p.roots) sum += total[r];
+    return { self, total, sum };
+  }
+
+  // Self and total weight per function (frames are unique per name + file in a payload); a
+  // function counts once per stack (recursion). Typed arrays: 50,000 stacks stay fast.
+  function functionTable(p, weights) {
+    const nf = p.frames.length;
+    const self = new Float64Array(nf);
+    const total = new Float64Array(nf);
+    const stamp = new Int32Array(nf); // 1 + the leaf node whose walk counted the frame last
+    const parent = p.nodes.parent;
+    const frameOfNode = p.nodes.frame;
+    for (let i = 0; i < weights.self.length; i++) {
+      const w = weights.self[i];
+      if (!w) continue;
+      self[frameOfNode[i]] += w;
+      for (let node = i; node >= 0; node = parent[node]) {
+        const f = frameOfNode[node];
+        if (stamp[f] !== i + 1) { stamp[f] = i + 1; total[f] += w; }
+      }
+    }
+    const byFn = new Map();
+    for (let f = 0; f < nf; f++) {
+      if (!total[f]) continue;
+      const [name, file] = p.frames[f];
+      const key = name + '\u0000' + file;
+      byFn.set(key, { key, name, file, self: self[f], total: total[f] });
+    }
+    return byFn;
+  }
+
+  // The d3-flame-graph hierarchy {name, value, children, delta?} of the nodes that have weight.
+  function hierarchy(p, weights, deltaOf) {
+    const build = (node) => {
+      const [name, file] = frameOf(p, node);
+      const out = { name, file, value: weights.total[node], node };
+      if (deltaOf) out.delta = deltaOf(node);
+      const kids = p.children[node].filter((c) => weights.total[c] > 0).map(build);
+      if (kids.length) out.children = kids;
+      return out;
+    };
+    const top = p.roots.filter((r) => weights.total[r] > 0).map(build);
+    const root = { name: 'all', file: '', value: weights.sum, node: -1, children: top };
+    if (deltaOf) root.delta = 0;
+    return root;
+  }
+
+  // --- flame graph and icicle --------------------------------------------------------------
+  function drawFlame(container, details, data, opts) {
+    clear(container);
+    container.removeAttribute('data-rendered');
+    if (!data.value) {
+      container.append(el('p', { class: 'hint', text: 'No samples match the filters.' }));
+      container.dataset.rendered = '0';
+      return;
+    }
+    const total = data.value;
+    const chart = newFlamegraph()
+      .width(Math.max(320, container.clientWidth || 960))
+      .cellHeight(18)
+      .transitionDuration(0)
+      .minFrameSize(1)
+      .sort(true)
+      .inverted(!!opts.inverted)
+      .label((d) => {
+        let text = d.data.name + ' — ' + fmtTime(d.value) + ' (' + pct(d.value, total) + ')';
+        if (opts.diff) text += ', change ' + fmtSigned(d.delta);
+        if (d.data.file) text += ' — ' + d.data.file;
+        return text;
+      })
+      .setDetailsElement(details);
+    if (opts.diff) chart.computeDelta(true).setColorMapper((d) => diffColor(d.delta, d.value));
+    d3.select(container).datum(data).call(chart);
+    container.dataset.rendered = String(container.querySelectorAll('g.frame').length);
+  }
+
+  // d3-flame-graph's UMD build exports its constructor as `default`.
+  const newFlamegraph = () => (window.flamegraph.default || window.flamegraph.flamegraph)();
+
+  // Red for more time than before, green for less, grey for no change.
+  function diffColor(delta, value) {
+    if (!delta) return 'rgb(215,215,215)';
+    const v = Math.min(1, Math.abs(delta) / Math.max(Math.abs(value), Math.abs(delta), 1));
+    const soft = Math.round(215 - 175 * v);
+    return delta > 0 ? `rgb(235,${soft},${soft})` : `rgb(${soft},215,${soft})`;
+  }
+
+  // --- top table ---------------------------------------------------------------------------
+  function drawTop(p, weights) {
+    const body = $('top-table').tBodies[0];
+    clear(body);
+    const rows = [...functionTable(p, weights).values()]
+      .sort((a, b) => b[state.topSort] - a[state.topSort] || a.name.localeCompare(b.name))
+      .slice(0, MAX_TABLE_ROWS);
+    for (const r of rows) {
+      body.append(el('tr', null,
+        el('td', { class: 'num', text: fmtTime(r.self) }), el('td', { class: 'num', text: pct(r.self, weights.sum) }),
+        el('td', { class: 'num', text: fmtTime(r.total) }), el('td', { class: 'num', text: pct(r.total, weights.sum) }),
+        el('td', { class: 'fn', text: r.name }), el('td', { class: 'file', text: r.file, title: r.file })));
+    }
+    $('top-table').dataset.rows = String(rows.length);
+  }
+
+  // --- call tree ---------------------------------------------------------------------------
+  function drawTree(p, weights) {
+    const root = $('tree');
+    clear(root);
+    const sum = weights.sum;
+    const kidsOf = (node) => (node < 0 ? p.roots : p.children[node])
+      .filter((c) => weights.total[c] > 0)
+      .sort((a, b) => weights.total[b] - weights.total[a]);
+    const list = (node) => {
+      const ul = el('ul', { role: 'group' });
+      for (const c of kidsOf(node)) ul.append(item(c));
+      return ul;
+    };
+    const item = (node) => {
+      const [name, file] = frameOf(p, node);
+      const kids = kidsOf(node);
+      const open = state.treeExpanded.has(node);
+      const toggle = el('button', { class: 'toggle', type: 'button', text: kids.length ? (open ? '▾' : '▸') : '' });
+      const li = el('li', { role: 'treeitem', 'aria-expanded': kids.length ? String(open) : null, dataset: { node: String(node) } },
+        el('div', { class: 'row' }, toggle,
+          el('span', { class: 'num', text: fmtTime(weights.total[node]) }),
+          el('span', { class: 'num', text: pct(weights.total[node], sum) }),
+          el('span', { class: 'bar', style: `width:${Math.max(1, Math.round(80 * weights.total[node] / (sum || 1)))}px` }),
+          el('span', { class: 'name', text: name }),
+          el('span', { class: 'num', text: 'self ' + fmtTime(weights.self[node]) }),
+          el('span', { class: 'file', text: shortPath(file), title: file })));
+      if (open && kids.length) li.append(list(node));
+      if (kids.length) {
+        toggle.addEventListener('click', () => {
+          const nowOpen = !state.treeExpanded.has(node);
+          if (nowOpen) { state.treeExpanded.add(node); li.append(list(node)); } else {
+            state.treeExpanded.delete(node);
+            const sub = li.querySelector(':scope > ul');
+            if (sub) sub.remove();
+          }
+          toggle.textContent = nowOpen ? '▾' : '▸';
+          li.setAttribute('aria-expanded', String(nowOpen));
+        });
+      }
+      return li;
+    };
+    if (!sum) { root.append(el('p', { class: 'hint', text: 'No samples match the filters.' })); return; }
+    root.append(list(-1));
+  }
+
+  // Opens the heaviest path (each step ≥ half of its parent) so the tree starts useful.
+  function defaultExpansion(p, weights) {
+    state.treeExpanded = new Set();
+    let level = p.roots;
+    let parentWeight = weights.sum;
+    for (let depth = 0; depth < 12 && level.length; depth++) {
+      const best = level.reduce((a, b) => (weights.total[b] > weights.total[a] ? b : a), level[0]);
+      if (weights.total[best] < parentWeight / 2) break;
+      state.treeExpanded.add(best);
+      parentWeight = weights.total[best];
+      level = p.children[best];
+    }
+  }
+
+  function expandAtLeast(p, weights, share) {
+    for (let i = 0; i < weights.total.length; i++) {
+      if (weights.total[i] >= share * weights.sum && p.children[i].length) state.treeExpanded.add(i);
+    }
+  }
+
+  // --- threads -----------------------------------------------------------------------------
+  function drawThreads(p) {
+    const body = $('threads-table').tBodies[0];
+    clear(body);
+    const rows = selectSamples(p, { thread: false });
+    const perThread = new Map();
+    for (const [node, w, th, lsi] of rows) {
+      let t = perThread.get(th);
+      if (!t) { t = { th, total: 0, running: 0, blocked: 0, wait: 0, gc: 0, leaf: new Map() }; perThread.set(th, t); }
+      t.total += w;
+      const ls = p.labelSets[lsi] || {};
+      const st = STATES.find((s) => s.test(ls));
+      if (st) t[st.key] += w;
+      const fn = frameOf(p, node)[0];
+      t.leaf.set(fn, (t.leaf.get(fn) || 0) + w);
+    }
+    const sum = [...perThread.values()].reduce((a, t) => a + t.total, 0);
+    for (const t of [...perThread.values()].sort((a, b) => a.th - b.th)) {
+      const [fn, fw] = [...t.leaf.entries()].reduce((a, b) => (b[1] > a[1] ? b : a), ['', 0]);
+      const tr = el('tr', { class: 'clickable' + (state.threadFilter === t.th ? ' selected' : ''), dataset: { thread: String(t.th) } },
+        el('td', { text: 'thread ' + t.th }),
+        el('td', { class: 'num', text: fmtTime(t.total) + ' (' + pct(t.total, sum) + ')' }),
+        el('td', { class: 'num', text: fmtTime(t.running) }), el('td', { class: 'num', text: fmtTime(t.blocked) }),
+        el('td', { class: 'num', text: fmtTime(t.wait) }), el('td', { class: 'num', text: fmtTime(t.gc) }),
+        el('td', { class: 'fn', text: fn + ' (' + fmtTime(fw) + ')' }));
+      tr.addEventListener('click', () => {
+        state.threadFilter = state.threadFilter === t.th ? null : t.th;
+        $('filter-thread').value = state.threadFilter === null ? '' : String(t.th);
+        render();
+      });
+      body.append(tr);
+    }
+    $('threads-table').dataset.rows = String(perThread.size);
+  }
+
+  // --- timeline ----------------------------------------------------------------------------
+  // One row per thread; each column shows how much of that slice of time the thread spent
+  // running, blocked off the GVL, waiting for it, or in GC. A sample covers [t - weight, t].
+  function drawTimeline(p) {
+    const box = $('timeline');
+    clear(box);
+    box.removeAttribute('data-rendered');
+    if (!p.timeline) {
+      $('timeline-hint').textContent = 'This snapshot has no timestamps: profiles taken with aggregate: false have a timeline.';
+      box.dataset.rendered = '0';
+      return;
+    }
+    $('timeline-hint').textContent = 'Drag across the timeline to look at that time range only.' +
+      (p.timeline.quantum_ns ? ` (samples merged into ${fmtTime(p.timeline.quantum_ns)} slots)` : '');
+    const rows = p.timeline.samples.filter((s) => labelMatches(p.labelSets[s[3]] || {}, state.labelFilter));
+    const threads = p.threads.filter((th) => state.threadFilter === null || th === state.threadFilter);
+    const end = Math.max(p.duration_ns || 0, ...p.timeline.samples.map((s) => s[4]), 1);
+    const left = 90;
+    const width = Math.max(400, (box.clientWidth || 960) - 2);
+    const plot = width - left - 8;
+    const bins = Math.max(50, Math.min(600, Math.floor(plot / 2)));
+    const binNs = end / bins;
+    const rowH = 30;
+    const height = threads.length * rowH + 24;
+    const svg = svgEl('svg', { width, height });
+    const occupancy = new Map(threads.map((th) => [th, STATES.map(() => new Float64Array(bins))]));
+    for (const [, w, th, lsi, t] of rows) {
+      const occ = occupancy.get(th);
+      if (!occ || w <= 0) continue;
+      const si = Math.max(0, STATES.findIndex((s) => s.test(p.labelSets[lsi] || {})));
+      const from = Math.max(0, t - w);
+      for (let b = Math.floor(from / binNs); b < bins && b * binNs < t; b++) {
+        const overlap = Math.min(t, (b + 1) * binNs) - Math.max(from, b * binNs);
+        if (overlap > 0) occ[si][b] += overlap;
+      }
+    }
+    let drawn = 0;
+    threads.forEach((th, row) => {
+      const y0 = row * rowH;
+      const label = svgEl('text', { x: 4, y: y0 + rowH / 2 + 4 });
+      label.textContent = 'thread ' + th;
+      svg.append(label);
+      const occ = occupancy.get(th);
+      for (let b = 0; b < bins; b++) {
+        let stacked = 0;
+        STATES.forEach((st, si) => {
+          const share = Math.min(1, occ[si][b] / binNs);
+          if (share <= 0.001) return;
+          const h = share * (rowH - 6);
+          svg.append(svgEl('rect', {
+            x: left + b * plot / bins, y: y0 + rowH - 3 - stacked - h, width: Math.max(1, plot / bins), height: h,
+            fill: st.color, 'data-state': st.key,
+          }));
+          stacked += h;
+          drawn++;
+        });
+      }
+    });
+    const axis = svgEl('text', { x: left, y: height - 6 });
+    axis.textContent = '0';
+    const axisEnd = svgEl('text', { x: width - 8, y: height - 6, 'text-anchor': 'end' });
+    axisEnd.textContent = fmtTime(end);
+    svg.append(axis, axisEnd);
+    const brush = svgEl('rect', { class: 'brush', y: 0, height: height - 20, x: 0, width: 0, visibility: 'hidden' });
+    svg.append(brush);
+    if (state.range) {
+      brush.setAttribute('x', left + state.range[0] / end * plot);
+      brush.setAttribute('width', Math.max(1, (state.range[1] - state.range[0]) / end * plot));
+      brush.setAttribute('visibility', 'visible');
+    }
+    const timeAt = (evt) => {
+      const r = svg.getBoundingClientRect();
+      return Math.min(end, Math.max(0, (evt.clientX - r.left - left) / plot * end));
+    };
+    let dragFrom = null;
+    svg.addEventListener('mousedown', (evt) => { dragFrom = timeAt(evt); evt.preventDefault(); });
+    svg.addEventListener('mousemove', (evt) => {
+      const t = timeAt(evt);
+      if (dragFrom !== null) {
+        brush.setAttribute('x', left + Math.min(dragFrom, t) / end * plot);
+        brush.setAttribute('width', Math.abs(t - dragFrom) / end * plot);
+        brush.setAttribute('visibility', 'visible');
+      }
+      $('timeline-details').textContent = 'at ' + fmtTime(t) + ': ' + describeAt(p, rows, t, binNs);
+    });
+    svg.addEventListener('mouseup', (evt) => {
+      if (dragFrom === null) return;
+      const t = timeAt(evt);
+      const range = [Math.min(dragFrom, t), Math.max(dragFrom, t)];
+      dragFrom = null;
+      if (range[1] - range[0] < binNs) return;
+      state.range = range;
+      render();
+    });
+    box.append(svg, legend());
+    box.dataset.rendered = String(drawn);
+  }
+
+  function describeAt(p, rows, t, binNs) {
+    const weights = new Map();
+    for (const [node, w, , , end] of rows) {
+      if (end - w <= t + binNs && end >= t) {
+        const name = frameOf(p, node)[0];
+        weights.set(name, (weights.get(name) || 0) + w);
+      }
+    }
+    const top = [...weights.entries()].sort((a, b) => b[1] - a[1]).slice(0, 3);
+    return top.length ? top.map(([n]) => n).join(', ') : 'no samples';
+  }
+
+  function legend() {
+    const names = { running: 'running', blocked: 'GVL blocked', wait: 'GVL wait', gc: 'GC' };
+    return el('div', { class: 'legend' }, ...STATES.map((s) => el('span', null, el('i', { style: 'background:' + s.color }), names[s.key])));
+  }
+
+  // --- diff --------------------------------------------------------------------------------
+  async function drawDiff(p, weights) {
+    const body = $('diff-table').tBodies[0];
+    const container = $('diff-flame');
+    clear(body);
+    clear($('diff-summary'));
+    clear(container);
+    container.removeAttribute('data-rendered');
+    const baseId = state.baseId;
+    if (baseId === null) {
+      $('diff-summary').textContent = 'There is no other snapshot to compare with.';
+      container.dataset.rendered = '0';
+      return;
+    }
+    let base;
+    try { base = await snapshot(baseId); } catch (e) {
+      $('diff-summary').textContent = 'Cannot load snapshot #' + baseId + ': ' + e.message;
+      container.dataset.rendered = '0';
+      return;
+    }
+    if (state.current !== p || state.baseId !== baseId) return; // the user moved on meanwhile
+    const bw = nodeWeights(base, selectSamples(base, { range: false }));
+    const scale = $('diff-normalize').checked && bw.sum > 0 ? weights.sum / bw.sum : 1;
+    // Map this snapshot's nodes onto the other's: the same frame (name, file) under the mapped
+    // parent. Numeric keys: parent and frame in one number.
+    const baseFrameOf = new Map(base.frames.map(([name, file], i) => [name + '\u0000' + file, i]));
+    const frameMap = Int32Array.from(p.frames, ([name, file]) => baseFrameOf.get(name + '\u0000' + file) ?? -1);
+    const span = base.frames.length + 1;
+    const baseIndex = new Map();
+    for (let i = 0; i < base.nodes.parent.length; i++) baseIndex.set((base.nodes.parent[i] + 1) * span + base.nodes.frame[i], i);
+    const mapped = new Int32Array(p.nodes.parent.length).fill(-1);
+    for (let i = 0; i < mapped.length; i++) {
+      const parent = p.nodes.parent[i];
+      const baseParent = parent < 0 ? -1 : mapped[parent];
+      const baseFrame = frameMap[p.nodes.frame[i]];
+      if ((parent >= 0 && baseParent < 0) || baseFrame < 0) continue;
+      const hit = baseIndex.get((baseParent + 1) * span + baseFrame);
+      if (hit !== undefined) mapped[i] = hit;
+    }
+    const deltaOf = (node) => weights.self[node] - (mapped[node] >= 0 ? bw.self[mapped[node]] * scale : 0);
+    drawFlame(container, $('diff-details'), hierarchy(p, weights, deltaOf), { diff: true });
+
+    const after = functionTable(p, weights);
+    const before = functionTable(base, bw);
+    const keys = new Set([...after.keys(), ...before.keys()]);
+    const rows = [...keys].map((k) => {
+      const a = after.get(k);
+      const b = before.get(k);
+      const ref = a || b;
+      return {
+        name: ref.name, file: ref.file,
+        beforeSelf: b ? b.self * scale : 0, afterSelf: a ? a.self : 0,
+        beforeTotal: b ? b.total * scale : 0, afterTotal: a ? a.total : 0,
+      };
+    });
+    rows.forEach((r) => { r.delta = r.afterSelf - r.beforeSelf; r.totalDelta = r.afterTotal - r.beforeTotal; });
+    rows.sort((x, y) => Math.abs(y.delta) - Math.abs(x.delta) || Math.abs(y.totalDelta) - Math.abs(x.totalDelta) ||
+      x.name.localeCompare(y.name));
+    for (const r of rows.slice(0, MAX_TABLE_ROWS)) {
+      body.append(el('tr', { class: r.delta > 0 ? 'up' : r.delta < 0 ? 'down' : '' },
+        el('td', { class: 'num', text: fmtTime(r.beforeSelf) }), el('td', { class: 'num', text: fmtTime(r.afterSelf) }),
+        el('td', { class: 'num delta', text: fmtSigned(r.delta) }),
+        el('td', { class: 'num', text: fmtTime(r.beforeTotal) }), el('td', { class: 'num', text: fmtTime(r.afterTotal) }),
+        el('td', { class: 'fn', text: r.name }), el('td', { class: 'file', text: r.file, title: r.file })));
+    }
+    $('diff-summary').textContent = `#${base.id} (before) ${fmtTime(bw.sum * scale)}${scale !== 1 ? ' scaled' : ''} → ` +
+      `#${p.id} (after) ${fmtTime(weights.sum)}: ${fmtSigned(weights.sum - bw.sum * scale)}`;
+    $('diff-table').dataset.rows = String(Math.min(rows.length, MAX_TABLE_ROWS));
+  }
+
+  // --- filters -----------------------------------------------------------------------------
+  function fillFilters(p) {
+    const labelSel = $('filter-label');
+    clear(labelSel);
+    labelSel.append(el('option', { value: '', text: 'all samples' }));
+    const perPair = new Map(); // key -> Map(value -> weight)
+    const keyWeight = new Map();
+    let total = 0;
+    for (const [, w, , lsi] of p.samples) {
+      total += w;
+      for (const [k, v] of Object.entries(p.labelSets[lsi] || {})) {
+        if (!perPair.has(k)) perPair.set(k, new Map());
+        perPair.get(k).set(v, (perPair.get(k).get(v) || 0) + w);
+        keyWeight.set(k, (keyWeight.get(k) || 0) + w);
+      }
+    }
+    state.filterChoices = [];
+    for (const key of [...perPair.keys()].sort()) {
+      const group = el('optgroup', { label: key });
+      const values = [...perPair.get(key).entries()].sort((a, b) => b[1] - a[1]);
+      const choices = values.map(([v, w]) => [{ key, value: v }, `${key} = ${v} (${fmtTime(w)})`]);
+      if (keyWeight.get(key) < total) choices.push([{ key, value: NOT_SET }, `${key} not set (${fmtTime(total - keyWeight.get(key))})`]);
+      for (const [choice, text] of choices) {
+        state.filterChoices.push(choice);
+        group.append(el('option', { value: String(state.filterChoices.length - 1), text }));
+      }
+      labelSel.append(group);
+    }
+    const f = state.labelFilter;
+    const keep = f ? state.filterChoices.findIndex((c) => c.key === f.key && c.value === f.value) : -1;
+    if (keep >= 0) labelSel.value = String(keep); else { state.labelFilter = null; labelSel.value = ''; }
+
+    const threadSel = $('filter-thread');
+    clear(threadSel);
+    threadSel.append(el('option', { value: '', text: 'all threads' }));
+    for (const th of p.threads) threadSel.append(el('option', { value: String(th), text: 'thread ' + th }));
+    if (state.threadFilter !== null && p.threads.includes(state.threadFilter)) threadSel.value = String(state.threadFilter);
+    else { state.threadFilter = null; threadSel.value = ''; }
+  }
+
+  // --- snapshot list and sparkline ---------------------------------------------------------
+  function drawList() {
+    const body = $('snapshot-list').tBodies[0];
+    clear(body);
+    for (const s of state.list) {
+      const meta = s.meta || {};
+      const bits = [s.mode, meta.hostname && meta.pid ? meta.hostname + ':' + meta.pid : meta.pid];
+      const git = meta.git || {};
+      const commit = git.commit || git.sha;
+      if (commit) bits.push(String(commit).slice(0, 10) + (git.branch ? ' ' + git.branch : '') + (git.dirty ? ' (dirty)' : ''));
+      if (s.file) bits.push(s.file);
+      if (s.error) bits.push('unreadable: ' + s.error);
+      else if (!s.meta && s.file) bits.push('(no meta)');
+      const when = new Date(s.taken_at);
+      const tr = el('tr', { class: (state.current && state.current.id === s.id ? 'current' : '') + (s.error ? ' error' : ''), dataset: { id: String(s.id) } },
+        el('td', { text: String(s.id) }),
+        el('td', { text: when.toLocaleTimeString(), title: when.toString() }),
+        el('td', { text: fmtTime(s.duration_ns) }),
+        el('td', { text: s.sampling_count === null || s.sampling_count === undefined ? '–' : String(s.sampling_count) }),
+        el('td', { class: 'meta', text: bits.filter(Boolean).join(' · ') }));
+      tr.addEventListener('click', () => open(s.id));
+      body.append(tr);
+    }
+    drawSparkline();
+  }
+
+  function drawSparkline() {
+    const svg = $('sparkline');
+    clear(svg);
+    const w = Number(svg.getAttribute('width'));
+    const h = Number(svg.getAttribute('height'));
+    // Total sampled time; files written in rperf 0.11.1's format only know their duration.
+    const values = state.list.map((s) => s.total_weight_ns ?? s.duration_ns ?? 0);
+    if (!values.length) return;
+    const max = Math.max(...values, 1);
+    const x = (i) => (values.length === 1 ? w / 2 : 6 + i * (w - 12) / (values.length - 1));
+    const y = (v) => h - 6 - (v / max) * (h - 12);
+    svg.append(svgEl('polyline', { points: values.map((v, i) => x(i) + ',' + y(v)).join(' '), fill: 'none', stroke: '#b4451f', 'stroke-width': 1.5 }));
+    state.list.forEach((s, i) => {
+      const dot = svgEl('circle', { cx: x(i), cy: y(values[i]), r: 3.5, fill: '#fff', stroke: '#b4451f', class: state.current && state.current.id === s.id ? 'current' : '' });
+      const title = svgEl('title');
+      title.textContent = '#' + s.id + ': ' + fmtTime(values[i]);
+      dot.append(title);
+      dot.addEventListener('click', () => open(s.id));
+      svg.append(dot);
+    });
+  }
+
+  function fillDiffBase() {
+    const sel = $('diff-base');
+    clear(sel);
+    const others = state.list.filter((s) => !state.current || s.id !== state.current.id);
+    for (const s of others) sel.append(el('option', { value: String(s.id), text: '#' + s.id + ' ' + new Date(s.taken_at).toLocaleTimeString() + (s.file ? ' ' + s.file : '') }));
+    if (!others.some((s) => s.id === state.baseId)) {
+      // Default: the snapshot just before this one, else the first other one.
+      const idx = state.current ? state.list.findIndex((s) => s.id === state.current.id) : -1;
+      const prev = idx > 0 ? state.list[idx - 1] : others[0];
+      state.baseId = prev ? prev.id : null;
+    }
+    if (state.baseId !== null) sel.value = String(state.baseId);
+  }
+
+  // --- loading -----------------------------------------------------------------------------
+  async function snapshot(id) {
+    if (state.payloads.has(id)) return state.payloads.get(id);
+    const p = prepare(await fetchJSON('snapshots/' + id));
+    state.payloads.set(id, p);
+    while (state.payloads.size > 4) state.payloads.delete(state.payloads.keys().next().value);
+    return p;
+  }
+
+  async function open(id) {
+    setStatus('loading snapshot #' + id + '…', 'loading');
+    let p;
+    try {
+      p = await snapshot(id);
+    } catch (e) {
+      setStatus('snapshot #' + id + ': ' + e.message, 'error');
+      const entry = state.list.find((s) => s.id === id);
+      if (entry && !entry.error) { entry.error = e.message; drawList(); }
+      return;
+    }
+    state.current = p;
+    state.range = null;
+    state.treeExpanded = null;
+    fillFilters(p);
+    fillDiffBase();
+    drawList();
+    await render();
+  }
+
+  async function loadList() {
+    setStatus('loading the snapshot list…', 'loading');
+    try {
+      state.list = await fetchJSON('snapshots');
+    } catch (e) {
+      setStatus('cannot load the snapshot list: ' + e.message, 'error');
+      return;
+    }
+    drawList();
+    if (!state.list.length) {
+      setStatus('No snapshots yet: call Rperf::Viewer.instance.take_snapshot! (or auto_snapshot) while profiling, then reload.', 'empty');
+      return;
+    }
+    const keep = state.current && state.list.find((s) => s.id === state.current.id);
+    const readable = state.list.filter((s) => !s.error);
+    const pool = readable.length ? readable : state.list;
+    await open(keep ? keep.id : pool[pool.length - 1].id);
+  }
+
+  // --- rendering the current snapshot ------------------------------------------------------
+  function drawSummary(p, weights) {
+    const box = $('summary');
+    clear(box);
+    const meta = p.meta || {};
+    $('snapshot-title').textContent = '#' + p.id + (p.file ? ' ' + p.file : '') + ' — ' + new Date(p.taken_at).toLocaleString();
+    const parts = [
+      (p.mode || '?') + ' mode', (p.frequency || '?') + ' Hz', 'duration ' + fmtTime(p.duration_ns),
+      (p.sampling_count ?? '?') + ' samples', 'total ' + fmtTime(p.total_weight_ns),
+    ];
+    if (meta.ruby_version) parts.push('Ruby ' + meta.ruby_version);
+    if (meta.command_line) parts.push(meta.command_line);
+    box.append(el('span', { text: parts.join(' · ') }));
+    if (p.pruned && p.pruned.samples) {
+      box.append(el('span', { class: 'pruned', text: ` · ${p.pruned.samples} light stacks (${pct(p.pruned.weight_ns, p.total_weight_ns)} of the time) shown as [pruned]` }));
+    }
+    if (p.timeline && p.timeline.source_count > p.timeline.samples.length) {
+      box.append(el('span', { class: 'pruned', text: ` · timeline: ${p.timeline.source_count} samples merged into ${p.timeline.samples.length}` }));
+    }
+    const all = nodeWeights(p, selectSamples(p, { label: false, thread: false, range: false })).sum;
+    const totals = $('totals');
+    totals.textContent = 'shown: ' + fmtTime(weights.sum) + ' of ' + fmtTime(all) + ' (' + pct(weights.sum, all) + ')';
+    totals.dataset.shownNs = String(Math.round(weights.sum));
+    totals.dataset.totalNs = String(Math.round(all));
+    $('range-info').hidden = !state.range;
+    $('clear-range').hidden = !state.range;
+    if (state.range) $('range-info').textContent = 'time range ' + fmtTime(state.range[0]) + ' – ' + fmtTime(state.range[1]);
+  }
+
+  let renderSeq = 0;
+  async function render() {
+    const seq = ++renderSeq;
+    document.body.dataset.state = 'drawing'; // 'ready' again when the last render is done
+    try {
+      await renderViews(seq);
+    } catch (e) {
+      setStatus('cannot draw ' + state.tab + ': ' + e.message, 'error');
+      throw e;
+    }
+  }
+
+  async function renderViews(seq) {
+    const p = state.current;
+    if (!p) { document.body.dataset.state = 'ready'; return; }
+    const weights = nodeWeights(p, selectSamples(p));
+    if (!state.treeExpanded) defaultExpansion(p, weights);
+    drawSummary(p, weights);
+    for (const b of $('tabs').querySelectorAll('button')) b.classList.toggle('active', b.dataset.tab === state.tab);
+    for (const s of document.querySelectorAll('.tab')) s.classList.toggle('active', s.id === 'tab-' + state.tab);
+    switch (state.tab) {
+      case 'flame': drawFlame($('flame'), $('flame-details'), hierarchy(p, weights), {}); break;
+      case 'icicle': drawFlame($('icicle'), $('icicle-details'), hierarchy(p, weights), { inverted: true }); break;
+      case 'top': drawTop(p, weights); break;
+      case 'tree': drawTree(p, weights); break;
+      case 'threads': drawThreads(p); break;
+      case 'timeline': drawTimeline(p); break;
+      case 'diff': await drawDiff(p, weights); break;
+      default: break;
+    }
+    if (seq === renderSeq) setStatus('snapshot #' + p.id + ': ' + state.tab, 'ready');
+  }
+
+  function wire() {
+    for (const b of $('tabs').querySelectorAll('button')) {
+      b.addEventListener('click', () => { state.tab = b.dataset.tab; render(); });
+    }
+    for (const b of document.querySelectorAll('#tab-top [data-sort]')) {
+      b.addEventListener('click', () => {
+        state.topSort = b.dataset.sort;
+        for (const o of document.querySelectorAll('#tab-top [data-sort]')) o.classList.toggle('active', o === b);
+        render();
+      });
+    }
+    $('filter-label').addEventListener('change', (e) => {
+      state.labelFilter = e.target.value === '' ? null : state.filterChoices[Number(e.target.value)];
+      render();
+    });
+    $('filter-thread').addEventListener('change', (e) => {
+      state.threadFilter = e.target.value === '' ? null : Number(e.target.value);
+      render();
+    });
+    $('clear-range').addEventListener('click', () => { state.range = null; render(); });
+    $('diff-base').addEventListener('change', (e) => { state.baseId = Number(e.target.value); render(); });
+    $('diff-normalize').addEventListener('change', () => render());
+    $('tree-expand').addEventListener('click', () => {
+      const p = state.current;
+      if (!p) return;
+      expandAtLeast(p, nodeWeights(p, selectSamples(p)), 0.01);
+      render();
+    });
+    $('tree-collapse').addEventListener('click', () => { state.treeExpanded = new Set(); render(); });
+    $('refresh').addEventListener('click', () => loadList());
+    let resizeTimer = null;
+    window.addEventListener('resize', () => {
+      clearTimeout(resizeTimer);
+      resizeTimer = setTimeout(() => { if (['flame', 'icicle', 'timeline', 'diff'].includes(state.tab)) render(); }, 200);
+    });
+  }
+
+  window.rperfViewer = { state, open, render, reload: loadList };
+  if (embedded) $('refresh').hidden = true;
+  wire();
+  loadList();
+})();

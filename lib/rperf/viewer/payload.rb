@@ -1,0 +1,166 @@
+# frozen_string_literal: true
+
+module Rperf
+  class Viewer
+    # One profile in the compact shape the viewer page reads (GET <path>/snapshots/<id>):
+    #
+    #   frames:     [[name, path], ...]                  unique frames (method level)
+    #   nodes:      {parent: [...], frame: [...]}       a prefix tree of stacks, root side first;
+    #                                                   parent -1 = a root frame
+    #   samples:    [[node, weight_ns, thread_seq, label_set_id], ...]   node = the leaf
+    #   label_sets: [{"key" => "value"}, ...]           Symbol and String keys both as strings
+    #   timeline:   nil, or {samples: [[node, weight_ns, thread_seq, label_set_id, time_ns], ...],
+    #               quantum_ns:, source_count:}          from raw_samples (aggregate: false),
+    #                                                   whose entries end with the time
+    #   pruned:     {samples:, weight_ns:}               the lightest stacks, folded into one
+    #                                                   "[pruned]" frame beyond max_samples
+    #
+    # Shared prefixes are sent once, so the body grows with the unique frames, not with the
+    # stack depth times the samples. The sizes are bounded by max_samples and max_timeline.
+    class Payload
+      PRUNED_FRAME = ["[pruned]", "<rperf>"].freeze
+
+      def self.build(data, max_samples:, max_timeline:)
+        new(max_samples, max_timeline).build(data)
+      end
+
+      def initialize(max_samples, max_timeline)
+        @max_samples = max_samples
+        @max_timeline = max_timeline
+        @frames = []
+        @frame_index = {}                             # [name, path] => index
+        @frame_of_object = {}.compare_by_identity     # profiles share their frame Arrays
+        @node_index = {}                              # node_key(parent, frame) => index
+        @parents = []
+        @node_frames = []
+      end
+
+      def build(data)
+        samples = data[:aggregated_samples] || []
+        kept, pruned = split_by_weight(samples)
+        body = kept.map { |stack, weight, seq, lsi| [node_for(stack), weight, seq, lsi] }
+        body.concat(fold_pruned(pruned)) unless pruned.empty?
+        {
+          total_weight_ns: samples.sum { |s| s[1] },
+          frames: @frames,
+          nodes: { parent: @parents, frame: @node_frames },
+          samples: body,
+          label_sets: (data[:label_sets] || [{}]).map { |set| string_labels(set) },
+          pruned: { samples: pruned.size, weight_ns: pruned.sum { |s| s[1] } },
+          timeline: timeline(data[:raw_samples]),
+        }
+      end
+
+      private
+
+      def split_by_weight(samples)
+        return [samples, []] if samples.size <= @max_samples
+
+        sorted = samples.sort_by { |s| -s[1] }
+        [sorted.first(@max_samples), sorted.drop(@max_samples)]
+      end
+
+      # Pruned stacks keep their thread and labels, so filters still add up.
+      def fold_pruned(pruned)
+        node = pruned_node
+        merged = Hash.new(0)
+        pruned.each { |_, weight, seq, lsi| merged[[seq, lsi]] += weight }
+        merged.map { |(seq, lsi), weight| [node, weight, seq, lsi] }
+      end
+
+      def pruned_node
+        @pruned_node ||= intern_node(-1, intern_name(*PRUNED_FRAME))
+      end
+
+      # Frames come leaf first; the tree is walked from the root.
+      def node_for(stack)
+        parent = -1
+        stack.reverse_each { |frame| parent = intern_node(parent, intern_frame(frame)) }
+        parent
+      end
+
+      # The node of a stack already in the tree, or nil; adds nothing.
+      def find_node(stack)
+        parent = -1
+        stack.reverse_each do |frame|
+          index = @frame_of_object[frame] || @frame_index[[frame[1], frame[0]]]
+          parent = index && @node_index[node_key(parent, index)]
+          return nil unless parent
+        end
+        parent
+      end
+
+      # Method level: the frames of one method at several lines are one frame here.
+      def intern_frame(frame)
+        @frame_of_object[frame] ||= intern_name(frame[1], frame[0])
+      end
+
+      def intern_name(name, path)
+        @frame_index[[name, path]] ||= begin
+          @frames << [utf8(name), utf8(path)]
+          @frames.size - 1
+        end
+      end
+
+      # Integer keys hash much faster than [parent, frame] Arrays.
+      def node_key(parent, frame) = ((parent + 1) << 32) | frame
+
+      def intern_node(parent, frame)
+        @node_index[node_key(parent, frame)] ||= begin
+          @parents << parent
+          @node_frames << frame
+          @parents.size - 1
+        end
+      end
+
+      def timeline(raw)
+        return nil unless raw.is_a?(Array)
+
+        # [frames, weight, thread_seq, label_set_id, ..., time_ns]: the time comes last.
+        rows = raw.map do |sample|
+          stack, weight, seq, lsi = sample
+          [raw_node(stack), weight, seq, lsi, sample.last.to_i]
+        end
+        rows, quantum = coarsen(rows)
+        rows.sort_by! { |r| r[4] }
+        { samples: rows, quantum_ns: quantum, source_count: raw.size }
+      end
+
+      # Raw stacks are those of the aggregated view: one that is not in the tree was pruned.
+      def raw_node(stack)
+        find_node(stack) || @pruned_node || node_for(stack)
+      end
+
+      # Merges samples of the same stack, thread and labels that fall in the same time slot,
+      # doubling the slot until the rows fit: the timeline stays readable and bounded.
+      def coarsen(rows)
+        quantum = 0
+        while rows.size > @max_timeline
+          quantum = quantum.zero? ? 1_000_000 : quantum * 2
+          merged = {}
+          rows.each do |node, weight, seq, lsi, time|
+            slot = time - (time % quantum)
+            row = (merged[[node, seq, lsi, slot]] ||= [node, 0, seq, lsi, slot])
+            row[1] += weight
+          end
+          rows = merged.values
+        end
+        [rows, quantum]
+      end
+
+      def string_labels(set)
+        return {} unless set.is_a?(Hash)
+
+        set.to_h { |k, v| [utf8(k.to_s), utf8(v.to_s)] }
+      end
+
+      # Frame names and paths are user data and may hold any bytes: send valid UTF-8.
+      def utf8(str)
+        str = str.to_s
+        return str if str.encoding == Encoding::UTF_8 && str.valid_encoding?
+
+        str.dup.force_encoding(Encoding::UTF_8).scrub
+      end
+    end
+  end
+end

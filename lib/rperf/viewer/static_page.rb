@@ -1,0 +1,75 @@
+# frozen_string_literal: true
+
+require "base64"
+require "digest"
+require "json"
+require "time"
+
+module Rperf
+  class Viewer
+    # The viewer page with everything inline (Viewer.static_html). Its Content-Security-Policy
+    # lets only these exact scripts run (by their SHA-256), so nothing in the profile data can.
+    class StaticPage
+      SCRIPT_TAG = %r{<script src="assets/([^"]+)"></script>}
+      STYLE_TAG = %r{<link rel="stylesheet" href="assets/([^"]+)">}
+
+      def initialize(data, title:, max_samples:, max_timeline:)
+        unless data.is_a?(Hash) && data[:aggregated_samples].is_a?(Array)
+          raise ArgumentError, "static_html needs a profile Hash with :aggregated_samples, got #{data.class}"
+        end
+
+        @data = data
+        @title = title.to_s
+        @limits = { max_samples: max_samples, max_timeline: max_timeline }
+      end
+
+      def html
+        page = File.read(File.join(ASSET_DIR, "index.html"))
+        scripts = []
+        page = page.gsub(SCRIPT_TAG) do
+          code = asset(Regexp.last_match(1))
+          raise Error, "#{Regexp.last_match(1)} contains </script: cannot be inlined" if code.match?(%r{</script}i)
+
+          scripts << code
+          "<script>#{code}</script>"
+        end
+        page = page.sub(STYLE_TAG) { "<style>#{asset(Regexp.last_match(1))}</style>" }
+        page = page.sub(%r{<title>[^<]*</title>}) { "<title>#{escape_html(@title)}</title>" }
+        page = page.sub('<meta charset="utf-8">') { %(<meta charset="utf-8">\n<meta http-equiv="Content-Security-Policy" content="#{policy(scripts)}">) }
+        # The data goes before the scripts that read it.
+        page.sub(/<script>/) { %(<script id="rperf-data" type="application/json">#{embedded_json}</script>\n<script>) }
+      end
+
+      private
+
+      def asset(name)
+        raise Error, "unknown viewer asset #{name}" unless ASSET_TYPES.key?(name)
+
+        File.read(File.join(ASSET_DIR, name))
+      end
+
+      def policy(scripts)
+        hashes = scripts.map { |code| "'sha256-#{Base64.strict_encode64(Digest::SHA256.digest(code))}'" }
+        "default-src 'none'; script-src #{hashes.join(' ')}; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
+      end
+
+      def embedded_json
+        meta = Viewer.meta_of(@data)
+        summary = Viewer.summary_of(@data)
+        taken_at = meta[:created_at] || Time.now.utc.iso8601(3)
+        entry = { id: 1, taken_at: taken_at, file: @title, mode: @data[:mode],
+                  duration_ns: @data[:duration_ns], sampling_count: @data[:sampling_count],
+                  total_weight_ns: summary[:total_weight_ns], meta: meta, summary: summary, error: nil }
+        body = Viewer.snapshot_body(entry, @data, **@limits)
+        # Inside <script>: no "</" (it could close the element), and JavaScript's line
+        # separators escaped.
+        JSON.generate(list: [entry], snapshots: { "1" => body })
+            .gsub("</", "<\\/").gsub("\u2028", "\\u2028").gsub("\u2029", "\\u2029")
+      end
+
+      def escape_html(text)
+        text.gsub(/[&<>"']/, "&" => "&amp;", "<" => "&lt;", ">" => "&gt;", '"' => "&quot;", "'" => "&#39;")
+      end
+    end
+  end
+end

@@ -1,0 +1,160 @@
+// Drives the rperf viewer (served by a real server on 127.0.0.1) in headless Chromium and prints
+// what every view rendered, as JSON, for test/web/viewer_browser_test.rb to check.
+// Usage: node viewer_check.js URL PLAN_JSON [SCREENSHOT_DIR]
+// PLAN: { current, base, timelineSnapshot, label: [key, value], frame }, or { static: true } for
+// a file written by Rperf::Viewer.static_html
+// Every request that is not for 127.0.0.1 (or the file itself) is recorded and aborted.
+const { chromium } = require('playwright-core');
+
+const [url, planJson, shots] = process.argv.slice(2);
+const plan = JSON.parse(planJson);
+
+async function main() {
+  const browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
+           '--disable-component-update', '--disable-sync', '--disable-quic'],
+  });
+  const out = { requests: [], external: [], errors: [], dialogs: [] };
+  try {
+    const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    await page.route('**/*', (route) => {
+      const u = new URL(route.request().url());
+      out.requests.push(u.pathname);
+      if (u.hostname === '127.0.0.1' || u.protocol === 'file:') return route.continue();
+      out.external.push(route.request().url());
+      return route.abort();
+    });
+    page.on('pageerror', (e) => out.errors.push(String(e)));
+    page.on('console', (m) => { if (m.type() === 'error') out.errors.push(m.text()); });
+    page.on('dialog', (d) => { out.dialogs.push(d.message()); d.dismiss(); });
+    // d3-flame-graph animates new frames for 250 ms: let it finish before a picture.
+    const shot = async (name) => { if (shots) { await page.waitForTimeout(400); await page.screenshot({ path: `${shots}/${name}.png` }); } };
+    const ready = () => page.waitForFunction(() => document.body.dataset.state === 'ready', null, { timeout: 15000 });
+    const tab = async (name) => { await page.click(`#tabs button[data-tab=${name}]`); await ready(); };
+    const rendered = (sel) => page.$eval(sel, (e) => Number(e.dataset.rendered || 0));
+    const totals = () => page.$eval('#totals', (e) => ({ shown: Number(e.dataset.shownNs), total: Number(e.dataset.totalNs) }));
+    const frameNames = (sel) => page.$$eval(`${sel} g.frame`, (gs) => gs.map((g) => g.getAttribute('name')));
+
+    await page.goto(url);
+    await ready();
+    if (plan.static) { // a self-contained file: one snapshot, every view from inline data
+      for (const name of ['flame', 'icicle', 'timeline']) {
+        await tab(name);
+        out[name] = await rendered('#' + name);
+      }
+      await tab('top');
+      out.top = await page.$$eval('#top-table tbody tr', (rows) => rows.length);
+      out.title = await page.title();
+      out.status = await page.$eval('#status', (e) => e.textContent);
+      await shot('static');
+      console.log(JSON.stringify(out));
+      return;
+    }
+    out.snapshots = await page.$$eval('#snapshot-list tbody tr', (rows) => rows.map((r) => Number(r.dataset.id)));
+    out.sparklineDots = await page.$$eval('#sparkline circle', (c) => c.length);
+    await page.click(`#snapshot-list tr[data-id="${plan.current}"]`);
+    await ready();
+    out.title = await page.$eval('#snapshot-title', (e) => e.textContent);
+
+    // Flame graph and icicle.
+    out.flame = { rendered: await rendered('#flame'), names: await frameNames('#flame') };
+    await shot('flame');
+    await page.hover(`#flame g.frame[name="${plan.frame}"]`);
+    out.flame.details = await page.$eval('#flame-details', (e) => e.textContent);
+    await tab('icicle');
+    out.icicle = { rendered: await rendered('#icicle') };
+
+    // Top table, both orders.
+    await tab('top');
+    const topRows = () => page.$$eval('#top-table tbody tr', (rows) => rows.map((r) => [...r.cells].map((c) => c.textContent)));
+    out.top = { self: (await topRows()).slice(0, 5) };
+    await page.click('#tab-top [data-sort=total]');
+    await ready();
+    out.top.total = (await topRows()).slice(0, 5);
+
+    // Call tree: expand one collapsed node.
+    await tab('tree');
+    const items = () => page.$$eval('#tree li', (li) => li.length);
+    out.tree = { before: await items() };
+    await page.click('#tree li[aria-expanded="false"] > .row > .toggle');
+    out.tree.afterExpand = await items();
+    await page.click('#tree-collapse');
+    await ready();
+    out.tree.collapsed = await items();
+    await shot('tree');
+
+    // Threads.
+    await tab('threads');
+    out.threads = await page.$$eval('#threads-table tbody tr', (rows) => rows.map((r) => r.dataset.thread));
+
+    // Label filter: one label value, then %GVL=blocked, then all samples again.
+    await tab('flame');
+    const choose = async (key, value) => {
+      const idx = await page.$eval('#filter-label', (sel, [k, v]) => {
+        const choices = window.rperfViewer.state.filterChoices;
+        return String(choices.findIndex((c) => c.key === k && c.value === v));
+      }, [key, value]);
+      await page.selectOption('#filter-label', idx);
+      await ready();
+    };
+    out.labelOptions = await page.$$eval('#filter-label option', (o) => o.map((e) => e.textContent));
+    out.unfiltered = await totals();
+    await choose(plan.label[0], plan.label[1]);
+    out.filtered = { totals: await totals(), names: await frameNames('#flame') };
+    await shot('filtered');
+    await choose('%GVL', 'blocked');
+    out.blocked = await totals();
+    await page.selectOption('#filter-label', '');
+    await ready();
+    out.reset = await totals();
+
+    // Diff against the base snapshot, within the endpoint of the plan (both snapshots filtered).
+    await choose(plan.label[0], plan.label[1]);
+    await tab('diff');
+    await page.selectOption('#diff-base', String(plan.base));
+    await ready();
+    out.diff = {
+      rendered: await rendered('#diff-flame'),
+      fills: await page.$$eval('#diff-flame g.frame', (gs) => Object.fromEntries(gs.map((g) => [g.getAttribute('name'), g.querySelector('rect').getAttribute('fill')]))),
+      rows: await page.$$eval('#diff-table tbody tr', (rows) => rows.slice(0, 8).map((r) => ({ cls: r.className, cells: [...r.cells].map((c) => c.textContent) }))),
+      summary: await page.$eval('#diff-summary', (e) => e.textContent),
+    };
+    await shot('diff');
+    await page.selectOption('#filter-label', '');
+    await ready();
+
+    // Timeline of the snapshot with raw samples: drag over its middle third.
+    await page.click(`#snapshot-list tr[data-id="${plan.timelineSnapshot}"]`);
+    await ready();
+    await tab('timeline');
+    out.timeline = { rendered: await rendered('#timeline') };
+    const box = await page.$eval('#timeline svg', (s) => { const r = s.getBoundingClientRect(); return { x: r.x, y: r.y, w: r.width, h: r.height }; });
+    const plotLeft = box.x + 90;
+    const plotWidth = box.w - 98;
+    await page.mouse.move(plotLeft + plotWidth / 3, box.y + 10);
+    await page.mouse.down();
+    await page.mouse.move(plotLeft + plotWidth / 2, box.y + 12, { steps: 4 });
+    await page.mouse.move(plotLeft + 2 * plotWidth / 3, box.y + 14, { steps: 4 });
+    await page.mouse.up();
+    await ready();
+    out.timeline.range = await page.$eval('#range-info', (e) => (e.hidden ? null : e.textContent));
+    out.timeline.totals = await totals();
+    out.timeline.stateRange = await page.evaluate(() => window.rperfViewer.state.range);
+    await shot('timeline');
+    await tab('flame');
+    out.timeline.flameInRange = await rendered('#flame');
+    await page.click('#clear-range');
+    await ready();
+    out.timeline.cleared = await totals();
+
+    // Nothing from the profile ran as code or became markup.
+    out.xss = await page.evaluate(() => ({ flag: window.__xss === undefined ? null : window.__xss, imgs: document.querySelectorAll('img').length, scripts: document.scripts.length }));
+    out.status = await page.$eval('#status', (e) => e.textContent);
+  } finally {
+    await browser.close();
+  }
+  console.log(JSON.stringify(out));
+}
+
+main().catch((e) => { console.error(e); process.exit(1); });

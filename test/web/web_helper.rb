@@ -1,0 +1,137 @@
+# frozen_string_literal: true
+
+require "test_helper"
+require "json"
+require "net/http"
+require "socket"
+require "timeout"
+require "puma"
+require "puma/server"
+require "puma/log_writer"
+
+# Real servers for the web tests, all bound to 127.0.0.1 and stopped by the test that started
+# them: Puma (in this process, so the profiler sees its threads) and redis-server (a child).
+module WebTestHelper
+  LOOPBACK = "127.0.0.1"
+  FIXTURES = File.expand_path("fixtures", __dir__)
+
+  def free_port
+    server = TCPServer.new(LOOPBACK, 0)
+    server.addr[1]
+  ensure
+    server&.close
+  end
+
+  # Serves app with Puma on a free loopback port; yields the port, stops the server after.
+  def with_puma(app, threads: 4)
+    log = Puma::LogWriter.new(StringIO.new, StringIO.new)
+    server = Puma::Server.new(app, nil, min_threads: 1, max_threads: threads, log_writer: log)
+    server.add_tcp_listener(LOOPBACK, 0)
+    port = server.connected_ports.first
+    server.run
+    yield port
+  ensure
+    server&.stop(true)
+  end
+
+  def http_get(port, path, headers = {})
+    Net::HTTP.start(LOOPBACK, port, open_timeout: 5, read_timeout: 30) do |http|
+      http.get(path, headers)
+    end
+  end
+
+  def http_request(port, request)
+    Net::HTTP.start(LOOPBACK, port, open_timeout: 5, read_timeout: 30) { |http| http.request(request) }
+  end
+
+  # redis-server (Debian package) on a free loopback port with its files in a temporary
+  # directory; yields the port and kills the server after.
+  def with_redis
+    skip "redis-server is not installed (script/bootstrap consumers installs it)" unless system("command -v redis-server >/dev/null 2>&1")
+    Dir.mktmpdir("rperf-redis") do |dir|
+      port = nil
+      pid = nil
+      3.times do
+        port = free_port
+        pid = Process.spawn("redis-server", "--port", port.to_s, "--bind", LOOPBACK, "--save", "", "--appendonly", "no",
+                            "--dir", dir, "--daemonize", "no", "--loglevel", "warning", "--protected-mode", "yes",
+                            out: File.join(dir, "redis.log"), err: [:child, :out])
+        break if wait_for_redis(port, pid)
+
+        stop_process(pid)
+        pid = nil
+      end
+      flunk "redis-server did not start: #{File.read(File.join(dir, 'redis.log'))}" unless pid
+      begin
+        yield port
+      ensure
+        stop_process(pid)
+      end
+    end
+  end
+
+  def wait_for_redis(port, pid, timeout: 10)
+    deadline = Process.clock_gettime(Process::CLOCK_MONOTONIC) + timeout
+    while Process.clock_gettime(Process::CLOCK_MONOTONIC) < deadline
+      return false if Process.waitpid(pid, Process::WNOHANG)
+
+      begin
+        TCPSocket.open(LOOPBACK, port) do |s|
+          s.write("PING\r\n")
+          return true if s.gets&.start_with?("+PONG")
+        end
+      rescue SystemCallError
+        sleep 0.05
+      end
+    end
+    false
+  end
+
+  def stop_process(pid)
+    Process.kill("TERM", pid)
+    Timeout.timeout(10) { Process.wait(pid) }
+  rescue Errno::ESRCH, Errno::ECHILD
+    nil
+  rescue Timeout::Error
+    Process.kill("KILL", pid)
+    Process.wait(pid)
+  end
+
+  # Runs a fixture script in a fresh Ruby with rperf and the bundle's gems; returns its stdout.
+  def run_fixture(name, *args, timeout: 60)
+    out = err = status = nil
+    Timeout.timeout(timeout) do
+      out, err, status = Open3.capture3(RperfTestHelper::RUBY, "-I#{RperfTestHelper::ROOT}/lib", File.join(FIXTURES, name), *args.map(&:to_s))
+    end
+    assert status.success?, "#{name} failed (#{status}):\n#{err}\n#{out}"
+    out
+  end
+
+  # Runs a fixture that writes its profile to the path given as its last argument and prints
+  # JSON; returns [that JSON, the profile].
+  def run_profiled_fixture(name, *args)
+    Dir.mktmpdir("rperf-fixture") do |dir|
+      profile = File.join(dir, "profile.json.gz")
+      output = JSON.parse(run_fixture(name, *args, profile))
+      [output, Rperf.load(profile)]
+    end
+  end
+
+  # A label's value in a label set whose keys may be Symbols or Strings ("%GVL" or :"%GVL").
+  def label_value(set, key) = set && (set.key?(key.to_sym) ? set[key.to_sym] : set[key.to_s])
+
+  # Weight per value of one label key, as {value => ns}.
+  def weight_by_label(data, key)
+    data[:aggregated_samples].each_with_object(Hash.new(0)) do |(_, weight, _, lsi), acc|
+      acc[label_value(data[:label_sets][lsi], key)] += weight
+    end
+  end
+
+  # Weight of the samples whose labels have all these values.
+  def weight_labelled(data, **wanted)
+    data[:aggregated_samples].sum do |_, weight, _, lsi|
+      set = data[:label_sets][lsi]
+      wanted.all? { |k, v| label_value(set, k) == v } ? weight : 0
+    end
+  end
+end
