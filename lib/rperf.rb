@@ -18,11 +18,15 @@ require_relative "rperf/pprof_reader"
 require_relative "rperf/html_report"
 require_relative "rperf/diff"
 require_relative "rperf/multiprocess"
+require_relative "rperf/encoders"
+require_relative "rperf/table"
 
 # rperf: a sampling profiler for Ruby. See README.md for usage.
 module Rperf
   TOP_N = 10
   DEFAULT_MAX_DEPTH = Settings::DEFAULTS[:max_depth]
+  # rperf 0.11's table of VM states (raw_samples' 5th element) and the label each one becomes.
+  VM_STATE_LABELS = Native::VM_STATES.transform_values { |key, value, _frame| [key.to_s, value].freeze }.freeze
 
   @session = nil
 
@@ -74,11 +78,11 @@ module Rperf
 
     # Sets labels on the current thread (merged; nil deletes a key). With a block, the previous
     # labels come back when the block exits. Ignored when not profiling.
-    def label(**kw)
-      return (block_given? ? yield : nil) unless Native.running?
+    def label(**kw, &block)
+      return (block ? yield : nil) unless Native.running?
 
       previous = Native.merge_labels(kw)
-      return unless block_given?
+      return unless block
 
       begin
         yield
@@ -92,8 +96,8 @@ module Rperf
     end
 
     # With start(defer: true): samples only while at least one profile block runs.
-    def profile(**kw)
-      raise ArgumentError, "Rperf.profile requires a block" unless block_given?
+    def profile(**kw, &block)
+      raise ArgumentError, "Rperf.profile requires a block" unless block
       raise RuntimeError, "Rperf is not started" unless Native.running?
 
       previous = Native.merge_labels(kw)
@@ -106,8 +110,11 @@ module Rperf
       end
     end
 
+    # Writes `data` (a result Hash) to `path`, the format from `format:` (Symbol or String) or
+    # the extension. Returns 0, as rperf 0.11 (the status of its atomic rename).
     def save(path, data, format: nil)
       Storage.write(path, data, format)
+      0
     end
 
     def load(path)
@@ -117,6 +124,11 @@ module Rperf
     def read_meta(path)
       Storage.read_meta(path)
     end
+
+    # rperf 0.11's printers, public there: the verbose statistics, the stat summary, the top tables.
+    def print_stats(data) = Report.print_verbose(data)
+    def print_stat(data) = Stat.print(data)
+    def print_top(data) = Report.print_top(data)
 
     # The label-set table of the running session (index = label_set_id).
     def label_sets

@@ -1,6 +1,8 @@
 # frozen_string_literal: true
 
 require_relative "test_helper"
+require "json"
+require "shellwords"
 
 # The rperf command, run as a real subprocess on real scripts.
 class CliTest < Minitest::Test
@@ -58,12 +60,16 @@ class CliTest < Minitest::Test
   def test_stat_shows_gvl_blocked_for_sleep
     _o, err, status = rperf("stat", RUBY, "-e", "sleep 0.3")
     assert status.success?, err
-    ms = err[/([\d.]+) ms\s+[\d.]+%\s+GVL blocked/, 1].to_f
+    ms = err[/([\d.,]+) ms\s+[\d.]+%\s+\[Rperf\] GVL blocked/, 1].delete(",").to_f
     assert_in_delta 300, ms, 30, err
     assert_match(/ms\s+user/, err)
     assert_match(/ms\s+real/, err)
-    assert_match(/\[OS   \] peak RSS/, err)
-    assert_match(/\d+ samples \/ \d+ triggers, [\d.]+% profiler overhead/, err)
+    assert_match(/ Performance stats for '.*sleep.*0\.3':/, err)
+    assert_match(/^\s+[\d,.]+ ms\s+[\d.]+%  \[Rperf\] GVL blocked \(I\/O, sleep\)$/, err)
+    assert_match(/^\s+\d+ MB\s+\[OS   \] peak memory \(maxrss\)$/, err)
+    assert_match(/\[OS   \] page faults \([\d,]+ minor, [\d,]+ major\)/, err)
+    assert_match(/\[OS   \] disk I\/O \(\d+ MB read, \d+ MB write\)/, err)
+    assert_match(/^  \d+ samples \/ \d+ triggers, \d+\.\d% profiler overhead$/, err)
   end
 
   def test_stat_on_a_gc_heavy_script_shows_gc_lines
@@ -71,7 +77,8 @@ class CliTest < Minitest::Test
     assert status.success?, err
     assert_match(/GC marking/, err)
     assert_match(/GC sweeping/, err)
-    assert_match(/\[Ruby \] GC count: \d+/, err)
+    assert_match(/\[Ruby \] GC time \([\d,]+ count: [\d,]+ minor, [\d,]+ major\)/, err)
+    assert_match(/^\s+[\d,]+\s+\[Ruby \] allocated objects$/, err)
   end
 
   def test_vm_state_frames_option
@@ -99,7 +106,7 @@ class CliTest < Minitest::Test
     rperf("record", "-o", pb, RUBY, hot_script)
     out, err, status = rperf("report", "--top", json)
     assert status.success?, err
-    assert_match(/flat\s+flat%\s+cum\s+cum%/, out)
+    assert_match(/\A Flat:\n\s+[\d,.]+ ms\s+[\d.]+%  Object#target/, out)
     assert_match(/Object#target/, out)
     out, _e, status = rperf("report", "--text", pb)
     assert status.success?
@@ -126,10 +133,30 @@ class CliTest < Minitest::Test
     out, _e, status = rperf("--version")
     assert status.success?
     assert_equal "rperf #{Rperf::VERSION}\n", out
-    [%w[frobnicate], %w[record --bogus ruby], %w[record], %w[record -f 0 ruby], %w[diff one], []].each do |args|
-      _o, err, status = rperf(*args)
-      assert_equal 2, status.exitstatus, "rperf #{args.join(' ')}"
-      assert_match(/Usage: rperf/, err)
+    out, _e, status = rperf("-v")
+    assert status.success?
+    assert_equal "rperf #{Rperf::VERSION}\n", out
+    {
+      %w[frobnicate] => /\AUnknown subcommand: "frobnicate"\nUsage: rperf record/,
+      %w[record --bogus ruby] => /invalid option: --bogus\nUsage: rperf record \[options\]/,
+      %w[record] => /\ANo command specified\.\nUsage: rperf record/,
+      %w[record -f 0 ruby] => /\AError: frequency must be a positive integer \(got 0\)\n\z/,
+      %w[record -f 20000 ruby] => /\AError: frequency must be <= 10000 \(10KHz\), got 20000\n\z/,
+      %w[record --signal abc ruby] => /\AError: --signal must be a signal number or 'false', got: "abc"\n\z/,
+      %w[record --signal 9 ruby] => /\AError: signal 9 \(KILL\) cannot be caught/,
+      %w[record --format foo ruby] => /invalid argument: --format foo/,
+      %w[record -o /nonexistent/dir/x.json.gz ruby] => %r{\AError: output path is not writable: /nonexistent/dir/x.json.gz},
+      %w[record --label novalue ruby] => /\AError: --label must be KEY=VALUE, got: "novalue"/,
+      %w[diff one] => /\ATwo profile files required\.\nUsage: rperf diff/,
+      [] => /\AUsage: rperf record/,
+    }.each do |args, message|
+      # A bad option never runs the command: it would touch this file.
+      marker = File.join(@dir, "ran")
+      command = args.include?("ruby") ? ["-e", "File.write(#{marker.inspect}, '')"] : []
+      _o, err, status = rperf(*args.map { |a| a == "ruby" ? RUBY : a }, *command)
+      assert_equal 1, status.exitstatus, "rperf #{args.join(' ')}: #{err}"
+      assert_match message, err
+      refute File.exist?(marker), "rperf #{args.join(' ')} ran the command"
     end
     _o, err, status = rperf("report", File.join(@dir, "missing.json.gz"))
     assert_equal 1, status.exitstatus
@@ -185,6 +212,74 @@ class CliTest < Minitest::Test
 
   timing_sensitive :test_stat_shows_gvl_blocked_for_sleep,
                    :test_diff_ranks_the_slowed_function_first
+
+  def test_labels_snapshot_dir_and_print_only
+    out_path = File.join(@dir, "l.json.gz")
+    _o, err, status = rperf("record", "--label", "ci=1", "--label", "build=a=b", "-o", out_path, RUBY, "-e", "1")
+    assert status.success?, err
+    meta = Rperf.read_meta(out_path)[:meta]
+    assert_equal({ ci: "1", build: "a=b" }, meta[:labels])
+    assert_kind_of String, meta[:git][:sha] if meta[:git] # the checkout is a git repository in CI
+
+    _o, err, status = rperf("record", "--snapshot-dir", "snaps", RUBY, "-e", "1")
+    assert status.success?, err
+    files = Dir.children(File.join(@dir, "snaps"))
+    assert_equal 1, files.size
+    assert_match(/\Arperf-(\h{7}|nogit)-\d{8}T\d{6}Z(-\d+)?\.json\.gz\z/, files.first)
+    _o, err, status = rperf("record", "--snapshot-dir", "snaps", "-o", "x.json.gz", RUBY, "-e", "1")
+    assert_equal 1, status.exitstatus
+    assert_equal "Error: --snapshot-dir and -o/--output (or -p) are mutually exclusive\n", err
+
+    out, err, status = rperf("record", "-p", RUBY, hot_script)
+    assert status.success?, err
+    assert_match(/\ATotal: [\d.]+ms \(cpu\)\nSamples: \d+, Frequency: 1000Hz\n\n Flat:\n/, out)
+    refute File.exist?(File.join(@dir, "rperf.json.gz")), "-p prints only"
+  end
+
+  def test_print_env_prints_the_environment_and_runs_nothing
+    out, err, status = rperf("stat", "--print-env", "-m", "cpu", "--label", "a=b")
+    assert status.success?, err
+    env = out.lines.to_h do |line|
+      assert_match(/\Aexport [A-Z_]+=/, line)
+      line.delete_prefix("export ").chomp.split("=", 2)
+    end
+    assert_equal %w[RUBYLIB RUBYOPT RPERF_ENABLED], env.keys.first(3)
+    assert_equal "cpu", env["RPERF_MODE"]
+    assert_equal "1", env["RPERF_STAT"]
+    # Sourced by a shell, the lines give a profiled Ruby.
+    script = "#{out}\nexport RPERF_STAT_COMMAND=probe\nexec #{RUBY.shellescape} -e 'x = 0; 2_000_000.times { x += 1 }'"
+    _o, err, status = Open3.capture3("bash", "-c", script, chdir: @dir)
+    assert status.success?, err
+    assert_match(/Performance stats for 'probe'/, err)
+    assert_match(/\[Rperf\] CPU execution/, err)
+  end
+
+  def test_report_and_diff_tables
+    base = File.join(@dir, "base.json.gz")
+    target = File.join(@dir, "target.json.gz")
+    rperf("record", "-o", base, RUBY, hot_script(slow_factor: 1))
+    rperf("record", "-o", target, RUBY, hot_script(slow_factor: 3))
+    out, err, status = rperf("report", "--format", "table", target)
+    assert status.success?, err
+    lines = out.lines(chomp: true)
+    assert_equal "method\tself_pct\ttotal_pct\tself_ms", lines.first
+    assert_match(/\AObject#target\t[\d.]+\t[\d.]+\t[\d.]+\z/, lines[1])
+    assert_match(/\A# summary\ttotal_ms=[\d.]+\tcpu_ms=[\d.]+\tallocated_objects=\d+/, lines.last)
+    out, _e, status = rperf("report", "--format", "table-json", target)
+    assert status.success?
+    rows = JSON.parse(out)
+    assert_equal "Object#target", rows.first["method"]
+    assert_in_delta 100.0, rows[0...-1].sum { |r| r["self_pct"] }, 0.5
+    assert rows.last.key?("summary")
+    out, err, status = rperf("diff", "--format", "table", base, target)
+    assert status.success?, err
+    assert_equal "method\tself_pct_base\tself_pct_head\tdelta_pt", out.lines.first.chomp
+    assert_match(/\A# summary\ttotal_ms_base=/, out.lines.last)
+    _o, err, status = rperf("report", "--format", "table", File.join(@dir, "missing.json.gz"))
+    assert_equal 1, status.exitstatus
+    assert_equal "File not found: #{File.join(@dir, 'missing.json.gz')}\n", err
+  end
+
 end
 
 class CliHtmlTest < Minitest::Test
@@ -193,10 +288,14 @@ class CliHtmlTest < Minitest::Test
     json = File.join(dir, "p.json.gz")
     File.write(File.join(dir, "hot.rb"), "def target = 900_000.times { |i| i * 2 }\ntarget\n")
     Open3.capture3(RUBY, File.join(ROOT, "exe/rperf"), "record", "-o", json, RUBY, "hot.rb", chdir: dir)
-    out, err, status = Open3.capture3(RUBY, File.join(ROOT, "exe/rperf"), "report", "--html", json, chdir: dir)
+    # --html prints the page (rperf 0.11); -o writes it to a file instead.
+    page, err, status = Open3.capture3(RUBY, File.join(ROOT, "exe/rperf"), "report", "--html", json, chdir: dir)
+    assert status.success?, err
+    assert_match(/\A<!DOCTYPE html>/i, page)
+    out, err, status = Open3.capture3(RUBY, File.join(ROOT, "exe/rperf"), "report", "--html", "-o", "p.html", json, chdir: dir)
     assert status.success?, err
     html = File.join(dir, "p.html")
-    assert_equal "wrote #{html}\n", out
+    assert_equal "wrote p.html\n", err
     refute_match(%r{https?://(?!www\.w3\.org)}, File.read(html).gsub("https://www.speedscope.app", ""), "no external URLs")
     out, err, status = Open3.capture3("node", File.join(ROOT, "test/consumers/html_render.js"), html, chdir: ROOT)
     assert status.success?, err
@@ -209,4 +308,5 @@ class CliHtmlTest < Minitest::Test
   ensure
     FileUtils.rm_rf(dir) if dir
   end
+
 end

@@ -35,7 +35,7 @@ class MultiprocessTest < Minitest::Test
   def test_stat_of_four_forked_children
     _o, err, status = Open3.capture3(@env, RUBY, RPERF, "stat", RUBY, "-e", "#{WORK}; 4.times { fork { work } }; Process.waitall", chdir: @dir)
     assert status.success?, err
-    assert_match(/\b5\s+Ruby processes profiled/, err)
+    assert_match(/\b5\s+\[Rperf\] Ruby processes profiled/, err)
     out = File.join(@dir, "forks.json.gz")
     _o, err, status = Open3.capture3(@env, RUBY, RPERF, "record", "-o", out, RUBY, "-e", "#{WORK}; 4.times { fork { work } }; Process.waitall", chdir: @dir)
     assert status.success?, err

@@ -22,6 +22,9 @@ module Rperf
     # The settings of an autostarted session: Settings.from_env, with the CLI's default output.
     def settings_from_env(env = ENV)
       settings = Settings.from_env(env)
+      # A plain `RPERF_ENABLED=1 ruby -rrperf` profiles this process only (as rperf 0.11); the
+      # CLI says RPERF_INHERIT=1 to follow children.
+      settings = settings.with(inherit: false) unless Settings.present?(env[Settings::INHERIT_ENV])
       return settings if settings.output || settings.stat
 
       settings.with(output: "rperf.json.gz")

@@ -4,47 +4,66 @@ require "optparse"
 require "shellwords"
 
 module Rperf
-  # The `rperf` command: record, stat, exec, report, diff, help.
+  # The `rperf` command: record, stat, exec, report, diff, help. Options, messages and exit
+  # statuses follow rperf 0.11 (scripts parse them); ours are added where it has none.
   class CLI
-    class UsageError < StandardError; end
+    # Ends the command with a status once its message is printed.
+    class Exit < StandardError
+      attr_reader :status
 
-    HELP = <<~TEXT
-      Usage: rperf <command> [options]
+      def initialize(status)
+        super("exit #{status}")
+        @status = status
+      end
+    end
 
-      Commands:
-        record [options] command...   Profile a Ruby command and write a profile (default rperf.json.gz)
-        stat   [options] command...   Run a command and print a performance summary on stderr
-        exec   [options] command...   stat --report: the summary plus flat and cumulative tables
-        report [--top|--text|--html] [-o PATH] [file]
-                                      Show a profile (.json, .json.gz, or a .pb.gz written by rperf)
-        diff   [--top|--text] base target
-                                      Compare two profiles, by function, largest change first
-        help                          This reference
+    USAGE = <<~TEXT
+      Usage: rperf record [options] command [args...]
+             rperf stat [options] command [args...]
+             rperf exec [options] command [args...]
+             rperf report [options] [file]
+             rperf diff [options] base target
+             rperf help
+    TEXT
+    MORE = "Run 'rperf help' for full documentation"
 
-      Options of record, stat and exec:
-        -o, --output PATH         Output file (record: rperf.json.gz; stat: none)
-        -f, --frequency HZ        Sampling frequency, 1..10000 (default 1000)
-        -m, --mode MODE           cpu or wall (record: cpu; stat/exec: wall)
-            --format FORMAT       json, pprof, collapsed, text, speedscope (default: from the extension)
-        -p, --print               Print the text report to stdout after the command (record)
-            --signal N|false      Timer signal number, or false for a sleeping timer thread
-            --no-inherit          Do not profile child processes
-            --no-aggregate        Keep every sample with its timestamp (raw_samples)
-            --report              Add flat and cumulative tables to the stat summary
-            --vm-state-frames     GVL/GC states as leaf frames ([GVL blocked], [GC marking], ...)
-                                  instead of %GVL/%GC labels, for viewers that ignore labels
-        -v, --verbose             Print sampling statistics and top functions to stderr
+    MANUAL = <<~TEXT
+      rperf: a sampling profiler for Ruby (time on CPU, waiting for I/O or the GVL, and in GC).
+
+      #{USAGE.rstrip}
+
+      record  Profile a Ruby command and write a profile (default rperf.json.gz, cpu mode).
+      stat    Run a command and print a performance summary on stderr (wall mode).
+      exec    stat with the flat and cumulative tables.
+      report  Show a profile: --top, --text, --format table|table-json, --html (stdout).
+              Reads .json, .json.gz and .pb.gz (pprof written by rperf) without Go.
+      diff    Compare two profiles (target - base): --top, --text, --format table|table-json.
+
+      Options of record, stat and exec ('rperf record --help' lists them with defaults):
+        -o PATH, -f HZ (1..10000), -m cpu|wall, --format json|pprof|collapsed|text|speedscope,
+        -p (record: text on stdout), --snapshot-dir DIR (record), --label KEY=VALUE (meta labels),
+        --signal N|false, --no-aggregate, --no-inherit, --report (stat), --vm-state-frames,
+        --print-env (print the environment and exit), -v (sampling statistics on stderr).
+
+      Formats by extension: .json(.gz), .collapsed, .txt, .speedscope.json; any other: pprof (gzip).
 
       Environment (profiling without the CLI): RPERF_ENABLED=1 ruby -rrperf app.rb, with
         RPERF_MODE, RPERF_FREQUENCY, RPERF_OUTPUT, RPERF_FORMAT, RPERF_VERBOSE, RPERF_SIGNAL,
-        RPERF_AGGREGATE, RPERF_DEFER, RPERF_STAT, RPERF_STAT_REPORT, RPERF_VM_STATE_FRAMES.
+        RPERF_AGGREGATE, RPERF_DEFER, RPERF_STAT, RPERF_STAT_REPORT, RPERF_VM_STATE_FRAMES,
+        RPERF_TMPDIR, RPERF_META_LABELS, RPERF_META_GIT.
 
       Examples:
         rperf record -m wall -o profile.pb.gz ruby app.rb
         rperf stat ruby -e 'sleep 0.3'
         rperf report --top profile.json.gz
-        rperf diff before.json.gz after.json.gz
+        rperf diff --format table before.json.gz after.json.gz
     TEXT
+
+    PROFILE_FORMATS = %w[json pprof collapsed text speedscope].freeze
+    # rperf 0.11's order of --print-env; variables it does not set follow.
+    PRINT_ENV_ORDER = %w[RUBYLIB RUBYOPT RPERF_ENABLED RPERF_OUTPUT RPERF_FREQUENCY RPERF_MODE RPERF_FORMAT
+                         RPERF_VERBOSE RPERF_SIGNAL RPERF_AGGREGATE RPERF_META_GIT RPERF_SESSION_DIR RPERF_STAT
+                         RPERF_STAT_COMMAND RPERF_STAT_REPORT].freeze
 
     def self.run(argv, out: $stdout, err: $stderr)
       new(out, err).run(argv)
@@ -59,76 +78,108 @@ module Rperf
       argv = argv.dup
       command = argv.shift
       case command
-      when "record" then profile_command(argv, :record)
-      when "stat" then profile_command(argv, :stat)
-      when "exec" then profile_command(argv, :exec)
+      when "record", "stat", "exec" then profile_command(argv, command.to_sym)
       when "report" then report(argv)
       when "diff" then diff(argv)
-      when "help", "-h", "--help" then @out.puts(HELP) || 0
-      when "--version", "-V", "version" then @out.puts("rperf #{VERSION}") || 0
-      when nil then usage("no command given")
-      else usage("unknown command #{command.inspect}")
+      when "help" then @out.puts(MANUAL) || 0
+      when "-h", "--help" then @out.puts(USAGE, "", MORE) || 0
+      when "-v", "--version", "-V", "version" then @out.puts("rperf #{VERSION}") || 0
+      when nil then @err.puts(USAGE) || 1
+      else
+        @err.puts "Unknown subcommand: #{command.inspect}", USAGE
+        1
       end
-    rescue UsageError, OptionParser::ParseError => e
-      usage(e.message)
+    rescue Exit => e
+      e.status
     rescue Rperf::Error => e
-      @err.puts "rperf: #{e.message}"
+      @err.puts "Error: #{e.message}"
       1
     end
 
     private
 
-    def usage(message)
-      @err.puts "rperf: #{message}"
-      @err.puts HELP
-      2
+    def fail_with(message)
+      @err.puts message
+      raise Exit, 1
     end
+
+    def parse(parser, argv, order: true)
+      order ? parser.order!(argv) : parser.parse!(argv)
+    rescue OptionParser::ParseError => e
+      @err.puts e.message, parser
+      raise Exit, 1
+    end
+
+    # --- record / stat / exec --------------------------------------------------------------
 
     def profile_command(argv, kind)
       opts = { mode: kind == :record ? "cpu" : "wall", frequency: 1000, inherit: true, aggregate: true,
-               report: kind == :exec, print: false }
-      parser = OptionParser.new do |o|
-        o.on("-o", "--output PATH") { |v| opts[:output] = v }
-        o.on("-f", "--frequency HZ", Integer) { |v| opts[:frequency] = v }
-        o.on("-m", "--mode MODE", %w[cpu wall]) { |v| opts[:mode] = v }
-        o.on("--format FORMAT") { |v| opts[:format] = v }
-        o.on("-p", "--print") { opts[:print] = true }
-        o.on("--signal VALUE") { |v| opts[:signal] = v }
-        o.on("--[no-]inherit") { |v| opts[:inherit] = v }
-        o.on("--[no-]aggregate") { |v| opts[:aggregate] = v }
-        o.on("--report") { opts[:report] = true }
-        o.on("--vm-state-frames") { opts[:vm_state_frames] = true }
-        o.on("-v", "--verbose") { opts[:verbose] = true }
-      end
-      parser.order!(argv) # options stop at the command
-      raise UsageError, "#{kind}: no command to run" if argv.empty?
-      raise UsageError, "frequency must be in 1..10000" unless (1..10_000).cover?(opts[:frequency])
+               report: kind == :exec, labels: {} }
+      parser = profile_parser(kind, opts)
+      parse(parser, argv) # options stop at the command
+      return print_help(parser) if opts[:help]
 
-      env = begin
-        profile_env(opts, kind, argv)
-      rescue ArgumentError => e
-        raise UsageError, e.message
-      end
-      if opts[:print]
-        # -p needs to read the profile after the command: run it as a child instead of exec.
-        pid = Process.spawn(env, *argv)
-        _, status = Process.wait2(pid)
-        report([env["RPERF_OUTPUT"], "--text"]) if File.exist?(env["RPERF_OUTPUT"])
-        return status.exitstatus || 128 + status.termsig.to_i
-      end
+      env = profile_env(opts, kind, argv)
+      return print_env(env) if opts[:print_env]
+
+      fail_with("No command specified.\n#{parser}") if argv.empty?
       exec_command(env, argv)
     end
 
+    def print_help(parser)
+      @out.puts parser, "", "#{MORE} (modes, formats, diagnostics guide, etc.)"
+      0
+    end
+
+    def profile_parser(kind, opts)
+      OptionParser.new do |o|
+        o.banner = "Usage: rperf #{kind} [options] command [args...]"
+        o.on("-o", "--output PATH", "Output file (default: #{kind == :record ? 'rperf.json.gz' : 'none'})") { |v| opts[:output] = v }
+        o.on("-f", "--frequency HZ", Integer, "Sampling frequency in Hz (default: 1000)") { |v| opts[:frequency] = v }
+        o.on("-m", "--mode MODE", %w[cpu wall], "Profiling mode: cpu or wall (default: #{opts[:mode]})") { |v| opts[:mode] = v }
+        if kind == :record
+          o.on("--format FORMAT", PROFILE_FORMATS,
+               "Output format: json, pprof, collapsed, text, or speedscope (default: auto from extension)") { |v| opts[:format] = v }
+          o.on("-p", "--print", "Print text profile to stdout (same as --format=text --output=/dev/stdout)") { opts[:print] = true }
+          o.on("--snapshot-dir DIR", "Save output as rperf-<sha7>-<timestamp>.json.gz in DIR") { |v| opts[:snapshot_dir] = v }
+        end
+        o.on("--label KEY=VALUE", "Add a label to profile metadata (repeatable)") { |v| add_label(opts, v) }
+        o.on("--signal VALUE", "Timer signal (Linux only): signal number, or 'false' for nanosleep thread") { |v| opts[:signal] = signal_option(v) }
+        o.on("--no-aggregate", "Disable sample aggregation (keep raw samples)") { opts[:aggregate] = false }
+        o.on("--report", "Include flat/cumulative profile tables in output") { opts[:report] = true } if kind == :stat
+        o.on("--no-inherit", "Do not profile forked/spawned child processes (default: inherit)") { opts[:inherit] = false }
+        o.on("--vm-state-frames", "GVL/GC states as leaf frames ([GVL blocked], ...) instead of labels") { opts[:vm_state_frames] = true }
+        o.on("--print-env", "Print the environment rperf would set (export KEY=VALUE lines), then exit without running a command") { opts[:print_env] = true }
+        o.on("-v", "--verbose", "Print sampling statistics to stderr") { opts[:verbose] = true }
+        o.on("-h", "--help", "Show this help") { opts[:help] = true }
+      end
+    end
+
+    def add_label(opts, text)
+      key, value = text.split("=", 2)
+      fail_with("Error: --label must be KEY=VALUE, got: #{text.inspect}") if value.nil? || key.empty?
+      opts[:labels][key] = value
+    end
+
+    def signal_option(text)
+      return false if text == "false"
+      return Integer(text, 10) if text.match?(/\A\d+\z/)
+
+      fail_with("Error: --signal must be a signal number or 'false', got: #{text.inspect}")
+    end
+
     # The profiled command's environment: the settings serialised once (Settings#child_env),
-    # plus what only the CLI sets.
+    # plus what only the CLI sets. Every check happens here, before anything runs.
     def profile_env(opts, kind, argv)
-      output = opts[:output] || (kind == :record ? "rperf.json.gz" : nil)
-      settings = Settings.new(mode: opts[:mode].to_sym, frequency: opts[:frequency], aggregate: opts[:aggregate],
-                              inherit: opts[:inherit], vm_state_frames: opts[:vm_state_frames] || false,
-                              signal: opts[:signal] && Settings.parse_env(:signal, opts[:signal]),
-                              format: opts[:format] && Settings.parse_env(:format, opts[:format]),
-                              output: output && File.expand_path(output), verbose: opts[:verbose] || false,
-                              stat: kind != :record)
+      output = output_path(opts, kind)
+      settings = begin
+        Settings.new(mode: opts[:mode].to_sym, frequency: opts[:frequency], aggregate: opts[:aggregate],
+                     inherit: opts[:inherit], vm_state_frames: opts[:vm_state_frames] || false, signal: opts[:signal],
+                     format: opts[:print] ? :text : opts[:format]&.to_sym, output: output,
+                     verbose: opts[:verbose] || false, stat: kind != :record)
+      rescue ArgumentError => e
+        fail_with("Error: #{e.message}")
+      end
       env = {
         "RPERF_ENABLED" => "1",
         **settings.child_env,
@@ -136,6 +187,9 @@ module Rperf
         "RPERF_ORIGINAL_RUBYOPT" => ENV.fetch("RUBYOPT", ""),
         "RPERF_ORIGINAL_RUBYLIB" => ENV.fetch("RUBYLIB", ""),
         **Autostart.preload_env,
+        # Collected now, before the command can chdir elsewhere.
+        "RPERF_META_GIT" => meta_git_json,
+        "RPERF_META_LABELS" => opts[:labels].empty? ? nil : json(opts[:labels]),
       }
       if kind != :record
         env["RPERF_STAT_COMMAND"] = argv.shelljoin
@@ -144,50 +198,143 @@ module Rperf
       env.compact
     end
 
+    def output_path(opts, kind)
+      if opts[:snapshot_dir]
+        fail_with("Error: --snapshot-dir and -o/--output (or -p) are mutually exclusive") if opts[:output] || opts[:print]
+        fail_with("Error: --snapshot-dir requires JSON format (got --format=#{opts[:format]})") if opts[:format] && opts[:format] != "json"
+        return snapshot_path(opts[:snapshot_dir])
+      end
+      return "/dev/stdout" if opts[:print]
+
+      output = opts[:output] || (kind == :record ? "rperf.json.gz" : nil)
+      return nil unless output
+
+      output = File.expand_path(output)
+      dir = File.dirname(output)
+      fail_with("Error: output path is not writable: #{output}") unless File.directory?(dir) && File.writable?(dir)
+      output
+    end
+
+    def snapshot_path(dir)
+      require "fileutils"
+      FileUtils.mkdir_p(dir)
+      path = File.join(File.expand_path(dir), Meta.snapshot_filename(Meta.collect_git))
+      File.exist?(path) ? path.sub(/\.json\.gz\z/, "-#{Process.pid}.json.gz") : path
+    rescue SystemCallError => e
+      fail_with("Error: cannot create --snapshot-dir #{dir}: #{e.message}")
+    end
+
+    def meta_git_json
+      git = Meta.collect_git
+      git ? json(git) : "null"
+    end
+
+    def json(value)
+      require "json"
+      JSON.generate(value)
+    end
+
+    def print_env(env)
+      keys = PRINT_ENV_ORDER.select { |k| env.key?(k) } + (env.keys - PRINT_ENV_ORDER).sort
+      keys.each { |k| @out.puts "export #{k}=#{Shellwords.escape(env[k])}" }
+      0
+    end
+
+    # The command replaces this process, so its exit status is the command's.
     def exec_command(env, argv)
       Kernel.exec(env, *argv)
     rescue SystemCallError => e
-      @err.puts "rperf: cannot run #{argv.first}: #{e.message}"
-      127
+      @err.puts "rperf: failed to execute #{argv.first.inspect}: #{e.message}"
+      e.is_a?(Errno::ENOENT) ? 127 : 126
     end
 
-    def report(argv)
-      mode = :top
-      output = nil
-      parser = OptionParser.new do |o|
-        o.on("--top") { mode = :top }
-        o.on("--text") { mode = :text }
-        o.on("--html") { mode = :html }
-        o.on("-o", "--output PATH") { |v| output = v }
-      end
-      files = parser.parse(argv)
-      raise UsageError, "report takes one file" if files.size > 1
+    # --- report / diff -----------------------------------------------------------------------
 
-      path = files.first || "rperf.json.gz"
-      data = Storage.load_any(path)
-      case mode
-      when :top then @out.puts HtmlReport.top_table(data)
-      when :text then @out.puts Report.text(data, top: 30)
-      when :html
-        output ||= path.sub(/(\.json|\.pb)?(\.gz)?\z/, "") + ".html"
-        File.write(output, HtmlReport.html(data, title: File.basename(path)))
-        @out.puts "wrote #{output}"
+    def viewer_parser(banner, files, opts)
+      OptionParser.new do |o|
+        o.banner = banner
+        o.on("--port PORT", Integer, "Port for the web UI (default: auto). Useful for SSH port forwarding") { |v| opts[:port] = v }
+        o.on("--host HOST", "Bind address for the web UI (default: localhost)") { |v| opts[:host] = v }
+        o.on("--top", "Print top functions by #{files > 1 ? 'diff' : 'flat time'}") { opts[:mode] = :top }
+        o.on("--text", "Print text #{files > 1 ? 'diff report' : 'report'}") { opts[:mode] = :text }
+        o.on("--format FORMAT", %w[table table-json],
+             "Flat #{files > 1 ? 'diff ' : ''}table for AI/machine consumption: 'table' (TSV) or 'table-json' (JSON)") do |v|
+          opts[:mode] = v == "table" ? :table : :table_json
+        end
+        if files == 1
+          o.on("--html", "Output static HTML viewer to stdout (or -o PATH)") { opts[:mode] = :html }
+          o.on("-o", "--output PATH", "Write the --html page to PATH") { |v| opts[:output] = v }
+        end
+        o.on("-h", "--help", "Show this help") { opts[:help] = true }
+      end
+    end
+
+    REPORT_BANNER = <<~TEXT.chomp
+      Usage: rperf report [options] [file]
+             Prints a summary of a profile (default: --top).
+             Default file: rperf.json.gz
+             Reads .json.gz / .json and .pb.gz (pprof written by rperf); no Go needed.
+    TEXT
+    DIFF_BANNER = <<~TEXT.chomp
+      Usage: rperf diff [options] base target
+             Compare two profiles (shows target - base).
+             Accepts .json.gz / .json or .pb.gz files; no Go needed.
+    TEXT
+
+    def report(argv)
+      opts = { mode: :top }
+      parser = viewer_parser(REPORT_BANNER, 1, opts)
+      parse(parser, argv)
+      return print_help(parser) if opts[:help]
+      if argv.size > 1
+        fail_with("Unexpected extra arguments: #{argv.drop(1).join(' ')} (options must come before the file arguments)")
+      end
+
+      path = argv.first || "rperf.json.gz"
+      data = load_profile(path, opts[:mode])
+      case opts[:mode]
+      when :top then @out.print Text.encode(data, top_n: 20, header: false)
+      when :text then @out.print Text.encode(data)
+      when :table then @out.print Table.report_tsv(data)
+      when :table_json then @out.puts Table.report_json(data)
+      when :html then write_html(path, data, opts[:output])
       end
       0
+    end
+
+    def write_html(path, data, output)
+      html = HtmlReport.html(data, title: File.basename(path))
+      return @out.print(html) || 0 unless output
+
+      File.write(output, html)
+      @err.puts "wrote #{output}"
     end
 
     def diff(argv)
-      mode = :top
-      parser = OptionParser.new do |o|
-        o.on("--top") { mode = :top }
-        o.on("--text") { mode = :text }
-      end
-      files = parser.parse(argv)
-      raise UsageError, "diff needs two files: base target" unless files.size == 2
+      opts = { mode: :top }
+      parser = viewer_parser(DIFF_BANNER, 2, opts)
+      parse(parser, argv)
+      return print_help(parser) if opts[:help]
 
-      base, target = files.map { |f| Storage.load_any(f) }
-      @out.puts Diff.new(base, target).render(limit: mode == :top ? 20 : nil)
+      fail_with("Two profile files required.\n#{parser}") unless argv.size == 2
+      base, target = argv.map { |f| load_profile(f, opts[:mode]) }
+      case opts[:mode]
+      when :table then @out.print Table.diff_tsv(base, target)
+      when :table_json then @out.puts Table.diff_json(base, target)
+      else @out.puts Diff.new(base, target).render(limit: opts[:mode] == :top ? 20 : nil)
+      end
       0
+    end
+
+    # Tables read JSON profiles only (as rperf 0.11); the other views read pprof files too.
+    def load_profile(path, mode)
+      fail_with("File not found: #{path}") unless File.exist?(path)
+      if %i[table table_json].include?(mode) && !path.end_with?(".json", ".json.gz")
+        fail_with("--format #{mode.to_s.tr('_', '-')} requires a .json.gz / .json profile (got: #{path})")
+      end
+      Storage.load_any(path)
+    rescue SystemCallError => e
+      fail_with("Error: #{path}: #{e.message}")
     end
   end
 end

@@ -18,10 +18,12 @@ module Rperf
 
     # --- the session directory -------------------------------------------------------------
 
-    # A per-user base directory, private to the user. One we cannot trust (wrong owner, group
-    # or world access, a symlink) is refused for a fresh private temporary directory.
+    # A per-user base directory under RPERF_TMPDIR, XDG_RUNTIME_DIR or the system's, private to
+    # the user. One we cannot trust (wrong owner, group or world access, a symlink) is refused
+    # for a fresh private temporary directory.
     def base_dir
-      base = File.join(ENV["XDG_RUNTIME_DIR"] || Dir.tmpdir, "rperf-#{Process.uid}")
+      root = [ENV["RPERF_TMPDIR"], ENV["XDG_RUNTIME_DIR"]].find { |d| d && !d.empty? } || Dir.tmpdir
+      base = File.join(root, "rperf-#{Process.uid}")
       begin
         Dir.mkdir(base, 0o700)
       rescue Errno::EEXIST

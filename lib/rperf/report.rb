@@ -5,17 +5,32 @@ module Rperf
   module Report
     module_function
 
-    def text(data, top: TOP_N)
-      Storage.native(data).encode(:text, { top: top }).force_encoding(Encoding::UTF_8)
-    end
+    def text(data, top: Table::ROWS_LIMIT) = Text.encode(data, top_n: top)
 
+    # `verbose: true` / `rperf record -v`, in rperf 0.11's lines: sampling statistics, then the
+    # top functions by self (flat) and total (cum) time.
     def print_verbose(data, io: $stderr)
       count = data[:sampling_count] || 0
       total = data[:sampling_time_ns] || 0
       avg_us = count.positive? ? total / count / 1000.0 : 0.0
       io.puts "[Rperf] mode=#{data[:mode]} frequency=#{data[:frequency]}Hz"
       io.puts "[Rperf] sampling: #{count} calls, #{format('%.2f', total / 1e6)}ms total, #{format('%.1f', avg_us)}us/call avg"
-      text(data).each_line { |line| io.puts "[Rperf] #{line}" }
+      io.puts "[Rperf] samples recorded: #{count}"
+      print_top(data, io: io)
+    end
+
+    def print_top(data, io: $stderr)
+      return if data[:aggregated_samples].to_a.empty?
+
+      totals = Result.flat_and_cumulative(data)
+      { "flat" => totals[:flat], "cum" => totals[:cum] }.each do |kind, table|
+        top = table.sort_by { |_, w| -w }.first(TOP_N)
+        io.puts "[Rperf] top #{top.size} by #{kind}:"
+        top.each do |(label, path), weight|
+          pct = totals[:total_weight].positive? ? weight * 100.0 / totals[:total_weight] : 0.0
+          io.puts format("[Rperf]   %8.1fms %5.1f%%  %s%s", weight / 1e6, pct, label, path.empty? ? "" : " (#{path})")
+        end
+      end
     end
   end
 end

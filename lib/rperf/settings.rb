@@ -31,6 +31,7 @@ module Rperf
       raise ArgumentError, "unknown keyword#{'s' if unknown.size > 1}: #{unknown.map(&:inspect).join(', ')}" unless unknown.empty?
 
       DEFAULTS.merge(options).each { |key, value| instance_variable_set(:"@#{key}", value) }
+      normalize!
       validate!
       freeze
     end
@@ -92,6 +93,13 @@ module Rperf
     end
 
     private
+
+    # rperf 0.11's spellings: a format given as a String, signal 0 for the sleeping timer thread
+    # (as false) and a negative signal for the default one (as nil).
+    def normalize!
+      @format = @format.to_sym if @format.is_a?(String)
+      @signal = @signal.zero? ? false : nil if @signal.is_a?(Integer) && @signal <= 0
+    end
 
     def validate!
       unless frequency.is_a?(Integer) && frequency.positive?

@@ -3,8 +3,10 @@
 module Rperf
   # The perf-stat-like summary (`rperf stat`, `stat: true`), printed to stderr.
   module Stat
-    # Rows of the VM-state breakdown, in Native::VM_STATES order (state 0 runs Ruby code).
-    BREAKDOWN = ["CPU execution", "GVL blocked", "GVL wait", "GC marking", "GC sweeping"].freeze
+    # Rows of the VM-state breakdown, in Native::VM_STATES order (state 0 runs Ruby code), with
+    # rperf 0.11's wording (scripts match these lines).
+    BREAKDOWN = ["[Rperf] CPU execution", "[Rperf] GVL blocked (I/O, sleep)", "[Rperf] GVL wait (contention)",
+                 "[Rperf] GC marking", "[Rperf] GC sweeping"].freeze
 
     @command = nil
     @report = false
@@ -17,8 +19,18 @@ module Rperf
       @report = report
     end
 
-    def ms(ns) = format("%.1f", ns / 1e6)
-    def count(n) = n.to_s.reverse.scan(/\d{1,3}/).join(",").reverse
+    def ms(ns) = count_with_commas(format("%.1f", ns / 1e6))
+    def count(n) = count_with_commas(n.to_i.to_s)
+
+    def count_with_commas(text)
+      int, frac = text.split(".")
+      int = int.reverse.scan(/\d{1,3}-?/).join(",").reverse
+      frac ? "#{int}.#{frac}" : int
+    end
+
+    # "  <value> <unit> <pct>%  <label>" and "  <value> <unit>         <label>".
+    def pct_line(value, unit, pct, label) = format("  %14s %-2s %5.1f%%  %s", value, unit, pct, label)
+    def line(value, unit, label) = format("  %14s %-2s         %s", value, unit, label)
 
     def breakdown(data)
       BREAKDOWN.zip(Storage.native(data).vm_state_totals).to_h
@@ -27,49 +39,45 @@ module Rperf
     def print(data, command: @command, report: @report, io: $stderr)
       real_ns = data[:duration_ns] || 0
       io.puts
-      io.puts " Performance stats for '#{command || $PROGRAM_NAME}' (#{data[:mode]} mode):"
+      io.puts " Performance stats for '#{command || '(unknown)'}':"
       io.puts
       io.puts format("  %14s ms   user", ms(data[:user_ns] || 0))
       io.puts format("  %14s ms   sys", ms(data[:sys_ns] || 0))
       io.puts format("  %14s ms   real", ms(real_ns))
-      if data[:process_count].to_i > 1
-        io.puts format("  %14s      Ruby processes profiled", count(data[:process_count]))
-      end
-      io.puts
-      totals = breakdown(data)
-      total = totals.values.sum
-      totals.each do |name, weight|
-        next if weight.zero? && name != "CPU execution"
-
-        pct = total.positive? ? weight * 100.0 / total : 0.0
-        io.puts format("  %14s ms %5.1f%%  %s", ms(weight), pct, name)
-      end
-      io.puts
-      runtime_lines(data).each { |l| io.puts "  [Ruby ] #{l}" }
-      os_lines.each { |l| io.puts "  [OS   ] #{l}" }
-      if report
+      unless data[:aggregated_samples].to_a.empty?
         io.puts
-        io.puts Report.text(data).gsub(/^/, "  ")
+        multi = data[:process_count].to_i > 1
+        io.puts line(count(data[:process_count]), "", "[Rperf] Ruby processes profiled") if multi
+        totals = breakdown(data)
+        total = totals.values.sum
+        totals.each do |name, weight|
+          next if weight.zero?
+
+          io.puts pct_line(ms(weight), "ms", total.positive? ? weight * 100.0 / total : 0.0, name)
+        end
+        (runtime_lines(data) + os_lines).each { |l| io.puts l }
+        io.puts line("", "", "(GC/OS stats are from root process only; user/sys/[Rperf] lines are aggregated)") if multi
+        io.puts("", Text.encode(data, header: false)) if report
+        io.puts
+        denominator = data[:total_duration_ns] || real_ns
+        overhead = denominator.positive? ? data[:sampling_time_ns].to_i * 100.0 / denominator : 0.0
+        io.puts format("  %d samples / %d triggers, %.1f%% profiler overhead",
+                       data[:sampling_count].to_i, data[:trigger_count].to_i, overhead)
       end
-      io.puts
-      overhead = real_ns.positive? ? data[:sampling_time_ns].to_i * 100.0 / real_ns : 0.0
-      io.puts format("  %s samples / %s triggers, %.2f%% profiler overhead",
-                     count(data[:sampling_count].to_i), count(data[:trigger_count].to_i), overhead)
       io.puts
     end
 
+    # GC counters of the whole process (as rperf 0.11: not only the profiled interval).
     def runtime_lines(data)
-      lines = []
-      if (gc = data[:gc_stats])
-        lines << "GC count: #{count(gc[:count])} (#{count(gc[:minor_count])} minor, #{count(gc[:major_count])} major), " \
-                 "GC time: #{gc[:time_ms]} ms"
-        lines << "allocated objects: #{count(gc[:allocated_objects])}, freed objects: #{count(gc[:freed_objects])}"
-      end
-      lines << "detected threads: #{data[:detected_thread_count]}" if data[:detected_thread_count]
-      if defined?(RubyVM::YJIT) && RubyVM::YJIT.enabled?
-        ratio = RubyVM::YJIT.runtime_stats[:ratio_in_yjit]
-        lines << format("YJIT: enabled, %.1f%% of instructions in YJIT", ratio) if ratio
-        lines << "YJIT: enabled" unless ratio
+      gc = GC.stat
+      lines = [line(ms(gc[:time].to_i * 1_000_000), "ms", "[Ruby ] GC time (#{count(gc[:count])} count: " \
+                    "#{count(gc[:minor_gc_count])} minor, #{count(gc[:major_gc_count])} major)"),
+               line(count(gc[:total_allocated_objects]), "", "[Ruby ] allocated objects"),
+               line(count(gc[:total_freed_objects]), "", "[Ruby ] freed objects")]
+      threads = data[:detected_thread_count].to_i
+      lines << line(count(threads), "", "[Ruby ] detected threads") if threads.positive?
+      if defined?(RubyVM::YJIT) && RubyVM::YJIT.enabled? && (ratio = RubyVM::YJIT.runtime_stats[:ratio_in_yjit])
+        lines << line(format("%.1f%%", ratio * 100), "", "[Ruby ] YJIT code execution ratio")
       end
       lines
     end
@@ -78,21 +86,24 @@ module Rperf
     def os_lines
       lines = []
       status = proc_file("status")
-      if status
-        rss = status[/^VmHWM:\s+(\d+)/, 1]
-        lines << "peak RSS: #{count(rss.to_i / 1024)} MB" if rss
-        vol = status[/^voluntary_ctxt_switches:\s+(\d+)/, 1]
-        invol = status[/^nonvoluntary_ctxt_switches:\s+(\d+)/, 1]
-        lines << "context switches: #{count(vol.to_i)} voluntary, #{count(invol.to_i)} involuntary" if vol
+      if status && (rss = status[/^VmHWM:\s+(\d+)/, 1])
+        lines << line(count((rss.to_i / 1024.0).round), "MB", "[OS   ] peak memory (maxrss)")
       end
       if (stat = proc_file("stat"))
         fields = stat.sub(/\A.*\) /m, "").split
-        lines << "page faults: #{count(fields[7].to_i)} minor, #{count(fields[9].to_i)} major"
+        minor = fields[7].to_i
+        major = fields[9].to_i
+        lines << line(count(minor + major), "", "[OS   ] page faults (#{count(minor)} minor, #{count(major)} major)")
+      end
+      if status && (vol = status[/^voluntary_ctxt_switches:\s+(\d+)/, 1])
+        invol = status[/^nonvoluntary_ctxt_switches:\s+(\d+)/, 1].to_i
+        lines << line(count(vol.to_i + invol), "", "[OS   ] context switches (#{count(vol)} voluntary, #{count(invol)} involuntary)")
       end
       if (io = proc_file("io"))
+        mb = ->(bytes) { (bytes / 1024.0 / 1024.0).round }
         read = io[/^read_bytes:\s+(\d+)/, 1].to_i
         written = io[/^write_bytes:\s+(\d+)/, 1].to_i
-        lines << "disk I/O: #{count(read / 1024)} KB read, #{count(written / 1024)} KB written"
+        lines << line(count(mb.(read + written)), "MB", "[OS   ] disk I/O (#{count(mb.(read))} MB read, #{count(mb.(written))} MB write)")
       end
       lines
     end

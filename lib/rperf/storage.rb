@@ -9,7 +9,10 @@ module Rperf
 
     module_function
 
+    # A Symbol or String naming a format (rperf 0.11 accepts both); an unknown name is an error
+    # here, where rperf 0.11 would silently write pprof.
     def check_format!(format)
+      format = format.to_sym if format.is_a?(String)
       return format if FORMATS.include?(format)
 
       raise UnknownFormatError, "unknown format #{format.inspect} (expected one of #{FORMATS.join(', ')})"
@@ -52,11 +55,11 @@ module Rperf
       options =
         case format
         when :json
-          profile.meta = Meta.build(mode: profile.attribute(:mode)) if meta && !profile.meta?
+          profile.meta = Meta.build_meta(mode: profile.attribute(:mode)) if meta && !profile.meta?
           # Level 1: on large profiles deflate dominates, and level 6 saves only a quarter.
           { level: 1, trailer: { rperf_version: VERSION, pid: Process.pid, ppid: Process.ppid } }
         when :pprof then { comments: pprof_comments(profile) }
-        when :text then { top: TOP_N }
+        when :text then { top: Table::ROWS_LIMIT }
         when :collapsed, :speedscope then { name: "rperf #{profile.attribute(:mode)}" }
         else raise UnknownFormatError, "unknown format #{format.inspect}"
         end
@@ -69,22 +72,28 @@ module Rperf
       ["rperf #{VERSION}", "mode: #{profile.attribute(:mode)}", "frequency: #{profile.attribute(:frequency)}Hz", "ruby #{RUBY_VERSION}"]
     end
 
+    # A missing or unreadable file raises its Errno (as rperf 0.11); bad content raises FormatError.
     def read_file(path)
       raw = File.binread(path)
       raise FormatError.new("empty file", path: path) if raw.empty?
 
       raw
-    rescue SystemCallError => e
-      raise FormatError.new(e.message, path: path)
     end
 
     # A json(.gz) profile. The C++ loader builds the native profile; its Hash view shares
     # identical frames (frozen) as a result of Rperf.stop does.
     def load(path, raw = read_file(path))
       data = with_path(path) { Native::Profile.load_json(raw) }.to_h
-      version = data[:meta].is_a?(Hash) ? data[:meta][:rperf_version] : nil
-      warn "rperf: #{path} was written by rperf #{version || 'unknown'} (this is #{VERSION})" if version != VERSION
+      warn_about_version(data[:meta].is_a?(Hash) ? data[:meta][:rperf_version] : nil)
       data
+    end
+
+    # Files of this version and older ones (rperf 0.10, 0.11) load silently; a newer writer may
+    # have added what this version ignores.
+    def warn_about_version(version)
+      if version && Gem::Version.correct?(version) && Gem::Version.new(version) > Gem::Version.new(VERSION)
+        warn "rperf: warning: file was saved by rperf #{version} (current: #{VERSION})"
+      end
     end
 
     # Native errors do not know the file: add it.

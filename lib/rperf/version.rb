@@ -1,5 +1,5 @@
 # frozen_string_literal: true
 
 module Rperf
-  VERSION = "0.10.0"
+  VERSION = "0.12.0"
 end

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <gtest/gtest.h>
 #include <zlib.h>
 
@@ -70,7 +71,7 @@ TEST(Pprof, StartsWithSampleTypeAndHasEmptyFirstString) {
 TEST(Collapsed, EscapesAndMergesStacks) {
   std::string c = render([](Output& out) { encode_collapsed(sample_profile(), out); });
   EXPECT_NE(c.find("<main>;Foo#bar 150\n"), std::string::npos);  // two lines of Foo#bar: one frame name
-  EXPECT_NE(c.find("<main>;semi:colon name 7\n"), std::string::npos);
+  EXPECT_NE(c.find("<main>;semi,colon name 7\n"), std::string::npos);
   EXPECT_NE(c.find("<main>;Foo#bar;Integer#times 25\n"), std::string::npos);
 }
 
@@ -79,6 +80,32 @@ TEST(Text, CumulativeCountsAFunctionOncePerSample) {
   std::string t = encode_text(p, 10);
   EXPECT_NE(t.find("100.0%  fib (a.rb)"), std::string::npos) << t;
   EXPECT_EQ(t.find("200.0%"), std::string::npos) << t;
+}
+
+TEST(Text, FollowsRperf011Layout) {
+  Profile p = make_profile({{"a.rb", "slow", 1}, {"a.rb", "<main>", 1}}, {{{0, 1}, 1234567891, 1, 0}});
+  std::string t = encode_text(p, 50);
+  EXPECT_EQ(t.find("Total: 1234.6ms ("), 0u) << t;
+  EXPECT_NE(t.find("\n\n Flat:\n         1,234.6 ms 100.0%  slow (a.rb)\n\n Cumulative:\n"), std::string::npos) << t;
+  std::string bare = encode_text(p, 50, false);
+  EXPECT_EQ(bare.find(" Flat:\n"), 0u) << bare;
+  EXPECT_EQ(encode_text(make_profile({}, {}), 50), "No samples recorded.\n");
+}
+
+TEST(Json, KeysInRperf011OrderThenOurs) {
+  Profile p = sample_profile();
+  for (const char* key : {"max_depth", "duration_ns", "start_time_ns", "frequency", "mode"}) {
+    p.attributes.set(key, JsonValue::integer(1));
+  }
+  std::string body = render([&](Output& out) { encode_json(p, JsonValue::object(), out); });
+  std::vector<size_t> at;
+  for (const char* key : {"\"mode\"", "\"frequency\"", "\"unique_frames\"", "\"unique_stacks\"", "\"start_time_ns\"",
+                          "\"duration_ns\"", "\"aggregated_samples\"", "\"label_sets\"", "\"max_depth\""}) {
+    at.push_back(body.find(key));
+    ASSERT_NE(at.back(), std::string::npos) << key << " in " << body;
+  }
+  EXPECT_TRUE(std::is_sorted(at.begin(), at.end())) << body;
+  EXPECT_NE(body.find("\"unique_frames\":5,\"unique_stacks\":4"), std::string::npos) << body;
 }
 
 TEST(Json, EscapesStringsAndReplacesInvalidUtf8) {

@@ -124,19 +124,25 @@ TEST(Transform, VmStatesAsFramesAndInferredBack) {
 TEST(Transform, MergeChildLabelsOnlyTheChildAndSumsCounters) {
   Profile root = make_profile({{"a.rb", "root", 1}}, {{{0}, 100}});
   root.attributes.set("sampling_count", JsonValue::integer(3));
+  root.attributes.set("duration_ns", JsonValue::integer(500));
   Profile child = make_profile({{"b.rb", "child", 2}, {"a.rb", "root", 1}}, {{{0, 1}, 40, 1, 1}, {{1}, 2}},
                                {{}, {{"job", "X", false}}});
   child.attributes.set("sampling_count", JsonValue::integer(4));
+  child.attributes.set("duration_ns", JsonValue::integer(300));
   merge_child(root, child, "4242");
-  EXPECT_EQ(root.total_weight(), 142);
-  EXPECT_EQ(root.attributes.int_or("sampling_count", 0), 7);
-  EXPECT_EQ(root.attributes.int_or("process_count", 0), 2);
+  EXPECT_EQ(root.attributes.int_or("duration_ns", 0), 500);        // the longest process
+  EXPECT_EQ(root.attributes.int_or("total_duration_ns", 0), 800);  // every process
+  merge_child(root, child, "4243");
+  EXPECT_EQ(root.attributes.int_or("total_duration_ns", 0), 1100);
+  EXPECT_EQ(root.attributes.int_or("process_count", 0), 3);
+  EXPECT_EQ(root.total_weight(), 184);
+  EXPECT_EQ(root.attributes.int_or("sampling_count", 0), 11);
   EXPECT_EQ(root.samples[0].label_set, 0u);  // the root's own samples keep their labels
   const LabelSet& job = root.label_sets[root.samples[1].label_set];
   ASSERT_EQ(job.size(), 2u);
   EXPECT_EQ(job[1].key, "%pid");
   EXPECT_EQ(job[1].value, "4242");
-  EXPECT_EQ(weight_of(root, "root:1"), 102);  // same frame, two processes: one stack, two label sets
+  EXPECT_EQ(weight_of(root, "root:1"), 104);  // same frame, three processes: one stack, three label sets
 }
 
 TEST(Summary, FieldsOfRperf011) {

@@ -1,6 +1,6 @@
 // Collapsed stacks (FlameGraph, speedscope): "root;...;leaf weight\n", one line per unique
-// stack. A ';' or line break inside a name would split a frame or a line, so they become ':'
-// and ' '.
+// stack. A ';' or line break inside a name would split a frame or a line, so they become ','
+// (as rperf 0.11 does) and ' '.
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -14,7 +14,7 @@ namespace {
 std::string escape_frame(const std::string& name) {
   std::string out = valid_utf8(name);
   for (char& c : out) {
-    if (c == ';') c = ':';
+    if (c == ';') c = ',';
     else if (c == '\n' || c == '\r') c = ' ';
   }
   return out;

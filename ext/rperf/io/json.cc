@@ -1,13 +1,14 @@
 // The rperf JSON document, written entirely here:
-//   {"meta":{...},"summary":{...},"rperf_version":..., <attributes>, "function_start_lines":[...],
+//   {"meta":{...},"summary":{...}, <attributes and body in rperf 0.11's order (result_keys.hh):
 //    "raw_samples":[[frames, weight, thread_seq, label_set_id, vm_state, time_ns], ...],
-//    "aggregated_samples":[[frames, weight, thread_seq, label_set_id], ...], "label_sets":[...],
-//    <trailer: rperf_version, pid, ppid of the writer>}
+//    "aggregated_samples":[[frames, weight, thread_seq, label_set_id], ...], "label_sets":[...]>,
+//    <our attributes>, "function_start_lines":[...], <trailer: rperf_version, pid, ppid of the writer>}
 // meta and summary come first so read_meta can stop there. rperf 0.10/0.11 readers need every
 // frame inline, so the body repeats them (252 MB for 100,000 stacks of depth 40): each frame's
 // JSON is rendered once into one arena and copied per use, and the body streams into an Output.
 #include "io/encoders.hh"
 #include "io/output.hh"
+#include "profile/result_keys.hh"
 #include "profile/summary.hh"
 
 namespace rperf {
@@ -112,25 +113,45 @@ void encode_json(const Profile& p, const JsonValue& trailer, Output& out) {
   append_json_value(head, p.meta);
   head += ",\"summary\":";
   append_json_value(head, p.summary.is_null() ? summarize(p) : p.summary);
-  for (const JsonValue::Member& m : p.attributes.members()) {
-    head += ',';
-    append_json_string(head, m.first);
-    head += ':';
-    append_json_value(head, m.second);
-  }
-  head += ",\"function_start_lines\":" + start_lines_json(p);
-  out.append(head);
-
+  // rperf 0.11's key order (profile/result_keys.hh); our own attributes follow it.
+  auto write_attribute = [&](const std::string& key, const JsonValue& value) {
+    out.append(",", 1);
+    std::string kv;
+    append_json_string(kv, key);
+    kv += ':';
+    append_json_value(kv, value);
+    out.append(kv);
+  };
   FrameArena arena(p);
-  if (p.timestamps) {
-    out.append(",\"raw_samples\":[", 16);
-    write_samples(out, p, arena, p.samples, true);
-    out.append(']');
+  out.append(head);
+  const std::vector<const char*>& order = result_key_order(p);
+  for (const char* key : order) {
+    std::string k = key;
+    if (k == "aggregated_samples") {
+      out.append(",\"aggregated_samples\":[", 23);
+      write_samples(out, p, arena, p.timestamps ? p.aggregated_samples() : p.samples, false);
+      out.append(']');
+    } else if (k == "raw_samples") {
+      out.append(",\"raw_samples\":[", 16);
+      write_samples(out, p, arena, p.samples, true);
+      out.append(']');
+    } else if (k == "label_sets") {
+      out.append(",\"label_sets\":", 14);
+      out.append(label_sets_json(p));
+    } else if (k == "unique_frames") {
+      write_attribute(k, JsonValue::integer(static_cast<int64_t>(used_frame_count(p))));
+    } else if (k == "unique_stacks") {
+      write_attribute(k, JsonValue::integer(static_cast<int64_t>(p.stacks.size())));
+    } else if (const JsonValue* v = p.attributes.get(k)) {
+      write_attribute(k, *v);
+    }
   }
-  out.append(",\"aggregated_samples\":[", 23);
-  write_samples(out, p, arena, p.timestamps ? p.aggregated_samples() : p.samples, false);
-  out.append("],\"label_sets\":", 15);
-  out.append(label_sets_json(p));
+  for (const JsonValue::Member& m : p.attributes.members()) {
+    bool placed = false;
+    for (const char* key : order) placed = placed || m.first == key;
+    if (!placed) write_attribute(m.first, m.second);
+  }
+  out.append(",\"function_start_lines\":" + start_lines_json(p));
   std::string tail;
   for (const JsonValue::Member& m : trailer.members()) {
     tail += ',';

@@ -1,5 +1,6 @@
 #include "profile/transform.hh"
 
+#include <algorithm>
 #include <vector>
 
 namespace rperf {
@@ -128,6 +129,10 @@ void merge_child(Profile& root, const Profile& child, const std::string& pid) {
       root.attributes.set(key, JsonValue::integer(root.attributes.int_or(key, 0) + child.attributes.int_or(key, 0)));
     }
   }
+  // As rperf 0.11: duration_ns is the longest process's, total_duration_ns the sum.
+  int64_t root_ns = root.attributes.int_or("duration_ns", 0), child_ns = child.attributes.int_or("duration_ns", 0);
+  root.attributes.set("total_duration_ns", JsonValue::integer(root.attributes.int_or("total_duration_ns", root_ns) + child_ns));
+  root.attributes.set("duration_ns", JsonValue::integer(std::max(root_ns, child_ns)));
   root.attributes.set("process_count", JsonValue::integer(root.attributes.int_or("process_count", 1) + 1));
 }
 

@@ -33,6 +33,7 @@ struct EncodeJob {
   std::vector<std::string> comments;  // pprof
   JsonValue trailer;                  // json: members written after the body (rperf_version, pid, ppid)
   int top = 10;
+  bool header = true;  // text: the Total/Samples lines
   int fd = -1;                 // write here, or
   std::string* str = nullptr;  // append here
   int error = 0;
@@ -46,7 +47,7 @@ void* run_encode_job(void* arg) {
       case Format::kPprof: out->append(encode_pprof(*job.profile, job.comments)); break;
       case Format::kCollapsed: encode_collapsed(*job.profile, *out); break;
       case Format::kSpeedscope: out->append(encode_speedscope(*job.profile, job.name)); break;
-      case Format::kText: out->append(encode_text(*job.profile, job.top)); break;
+      case Format::kText: out->append(encode_text(*job.profile, job.top, job.header)); break;
       case Format::kJson: encode_json(*job.profile, job.trailer, *out); break;
     }
     job.error = out->finish();
@@ -86,7 +87,7 @@ int open_target(const std::string& path, std::string& tmp) {
 }
 
 // Native::Profile#encode(format, options) -> String, or nil when options[:path] is given.
-// options: path, gzip, level, deflate ("zlib" forces zlib), name, top, comments, trailer.
+// options: path, gzip, level, deflate ("zlib" forces zlib), name, top, header, comments, trailer.
 VALUE profile_encode(VALUE self, VALUE format, VALUE options) {
   ProfileHolder* h = holder_of(self);
   if (!NIL_P(options)) Check_Type(options, T_HASH);
@@ -112,6 +113,7 @@ VALUE profile_encode(VALUE self, VALUE format, VALUE options) {
     job.profile = &h->profile;
     job.format = f;
     job.top = top_n;
+    job.header = option(options, "header") != Qfalse;
     job.options.gzip = RTEST(option(options, "gzip"));
     if (level_n != -2) job.options.level = level_n;
     if (RB_TYPE_P(deflate, T_STRING) && std::string(RSTRING_PTR(deflate), RSTRING_LEN(deflate)) == "zlib") job.options.backend = DeflateBackend::kZlib;

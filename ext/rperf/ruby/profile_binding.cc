@@ -3,6 +3,7 @@
 #include <new>
 
 #include "profile/functions.hh"
+#include "profile/result_keys.hh"
 #include "profile/summary.hh"
 #include "profile/transform.hh"
 #include "ruby/values.hh"
@@ -74,6 +75,22 @@ VALUE sample_value(ProfileHolder& h, const Sample& s, bool raw) {
   return e;
 }
 
+int append_remaining(VALUE key, VALUE value, VALUE ordered) {
+  if (rb_hash_lookup2(ordered, key, Qundef) == Qundef) rb_hash_aset(ordered, key, value);
+  return ST_CONTINUE;
+}
+
+// The view's keys in rperf 0.11's order (profile/result_keys.hh), ours after them.
+VALUE in_order(VALUE all, const std::vector<const char*>& order) {
+  VALUE ordered = rb_hash_new();
+  for (const char* key : order) {
+    VALUE v = rb_hash_lookup2(all, sym(key), Qundef);
+    if (v != Qundef) rb_hash_aset(ordered, sym(key), v);
+  }
+  rb_hash_foreach(all, append_remaining, ordered);
+  return ordered;
+}
+
 VALUE build_view(VALUE self, ProfileHolder& h) {
   Profile& p = h.profile;
   h.frame_values.assign(p.frames.size(), 0);
@@ -100,9 +117,7 @@ VALUE build_view(VALUE self, ProfileHolder& h) {
   }
   rb_hash_aset(hash, sym("label_sets"), h.view_label_sets);
 
-  size_t unique_frames = 0;
-  for (VALUE v : h.frame_values) unique_frames += v != 0;
-  rb_hash_aset(hash, sym("unique_frames"), SIZET2NUM(unique_frames));
+  rb_hash_aset(hash, sym("unique_frames"), SIZET2NUM(used_frame_count(p)));
   rb_hash_aset(hash, sym("unique_stacks"), SIZET2NUM(p.stacks.size()));
   VALUE starts = rb_ary_new();
   FrameTable seen;
@@ -114,6 +129,7 @@ VALUE build_view(VALUE self, ProfileHolder& h) {
     }
   }
   rb_hash_aset(hash, sym("function_start_lines"), starts);
+  hash = in_order(hash, result_key_order(p));
   rb_ivar_set(hash, g_view_link, self);
   h.view = hash;
   return hash;

@@ -1,0 +1,135 @@
+# frozen_string_literal: true
+
+require_relative "../test_helper"
+require_relative "support/compare"
+
+# Drop-in compatibility with rperf 0.11.1: the probes in support/ run the same scripts, calls and
+# commands under our gem and under 0.11.1, and every fact where the two differ must be one of
+# the differences listed below (run-dependent values, our additions, or a documented deliberate
+# change; README "Compatibility with rperf"). 0.11.1 runs live when script/peers installed it;
+# otherwise its recorded facts (fixtures/, from support/record_fixtures.rb) stand in for it.
+# RPERF_COMPAT_OFFLINE=1 forces the fixtures.
+class CompatTest < Minitest::Test
+  FIXTURES = File.join(__dir__, "fixtures")
+
+  # [probe, path pattern, kind]; kinds: :volatile (differs from run to run: same JSON type),
+  # :superset (a list of keys or methods: ours holds all of theirs), :ours (deliberate).
+  KNOWN = [
+    # Versions and our own API beside 0.11's.
+    [:api, %r{\A/surface/(version|constants/VERSION)\z}, :ours],
+    [:api, %r{\A/surface/public_singleton_methods\z}, :superset],
+    [:api, %r{\A/surface/parameters/start\z}, :more_keywords],
+    [:api, %r{\A/surface/underscore_singleton_methods\z}, :ours],          # 0.11's private C entry points
+    [:api, %r{\A/surface/constants/(Meta|PProf|Table|Text)/singleton_methods/\w+\z}, :ours], # helpers, not API
+    [:api, %r{\A/surface/constants/[A-Z]\w+\z}, :ours],                     # our modules and error classes
+    # Result shapes: extra keys (max_depth, function_start_lines, unique_* with raw samples,
+    # user/sys in snapshots), timestamps as raw_samples' 6th element, label_sets always present.
+    [:api, %r{keys\z}, :superset],
+    [:api, %r{/shape/:(max_depth|function_start_lines|unique_frames|unique_stacks)\z}, :ours],
+    [:api, %r{\A/unaggregated/raw_sample(/Array\(\d\)|_sizes)\z}, :ours],
+    [:api, %r{\A/defaults/label_sets\z}, :ours],
+    [:api, %r{/aggregated_sample/}, :ours],                                  # stack depth of one sample varies
+    [:api, %r{/(label_sets|file_label_sets|load_label_sets)\z}, :volatile],  # order samples met them
+    [:api, %r{\A/(snapshots/cleared_then_samples|fork_merge/root_samples_without_pid_label)\z}, :volatile],
+    [:api, %r{top_methods"?/Array}, :ours],                                  # how many methods ran varies
+    [:api, %r{\A/validation/format: :foo\z}, :ours],      # unknown format: an error, not silent pprof
+    [:api, %r{\A/validation/unknown keyword\z}, :ours],   # lines: is one of our keywords
+    [:api, %r{\A/files/load_not_json\z}, :ours],          # Rperf::FormatError naming the file
+    [:api, %r{\A/files/load_missing_file\z}, :same_error], # the temporary path differs
+    [:api, %r{\A/encoders/(text_head|text_no_header_head|collapsed_line)\z}, :volatile],
+    # Files: one more key set, richer pprof (lines, mapping, start lines), our version.
+    [:file, %r{top_level_keys\z}, :superset],
+    [:file, %r{\A/json\.gz/(meta/created_at|summary/\w+|gc_stats/\w+|label_sets|aggregated_sample)\z}, :volatile],
+    [:file, %r{\A/json\.gz/meta/rperf_version\z}, :ours],
+    [:file, %r{\A/pprof/(samples|mappings|function_system_name_set|function_start_line_set|label_keys/n|comments|doc_url)\z}, :ours],
+    [:file, %r{\A/collapsed/(lines|odd_names|weights_are_integers)\z}, :ours], # a line break in a name cannot split a line
+    [:file, %r{\A/text\z}, :volatile],
+    [:file, %r{\A/load p\.pb\.gz\z}, :ours],               # a FormatError (the pprof reader is report's)
+    # The command line: help texts name our options too; outputs carry timings.
+    [:cli, %r{\A/(-v|--version)/stdout\z}, :ours],
+    [:cli, %r{\A/(help/stdout|help/line_count|[a-z]+ --help/stdout|report --format foo/stderr|diff one file/stderr)\z}, :ours],
+    [:cli, %r{\A/(stat|stat --report|exec|stat fork)/stderr\z}, :stat_lines],
+    [:cli, %r{\A/record -v/stderr\z}, :volatile],
+    [:cli, %r{/(top_level_keys)\z}, :superset],
+    [:cli, %r{/meta/rperf_version\z}, :ours],
+    [:cli, %r{/(samples|samples_without_pid_label)\z}, :volatile],
+    [:cli, %r{\A/(record -p/stdout|report \(default file, --top\)/stdout|report --text/stdout)\z}, :volatile],
+    [:cli, %r{\A/(report|diff) --format table(-json)?/stdout\z}, :volatile],
+    [:cli, %r{\A/record --snapshot-dir/made\z}, :volatile],
+    [:cli, %r{\A/(record|stat) --print-env/stdout\z}, :print_env],
+    [:cli, %r{\A/(report --top pprof|diff --top)/(stdout|stderr)\z}, :ours], # native reading, no Go
+    [:cli, %r{\A/RPERF_MODE=bogus/(status|stdout|stderr)\z}, :ours],         # runs unprofiled, with a message
+  ].freeze
+
+  # Public in 0.11.1 by accident (undocumented helpers of its own printing).
+  ACCIDENTAL_API = %w[print_top_table].freeze
+
+  def facts_of_0111(probe)
+    live = ENV["RPERF_COMPAT_OFFLINE"] != "1" && (lib = peer_lib) && File.directory?(lib)
+    return CompatProbe::Compare.run(probe, lib) if live
+
+    JSON.parse(File.read(File.join(FIXTURES, probe.sub(/\.rb\z/, ".json"))))
+  end
+
+  def peer_lib
+    CompatProbe::Compare.peer_lib
+  rescue StandardError
+    nil
+  end
+
+  def check(name)
+    theirs = facts_of_0111("#{name}_probe.rb")
+    ours = CompatProbe::Compare.run("#{name}_probe.rb", File.join(ROOT, "lib"))
+    diffs = CompatProbe::Compare.differences(theirs, ours)
+    unexplained = diffs.reject { |path, t, o| explained?(name, path, t, o) }
+    assert_empty unexplained.map { |p, t, o| "#{p}\n  0.11.1: #{JSON.generate(t)[0, 300]}\n  ours:   #{JSON.generate(o)[0, 300]}" },
+                 "differences from rperf 0.11.1 that are not known and documented"
+    ours
+  end
+
+  def explained?(probe, path, theirs, ours)
+    KNOWN.any? do |p, pattern, kind|
+      next false unless p.to_s == probe && pattern.match?(path)
+
+      case kind
+      when :ours then true
+      when :volatile then theirs.class == ours.class || [theirs, ours].all?(Numeric)
+      when :superset then theirs.is_a?(Array) && ours.is_a?(Array) && (theirs - ours - ACCIDENTAL_API).empty?
+      when :same_error then theirs.to_s[/\A[\w:]+/] == ours.to_s[/\A[\w:]+/]
+      when :more_keywords then ours.start_with?(theirs.delete_suffix(")"))
+      when :stat_lines then same_stat_lines?(theirs, ours)
+      when :print_env then same_env_names?(theirs, ours)
+      end
+    end
+  end
+
+  # Every labelled line of 0.11.1's stat output is in ours with the same label; lines that
+  # depend on the run (a VM state that did not happen) may be missing on either side.
+  OPTIONAL_STAT_LINES = ["[Rperf] GVL wait (contention)", "[Rperf] GC marking", "[Rperf] GC sweeping"].freeze
+
+  def same_stat_lines?(theirs, ours)
+    label = ->(line) { line.sub(/\A\s*[\d,.]*%?\s*(ms|MB)?\s*(\d+\.\d%)?\s*/, "").sub(/ \(.*\z/, "") }
+    their_labels = theirs.map(&label).grep(/\A\[/) - OPTIONAL_STAT_LINES.map(&label)
+    missing = their_labels - ours.map(&label)
+    missing.empty? && ours.any? { |l| l.match?(/\A  \d+ samples \/ \d+ triggers, \d+\.\d% profiler overhead\z/) }
+  end
+
+  def same_env_names?(theirs, ours)
+    names = ->(lines) { lines.map { |l| l[/\Aexport (\w+)=/, 1] } }
+    ours.all? { |l| l.start_with?("export ") } && names.(ours).first(3) == %w[RUBYLIB RUBYOPT RPERF_ENABLED] &&
+      # 0.11.1 makes the session directory at once; ours is made by the profiled root itself.
+      (names.(theirs) - names.(ours) - %w[RPERF_SESSION_DIR]).empty?
+  end
+
+  def test_ruby_api_shapes_labels_validation_and_encoders
+    check("api")
+  end
+
+  def test_files_meta_summary_and_formats
+    check("file")
+  end
+
+  def test_command_line_options_messages_and_exit_statuses
+    check("cli")
+  end
+end
