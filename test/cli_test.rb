@@ -3,6 +3,7 @@
 require_relative "test_helper"
 require "json"
 require "shellwords"
+require "net/http"
 
 # The rperf command, run as a real subprocess on real scripts.
 class CliTest < Minitest::Test
@@ -280,6 +281,22 @@ class CliTest < Minitest::Test
     assert_equal "File not found: #{File.join(@dir, 'missing.json.gz')}\n", err
   end
 
+
+  def test_report_port_serves_the_viewer_until_sigterm
+    json = File.join(@dir, "p.json.gz")
+    rperf("record", "-o", json, RUBY, hot_script)
+    Open3.popen3(RUBY, RPERF, "report", "--port", "0", json, chdir: @dir) do |_in, _out, err, wait|
+      line = err.gets
+      url = line[%r{http://127\.0\.0\.1:\d+/rperf/}]
+      assert url, line
+      list = JSON.parse(Net::HTTP.get(URI("#{url}snapshots")))
+      entries = list.is_a?(Hash) ? list["snapshots"] : list
+      assert_equal 1, entries.size, list
+      assert_match(/<html/i, Net::HTTP.get(URI(url)))
+      Process.kill("TERM", wait.pid)
+      assert wait.value.success?
+    end
+  end
 end
 
 class CliHtmlTest < Minitest::Test

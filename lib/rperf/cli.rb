@@ -2,6 +2,7 @@
 
 require "optparse"
 require "shellwords"
+require "stringio"
 
 module Rperf
   # The `rperf` command: record, stat, exec, report, diff, help. Options, messages and exit
@@ -253,8 +254,17 @@ module Rperf
     def viewer_parser(banner, files, opts)
       OptionParser.new do |o|
         o.banner = banner
-        o.on("--port PORT", Integer, "Port for the web UI (default: auto). Useful for SSH port forwarding") { |v| opts[:port] = v }
-        o.on("--host HOST", "Bind address for the web UI (default: localhost)") { |v| opts[:host] = v }
+        if files == 1
+          o.on("--port PORT", Integer, "Serve the viewer on this port (0: any free one). Useful for SSH port forwarding") do |v|
+            fail_with("Error: --port must be 0..65535, got #{v}") unless v.between?(0, 65_535)
+            opts[:port] = v
+            opts[:mode] = :serve
+          end
+          o.on("--host HOST", "Bind address of the viewer (default: 127.0.0.1); other hosts may connect only with this option") do |v|
+            opts[:host] = v
+            opts[:mode] = :serve
+          end
+        end
         o.on("--top", "Print top functions by #{files > 1 ? 'diff' : 'flat time'}") { opts[:mode] = :top }
         o.on("--text", "Print text #{files > 1 ? 'diff report' : 'report'}") { opts[:mode] = :text }
         o.on("--format FORMAT", %w[table table-json],
@@ -291,6 +301,8 @@ module Rperf
       end
 
       path = argv.first || "rperf.json.gz"
+      return serve(path, opts) if opts[:mode] == :serve
+
       data = load_profile(path, opts[:mode])
       case opts[:mode]
       when :top then @out.print Text.encode(data, top_n: 20, header: false)
@@ -308,6 +320,34 @@ module Rperf
 
       File.write(output, html)
       @err.puts "wrote #{output}"
+    end
+
+    # The viewer (Rperf::Viewer) on Puma for one file, or every profile of a directory, until
+    # Ctrl-C or SIGTERM.
+    def serve(path, opts)
+      begin
+        require "puma"
+      rescue LoadError
+        fail_with("Error: the 'puma' gem is required to serve the viewer. Install it with:\n  gem install puma")
+      end
+      require_relative "viewer"
+      host = opts[:host] || "127.0.0.1"
+      local = %w[127.0.0.1 localhost ::1].include?(host)
+      viewer = Viewer.new(nil, allow: local ? :loopback : :any)
+      File.directory?(path) ? viewer.add_snapshot_dir(path) : viewer.add_snapshot(load_profile(path, :serve))
+      server = Puma::Server.new(viewer, nil, min_threads: 1, max_threads: 4,
+                                log_writer: Puma::LogWriter.new(StringIO.new, @err))
+      server.add_tcp_listener(host, opts[:port] || 0)
+      port = server.connected_ports.first
+      @err.puts "Serving rperf viewer at http://#{host.include?(':') ? "[#{host}]" : host}:#{port}#{viewer.path}/ (bound to #{host})"
+      @err.puts "WARNING: anyone who can reach #{host}:#{port} can read the profile." unless local
+      @err.puts "Press Ctrl-C to stop."
+      stop = ->(_) { Thread.new { server.stop(true) } }
+      %w[INT TERM].each { |sig| Signal.trap(sig, &stop) }
+      server.run.join
+      0
+    rescue SystemCallError => e
+      fail_with("Error: cannot serve on #{host}:#{opts[:port]}: #{e.message}")
     end
 
     def diff(argv)
