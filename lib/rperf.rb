@@ -51,6 +51,7 @@ module Rperf
 
     # Stops profiling and returns the result Hash (nil when not running).
     def stop
+      adopt_unhooked_fork
       profile = Native.stop(@session&.settings&.vm_state_frames)
       session = @session
       @session = nil
@@ -73,6 +74,7 @@ module Rperf
 
     # Returns the profile so far without stopping; clear: true starts a new interval.
     def snapshot(clear: false)
+      adopt_unhooked_fork
       @session&.snapshot(clear: clear)
     end
 
@@ -163,6 +165,13 @@ module Rperf
 
     private
 
+    # Process.daemon and forks from C extensions do not go through Process._fork: the child
+    # finds its parent's session, whose timer and worker threads do not exist here. It is
+    # handled as the fork hook would have (profiled as a child when the settings inherit).
+    def adopt_unhooked_fork
+      restart_in_child if @session && @session.pid != Process.pid
+    end
+
     def start_session(session)
       raise RuntimeError, "Rperf is already running" if Native.running?
 
@@ -181,5 +190,10 @@ end
 
 require_relative "rperf/fork_hook"
 require_relative "rperf/autostart"
+
+# A session still running when the program ends is stopped before the VM goes away (its timer
+# would otherwise interrupt a VM that is being torn down), and its output: file is written.
+# Registered at require time, so it runs after the program's own at_exit handlers.
+at_exit { Rperf.stop if Rperf.running? }
 
 Rperf::Autostart.run if ENV["RPERF_ENABLED"] == "1" && !Rperf.running?

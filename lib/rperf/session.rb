@@ -5,10 +5,11 @@ module Rperf
   # and its place among processes (a root that collects children, or a child writing into its
   # root's session directory). Rperf holds at most one.
   class Session
-    attr_reader :settings, :session_dir, :child_session_dir
+    attr_reader :settings, :session_dir, :child_session_dir, :pid
 
     def initialize(settings, child_session_dir: nil)
       @settings = settings
+      @pid = Process.pid
       @child_session_dir = child_session_dir
       @session_dir = nil
       @saved_env = nil

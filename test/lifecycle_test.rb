@@ -1,0 +1,131 @@
+# frozen_string_literal: true
+
+require_relative "test_helper"
+
+# Every way a profiled process ends or changes, in real child processes: exit without stop,
+# Process.daemon, exec, many threads starting and stopping sessions, many labels, GC.compact
+# during a snapshot.
+class LifecycleTest < Minitest::Test
+  # [stdout, stderr, status] of a Ruby running `code` with rperf loaded; killed (and the test
+  # failed) when it does not finish in `timeout` seconds: a hang is a defect here.
+  def run_ruby(code, timeout: 30)
+    Open3.popen3(RUBY, "-I", File.join(ROOT, "lib"), "-e", "require 'rperf'\n#{code}", chdir: @dir) do |stdin, out, err, wait|
+      stdin.close
+      readers = [Thread.new { out.read }, Thread.new { err.read }]
+      unless wait.join(timeout)
+        Process.kill("KILL", wait.pid)
+        flunk "the program did not finish in #{timeout} s: #{code}"
+      end
+      [readers[0].value, readers[1].value, wait.value]
+    end
+  end
+
+  def setup
+    @dir = Dir.mktmpdir("rperf-life")
+  end
+
+  def teardown
+    FileUtils.rm_rf(@dir)
+  end
+
+  # The timer used to interrupt a VM being torn down: SIGSEGV in about one exit in two.
+  def test_exit_without_stop_is_clean_and_writes_the_output
+    5.times do |i|
+      out = File.join(@dir, "exit#{i}.json.gz")
+      _o, err, status = run_ruby(<<~RUBY)
+        Rperf.start(mode: :wall, frequency: 10_000, output: #{out.inspect})
+        Thread.new { loop { 1000.times { |i| i * i } } }
+        x = 0
+        200_000.times { x += 1 }
+        sleep 0.02
+      RUBY
+      assert status.success?, "run #{i}: #{status.inspect} #{err}"
+      assert_operator Rperf.load(out)[:aggregated_samples].size, :>, 0
+    end
+  end
+
+  # Process.daemon forks without Process._fork: the child used to hang at exit joining its
+  # parent's worker thread.
+  def test_process_daemon_child_runs_and_exits
+    marker = File.join(@dir, "daemon.done")
+    _o, err, status = run_ruby(<<~RUBY)
+      Rperf.start(mode: :wall)
+      Process.daemon(true) # stdio to /dev/null: the test reads only the parent's output
+      at_exit { File.write(#{marker.inspect}, Process.pid.to_s) } # runs before rperf's own handler
+      100_000.times { |i| i.to_s }
+    RUBY
+    assert status.success?, err
+    now = -> { Process.clock_gettime(Process::CLOCK_MONOTONIC) }
+    deadline = now.call + 20
+    sleep 0.05 until File.size?(marker) || now.call > deadline
+    assert File.size?(marker), "the daemon never reached its exit handlers"
+    pid = Integer(File.read(marker))
+    alive = lambda do
+      Process.kill(0, pid)
+      true
+    rescue Errno::ESRCH
+      false
+    end
+    sleep 0.05 while alive.call && now.call < deadline
+    refute alive.call, "the daemon (pid #{pid}) is stuck at exit"
+  end
+
+  def test_exec_from_a_profiled_process_runs_the_new_program
+    _o, err, status = run_ruby(<<~RUBY)
+      Rperf.start(mode: :wall)
+      100_000.times { |i| i.to_s }
+      exec(#{RUBY.inspect}, "-e", "puts :after_exec")
+    RUBY
+    assert status.success?, err
+  end
+
+  def test_calls_before_start_and_after_stop
+    out, err, status = run_ruby(<<~RUBY)
+      p [Rperf.stop, Rperf.snapshot, Rperf.running?, Rperf.labels, Rperf.label(a: 1) { :block }]
+      Rperf.start { 1 }
+      p [Rperf.stop, Rperf.snapshot, Rperf.running?]
+    RUBY
+    assert status.success?, err
+    assert_equal "[nil, nil, false, {}, :block]\n[nil, nil, false]\n", out
+  end
+
+  def test_start_and_stop_from_many_threads_at_once
+    out, err, status = run_ruby(<<~RUBY, timeout: 60)
+      results = Array.new(8) do
+        Thread.new do
+          ok = 0
+          50.times do
+            begin
+              data = Rperf.start(mode: :wall, frequency: 2000) { 2000.times { |i| i.to_s } }
+              ok += 1 if data
+            rescue RuntimeError => e
+              raise unless e.message == "Rperf is already running"
+            end
+          end
+          ok
+        end
+      end.map(&:value)
+      p results.sum.positive?, Rperf.running?
+    RUBY
+    assert status.success?, err
+    assert_equal "true\nfalse\n", out
+  end
+
+  def test_ten_thousand_labels_and_gc_compact_during_snapshots
+    out, err, status = run_ruby(<<~RUBY, timeout: 90)
+      Rperf.start(mode: :wall, frequency: 5000)
+      10_000.times { |i| Rperf.label(request: "r\#{i}") { 50.times { |j| j.to_s } } }
+      sum = 0
+      20.times do
+        GC.compact
+        data = Rperf.snapshot(clear: true)
+        sum += data[:aggregated_samples].sum { |s| s[1] }
+      end
+      data = Rperf.stop
+      labels = data[:label_sets].map { |ls| ls[:request] }.compact.uniq.size
+      p labels > 100, sum.positive?
+    RUBY
+    assert status.success?, err
+    assert_equal "true\ntrue\n", out
+  end
+end
