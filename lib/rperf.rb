@@ -5,7 +5,7 @@ if RUBY_VERSION < "3.3"
 end
 
 require_relative "rperf/version"
-require_relative "rperf/rperf"
+require_relative "rperf/native"
 require_relative "rperf/errors"
 require_relative "rperf/settings"
 require_relative "rperf/session"

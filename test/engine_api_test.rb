@@ -52,10 +52,8 @@ class EngineApiTest < Minitest::Test
     labels = data[:aggregated_samples].flat_map { |s| s[0] }.map { |path, label| [label, path] }.uniq.to_h
     assert_equal "<C method>", labels["Process.clock_gettime"]
     assert_equal __FILE__, labels["EngineApiTest#test_result_has_the_seed_keys_and_frame_shapes"]
-    # Ruby 3.3's rb_profile_frames reports a block frame as its method; 3.4 names the block.
-    if RUBY_VERSION >= "3.4"
-      assert labels.key?("block in EngineApiTest#test_result_has_the_seed_keys_and_frame_shapes")
-    end
+    # rb_profile_frames reports a block's frame as its method (3.3.8 and 3.4.5 alike), as rperf 0.11.
+    refute(labels.keys.any? { |l| l.start_with?("block in ") }, labels.keys.inspect)
     assert(labels.keys.all? { |l| l.encoding == Encoding::UTF_8 })
     leaf_first = data[:aggregated_samples].max_by { |s| s[1] }[0]
     assert_equal "Process.clock_gettime", leaf_first.first[1], "frames are leaf-first"
