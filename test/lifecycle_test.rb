@@ -128,4 +128,20 @@ class LifecycleTest < Minitest::Test
     assert status.success?, err
     assert_equal "true\ntrue\n", out
   end
+  # Only the main Ractor is sampled (the sample job runs there); other Ractors run unprofiled
+  # and nothing crashes, in both modes, at 10 kHz.
+  def test_ractors_started_while_profiling
+    %w[wall cpu].each do |mode|
+      out, err, status = run_ruby(<<~RUBY, timeout: 60)
+        Warning[:experimental] = false
+        Rperf.start(mode: :#{mode}, frequency: 10_000)
+        ractors = 2.times.map { Ractor.new { x = 0; 2_000_000.times { x += 1; Object.new }; x } }
+        p ractors.map(&:take).sum
+        data = Rperf.stop
+        p data[:aggregated_samples].size.positive?
+      RUBY
+      assert status.success?, "#{mode}: #{err}"
+      assert_equal "4000000\ntrue\n", out, mode
+    end
+  end
 end
