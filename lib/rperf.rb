@@ -163,6 +163,12 @@ module Rperf
       at_exit { stop if running? }
     end
 
+    # A root process that exec'd a new Ruby program resumes its session (Autostart).
+    def start_root_after_exec(settings, dir)
+      start_session(Session.new(settings, root_session_dir: dir))
+      at_exit { stop if running? }
+    end
+
     private
 
     # Process.daemon and forks from C extensions do not go through Process._fork: the child

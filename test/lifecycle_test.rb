@@ -79,6 +79,19 @@ class LifecycleTest < Minitest::Test
     assert status.success?, err
   end
 
+  # Under the CLI the exec'd program used to start as a new root writing ./rperf.json.gz.
+  def test_exec_under_the_cli_keeps_the_output
+    out_path = File.join(@dir, "exec.json.gz")
+    program = "x = 0; 100_000.times { x += 1 }; exec(#{RUBY.inspect}, '-e', " \
+              "'def after_exec = (y = 0; 3_000_000.times { y += 1 }); after_exec')"
+    _o, err, status = Open3.capture3(RUBY, File.join(ROOT, "exe/rperf"), "record", "-o", out_path, RUBY, "-e", program,
+                                     chdir: @dir)
+    assert status.success?, err
+    refute File.exist?(File.join(@dir, "rperf.json.gz")), "the exec'd program wrote the default output"
+    labels = Rperf.load(out_path)[:aggregated_samples].flat_map { |s| s[0].map(&:last) }
+    assert_includes labels, "Object#after_exec"
+  end
+
   def test_calls_before_start_and_after_stop
     out, err, status = run_ruby(<<~RUBY)
       p [Rperf.stop, Rperf.snapshot, Rperf.running?, Rperf.labels, Rperf.label(a: 1) { :block }]
@@ -128,6 +141,7 @@ class LifecycleTest < Minitest::Test
     assert status.success?, err
     assert_equal "true\ntrue\n", out
   end
+
   # Only the main Ractor is sampled (the sample job runs there); other Ractors run unprofiled
   # and nothing crashes, in both modes, at 10 kHz.
   def test_ractors_started_while_profiling

@@ -30,7 +30,8 @@ class MultiprocessTest < Minitest::Test
     totals
   end
 
-  WORK = "def work = (i = 0; i += 1 while i < 3_000_000; i)"
+  # Long enough (~70 ms of CPU) that per-child differences from fork and page faults stay small.
+  WORK = "def work = (i = 0; i += 1 while i < 8_000_000; i)"
 
   def test_stat_of_four_forked_children
     _o, err, status = Open3.capture3(@env, RUBY, RPERF, "stat", RUBY, "-e", "#{WORK}; 4.times { fork { work } }; Process.waitall", chdir: @dir)

@@ -46,6 +46,11 @@ module Rperf
       dir if dir && env["RPERF_ROOT_PROCESS"] != Process.pid.to_s && File.directory?(dir)
     end
 
+    def exec_root_session_dir(env = ENV)
+      dir = env["RPERF_SESSION_DIR"]
+      dir if dir && env["RPERF_ROOT_PROCESS"] == Process.pid.to_s && File.directory?(dir)
+    end
+
     def orphaned_child?(env = ENV)
       env["RPERF_SESSION_DIR"] && env["RPERF_ROOT_PROCESS"] != Process.pid.to_s
     end
@@ -55,6 +60,13 @@ module Rperf
       if (dir = child_session_dir)
         # Keep the environment: this child's own children are profiled too.
         Rperf.start_child(dir, settings.with(inherit: true))
+        return
+      end
+      if (dir = exec_root_session_dir)
+        # This root exec'd a Ruby program: the new program goes on as the root (same output,
+        # same session directory); what ran before exec is not in its profile.
+        Stat.configure(command: ENV["RPERF_STAT_COMMAND"], report: ENV["RPERF_STAT_REPORT"] == "1")
+        Rperf.start_root_after_exec(settings.with(inherit: true), dir)
         return
       end
       if orphaned_child?

@@ -107,6 +107,9 @@ module Rperf
         "RPERF_SESSION_DIR" => dir,
         "RPERF_ROOT_PROCESS" => Process.pid.to_s,
         **settings.with(inherit: true).child_env,
+        # Where the root's own profile goes: children ignore it, a root that exec's another Ruby
+        # program (same pid) reads it back to keep writing its output.
+        **settings.process_env.compact,
         **Autostart.preload_env,
       }
     end

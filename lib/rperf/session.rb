@@ -7,11 +7,12 @@ module Rperf
   class Session
     attr_reader :settings, :session_dir, :child_session_dir, :pid
 
-    def initialize(settings, child_session_dir: nil)
+    # root_session_dir: a root that exec'd itself keeps the session its children write into.
+    def initialize(settings, child_session_dir: nil, root_session_dir: nil)
       @settings = settings
       @pid = Process.pid
       @child_session_dir = child_session_dir
-      @session_dir = nil
+      @session_dir = root_session_dir
       @saved_env = nil
       @start_times = Process.times
       @gc_base = GC.stat
