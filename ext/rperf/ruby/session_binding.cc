@@ -26,8 +26,8 @@ void marker_mark(void*) {
 // the incremental marker must rescan this object at the end of every mark phase.
 const rb_data_type_t kMarkerType = {"rperf/marker", {marker_mark, nullptr, nullptr, nullptr, {nullptr}}, nullptr, nullptr, 0};
 
-// Native.start(frequency, wall, aggregate, signal, defer, max_depth)
-VALUE native_start(VALUE, VALUE freq, VALUE wall, VALUE aggregate, VALUE signal, VALUE defer, VALUE max_depth) {
+// Native.start(frequency, wall, aggregate, signal, defer, max_depth, lines)
+VALUE native_start(VALUE, VALUE freq, VALUE wall, VALUE aggregate, VALUE signal, VALUE defer, VALUE max_depth, VALUE lines) {
   if (g_session) rb_raise(rb_eRuntimeError, "Rperf is already running");
   SessionOptions o;
   o.frequency = NUM2INT(freq);
@@ -36,6 +36,7 @@ VALUE native_start(VALUE, VALUE freq, VALUE wall, VALUE aggregate, VALUE signal,
   o.signal = NUM2INT(signal);
   o.defer = RTEST(defer);
   o.max_depth = NUM2INT(max_depth);
+  o.lines = RTEST(lines);
   VALUE error = Qnil;
   {
     Session* s = new (std::nothrow) Session(o);
@@ -169,7 +170,7 @@ void init_session_binding(VALUE native) {
   g_marker = TypedData_Wrap_Struct(rb_cObject, &kMarkerType, &marker_data);
   rb_gc_register_mark_object(g_marker);
 
-  rb_define_singleton_method(native, "start", RUBY_METHOD_FUNC(native_start), 6);
+  rb_define_singleton_method(native, "start", RUBY_METHOD_FUNC(native_start), 7);
   rb_define_singleton_method(native, "stop", RUBY_METHOD_FUNC(native_stop), 1);
   rb_define_singleton_method(native, "snapshot", RUBY_METHOD_FUNC(native_snapshot), 2);
   rb_define_singleton_method(native, "running?", RUBY_METHOD_FUNC(native_running_p), 0);

@@ -60,44 +60,70 @@ class StackStore {
   Interner<StackNode, StackNodeHash> nodes_;
 };
 
-// Per-thread memory of the previous stack, so that a new sample interns only the frames that
-// changed (typically the few leaf-most ones). Buffers are sized once for the maximum depth.
-class StackCache {
+// The producer's memory of a thread's previous stack (root-first), so that a new sample
+// carries only the frames that changed: typically the few leaf-most ones. Lines are compared
+// only when the session captures them. Buffers are sized once for the maximum depth.
+class StackDiff {
  public:
-  explicit StackCache(int max_depth = 0) { resize(max_depth); }
+  explicit StackDiff(int max_depth = 0) { resize(max_depth); }
   void resize(int max_depth) {
     methods_.assign(max_depth + 1, 0);
     lines_.assign(max_depth + 1, 0);
-    nodes_.assign(max_depth + 1, 0);
     depth_ = 0;
   }
-  // The stack interned last (kRoot before the first one).
-  uint32_t last() const { return depth_ == 0 ? StackStore::kRoot : nodes_[depth_ - 1]; }
+  void forget() { depth_ = 0; }
 
-  // `methods`/`lines` hold `n` frames leaf-first (as rb_profile_frames returns them).
-  // Returns the stack id (leaf node); an empty stack returns StackStore::kRoot.
-  uint32_t intern(StackStore& store, const uint64_t* methods, const int* lines, int n) {
+  // `methods`/`lines` (lines may be null) hold `n` frames leaf-first. Returns how many
+  // root-side frames equal the previous stack's, and remembers the new stack.
+  int update(const uint64_t* methods, const int32_t* lines, int n) {
     int i = 0;
-    // Walk root-first while the stack matches the cached one.
-    while (i < n && i < depth_ && methods_[i] == methods[n - 1 - i] && lines_[i] == lines[n - 1 - i]) i++;
-    uint32_t node = i == 0 ? StackStore::kRoot : nodes_[i - 1];
+    int common = n < depth_ ? n : depth_;
+    if (lines) {
+      while (i < common && methods_[i] == methods[n - 1 - i] && lines_[i] == lines[n - 1 - i]) i++;
+    } else {
+      while (i < common && methods_[i] == methods[n - 1 - i]) i++;
+    }
+    const int prefix = i;
     for (; i < n; i++) {
-      uint64_t m = methods[n - 1 - i];
-      int line = lines[n - 1 - i];
-      node = store.push(node, store.intern_frame(m, line));
-      methods_[i] = m;
-      lines_[i] = line;
-      nodes_[i] = node;
+      methods_[i] = methods[n - 1 - i];
+      if (lines) lines_[i] = lines[n - 1 - i];
     }
     depth_ = n;
-    return node;
+    return prefix;
   }
 
  private:
   std::vector<uint64_t> methods_;
-  std::vector<int> lines_;
-  std::vector<uint32_t> nodes_;
+  std::vector<int32_t> lines_;
   int depth_ = 0;
+};
+
+// The worker's side of the same thread: the stack-store node at each depth of its current
+// stack, so a frame run (prefix kept, new frames after it) becomes a stack id by interning
+// only the new frames.
+class StackPath {
+ public:
+  // The current stack (kRoot for an empty one).
+  uint32_t current() const { return depth_ == 0 ? StackStore::kRoot : nodes_[depth_ - 1]; }
+
+  // frame(k) -> (method, line) of the k-th new frame, root-first.
+  template <typename FrameAt>
+  uint32_t apply(StackStore& store, uint32_t prefix, uint32_t run, FrameAt&& frame) {
+    if (prefix > depth_) prefix = depth_;  // cannot happen when producer and worker agree
+    if (nodes_.size() < prefix + run) nodes_.resize(prefix + run);
+    uint32_t node = prefix == 0 ? StackStore::kRoot : nodes_[prefix - 1];
+    for (uint32_t k = 0; k < run; k++) {
+      auto f = frame(k);
+      node = store.push(node, store.intern_frame(f.first, f.second));
+      nodes_[prefix + k] = node;
+    }
+    depth_ = prefix + run;
+    return node;
+  }
+
+ private:
+  std::vector<uint32_t> nodes_;
+  uint32_t depth_ = 0;
 };
 
 }  // namespace rperf

@@ -1,14 +1,29 @@
 #include "sampler/thread_state.hh"
 
 #include <pthread.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 namespace rperf {
 
-ThreadState* ThreadRegistry::create(int max_depth) {
+namespace {
+// Linux's encoding of a thread's CPU-time clock id (what pthread_getcpuclockid returns),
+// which needs only the kernel thread id: for threads that are not the caller.
+clockid_t thread_cpu_clock(pid_t tid) { return static_cast<clockid_t>((~static_cast<unsigned>(tid) << 3) | 6); }
+}  // namespace
+
+ThreadState* ThreadRegistry::create(int max_depth, pid_t tid) {
   ThreadState* ts = new ThreadState();
   ts->seq = next_seq_++;
-  pthread_getcpuclockid(pthread_self(), &ts->cpu_clock);  // called on the thread itself
-  ts->cache.resize(max_depth + 1);
+  if (tid == 0) {
+    pthread_getcpuclockid(pthread_self(), &ts->cpu_clock);  // called on the thread itself
+    ts->tid = static_cast<pid_t>(syscall(SYS_gettid));
+  } else if (tid > 0) {
+    ts->tid = tid;
+    ts->cpu_clock = thread_cpu_clock(tid);
+  }
+  ts->diff.resize(max_depth + 1);
+  live_++;
   ts->next = head_;
   if (head_) head_->prev = ts;
   head_ = ts;
@@ -23,19 +38,11 @@ void ThreadRegistry::retire(ThreadState* ts) {
   } while (!retired_.compare_exchange_weak(old, ts, std::memory_order_release, std::memory_order_relaxed));
 }
 
-void ThreadRegistry::reap_retired() {
-  ThreadState* ts = retired_.exchange(nullptr, std::memory_order_acquire);
-  while (ts) {
-    ThreadState* next = ts->retired_next;
-    unlink_and_free(ts);
-    ts = next;
-  }
-}
-
 void ThreadRegistry::unlink_and_free(ThreadState* ts) {
   if (ts->prev) ts->prev->next = ts->next;
   else head_ = ts->next;
   if (ts->next) ts->next->prev = ts->prev;
+  live_--;
   delete ts;
 }
 

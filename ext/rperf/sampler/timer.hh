@@ -8,6 +8,7 @@
 #pragma once
 #include <pthread.h>
 #include <signal.h>
+#include <sys/types.h>
 #include <time.h>
 
 #include <atomic>
@@ -19,12 +20,17 @@ namespace rperf {
 class Timer {
  public:
   using TickFn = void (*)();
+  // The thread that should run the tick (a kernel thread id), or 0 for the timer thread.
+  using TargetFn = pid_t (*)();
   using BackgroundFn = void (*)(void* ctx);
 
   struct Options {
     int frequency = 1000;  // Hz, 1..10000
     int signal = 0;        // real-time signal number, or 0 for sleep mode
     bool armed = true;     // false: start paused (defer)
+    // Signal mode: each tick is re-sent (tgkill, same signal) to the thread this names, whose
+    // handler then calls `tick` there; 0 or a failed send runs it on the timer thread.
+    TargetFn target = nullptr;
   };
 
   static int default_signal();
@@ -69,6 +75,8 @@ class Timer {
   int64_t next_deadline_ns_ = 0;
   static std::atomic<uint64_t> trigger_count_;
   static std::atomic<TickFn> signal_tick_;
+  static std::atomic<TargetFn> signal_target_;
+  static pid_t pid_;
 };
 
 }  // namespace rperf
