@@ -6,7 +6,8 @@
 //             the CPU the thread burned without the GVL (C extensions), as plain running time.
 //   STARTED   (on the creating thread, GVL held) creates the new thread's state, so that its
 //             CPU time counts from zero;
-//   EXITED    (no GVL) queues the thread's state for freeing.
+//   EXITED    (no GVL) reads the thread's clock and queues its state for freeing; the last
+//             interval is closed when the state is reaped.
 // RESUMED and SUSPENDED also tell the timer which thread holds the GVL (Session::gvl_holder):
 // its tick is forwarded to that thread, so the postponed job runs where Ruby runs.
 // SUSPENDED runs on the releasing thread before the GVL is handed over (thread_pthread.c),
@@ -84,6 +85,12 @@ void gvl_event_hook(rb_event_flag_t event, const rb_internal_thread_event_data_t
       break;
     case RUBY_INTERNAL_THREAD_EVENT_EXITED:
       if (ThreadState* ts = s->thread_state(thread)) {
+        // On the exiting thread: its clock is readable only here. The interval since its
+        // last event is recorded when its state is reaped, under the GVL.
+        if (s->active() && !ts->born) {
+          ts->exit_wall_ns = monotonic_ns();
+          ts->exit_ns = s->opts.wall ? ts->exit_wall_ns : thread_cpu_ns();
+        }
         pid_t tid = ts->tid;
         Session::gvl_holder.compare_exchange_strong(tid, 0, std::memory_order_relaxed);
         s->threads.retire(ts);

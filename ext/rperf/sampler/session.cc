@@ -104,6 +104,7 @@ void Session::stop() {
   if (!paused_) close_all_intervals();
   timer.stop();  // joins the worker, which drains one last time
   remove_hooks();
+  reap_threads();  // the last intervals of threads that exited (running_ still true)
   running_ = false;
   drain();
   forward_ticks.store(false);
@@ -261,6 +262,9 @@ void Session::reap_threads() {
   bool any = false;
   threads.reap_retired([&](ThreadState* ts) {
     any = true;
+    if (ts->exit_ns != 0 && !ts->off_gvl && active() && refresh_epoch(ts, ts->exit_ns)) {
+      close_interval(ts, -1, kRunning, ts->exit_ns, ts->exit_wall_ns);
+    }
     SampleRecord r;
     r.kind = SampleRecord::kThreadGone;
     r.thread_seq = ts->seq;

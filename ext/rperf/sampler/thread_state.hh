@@ -26,6 +26,8 @@ struct ThreadState {
   pid_t tid = 0;                   // kernel thread id (0 until seen on its own thread)
   clockid_t cpu_clock = CLOCK_THREAD_CPUTIME_ID;  // this thread's CPU clock, readable from others
   std::atomic<int64_t> ready_wall_ns{0};  // monotonic time at READY (written without the GVL)
+  int64_t exit_ns = 0;             // mode clock at EXITED, read on the thread (0: not profiled)
+  int64_t exit_wall_ns = 0;        // monotonic time at EXITED
   StackDiff diff;                  // the stack last sent to the worker
   // Registry links (GVL only) and the retire queue link (lock-free push from EXITED).
   ThreadState* prev = nullptr;
