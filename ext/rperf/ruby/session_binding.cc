@@ -45,7 +45,6 @@ VALUE native_start(VALUE, VALUE freq, VALUE wall, VALUE aggregate, VALUE signal,
     std::string message;
     if (!s->start(&message)) {
       g_session = nullptr;
-      s->threads.free_all();
       delete s;
       error = rb_str_new(message.data(), static_cast<long>(message.size()));
     }

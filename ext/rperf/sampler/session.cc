@@ -15,19 +15,49 @@ rb_postponed_job_handle_t g_sample_job;
 
 std::atomic<pid_t> Session::gvl_holder{0};
 std::atomic<bool> Session::forward_ticks{false};
+std::atomic<bool> Session::tick_reads_cpu{false};
 
 namespace {
+// The CPU clock of the thread that held the GVL at the last tick, published by the timer
+// thread under a sequence lock (written in a signal handler: no mutex).
+std::atomic<uint32_t> g_tick_seq{0};
+std::atomic<pid_t> g_tick_tid{0};
+std::atomic<int64_t> g_tick_cpu{0};
+
 void sample_job(void*) {
   if (g_session && g_session->active()) g_session->sample_current_thread();
 }
 void trigger_sample() { rb_postponed_job_trigger(g_sample_job); }  // async-signal-safe
-// The timer signal's target: the GVL holder when more than one Ruby thread may run, else
-// none (the postponed job then finds the only thread by itself). Async-signal-safe.
+// On the timer thread at each tick (async-signal-safe). Returns the tick's target: the GVL
+// holder when more than one Ruby thread may run, else none (the postponed job then finds the
+// only thread by itself).
 pid_t tick_target() {
-  return Session::forward_ticks.load(std::memory_order_relaxed) ? Session::gvl_holder.load(std::memory_order_relaxed) : 0;
+  pid_t holder = Session::gvl_holder.load(std::memory_order_relaxed);
+  if (holder > 0 && Session::tick_reads_cpu.load(std::memory_order_relaxed)) {
+    timespec cpu;
+    if (clock_gettime(thread_cpu_clock(holder), &cpu) == 0) {
+      uint32_t seq = g_tick_seq.load(std::memory_order_relaxed);
+      g_tick_seq.store(seq + 1, std::memory_order_relaxed);
+      std::atomic_thread_fence(std::memory_order_release);
+      g_tick_tid.store(holder, std::memory_order_relaxed);
+      g_tick_cpu.store(static_cast<int64_t>(cpu.tv_sec) * 1000000000LL + cpu.tv_nsec, std::memory_order_relaxed);
+      g_tick_seq.store(seq + 2, std::memory_order_release);
+    }
+  }
+  return Session::forward_ticks.load(std::memory_order_relaxed) ? holder : 0;
 }
 void worker_drain(void* ctx) { static_cast<Session*>(ctx)->drain(); }
 }  // namespace
+
+int64_t Session::tick_cpu_ns(pid_t tid) {
+  uint32_t before = g_tick_seq.load(std::memory_order_acquire);
+  if (before & 1) return -1;
+  pid_t t = g_tick_tid.load(std::memory_order_relaxed);
+  int64_t cpu = g_tick_cpu.load(std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_acquire);
+  if (g_tick_seq.load(std::memory_order_relaxed) != before || t != tid || tid == 0) return -1;
+  return cpu;
+}
 
 void init_session_globals() {
   g_thread_key = rb_internal_thread_specific_key_create();
@@ -55,6 +85,7 @@ bool Session::start(std::string* error) {
   ts->last_ns = mode_now();
   adopt_existing_threads();
   gvl_holder.store(ts->tid, std::memory_order_relaxed);
+  tick_reads_cpu.store(!opts.wall, std::memory_order_relaxed);
   update_forwarding();
 
   VALUE state = rb_gc_latest_gc_info(ID2SYM(rb_intern("state")));
@@ -69,7 +100,7 @@ bool Session::start(std::string* error) {
   if (!timer.start(topts, trigger_sample, worker_drain, this, error)) {
     remove_hooks();
     running_ = false;
-    rb_internal_thread_specific_set(rb_thread_current(), g_thread_key, nullptr);
+    forget_threads();
     return false;
   }
   return true;
@@ -107,12 +138,7 @@ void Session::stop() {
   reap_threads();  // the last intervals of threads that exited (running_ still true)
   running_ = false;
   drain();
-  forward_ticks.store(false);
-  gvl_holder.store(0);
-  // Clear the thread-specific pointers of live threads before freeing their states.
-  VALUE list = rb_funcall(rb_cThread, rb_intern("list"), 0);
-  for (long i = 0; i < RARRAY_LEN(list); i++) rb_internal_thread_specific_set(RARRAY_AREF(list, i), g_thread_key, nullptr);
-  threads.free_all();
+  forget_threads();
 }
 
 // Stop/pause: the current thread's running interval and the off-GVL intervals of threads that
@@ -172,6 +198,16 @@ void Session::resume() {
   ts->epoch = epoch;
   paused_ = false;
   timer.arm();
+}
+
+// Clears the thread-specific pointers of live threads, then frees every state (hooks removed).
+void Session::forget_threads() {
+  forward_ticks.store(false);
+  tick_reads_cpu.store(false);
+  gvl_holder.store(0);
+  VALUE list = rb_funcall(rb_cThread, rb_intern("list"), 0);
+  for (long i = 0; i < RARRAY_LEN(list); i++) rb_internal_thread_specific_set(RARRAY_AREF(list, i), g_thread_key, nullptr);
+  threads.free_all();
 }
 
 void Session::after_fork_child() {
@@ -334,7 +370,13 @@ void Session::sample_current_thread() {
   int64_t t0 = monotonic_ns();
   reap_threads();
   ThreadState* ts = current_thread_state(true);
-  int64_t now = opts.wall ? t0 : thread_cpu_ns();
+  int64_t now = t0;
+  if (!opts.wall) {
+    // The tick's reading of this thread's CPU clock when it is the latest thing known of it;
+    // else (another thread's tick, or an event since) our own.
+    now = tick_cpu_ns(ts->tid);
+    if (now <= ts->last_ns) now = thread_cpu_ns();
+  }
   if (refresh_epoch(ts, now)) close_interval(ts, walk_stack(), kRunning, now, t0);
   sampling_count++;
   sampling_time_ns += monotonic_ns() - t0;

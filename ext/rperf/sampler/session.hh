@@ -88,6 +88,11 @@ class Session {
   static std::atomic<pid_t> gvl_holder;
   // Whether ticks are forwarded to the GVL holder (more than one Ruby thread seen).
   static std::atomic<bool> forward_ticks;
+  // cpu mode: the timer thread reads the GVL holder's CPU clock at each tick (a system call
+  // on this VM, ~0.5-2 us) so that the sample job on the Ruby thread need not.
+  static std::atomic<bool> tick_reads_cpu;
+  // The tick's reading, or -1 when it is not for `tid` (then the caller reads its own clock).
+  static int64_t tick_cpu_ns(pid_t tid);
 
   SessionOptions opts;
   Timer timer;
@@ -120,6 +125,7 @@ class Session {
   void remove_gc_hook();
   void close_all_intervals();
   void adopt_existing_threads();
+  void forget_threads();
   void update_forwarding();
 
   bool running_ = false;

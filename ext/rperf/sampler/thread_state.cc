@@ -6,12 +6,6 @@
 
 namespace rperf {
 
-namespace {
-// Linux's encoding of a thread's CPU-time clock id (what pthread_getcpuclockid returns),
-// which needs only the kernel thread id: for threads that are not the caller.
-clockid_t thread_cpu_clock(pid_t tid) { return static_cast<clockid_t>((~static_cast<unsigned>(tid) << 3) | 6); }
-}  // namespace
-
 ThreadState* ThreadRegistry::create(int max_depth, pid_t tid) {
   ThreadState* ts = new ThreadState();
   ts->seq = next_seq_++;

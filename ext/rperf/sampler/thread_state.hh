@@ -13,6 +13,10 @@
 
 namespace rperf {
 
+// Linux's encoding of a thread's CPU-time clock id (what pthread_getcpuclockid returns), from
+// its kernel thread id alone: readable from any thread of the process.
+inline clockid_t thread_cpu_clock(pid_t tid) { return static_cast<clockid_t>((~static_cast<unsigned>(tid) << 3) | 6); }
+
 struct ThreadState {
   uint32_t seq = 0;                // 1-based, in order of first sight
   uint32_t label_set = 0;          // interned by the Ruby layer; 0 = no labels

@@ -57,6 +57,7 @@ void Timer::on_signal(int sig, siginfo_t* info, void*) {
 bool Timer::start(const Options& opts, TickFn tick, BackgroundFn background, void* ctx, std::string* error) {
   opts_ = opts;
   tick_ = tick;
+  target_ = opts.target;
   background_ = background;
   ctx_ = ctx;
   interval_ns_ = 1000000000LL / opts.frequency;
@@ -222,6 +223,7 @@ void Timer::worker_loop() {
     }
     if (sleeping_ticks && now >= next_deadline_ns_) {
       trigger_count_.fetch_add(1, std::memory_order_relaxed);
+      if (target_) target_();
       tick_();
       next_deadline_ns_ += interval_ns_;
       if (next_deadline_ns_ <= now) next_deadline_ns_ = now + interval_ns_;  // skip missed ticks

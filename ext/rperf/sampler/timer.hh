@@ -20,7 +20,8 @@ namespace rperf {
 class Timer {
  public:
   using TickFn = void (*)();
-  // The thread that should run the tick (a kernel thread id), or 0 for the timer thread.
+  // Called on the timer thread at each tick, before `tick` (async-signal-safe in signal
+  // mode); returns the kernel id of the thread that should run the tick, or 0.
   using TargetFn = pid_t (*)();
   using BackgroundFn = void (*)(void* ctx);
 
@@ -29,7 +30,8 @@ class Timer {
     int signal = 0;        // real-time signal number, or 0 for sleep mode
     bool armed = true;     // false: start paused (defer)
     // Signal mode: each tick is re-sent (tgkill, same signal) to the thread this names, whose
-    // handler then calls `tick` there; 0 or a failed send runs it on the timer thread.
+    // handler then calls `tick` there; 0 or a failed send runs it on the timer thread (and
+    // in sleep mode always).
     TargetFn target = nullptr;
   };
 
@@ -58,6 +60,7 @@ class Timer {
 
   Options opts_;
   TickFn tick_ = nullptr;
+  TargetFn target_ = nullptr;
   BackgroundFn background_ = nullptr;
   void* ctx_ = nullptr;
   int64_t interval_ns_ = 0;
