@@ -34,7 +34,7 @@ class ThreadCpuTest < Minitest::Test
       end
     end
     results = Array.new(plan.size)
-    data = Rperf.start(mode: mode.to_sym, frequency: frequency) do
+    data = Rperf.start(mode: mode.to_sym, frequency: frequency, aggregate: false) do
       threads = plan.each_with_index.map do |calls, t|
         Thread.new do
           w0 = Process.clock_gettime(Process::CLOCK_MONOTONIC, :float_millisecond)
@@ -49,7 +49,7 @@ class ThreadCpuTest < Minitest::Test
       end
       threads.each(&:join)
     end
-    samples = data[:aggregated_samples].map do |frames, weight, seq, label_set|
+    samples = data[:raw_samples].map do |frames, weight, seq, label_set|
       [frames.map { |f| f[1] }.grep(/spin_t\d_m\d/).first, weight / 1e6, seq, data[:label_sets][label_set].key?(:"%GVL")]
     end
     puts JSON.generate("results" => results, "samples" => samples, "dropped" => data[:dropped_samples].to_i)
@@ -78,6 +78,17 @@ class ThreadCpuTest < Minitest::Test
     THREADS.times.to_h { |t| [t, samples.select { |s| s[2] == seq_of[t] }.sum { |s| s[1] }] }
   end
 
+  # The sampling interval as delivered: the largest running interval recorded on the thread's
+  # own methods. A method boundary falls inside one interval, which goes whole to the method
+  # sampled at its end; on an idle machine that is 0.1 ms, on a loaded one the timer thread
+  # itself waits for a CPU and intervals stretch to milliseconds. Capped at 10 ms: far below
+  # the first time slice (~100 ms) that is lost or misplaced without the fix.
+  def boundary_slack(samples, thread)
+    own = samples.select { |method, _ms, _seq, gvl| !gvl && method&.start_with?("Object#spin_t#{thread}_") }
+    widest = own.map { |s| s[1] }.max.to_f
+    [2 * widest, 10.0].min
+  end
+
   def test_cpu_mode_counts_every_thread_from_its_first_instruction
     3.times do |i|
       seed = Random.new_seed % 100_000 + i
@@ -85,9 +96,10 @@ class ThreadCpuTest < Minitest::Test
       methods = per_method(samples, running_only: false)
       totals = per_thread(samples)
       results.each_with_index do |r, t|
+        slack = boundary_slack(samples, t)
         r["methods"].each_with_index do |cpu_ms, m|
           got = methods["Object#spin_t#{t}_m#{m}"]
-          assert_in_delta cpu_ms, got, cpu_ms * 0.03, "seed #{seed} plan #{plan}: thread #{t} method #{m}"
+          assert_in_delta cpu_ms, got, cpu_ms * 0.03 + slack, "seed #{seed} plan #{plan}: thread #{t} method #{m} (slack #{slack} ms)"
         end
         assert_in_delta r["cpu"], totals[t], r["cpu"] * 0.02, "seed #{seed} plan #{plan}: thread #{t} total vs its CPU clock"
       end
@@ -102,12 +114,10 @@ class ThreadCpuTest < Minitest::Test
       totals = per_thread(samples)
       results.each_with_index do |r, t|
         r["methods"].each_with_index do |cpu_ms, m|
-          # Running on the GVL takes at least the CPU time (more when the machine is busy). On
-          # a loaded machine the kernel deschedules the thread for milliseconds, so the wall
-          # interval across a method boundary can be that long: 5 ms of slack, far below
-          # the first time slice (~100 ms) that the defect loses.
+          # Running on the GVL takes at least the CPU time (more when the machine is busy).
           got = running["Object#spin_t#{t}_m#{m}"]
-          assert_operator got, :>=, cpu_ms * 0.97 - 5, "seed #{seed} plan #{plan}: thread #{t} method #{m}"
+          slack = boundary_slack(samples, t)
+          assert_operator got, :>=, cpu_ms * 0.97 - slack, "seed #{seed} plan #{plan}: thread #{t} method #{m} (slack #{slack} ms)"
         end
         assert_in_delta r["wall"], totals[t], r["wall"] * 0.02, "seed #{seed} plan #{plan}: thread #{t} total vs its lifetime"
       end

@@ -30,55 +30,38 @@ TEST(StackStore, SharesPrefixesAndWalksLeafFirst) {
 }
 
 namespace {
-// What the sampler does for one thread: the producer's diff, then the worker's path.
-uint32_t through_diff(StackStore& s, rperf::StackDiff& diff, rperf::StackPath& path, const uint64_t* m, const int32_t* l, int n,
-                      uint32_t* new_frames = nullptr) {
-  int prefix = diff.update(m, l, n);
-  uint32_t run = static_cast<uint32_t>(n - prefix);
-  if (new_frames) *new_frames = run;
-  // run frames root-first are m[run-1] .. m[0]
-  return path.apply(s, static_cast<uint32_t>(prefix), run, [&](uint32_t k) {
-    return std::make_pair(m[run - 1 - k], l ? l[run - 1 - k] : 0);
-  });
+// What the worker does with one thread's walked stack (leaf-first).
+uint32_t through_path(StackStore& s, rperf::StackPath& path, const uint64_t* m, const int32_t* l, int n) {
+  return path.apply(s, static_cast<uint32_t>(n), [&](uint32_t k) { return std::make_pair(m[k], l ? l[k] : 0); });
 }
 }  // namespace
 
-TEST(StackDiff, SendsOnlyTheChangedFramesAndPathRebuildsTheStack) {
+TEST(StackPath, InternsFromTheFirstDifferenceAndFindsTheSameIds) {
   StackStore s;
-  rperf::StackDiff diff(16);
   rperf::StackPath path;
   uint64_t m1[] = {30, 20, 10};  // leaf-first, as rb_profile_frames returns them
   int32_t l1[] = {3, 2, 1};
-  uint32_t run;
-  uint32_t id1 = through_diff(s, diff, path, m1, l1, 3, &run);
-  EXPECT_EQ(run, 3u);
+  uint32_t id1 = through_path(s, path, m1, l1, 3);
   EXPECT_EQ(s.node_count(), 3u);
-  EXPECT_EQ(through_diff(s, diff, path, m1, l1, 3, &run), id1);
-  EXPECT_EQ(run, 0u);
+  EXPECT_EQ(through_path(s, path, m1, l1, 3), id1);
   uint64_t m2[] = {40, 20, 10};
   int32_t l2[] = {4, 2, 1};
-  uint32_t id2 = through_diff(s, diff, path, m2, l2, 3, &run);
-  EXPECT_EQ(run, 1u);
+  uint32_t id2 = through_path(s, path, m2, l2, 3);
   EXPECT_NE(id2, id1);
   EXPECT_EQ(s.node_count(), 4u);  // only the new leaf was added
   int32_t l3[] = {7, 2, 1};       // same method, another line: another frame
-  EXPECT_NE(through_diff(s, diff, path, m2, l3, 3, &run), id2);
-  EXPECT_EQ(run, 1u);
-  // Without lines, a line change is no change.
-  rperf::StackDiff no_lines(16);
-  rperf::StackPath p2;
-  through_diff(s, no_lines, p2, m2, nullptr, 3);
-  EXPECT_EQ(through_diff(s, no_lines, p2, m2, nullptr, 3, &run), p2.current());
-  EXPECT_EQ(run, 0u);
-  // Shorter and empty stacks.
-  EXPECT_EQ(through_diff(s, diff, path, m1 + 1, l1 + 1, 2, &run), s.node(id1).parent);
-  EXPECT_EQ(run, 0u);
-  EXPECT_EQ(through_diff(s, diff, path, m1, l1, 0), StackStore::kRoot);
+  EXPECT_NE(through_path(s, path, m2, l3, 3), id2);
+  // Another thread's path finds the same ids for the same stacks.
+  rperf::StackPath other;
+  EXPECT_EQ(through_path(s, other, m1, l1, 3), id1);
+  EXPECT_EQ(through_path(s, other, m1 + 1, l1 + 1, 2), s.node(id1).parent);
+  EXPECT_EQ(other.current(), s.node(id1).parent);
+  EXPECT_EQ(through_path(s, other, m1, l1, 0), StackStore::kRoot);
+  EXPECT_EQ(other.current(), StackStore::kRoot);
 }
 
-TEST(StackDiff, RandomStacksGiveTheIdsOfDirectInterning) {
+TEST(StackPath, RandomStacksGiveTheIdsOfDirectInterning) {
   StackStore s;
-  rperf::StackDiff diff(64);
   rperf::StackPath path;
   uint64_t state = 42;
   auto next = [&] { return (state = state * 6364136223846793005ULL + 1442695040888963407ULL) >> 33; };
@@ -89,16 +72,15 @@ TEST(StackDiff, RandomStacksGiveTheIdsOfDirectInterning) {
     size_t add = next() % 6;
     for (size_t k = 0; k < add && stack.size() < 60; k++) stack.push_back(1 + next() % 7);
     std::vector<uint64_t> leaf_first(stack.rbegin(), stack.rend());
-    uint32_t via_diff = through_diff(s, diff, path, leaf_first.data(), nullptr, static_cast<int>(stack.size()));
+    uint32_t via_path = through_path(s, path, leaf_first.data(), nullptr, static_cast<int>(stack.size()));
     uint32_t direct = StackStore::kRoot;
     for (uint64_t m : stack) direct = s.push(direct, s.intern_frame(m, 0));
-    ASSERT_EQ(via_diff, direct) << "at step " << i;
+    ASSERT_EQ(via_path, direct) << "at step " << i;
   }
 }
 
 TEST(StackStore, MemoryIsBoundedByUniqueStacks) {
   StackStore s;
-  rperf::StackDiff diff(64);
   rperf::StackPath path;
   uint64_t m[3];
   for (int round = 0; round < 1000; round++) {
@@ -106,7 +88,7 @@ TEST(StackStore, MemoryIsBoundedByUniqueStacks) {
       m[0] = 1000 + leaf;
       m[1] = 2;
       m[2] = 1;
-      through_diff(s, diff, path, m, nullptr, 3);
+      through_path(s, path, m, nullptr, 3);
     }
   }
   EXPECT_EQ(s.node_count(), 52u);

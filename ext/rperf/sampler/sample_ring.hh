@@ -2,10 +2,11 @@
 // the GVL) to the worker thread (consumer: the aggregation drain, or stop/snapshot under the
 // consumer lock). Two fixed-size single-producer/single-consumer rings published together:
 // records, and the frames (method handles, and lines when the session captures them) of the
-// stacks the records carry. A record with a stack carries only the frames that differ from the
-// thread's previous stack (a "frame run" after `prefix` unchanged root-side frames), so the
-// producer copies a few words per sample and the worker interns them. Push never allocates;
-// when either ring is full the record is refused and the producer counts it as dropped.
+// stacks the records carry. The producer's stack walk writes straight into the frame ring
+// (leaf-first, as rb_profile_frames fills a buffer), so a sample costs the walk and nothing
+// more; the worker compares each stack with the thread's previous one and interns only what
+// changed. Nothing here allocates after construction; when either ring is full a record is
+// refused and the producer counts it as dropped.
 #pragma once
 #include <atomic>
 #include <cstddef>
@@ -19,13 +20,12 @@ namespace rperf {
 struct SampleRecord {
   enum Kind : uint8_t {
     kInterval,    // weight on the thread's current stack
-    kStack,       // the thread's stack becomes prefix + run, then weight (if any) on it
+    kStack,       // the thread's stack becomes the `run` frames (leaf-first), then weight on it
     kThreadGone,  // the thread exited: the worker forgets its stack
   };
   uint32_t thread_seq = 0;
   uint32_t label_set = 0;
-  uint32_t prefix = 0;  // kStack: frames kept from the previous stack, root-first
-  uint32_t run = 0;     // kStack: new frames after them, in the frame ring
+  uint32_t run = 0;     // kStack: the stack's depth: that many frames in the frame ring
   int64_t weight_ns = 0;
   int64_t time_ns = 0;  // end of the interval, ns since the session started
   VmState vm_state = kRunning;
@@ -34,22 +34,36 @@ struct SampleRecord {
 
 class SampleRing {
  public:
-  // Capacities are powers of two; `lines` allocates the line ring too.
-  explicit SampleRing(size_t records_pow2 = 1 << 14, size_t frames_pow2 = 1 << 17, bool lines = false)
-      : records_(records_pow2), methods_(frames_pow2), lines_(lines ? frames_pow2 : 0),
-        record_mask_(records_pow2 - 1), frame_mask_(frames_pow2 - 1) {}
+  // Capacities are powers of two; `max_run` is the most frames one record carries (the walk's
+  // limit); `lines` allocates the line ring too.
+  explicit SampleRing(size_t records_pow2 = 1 << 14, size_t frames_pow2 = 1 << 17, uint32_t max_run = 1024, bool lines = false)
+      : records_(records_pow2), methods_(frames_pow2 + max_run), lines_(lines ? frames_pow2 + max_run : 0),
+        record_mask_(records_pow2 - 1), frame_mask_(frames_pow2 - 1), max_run_(max_run) {}
 
-  // `methods`/`lines` are leaf-first (as rb_profile_frames fills them); the record's run is
-  // their first `r.run` entries, stored root-first. `lines` may be null (line 0).
-  bool push(const SampleRecord& r, const uint64_t* methods = nullptr, const int32_t* lines = nullptr) {
+  // Producer: room for `max_run` contiguous frames at the head (a walk writes there), or null
+  // when the frame ring has no room. `lines` gets the line slots (null without lines).
+  uint64_t* frame_slots(int32_t** lines) {
+    uint64_t fhead = frame_head_.load(std::memory_order_relaxed);
+    if (fhead + max_run_ - frame_tail_.load(std::memory_order_acquire) > frame_mask_ + 1) return nullptr;
+    size_t at = fhead & frame_mask_;
+    if (lines) *lines = lines_.empty() ? nullptr : &lines_[at];
+    return &methods_[at];
+  }
+
+  // Publishes `r`; a kStack record's `run` frames were written at frame_slots() (leaf-first).
+  // False when the record ring is full (the frames are then not published either).
+  bool push(const SampleRecord& r) {
     uint64_t head = record_head_.load(std::memory_order_relaxed);
     if (head - record_tail_.load(std::memory_order_acquire) > record_mask_) return false;
-    uint64_t fhead = frame_head_.load(std::memory_order_relaxed);
     if (r.run > 0) {
-      if (fhead + r.run - frame_tail_.load(std::memory_order_acquire) > frame_mask_ + 1) return false;
-      for (uint32_t k = 0; k < r.run; k++) methods_[(fhead + k) & frame_mask_] = methods[r.run - 1 - k];
-      if (!lines_.empty()) {
-        for (uint32_t k = 0; k < r.run; k++) lines_[(fhead + k) & frame_mask_] = lines ? lines[r.run - 1 - k] : 0;
+      uint64_t fhead = frame_head_.load(std::memory_order_relaxed);
+      size_t at = fhead & frame_mask_;
+      size_t cap = frame_mask_ + 1;
+      if (at + r.run > cap) {  // the walk ran past the end: move that part to the start
+        for (size_t k = cap; k < at + r.run; k++) methods_[k - cap] = methods_[k];
+        if (!lines_.empty()) {
+          for (size_t k = cap; k < at + r.run; k++) lines_[k - cap] = lines_[k];
+        }
       }
       frame_head_.store(fhead + r.run, std::memory_order_release);
     }
@@ -58,7 +72,7 @@ class SampleRing {
     return true;
   }
 
-  // A record's frames as the consumer sees them, root-first.
+  // A record's frames as the consumer sees them, leaf-first (index 0 is the leaf).
   class Run {
    public:
     Run(const SampleRing& ring, uint64_t start) : ring_(ring), start_(start) {}
@@ -95,7 +109,7 @@ class SampleRing {
   }
 
   size_t record_capacity() const { return records_.size(); }
-  size_t frame_capacity() const { return methods_.size(); }
+  size_t frame_capacity() const { return frame_mask_ + 1; }
 
  private:
   std::vector<SampleRecord> records_;
@@ -103,6 +117,7 @@ class SampleRing {
   std::vector<int32_t> lines_;
   size_t record_mask_;
   size_t frame_mask_;
+  uint32_t max_run_;
   alignas(64) std::atomic<uint64_t> record_head_{0};
   std::atomic<uint64_t> frame_head_{0};
   alignas(64) std::atomic<uint64_t> record_tail_{0};

@@ -64,10 +64,8 @@ void init_session_globals() {
   g_sample_job = rb_postponed_job_preregister(0, sample_job, nullptr);
 }
 
-Session::Session(const SessionOptions& o) : opts(o), ring(1 << 14, 1 << 17, o.lines) {
-  frame_buf.resize(opts.max_depth + 1);
-  if (opts.lines) line_buf.resize(opts.max_depth + 1);
-}
+Session::Session(const SessionOptions& o)
+    : opts(o), ring(1 << 14, 1 << 17, static_cast<uint32_t>(o.max_depth + 1), o.lines) {}
 
 Session::~Session() { pthread_mutex_destroy(&consumer_mutex); }
 
@@ -235,7 +233,7 @@ ThreadState* Session::current_thread_state(bool create) {
   }
   if (!create) return nullptr;
   reap_threads();
-  ts = threads.create(opts.max_depth, 0);
+  ts = threads.create(0);
   ts->epoch = epoch;
   ts->last_ns = mode_now();
   rb_internal_thread_specific_set(thread, g_thread_key, ts);
@@ -256,7 +254,7 @@ ThreadState* Session::own_thread_state() {
 void Session::thread_born(VALUE thread) {
   if (thread_state(thread)) return;
   reap_threads();
-  ThreadState* ts = threads.create(opts.max_depth, -1);
+  ThreadState* ts = threads.create(-1);
   ts->born = true;
   ts->epoch = epoch;
   // Off the GVL until its first RESUMED, with no stack yet: in cpu mode its clock starts at
@@ -279,7 +277,7 @@ void Session::adopt_existing_threads() {
     if (th == self || thread_state(th)) continue;
     VALUE tid = rb_funcall(th, native_thread_id, 0);
     if (!FIXNUM_P(tid) || FIX2LONG(tid) <= 0) continue;
-    ThreadState* ts = threads.create(opts.max_depth, static_cast<pid_t>(FIX2LONG(tid)));
+    ThreadState* ts = threads.create(static_cast<pid_t>(FIX2LONG(tid)));
     ts->epoch = epoch;
     ts->off_gvl = true;
     ts->suspended_wall_ns = start_mono_ns;
@@ -326,11 +324,15 @@ bool Session::refresh_epoch(ThreadState* ts, int64_t now) {
 }
 
 int Session::walk_stack() {
+  int32_t* lines = nullptr;
+  uint64_t* slots = ring.frame_slots(&lines);
+  if (!slots) return -2;  // the frame ring is full
+  static_assert(sizeof(VALUE) == sizeof(uint64_t), "VALUE must be 64-bit");
   const int limit = opts.max_depth + 1;
-  int n = rb_profile_frames(0, limit, frame_buf.data(), opts.lines ? line_buf.data() : nullptr);
+  int n = rb_profile_frames(0, limit, reinterpret_cast<VALUE*>(slots), opts.lines ? lines : nullptr);
   if (n == limit) {  // deeper than max_depth: keep the leaf side, mark the cut at the root
-    frame_buf[n - 1] = 0;
-    if (opts.lines) line_buf[n - 1] = 0;
+    slots[n - 1] = 0;
+    if (opts.lines) lines[n - 1] = 0;
   }
   return n;
 }
@@ -342,19 +344,14 @@ void Session::record(ThreadState* ts, int depth, VmState state, int64_t weight, 
   r.vm_state = state;
   r.weight_ns = weight > 0 ? weight : 0;
   r.time_ns = wall_now - start_mono_ns;
-  if (depth >= 0) {
-    static_assert(sizeof(VALUE) == sizeof(uint64_t), "VALUE must be 64-bit");
-    const uint64_t* methods = reinterpret_cast<const uint64_t*>(frame_buf.data());
-    const int32_t* lines = opts.lines ? line_buf.data() : nullptr;
-    int prefix = ts->diff.update(methods, lines, depth);
-    if (!ts->stack_known) prefix = 0;  // the worker's copy is stale: send it all
+  if (depth >= 0) {  // the walk just wrote `depth` frames into the ring
     r.kind = SampleRecord::kStack;
-    r.prefix = static_cast<uint32_t>(prefix);
-    r.run = static_cast<uint32_t>(depth - prefix);
-    ts->stack_known = ring.push(r, methods, lines);
+    r.run = static_cast<uint32_t>(depth);
+    ts->stack_known = ring.push(r);
     if (!ts->stack_known && r.weight_ns > 0) dropped_samples.fetch_add(1, std::memory_order_relaxed);
     return;
   }
+  if (depth < -1) ts->stack_known = false;  // the walk found no room: its stack is unknown
   if (r.weight_ns == 0) return;
   if (!ts->stack_known || !ring.push(r)) dropped_samples.fetch_add(1, std::memory_order_relaxed);
 }
@@ -392,7 +389,7 @@ void Session::drain() {
     StackPath& path = paths[r.thread_seq];
     uint32_t stack = path.current();
     if (r.kind == SampleRecord::kStack) {
-      stack = path.apply(stacks, r.prefix, r.run, [&](uint32_t k) { return std::make_pair(run.method(k), run.line(k)); });
+      stack = path.apply(stacks, r.run, [&](uint32_t k) { return std::make_pair(run.method(k), run.line(k)); });
     }
     if (r.weight_ns <= 0) return;
     Sample sample{stack, r.thread_seq, r.label_set, r.vm_state, r.weight_ns, r.time_ns};

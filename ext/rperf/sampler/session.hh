@@ -59,10 +59,11 @@ class Session {
   void thread_born(VALUE thread);
   // The calling thread's state as seen on its own thread (fills what STARTED could not know).
   ThreadState* own_thread_state();
-  // Walks the current thread's stack into frame_buf; returns its depth.
+  // Walks the current thread's stack into the frame ring (unpublished until record());
+  // returns its depth, or -2 when the ring has no room.
   int walk_stack();
   // Closes `ts`'s open interval at `now` (mode clock) in `state`: on the stack just walked
-  // (`depth` frames in frame_buf) or, with depth -1, on the thread's current stack.
+  // (`depth` frames, from walk_stack) or, with depth -1, on the thread's current stack.
   void close_interval(ThreadState* ts, int depth, VmState state, int64_t now, int64_t wall_now);
   // Pushes an interval of `weight` on the thread's current stack, or on the stack just walked
   // (depth >= 0), which becomes its current stack even when the weight is 0.
@@ -104,8 +105,6 @@ class Session {
   LabelSetTable label_sets;     // the labels threads are tagged with (Rperf.label)
   ThreadRegistry threads;
   GcTracking gc;
-  std::vector<VALUE> frame_buf;
-  std::vector<int> line_buf;
 
   uint64_t sampling_count = 0;
   int64_t sampling_time_ns = 0;  // in sample jobs (as rperf reports it)

@@ -60,69 +60,40 @@ class StackStore {
   Interner<StackNode, StackNodeHash> nodes_;
 };
 
-// The producer's memory of a thread's previous stack (root-first), so that a new sample
-// carries only the frames that changed: typically the few leaf-most ones. Lines are compared
-// only when the session captures them. Buffers are sized once for the maximum depth.
-class StackDiff {
- public:
-  explicit StackDiff(int max_depth = 0) { resize(max_depth); }
-  void resize(int max_depth) {
-    methods_.assign(max_depth + 1, 0);
-    lines_.assign(max_depth + 1, 0);
-    depth_ = 0;
-  }
-  void forget() { depth_ = 0; }
-
-  // `methods`/`lines` (lines may be null) hold `n` frames leaf-first. Returns how many
-  // root-side frames equal the previous stack's, and remembers the new stack.
-  int update(const uint64_t* methods, const int32_t* lines, int n) {
-    int i = 0;
-    int common = n < depth_ ? n : depth_;
-    if (lines) {
-      while (i < common && methods_[i] == methods[n - 1 - i] && lines_[i] == lines[n - 1 - i]) i++;
-    } else {
-      while (i < common && methods_[i] == methods[n - 1 - i]) i++;
-    }
-    const int prefix = i;
-    for (; i < n; i++) {
-      methods_[i] = methods[n - 1 - i];
-      if (lines) lines_[i] = lines[n - 1 - i];
-    }
-    depth_ = n;
-    return prefix;
-  }
-
- private:
-  std::vector<uint64_t> methods_;
-  std::vector<int32_t> lines_;
-  int depth_ = 0;
-};
-
-// The worker's side of the same thread: the stack-store node at each depth of its current
-// stack, so a frame run (prefix kept, new frames after it) becomes a stack id by interning
-// only the new frames.
+// The worker's memory of one thread's current stack: its frames and the stack-store node at
+// each depth, root-first, so that a new stack (leaf-first, as walked) is interned from the
+// first frame that differs: typically only the few leaf-most ones.
 class StackPath {
  public:
   // The current stack (kRoot for an empty one).
-  uint32_t current() const { return depth_ == 0 ? StackStore::kRoot : nodes_[depth_ - 1]; }
+  uint32_t current() const { return depth_ == 0 ? StackStore::kRoot : frames_[depth_ - 1].node; }
 
-  // frame(k) -> (method, line) of the k-th new frame, root-first.
+  // frame(k) -> (method, line) of the k-th frame of the new stack, leaf-first (k < n).
   template <typename FrameAt>
-  uint32_t apply(StackStore& store, uint32_t prefix, uint32_t run, FrameAt&& frame) {
-    if (prefix > depth_) prefix = depth_;  // cannot happen when producer and worker agree
-    if (nodes_.size() < prefix + run) nodes_.resize(prefix + run);
-    uint32_t node = prefix == 0 ? StackStore::kRoot : nodes_[prefix - 1];
-    for (uint32_t k = 0; k < run; k++) {
-      auto f = frame(k);
-      node = store.push(node, store.intern_frame(f.first, f.second));
-      nodes_[prefix + k] = node;
+  uint32_t apply(StackStore& store, uint32_t n, FrameAt&& frame) {
+    if (frames_.size() < n) frames_.resize(n);
+    uint32_t i = 0;
+    for (uint32_t common = n < depth_ ? n : depth_; i < common; i++) {
+      auto f = frame(n - 1 - i);
+      if (frames_[i].method != f.first || frames_[i].line != f.second) break;
     }
-    depth_ = prefix + run;
+    uint32_t node = i == 0 ? StackStore::kRoot : frames_[i - 1].node;
+    for (; i < n; i++) {
+      auto f = frame(n - 1 - i);
+      node = store.push(node, store.intern_frame(f.first, f.second));
+      frames_[i] = {f.first, f.second, node};
+    }
+    depth_ = n;
     return node;
   }
 
  private:
-  std::vector<uint32_t> nodes_;
+  struct Entry {
+    uint64_t method;
+    int32_t line;
+    uint32_t node;
+  };
+  std::vector<Entry> frames_;
   uint32_t depth_ = 0;
 };
 

@@ -6,7 +6,7 @@
 
 namespace rperf {
 
-ThreadState* ThreadRegistry::create(int max_depth, pid_t tid) {
+ThreadState* ThreadRegistry::create(pid_t tid) {
   ThreadState* ts = new ThreadState();
   ts->seq = next_seq_++;
   if (tid == 0) {
@@ -16,7 +16,6 @@ ThreadState* ThreadRegistry::create(int max_depth, pid_t tid) {
     ts->tid = tid;
     ts->cpu_clock = thread_cpu_clock(tid);
   }
-  ts->diff.resize(max_depth + 1);
   live_++;
   ts->next = head_;
   if (head_) head_->prev = ts;

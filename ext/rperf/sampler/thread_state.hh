@@ -32,7 +32,6 @@ struct ThreadState {
   std::atomic<int64_t> ready_wall_ns{0};  // monotonic time at READY (written without the GVL)
   int64_t exit_ns = 0;             // mode clock at EXITED, read on the thread (0: not profiled)
   int64_t exit_wall_ns = 0;        // monotonic time at EXITED
-  StackDiff diff;                  // the stack last sent to the worker
   // Registry links (GVL only) and the retire queue link (lock-free push from EXITED).
   ThreadState* prev = nullptr;
   ThreadState* next = nullptr;
@@ -44,7 +43,7 @@ class ThreadRegistry {
  public:
   ~ThreadRegistry() { free_all(); }
   // GVL held. `tid` 0: the calling thread's own state; else another thread's (its kernel id).
-  ThreadState* create(int max_depth, pid_t tid);
+  ThreadState* create(pid_t tid);
   void retire(ThreadState* ts);        // any thread; async with the GVL holder
   // GVL held: free what retire() queued, after calling gone(ts) for each. Cheap (one load)
   // when nothing retired.
