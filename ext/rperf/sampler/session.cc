@@ -194,6 +194,7 @@ void Session::resume() {
   ThreadState* ts = current_thread_state(true);
   ts->last_ns = mode_now();
   ts->epoch = epoch;
+  gvl_holder.store(ts->tid, std::memory_order_relaxed);  // the hooks were inert while paused
   paused_ = false;
   timer.arm();
 }
