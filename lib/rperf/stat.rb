@@ -52,7 +52,8 @@ module Rperf
         io.puts Report.text(data).gsub(/^/, "  ")
       end
       io.puts
-      overhead = real_ns.positive? ? data[:sampling_time_ns].to_i * 100.0 / real_ns : 0.0
+      profiler_ns = data[:sampling_time_ns].to_i + data[:hook_time_ns].to_i # sample jobs + GVL/GC hooks
+      overhead = real_ns.positive? ? profiler_ns * 100.0 / real_ns : 0.0
       io.puts format("  %s samples / %s triggers, %.2f%% profiler overhead",
                      count(data[:sampling_count].to_i), count(data[:trigger_count].to_i), overhead)
       io.puts
