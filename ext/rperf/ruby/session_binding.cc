@@ -17,6 +17,7 @@ namespace rperf {
 namespace {
 
 VALUE g_marker = Qnil;  // holds the frame VALUEs of the live session alive and pinned
+Session* g_abandoned = nullptr;  // sessions a forked child inherited and must not free
 
 void marker_mark(void*) {
   if (g_session) g_session->mark();
@@ -150,8 +151,11 @@ VALUE native_profile_dec(VALUE) {
 VALUE native_after_fork_child(VALUE) {
   if (!g_session) return Qfalse;
   g_session->after_fork_child();
-  // Deliberately leaked: the parent's worker may have held the ring or the samples mid-update
-  // at fork time, so the child must not touch (or free) them.
+  // Deliberately never freed: the parent's worker may have held the ring, the stack store or
+  // its maps mid-update at fork time, so the child must not touch (or free) them. Kept on a
+  // list so the memory stays reachable (and leak checkers see it as intended).
+  g_session->abandoned_next = g_abandoned;
+  g_abandoned = g_session;
   g_session = nullptr;
   return Qtrue;
 }

@@ -116,6 +116,7 @@ class Session {
   uint32_t epoch = 1;
   int profile_refcount = 0;
   pid_t pid = 0;  // the process that started the session
+  Session* abandoned_next = nullptr;  // in a forked child: the list of inherited sessions
   pthread_mutex_t consumer_mutex = PTHREAD_MUTEX_INITIALIZER;
 
  private:
