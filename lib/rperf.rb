@@ -182,7 +182,7 @@ module Rperf
       raise RuntimeError, "Rperf is already running" if Native.running?
 
       s = session.settings
-      Native.start(s.frequency, s.wall?, s.aggregate, s.native_signal, s.defer, s.max_depth)
+      Native.start(s.frequency, s.wall?, s.aggregate, s.native_signal, s.defer, s.max_depth, session.capture_lines?)
       @session = session
       session.start_inheritance
       # Ruby 3.3 delivers a postponed job triggered from our (non-Ruby) timer thread to the

@@ -21,6 +21,15 @@ module Rperf
 
     def child? = !@child_session_dir.nil?
 
+    # Whether the sampler records line numbers: only what the output needs (the returned
+    # profile with lines: true, or a pprof file), since reading them costs at every sample.
+    def capture_lines?
+      return true if settings.lines
+      return false if child? || settings.output.nil?
+
+      (settings.format || Storage.detect_format(settings.output)) == :pprof
+    end
+
     # Spawned children (inherit: true) profile themselves through the environment.
     def start_inheritance
       return unless settings.inherit == true && !child?

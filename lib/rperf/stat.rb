@@ -60,7 +60,8 @@ module Rperf
         io.puts("", Text.encode(data, header: false)) if report
         io.puts
         denominator = data[:total_duration_ns] || real_ns
-        overhead = denominator.positive? ? data[:sampling_time_ns].to_i * 100.0 / denominator : 0.0
+        profiler_ns = data[:sampling_time_ns].to_i + data[:hook_time_ns].to_i # sample jobs + GVL/GC hooks
+        overhead = denominator.positive? ? profiler_ns * 100.0 / denominator : 0.0
         io.puts format("  %d samples / %d triggers, %.1f%% profiler overhead",
                        data[:sampling_count].to_i, data[:trigger_count].to_i, overhead)
       end

@@ -4,7 +4,6 @@
 
 #include <vector>
 
-using rperf::StackCache;
 using rperf::StackStore;
 
 TEST(Interner, AssignsDenseIdsAndFindsThem) {
@@ -30,40 +29,66 @@ TEST(StackStore, SharesPrefixesAndWalksLeafFirst) {
   EXPECT_EQ(s.frame(frames[1]).method, 100u);
 }
 
-TEST(StackCache, ReusesTheUnchangedPrefix) {
+namespace {
+// What the worker does with one thread's walked stack (leaf-first).
+uint32_t through_path(StackStore& s, rperf::StackPath& path, const uint64_t* m, const int32_t* l, int n) {
+  return path.apply(s, static_cast<uint32_t>(n), [&](uint32_t k) { return std::make_pair(m[k], l ? l[k] : 0); });
+}
+}  // namespace
+
+TEST(StackPath, InternsFromTheFirstDifferenceAndFindsTheSameIds) {
   StackStore s;
-  StackCache cache(16);
-  // leaf-first, as rb_profile_frames returns them
-  uint64_t m1[] = {30, 20, 10};
-  int l1[] = {3, 2, 1};
-  uint32_t id1 = cache.intern(s, m1, l1, 3);
+  rperf::StackPath path;
+  uint64_t m1[] = {30, 20, 10};  // leaf-first, as rb_profile_frames returns them
+  int32_t l1[] = {3, 2, 1};
+  uint32_t id1 = through_path(s, path, m1, l1, 3);
   EXPECT_EQ(s.node_count(), 3u);
-  EXPECT_EQ(cache.intern(s, m1, l1, 3), id1);
+  EXPECT_EQ(through_path(s, path, m1, l1, 3), id1);
   uint64_t m2[] = {40, 20, 10};
-  int l2[] = {4, 2, 1};
-  uint32_t id2 = cache.intern(s, m2, l2, 3);
+  int32_t l2[] = {4, 2, 1};
+  uint32_t id2 = through_path(s, path, m2, l2, 3);
   EXPECT_NE(id2, id1);
   EXPECT_EQ(s.node_count(), 4u);  // only the new leaf was added
-  int l3[] = {7, 2, 1};           // same method, another line: another frame
-  EXPECT_NE(cache.intern(s, m2, l3, 3), id2);
-  // A second cache (another thread) finds the same ids for the same stack.
-  StackCache other(16);
-  EXPECT_EQ(other.intern(s, m1, l1, 3), id1);
-  EXPECT_EQ(other.intern(s, m1, l1, 0), StackStore::kRoot);
-  EXPECT_EQ(other.intern(s, m1 + 1, l1 + 1, 2), s.node(id1).parent);
+  int32_t l3[] = {7, 2, 1};       // same method, another line: another frame
+  EXPECT_NE(through_path(s, path, m2, l3, 3), id2);
+  // Another thread's path finds the same ids for the same stacks.
+  rperf::StackPath other;
+  EXPECT_EQ(through_path(s, other, m1, l1, 3), id1);
+  EXPECT_EQ(through_path(s, other, m1 + 1, l1 + 1, 2), s.node(id1).parent);
+  EXPECT_EQ(other.current(), s.node(id1).parent);
+  EXPECT_EQ(through_path(s, other, m1, l1, 0), StackStore::kRoot);
+  EXPECT_EQ(other.current(), StackStore::kRoot);
+}
+
+TEST(StackPath, RandomStacksGiveTheIdsOfDirectInterning) {
+  StackStore s;
+  rperf::StackPath path;
+  uint64_t state = 42;
+  auto next = [&] { return (state = state * 6364136223846793005ULL + 1442695040888963407ULL) >> 33; };
+  std::vector<uint64_t> stack;  // root-first
+  for (int i = 0; i < 5000; i++) {
+    size_t keep = stack.empty() ? 0 : next() % (stack.size() + 1);
+    stack.resize(keep);
+    size_t add = next() % 6;
+    for (size_t k = 0; k < add && stack.size() < 60; k++) stack.push_back(1 + next() % 7);
+    std::vector<uint64_t> leaf_first(stack.rbegin(), stack.rend());
+    uint32_t via_path = through_path(s, path, leaf_first.data(), nullptr, static_cast<int>(stack.size()));
+    uint32_t direct = StackStore::kRoot;
+    for (uint64_t m : stack) direct = s.push(direct, s.intern_frame(m, 0));
+    ASSERT_EQ(via_path, direct) << "at step " << i;
+  }
 }
 
 TEST(StackStore, MemoryIsBoundedByUniqueStacks) {
   StackStore s;
-  StackCache cache(64);
+  rperf::StackPath path;
   uint64_t m[3];
-  int l[3] = {0, 0, 0};
   for (int round = 0; round < 1000; round++) {
     for (uint64_t leaf = 0; leaf < 50; leaf++) {
       m[0] = 1000 + leaf;
       m[1] = 2;
       m[2] = 1;
-      cache.intern(s, m, l, 3);
+      through_path(s, path, m, nullptr, 3);
     }
   }
   EXPECT_EQ(s.node_count(), 52u);

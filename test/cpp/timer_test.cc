@@ -5,6 +5,9 @@
 
 #include <atomic>
 #include <string>
+#include <thread>
+
+#include <sys/syscall.h>
 
 #include "util/clock.hh"
 
@@ -84,4 +87,43 @@ TEST(Timer, ProcessSignalsAreNotDeliveredToTheWorker) {
   timer.stop();
   EXPECT_EQ(interrupted, 0);
   EXPECT_GT(g_ticks.load(), 50);
+}
+
+namespace {
+std::atomic<pid_t> g_target{0};
+std::atomic<int> g_on_target{0};
+std::atomic<int> g_elsewhere{0};
+pid_t gettid_now() { return static_cast<pid_t>(syscall(SYS_gettid)); }
+void tick_where() { (gettid_now() == g_target.load() ? g_on_target : g_elsewhere).fetch_add(1); }
+pid_t forward_target() { return g_target.load(); }
+}  // namespace
+
+// Each tick is re-sent to the thread the target function names (the GVL holder in the
+// extension) and runs there; with no target it runs on the timer thread.
+TEST(Timer, TicksAreForwardedToTheTargetThread) {
+  std::atomic<bool> stop{false};
+  std::atomic<pid_t> worker_tid{0};
+  std::thread worker([&] {
+    worker_tid = gettid_now();
+    while (!stop) usleep(1000);  // interrupted by the forwarded signal (SA_RESTART)
+  });
+  while (worker_tid.load() == 0) usleep(100);
+  rperf::Timer::Options o;
+  o.frequency = 500;
+  o.signal = rperf::Timer::default_signal();
+  o.target = forward_target;
+  rperf::Timer timer;
+  std::string error;
+  g_target = worker_tid.load();
+  ASSERT_TRUE(timer.start(o, tick_where, background, nullptr, &error)) << error;
+  usleep(200 * 1000);
+  g_target = 0;  // no target: the timer thread runs the tick itself
+  int forwarded = g_on_target.load();
+  usleep(100 * 1000);
+  timer.stop();
+  stop = true;
+  worker.join();
+  EXPECT_GE(forwarded, 50);
+  EXPECT_GE(g_elsewhere.load(), 20);
+  EXPECT_LE(g_on_target.load(), forwarded + 1);
 }

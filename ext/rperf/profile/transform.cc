@@ -42,7 +42,7 @@ std::vector<uint32_t> copy_stacks(Profile& to, const Profile& from, bool drop_li
 
 const VmState kStates[] = {kGvlBlocked, kGvlWait, kGcMark, kGcSweep};
 
-constexpr const char* kSummedAttributes[] = {"trigger_count", "sampling_count", "sampling_time_ns", "user_ns", "sys_ns"};
+constexpr const char* kSummedAttributes[] = {"trigger_count", "sampling_count", "sampling_time_ns", "hook_time_ns", "user_ns", "sys_ns"};
 
 }  // namespace
 

@@ -17,6 +17,7 @@ namespace rperf {
 namespace {
 
 VALUE g_marker = Qnil;  // holds the frame VALUEs of the live session alive and pinned
+Session* g_abandoned = nullptr;  // sessions a forked child inherited and must not free
 
 void marker_mark(void*) {
   if (g_session) g_session->mark();
@@ -26,8 +27,8 @@ void marker_mark(void*) {
 // the incremental marker must rescan this object at the end of every mark phase.
 const rb_data_type_t kMarkerType = {"rperf/marker", {marker_mark, nullptr, nullptr, nullptr, {nullptr}}, nullptr, nullptr, 0};
 
-// Native.start(frequency, wall, aggregate, signal, defer, max_depth)
-VALUE native_start(VALUE, VALUE freq, VALUE wall, VALUE aggregate, VALUE signal, VALUE defer, VALUE max_depth) {
+// Native.start(frequency, wall, aggregate, signal, defer, max_depth, lines)
+VALUE native_start(VALUE, VALUE freq, VALUE wall, VALUE aggregate, VALUE signal, VALUE defer, VALUE max_depth, VALUE lines) {
   if (g_session) rb_raise(rb_eRuntimeError, "Rperf is already running");
   SessionOptions o;
   o.frequency = NUM2INT(freq);
@@ -36,6 +37,7 @@ VALUE native_start(VALUE, VALUE freq, VALUE wall, VALUE aggregate, VALUE signal,
   o.signal = NUM2INT(signal);
   o.defer = RTEST(defer);
   o.max_depth = NUM2INT(max_depth);
+  o.lines = RTEST(lines);
   VALUE error = Qnil;
   {
     Session* s = new (std::nothrow) Session(o);
@@ -44,7 +46,6 @@ VALUE native_start(VALUE, VALUE freq, VALUE wall, VALUE aggregate, VALUE signal,
     std::string message;
     if (!s->start(&message)) {
       g_session = nullptr;
-      s->threads.free_all();
       delete s;
       error = rb_str_new(message.data(), static_cast<long>(message.size()));
     }
@@ -150,8 +151,11 @@ VALUE native_profile_dec(VALUE) {
 VALUE native_after_fork_child(VALUE) {
   if (!g_session) return Qfalse;
   g_session->after_fork_child();
-  // Deliberately leaked: the parent's worker may have held the ring or the samples mid-update
-  // at fork time, so the child must not touch (or free) them.
+  // Deliberately never freed: the parent's worker may have held the ring, the stack store or
+  // its maps mid-update at fork time, so the child must not touch (or free) them. Kept on a
+  // list so the memory stays reachable (and leak checkers see it as intended).
+  g_session->abandoned_next = g_abandoned;
+  g_abandoned = g_session;
   g_session = nullptr;
   return Qtrue;
 }
@@ -169,7 +173,7 @@ void init_session_binding(VALUE native) {
   g_marker = TypedData_Wrap_Struct(rb_cObject, &kMarkerType, &marker_data);
   rb_gc_register_mark_object(g_marker);
 
-  rb_define_singleton_method(native, "start", RUBY_METHOD_FUNC(native_start), 6);
+  rb_define_singleton_method(native, "start", RUBY_METHOD_FUNC(native_start), 7);
   rb_define_singleton_method(native, "stop", RUBY_METHOD_FUNC(native_stop), 1);
   rb_define_singleton_method(native, "snapshot", RUBY_METHOD_FUNC(native_snapshot), 2);
   rb_define_singleton_method(native, "running?", RUBY_METHOD_FUNC(native_running_p), 0);

@@ -20,12 +20,12 @@ void gc_event_hook(VALUE tpval, void*) {
     case RUBY_INTERNAL_EVENT_GC_ENTER: {
       ThreadState* ts = s->current_thread_state(true);
       int64_t now = s->mode_now();
-      uint32_t stack = s->capture_stack(ts);
-      if (s->refresh_epoch(ts, now)) s->close_interval(ts, stack, kRunning, now, t0);
+      int depth = s->walk_stack();
+      if (s->refresh_epoch(ts, now)) s->close_interval(ts, depth, kRunning, now, t0);
+      else s->record(ts, depth, kRunning, 0, t0);  // the stack only
       ts->last_ns = now;
       gc.in_gc = true;
       gc.thread = ts;
-      gc.stack = stack;
       gc.last_ns = now;
       break;
     }
@@ -37,13 +37,14 @@ void gc_event_hook(VALUE tpval, void*) {
       return;
     case RUBY_INTERNAL_EVENT_GC_END_MARK:
     case RUBY_INTERNAL_EVENT_GC_EXIT: {
-      if (!gc.in_gc) {
+      if (!gc.in_gc || !gc.thread) {
         if (event == RUBY_INTERNAL_EVENT_GC_END_MARK) gc.marking = false;
+        else gc.in_gc = false;
         return;
       }
       int64_t now = s->mode_now();
       VmState phase = (event == RUBY_INTERNAL_EVENT_GC_END_MARK || gc.marking) ? kGcMark : kGcSweep;
-      s->record(gc.thread, gc.stack, phase, now - gc.last_ns, t0);
+      s->record(gc.thread, -1, phase, now - gc.last_ns, t0);  // on the stack GC_ENTER recorded
       gc.last_ns = now;
       if (event == RUBY_INTERNAL_EVENT_GC_END_MARK) {
         gc.marking = false;
@@ -57,7 +58,7 @@ void gc_event_hook(VALUE tpval, void*) {
     default:
       return;
   }
-  s->sampling_time_ns += monotonic_ns() - t0;
+  s->hook_time_ns += monotonic_ns() - t0;
 }
 
 }  // namespace rperf

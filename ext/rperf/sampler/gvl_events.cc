@@ -4,7 +4,12 @@
 //   RESUMED   attributes the time off the GVL to the remembered stack: in wall mode as
 //             %GVL=blocked (suspended -> ready) and %GVL=wait (ready -> resumed); in cpu mode
 //             the CPU the thread burned without the GVL (C extensions), as plain running time.
-//   EXITED    (no GVL) queues the thread's state for freeing.
+//   STARTED   (on the creating thread, GVL held) creates the new thread's state, so that its
+//             CPU time counts from zero;
+//   EXITED    (no GVL) reads the thread's clock and queues its state for freeing; the last
+//             interval is closed when the state is reaped.
+// RESUMED and SUSPENDED also tell the timer which thread holds the GVL (Session::gvl_holder):
+// its tick is forwarded to that thread, so the postponed job runs where Ruby runs.
 // SUSPENDED runs on the releasing thread before the GVL is handed over (thread_pthread.c),
 // so capturing the stack and interning it there is as safe as in the postponed job.
 #include <algorithm>
@@ -19,29 +24,42 @@ namespace {
 void on_suspended(Session& s, VALUE thread) {
   if (rb_thread_current() != thread) return;  // only the releasing thread's own stack is readable
   int64_t t0 = monotonic_ns();
+  Session::gvl_holder.store(0, std::memory_order_relaxed);
   ThreadState* ts = s.current_thread_state(true);
   int64_t now = s.mode_now();
-  uint32_t stack = s.capture_stack(ts);
-  if (s.refresh_epoch(ts, now)) s.close_interval(ts, stack, kRunning, now, t0);
+  int depth = s.walk_stack();
+  if (s.refresh_epoch(ts, now)) s.close_interval(ts, depth, kRunning, now, t0);
+  else s.record(ts, depth, kRunning, 0, t0);  // the stack only
   ts->last_ns = now;
   ts->off_gvl = true;
-  ts->suspended_stack = stack;
+  ts->suspended_stack = ts->stack_known;
   ts->suspended_wall_ns = t0;
   ts->ready_wall_ns.store(0, std::memory_order_relaxed);
-  s.sampling_time_ns += monotonic_ns() - t0;
+  s.hook_time_ns += monotonic_ns() - t0;
 }
 
+// RESUMED runs on the thread that now holds the GVL.
 void on_resumed(Session& s, VALUE thread) {
-  ThreadState* ts = s.thread_state(thread);
-  if (!ts) return;  // first sight: its baseline starts at its first event under the GVL
   int64_t t0 = monotonic_ns();
-  if (!ts->off_gvl) return;
-  ts->off_gvl = false;
-  int64_t now = s.opts.wall ? t0 : thread_cpu_ns();
-  if (s.refresh_epoch(ts, now)) s.close_off_gvl_interval(ts, now, t0);
-  ts->last_ns = now;
-  ts->suspended_stack = kNoStack;
-  s.sampling_time_ns += monotonic_ns() - t0;
+  ThreadState* ts = s.thread_state(thread);
+  if (!ts) ts = s.current_thread_state(true);  // first sight: counted from here
+  else if (ts->born) s.own_thread_state();
+  Session::gvl_holder.store(ts->tid, std::memory_order_relaxed);
+  if (ts->off_gvl) {
+    ts->off_gvl = false;
+    int64_t now = s.opts.wall ? t0 : thread_cpu_ns();
+    if (ts->suspended_stack) {
+      if (s.refresh_epoch(ts, now)) s.close_off_gvl_interval(ts, now, t0);
+      ts->last_ns = now;
+    } else if (s.opts.wall || ts->epoch != s.epoch) {
+      // Off the GVL since before start (or since its creation) at an unknown stack: wall
+      // time starts now; CPU time keeps its baseline and goes to its first sampled stack.
+      s.refresh_epoch(ts, now);
+      ts->last_ns = now;
+    }
+    ts->suspended_stack = false;
+  }
+  s.hook_time_ns += monotonic_ns() - t0;
 }
 
 rb_internal_thread_event_hook_t* g_gvl_hook = nullptr;
@@ -62,8 +80,21 @@ void gvl_event_hook(rb_event_flag_t event, const rb_internal_thread_event_data_t
     case RUBY_INTERNAL_THREAD_EVENT_RESUMED:
       if (s->active()) on_resumed(*s, thread);
       break;
+    case RUBY_INTERNAL_THREAD_EVENT_STARTED:  // on the creating thread, GVL held
+      if (s->active()) s->thread_born(thread);
+      break;
     case RUBY_INTERNAL_THREAD_EVENT_EXITED:
-      if (ThreadState* ts = s->thread_state(thread)) s->threads.retire(ts);
+      if (ThreadState* ts = s->thread_state(thread)) {
+        // On the exiting thread: its clock is readable only here. The interval since its
+        // last event is recorded when its state is reaped, under the GVL.
+        if (s->active() && !ts->born) {
+          ts->exit_wall_ns = monotonic_ns();
+          ts->exit_ns = s->opts.wall ? ts->exit_wall_ns : thread_cpu_ns();
+        }
+        pid_t tid = ts->tid;
+        Session::gvl_holder.compare_exchange_strong(tid, 0, std::memory_order_relaxed);
+        s->threads.retire(ts);
+      }
       break;
     default:
       break;
@@ -75,8 +106,8 @@ void install_gvl_hook() {
   if (g_gvl_hook) return;
   g_gvl_hook = rb_internal_thread_add_event_hook(
       gvl_event_hook,
-      RUBY_INTERNAL_THREAD_EVENT_READY | RUBY_INTERNAL_THREAD_EVENT_RESUMED | RUBY_INTERNAL_THREAD_EVENT_SUSPENDED |
-          RUBY_INTERNAL_THREAD_EVENT_EXITED,
+      RUBY_INTERNAL_THREAD_EVENT_STARTED | RUBY_INTERNAL_THREAD_EVENT_READY | RUBY_INTERNAL_THREAD_EVENT_RESUMED |
+          RUBY_INTERNAL_THREAD_EVENT_SUSPENDED | RUBY_INTERNAL_THREAD_EVENT_EXITED,
       nullptr);
 }
 

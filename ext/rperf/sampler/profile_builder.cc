@@ -20,7 +20,7 @@ class Resolver {
 
   uint32_t stack(uint32_t node) {
     ids_.clear();
-    if (node != StackStore::kRoot && node != kNoStack) {
+    if (node != StackStore::kRoot) {
       for (uint32_t n = node; n != StackStore::kRoot; n = store_.node(n).parent) ids_.push_back(frame(store_.node(n).frame));
     }
     return p_.stacks.intern(ids_);
@@ -56,17 +56,21 @@ class Resolver {
 }  // namespace
 
 void build_profile(Session& s, const BuildOptions& opts, Profile& out) {
-  std::vector<Sample> samples = s.take_samples(opts.clear);
+  // While the worker runs (snapshot), it may grow the live store: resolve from a copy.
+  StackStore copy;
+  const bool worker_running = s.timer.running();
+  std::vector<Sample> samples = s.take_samples(opts.clear, worker_running ? &copy : nullptr);
+  const StackStore& store = worker_running ? copy : s.stacks;
   int64_t now = monotonic_ns();
-  out.has_lines = true;
+  out.has_lines = s.opts.lines;
   out.timestamps = !s.opts.aggregate;
   out.label_sets = s.label_sets;
   {
-    Resolver resolver(s.stacks, out);
-    std::vector<uint32_t> stack_map(s.stacks.node_count() + 1, kUnresolved);  // [node_count] = empty stack
+    Resolver resolver(store, out);
+    std::vector<uint32_t> stack_map(store.node_count() + 1, kUnresolved);  // [node_count] = empty stack
     out.samples.reserve(samples.size());
     for (Sample sample : samples) {
-      size_t slot = sample.stack < s.stacks.node_count() ? sample.stack : s.stacks.node_count();
+      size_t slot = sample.stack < store.node_count() ? sample.stack : store.node_count();
       if (stack_map[slot] == kUnresolved) stack_map[slot] = resolver.stack(sample.stack);
       sample.stack = stack_map[slot];
       out.samples.push_back(sample);
@@ -80,6 +84,7 @@ void build_profile(Session& s, const BuildOptions& opts, Profile& out) {
   a.set("trigger_count", JsonValue::integer(static_cast<int64_t>(s.timer.trigger_count())));
   a.set("sampling_count", JsonValue::integer(static_cast<int64_t>(s.sampling_count)));
   a.set("sampling_time_ns", JsonValue::integer(s.sampling_time_ns));
+  a.set("hook_time_ns", JsonValue::integer(s.hook_time_ns));
   uint64_t dropped = s.dropped_samples.load();
   if (dropped) a.set("dropped_samples", JsonValue::integer(static_cast<int64_t>(dropped)));
   a.set("detected_thread_count", JsonValue::integer(s.threads.detected()));
@@ -91,6 +96,7 @@ void build_profile(Session& s, const BuildOptions& opts, Profile& out) {
     s.timer.reset_trigger_count();
     s.sampling_count = 0;
     s.sampling_time_ns = 0;
+    s.hook_time_ns = 0;
     s.dropped_samples.store(0);
     s.start_mono_ns = now;
     s.start_realtime_ns = realtime_ns();

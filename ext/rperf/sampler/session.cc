@@ -1,5 +1,8 @@
 #include "sampler/session.hh"
 
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <algorithm>
 
 #include "util/clock.hh"
@@ -10,23 +13,59 @@ Session* g_session = nullptr;
 rb_internal_thread_specific_key_t g_thread_key;
 rb_postponed_job_handle_t g_sample_job;
 
+std::atomic<pid_t> Session::gvl_holder{0};
+std::atomic<bool> Session::forward_ticks{false};
+std::atomic<bool> Session::tick_reads_cpu{false};
+
 namespace {
+// The CPU clock of the thread that held the GVL at the last tick, published by the timer
+// thread under a sequence lock (written in a signal handler: no mutex).
+std::atomic<uint32_t> g_tick_seq{0};
+std::atomic<pid_t> g_tick_tid{0};
+std::atomic<int64_t> g_tick_cpu{0};
+
 void sample_job(void*) {
   if (g_session && g_session->active()) g_session->sample_current_thread();
 }
 void trigger_sample() { rb_postponed_job_trigger(g_sample_job); }  // async-signal-safe
+// On the timer thread at each tick (async-signal-safe). Returns the tick's target: the GVL
+// holder when more than one Ruby thread may run, else none (the postponed job then finds the
+// only thread by itself).
+pid_t tick_target() {
+  pid_t holder = Session::gvl_holder.load(std::memory_order_relaxed);
+  if (holder > 0 && Session::tick_reads_cpu.load(std::memory_order_relaxed)) {
+    timespec cpu;
+    if (clock_gettime(thread_cpu_clock(holder), &cpu) == 0) {
+      uint32_t seq = g_tick_seq.load(std::memory_order_relaxed);
+      g_tick_seq.store(seq + 1, std::memory_order_relaxed);
+      std::atomic_thread_fence(std::memory_order_release);
+      g_tick_tid.store(holder, std::memory_order_relaxed);
+      g_tick_cpu.store(static_cast<int64_t>(cpu.tv_sec) * 1000000000LL + cpu.tv_nsec, std::memory_order_relaxed);
+      g_tick_seq.store(seq + 2, std::memory_order_release);
+    }
+  }
+  return Session::forward_ticks.load(std::memory_order_relaxed) ? holder : 0;
+}
 void worker_drain(void* ctx) { static_cast<Session*>(ctx)->drain(); }
 }  // namespace
+
+int64_t Session::tick_cpu_ns(pid_t tid) {
+  uint32_t before = g_tick_seq.load(std::memory_order_acquire);
+  if (before & 1) return -1;
+  pid_t t = g_tick_tid.load(std::memory_order_relaxed);
+  int64_t cpu = g_tick_cpu.load(std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_acquire);
+  if (g_tick_seq.load(std::memory_order_relaxed) != before || t != tid || tid == 0) return -1;
+  return cpu;
+}
 
 void init_session_globals() {
   g_thread_key = rb_internal_thread_specific_key_create();
   g_sample_job = rb_postponed_job_preregister(0, sample_job, nullptr);
 }
 
-Session::Session(const SessionOptions& o) : opts(o) {
-  frame_buf.resize(opts.max_depth + 1);
-  line_buf.resize(opts.max_depth + 1);
-}
+Session::Session(const SessionOptions& o)
+    : opts(o), ring(1 << 14, 1 << 17, static_cast<uint32_t>(o.max_depth + 1), o.lines) {}
 
 Session::~Session() { pthread_mutex_destroy(&consumer_mutex); }
 
@@ -38,9 +77,14 @@ bool Session::start(std::string* error) {
   floor_wall_ns = start_mono_ns;
   paused_ = opts.defer;
   running_ = true;
+  pid = getpid();
   // The starting thread's interval begins now, not at its first sample.
   ThreadState* ts = current_thread_state(true);
   ts->last_ns = mode_now();
+  adopt_existing_threads();
+  gvl_holder.store(ts->tid, std::memory_order_relaxed);
+  tick_reads_cpu.store(!opts.wall, std::memory_order_relaxed);
+  update_forwarding();
 
   VALUE state = rb_gc_latest_gc_info(ID2SYM(rb_intern("state")));
   gc.marking = state == ID2SYM(rb_intern("marking"));
@@ -49,11 +93,12 @@ bool Session::start(std::string* error) {
   topts.frequency = opts.frequency;
   topts.signal = opts.signal < 0 ? Timer::default_signal() : opts.signal;
   topts.armed = !opts.defer;
+  topts.target = tick_target;
   install_hooks();
   if (!timer.start(topts, trigger_sample, worker_drain, this, error)) {
     remove_hooks();
     running_ = false;
-    rb_internal_thread_specific_set(rb_thread_current(), g_thread_key, nullptr);
+    forget_threads();
     return false;
   }
   return true;
@@ -88,12 +133,10 @@ void Session::stop() {
   if (!paused_) close_all_intervals();
   timer.stop();  // joins the worker, which drains one last time
   remove_hooks();
+  reap_threads();  // the last intervals of threads that exited (running_ still true)
   running_ = false;
   drain();
-  // Clear the thread-specific pointers of live threads before freeing their states.
-  VALUE list = rb_funcall(rb_cThread, rb_intern("list"), 0);
-  for (long i = 0; i < RARRAY_LEN(list); i++) rb_internal_thread_specific_set(RARRAY_AREF(list, i), g_thread_key, nullptr);
-  threads.free_all();
+  forget_threads();
 }
 
 // Stop/pause: the current thread's running interval and the off-GVL intervals of threads that
@@ -103,13 +146,14 @@ void Session::close_all_intervals() {
   ThreadState* self = current_thread_state(true);
   // The caller's own stack is rperf's stop/profile code: the tail interval goes to the stack the
   // thread was last seen in, when there is one.
-  uint32_t stack = self->cache.last() != StackStore::kRoot ? self->cache.last() : capture_stack(self);
-  if (refresh_epoch(self, mode_now())) close_interval(self, stack, kRunning, mode_now(), t0);
+  int depth = self->stack_known ? -1 : walk_stack();
+  int64_t now = mode_now();
+  if (refresh_epoch(self, now)) close_interval(self, depth, kRunning, now, t0);
   threads.each([&](ThreadState* ts) {
     if (ts == self || !ts->off_gvl || ts->retired.load()) return;
     if (!opts.wall && ts->epoch != epoch) return;  // its CPU baseline predates the last resume
     // Another thread's CPU clock is readable through its clock id; an exited thread's is not.
-    int64_t now = t0;
+    now = t0;
     if (!opts.wall) {
       timespec cpu;
       if (clock_gettime(ts->cpu_clock, &cpu) != 0) return;
@@ -120,20 +164,20 @@ void Session::close_all_intervals() {
     ts->suspended_wall_ns = t0;
     ts->ready_wall_ns.store(0, std::memory_order_relaxed);
   });
-  sampling_time_ns += monotonic_ns() - t0;
+  hook_time_ns += monotonic_ns() - t0;
 }
 
 void Session::close_off_gvl_interval(ThreadState* ts, int64_t now, int64_t wall_now) {
-  if (ts->suspended_stack == kNoStack) return;
+  if (!ts->suspended_stack) return;
   if (!opts.wall) {
-    record(ts, ts->suspended_stack, kRunning, now - ts->last_ns, wall_now);
+    record(ts, -1, kRunning, now - ts->last_ns, wall_now);
     return;
   }
   int64_t from = std::max(ts->suspended_wall_ns, floor_wall_ns);
   int64_t ready = ts->ready_wall_ns.load(std::memory_order_acquire);
   ready = std::min(std::max(ready, from), wall_now);  // READY not seen (or before a resume): all blocked
-  record(ts, ts->suspended_stack, kGvlBlocked, ready - from, wall_now);
-  record(ts, ts->suspended_stack, kGvlWait, wall_now - ready, wall_now);
+  record(ts, -1, kGvlBlocked, ready - from, wall_now);
+  record(ts, -1, kGvlWait, wall_now - ready, wall_now);
 }
 
 void Session::pause() {
@@ -150,8 +194,19 @@ void Session::resume() {
   ThreadState* ts = current_thread_state(true);
   ts->last_ns = mode_now();
   ts->epoch = epoch;
+  gvl_holder.store(ts->tid, std::memory_order_relaxed);  // the hooks were inert while paused
   paused_ = false;
   timer.arm();
+}
+
+// Clears the thread-specific pointers of live threads, then frees every state (hooks removed).
+void Session::forget_threads() {
+  forward_ticks.store(false);
+  tick_reads_cpu.store(false);
+  gvl_holder.store(0);
+  VALUE list = rb_funcall(rb_cThread, rb_intern("list"), 0);
+  for (long i = 0; i < RARRAY_LEN(list); i++) rb_internal_thread_specific_set(RARRAY_AREF(list, i), g_thread_key, nullptr);
+  threads.free_all();
 }
 
 void Session::after_fork_child() {
@@ -173,20 +228,94 @@ ThreadState* Session::thread_state(VALUE thread) const {
 ThreadState* Session::current_thread_state(bool create) {
   VALUE thread = rb_thread_current();
   ThreadState* ts = thread_state(thread);
-  if (ts || !create) return ts;
-  threads.reap_retired();
-  ts = threads.create(opts.max_depth);
+  if (ts) {
+    if (ts->born) own_thread_state();
+    return ts;
+  }
+  if (!create) return nullptr;
+  reap_threads();
+  ts = threads.create(0);
   ts->epoch = epoch;
   ts->last_ns = mode_now();
   rb_internal_thread_specific_set(thread, g_thread_key, ts);
+  update_forwarding();
   return ts;
+}
+
+ThreadState* Session::own_thread_state() {
+  ThreadState* ts = thread_state(rb_thread_current());
+  if (ts && ts->born) {
+    ts->born = false;
+    pthread_getcpuclockid(pthread_self(), &ts->cpu_clock);
+    ts->tid = static_cast<pid_t>(syscall(SYS_gettid));
+  }
+  return ts;
+}
+
+void Session::thread_born(VALUE thread) {
+  if (thread_state(thread)) return;
+  reap_threads();
+  ThreadState* ts = threads.create(-1);
+  ts->born = true;
+  ts->epoch = epoch;
+  // Off the GVL until its first RESUMED, with no stack yet: in cpu mode its clock starts at
+  // zero, so everything it burns is counted; in wall mode it starts at that RESUMED.
+  ts->last_ns = 0;
+  ts->off_gvl = true;
+  rb_internal_thread_specific_set(thread, g_thread_key, ts);
+  update_forwarding();
+}
+
+// Threads that exist at start count from start: the caller holds the GVL, so each of them
+// is off it, at a stack we cannot know (nothing is recorded for its time off the GVL in wall
+// mode; in cpu mode what it burns from now on goes to its first sampled stack).
+void Session::adopt_existing_threads() {
+  VALUE list = rb_funcall(rb_cThread, rb_intern("list"), 0);
+  VALUE self = rb_thread_current();
+  ID native_thread_id = rb_intern("native_thread_id");
+  for (long i = 0; i < RARRAY_LEN(list); i++) {
+    VALUE th = RARRAY_AREF(list, i);
+    if (th == self || thread_state(th)) continue;
+    VALUE tid = rb_funcall(th, native_thread_id, 0);
+    if (!FIXNUM_P(tid) || FIX2LONG(tid) <= 0) continue;
+    ThreadState* ts = threads.create(static_cast<pid_t>(FIX2LONG(tid)));
+    ts->epoch = epoch;
+    ts->off_gvl = true;
+    ts->suspended_wall_ns = start_mono_ns;
+    ts->last_ns = start_mono_ns;
+    if (!opts.wall) {
+      timespec cpu;
+      ts->last_ns = clock_gettime(ts->cpu_clock, &cpu) == 0 ? static_cast<int64_t>(cpu.tv_sec) * 1000000000LL + cpu.tv_nsec : 0;
+    }
+    rb_internal_thread_specific_set(th, g_thread_key, ts);
+  }
+}
+
+void Session::update_forwarding() { forward_ticks.store(threads.live() > 1, std::memory_order_relaxed); }
+
+void Session::reap_threads() {
+  bool any = false;
+  threads.reap_retired([&](ThreadState* ts) {
+    any = true;
+    if (ts->exit_ns != 0 && !ts->off_gvl && active() && refresh_epoch(ts, ts->exit_ns)) {
+      close_interval(ts, -1, kRunning, ts->exit_ns, ts->exit_wall_ns);
+    }
+    SampleRecord r;
+    r.kind = SampleRecord::kThreadGone;
+    r.thread_seq = ts->seq;
+    ring.push(r);  // when full, the worker keeps that thread's path until stop
+    if (gc.thread == ts) gc.thread = nullptr;
+    pid_t tid = ts->tid;
+    gvl_holder.compare_exchange_strong(tid, 0, std::memory_order_relaxed);
+  });
+  if (any) update_forwarding();
 }
 
 bool Session::refresh_epoch(ThreadState* ts, int64_t now) {
   if (ts->epoch == epoch) return true;
   ts->epoch = epoch;
   ts->off_gvl = false;
-  ts->suspended_stack = kNoStack;
+  ts->suspended_stack = false;
   if (opts.wall) {
     ts->last_ns = floor_wall_ns;
     return true;
@@ -195,64 +324,107 @@ bool Session::refresh_epoch(ThreadState* ts, int64_t now) {
   return false;
 }
 
-uint32_t Session::capture_stack(ThreadState* ts) {
-  const int limit = opts.max_depth + 1;
-  int n = rb_profile_frames(0, limit, frame_buf.data(), line_buf.data());
-  if (n == limit) {  // deeper than max_depth: keep the leaf side, mark the cut at the root
-    frame_buf[n - 1] = 0;
-    line_buf[n - 1] = 0;
-  }
+int Session::walk_stack() {
+  int32_t* lines = nullptr;
+  uint64_t* slots = ring.frame_slots(&lines);
+  if (!slots) return -2;  // the frame ring is full
   static_assert(sizeof(VALUE) == sizeof(uint64_t), "VALUE must be 64-bit");
-  return ts->cache.intern(stacks, reinterpret_cast<const uint64_t*>(frame_buf.data()), line_buf.data(), n);
+  const int limit = opts.max_depth + 1;
+  int n = rb_profile_frames(0, limit, reinterpret_cast<VALUE*>(slots), opts.lines ? lines : nullptr);
+  if (n == limit) {  // deeper than max_depth: keep the leaf side, mark the cut at the root
+    slots[n - 1] = 0;
+    if (opts.lines) lines[n - 1] = 0;
+  }
+  return n;
 }
 
-void Session::record(ThreadState* ts, uint32_t stack, VmState state, int64_t weight, int64_t wall_now) {
-  if (weight <= 0 || stack == kNoStack) return;
-  Sample r{stack, ts->seq, ts->label_set, state, weight, wall_now - start_mono_ns};
-  if (!ring.push(r)) dropped_samples.fetch_add(1, std::memory_order_relaxed);
+void Session::record(ThreadState* ts, int depth, VmState state, int64_t weight, int64_t wall_now) {
+  SampleRecord r;
+  r.thread_seq = ts->seq;
+  r.label_set = ts->label_set;
+  r.vm_state = state;
+  r.weight_ns = weight > 0 ? weight : 0;
+  r.time_ns = wall_now - start_mono_ns;
+  if (depth >= 0) {  // the walk just wrote `depth` frames into the ring
+    r.kind = SampleRecord::kStack;
+    r.run = static_cast<uint32_t>(depth);
+    ts->stack_known = ring.push(r);
+    if (!ts->stack_known && r.weight_ns > 0) dropped_samples.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  if (depth < -1) ts->stack_known = false;  // the walk found no room: its stack is unknown
+  if (r.weight_ns == 0) return;
+  if (!ts->stack_known || !ring.push(r)) dropped_samples.fetch_add(1, std::memory_order_relaxed);
 }
 
-void Session::close_interval(ThreadState* ts, uint32_t stack, VmState state, int64_t now, int64_t wall_now) {
+void Session::close_interval(ThreadState* ts, int depth, VmState state, int64_t now, int64_t wall_now) {
   int64_t from = ts->last_ns;
   if (opts.wall) from = std::max(from, floor_wall_ns);
-  record(ts, stack, state, now - from, wall_now);
+  record(ts, depth, state, now - from, wall_now);
   ts->last_ns = now;
 }
 
 void Session::sample_current_thread() {
   int64_t t0 = monotonic_ns();
-  threads.reap_retired();  // one atomic exchange; frees states of threads that exited
+  reap_threads();
   ThreadState* ts = current_thread_state(true);
-  int64_t now = opts.wall ? t0 : thread_cpu_ns();
-  if (refresh_epoch(ts, now)) close_interval(ts, capture_stack(ts), kRunning, now, t0);
+  int64_t now = t0;
+  if (!opts.wall) {
+    // The tick's reading of this thread's CPU clock when it is the latest thing known of it;
+    // else (another thread's tick, or an event since) our own.
+    now = tick_cpu_ns(ts->tid);
+    if (now <= ts->last_ns) now = thread_cpu_ns();
+  }
+  if (refresh_epoch(ts, now)) close_interval(ts, walk_stack(), kRunning, now, t0);
   sampling_count++;
   sampling_time_ns += monotonic_ns() - t0;
 }
 
 void Session::drain() {
   pthread_mutex_lock(&consumer_mutex);
-  ring.drain([this](const Sample& r) {
-    if (opts.aggregate) aggregated.add(r);
-    else raw.push_back(r);
+  ring.drain([this](const SampleRecord& r, const SampleRing::Run& run) {
+    if (r.kind == SampleRecord::kThreadGone) {
+      paths.erase(r.thread_seq);
+      return;
+    }
+    StackPath& path = paths[r.thread_seq];
+    uint32_t stack = path.current();
+    if (r.kind == SampleRecord::kStack) {
+      stack = path.apply(stacks, r.run, [&](uint32_t k) { return std::make_pair(run.method(k), run.line(k)); });
+    }
+    if (r.weight_ns <= 0) return;
+    Sample sample{stack, r.thread_seq, r.label_set, r.vm_state, r.weight_ns, r.time_ns};
+    if (opts.aggregate) aggregated.add(sample);
+    else raw.push_back(sample);
   });
   pthread_mutex_unlock(&consumer_mutex);
 }
 
-std::vector<Sample> Session::take_samples(bool clear) {
+std::vector<Sample> Session::take_samples(bool clear, StackStore* store_copy) {
   drain();
   pthread_mutex_lock(&consumer_mutex);
   std::vector<Sample> out;
   if (!opts.aggregate) out = clear ? std::move(raw) : raw;
   else out = clear ? aggregated.take() : aggregated.samples();
   if (clear) raw.clear();
+  if (store_copy) *store_copy = stacks;
   pthread_mutex_unlock(&consumer_mutex);
   return out;
 }
 
 void Session::mark() {
+  // In a forked child the lock may be held by the parent's worker, which does not exist
+  // here; the child abandons this session without reading its frames.
+  if (getpid() != pid) return;
+  // The worker interns frames concurrently: hold it off while marking.
+  pthread_mutex_lock(&consumer_mutex);
   for (const FrameKey& f : stacks.frames()) {
     if (f.method != 0) rb_gc_mark(static_cast<VALUE>(f.method));  // rb_gc_mark pins: no moves
   }
+  ring.each_pending_method([](uint64_t m) {
+    if (m != 0) rb_gc_mark(static_cast<VALUE>(m));
+  });
+  pthread_mutex_unlock(&consumer_mutex);
 }
 
 }  // namespace rperf

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cstdint>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "profile/profile.hh"
@@ -26,13 +27,13 @@ struct SessionOptions {
   int signal = -1;        // -1 default signal, 0 sleeping worker, > 0 that signal
   bool defer = false;
   int max_depth = 512;
+  bool lines = false;     // capture line numbers (lines: true, or a pprof output)
 };
 
 struct GcTracking {
-  bool in_gc = false;      // between GC_ENTER and GC_EXIT
+  bool in_gc = false;      // between GC_ENTER and GC_EXIT (GC time goes to the thread's current stack)
   bool marking = false;    // a GC cycle is in its mark phase
   ThreadState* thread = nullptr;
-  uint32_t stack = kNoStack;
   int64_t last_ns = 0;     // mode clock
 };
 
@@ -54,10 +55,19 @@ class Session {
 
   ThreadState* current_thread_state(bool create);
   ThreadState* thread_state(VALUE thread) const;
-  uint32_t capture_stack(ThreadState* ts);
-  // Closes `ts`'s open interval at `now` (mode clock) on `stack` in `state`.
-  void close_interval(ThreadState* ts, uint32_t stack, VmState state, int64_t now, int64_t wall_now);
-  void record(ThreadState* ts, uint32_t stack, VmState state, int64_t weight, int64_t wall_now);
+  // STARTED (on the creating thread, GVL held): the new thread's CPU counts from zero.
+  void thread_born(VALUE thread);
+  // The calling thread's state as seen on its own thread (fills what STARTED could not know).
+  ThreadState* own_thread_state();
+  // Walks the current thread's stack into the frame ring (unpublished until record());
+  // returns its depth, or -2 when the ring has no room.
+  int walk_stack();
+  // Closes `ts`'s open interval at `now` (mode clock) in `state`: on the stack just walked
+  // (`depth` frames, from walk_stack) or, with depth -1, on the thread's current stack.
+  void close_interval(ThreadState* ts, int depth, VmState state, int64_t now, int64_t wall_now);
+  // Pushes an interval of `weight` on the thread's current stack, or on the stack just walked
+  // (depth >= 0), which becomes its current stack even when the weight is 0.
+  void record(ThreadState* ts, int depth, VmState state, int64_t weight, int64_t wall_now);
   // Attributes the time `ts` spent off the GVL, up to `now` (mode clock) / `wall_now`, to the
   // stack it released the GVL with: blocked + wait in wall mode, the CPU it burned in cpu mode.
   void close_off_gvl_interval(ThreadState* ts, int64_t now, int64_t wall_now);
@@ -66,32 +76,47 @@ class Session {
   bool refresh_epoch(ThreadState* ts, int64_t now);
 
   void sample_current_thread();  // the postponed job's body
-  void drain();                  // ring -> samples (worker thread or GVL holder)
+  void reap_threads();           // frees states of threads that exited (GVL held)
+  void drain();                  // ring -> stack store and samples (worker thread or GVL holder)
   // The samples so far (stack ids are StackStore nodes); `clear` starts a new interval.
-  std::vector<Sample> take_samples(bool clear);
+  // `store_copy`: when the worker still runs, a copy of the stack store that the samples'
+  // ids refer to (the worker may grow the live one meanwhile).
+  std::vector<Sample> take_samples(bool clear, StackStore* store_copy);
 
-  void mark();  // GC: frame VALUEs in the stack store
+  void mark();  // GC: frame VALUEs in the stack store and in the ring
+
+  // The kernel id of the thread that holds the GVL (0: none known), for the timer signal.
+  static std::atomic<pid_t> gvl_holder;
+  // Whether ticks are forwarded to the GVL holder (more than one Ruby thread seen).
+  static std::atomic<bool> forward_ticks;
+  // cpu mode: the timer thread reads the GVL holder's CPU clock at each tick (a system call
+  // on this VM, ~0.5-2 us) so that the sample job on the Ruby thread need not.
+  static std::atomic<bool> tick_reads_cpu;
+  // The tick's reading, or -1 when it is not for `tid` (then the caller reads its own clock).
+  static int64_t tick_cpu_ns(pid_t tid);
 
   SessionOptions opts;
   Timer timer;
   StackStore stacks;
   SampleRing ring;
+  std::unordered_map<uint32_t, StackPath> paths;  // worker: each thread's current stack
   SampleAggregator aggregated;  // with opts.aggregate
   std::vector<Sample> raw;      // without: every interval, with its time
   LabelSetTable label_sets;     // the labels threads are tagged with (Rperf.label)
   ThreadRegistry threads;
   GcTracking gc;
-  std::vector<VALUE> frame_buf;
-  std::vector<int> line_buf;
 
   uint64_t sampling_count = 0;
-  int64_t sampling_time_ns = 0;
+  int64_t sampling_time_ns = 0;  // in sample jobs (as rperf reports it)
+  int64_t hook_time_ns = 0;      // in the GVL and GC hooks
   std::atomic<uint64_t> dropped_samples{0};
   int64_t start_mono_ns = 0;
   int64_t start_realtime_ns = 0;
   int64_t floor_wall_ns = 0;  // wall-mode intervals never start before this (start/resume)
   uint32_t epoch = 1;
   int profile_refcount = 0;
+  pid_t pid = 0;  // the process that started the session
+  Session* abandoned_next = nullptr;  // in a forked child: the list of inherited sessions
   pthread_mutex_t consumer_mutex = PTHREAD_MUTEX_INITIALIZER;
 
  private:
@@ -99,6 +124,9 @@ class Session {
   void remove_hooks();
   void remove_gc_hook();
   void close_all_intervals();
+  void adopt_existing_threads();
+  void forget_threads();
+  void update_forwarding();
 
   bool running_ = false;
   bool paused_ = false;

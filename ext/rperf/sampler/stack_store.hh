@@ -60,44 +60,41 @@ class StackStore {
   Interner<StackNode, StackNodeHash> nodes_;
 };
 
-// Per-thread memory of the previous stack, so that a new sample interns only the frames that
-// changed (typically the few leaf-most ones). Buffers are sized once for the maximum depth.
-class StackCache {
+// The worker's memory of one thread's current stack: its frames and the stack-store node at
+// each depth, root-first, so that a new stack (leaf-first, as walked) is interned from the
+// first frame that differs: typically only the few leaf-most ones.
+class StackPath {
  public:
-  explicit StackCache(int max_depth = 0) { resize(max_depth); }
-  void resize(int max_depth) {
-    methods_.assign(max_depth + 1, 0);
-    lines_.assign(max_depth + 1, 0);
-    nodes_.assign(max_depth + 1, 0);
-    depth_ = 0;
-  }
-  // The stack interned last (kRoot before the first one).
-  uint32_t last() const { return depth_ == 0 ? StackStore::kRoot : nodes_[depth_ - 1]; }
+  // The current stack (kRoot for an empty one).
+  uint32_t current() const { return depth_ == 0 ? StackStore::kRoot : frames_[depth_ - 1].node; }
 
-  // `methods`/`lines` hold `n` frames leaf-first (as rb_profile_frames returns them).
-  // Returns the stack id (leaf node); an empty stack returns StackStore::kRoot.
-  uint32_t intern(StackStore& store, const uint64_t* methods, const int* lines, int n) {
-    int i = 0;
-    // Walk root-first while the stack matches the cached one.
-    while (i < n && i < depth_ && methods_[i] == methods[n - 1 - i] && lines_[i] == lines[n - 1 - i]) i++;
-    uint32_t node = i == 0 ? StackStore::kRoot : nodes_[i - 1];
+  // frame(k) -> (method, line) of the k-th frame of the new stack, leaf-first (k < n).
+  template <typename FrameAt>
+  uint32_t apply(StackStore& store, uint32_t n, FrameAt&& frame) {
+    if (frames_.size() < n) frames_.resize(n);
+    uint32_t i = 0;
+    for (uint32_t common = n < depth_ ? n : depth_; i < common; i++) {
+      auto f = frame(n - 1 - i);
+      if (frames_[i].method != f.first || frames_[i].line != f.second) break;
+    }
+    uint32_t node = i == 0 ? StackStore::kRoot : frames_[i - 1].node;
     for (; i < n; i++) {
-      uint64_t m = methods[n - 1 - i];
-      int line = lines[n - 1 - i];
-      node = store.push(node, store.intern_frame(m, line));
-      methods_[i] = m;
-      lines_[i] = line;
-      nodes_[i] = node;
+      auto f = frame(n - 1 - i);
+      node = store.push(node, store.intern_frame(f.first, f.second));
+      frames_[i] = {f.first, f.second, node};
     }
     depth_ = n;
     return node;
   }
 
  private:
-  std::vector<uint64_t> methods_;
-  std::vector<int> lines_;
-  std::vector<uint32_t> nodes_;
-  int depth_ = 0;
+  struct Entry {
+    uint64_t method;
+    int32_t line;
+    uint32_t node;
+  };
+  std::vector<Entry> frames_;
+  uint32_t depth_ = 0;
 };
 
 }  // namespace rperf

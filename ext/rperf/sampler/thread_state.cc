@@ -1,14 +1,22 @@
 #include "sampler/thread_state.hh"
 
 #include <pthread.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 namespace rperf {
 
-ThreadState* ThreadRegistry::create(int max_depth) {
+ThreadState* ThreadRegistry::create(pid_t tid) {
   ThreadState* ts = new ThreadState();
   ts->seq = next_seq_++;
-  pthread_getcpuclockid(pthread_self(), &ts->cpu_clock);  // called on the thread itself
-  ts->cache.resize(max_depth + 1);
+  if (tid == 0) {
+    pthread_getcpuclockid(pthread_self(), &ts->cpu_clock);  // called on the thread itself
+    ts->tid = static_cast<pid_t>(syscall(SYS_gettid));
+  } else if (tid > 0) {
+    ts->tid = tid;
+    ts->cpu_clock = thread_cpu_clock(tid);
+  }
+  live_++;
   ts->next = head_;
   if (head_) head_->prev = ts;
   head_ = ts;
@@ -23,19 +31,11 @@ void ThreadRegistry::retire(ThreadState* ts) {
   } while (!retired_.compare_exchange_weak(old, ts, std::memory_order_release, std::memory_order_relaxed));
 }
 
-void ThreadRegistry::reap_retired() {
-  ThreadState* ts = retired_.exchange(nullptr, std::memory_order_acquire);
-  while (ts) {
-    ThreadState* next = ts->retired_next;
-    unlink_and_free(ts);
-    ts = next;
-  }
-}
-
 void ThreadRegistry::unlink_and_free(ThreadState* ts) {
   if (ts->prev) ts->prev->next = ts->next;
   else head_ = ts->next;
   if (ts->next) ts->next->prev = ts->prev;
+  live_--;
   delete ts;
 }
 

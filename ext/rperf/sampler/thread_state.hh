@@ -3,6 +3,7 @@
 // and retired at thread exit (the EXITED hook runs without the GVL, so it only queues the
 // state; it is unlinked and freed later under the GVL).
 #pragma once
+#include <sys/types.h>
 #include <time.h>
 
 #include <atomic>
@@ -12,7 +13,9 @@
 
 namespace rperf {
 
-constexpr uint32_t kNoStack = 0xfffffffeu;  // "stack unknown" (kRoot means "empty stack")
+// Linux's encoding of a thread's CPU-time clock id (what pthread_getcpuclockid returns), from
+// its kernel thread id alone: readable from any thread of the process.
+inline clockid_t thread_cpu_clock(pid_t tid) { return static_cast<clockid_t>((~static_cast<unsigned>(tid) << 3) | 6); }
 
 struct ThreadState {
   uint32_t seq = 0;                // 1-based, in order of first sight
@@ -20,11 +23,15 @@ struct ThreadState {
   uint32_t epoch = 0;              // session epoch when last_ns was taken (defer/resume)
   int64_t last_ns = 0;             // start of the open interval, on the mode's clock
   bool off_gvl = false;            // between SUSPENDED and RESUMED
-  uint32_t suspended_stack = kNoStack;
+  bool suspended_stack = false;    // off the GVL with its stack known (the current one)
+  bool stack_known = false;        // the worker has this thread's current stack
+  bool born = false;               // created while profiling: nothing seen on its own thread yet
   int64_t suspended_wall_ns = 0;   // monotonic time at SUSPENDED
+  pid_t tid = 0;                   // kernel thread id (0 until seen on its own thread)
   clockid_t cpu_clock = CLOCK_THREAD_CPUTIME_ID;  // this thread's CPU clock, readable from others
   std::atomic<int64_t> ready_wall_ns{0};  // monotonic time at READY (written without the GVL)
-  StackCache cache;
+  int64_t exit_ns = 0;             // mode clock at EXITED, read on the thread (0: not profiled)
+  int64_t exit_wall_ns = 0;        // monotonic time at EXITED
   // Registry links (GVL only) and the retire queue link (lock-free push from EXITED).
   ThreadState* prev = nullptr;
   ThreadState* next = nullptr;
@@ -35,9 +42,26 @@ struct ThreadState {
 class ThreadRegistry {
  public:
   ~ThreadRegistry() { free_all(); }
-  ThreadState* create(int max_depth);  // GVL held
+  // GVL held. `tid` 0: the calling thread's own state; else another thread's (its kernel id).
+  ThreadState* create(pid_t tid);
   void retire(ThreadState* ts);        // any thread; async with the GVL holder
-  void reap_retired();                 // GVL held: free what retire() queued
+  // GVL held: free what retire() queued, after calling gone(ts) for each. Cheap (one load)
+  // when nothing retired.
+  template <typename F>
+  void reap_retired(F&& gone) {
+    if (retired_.load(std::memory_order_relaxed) == nullptr) return;
+    ThreadState* ts = retired_.exchange(nullptr, std::memory_order_acquire);
+    while (ts) {
+      ThreadState* next = ts->retired_next;
+      gone(ts);
+      unlink_and_free(ts);
+      ts = next;
+    }
+  }
+  void reap_retired() {
+    reap_retired([](ThreadState*) {});
+  }
+  size_t live() const { return live_; }
   void free_all();                     // GVL held, hooks removed
   uint32_t detected() const { return next_seq_ - 1; }
   template <typename F>
@@ -50,6 +74,7 @@ class ThreadRegistry {
   ThreadState* head_ = nullptr;
   std::atomic<ThreadState*> retired_{nullptr};
   uint32_t next_seq_ = 1;
+  size_t live_ = 0;
 };
 
 }  // namespace rperf

@@ -16,6 +16,8 @@ namespace rperf {
 
 std::atomic<uint64_t> Timer::trigger_count_{0};
 std::atomic<Timer::TickFn> Timer::signal_tick_{nullptr};
+std::atomic<Timer::TargetFn> Timer::signal_target_{nullptr};
+pid_t Timer::pid_ = 0;
 
 namespace {
 constexpr int64_t kBackgroundPeriodNs = 10 * 1000 * 1000;
@@ -36,12 +38,18 @@ int Timer::default_signal() {
 #endif
 }
 
-void Timer::on_signal(int, siginfo_t*, void*) {
+void Timer::on_signal(int sig, siginfo_t* info, void*) {
   int saved_errno = errno;
   TickFn tick = signal_tick_.load(std::memory_order_relaxed);
   if (tick) {
-    trigger_count_.fetch_add(1, std::memory_order_relaxed);
-    tick();
+    if (info == nullptr || info->si_code != SI_TKILL) {  // the timer's own signal
+      trigger_count_.fetch_add(1, std::memory_order_relaxed);
+      TargetFn target = signal_target_.load(std::memory_order_relaxed);
+      pid_t tid = target ? target() : 0;
+      if (tid <= 0 || syscall(SYS_tgkill, pid_, tid, sig) != 0) tick();
+    } else {
+      tick();  // forwarded: we are the thread that held the GVL a moment ago
+    }
   }
   errno = saved_errno;
 }
@@ -49,6 +57,7 @@ void Timer::on_signal(int, siginfo_t*, void*) {
 bool Timer::start(const Options& opts, TickFn tick, BackgroundFn background, void* ctx, std::string* error) {
   opts_ = opts;
   tick_ = tick;
+  target_ = opts.target;
   background_ = background;
   ctx_ = ctx;
   interval_ns_ = 1000000000LL / opts.frequency;
@@ -73,6 +82,8 @@ bool Timer::start(const Options& opts, TickFn tick, BackgroundFn background, voi
     sa.sa_flags = SA_SIGINFO | SA_RESTART;
     sigemptyset(&sa.sa_mask);
     signal_tick_.store(tick);
+    signal_target_.store(opts.target);
+    pid_ = getpid();
     if (sigaction(opts.signal, &sa, &old_action_) != 0) {
       *error = std::string("sigaction failed: ") + std::strerror(errno);
       signal_tick_.store(nullptr);
@@ -176,6 +187,7 @@ void Timer::abandon_after_fork() {
 void Timer::restore_signal() {
   if (opts_.signal > 0 && signal_tick_.load() != nullptr) {
     signal_tick_.store(nullptr);
+    signal_target_.store(nullptr);
     sigaction(opts_.signal, &old_action_, nullptr);
   }
 }
@@ -211,6 +223,7 @@ void Timer::worker_loop() {
     }
     if (sleeping_ticks && now >= next_deadline_ns_) {
       trigger_count_.fetch_add(1, std::memory_order_relaxed);
+      if (target_) target_();
       tick_();
       next_deadline_ns_ += interval_ns_;
       if (next_deadline_ns_ <= now) next_deadline_ns_ = now + interval_ns_;  // skip missed ticks

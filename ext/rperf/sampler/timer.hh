@@ -8,6 +8,7 @@
 #pragma once
 #include <pthread.h>
 #include <signal.h>
+#include <sys/types.h>
 #include <time.h>
 
 #include <atomic>
@@ -19,12 +20,19 @@ namespace rperf {
 class Timer {
  public:
   using TickFn = void (*)();
+  // Called on the timer thread at each tick, before `tick` (async-signal-safe in signal
+  // mode); returns the kernel id of the thread that should run the tick, or 0.
+  using TargetFn = pid_t (*)();
   using BackgroundFn = void (*)(void* ctx);
 
   struct Options {
     int frequency = 1000;  // Hz, 1..10000
     int signal = 0;        // real-time signal number, or 0 for sleep mode
     bool armed = true;     // false: start paused (defer)
+    // Signal mode: each tick is re-sent (tgkill, same signal) to the thread this names, whose
+    // handler then calls `tick` there; 0 or a failed send runs it on the timer thread (and
+    // in sleep mode always).
+    TargetFn target = nullptr;
   };
 
   static int default_signal();
@@ -52,6 +60,7 @@ class Timer {
 
   Options opts_;
   TickFn tick_ = nullptr;
+  TargetFn target_ = nullptr;
   BackgroundFn background_ = nullptr;
   void* ctx_ = nullptr;
   int64_t interval_ns_ = 0;
@@ -69,6 +78,8 @@ class Timer {
   int64_t next_deadline_ns_ = 0;
   static std::atomic<uint64_t> trigger_count_;
   static std::atomic<TickFn> signal_tick_;
+  static std::atomic<TargetFn> signal_target_;
+  static pid_t pid_;
 };
 
 }  // namespace rperf
