@@ -25,7 +25,7 @@ class CompatTest < Minitest::Test
     # Result shapes: extra keys (max_depth, function_start_lines, unique_* with raw samples,
     # user/sys in snapshots), timestamps as raw_samples' 6th element, label_sets always present.
     [:api, %r{keys\z}, :superset],
-    [:api, %r{/shape/:(max_depth|function_start_lines|unique_frames|unique_stacks)\z}, :ours],
+    [:api, %r{/shape/:(max_depth|function_start_lines|unique_frames|unique_stacks|hook_time_ns)\z}, :ours],
     [:api, %r{\A/unaggregated/raw_sample(/Array\(\d\)|_sizes)\z}, :ours],
     [:api, %r{\A/defaults/label_sets\z}, :ours],
     [:api, %r{/aggregated_sample/}, :ours],                                  # stack depth of one sample varies
