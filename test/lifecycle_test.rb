@@ -92,6 +92,32 @@ class LifecycleTest < Minitest::Test
     assert_includes labels, "Object#after_exec"
   end
 
+  # A file system that fills up mid-write (here RLIMIT_FSIZE: EFBIG at 64 KiB) leaves the
+  # previous file as it was: outputs are written to a temporary file and renamed.
+  def test_a_full_disk_while_saving_keeps_the_previous_file
+    target = File.join(@dir, "keep.json.gz")
+    out, err, status = run_ruby(<<~RUBY)
+      small = Rperf.start(mode: :wall) { sleep 0.01 }
+      Rperf.save(#{target.inspect}, small)
+      before = File.binread(#{target.inspect})
+      frames = Array.new(20_000) { |i| ["file\#{i}.rb", "Mod\#{i}#meth\#{i}"] }
+      big = { mode: :cpu, frequency: 1000,
+              aggregated_samples: Array.new(20_000) { |i| [frames.rotate(i).first(30), 1000 + i, 1, 0] } }
+      Signal.trap("XFSZ", "IGNORE")
+      Process.setrlimit(:FSIZE, 64 * 1024)
+      begin
+        Rperf.save(#{target.inspect}, big)
+        puts "saved"
+      rescue Rperf::WriteError => e
+        puts e.class
+      end
+      puts File.binread(#{target.inspect}) == before
+      puts Dir.children(#{@dir.inspect}).sort.inspect
+    RUBY
+    assert status.success?, err
+    assert_equal "Rperf::WriteError\ntrue\n[\"keep.json.gz\"]\n", out
+  end
+
   def test_calls_before_start_and_after_stop
     out, err, status = run_ruby(<<~RUBY)
       p [Rperf.stop, Rperf.snapshot, Rperf.running?, Rperf.labels, Rperf.label(a: 1) { :block }]
