@@ -61,15 +61,15 @@ module Rperf
     end
 
     def running?
+      adopt_unhooked_fork
       Native.running?
     end
 
     # True while a session started with defer: true runs (sampling only inside profile blocks).
-    # (@session: the session object of the restructured main branch; @settings: this one.)
     def deferred?
-      return false unless Native.running?
+      return false unless running?
 
-      (@session ? @session.settings.defer : @settings&.fetch(:defer, false)) == true
+      @session&.settings&.defer == true
     end
 
     # Returns the profile so far without stopping; clear: true starts a new interval.
@@ -152,14 +152,14 @@ module Rperf
       Native.after_fork_child
       return unless session && session.settings.inherit && (dir = session.child_session_dir || session.session_dir)
 
-      start_child(dir, session.settings)
+      start_child(dir, session.settings, forked: true)
       label(**labels) unless labels.empty?
     end
 
     # A child process (forked, or spawned with the RPERF_* environment) profiles itself into the
     # root's session directory and writes its profile there at exit.
-    def start_child(dir, settings)
-      start_session(Session.new(settings.with(output: nil, stat: false), child_session_dir: dir))
+    def start_child(dir, settings, forked: false)
+      start_session(Session.new(settings.with(output: nil, stat: false), child_session_dir: dir, forked: forked))
       at_exit { stop if running? }
     end
 
@@ -182,7 +182,7 @@ module Rperf
       raise RuntimeError, "Rperf is already running" if Native.running?
 
       s = session.settings
-      Native.start(s.frequency, s.wall?, s.aggregate, s.native_signal, s.defer, s.max_depth, session.capture_lines?)
+      Native.start(s.frequency, s.wall?, s.aggregate, s.native_signal, s.defer, s.max_depth, session.capture_lines?, session.forked?)
       @session = session
       session.start_inheritance
       # Ruby 3.3 delivers a postponed job triggered from our (non-Ruby) timer thread to the

@@ -70,13 +70,40 @@ class LifecycleTest < Minitest::Test
     refute alive.call, "the daemon (pid #{pid}) is stuck at exit"
   end
 
-  def test_exec_from_a_profiled_process_runs_the_new_program
+  # Process.daemon forks without Process._fork: the pthread_atfork handler silences the
+  # inherited session at once, and the first rperf call in the child adopts it (here, without
+  # inheritance: not profiled, and free to start a session of its own).
+  def test_process_daemon_child_is_consistent_before_any_stop
+    report = File.join(@dir, "daemon.report")
     _o, err, status = run_ruby(<<~RUBY)
-      Rperf.start(mode: :wall)
+      Rperf.start(mode: :wall, inherit: false)
+      Process.daemon(true)
+      t = Thread.new { 20.times { sleep 0.001 } } # GVL events in the child before any rperf call
+      200_000.times { |i| i.to_s }
+      t.join
+      running = Rperf.running?
+      own = Rperf.start(mode: :cpu, frequency: 500) { 300_000.times { |i| i.to_s } }
+      File.write(#{report.inspect}, [running, own[:mode], own[:aggregated_samples].empty?].inspect)
+    RUBY
+    assert status.success?, err
+    deadline = Process.clock_gettime(Process::CLOCK_MONOTONIC) + 20
+    sleep 0.05 until File.size?(report) || Process.clock_gettime(Process::CLOCK_MONOTONIC) > deadline
+    assert_equal "[false, :cpu, false]", File.read(report)
+  end
+
+  # exec replaces the program: it runs, and the pre-exec profile is dropped (no output file,
+  # no session directory left behind), as the README says.
+  def test_exec_from_a_profiled_process_runs_the_new_program
+    output = File.join(@dir, "before_exec.json.gz")
+    out, err, status = run_ruby(<<~RUBY)
+      Rperf.start(mode: :wall, output: #{output.inspect})
       100_000.times { |i| i.to_s }
       exec(#{RUBY.inspect}, "-e", "puts :after_exec")
     RUBY
     assert status.success?, err
+    assert_equal "after_exec\n", out
+    refute File.exist?(output), "the pre-exec profile is dropped"
+    assert_equal [], Dir.children(@dir)
   end
 
   # Under the CLI the exec'd program used to start as a new root writing ./rperf.json.gz.
@@ -102,7 +129,7 @@ class LifecycleTest < Minitest::Test
       before = File.binread(#{target.inspect})
       frames = Array.new(20_000) { |i| ["file\#{i}.rb", "Mod\#{i}#meth\#{i}"] }
       big = { mode: :cpu, frequency: 1000,
-              aggregated_samples: Array.new(20_000) { |i| [frames.rotate(i).first(30), 1000 + i, 1, 0] } }
+              aggregated_samples: Array.new(20_000) { |i| [Array.new(30) { |k| frames[(i + k) % 20_000] }, 1000 + i, 1, 0] } }
       Signal.trap("XFSZ", "IGNORE")
       Process.setrlimit(:FSIZE, 64 * 1024)
       begin
@@ -175,13 +202,24 @@ class LifecycleTest < Minitest::Test
       out, err, status = run_ruby(<<~RUBY, timeout: 60)
         Warning[:experimental] = false
         Rperf.start(mode: :#{mode}, frequency: 10_000)
+        t0 = Process.clock_gettime(Process::CLOCK_MONOTONIC, :nanosecond)
+        # CPU-bound Ractors and Ractors whose threads block and wake (GVL events on other
+        # Ractors' threads, concurrently with the main Ractor's sampling).
         ractors = 2.times.map { Ractor.new { x = 0; 2_000_000.times { x += 1; Object.new }; x } }
+        ractors += 2.times.map { Ractor.new { 200.times { sleep 0.0005; IO.pipe.each(&:close) }; 0 } }
+        x = 0
+        3_000_000.times { x += 1 }
         p ractors.map(&:take).sum
         data = Rperf.stop
-        p data[:aggregated_samples].size.positive?
+        elapsed = Process.clock_gettime(Process::CLOCK_MONOTONIC, :nanosecond) - t0
+        threads = data[:aggregated_samples].map { |s| s[2] }.uniq
+        p threads.size
+        total = data[:aggregated_samples].sum { |s| s[1] }
+        # wall: the main thread's weights add up to its profiled time, nothing from other Ractors
+        p(#{mode == "wall"} ? (total - elapsed).abs < elapsed * 0.05 : total <= elapsed * 1.05)
       RUBY
       assert status.success?, "#{mode}: #{err}"
-      assert_equal "4000000\ntrue\n", out, mode
+      assert_equal "4000000\n1\ntrue\n", out, mode
     end
   end
 end

@@ -8,8 +8,10 @@ module Rperf
     attr_reader :settings, :session_dir, :child_session_dir, :pid
 
     # root_session_dir: a root that exec'd itself keeps the session its children write into.
-    def initialize(settings, child_session_dir: nil, root_session_dir: nil)
+    # forked: a child made by fork, whose CPU since the fork is counted (cpu mode).
+    def initialize(settings, child_session_dir: nil, root_session_dir: nil, forked: false)
       @settings = settings
+      @forked = forked
       @pid = Process.pid
       @child_session_dir = child_session_dir
       @session_dir = root_session_dir
@@ -20,6 +22,7 @@ module Rperf
     end
 
     def child? = !@child_session_dir.nil?
+    def forked? = @forked
 
     # Whether the sampler records line numbers: only what the output needs (the returned
     # profile with lines: true, or a pprof file), since reading them costs at every sample.

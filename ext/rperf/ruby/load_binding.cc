@@ -22,7 +22,7 @@ VALUE message_of(const std::string& s) { return rb_str_new(s.data(), static_cast
 // is wrong and where.
 VALUE profile_s_load_json(VALUE, VALUE bytes) {
   StringValue(bytes);
-  ProfileHolder* h = new ProfileHolder();
+  ProfileHolder* h = new_profile_holder();
   VALUE obj = wrap_profile(h);
   VALUE error = Qnil;
   {

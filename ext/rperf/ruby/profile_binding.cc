@@ -305,18 +305,6 @@ void read_attributes(Profile& p, VALUE hash) {
 
 [[noreturn]] void raise_error(VALUE klass, VALUE message) { rb_exc_raise(rb_exc_new_str(klass, message)); }
 
-// Runs C++ work that may throw std::bad_alloc; a failure becomes NoMemoryError once the work's
-// frames are gone (an exception must not unwind through Ruby's C frames, nor a longjmp skip ours).
-template <typename Work>
-void without_cxx_exceptions(Work&& work) {
-  bool failed = false;
-  try {
-    work();
-  } catch (const std::bad_alloc&) {
-    failed = true;
-  }
-  if (failed) rb_memerror();
-}
 
 VALUE take_error(ProfileHolder& h) {
   VALUE m = rb_str_new(h.error.data(), static_cast<long>(h.error.size()));
@@ -346,7 +334,7 @@ VALUE profile_s_from_hash(VALUE, VALUE hash) {
       return linked;
     }
   }
-  ProfileHolder* h = new ProfileHolder();
+  ProfileHolder* h = new_profile_holder();
   VALUE obj = wrap_profile(h);
   bool raw = RB_TYPE_P(rb_hash_lookup(hash, sym("raw_samples")), T_ARRAY);
   bool ok = false;

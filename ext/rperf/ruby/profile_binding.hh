@@ -4,6 +4,7 @@
 #pragma once
 #include <ruby/ruby.h>
 
+#include <new>
 #include <string>
 #include <vector>
 
@@ -29,7 +30,30 @@ struct ProfileHolder {
 
 VALUE profile_class();
 VALUE wrap_profile(ProfileHolder* holder);  // takes ownership
+// A new, empty holder; NoMemoryError (never std::bad_alloc) when memory is exhausted.
+inline ProfileHolder* new_profile_holder() {
+  ProfileHolder* h = nullptr;
+  try {
+    h = new ProfileHolder();  // its tables allocate in their constructors too
+  } catch (const std::bad_alloc&) {
+  }
+  if (!h) rb_memerror();
+  return h;
+}
 ProfileHolder* holder_of(VALUE obj);        // raises TypeError for another object
 void init_profile_binding(VALUE native);
+
+// Runs C++ work that may throw std::bad_alloc; a failure becomes NoMemoryError once the work's
+// frames are gone (an exception must not unwind through Ruby's C frames, nor a longjmp skip ours).
+template <typename Work>
+void without_cxx_exceptions(Work&& work) {
+  bool failed = false;
+  try {
+    work();
+  } catch (const std::bad_alloc&) {
+    failed = true;
+  }
+  if (failed) rb_memerror();
+}
 
 }  // namespace rperf

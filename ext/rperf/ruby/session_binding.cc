@@ -3,6 +3,8 @@
 // under it.
 #include <ruby/ruby.h>
 
+#include <pthread.h>
+
 #include <new>
 #include <string>
 
@@ -27,8 +29,8 @@ void marker_mark(void*) {
 // the incremental marker must rescan this object at the end of every mark phase.
 const rb_data_type_t kMarkerType = {"rperf/marker", {marker_mark, nullptr, nullptr, nullptr, {nullptr}}, nullptr, nullptr, 0};
 
-// Native.start(frequency, wall, aggregate, signal, defer, max_depth, lines)
-VALUE native_start(VALUE, VALUE freq, VALUE wall, VALUE aggregate, VALUE signal, VALUE defer, VALUE max_depth, VALUE lines) {
+// Native.start(frequency, wall, aggregate, signal, defer, max_depth, lines, forked)
+VALUE native_start(VALUE, VALUE freq, VALUE wall, VALUE aggregate, VALUE signal, VALUE defer, VALUE max_depth, VALUE lines, VALUE forked) {
   if (g_session) rb_raise(rb_eRuntimeError, "Rperf is already running");
   SessionOptions o;
   o.frequency = NUM2INT(freq);
@@ -38,10 +40,11 @@ VALUE native_start(VALUE, VALUE freq, VALUE wall, VALUE aggregate, VALUE signal,
   o.defer = RTEST(defer);
   o.max_depth = NUM2INT(max_depth);
   o.lines = RTEST(lines);
+  o.forked_child = RTEST(forked);
   VALUE error = Qnil;
+  Session* s = nullptr;
+  without_cxx_exceptions([&] { s = new Session(o); });  // the ring's buffers are allocated here
   {
-    Session* s = new (std::nothrow) Session(o);
-    if (!s) rb_memerror();
     g_session = s;
     std::string message;
     if (!s->start(&message)) {
@@ -55,12 +58,12 @@ VALUE native_start(VALUE, VALUE freq, VALUE wall, VALUE aggregate, VALUE signal,
 }
 
 VALUE build(Session& s, bool clear, VALUE vm_state_frames) {
-  ProfileHolder* h = new ProfileHolder();
+  ProfileHolder* h = new_profile_holder();
   VALUE obj = wrap_profile(h);  // owns h from here: an exception cannot leak it
   BuildOptions bo;
   bo.clear = clear;
   bo.vm_state_frames = RTEST(vm_state_frames);
-  build_profile(s, bo, h->profile);
+  without_cxx_exceptions([&] { build_profile(s, bo, h->profile); });
   return obj;
 }
 
@@ -93,13 +96,14 @@ VALUE native_merge_labels(VALUE, VALUE hash) {
   Check_Type(hash, T_HASH);
   if (!g_session) return INT2FIX(0);
   ThreadState* ts = g_session->current_thread_state(true);
+  if (!ts) rb_memerror();
   uint32_t previous = ts->label_set;
   bool ok;
-  {
+  without_cxx_exceptions([&] {
     LabelSet set = g_session->label_sets[previous];
     ok = merge_ruby_labels(hash, set);
     if (ok) ts->label_set = g_session->label_sets.intern(set);
-  }
+  });
   if (!ok) rb_raise(rb_eArgError, "rperf: label keys must be Symbols or Strings");
   return UINT2NUM(previous);
 }
@@ -108,7 +112,9 @@ VALUE native_set_label_set(VALUE, VALUE id) {
   if (!g_session) return id;
   uint32_t set = NUM2UINT(id);
   if (set >= g_session->label_sets.size()) rb_raise(rb_eArgError, "rperf: no label set %u", set);
-  g_session->current_thread_state(true)->label_set = set;
+  ThreadState* ts = g_session->current_thread_state(true);
+  if (!ts) rb_memerror();
+  ts->label_set = set;
   return id;
 }
 
@@ -168,12 +174,17 @@ VALUE native_default_signal(VALUE) { return INT2NUM(Timer::default_signal()); }
 
 void init_session_binding(VALUE native) {
   init_session_globals();
+  // Every fork, also one that bypasses Process._fork, silences the inherited session in the
+  // child at once: its hooks would otherwise feed a ring whose worker thread is not there.
+  pthread_atfork(nullptr, nullptr, [] {
+    if (g_session) g_session->mark_forked();
+  });
   // Ruby calls dmark only for a non-NULL data pointer.
   static int marker_data;
   g_marker = TypedData_Wrap_Struct(rb_cObject, &kMarkerType, &marker_data);
   rb_gc_register_mark_object(g_marker);
 
-  rb_define_singleton_method(native, "start", RUBY_METHOD_FUNC(native_start), 7);
+  rb_define_singleton_method(native, "start", RUBY_METHOD_FUNC(native_start), 8);
   rb_define_singleton_method(native, "stop", RUBY_METHOD_FUNC(native_stop), 1);
   rb_define_singleton_method(native, "snapshot", RUBY_METHOD_FUNC(native_snapshot), 2);
   rb_define_singleton_method(native, "running?", RUBY_METHOD_FUNC(native_running_p), 0);

@@ -128,10 +128,10 @@ namespace {
 struct LabelMerge {
   LabelSet* set;
   bool ok;
+  bool out_of_memory;
 };
 
-int merge_label(VALUE key, VALUE value, VALUE arg) {
-  auto* m = reinterpret_cast<LabelMerge*>(arg);
+int merge_label_or_throw(VALUE key, VALUE value, LabelMerge* m) {
   Label l;
   if (!ruby_to_label(key, NIL_P(value) ? key : value, l)) {
     m->ok = false;
@@ -147,11 +147,23 @@ int merge_label(VALUE key, VALUE value, VALUE arg) {
   if (!NIL_P(value)) set.push_back(l);
   return ST_CONTINUE;
 }
+
+// A callback of rb_hash_foreach: a C++ exception must not unwind through Ruby's C frames.
+int merge_label(VALUE key, VALUE value, VALUE arg) {
+  auto* m = reinterpret_cast<LabelMerge*>(arg);
+  try {
+    return merge_label_or_throw(key, value, m);
+  } catch (const std::bad_alloc&) {
+    m->out_of_memory = true;
+    return ST_STOP;
+  }
+}
 }  // namespace
 
 bool merge_ruby_labels(VALUE hash, LabelSet& set) {
-  LabelMerge m{&set, true};
+  LabelMerge m{&set, true, false};
   rb_hash_foreach(hash, merge_label, reinterpret_cast<VALUE>(&m));
+  if (m.out_of_memory) throw std::bad_alloc();  // callers run this under without_cxx_exceptions
   return m.ok;
 }
 

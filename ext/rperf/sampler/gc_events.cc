@@ -12,13 +12,14 @@ namespace rperf {
 
 void gc_event_hook(VALUE tpval, void*) {
   Session* s = g_session;
-  if (!s || !s->active()) return;
+  if (!s || !s->active() || !on_main_ractor()) return;
   rb_event_flag_t event = rb_tracearg_event_flag(rb_tracearg_from_tracepoint(tpval));
   GcTracking& gc = s->gc;
   int64_t t0 = monotonic_ns();
   switch (event) {
     case RUBY_INTERNAL_EVENT_GC_ENTER: {
       ThreadState* ts = s->current_thread_state(true);
+      if (!ts) return;  // out of memory: this GC is not attributed (counted as dropped)
       int64_t now = s->mode_now();
       int depth = s->walk_stack();
       if (s->refresh_epoch(ts, now)) s->close_interval(ts, depth, kRunning, now, t0);

@@ -26,6 +26,7 @@ void on_suspended(Session& s, VALUE thread) {
   int64_t t0 = monotonic_ns();
   Session::gvl_holder.store(0, std::memory_order_relaxed);
   ThreadState* ts = s.current_thread_state(true);
+  if (!ts) return;  // out of memory: dropped (counted)
   int64_t now = s.mode_now();
   int depth = s.walk_stack();
   if (s.refresh_epoch(ts, now)) s.close_interval(ts, depth, kRunning, now, t0);
@@ -44,6 +45,7 @@ void on_resumed(Session& s, VALUE thread) {
   ThreadState* ts = s.thread_state(thread);
   if (!ts) ts = s.current_thread_state(true);  // first sight: counted from here
   else if (ts->born) s.own_thread_state();
+  if (!ts) return;  // out of memory: dropped (counted)
   Session::gvl_holder.store(ts->tid, std::memory_order_relaxed);
   if (ts->off_gvl) {
     ts->off_gvl = false;
@@ -68,9 +70,11 @@ void gvl_event_hook(rb_event_flag_t event, const rb_internal_thread_event_data_t
   Session* s = g_session;
   if (!s) return;
   VALUE thread = data->thread;
+  // Only the main Ractor's threads get states (see on_main_ractor). READY may run on Ruby's
+  // timer thread, and EXITED only retires an existing state (lock-free): neither needs it.
   switch (event) {
     case RUBY_INTERNAL_THREAD_EVENT_SUSPENDED:
-      if (s->active()) on_suspended(*s, thread);
+      if (s->active() && on_main_ractor()) on_suspended(*s, thread);
       break;
     case RUBY_INTERNAL_THREAD_EVENT_READY:
       if (s->active() && s->opts.wall) {
@@ -78,10 +82,12 @@ void gvl_event_hook(rb_event_flag_t event, const rb_internal_thread_event_data_t
       }
       break;
     case RUBY_INTERNAL_THREAD_EVENT_RESUMED:
-      if (s->active()) on_resumed(*s, thread);
+      if (s->active() && on_main_ractor()) on_resumed(*s, thread);
       break;
     case RUBY_INTERNAL_THREAD_EVENT_STARTED:  // on the creating thread, GVL held
-      if (s->active()) s->thread_born(thread);
+      // A Ractor's first thread is created by a main Ractor thread: its state stays `born`
+      // (its own hooks are ignored), records nothing, and is retired at its EXITED.
+      if (s->active() && on_main_ractor()) s->thread_born(thread);
       break;
     case RUBY_INTERNAL_THREAD_EVENT_EXITED:
       if (ThreadState* ts = s->thread_state(thread)) {

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <new>
 
 #include "util/clock.hh"
 
@@ -25,7 +26,7 @@ std::atomic<pid_t> g_tick_tid{0};
 std::atomic<int64_t> g_tick_cpu{0};
 
 void sample_job(void*) {
-  if (g_session && g_session->active()) g_session->sample_current_thread();
+  if (g_session && g_session->active() && on_main_ractor()) g_session->sample_current_thread();
 }
 void trigger_sample() { rb_postponed_job_trigger(g_sample_job); }  // async-signal-safe
 // On the timer thread at each tick (async-signal-safe). Returns the tick's target: the GVL
@@ -59,7 +60,22 @@ int64_t Session::tick_cpu_ns(pid_t tid) {
   return cpu;
 }
 
+namespace {
+int g_main_ractor_mark;
+rb_ractor_local_key_t g_main_ractor_key;
+void no_objects(void*) {}  // the value is a static: nothing to mark, nothing to free
+const rb_ractor_local_storage_type kMainRactorMark = {no_objects, no_objects};
+}  // namespace
+
+// The main Ractor's value is read from a cache in the key (no table lookup). Ruby's own timer
+// thread (no execution context) runs some hooks too: it is no Ractor's.
+bool on_main_ractor() {
+  return ruby_native_thread_p() && rb_ractor_local_storage_ptr(g_main_ractor_key) == &g_main_ractor_mark;
+}
+
 void init_session_globals() {
+  g_main_ractor_key = rb_ractor_local_storage_ptr_newkey(&kMainRactorMark);
+  rb_ractor_local_storage_ptr_set(g_main_ractor_key, &g_main_ractor_mark);  // Init_rperf: main Ractor
   g_thread_key = rb_internal_thread_specific_key_create();
   g_sample_job = rb_postponed_job_preregister(0, sample_job, nullptr);
 }
@@ -80,7 +96,14 @@ bool Session::start(std::string* error) {
   pid = getpid();
   // The starting thread's interval begins now, not at its first sample.
   ThreadState* ts = current_thread_state(true);
-  ts->last_ns = mode_now();
+  if (!ts) {
+    running_ = false;
+    *error = "out of memory";
+    return false;
+  }
+  // A forked child's thread CPU clock starts at zero at fork: the CPU it spent since (returning
+  // from fork, copy-on-write faults, restarting the session) is the child's and is counted.
+  ts->last_ns = opts.forked_child && !opts.wall ? 0 : mode_now();
   adopt_existing_threads();
   gvl_holder.store(ts->tid, std::memory_order_relaxed);
   tick_reads_cpu.store(!opts.wall, std::memory_order_relaxed);
@@ -146,9 +169,11 @@ void Session::close_all_intervals() {
   ThreadState* self = current_thread_state(true);
   // The caller's own stack is rperf's stop/profile code: the tail interval goes to the stack the
   // thread was last seen in, when there is one.
-  int depth = self->stack_known ? -1 : walk_stack();
   int64_t now = mode_now();
-  if (refresh_epoch(self, now)) close_interval(self, depth, kRunning, now, t0);
+  if (self) {  // nullptr only when out of memory
+    int depth = self->stack_known ? -1 : walk_stack();
+    if (refresh_epoch(self, now)) close_interval(self, depth, kRunning, now, t0);
+  }
   threads.each([&](ThreadState* ts) {
     if (ts == self || !ts->off_gvl || ts->retired.load()) return;
     if (!opts.wall && ts->epoch != epoch) return;  // its CPU baseline predates the last resume
@@ -192,6 +217,7 @@ void Session::resume() {
   epoch++;
   floor_wall_ns = monotonic_ns();
   ThreadState* ts = current_thread_state(true);
+  if (!ts) return;  // out of memory: stays paused
   ts->last_ns = mode_now();
   ts->epoch = epoch;
   gvl_holder.store(ts->tid, std::memory_order_relaxed);  // the hooks were inert while paused
@@ -206,6 +232,11 @@ void Session::forget_threads() {
   gvl_holder.store(0);
   VALUE list = rb_funcall(rb_cThread, rb_intern("list"), 0);
   for (long i = 0; i < RARRAY_LEN(list); i++) rb_internal_thread_specific_set(RARRAY_AREF(list, i), g_thread_key, nullptr);
+  // Also threads that Thread.list does not show: a Ractor's first thread (created by a main
+  // Ractor thread, so its STARTED was seen). A thread that has not exited is still alive.
+  threads.each([](ThreadState* ts) {
+    if (!ts->retired.load() && ts->thread != Qnil) rb_internal_thread_specific_set(ts->thread, g_thread_key, nullptr);
+  });
   threads.free_all();
 }
 
@@ -235,8 +266,13 @@ ThreadState* Session::current_thread_state(bool create) {
   if (!create) return nullptr;
   reap_threads();
   ts = threads.create(0);
+  if (!ts) {  // out of memory: this event is dropped, the next one tries again
+    dropped_samples.fetch_add(1, std::memory_order_relaxed);
+    return nullptr;
+  }
   ts->epoch = epoch;
   ts->last_ns = mode_now();
+  ts->thread = thread;
   rb_internal_thread_specific_set(thread, g_thread_key, ts);
   update_forwarding();
   return ts;
@@ -256,12 +292,14 @@ void Session::thread_born(VALUE thread) {
   if (thread_state(thread)) return;
   reap_threads();
   ThreadState* ts = threads.create(-1);
+  if (!ts) return;  // out of memory: adopted at its first event instead
   ts->born = true;
   ts->epoch = epoch;
   // Off the GVL until its first RESUMED, with no stack yet: in cpu mode its clock starts at
   // zero, so everything it burns is counted; in wall mode it starts at that RESUMED.
   ts->last_ns = 0;
   ts->off_gvl = true;
+  ts->thread = thread;
   rb_internal_thread_specific_set(thread, g_thread_key, ts);
   update_forwarding();
 }
@@ -279,6 +317,7 @@ void Session::adopt_existing_threads() {
     VALUE tid = rb_funcall(th, native_thread_id, 0);
     if (!FIXNUM_P(tid) || FIX2LONG(tid) <= 0) continue;
     ThreadState* ts = threads.create(static_cast<pid_t>(FIX2LONG(tid)));
+    if (!ts) continue;  // out of memory: adopted at its first event instead
     ts->epoch = epoch;
     ts->off_gvl = true;
     ts->suspended_wall_ns = start_mono_ns;
@@ -287,6 +326,7 @@ void Session::adopt_existing_threads() {
       timespec cpu;
       ts->last_ns = clock_gettime(ts->cpu_clock, &cpu) == 0 ? static_cast<int64_t>(cpu.tv_sec) * 1000000000LL + cpu.tv_nsec : 0;
     }
+    ts->thread = th;
     rb_internal_thread_specific_set(th, g_thread_key, ts);
   }
 }
@@ -368,6 +408,7 @@ void Session::sample_current_thread() {
   int64_t t0 = monotonic_ns();
   reap_threads();
   ThreadState* ts = current_thread_state(true);
+  if (!ts) return;  // out of memory: counted in dropped_samples
   int64_t now = t0;
   if (!opts.wall) {
     // The tick's reading of this thread's CPU clock when it is the latest thing known of it;
@@ -387,15 +428,20 @@ void Session::drain() {
       paths.erase(r.thread_seq);
       return;
     }
-    StackPath& path = paths[r.thread_seq];
-    uint32_t stack = path.current();
-    if (r.kind == SampleRecord::kStack) {
-      stack = path.apply(stacks, r.run, [&](uint32_t k) { return std::make_pair(run.method(k), run.line(k)); });
+    // On the worker thread an exception would end the process: out of memory drops the record.
+    try {
+      StackPath& path = paths[r.thread_seq];
+      uint32_t stack = path.current();
+      if (r.kind == SampleRecord::kStack) {
+        stack = path.apply(stacks, r.run, [&](uint32_t k) { return std::make_pair(run.method(k), run.line(k)); });
+      }
+      if (r.weight_ns <= 0) return;
+      Sample sample{stack, r.thread_seq, r.label_set, r.vm_state, r.weight_ns, r.time_ns};
+      if (opts.aggregate) aggregated.add(sample);
+      else raw.push_back(sample);
+    } catch (const std::bad_alloc&) {
+      dropped_samples.fetch_add(1, std::memory_order_relaxed);
     }
-    if (r.weight_ns <= 0) return;
-    Sample sample{stack, r.thread_seq, r.label_set, r.vm_state, r.weight_ns, r.time_ns};
-    if (opts.aggregate) aggregated.add(sample);
-    else raw.push_back(sample);
   });
   pthread_mutex_unlock(&consumer_mutex);
 }

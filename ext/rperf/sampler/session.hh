@@ -4,6 +4,7 @@
 #pragma once
 #include <ruby/ruby.h>
 #include <ruby/debug.h>
+#include <ruby/ractor.h>
 #include <ruby/thread.h>
 
 #include <atomic>
@@ -28,6 +29,7 @@ struct SessionOptions {
   bool defer = false;
   int max_depth = 512;
   bool lines = false;     // capture line numbers (lines: true, or a pprof output)
+  bool forked_child = false;  // a forked child's session: its thread's CPU counts from the fork
 };
 
 struct GcTracking {
@@ -45,11 +47,14 @@ class Session {
   bool start(std::string* error);  // GVL held
   void stop();                     // GVL held; closes open intervals first
   void after_fork_child();         // in a forked child: forget everything without joining
+  // pthread_atfork child handler (async-signal-safe): a fork that bypassed Process._fork
+  // (Process.daemon, fork(2) from C) leaves the hooks inert until Ruby code adopts the child.
+  void mark_forked() { forked_ = true; }
 
   // Time on the mode's clock for the calling thread.
   int64_t mode_now() const;
 
-  bool active() const { return running_ && !paused_; }
+  bool active() const { return running_ && !paused_ && !forked_; }
   void pause();   // defer: last `profile` block ended
   void resume();  // defer: first `profile` block began
 
@@ -130,10 +135,17 @@ class Session {
 
   bool running_ = false;
   bool paused_ = false;
+  bool forked_ = false;  // set in a child forked behind Ruby's back: no worker, no timer here
   VALUE gc_tracepoint_ = Qnil;
 };
 
 extern Session* g_session;
+
+// Only the main Ractor is profiled: other Ractors run Ruby in parallel under GVLs of their own,
+// and the per-thread states, the sample ring (one producer) and the GC tracking assume one GVL.
+// Every hook and the sample job run on the thread concerned, so the calling thread's Ractor
+// decides (Ruby 3.3 has no public rb_ractor_main_p: a Ractor-local value set in the main one).
+bool on_main_ractor();
 extern rb_internal_thread_specific_key_t g_thread_key;
 extern rb_postponed_job_handle_t g_sample_job;
 

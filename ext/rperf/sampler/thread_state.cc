@@ -4,10 +4,15 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <new>
+
 namespace rperf {
 
+// Called from GVL/GC hooks and the sample job, where an exception must not unwind through the
+// VM's C frames: out of memory yields nullptr (the caller drops the event) instead of throwing.
 ThreadState* ThreadRegistry::create(pid_t tid) {
-  ThreadState* ts = new ThreadState();
+  ThreadState* ts = new (std::nothrow) ThreadState();
+  if (!ts) return nullptr;
   ts->seq = next_seq_++;
   if (tid == 0) {
     pthread_getcpuclockid(pthread_self(), &ts->cpu_clock);  // called on the thread itself
