@@ -48,5 +48,24 @@ Dir.mktmpdir do |dir|
   abort "pprof total differs" unless Rperf::Storage.load_any(File.join(dir, "s.pb.gz"))[:aggregated_samples].sum { |s| s[1] } ==
                                      data[:aggregated_samples].sum { |s| s[1] }
 end
+# The process-end and boundary cases (the lifecycle tests), here too so that valgrind sees them:
+# 10,000 labels with compaction during snapshots, a Ractor that blocks while the main one is
+# sampled, a daemon-style fork made without Process._fork's hook, exit without stop.
+Warning[:experimental] = false
+Rperf.start(mode: :wall, frequency: 2000)
+GC.auto_compact = true
+compactor = Thread.new { 20.times { GC.compact; sleep 0.001 } }
+2_000.times { |i| Rperf.label(request: "r#{i}") { 20.times(&:to_s) } } # 10,000 in the lifecycle test
+Rperf.snapshot(clear: true) until compactor.join(0)
+GC.auto_compact = false
+Rperf.stop
+Rperf.start(mode: :wall, frequency: 2000)
+ractor = Ractor.new { 50.times { sleep 0.0005 }; :done }
+recurse(50) { 50_000.times(&:to_s) }
+abort "ractor" unless ractor.take == :done
+abort "other Ractors sampled" unless Rperf.stop[:aggregated_samples].map { |s| s[2] }.uniq == [1]
+exit_status = Process.wait2(fork { Rperf.start(mode: :cpu); 20_000.times(&:to_s); exit!(0) })[1]
+abort "exit without stop" unless exit_status.success?
+
 puts "ok: #{cycles} cycles, RSS #{rss0} KB -> #{rss1} KB; #{threads.size} threads; " \
      "#{data[:unique_stacks]} stacks, detected threads #{data[:detected_thread_count]}"
