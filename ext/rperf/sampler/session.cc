@@ -235,7 +235,7 @@ void Session::forget_threads() {
   // Also threads that Thread.list does not show: a Ractor's first thread (created by a main
   // Ractor thread, so its STARTED was seen). A thread that has not exited is still alive.
   threads.each([](ThreadState* ts) {
-    if (!ts->retired.load() && ts->thread != Qnil) rb_internal_thread_specific_set(ts->thread, g_thread_key, nullptr);
+    if (!ts->retired.load() && ts->thread) rb_internal_thread_specific_set(static_cast<VALUE>(ts->thread), g_thread_key, nullptr);
   });
   threads.free_all();
 }
@@ -272,7 +272,7 @@ ThreadState* Session::current_thread_state(bool create) {
   }
   ts->epoch = epoch;
   ts->last_ns = mode_now();
-  ts->thread = thread;
+  ts->thread = static_cast<uintptr_t>(thread);
   rb_internal_thread_specific_set(thread, g_thread_key, ts);
   update_forwarding();
   return ts;
@@ -299,7 +299,7 @@ void Session::thread_born(VALUE thread) {
   // zero, so everything it burns is counted; in wall mode it starts at that RESUMED.
   ts->last_ns = 0;
   ts->off_gvl = true;
-  ts->thread = thread;
+  ts->thread = static_cast<uintptr_t>(thread);
   rb_internal_thread_specific_set(thread, g_thread_key, ts);
   update_forwarding();
 }
@@ -326,7 +326,7 @@ void Session::adopt_existing_threads() {
       timespec cpu;
       ts->last_ns = clock_gettime(ts->cpu_clock, &cpu) == 0 ? static_cast<int64_t>(cpu.tv_sec) * 1000000000LL + cpu.tv_nsec : 0;
     }
-    ts->thread = th;
+    ts->thread = static_cast<uintptr_t>(th);
     rb_internal_thread_specific_set(th, g_thread_key, ts);
   }
 }

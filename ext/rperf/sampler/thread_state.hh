@@ -6,8 +6,6 @@
 #include <sys/types.h>
 #include <time.h>
 
-#include <ruby/ruby.h>
-
 #include <atomic>
 #include <cstdint>
 
@@ -30,7 +28,7 @@ struct ThreadState {
   bool born = false;               // created while profiling: nothing seen on its own thread yet
   int64_t suspended_wall_ns = 0;   // monotonic time at SUSPENDED
   pid_t tid = 0;                   // kernel thread id (0 until seen on its own thread)
-  VALUE thread = Qnil;             // whose thread-specific slot points here (valid until EXITED)
+  uintptr_t thread = 0;            // the Thread VALUE whose specific slot points here (until EXITED)
   clockid_t cpu_clock = CLOCK_THREAD_CPUTIME_ID;  // this thread's CPU clock, readable from others
   std::atomic<int64_t> ready_wall_ns{0};  // monotonic time at READY (written without the GVL)
   int64_t exit_ns = 0;             // mode clock at EXITED, read on the thread (0: not profiled)
