@@ -6,9 +6,10 @@ require_relative "support/compare"
 # Drop-in compatibility with rperf 0.11.1: the probes in support/ run the same scripts, calls and
 # commands under our gem and under 0.11.1, and every fact where the two differ must be one of
 # the differences listed below (run-dependent values, our additions, or a documented deliberate
-# change; README "Compatibility with rperf"). 0.11.1 runs live when script/peers installed it;
-# otherwise its recorded facts (fixtures/, from support/record_fixtures.rb) stand in for it.
-# RPERF_COMPAT_OFFLINE=1 forces the fixtures.
+# change; README "Compatibility with rperf"). 0.11.1 runs live when script/peers installed it (the
+# suite runs script/peers, which installs it from the gem registry when reachable); otherwise its
+# recorded facts (fixtures/, from support/record_fixtures.rb) stand in for it, and the suite says
+# so on stderr. RPERF_COMPAT_OFFLINE=1 forces the fixtures.
 class CompatTest < Minitest::Test
   FIXTURES = File.join(__dir__, "fixtures")
 
@@ -68,16 +69,10 @@ class CompatTest < Minitest::Test
   ACCIDENTAL_API = %w[print_top_table].freeze
 
   def facts_of_0111(probe)
-    live = ENV["RPERF_COMPAT_OFFLINE"] != "1" && (lib = peer_lib) && File.directory?(lib)
-    return CompatProbe::Compare.run(probe, lib) if live
+    lib = CompatProbe::Compare.live_peer_lib
+    return CompatProbe::Compare.run(probe, lib) if lib
 
     JSON.parse(File.read(File.join(FIXTURES, probe.sub(/\.rb\z/, ".json"))))
-  end
-
-  def peer_lib
-    CompatProbe::Compare.peer_lib
-  rescue StandardError
-    nil
   end
 
   def check(name)
