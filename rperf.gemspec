@@ -12,7 +12,13 @@ Gem::Specification.new do |spec|
   spec.authors = ["rperf developers"]
   spec.license = "MIT"
   spec.required_ruby_version = ">= 3.3"
-  spec.files = Dir["lib/**/*.rb", "lib/rperf/viewer/assets/**/*", "ext/rperf/*.{cc,hh,rb}", "exe/*", "README.md"]
+  # The C++ sources live in layer subdirectories of ext/rperf (extconf.rb compiles every .cc
+  # there); the viewer's assets include vendored d3 code with its licenses. Built .so files in a
+  # checkout (lib/rperf/<series>/) are not shipped: the gem builds its own.
+  spec.files = Dir.chdir(__dir__) do
+    Dir["lib/**/*.rb", "lib/rperf/viewer/assets/**/*", "ext/rperf/**/*.{cc,hh,rb}", "exe/*", "README.md"]
+      .select { |f| File.file?(f) }.sort
+  end
   spec.bindir = "exe"
   spec.executables = ["rperf"]
   spec.require_paths = ["lib"]

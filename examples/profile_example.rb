@@ -11,7 +11,9 @@ puts Rperf::Report.text(data, top: 12)
 states = Hash.new(0)
 data[:aggregated_samples].each do |_frames, weight, _thread, label_set_id|
   labels = data[:label_sets][label_set_id]
-  states[labels["%GC"] ? "GC #{labels['%GC']}" : labels["%GVL"] ? "GVL #{labels['%GVL']}" : "running"] += weight
+  # VM-state labels have Symbol keys, as in rperf 0.11.
+  gc, gvl = labels.values_at(:"%GC", :"%GVL")
+  states[gc ? "GC #{gc}" : gvl ? "GVL #{gvl}" : "running"] += weight
 end
 puts "\nBy VM state:"
 states.sort_by { |_, w| -w }.each { |state, w| puts format("  %10.1fms  %s", w / 1e6, state) }

@@ -4,8 +4,9 @@
 # bounded burst of its own requests under a deferred wall-mode session, keeps one snapshot per
 # round (the last one with a timeline), and prints the viewer's URL.
 #
-#   bundle exec ruby -Ilib examples/web_app.rb            # then open the URL; Ctrl-C to stop
-#   bundle exec ruby -Ilib examples/web_app.rb --check    # print the snapshot list and exit
+#   script/run web                                        # then open the URL; Ctrl-C to stop
+#   script/run web --check                                # print the URL and snapshot list, exit
+#   bundle exec ruby -Ilib examples/web_app.rb [--check]  # the same, with Ruby and gems set up
 require "rperf"
 require "rperf/rack"
 require "rperf/viewer"
@@ -59,11 +60,15 @@ begin
     drive(port, 60)
     viewer.add_snapshot(Rperf.stop)
   end
+  url = "http://127.0.0.1:#{port}#{viewer.path}/"
   if ARGV.include?("--check")
-    list = JSON.parse(Net::HTTP.get(URI("http://127.0.0.1:#{port}/rperf/snapshots")))
+    # What a reader of the URL would get: the page, then the snapshot list (last line, JSON).
+    page = Net::HTTP.get_response(URI(url))
+    puts "rperf viewer: #{url}  (page: #{page.code} #{page['content-type']})"
+    list = JSON.parse(Net::HTTP.get(URI("#{url}snapshots")))
     puts JSON.generate(list.map { |s| s.slice("id", "mode", "sampling_count", "total_weight_ns") })
   else
-    puts "rperf viewer: http://127.0.0.1:#{port}/rperf/  (Ctrl-C to stop)"
+    puts "rperf viewer: #{url}  (Ctrl-C to stop)"
     sleep
   end
 rescue Interrupt

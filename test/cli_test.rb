@@ -301,30 +301,99 @@ class CliTest < Minitest::Test
 end
 
 class CliHtmlTest < Minitest::Test
+  # Two threads with known work, labelled by role, in wall mode with raw samples (a timeline).
+  TWO_THREADS = <<~RUBY
+    def main_loop(n)
+      i = 0
+      i += 1 while i < n
+      i
+    end
+
+    def worker_loop(n)
+      i = 0
+      i += 1 while i < n
+      i
+    end
+
+    # The worker has a third of the main thread's work: the main thread's heaviest function is
+    # its loop, not the wait in Thread#join, however the two are scheduled.
+    worker = Thread.new { Rperf.label(role: "worker") { worker_loop(2_000_000) } }
+    Rperf.label(role: "main") { main_loop(6_000_000) }
+    worker.join
+  RUBY
+
+  def setup
+    skip "chromium is not installed (script/bootstrap consumers)" unless File.executable?(ENV.fetch("CHROMIUM", "/usr/bin/chromium"))
+    skip "npm packages are not installed (script/bootstrap consumers)" unless File.directory?(File.join(ROOT, "node_modules/playwright-core"))
+  end
+
+  def rperf(*args, chdir:) = Open3.capture3(RUBY, File.join(ROOT, "exe/rperf"), *args, chdir: chdir)
+
+  def weight_of(data) = data[:aggregated_samples].sum { |s| s[1] }
+
+  # `rperf report --html` writes the viewer's own page (Rperf::Viewer.static_html), one file
+  # with every view that works offline: flame graph, icicle, top, call tree, threads, timeline
+  # and the label filter, each checked against the profile it was made from.
   def test_html_report_renders_offline_in_headless_chromium
     dir = Dir.mktmpdir("rperf-html")
     json = File.join(dir, "p.json.gz")
-    File.write(File.join(dir, "hot.rb"), "def target = 900_000.times { |i| i * 2 }\ntarget\n")
-    Open3.capture3(RUBY, File.join(ROOT, "exe/rperf"), "record", "-o", json, RUBY, "hot.rb", chdir: dir)
+    File.write(File.join(dir, "two_threads.rb"), TWO_THREADS)
+    _o, err, status = rperf("record", "-m", "wall", "--no-aggregate", "-o", json, RUBY, "two_threads.rb", chdir: dir)
+    assert status.success?, err
+    data = Rperf.load(json)
+    threads = data[:aggregated_samples].map { |s| s[2] }.uniq.sort
+    assert_equal 2, threads.size, "the profile has the main thread and the worker"
+
     # --html prints the page (rperf 0.11); -o writes it to a file instead.
-    page, err, status = Open3.capture3(RUBY, File.join(ROOT, "exe/rperf"), "report", "--html", json, chdir: dir)
+    page, err, status = rperf("report", "--html", json, chdir: dir)
     assert status.success?, err
     assert_match(/\A<!DOCTYPE html>/i, page)
-    out, err, status = Open3.capture3(RUBY, File.join(ROOT, "exe/rperf"), "report", "--html", "-o", "p.html", json, chdir: dir)
+    _out, err, status = rperf("report", "--html", "-o", "p.html", json, chdir: dir)
     assert status.success?, err
-    html = File.join(dir, "p.html")
     assert_equal "wrote p.html\n", err
-    refute_match(%r{https?://(?!www\.w3\.org)}, File.read(html).gsub("https://www.speedscope.app", ""), "no external URLs")
-    out, err, status = Open3.capture3("node", File.join(ROOT, "test/consumers/html_render.js"), html, chdir: ROOT)
-    assert status.success?, err
-    page = JSON.parse(out)
-    assert_empty page["external"], "no network requests"
-    assert_empty page["errors"]
-    assert_includes page["frames"], "Object#target"
-    assert_operator page["zoomed"], :>, 0
-    assert_match(/Object#target/, page["table"])
+    html = File.read(File.join(dir, "p.html"))
+    assert_equal page, html
+    assert_includes html, %(<script id="rperf-data" type="application/json">), "the Viewer's page, data inline"
+    assert_match(/<meta http-equiv="Content-Security-Policy" content="default-src 'none'; script-src 'sha256-/, html)
+    refute html.match?(/<(script|link|img)\s[^>]*\b(src|href)=/), "nothing is loaded from elsewhere"
+
+    plan = { static: true, views: true, label: %w[role worker] }
+    out, err, status = Open3.capture3("node", File.join(ROOT, "test/consumers/viewer_check.js"), "file://#{File.join(dir, 'p.html')}",
+                                      JSON.generate(plan), chdir: ROOT)
+    assert status.success?, "viewer_check.js failed:\n#{err}\n#{out}"
+    result = JSON.parse(out.lines.last)
+    assert_equal [], result["external"], "no network requests"
+    assert_equal [], result["errors"]
+    assert_equal "p.json.gz", result["title"]
+    %w[flame icicle timeline top].each { |view| assert_operator result[view], :>, 1, view }
+
+    # Call tree: expand and collapse, and both loops are in it.
+    assert_operator result.dig("tree", "afterExpand"), :>, result.dig("tree", "before")
+    assert_operator result.dig("tree", "collapsed"), :<, result.dig("tree", "before")
+    assert_includes result.dig("tree", "expandedNames"), "Object#main_loop"
+    assert_includes result.dig("tree", "expandedNames"), "Object#worker_loop"
+
+    # Threads: exactly the profile's two, each with its own loop as heaviest function and,
+    # when clicked, exactly its own weight.
+    total = weight_of(data)
+    assert_in_delta total, result.dig("unfiltered", "shown"), 1
+    assert_equal threads, result["threads"].map { |t| t["thread"] }
+    by_thread = data[:aggregated_samples].group_by { |s| s[2] }.transform_values { |ss| ss.sum { |s| s[1] } }
+    threads.each do |th|
+      assert_in_delta by_thread[th], result.dig("threadTotals", th.to_s, "shown"), 1, "thread #{th}"
+      assert_operator by_thread[th], :<, total
+    end
+    heaviest = result["threads"].map { |t| t["heaviest"][/\A\S+/] }
+    assert_equal %w[Object#main_loop Object#worker_loop].sort, heaviest.sort, result["threads"].inspect
+
+    # Label filter: only the worker's samples, on the worker's thread only.
+    worker_ns = data[:aggregated_samples].sum { |s| data[:label_sets][s[3]][:role] == "worker" ? s[1] : 0 }
+    assert_operator worker_ns, :>, 0
+    assert_in_delta worker_ns, result.dig("filtered", "shown"), 1
+    worker_thread = data[:aggregated_samples].find { |s| data[:label_sets][s[3]][:role] == "worker" }[2]
+    assert_equal [worker_thread.to_s], result["filteredThreads"]
+    assert_in_delta total, result.dig("reset", "shown"), 1
   ensure
     FileUtils.rm_rf(dir) if dir
   end
-
 end

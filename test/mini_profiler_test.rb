@@ -189,6 +189,43 @@ class MiniProfilerTest < Minitest::Test
     assert graph.rperf?
   end
 
+  # rack-mini-profiler's own timing results (x-miniprofiler-ids, the results JSON its badge
+  # reads) with rperf loaded, compared with a plain rack-mini-profiler (stackprof for the
+  # flamegraph requests): same headers, same result shape, a duration that covers the work.
+  def test_rack_mini_profilers_own_timing_results_are_undisturbed
+    plain = start_server(rperf: 0, stackprof: 1)
+    ours = start_server
+    work_ms = (CPU_NS + SLEEP_NS) / 1e6
+
+    # pp=flamegraph: the flame graph instead of the page, and (as rack-mini-profiler does it)
+    # no stored timing result and no ids header.
+    [[plain, "/work?pp=flamegraph"], [ours, "/work?#{RPERF_FLAMEGRAPH}"]].each do |server, path|
+      res = get(server, path)
+      assert_equal "200", res.code
+      assert_includes res.body, "<title>Rack::MiniProfiler Flamegraph</title>"
+      assert_nil res["x-miniprofiler-ids"], path
+    end
+
+    # A normal request: rperf is not running, rack-mini-profiler times it and says so.
+    plain_normal, ours_normal = [plain, ours].map { |server| timed(server, "/work") }
+    assert_includes ours_normal[:body], "rperf running during the request: false"
+    assert_equal 1, ours_normal[:ids].size, "the flamegraph request stored no result, as without rperf"
+    assert_equal plain_normal[:ids].size, ours_normal[:ids].size
+    assert_same_timing_result plain_normal[:result], ours_normal[:result], work_ms
+    refute ours_normal[:result]["has_flamegraph"]
+
+    # pp=async-flamegraph: the page, its timing result and the stored flame graph.
+    plain_async = timed(plain, "/work?pp=async-flamegraph")
+    ours_async = timed(ours, "/work?pp=async-flamegraph&flamegraph_profiler=rperf")
+    assert_includes ours_async[:body], "rperf running during the request: true"
+    assert_equal plain_async[:ids].size, ours_async[:ids].size
+    assert_same_timing_result plain_async[:result], ours_async[:result], work_ms
+    assert_equal true, ours_async[:result]["has_flamegraph"]
+    assert_equal true, plain_async[:result]["has_flamegraph"]
+    refute_equal ours_normal[:ids].first, ours_async[:ids].first
+  end
+  timing_sensitive :test_rack_mini_profilers_own_timing_results_are_undisturbed
+
   # --- the page in a browser ------------------------------------------------------------------
 
   def test_speedscope_in_chromium_shows_the_rperf_profile_offline
@@ -237,15 +274,28 @@ class MiniProfilerTest < Minitest::Test
   end
 
   def test_require_refuses_unsupported_or_missing_rack_mini_profiler
-    %w[4.0.1 6.0.0].each do |version|
-      _, err, status = run_ruby(<<~RUBY)
+    # Only the series the hook was tested with: a later 5.x minor may move what it hooks into.
+    %w[4.0.1 5.1.0 5.2.3 6.0.0].each do |version|
+      out, err, status = run_ruby(<<~RUBY)
         module Rack; class MiniProfiler; VERSION = "#{version}"; end; end
         require "rperf/mini_profiler"
+        puts "loaded"
       RUBY
-      refute status.success?
+      refute status.success?, version
+      refute_includes out, "loaded"
       assert_match(/LoadError/, err)
-      assert_match(/supports rack-mini-profiler >= 5\.0\.0, < 6 .*not #{Regexp.escape(version)}/, err)
+      assert_includes err, "rperf/mini_profiler does not support rack-mini-profiler #{version}: it supports ~> 5.0.0 " \
+                           "(tested with 5.0.0;"
+      assert_includes err, 'gem "rack-mini-profiler", "~> 5.0.0"'
     end
+    # A 5.0.x patch release is taken (the real 5.0.0 files then load over the stub).
+    out, err, status = run_ruby(<<~RUBY)
+      module Rack; class MiniProfiler; VERSION = "5.0.9"; end; end
+      require "rperf/mini_profiler"
+      puts Rack::MiniProfiler.config.flamegraph_profiler
+    RUBY
+    assert status.success?, err
+    assert_equal "auto\n", out
     Dir.mktmpdir do |empty|
       # No gems at all, and outside `bundle exec` (which would fail first, on the missing gems).
       env = { "GEM_HOME" => empty, "GEM_PATH" => empty, "RUBYOPT" => nil, "BUNDLER_SETUP" => nil, "BUNDLE_GEMFILE" => nil }
@@ -298,6 +348,50 @@ class MiniProfilerTest < Minitest::Test
     Net::HTTP.start("127.0.0.1", server[:port], open_timeout: 10, read_timeout: 60) do |http|
       http.get(path, headers)
     end
+  end
+
+  # GETs path and fetches rack-mini-profiler's timing result of that request as its badge does
+  # (an XHR POST to <base>/results with the first id of the x-miniprofiler-ids header).
+  def timed(server, path)
+    res = get(server, path)
+    assert_equal "200", res.code, path
+    ids = res["x-miniprofiler-ids"].to_s.split(",")
+    refute_empty ids, "#{path}: x-miniprofiler-ids"
+    assert_includes res.body, "includes.js", "#{path}: rack-mini-profiler injected its script"
+    result = Net::HTTP.start("127.0.0.1", server[:port], open_timeout: 10, read_timeout: 60) do |http|
+      http.post("/mini-profiler-resources/results", URI.encode_www_form(id: ids.first),
+                "X-Requested-With" => "XMLHttpRequest", "Content-Type" => "application/x-www-form-urlencoded")
+    end
+    assert_equal "200", result.code, "#{path}: results #{result.body[0, 200]}"
+    assert_equal "application/json", result["content-type"]
+    { ids: ids, body: res.body, result: JSON.parse(result.body) }
+  end
+
+  # Every key path of a JSON value, with the type of its value.
+  def json_shape(value, path = "", acc = {})
+    case value
+    when Hash then value.each { |k, v| json_shape(v, "#{path}/#{k}", acc) }
+    when Array then value.each { |v| json_shape(v, "#{path}[]", acc) }
+    else acc[path] = value.class.name
+    end
+    acc
+  end
+
+  def assert_same_timing_result(plain, ours, work_ms)
+    # client_timings comes from the badge's form data (none here); the rest is rack-mini-profiler's.
+    assert_equal json_shape(plain), json_shape(ours), "the timing result has rack-mini-profiler's shape"
+    # The page names differ only by the port and the query parameter that asked for rperf.
+    without_port = ->(name) { name.to_s.sub(/:\d+/, ":PORT").sub("&flamegraph_profiler=rperf", "") }
+    assert_equal without_port.(plain["name"]), without_port.(ours["name"])
+    assert_match %r{\AGET http://127\.0\.0\.1:PORT/work(\?|\z)}, without_port.(ours.dig("root", "name"))
+    [plain, ours].each do |r|
+      assert_operator r["duration_milliseconds"], :>=, work_ms * 0.95, "the request's duration covers its work"
+      assert_operator r["duration_milliseconds"], :<, work_ms * 10
+      assert_equal r["duration_milliseconds"], r.dig("root", "duration_milliseconds")
+      assert_in_delta Time.now.to_f * 1000, r["started_at"], 60_000
+    end
+    assert_operator ours["duration_milliseconds"], :<, plain["duration_milliseconds"] * 1.5 + 100,
+                    "no time of rperf's added to what rack-mini-profiler measures"
   end
 
   def graph_of(response)

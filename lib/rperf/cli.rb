@@ -272,7 +272,7 @@ module Rperf
           opts[:mode] = v == "table" ? :table : :table_json
         end
         if files == 1
-          o.on("--html", "Output static HTML viewer to stdout (or -o PATH)") { opts[:mode] = :html }
+          o.on("--html", "Output the viewer as one self-contained, offline HTML page to stdout (or -o PATH)") { opts[:mode] = :html }
           o.on("-o", "--output PATH", "Write the --html page to PATH") { |v| opts[:output] = v }
         end
         o.on("-h", "--help", "Show this help") { opts[:help] = true }
@@ -314,8 +314,11 @@ module Rperf
       0
     end
 
+    # The viewer's own page (tree, timeline, threads, filters) with the profile inline: one
+    # file that opens from disk with no server and no network.
     def write_html(path, data, output)
-      html = HtmlReport.html(data, title: File.basename(path))
+      require_relative "viewer"
+      html = Viewer.static_html(data, title: File.basename(path))
       return @out.print(html) || 0 unless output
 
       File.write(output, html)

@@ -1,6 +1,6 @@
 # frozen_string_literal: true
 
-# rperf as rack-mini-profiler's flamegraph profiler (rack-mini-profiler 5.x).
+# rperf as rack-mini-profiler's flamegraph profiler (rack-mini-profiler 5.0.x, tested with 5.0.0).
 #
 #   # Gemfile
 #   gem "rack-mini-profiler"
@@ -22,8 +22,10 @@ module Rperf
   # The integration. Everything rack-mini-profiler-specific is in this file.
   module MiniProfiler
     # The hook relies on how Rack::MiniProfiler#call runs the flamegraph profiler (see
-    # FlamegraphProfiler): checked against 5.0.0; other major versions are refused.
-    SUPPORTED_VERSIONS = Gem::Requirement.new(">= 5.0.0", "< 6")
+    # FlamegraphProfiler), which any minor release may change: only the series it was tested
+    # with is accepted; others are refused at require time.
+    TESTED_VERSION = "5.0.0"
+    SUPPORTED_VERSIONS = Gem::Requirement.new("~> 5.0.0")
     PROFILERS = %i[auto stackprof rperf].freeze
     RPERF_MODES = %i[wall cpu].freeze
     # rack-mini-profiler's own rule for `?flamegraph_mode=`: other values fall back to the config.
@@ -286,9 +288,11 @@ module Rperf
         end
         version = Gem::Version.new(::Rack::MiniProfiler::VERSION)
         unless SUPPORTED_VERSIONS.satisfied_by?(version)
-          raise LoadError, "rperf/mini_profiler supports rack-mini-profiler #{SUPPORTED_VERSIONS} (it hooks into " \
-                           "its internals), not #{version}: remove \"rperf/mini_profiler\" from the require list " \
-                           "or use a supported rack-mini-profiler"
+          raise LoadError, "rperf/mini_profiler does not support rack-mini-profiler #{version}: it supports " \
+                           "#{SUPPORTED_VERSIONS} (tested with #{TESTED_VERSION}; it hooks into rack-mini-profiler's " \
+                           "internals). Use rack-mini-profiler #{TESTED_VERSION} " \
+                           "(gem \"rack-mini-profiler\", \"#{SUPPORTED_VERSIONS}\") or remove \"rperf/mini_profiler\" " \
+                           "from the require list"
         end
         # Not "rack-mini-profiler": that file also loads the Railtie, which would initialize a
         # second time in apps that require it themselves (require: false + initialize!).

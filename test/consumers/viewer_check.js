@@ -2,7 +2,8 @@
 // what every view rendered, as JSON, for test/web/viewer_browser_test.rb to check.
 // Usage: node viewer_check.js URL PLAN_JSON [SCREENSHOT_DIR]
 // PLAN: { current, base, timelineSnapshot, label: [key, value], frame }, or { static: true } for
-// a file written by Rperf::Viewer.static_html
+// a file written by Rperf::Viewer.static_html ({ static: true, views: true, label: [key, value] }:
+// also its call tree, threads and label filter)
 // Every request that is not for 127.0.0.1 (or the file itself) is recorded and aborted.
 const { chromium } = require('playwright-core');
 
@@ -36,6 +37,16 @@ async function main() {
     const totals = () => page.$eval('#totals', (e) => ({ shown: Number(e.dataset.shownNs), total: Number(e.dataset.totalNs) }));
     const frameNames = (sel) => page.$$eval(`${sel} g.frame`, (gs) => gs.map((g) => g.getAttribute('name')));
 
+    const choose = async (key, value) => {
+      const idx = await page.$eval('#filter-label', (sel, [k, v]) => {
+        const choices = window.rperfViewer.state.filterChoices;
+        return String(choices.findIndex((c) => c.key === k && c.value === v));
+      }, [key, value]);
+      await page.selectOption('#filter-label', idx);
+      await ready();
+    };
+    const threadRows = () => page.$$eval('#threads-table tbody tr', (rows) => rows.map((r) => r.dataset.thread));
+
     await page.goto(url);
     await ready();
     if (plan.static) { // a self-contained file: one snapshot, every view from inline data
@@ -48,6 +59,40 @@ async function main() {
       out.title = await page.title();
       out.status = await page.$eval('#status', (e) => e.textContent);
       await shot('static');
+      if (plan.views) { // the rest of the viewer, as `rperf report --html` writes it
+        // Call tree: expand one collapsed node, then collapse all.
+        await tab('tree');
+        const items = () => page.$$eval('#tree li', (li) => li.length);
+        out.tree = { before: await items() };
+        await page.click('#tree li[aria-expanded="false"] > .row > .toggle');
+        out.tree.afterExpand = await items();
+        await page.click('#tree-collapse');
+        await ready();
+        out.tree.collapsed = await items();
+        await page.click('#tree-expand');
+        await ready();
+        out.tree.expandedNames = await page.$$eval('#tree li .name', (n) => n.map((e) => e.textContent));
+        // Threads: one row per thread with its heaviest function; a click keeps only its samples.
+        await tab('threads');
+        out.threads = await page.$$eval('#threads-table tbody tr', (rows) => rows.map((r) => ({ thread: Number(r.dataset.thread), heaviest: r.cells[6].textContent })));
+        out.threadTotals = {};
+        for (const t of out.threads) {
+          await page.click(`#threads-table tr[data-thread="${t.thread}"]`);
+          await ready();
+          out.threadTotals[t.thread] = await totals();
+          await page.click(`#threads-table tr[data-thread="${t.thread}"]`);
+          await ready();
+        }
+        out.unfiltered = await totals();
+        // Label filter.
+        out.labelOptions = await page.$$eval('#filter-label option', (o) => o.map((e) => e.textContent));
+        await choose(plan.label[0], plan.label[1]);
+        out.filtered = await totals();
+        out.filteredThreads = await threadRows();
+        await page.selectOption('#filter-label', '');
+        await ready();
+        out.reset = await totals();
+      }
       console.log(JSON.stringify(out));
       return;
     }
@@ -86,18 +131,10 @@ async function main() {
 
     // Threads.
     await tab('threads');
-    out.threads = await page.$$eval('#threads-table tbody tr', (rows) => rows.map((r) => r.dataset.thread));
+    out.threads = await threadRows();
 
     // Label filter: one label value, then %GVL=blocked, then all samples again.
     await tab('flame');
-    const choose = async (key, value) => {
-      const idx = await page.$eval('#filter-label', (sel, [k, v]) => {
-        const choices = window.rperfViewer.state.filterChoices;
-        return String(choices.findIndex((c) => c.key === k && c.value === v));
-      }, [key, value]);
-      await page.selectOption('#filter-label', idx);
-      await ready();
-    };
     out.labelOptions = await page.$$eval('#filter-label option', (o) => o.map((e) => e.textContent));
     out.unfiltered = await totals();
     await choose(plan.label[0], plan.label[1]);

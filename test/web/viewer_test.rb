@@ -227,6 +227,21 @@ class ViewerTest < Minitest::Test
     assert_equal times.sort, times
   end
 
+  # Samples with no Ruby frame (a thread sampled around the program, as under `rperf record`)
+  # are a node of their own: every sample is in the tree, so totals add up in every view.
+  def test_samples_without_frames_are_a_node_of_the_tree
+    frame = ["app.rb", "Object#work"].freeze
+    data = { mode: :wall, frequency: 1000, aggregated_samples: [[[frame], 700, 1, 0], [[], 200, 1, 0], [[], 100, 2, 1]],
+             raw_samples: [[[frame], 700, 1, 0, 0, 1_000], [[], 200, 1, 0, 0, 2_000], [[], 100, 2, 1, 0, 3_000]],
+             label_sets: [{}, { role: "worker" }] }
+    payload = JSON.parse(JSON.generate(Rperf::Viewer::Payload.build(data, max_samples: 100, max_timeline: 100)))
+    nodes = payload["samples"].map(&:first)
+    assert(nodes.all? { |n| n >= 0 }, "every sample has a node: #{payload['samples']}")
+    assert_equal [["Object#work"], ["(no Ruby frames)"], ["(no Ruby frames)"]], nodes.map { |n| stack_of(payload, n) }
+    assert_equal [1_000, 2_000, 3_000], payload.dig("timeline", "samples").map(&:last)
+    assert_equal nodes, payload.dig("timeline", "samples").map(&:first)
+  end
+
   def test_label_keys_and_bytes_reach_the_page_as_strings
     data = Rperf.start(mode: :wall) do
       Rperf.label(endpoint: "GET /a") { work(0.01) }
@@ -248,12 +263,34 @@ class ViewerTest < Minitest::Test
     end
   end
 
-  def test_the_example_web_app_serves_its_snapshots
-    out, err, status = Open3.capture3(RperfTestHelper::RUBY, "-I#{RperfTestHelper::ROOT}/lib",
-                                      File.join(RperfTestHelper::ROOT, "examples/web_app.rb"), "--check")
+  # `script/run web`: the example app (examples/web_app.rb) on Puma, driven by its own bounded
+  # load, with the viewer's URL printed. --check prints the snapshot list and exits; without it
+  # the server stays up for a browser until Ctrl-C.
+  def test_script_run_web_starts_the_example_app_and_prints_the_viewer_url
+    env = { "RUBY" => RperfTestHelper::RUBY }
+    out, err, status = Open3.capture3(env, File.join(RperfTestHelper::ROOT, "script/run"), "web", "--check")
     assert status.success?, err
+    assert_match %r{\Arperf viewer: http://127\.0\.0\.1:\d+/rperf/  \(page: 200 text/html}, out.lines[-2]
     list = JSON.parse(out.lines.last)
     assert_equal [1, 2, 3], list.map { |s| s["id"] }
     assert(list.all? { |s| s["mode"] == "wall" && s["sampling_count"].positive? && s["total_weight_ns"].positive? })
+
+    Open3.popen3(env, File.join(RperfTestHelper::ROOT, "script/run"), "web") do |stdin, stdout, stderr, wait|
+      stdin.close
+      line = Timeout.timeout(120) { stdout.gets }
+      url = line.to_s[%r{http://127\.0\.0\.1:\d+/rperf/}]
+      assert url, "the viewer URL: #{line.inspect} #{stderr.read_nonblock(4096, exception: false)}"
+      assert_match(/\(Ctrl-C to stop\)/, line)
+      page = Net::HTTP.get_response(URI(url))
+      assert_equal "200", page.code
+      assert_includes page.body, '<nav id="tabs"'
+      snapshots = JSON.parse(Net::HTTP.get(URI("#{url}snapshots")))
+      assert_equal 3, snapshots.size
+      body = JSON.parse(Net::HTTP.get(URI("#{url}snapshots/3")))
+      endpoints = body["label_sets"].filter_map { |set| set["endpoint"] }.uniq.sort
+      assert_equal ["GET /checkout", "GET /orders/:id", "GET /search"], endpoints
+      Process.kill("INT", wait.pid)
+      assert Timeout.timeout(30) { wait.value }.success?, "stops cleanly on Ctrl-C"
+    end
   end
 end

@@ -19,6 +19,10 @@ module Rperf
     # stack depth times the samples. The sizes are bounded by max_samples and max_timeline.
     class Payload
       PRUNED_FRAME = ["[pruned]", "<rperf>"].freeze
+      # A sample with an empty stack (a thread sampled before or after running any Ruby code,
+      # e.g. around `rperf record`'s program) gets this root frame: every sample is a node of
+      # the tree, so the views' totals add up to the profile's.
+      NO_FRAMES = ["(no Ruby frames)", ""].freeze
 
       def self.build(data, max_samples:, max_timeline:)
         new(max_samples, max_timeline).build(data)
@@ -74,13 +78,21 @@ module Rperf
 
       # Frames come leaf first; the tree is walked from the root.
       def node_for(stack)
+        return no_frames_node if stack.empty?
+
         parent = -1
         stack.reverse_each { |frame| parent = intern_node(parent, intern_frame(frame)) }
         parent
       end
 
+      def no_frames_node
+        @no_frames_node ||= intern_node(-1, intern_name(*NO_FRAMES))
+      end
+
       # The node of a stack already in the tree, or nil; adds nothing.
       def find_node(stack)
+        return @no_frames_node if stack.empty?
+
         parent = -1
         stack.reverse_each do |frame|
           index = @frame_of_object[frame] || @frame_index[[frame[1], frame[0]]]
