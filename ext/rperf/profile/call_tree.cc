@@ -6,60 +6,95 @@
 
 namespace rperf {
 
-namespace {
-uint64_t child_key_hash(uint32_t parent, uint32_t method) { return mix64((static_cast<uint64_t>(parent) << 32) | method); }
-}  // namespace
+// Each kept sample's methods, root first (its [thread N] method first when threads are
+// separate), in one array: the tree is built from them sorted, so that every call path is one
+// contiguous run and each node is made once, when its run starts (no per-frame lookup).
+struct CallTree::MethodPaths {
+  std::vector<uint32_t> methods;
+  std::vector<size_t> offsets{0};  // path i is methods[offsets[i], offsets[i + 1])
+  std::vector<int64_t> weights;
+  const uint32_t* begin(uint32_t i) const { return methods.data() + offsets[i]; }
+  size_t size(uint32_t i) const { return offsets[i + 1] - offsets[i]; }
+};
 
 CallTree::CallTree(const Profile& p, const CallTreeOptions& options) {
-  MethodStacks stacks(p);
   nodes_.push_back(Node{});  // the root
-  std::unordered_map<uint32_t, uint32_t> thread_methods;  // thread_seq -> its [thread N] method
-  std::vector<CallSite> sites;
-  // on_path[m] == sample_no: method m is on the path walked for the current sample, so a node
-  // created for it now is recursive. Stamps instead of clearing a set per sample.
-  std::vector<uint64_t> on_path(stacks.methods().size(), 0);
-  uint64_t sample_no = 0;
+  add_paths(method_paths(p, options));
+  link_children();
+}
+
+CallTree::MethodPaths CallTree::method_paths(const Profile& p, const CallTreeOptions& options) {
+  MethodStacks stacks(p);
   methods_ = stacks.take_methods();  // stack_of needs only its frame mapping from here on
+  std::unordered_map<uint32_t, uint32_t> thread_methods;  // thread_seq -> its [thread N] method
+  MethodPaths paths;
+  // Sized once: growing these (and the nodes, at most one per method here) copies and
+  // faults in hundreds of MB on large profiles.
+  size_t upper_bound = 0;
+  for (const Sample& s : p.samples) upper_bound += p.stacks[s.stack].size() + 2;  // + thread and VM-state methods
+  paths.methods.reserve(upper_bound);
+  paths.offsets.reserve(p.samples.size() + 1);
+  paths.weights.reserve(p.samples.size());
+  std::vector<CallSite> sites;
   for (const Sample& s : p.samples) {
     if (!options.filter.keeps(p, s)) continue;
-    sample_no++;
-    stacks.stack_of(s, sites);
-    uint32_t at = kRoot;
-    nodes_[at].total_ns += s.weight_ns;
     if (options.separate_threads) {
       auto found = thread_methods.find(s.thread_seq);
       if (found == thread_methods.end()) {
         found = thread_methods.emplace(s.thread_seq, static_cast<uint32_t>(methods_.size())).first;
         methods_.push_back(Method{"[thread " + std::to_string(s.thread_seq) + "]", std::string(), 0});
-        on_path.push_back(0);
       }
-      at = child(at, found->second, on_path, sample_no);
-      nodes_[at].total_ns += s.weight_ns;
+      paths.methods.push_back(found->second);
     }
-    for (const CallSite& site : sites) {
-      at = child(at, site.method, on_path, sample_no);
-      nodes_[at].total_ns += s.weight_ns;
-      on_path[site.method] = sample_no;
-    }
-    nodes_[at].self_ns += s.weight_ns;
+    stacks.stack_of(s, sites);
+    for (const CallSite& site : sites) paths.methods.push_back(site.method);
+    paths.offsets.push_back(paths.methods.size());
+    paths.weights.push_back(s.weight_ns);
   }
-  child_index_ = HashIndex();
-  link_children();
+  return paths;
 }
 
-uint32_t CallTree::child(uint32_t parent, uint32_t method, const std::vector<uint64_t>& on_path, uint64_t sample_no) {
-  uint64_t h = child_key_hash(parent, method);
-  uint32_t id = child_index_.find(h, [&](uint32_t i) { return nodes_[i].parent == parent && nodes_[i].method == method; });
-  if (id != HashIndex::kNotFound) return id;
-  id = static_cast<uint32_t>(nodes_.size());
-  Node n;
-  n.method = method;
-  n.parent = parent;
-  n.depth = nodes_[parent].depth + 1;
-  n.recursive = on_path[method] == sample_no;
-  nodes_.push_back(n);
-  child_index_.insert(h, id);
-  return id;
+void CallTree::add_paths(const MethodPaths& paths) {
+  // Sorted lexicographically (a prefix first). The first two methods, packed into one key,
+  // decide most comparisons without reading the paths (0: no method there).
+  std::vector<std::pair<uint64_t, uint32_t>> order(paths.weights.size());
+  for (uint32_t i = 0; i < order.size(); i++) {
+    uint64_t first = paths.size(i) > 0 ? paths.begin(i)[0] + 1ull : 0, second = paths.size(i) > 1 ? paths.begin(i)[1] + 1ull : 0;
+    order[i] = {(first << 32) | second, i};
+  }
+  std::sort(order.begin(), order.end(), [&](const std::pair<uint64_t, uint32_t>& a, const std::pair<uint64_t, uint32_t>& b) {
+    if (a.first != b.first) return a.first < b.first;
+    return std::lexicographical_compare(paths.begin(a.second), paths.begin(a.second) + paths.size(a.second), paths.begin(b.second),
+                                        paths.begin(b.second) + paths.size(b.second));
+  });
+
+  nodes_.reserve(paths.methods.size() + 1);
+  std::vector<uint32_t> path;                          // the nodes of the previous path, depth 1 first
+  std::vector<uint32_t> on_path(methods_.size(), 0);  // per method: how often it is on `path`
+  const uint32_t* previous = nullptr;
+  for (const auto& [key, i] : order) {
+    (void)key;
+    const uint32_t* methods = paths.begin(i);
+    size_t n = paths.size(i), common = 0;
+    while (common < n && common < path.size() && methods[common] == previous[common]) common++;
+    for (; path.size() > common; path.pop_back()) on_path[nodes_[path.back()].method]--;
+    for (size_t d = common; d < n; d++) {
+      Node node;
+      node.method = methods[d];
+      node.parent = path.empty() ? kRoot : path.back();
+      node.depth = static_cast<uint32_t>(d + 1);
+      node.recursive = on_path[node.method] > 0;
+      on_path[node.method]++;
+      path.push_back(static_cast<uint32_t>(nodes_.size()));
+      nodes_.push_back(node);
+    }
+    int64_t weight = paths.weights[i];
+    nodes_[kRoot].total_ns += weight;
+    for (uint32_t id : path) nodes_[id].total_ns += weight;
+    nodes_[path.empty() ? kRoot : path.back()].self_ns += weight;
+    previous = methods;
+  }
+  if (nodes_.capacity() > 2 * nodes_.size()) nodes_.shrink_to_fit();  // paths shared much: give back the rest
 }
 
 // Children lists, each node's contiguous in child_ids_ (grouped by parent), heaviest first.
@@ -69,12 +104,12 @@ void CallTree::link_children() {
   for (Node& n : nodes_) {
     n.first_child = offset;
     offset += n.child_count;
+    n.child_count = 0;  // counts again while filling
   }
-  child_ids_.assign(offset, 0);
-  std::vector<uint32_t> filled(nodes_.size(), 0);
+  child_ids_.resize(offset);
   for (uint32_t i = 1; i < nodes_.size(); i++) {
-    const Node& parent = nodes_[nodes_[i].parent];
-    child_ids_[parent.first_child + filled[nodes_[i].parent]++] = i;
+    Node& parent = nodes_[nodes_[i].parent];
+    child_ids_[parent.first_child + parent.child_count++] = i;
   }
   auto heavier = [&](uint32_t a, uint32_t b) {
     const Node &x = nodes_[a], &y = nodes_[b];

@@ -46,13 +46,14 @@ class CallTree {
   int64_t total_ns() const { return nodes_[kRoot].total_ns; }
 
  private:
-  uint32_t child(uint32_t parent, uint32_t method, const std::vector<uint64_t>& on_path, uint64_t sample_no);
+  struct MethodPaths;
+  MethodPaths method_paths(const Profile& p, const CallTreeOptions& options);
+  void add_paths(const MethodPaths& paths);
   void link_children();
 
   std::vector<Method> methods_;
-  std::vector<Node> nodes_;
+  std::vector<Node> nodes_;  // in depth-first order (a parent before its children)
   std::vector<uint32_t> child_ids_;
-  HashIndex child_index_;  // (parent, method) -> node, while building
 };
 
 }  // namespace rperf

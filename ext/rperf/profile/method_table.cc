@@ -1,9 +1,24 @@
 #include "profile/method_table.hh"
 
 #include <algorithm>
-#include <utility>
 
 namespace rperf {
+
+namespace {
+// True when the call from `node`'s parent to it (caller -> callee methods) happens higher up on
+// its path too: that outer call counted these samples already. Only a recursive caller (its
+// method among its ancestors) can repeat a call, so the walk up is rare.
+bool outer_call_counted(const CallTree& tree, uint32_t node) {
+  const CallTree::Node& n = tree.node(node);
+  const CallTree::Node& parent = tree.node(n.parent);
+  if (!parent.recursive) return false;
+  for (uint32_t up = n.parent; up != CallTree::kRoot; up = tree.node(up).parent) {
+    const CallTree::Node& u = tree.node(up);
+    if (u.method == n.method && u.parent != CallTree::kRoot && tree.node(u.parent).method == parent.method) return true;
+  }
+  return false;
+}
+}  // namespace
 
 MethodTable::MethodTable(const CallTree& tree) {
   const std::vector<CallTree::Node>& nodes = tree.nodes();
@@ -16,40 +31,29 @@ MethodTable::MethodTable(const CallTree& tree) {
     else e.total_ns += n.total_ns;
   }
 
-  // Arcs: depth first, an arc adds a node's total only when it is not already on the path
-  // (the outermost call of a pair counts the samples of the deeper ones).
-  HashIndex arc_index;
-  std::vector<uint32_t> active;  // per arc: how often it is on the current path
-  struct Step {
-    uint32_t node;
-    uint32_t arc;  // kNoNode for the root's children (the root is no caller)
-    bool exit;
-  };
-  std::vector<Step> todo{{CallTree::kRoot, CallTree::kNoNode, false}};
-  while (!todo.empty()) {
-    Step step = todo.back();
-    todo.pop_back();
-    if (step.exit) {
-      if (step.arc != CallTree::kNoNode) active[step.arc]--;
-      continue;
-    }
-    const CallTree::Node& n = nodes[step.node];
-    if (step.arc != CallTree::kNoNode && active[step.arc]++ == 0) arcs_[step.arc].ns += n.total_ns;
-    todo.push_back({step.node, step.arc, true});
-    for (const uint32_t* c = tree.children_begin(step.node); c != tree.children_end(step.node); c++) {
-      uint32_t arc = CallTree::kNoNode;
-      if (step.node != CallTree::kRoot) {
-        uint32_t caller = n.method, callee = nodes[*c].method;
-        uint64_t h = mix64((static_cast<uint64_t>(caller) << 32) | callee);
-        arc = arc_index.find(h, [&](uint32_t a) { return arcs_[a].caller == caller && arcs_[a].callee == callee; });
-        if (arc == HashIndex::kNotFound) {
-          arc = static_cast<uint32_t>(arcs_.size());
-          arcs_.push_back(Arc{caller, callee, 0});
-          active.push_back(0);
-          arc_index.insert(h, arc);
-        }
+  // Arcs, caller by caller: nodes grouped by their parent's method, callees found through a
+  // per-method slot that stays in cache (no hashing per node).
+  std::vector<uint32_t> start(entries_.size() + 1, 0);
+  for (uint32_t i = 1; i < nodes.size(); i++) {
+    if (nodes[i].parent != CallTree::kRoot) start[nodes[nodes[i].parent].method + 1]++;
+  }
+  for (size_t m = 0; m < entries_.size(); m++) start[m + 1] += start[m];
+  std::vector<uint32_t> by_caller(start.back());
+  std::vector<uint32_t> next(start.begin(), start.end() - 1);
+  for (uint32_t i = 1; i < nodes.size(); i++) {
+    if (nodes[i].parent != CallTree::kRoot) by_caller[next[nodes[nodes[i].parent].method]++] = i;
+  }
+  std::vector<uint32_t> arc_of_callee(entries_.size(), 0);
+  std::vector<uint32_t> caller_of_slot(entries_.size(), CallTree::kNoNode);
+  for (uint32_t caller = 0; caller < entries_.size(); caller++) {
+    for (uint32_t k = start[caller]; k < start[caller + 1]; k++) {
+      const CallTree::Node& n = nodes[by_caller[k]];
+      if (caller_of_slot[n.method] != caller) {
+        caller_of_slot[n.method] = caller;
+        arc_of_callee[n.method] = static_cast<uint32_t>(arcs_.size());
+        arcs_.push_back(Arc{caller, n.method, 0});
       }
-      todo.push_back({*c, arc, false});
+      if (!outer_call_counted(tree, by_caller[k])) arcs_[arc_of_callee[n.method]].ns += n.total_ns;
     }
   }
   index_arcs(entries_.size());
