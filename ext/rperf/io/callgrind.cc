@@ -45,19 +45,28 @@ std::string callgrind_name(const std::string& s, const char* if_empty) {
   return out;
 }
 
-// Name compression of the format: "(id) name" the first time, "(id)" afterwards.
+// Name compression of the format: "(id) name" the first time, "(id)" afterwards. Files get
+// their ids by path, once per method.
 class NameWriter {
  public:
-  NameWriter(Output& out, size_t method_count) : out_(out), fn_seen_(method_count, false) {}
-
-  void file(const char* key, const std::vector<Method>& methods, uint32_t m) {
-    out_.append(key);
-    auto id = file_ids_.emplace(methods[m].path, static_cast<uint32_t>(file_ids_.size() + 1));
-    write(id.first->second, !id.second, callgrind_name(methods[m].path, "???"));
+  NameWriter(Output& out, const std::vector<Method>& methods)
+      : out_(out), methods_(methods), file_of_method_(methods.size(), 0), fn_seen_(methods.size(), false) {
+    std::unordered_map<std::string, uint32_t> file_ids;
+    for (size_t m = 0; m < methods.size(); m++) {
+      file_of_method_[m] = file_ids.emplace(methods[m].path, static_cast<uint32_t>(file_ids.size() + 1)).first->second;
+    }
+    file_seen_.assign(file_ids.size() + 1, false);
   }
-  void function(const char* key, const std::vector<Method>& methods, uint32_t m) {
+
+  void file(const char* key, uint32_t m) {
     out_.append(key);
-    write(m + 1, fn_seen_[m], callgrind_name(methods[m].label, "???"));
+    uint32_t id = file_of_method_[m];
+    write(id, file_seen_[id], methods_[m].path);
+    file_seen_[id] = true;
+  }
+  void function(const char* key, uint32_t m) {
+    out_.append(key);
+    write(m + 1, fn_seen_[m], methods_[m].label);
     fn_seen_[m] = true;
   }
 
@@ -68,13 +77,15 @@ class NameWriter {
     out_.append(')');
     if (!seen) {
       out_.append(' ');
-      out_.append(name);
+      out_.append(callgrind_name(name, "???"));
     }
     out_.append('\n');
   }
 
   Output& out_;
-  std::unordered_map<std::string, uint32_t> file_ids_;
+  const std::vector<Method>& methods_;
+  std::vector<uint32_t> file_of_method_;
+  std::vector<bool> file_seen_;
   std::vector<bool> fn_seen_;
 };
 
@@ -137,15 +148,15 @@ void encode_callgrind(const Profile& p, Output& out) {
   std::string event = p.mode() + "_ns";
   out.append("# callgrind format\nversion: 1\ncreator: rperf\npositions: line\nevent: " + event + " : " +
              (p.mode() == "wall" ? "wall time" : "CPU time") + " (ns)\nevents: " + event + "\n");
-  NameWriter names(out, methods.size());
+  NameWriter names(out, methods);
   size_t next_self = 0, next_call = 0;
   for (uint32_t m = 0; m < methods.size() && !out.failed(); m++) {
     bool has_self = next_self < selfs.size() && selfs[next_self].method == m;
     bool has_calls = next_call < calls.size() && calls[next_call].caller == m;
     if (!has_self && !has_calls) continue;
     out.append('\n');
-    names.file("fl=", methods, m);
-    names.function("fn=", methods, m);
+    names.file("fl=", m);
+    names.function("fn=", m);
     for (; next_self < selfs.size() && selfs[next_self].method == m; next_self++) {
       out.append_int(selfs[next_self].line);
       out.append(' ');
@@ -154,8 +165,8 @@ void encode_callgrind(const Profile& p, Output& out) {
     }
     for (; next_call < calls.size() && calls[next_call].caller == m; next_call++) {
       const CallCost& c = calls[next_call];
-      names.file("cfi=", methods, c.callee);
-      names.function("cfn=", methods, c.callee);
+      names.file("cfi=", c.callee);
+      names.function("cfn=", c.callee);
       out.append("calls=");
       out.append_int(c.samples);
       out.append(' ');
