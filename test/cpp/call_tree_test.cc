@@ -180,6 +180,14 @@ TEST(Callgrind, ExactFile) {
             "\ntotals: 9\n");
 }
 
+TEST(Callgrind, MethodLevelProfilesPlaceCostsAtTheMethodsLine) {
+  Profile p = make_profile({{"a.rb", "main"}, {"a.rb", "f"}}, {{{1, 0}, 5}}, {}, false);
+  p.frames.at(1).start_line = 10;
+  std::string s = callgrind(p);
+  EXPECT_NE(s.find("\nfl=(2)\nfn=(2)\ncfi=(2)\ncfn=(3) f\ncalls=1 10\n0 5\n"), std::string::npos) << s;  // main: no line known
+  EXPECT_NE(s.find("\nfl=(2)\nfn=(3)\n10 5\n"), std::string::npos) << s;
+}
+
 // What callgrind_annotate --inclusive=yes computes: a called function's inclusive cost is the
 // sum of the calls into it; one never called (the root) has self + calls out.
 std::map<std::string, int64_t> annotate_inclusive(const std::string& file) {

@@ -34,6 +34,8 @@ MethodStacks::MethodStacks(const Profile& p) : profile_(p) {
   for (size_t m = 0; m < methods_.size(); m++) {
     if (methods_[m].line == 0) methods_[m].line = lowest_line[m];
   }
+  line_of_frame_.resize(p.frames.size());
+  for (uint32_t i = 0; i < p.frames.size(); i++) line_of_frame_[i] = p.frames[i].line ? p.frames[i].line : methods_[method_of_frame_[i]].line;
   // VM-state leaves only for the states that occur: no empty entries in the views.
   for (const Sample& s : p.samples) {
     if (s.vm_state != kRunning && !vm_state_method_[s.vm_state]) {
@@ -46,7 +48,7 @@ void MethodStacks::stack_of(const Sample& s, std::vector<CallSite>& out) const {
   out.clear();
   FrameSpan frames = profile_.stacks[s.stack];
   for (size_t i = frames.size(); i-- > 0;) {
-    out.push_back(CallSite{method_of_frame_[frames[i]], profile_.frames[frames[i]].line});
+    out.push_back(CallSite{method_of_frame_[frames[i]], line_of_frame_[frames[i]]});
   }
   if (s.vm_state != kRunning) {
     uint32_t vm = vm_state_method_[s.vm_state];

@@ -17,7 +17,8 @@ struct Method {
   int32_t line = 0;  // where it starts: the definition's first line, else the lowest sampled line, else 0
 };
 
-// One frame of a method stack: the method and the line it was at (0 when unknown).
+// One frame of a method stack: the method and the line it was at (when unknown, as in
+// method-level profiles, the method's own line).
 struct CallSite {
   uint32_t method;
   int32_t line;
@@ -47,6 +48,7 @@ class MethodStacks {
   const Profile& profile_;
   std::vector<Method> methods_;
   std::vector<uint32_t> method_of_frame_;
+  std::vector<int32_t> line_of_frame_;  // the frame's line, else its method's
   uint32_t vm_state_method_[kVmStateCount] = {};
 };
 
