@@ -174,7 +174,7 @@ TEST(Callgrind, ExactFile) {
   EXPECT_EQ(callgrind(p),
             "# callgrind format\nversion: 1\ncreator: rperf\npositions: line\nevent: wall_ns : wall time (ns)\nevents: wall_ns\n"
             "\nfl=(1) ???\nfn=(1) [root]\n0 1\ncfi=(2) a.rb\ncfn=(2) main\ncalls=3 3\n0 8\n"
-            "\nfl=(2)\nfn=(2)\ncfi=(2)\ncfn=(3) f\ncalls=2 10\n3 7\ncfi=(3) b.rb\ncfn=(4) g\ncalls=1 20\n4 1\n"
+            "\nfl=(2)\nfn=(2)\n3 0\ncfi=(2)\ncfn=(3) f\ncalls=2 10\n3 7\ncfi=(3) b.rb\ncfn=(4) g\ncalls=1 20\n4 1\n"
             "\nfl=(2)\nfn=(3)\n10 2\ncfi=(3)\ncfn=(4)\ncalls=1 20\n10 5\n"
             "\nfl=(3)\nfn=(4)\n20 6\n"
             "\ntotals: 9\n");

@@ -157,6 +157,12 @@ void encode_callgrind(const Profile& p, Output& out) {
     out.append('\n');
     names.file("fl=", m);
     names.function("fn=", m);
+    // A method without self cost still gets a line of its own (cost 0): callgrind_annotate
+    // stumbles over source files that have calls but no cost lines.
+    if (!has_self && methods[m].line > 0) {
+      out.append_int(methods[m].line);
+      out.append(" 0\n");
+    }
     for (; next_self < selfs.size() && selfs[next_self].method == m; next_self++) {
       out.append_int(selfs[next_self].line);
       out.append(' ');
