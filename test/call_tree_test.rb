@@ -231,7 +231,7 @@ class CallTreeTest < Minitest::Test
   def annotate(path)
     skip "callgrind_annotate not installed (Debian: valgrind)" unless system("command -v callgrind_annotate >/dev/null")
     Dir.mktmpdir do |cwd| # it strips its working directory from file names
-      out, err, status = Open3.capture3("callgrind_annotate", "--inclusive=yes", "--threshold=100", path, chdir: cwd)
+      out, err, status = Open3.capture3("callgrind_annotate", "--inclusive=yes", "--threshold=100", "--auto=no", path, chdir: cwd)
       assert status.success?, err
       refute_match(/WARNING/, err)
       total = out[/^\s*([\d,]+)\s+\(100\.0%\)\s+PROGRAM TOTALS/, 1].delete(",").to_i
