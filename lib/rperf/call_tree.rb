@@ -114,12 +114,8 @@ module Rperf
       attr_reader :method, :self_ns, :total_ns
 
       def initialize(table, method_id, method, self_ns, total_ns, recursive)
-        @table = table
-        @method_id = method_id
-        @method = method
-        @self_ns = self_ns
-        @total_ns = total_ns
-        @recursive = recursive
+        @table, @method_id, @method = table, method_id, method
+        @self_ns, @total_ns, @recursive = self_ns, total_ns, recursive
       end
 
       def name = @method.name
