@@ -258,6 +258,25 @@ class CallTreeTest < Minitest::Test
     assert_callgrind_agrees(profile_of(RECURSIVE_PROGRAM))
   end
 
+  # speedscope's callgrind importer (its npm package, in headless Chromium) rebuilds the same
+  # totals from the calls' inclusive costs on a profile without recursion.
+  def test_speedscope_imports_our_callgrind
+    skip "speedscope/Chromium not installed (script/bootstrap consumers)" unless File.exist?(File.join(ROOT, "node_modules/speedscope")) && File.exist?(ENV.fetch("CHROMIUM", "/usr/bin/chromium"))
+    Dir.mktmpdir do |dir|
+      path = File.join(dir, "callgrind.out.seed")
+      Rperf.save(path, seed_profile)
+      out, err, status = Open3.capture3("node", File.join(ROOT, "test/consumers/speedscope_import.js"), path, chdir: ROOT)
+      assert status.success?, err
+      seen = JSON.parse(out)
+      assert_equal [[], []], [seen["errors"], seen["external"]]
+      assert_includes seen["log"], "Importing as Callgrind profile"
+      rows = seen["text"].split("Symbol Name\n", 2).last.lines.map(&:strip).each_slice(3)
+      shown = rows.to_h { |total, self_ns, name| [name, [total, self_ns].map { |v| v[/\A[\d,]+/].delete(",").to_i }] }
+      expected = Rperf::MethodTable.new(seed_profile).to_h { |e| [e.name, [e.total_ns, e.self_ns]] }
+      assert_equal expected.merge("[root]" => [66_000_000, 0]), shown
+    end
+  end
+
   def test_save_and_format_callgrind
     Dir.mktmpdir do |dir|
       path = File.join(dir, "profile.out")
