@@ -20,9 +20,9 @@ namespace {
 // recursive nodes: one string to compare a whole tree at once.
 std::string shape(const CallTree& t, uint32_t id = CallTree::kRoot) {
   const CallTree::Node& n = t.node(id);
-  std::string out = t.methods()[n.method].label + (n.recursive ? "*" : "") + "(" + std::to_string(n.total_ns) + "/" +
+  std::string out = t.methods()[n.method].label + (t.recursive(id) ? "*" : "") + "(" + std::to_string(n.total_ns) + "/" +
                     std::to_string(n.self_ns) + ")";
-  if (n.child_count == 0) return out;
+  if (t.child_count(id) == 0) return out;
   out += "[";
   for (const uint32_t* c = t.children_begin(id); c != t.children_end(id); c++) {
     if (c != t.children_begin(id)) out += " ";
@@ -83,7 +83,7 @@ TEST(CallTree, OneNodePerCallPathOneMethodPerMethod) {
   EXPECT_EQ(validate_nodes, 2);
   // Lines differ (process at 2 and 3): still one method, starting at its lowest sampled line.
   EXPECT_EQ(t.methods()[method_named(t, "process")].line, 2);
-  EXPECT_EQ(t.node(2).depth, 2u);
+  EXPECT_EQ(t.depth(2), 2u);
   EXPECT_EQ(t.node(2).parent, 1u);
 
   MethodTable mt(t);

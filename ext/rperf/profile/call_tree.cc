@@ -19,8 +19,15 @@ struct CallTree::MethodPaths {
 
 CallTree::CallTree(const Profile& p, const CallTreeOptions& options) {
   nodes_.push_back(Node{});  // the root
+  recursive_.push_back(false);
   add_paths(method_paths(p, options));
   link_children();
+}
+
+uint32_t CallTree::depth(uint32_t id) const {
+  uint32_t d = 0;
+  for (; id != kRoot; id = nodes_[id].parent) d++;
+  return d;
 }
 
 CallTree::MethodPaths CallTree::method_paths(const Profile& p, const CallTreeOptions& options) {
@@ -69,6 +76,7 @@ void CallTree::add_paths(const MethodPaths& paths) {
   });
 
   nodes_.reserve(paths.methods.size() + 1);
+  recursive_.reserve(paths.methods.size() + 1);
   std::vector<uint32_t> path;                          // the nodes of the previous path, depth 1 first
   std::vector<uint32_t> on_path(methods_.size(), 0);  // per method: how often it is on `path`
   const uint32_t* previous = nullptr;
@@ -79,14 +87,11 @@ void CallTree::add_paths(const MethodPaths& paths) {
     while (common < n && common < path.size() && methods[common] == previous[common]) common++;
     for (; path.size() > common; path.pop_back()) on_path[nodes_[path.back()].method]--;
     for (size_t d = common; d < n; d++) {
-      Node node;
-      node.method = methods[d];
-      node.parent = path.empty() ? kRoot : path.back();
-      node.depth = static_cast<uint32_t>(d + 1);
-      node.recursive = on_path[node.method] > 0;
-      on_path[node.method]++;
-      path.push_back(static_cast<uint32_t>(nodes_.size()));
-      nodes_.push_back(node);
+      uint32_t method = methods[d];
+      recursive_.push_back(on_path[method] > 0);
+      on_path[method]++;
+      nodes_.push_back(Node{method, path.empty() ? kRoot : path.back(), 0, 0});
+      path.push_back(static_cast<uint32_t>(nodes_.size() - 1));
     }
     int64_t weight = paths.weights[i];
     nodes_[kRoot].total_ns += weight;
@@ -94,23 +99,22 @@ void CallTree::add_paths(const MethodPaths& paths) {
     nodes_[path.empty() ? kRoot : path.back()].self_ns += weight;
     previous = methods;
   }
-  if (nodes_.capacity() > 2 * nodes_.size()) nodes_.shrink_to_fit();  // paths shared much: give back the rest
+  if (nodes_.capacity() > 2 * nodes_.size()) {  // paths shared much: give back the rest
+    nodes_.shrink_to_fit();
+    recursive_.shrink_to_fit();
+  }
 }
 
 // Children lists, each node's contiguous in child_ids_ (grouped by parent), heaviest first.
 void CallTree::link_children() {
-  for (uint32_t i = 1; i < nodes_.size(); i++) nodes_[nodes_[i].parent].child_count++;
-  uint32_t offset = 0;
-  for (Node& n : nodes_) {
-    n.first_child = offset;
-    offset += n.child_count;
-    n.child_count = 0;  // counts again while filling
-  }
-  child_ids_.resize(offset);
-  for (uint32_t i = 1; i < nodes_.size(); i++) {
-    Node& parent = nodes_[nodes_[i].parent];
-    child_ids_[parent.first_child + parent.child_count++] = i;
-  }
+  child_offsets_.assign(nodes_.size() + 1, 0);
+  for (uint32_t i = 1; i < nodes_.size(); i++) child_offsets_[nodes_[i].parent + 1]++;
+  for (size_t i = 0; i < nodes_.size(); i++) child_offsets_[i + 1] += child_offsets_[i];
+  child_ids_.resize(nodes_.size() - 1);
+  // Depth first order: a parent's children come in increasing ids, each after the previous
+  // one's subtree; filling in id order keeps each list in that order.
+  std::vector<uint32_t> next(child_offsets_.begin(), child_offsets_.end() - 1);
+  for (uint32_t i = 1; i < nodes_.size(); i++) child_ids_[next[nodes_[i].parent]++] = i;
   auto heavier = [&](uint32_t a, uint32_t b) {
     const Node &x = nodes_[a], &y = nodes_[b];
     if (x.total_ns != y.total_ns) return x.total_ns > y.total_ns;
@@ -118,8 +122,8 @@ void CallTree::link_children() {
     if (mx.label != my.label) return mx.label < my.label;
     return mx.path < my.path;
   };
-  for (const Node& n : nodes_) {
-    if (n.child_count > 1) std::sort(child_ids_.begin() + n.first_child, child_ids_.begin() + n.first_child + n.child_count, heavier);
+  for (size_t i = 0; i < nodes_.size(); i++) {
+    if (child_offsets_[i + 1] - child_offsets_[i] > 1) std::sort(child_ids_.begin() + child_offsets_[i], child_ids_.begin() + child_offsets_[i + 1], heavier);
   }
 }
 

@@ -24,13 +24,10 @@ class CallTree {
   static constexpr uint32_t kNoNode = 0xffffffffu;
   static constexpr uint32_t kRoot = 0;
 
+  // 24 bytes: large profiles make millions (their memory, written once, is most of the cost).
   struct Node {
     uint32_t method = kRootMethod;
     uint32_t parent = kNoNode;
-    uint32_t depth = 0;          // the root's is 0
-    uint32_t first_child = 0;    // children are child_ids()[first_child, first_child + child_count)
-    uint32_t child_count = 0;
-    bool recursive = false;      // its method is also one of its ancestors'
     int64_t total_ns = 0;
     int64_t self_ns = 0;
   };
@@ -40,9 +37,13 @@ class CallTree {
   const std::vector<Method>& methods() const { return methods_; }
   const std::vector<Node>& nodes() const { return nodes_; }
   const Node& node(uint32_t id) const { return nodes_[id]; }
+  // Its method is also one of its ancestors'.
+  bool recursive(uint32_t id) const { return recursive_[id]; }
+  uint32_t depth(uint32_t id) const;  // the root's is 0
   // A node's children, heaviest first (ties by label, then path).
-  const uint32_t* children_begin(uint32_t id) const { return child_ids_.data() + nodes_[id].first_child; }
-  const uint32_t* children_end(uint32_t id) const { return children_begin(id) + nodes_[id].child_count; }
+  const uint32_t* children_begin(uint32_t id) const { return child_ids_.data() + child_offsets_[id]; }
+  const uint32_t* children_end(uint32_t id) const { return child_ids_.data() + child_offsets_[id + 1]; }
+  size_t child_count(uint32_t id) const { return child_offsets_[id + 1] - child_offsets_[id]; }
   int64_t total_ns() const { return nodes_[kRoot].total_ns; }
 
  private:
@@ -53,6 +54,8 @@ class CallTree {
 
   std::vector<Method> methods_;
   std::vector<Node> nodes_;  // in depth-first order (a parent before its children)
+  std::vector<bool> recursive_;
+  std::vector<uint32_t> child_offsets_;  // node i's children are child_ids_[child_offsets_[i], child_offsets_[i + 1])
   std::vector<uint32_t> child_ids_;
 };
 

@@ -11,7 +11,7 @@ namespace {
 bool outer_call_counted(const CallTree& tree, uint32_t node) {
   const CallTree::Node& n = tree.node(node);
   const CallTree::Node& parent = tree.node(n.parent);
-  if (!parent.recursive) return false;
+  if (!tree.recursive(n.parent)) return false;
   for (uint32_t up = n.parent; up != CallTree::kRoot; up = tree.node(up).parent) {
     const CallTree::Node& u = tree.node(up);
     if (u.method == n.method && u.parent != CallTree::kRoot && tree.node(u.parent).method == parent.method) return true;
@@ -22,38 +22,45 @@ bool outer_call_counted(const CallTree& tree, uint32_t node) {
 
 MethodTable::MethodTable(const CallTree& tree) {
   const std::vector<CallTree::Node>& nodes = tree.nodes();
-  entries_.assign(tree.methods().size(), Entry{});
+  const size_t method_count = tree.methods().size();
+  entries_.assign(method_count, Entry{});
+  // Entries, and how many calls each method made (nodes under a node of it), in one pass in
+  // depth-first order: a node's parent was read just before, nothing is looked up at random.
+  std::vector<uint32_t> start(method_count + 1, 0);
   for (uint32_t i = 1; i < nodes.size(); i++) {
     const CallTree::Node& n = nodes[i];
     Entry& e = entries_[n.method];
     e.self_ns += n.self_ns;
-    if (n.recursive) e.recursive = true;
+    if (tree.recursive(i)) e.recursive = true;
     else e.total_ns += n.total_ns;
+    if (n.parent != CallTree::kRoot) start[nodes[n.parent].method + 1]++;
   }
+  for (size_t m = 0; m < method_count; m++) start[m + 1] += start[m];
 
-  // Arcs, caller by caller: nodes grouped by their parent's method, callees found through a
-  // per-method slot that stays in cache (no hashing per node).
-  std::vector<uint32_t> start(entries_.size() + 1, 0);
-  for (uint32_t i = 1; i < nodes.size(); i++) {
-    if (nodes[i].parent != CallTree::kRoot) start[nodes[nodes[i].parent].method + 1]++;
-  }
-  for (size_t m = 0; m < entries_.size(); m++) start[m + 1] += start[m];
-  std::vector<uint32_t> by_caller(start.back());
+  // The calls grouped by caller, each with the time it adds to its arc (none when an outer
+  // call of the same pair counted it), then added up per callee through a per-method slot.
+  struct Call {
+    uint32_t callee;
+    int64_t ns;
+  };
+  std::vector<Call> calls(start.back());
   std::vector<uint32_t> next(start.begin(), start.end() - 1);
   for (uint32_t i = 1; i < nodes.size(); i++) {
-    if (nodes[i].parent != CallTree::kRoot) by_caller[next[nodes[nodes[i].parent].method]++] = i;
+    const CallTree::Node& n = nodes[i];
+    if (n.parent == CallTree::kRoot) continue;
+    calls[next[nodes[n.parent].method]++] = Call{n.method, outer_call_counted(tree, i) ? 0 : n.total_ns};
   }
-  std::vector<uint32_t> arc_of_callee(entries_.size(), 0);
-  std::vector<uint32_t> caller_of_slot(entries_.size(), CallTree::kNoNode);
-  for (uint32_t caller = 0; caller < entries_.size(); caller++) {
+  std::vector<uint32_t> arc_of_callee(method_count, 0);
+  std::vector<uint32_t> caller_of_slot(method_count, CallTree::kNoNode);
+  for (uint32_t caller = 0; caller < method_count; caller++) {
     for (uint32_t k = start[caller]; k < start[caller + 1]; k++) {
-      const CallTree::Node& n = nodes[by_caller[k]];
-      if (caller_of_slot[n.method] != caller) {
-        caller_of_slot[n.method] = caller;
-        arc_of_callee[n.method] = static_cast<uint32_t>(arcs_.size());
-        arcs_.push_back(Arc{caller, n.method, 0});
+      const Call& c = calls[k];
+      if (caller_of_slot[c.callee] != caller) {
+        caller_of_slot[c.callee] = caller;
+        arc_of_callee[c.callee] = static_cast<uint32_t>(arcs_.size());
+        arcs_.push_back(Arc{caller, c.callee, 0});
       }
-      if (!outer_call_counted(tree, by_caller[k])) arcs_[arc_of_callee[n.method]].ns += n.total_ns;
+      arcs_[arc_of_callee[c.callee]].ns += c.ns;
     }
   }
   index_arcs(entries_.size());

@@ -29,7 +29,7 @@ struct CallTreeHolder {
 void holder_free(void* p) { delete static_cast<CallTreeHolder*>(p); }
 size_t holder_size(const void* p) {
   const auto* h = static_cast<const CallTreeHolder*>(p);
-  return sizeof(*h) + (h->tree ? h->tree->nodes().size() * (sizeof(CallTree::Node) + sizeof(uint32_t)) : 0);
+  return sizeof(*h) + (h->tree ? h->tree->nodes().size() * (sizeof(CallTree::Node) + 2 * sizeof(uint32_t)) : 0);
 }
 const rb_data_type_t kCallTreeType = {"rperf/call_tree", {nullptr, holder_free, holder_size, nullptr, {nullptr}}, nullptr, nullptr, 0};
 VALUE g_call_tree_class = Qnil;
@@ -99,17 +99,18 @@ VALUE call_tree_node_count(VALUE self) { return SIZET2NUM(tree_of(self).nodes().
 // #node(id) -> [method_id, parent_id (nil for the root), total_ns, self_ns, recursive, depth]
 VALUE call_tree_node(VALUE self, VALUE id) {
   const CallTree& t = tree_of(self);
-  const CallTree::Node& n = t.node(checked_id(id, t.nodes().size(), "node"));
+  uint32_t node = checked_id(id, t.nodes().size(), "node");
+  const CallTree::Node& n = t.node(node);
   VALUE parent = n.parent == CallTree::kNoNode ? Qnil : UINT2NUM(n.parent);
-  return rb_ary_new_from_args(6, UINT2NUM(n.method), parent, LL2NUM(n.total_ns), LL2NUM(n.self_ns), n.recursive ? Qtrue : Qfalse,
-                              UINT2NUM(n.depth));
+  return rb_ary_new_from_args(6, UINT2NUM(n.method), parent, LL2NUM(n.total_ns), LL2NUM(n.self_ns), t.recursive(node) ? Qtrue : Qfalse,
+                              UINT2NUM(t.depth(node)));
 }
 
 // #children(id) -> node ids, heaviest first.
 VALUE call_tree_children(VALUE self, VALUE id) {
   const CallTree& t = tree_of(self);
   uint32_t node = checked_id(id, t.nodes().size(), "node");
-  VALUE out = rb_ary_new_capa(t.node(node).child_count);
+  VALUE out = rb_ary_new_capa(static_cast<long>(t.child_count(node)));
   for (const uint32_t* c = t.children_begin(node); c != t.children_end(node); c++) rb_ary_push(out, UINT2NUM(*c));
   return out;
 }
