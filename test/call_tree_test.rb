@@ -285,6 +285,11 @@ class CallTreeTest < Minitest::Test
       assert_includes body, "events: wall_ns\n"
       assert_includes body, "fn=(3) Object#process\n"
       assert_match(/^totals: 66000000$/, body)
+      # A session's output: callgrind.out.* names the format.
+      out = File.join(dir, "callgrind.out.run")
+      _o, err, status = run_ruby("require 'rperf'; Rperf.start(mode: :wall, output: ARGV[0]); sleep 0.02; Rperf.stop", out)
+      assert status.success?, err
+      assert_match(/\A# callgrind format\n.*^fn=\(\d+\) Kernel#sleep$/m, File.read(out))
     end
   end
 end
