@@ -152,8 +152,10 @@ module Rperf
     end
 
     def arcs(kind, method_id, total_ns) # :nodoc:
-      @tree.native.public_send(kind, method_id).map do |other, ns|
-        Arc.new(@tree.method_ref(other), ns, total_ns.positive? ? ns.fdiv(total_ns) : 0.0)
+      pairs = @tree.native.public_send(kind, method_id) # [method_id, ns, method_id, ns, ...]
+      Array.new(pairs.size / 2) do |i|
+        ns = pairs[2 * i + 1]
+        Arc.new(@tree.method_ref(pairs[2 * i]), ns, total_ns.positive? ? ns.fdiv(total_ns) : 0.0)
       end.freeze
     end
   end

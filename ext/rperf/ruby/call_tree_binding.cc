@@ -127,16 +127,18 @@ VALUE call_tree_method_entries(VALUE self) {
   return out;
 }
 
+// Flat pairs: a method with thousands of callers costs no Array per caller.
 VALUE arcs_value(const MethodTable& mt, MethodTable::ArcRange range, bool callers) {
-  VALUE out = rb_ary_new_capa(static_cast<long>(range.size()));
+  VALUE out = rb_ary_new_capa(2 * static_cast<long>(range.size()));
   for (uint32_t a : range) {
     const MethodTable::Arc& arc = mt.arcs()[a];
-    rb_ary_push(out, rb_ary_new_from_args(2, UINT2NUM(callers ? arc.caller : arc.callee), LL2NUM(arc.ns)));
+    rb_ary_push(out, UINT2NUM(callers ? arc.caller : arc.callee));
+    rb_ary_push(out, LL2NUM(arc.ns));
   }
   return out;
 }
 
-// #callers(method_id) / #callees(method_id) -> [[method_id, ns], ...], heaviest first.
+// #callers(method_id) / #callees(method_id) -> [method_id, ns, method_id, ns, ...], heaviest first.
 VALUE call_tree_callers(VALUE self, VALUE method) {
   const MethodTable& mt = table_of(self);
   return arcs_value(mt, mt.callers(checked_id(method, mt.entries().size(), "method")), true);
