@@ -107,14 +107,14 @@ void CallTree::add_paths(const MethodPaths& paths) {
 
 // Children lists, each node's contiguous in child_ids_ (grouped by parent), heaviest first.
 void CallTree::link_children() {
-  child_offsets_.assign(nodes_.size() + 1, 0);
-  for (uint32_t i = 1; i < nodes_.size(); i++) child_offsets_[nodes_[i].parent + 1]++;
-  for (size_t i = 0; i < nodes_.size(); i++) child_offsets_[i + 1] += child_offsets_[i];
+  // Counted at [parent + 2], summed into starts at [parent + 1], which then serve as fill
+  // cursors and end up as the ends: [parent + 1] is the end of parent's list, [0] stays 0.
+  child_offsets_.assign(nodes_.size() + 2, 0);
+  for (uint32_t i = 1; i < nodes_.size(); i++) child_offsets_[nodes_[i].parent + 2]++;
+  for (size_t i = 2; i < child_offsets_.size(); i++) child_offsets_[i] += child_offsets_[i - 1];
   child_ids_.resize(nodes_.size() - 1);
-  // Depth first order: a parent's children come in increasing ids, each after the previous
-  // one's subtree; filling in id order keeps each list in that order.
-  std::vector<uint32_t> next(child_offsets_.begin(), child_offsets_.end() - 1);
-  for (uint32_t i = 1; i < nodes_.size(); i++) child_ids_[next[nodes_[i].parent]++] = i;
+  for (uint32_t i = 1; i < nodes_.size(); i++) child_ids_[child_offsets_[nodes_[i].parent + 1]++] = i;
+  child_offsets_.pop_back();
   auto heavier = [&](uint32_t a, uint32_t b) {
     const Node &x = nodes_[a], &y = nodes_[b];
     if (x.total_ns != y.total_ns) return x.total_ns > y.total_ns;
