@@ -19,6 +19,8 @@ require_relative "rperf/diff"
 require_relative "rperf/multiprocess"
 require_relative "rperf/encoders"
 require_relative "rperf/table"
+require_relative "rperf/call_tree"
+require_relative "rperf/call_tree_report"
 
 # rperf: a sampling profiler for Ruby. See README.md for usage.
 module Rperf

@@ -36,17 +36,20 @@ module Rperf
       record  Profile a Ruby command and write a profile (default rperf.json.gz, cpu mode).
       stat    Run a command and print a performance summary on stderr (wall mode).
       exec    stat with the flat and cumulative tables.
-      report  Show a profile: --top, --text, --format table|table-json, --html (stdout).
+      report  Show a profile: --top, --text, --format table|table-json|callgrind, --html (stdout).
+              Call-tree views: --tree, --graph, --callers METHOD, --callees METHOD, with
+              --max-depth N and --min-percent P; -o callgrind.out.NAME writes callgrind.
               Reads .json, .json.gz and .pb.gz (pprof written by rperf) without Go.
       diff    Compare two profiles (target - base): --top, --text, --format table|table-json.
 
       Options of record, stat and exec ('rperf record --help' lists them with defaults):
-        -o PATH, -f HZ (1..10000), -m cpu|wall, --format json|pprof|collapsed|text|speedscope,
+        -o PATH, -f HZ (1..10000), -m cpu|wall, --format json|pprof|collapsed|text|speedscope|callgrind,
         -p (record: text on stdout), --snapshot-dir DIR (record), --label KEY=VALUE (meta labels),
         --signal N|false, --no-aggregate, --no-inherit, --report (stat), --vm-state-frames,
         --print-env (print the environment and exit), -v (sampling statistics on stderr).
 
-      Formats by extension: .json(.gz), .collapsed, .txt, .speedscope.json; any other: pprof (gzip).
+      Formats by extension: .json(.gz), .collapsed, .txt, .speedscope.json, callgrind.out.*;
+        any other: pprof (gzip).
 
       Environment (profiling without the CLI): RPERF_ENABLED=1 ruby -rrperf app.rb, with
         RPERF_MODE, RPERF_FREQUENCY, RPERF_OUTPUT, RPERF_FORMAT, RPERF_VERBOSE, RPERF_SIGNAL,
@@ -57,10 +60,12 @@ module Rperf
         rperf record -m wall -o profile.pb.gz ruby app.rb
         rperf stat ruby -e 'sleep 0.3'
         rperf report --top profile.json.gz
+        rperf report --tree --max-depth 8 --min-percent 1 profile.json.gz
+        rperf report -o callgrind.out.app profile.json.gz
         rperf diff --format table before.json.gz after.json.gz
     TEXT
 
-    PROFILE_FORMATS = %w[json pprof collapsed text speedscope].freeze
+    PROFILE_FORMATS = %w[json pprof collapsed text speedscope callgrind].freeze
     # rperf 0.11's order of --print-env; variables it does not set follow.
     PRINT_ENV_ORDER = %w[RUBYLIB RUBYOPT RPERF_ENABLED RPERF_OUTPUT RPERF_FREQUENCY RPERF_MODE RPERF_FORMAT
                          RPERF_VERBOSE RPERF_SIGNAL RPERF_AGGREGATE RPERF_META_GIT RPERF_SESSION_DIR RPERF_STAT
@@ -140,7 +145,7 @@ module Rperf
         o.on("-m", "--mode MODE", %w[cpu wall], "Profiling mode: cpu or wall (default: #{opts[:mode]})") { |v| opts[:mode] = v }
         if kind == :record
           o.on("--format FORMAT", PROFILE_FORMATS,
-               "Output format: json, pprof, collapsed, text, or speedscope (default: auto from extension)") { |v| opts[:format] = v }
+               "Output format: json, pprof, collapsed, text, speedscope, or callgrind (default: auto from extension)") { |v| opts[:format] = v }
           o.on("-p", "--print", "Print text profile to stdout (same as --format=text --output=/dev/stdout)") { opts[:print] = true }
           o.on("--snapshot-dir DIR", "Save output as rperf-<sha7>-<timestamp>.json.gz in DIR") { |v| opts[:snapshot_dir] = v }
         end
@@ -267,15 +272,38 @@ module Rperf
         end
         o.on("--top", "Print top functions by #{files > 1 ? 'diff' : 'flat time'}") { opts[:mode] = :top }
         o.on("--text", "Print text #{files > 1 ? 'diff report' : 'report'}") { opts[:mode] = :text }
-        o.on("--format FORMAT", %w[table table-json],
-             "Flat #{files > 1 ? 'diff ' : ''}table for AI/machine consumption: 'table' (TSV) or 'table-json' (JSON)") do |v|
-          opts[:mode] = v == "table" ? :table : :table_json
-        end
         if files == 1
+          o.on("--format FORMAT", %w[table table-json callgrind],
+               "Flat table for AI/machine consumption: 'table' (TSV) or 'table-json' (JSON); " \
+               "'callgrind' for KCachegrind/callgrind_annotate (stdout, or -o PATH)") do |v|
+            opts[:mode] = { "table" => :table, "table-json" => :table_json, "callgrind" => :callgrind }.fetch(v)
+          end
           o.on("--html", "Output the viewer as one self-contained, offline HTML page to stdout (or -o PATH)") { opts[:mode] = :html }
-          o.on("-o", "--output PATH", "Write the --html page to PATH") { |v| opts[:output] = v }
+          o.on("-o", "--output PATH", "Write the --html page or the callgrind file to PATH (callgrind.out.*: callgrind)") { |v| opts[:output] = v }
+          call_tree_options(o, opts)
+        else
+          o.on("--format FORMAT", %w[table table-json],
+               "Flat diff table for AI/machine consumption: 'table' (TSV) or 'table-json' (JSON)") do |v|
+            opts[:mode] = v == "table" ? :table : :table_json
+          end
         end
         o.on("-h", "--help", "Show this help") { opts[:help] = true }
+      end
+    end
+
+    # The call-tree views of `report` (CallTree, MethodTable, CallTreeReport).
+    def call_tree_options(o, opts)
+      o.on("--tree", "Print the call tree (indented, heaviest first)") { opts[:mode] = :tree }
+      o.on("--graph", "Print the call graph: each method with its callers and callees") { opts[:mode] = :graph }
+      o.on("--callers METHOD", "Print the callers of METHOD (a name, or part of one)") { |v| opts.update(mode: :callers, method: v) }
+      o.on("--callees METHOD", "Print the callees of METHOD (a name, or part of one)") { |v| opts.update(mode: :callees, method: v) }
+      o.on("--max-depth N", Integer, "Print the call tree down to depth N (totals still count everything)") do |v|
+        fail_with("Error: --max-depth must be >= 0, got #{v}") if v.negative?
+        opts[:max_depth] = v
+      end
+      o.on("--min-percent P", Float, "Leave out what takes less than P% of the total (tree and graph)") do |v|
+        fail_with("Error: --min-percent must be 0..100, got #{v}") unless v.between?(0, 100)
+        opts[:min_percent] = v
       end
     end
 
@@ -303,6 +331,7 @@ module Rperf
       path = argv.first || "rperf.json.gz"
       return serve(path, opts) if opts[:mode] == :serve
 
+      opts[:mode] = :callgrind if opts[:mode] == :top && opts[:output] && Storage.detect_format(opts[:output]) == :callgrind
       data = load_profile(path, opts[:mode])
       case opts[:mode]
       when :top then @out.print Text.encode(data, top_n: 20, header: false)
@@ -310,8 +339,30 @@ module Rperf
       when :table then @out.print Table.report_tsv(data)
       when :table_json then @out.puts Table.report_json(data)
       when :html then write_html(path, data, opts[:output])
+      when :callgrind then write_callgrind(data, opts[:output])
+      else print_call_tree_view(data, opts)
       end
       0
+    end
+
+    def print_call_tree_view(data, opts)
+      min_percent = opts[:min_percent] || 0
+      tree = CallTree.new(data, max_depth: opts[:max_depth])
+      return CallTreeReport.tree(tree, @out, min_percent: min_percent) if opts[:mode] == :tree
+
+      table = tree.method_table
+      return CallTreeReport.graph(table, @out, min_percent: min_percent) if opts[:mode] == :graph
+
+      only = table.matching(opts[:method])
+      fail_with("No method matching #{opts[:method].inspect} in the profile") if only.empty?
+      CallTreeReport.graph(table, @out, only: only, sections: [opts[:mode]])
+    end
+
+    def write_callgrind(data, output)
+      return @out.print(Storage.encode(data, :callgrind)) unless output
+
+      Storage.write(output, data, :callgrind)
+      @err.puts "wrote #{output}"
     end
 
     # The viewer's own page (tree, timeline, threads, filters) with the profile inline: one

@@ -10,7 +10,7 @@ module Rperf
       max_depth: 512, vm_state_frames: false, output: nil, format: nil, inherit: :fork,
       verbose: false, stat: false,
     }.freeze
-    FORMATS = %i[json pprof collapsed text speedscope].freeze
+    FORMATS = %i[json pprof collapsed text speedscope callgrind].freeze
     MAX_FREQUENCY = 10_000
     MAX_DEPTH_LIMIT = 10_000
 

@@ -19,7 +19,10 @@ module Rperf
     end
 
     # As rperf: .json(.gz) is JSON, .collapsed, .txt, .speedscope.json; anything else pprof.
+    # Ours: callgrind.out(.*) is callgrind (the name KCachegrind looks for).
     def detect_format(path)
+      return :callgrind if File.basename(path.to_s).start_with?("callgrind.out")
+
       case path.to_s
       when /\.speedscope\.json\z/ then :speedscope
       when /\.json(\.gz)?\z/ then :json
@@ -61,6 +64,7 @@ module Rperf
         when :pprof then { comments: pprof_comments(profile) }
         when :text then { top: Table::ROWS_LIMIT }
         when :collapsed, :speedscope then { name: "rperf #{profile.attribute(:mode)}" }
+        when :callgrind then {}
         else raise UnknownFormatError, "unknown format #{format.inspect}"
         end
       gzip = true if format == :pprof

@@ -15,6 +15,8 @@ std::string encode_pprof(const Profile& p, const std::vector<std::string>& comme
 std::string encode_speedscope(const Profile& p, const std::string& name);
 std::string encode_text(const Profile& p, int top_n, bool header = true);  // flat + cumulative tables
 void encode_collapsed(const Profile& p, Output& out);  // "root;...;leaf weight\n"
+// Callgrind format (KCachegrind, callgrind_annotate): self costs by line, calls with inclusive costs.
+void encode_callgrind(const Profile& p, Output& out);
 // The rperf JSON document: meta and summary first (read_meta stops there), the attributes,
 // then raw_samples (with timestamps), aggregated_samples, label_sets, and `trailer`'s members.
 void encode_json(const Profile& p, const JsonValue& trailer, Output& out);

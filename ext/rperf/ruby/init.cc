@@ -1,5 +1,6 @@
 // Init_rperf: defines Rperf::Native and its parts. Each binding file is the Ruby face of one
-// layer: session_binding (sampler), profile_binding (model), encode_binding and load_binding (I/O).
+// layer: session_binding (sampler), profile_binding (model), encode_binding and load_binding (I/O),
+// call_tree_binding (the call-tree and method views).
 #include <ruby/ruby.h>
 
 #include "profile/vm_state.hh"
@@ -10,6 +11,7 @@ void init_session_binding(VALUE native);
 void init_profile_binding(VALUE native);
 void init_encode_binding(VALUE native);
 void init_load_binding(VALUE native);
+void init_call_tree_binding(VALUE native);
 }  // namespace rperf
 
 using namespace rperf;
@@ -29,4 +31,5 @@ extern "C" __attribute__((visibility("default"))) void Init_rperf() {
   init_profile_binding(native);
   init_encode_binding(native);
   init_load_binding(native);
+  init_call_tree_binding(native);
 }

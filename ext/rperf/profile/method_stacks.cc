@@ -1,0 +1,59 @@
+#include "profile/method_stacks.hh"
+
+#include <algorithm>
+
+namespace rperf {
+
+bool SampleFilter::keeps(const Profile& p, const Sample& s) const {
+  if (labels.empty()) return true;
+  const LabelSet& set = p.label_sets[s.label_set];
+  return std::all_of(labels.begin(), labels.end(), [&](const Label& wanted) {
+    return std::any_of(set.begin(), set.end(), [&](const Label& l) { return l.key == wanted.key && l.value == wanted.value; });
+  });
+}
+
+MethodStacks::MethodStacks(const Profile& p) : profile_(p) {
+  FrameTable index;  // (path, label) with line 0: one entry per method, same ids as methods_
+  auto intern = [&](const std::string& path, const std::string& label) {
+    uint32_t id = index.intern(path, label, 0);
+    if (id == methods_.size()) methods_.push_back(Method{label, path, 0});
+    return id;
+  };
+  intern(std::string(), kRootLabel);
+  method_of_frame_.resize(p.frames.size());
+  std::vector<int32_t> lowest_line;
+  for (uint32_t i = 0; i < p.frames.size(); i++) {
+    const Frame& f = p.frames[i];
+    uint32_t m = intern(f.path, f.label);
+    method_of_frame_[i] = m;
+    lowest_line.resize(methods_.size(), 0);
+    if (f.line > 0 && (lowest_line[m] == 0 || f.line < lowest_line[m])) lowest_line[m] = f.line;
+    if (f.start_line > 0) methods_[m].line = f.start_line;
+  }
+  lowest_line.resize(methods_.size(), 0);
+  for (size_t m = 0; m < methods_.size(); m++) {
+    if (methods_[m].line == 0) methods_[m].line = lowest_line[m];
+  }
+  line_of_frame_.resize(p.frames.size());
+  for (uint32_t i = 0; i < p.frames.size(); i++) line_of_frame_[i] = p.frames[i].line ? p.frames[i].line : methods_[method_of_frame_[i]].line;
+  // VM-state leaves only for the states that occur: no empty entries in the views.
+  for (const Sample& s : p.samples) {
+    if (s.vm_state != kRunning && !vm_state_method_[s.vm_state]) {
+      vm_state_method_[s.vm_state] = intern(kVmFramePath, vm_state_names(s.vm_state).frame_label);
+    }
+  }
+}
+
+void MethodStacks::stack_of(const Sample& s, std::vector<CallSite>& out) const {
+  out.clear();
+  FrameSpan frames = profile_.stacks[s.stack];
+  for (size_t i = frames.size(); i-- > 0;) {
+    out.push_back(CallSite{method_of_frame_[frames[i]], line_of_frame_[frames[i]]});
+  }
+  if (s.vm_state != kRunning) {
+    uint32_t vm = vm_state_method_[s.vm_state];
+    if (out.empty() || out.back().method != vm) out.push_back(CallSite{vm, 0});
+  }
+}
+
+}  // namespace rperf

@@ -1,0 +1,55 @@
+// A profile's samples as stacks of methods: what the call tree, the method table and the
+// callgrind encoder walk. A method is (path, label) whatever the line, as ruby-prof's MethodInfo;
+// a sample in a GVL/GC state gets its state as a leaf method ([GVL blocked], ...) unless its
+// stack already ends in that synthetic frame (profiles recorded with vm_state_frames).
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "profile/profile.hh"
+
+namespace rperf {
+
+struct Method {
+  std::string label;
+  std::string path;
+  int32_t line = 0;  // where it starts: the definition's first line, else the lowest sampled line, else 0
+};
+
+// One frame of a method stack: the method and the line it was at (when unknown, as in
+// method-level profiles, the method's own line).
+struct CallSite {
+  uint32_t method;
+  int32_t line;
+};
+
+// The synthetic method above every stack's outermost frame (ruby-prof's "[global]").
+constexpr uint32_t kRootMethod = 0;
+constexpr const char* kRootLabel = "[root]";
+
+// Samples kept by a label filter: those whose label set has every (key, value) given.
+struct SampleFilter {
+  LabelSet labels;
+  bool keeps(const Profile& p, const Sample& s) const;
+};
+
+class MethodStacks {
+ public:
+  explicit MethodStacks(const Profile& p);
+
+  // Methods by id; kRootMethod first.
+  const std::vector<Method>& methods() const { return methods_; }
+  std::vector<Method> take_methods() { return std::move(methods_); }
+  // `s`'s stack as call sites, root first (the root method not included), into `out`.
+  void stack_of(const Sample& s, std::vector<CallSite>& out) const;
+
+ private:
+  const Profile& profile_;
+  std::vector<Method> methods_;
+  std::vector<uint32_t> method_of_frame_;
+  std::vector<int32_t> line_of_frame_;  // the frame's line, else its method's
+  uint32_t vm_state_method_[kVmStateCount] = {};
+};
+
+}  // namespace rperf

@@ -1,0 +1,166 @@
+// Ruby binding of the call tree and the method table (profile/call_tree.hh, method_table.hh):
+// Rperf::Native::CallTree owns both. Ruby sees numbers: nodes and methods by id, which
+// lib/rperf/call_tree.rb wraps in objects when asked (a large profile's tree has millions of
+// nodes; a printer looks at a few).
+#include <ruby/ruby.h>
+#include <ruby/thread.h>
+
+#include <memory>
+#include <new>
+
+#include "profile/call_tree.hh"
+#include "profile/method_table.hh"
+#include "ruby/profile_binding.hh"
+#include "ruby/values.hh"
+
+namespace rperf {
+
+namespace {
+
+struct CallTreeHolder {
+  // What the build needs once the GVL is released; owned here so a Ruby exception leaks nothing.
+  const Profile* profile = nullptr;
+  CallTreeOptions options;
+  bool out_of_memory = false;
+  std::unique_ptr<CallTree> tree;
+  std::unique_ptr<MethodTable> table;  // built on first use
+};
+
+void holder_free(void* p) { delete static_cast<CallTreeHolder*>(p); }
+size_t holder_size(const void* p) {
+  const auto* h = static_cast<const CallTreeHolder*>(p);
+  return sizeof(*h) + (h->tree ? h->tree->nodes().size() * (sizeof(CallTree::Node) + 2 * sizeof(uint32_t)) : 0);
+}
+const rb_data_type_t kCallTreeType = {"rperf/call_tree", {nullptr, holder_free, holder_size, nullptr, {nullptr}}, nullptr, nullptr, 0};
+VALUE g_call_tree_class = Qnil;
+
+CallTreeHolder* holder(VALUE self) { return static_cast<CallTreeHolder*>(rb_check_typeddata(self, &kCallTreeType)); }
+
+const CallTree& tree_of(VALUE self) { return *holder(self)->tree; }
+
+const MethodTable& table_of(VALUE self) {
+  CallTreeHolder* h = holder(self);
+  if (!h->table) {
+    bool failed = false;
+    try {
+      h->table.reset(new MethodTable(*h->tree));
+    } catch (const std::bad_alloc&) {
+      failed = true;
+    }
+    if (failed) rb_memerror();
+  }
+  return *h->table;
+}
+
+uint32_t checked_id(VALUE id, size_t count, const char* what) {
+  long i = NUM2LONG(id);
+  if (i < 0 || static_cast<size_t>(i) >= count) rb_raise(rb_eIndexError, "rperf: no %s %ld", what, i);
+  return static_cast<uint32_t>(i);
+}
+
+void* build_tree(void* arg) {
+  auto* h = static_cast<CallTreeHolder*>(arg);
+  try {
+    h->tree.reset(new CallTree(*h->profile, h->options));
+  } catch (const std::bad_alloc&) {
+    h->out_of_memory = true;
+  }
+  return nullptr;
+}
+
+// Native::CallTree.build(profile, separate_threads, filter) -> CallTree. filter: nil or a Hash
+// of labels every sample kept must carry (values compared as Strings).
+VALUE call_tree_s_build(VALUE klass, VALUE profile, VALUE separate_threads, VALUE filter) {
+  ProfileHolder* p = holder_of(profile);
+  if (!NIL_P(filter)) Check_Type(filter, T_HASH);
+  auto* h = new CallTreeHolder();
+  VALUE obj = TypedData_Wrap_Struct(klass, &kCallTreeType, h);
+  h->profile = &p->profile;
+  h->options.separate_threads = RTEST(separate_threads);
+  if (!NIL_P(filter) && !merge_ruby_labels(filter, h->options.filter.labels)) rb_raise(rb_eTypeError, "rperf: filter keys must be Symbols or Strings");
+  // Other threads go on while a large tree is built; `profile` stays alive (guarded below).
+  rb_thread_call_without_gvl(build_tree, h, nullptr, nullptr);
+  h->profile = nullptr;
+  if (h->out_of_memory) rb_memerror();
+  RB_GC_GUARD(profile);
+  return obj;
+}
+
+// #methods -> [[label, path, line], ...] by method id (0 is the root).
+VALUE call_tree_methods(VALUE self) {
+  const std::vector<Method>& methods = tree_of(self).methods();
+  VALUE out = rb_ary_new_capa(static_cast<long>(methods.size()));
+  for (const Method& m : methods) rb_ary_push(out, rb_ary_new_from_args(3, utf8_string(m.label), utf8_string(m.path), INT2NUM(m.line)));
+  return out;
+}
+
+VALUE call_tree_node_count(VALUE self) { return SIZET2NUM(tree_of(self).nodes().size()); }
+
+// #node(id) -> [method_id, parent_id (nil for the root), total_ns, self_ns, recursive, depth]
+VALUE call_tree_node(VALUE self, VALUE id) {
+  const CallTree& t = tree_of(self);
+  uint32_t node = checked_id(id, t.nodes().size(), "node");
+  const CallTree::Node& n = t.node(node);
+  VALUE parent = n.parent == CallTree::kNoNode ? Qnil : UINT2NUM(n.parent);
+  return rb_ary_new_from_args(6, UINT2NUM(n.method), parent, LL2NUM(n.total_ns), LL2NUM(n.self_ns), t.recursive(node) ? Qtrue : Qfalse,
+                              UINT2NUM(t.depth(node)));
+}
+
+// #children(id) -> node ids, heaviest first.
+VALUE call_tree_children(VALUE self, VALUE id) {
+  const CallTree& t = tree_of(self);
+  uint32_t node = checked_id(id, t.nodes().size(), "node");
+  VALUE out = rb_ary_new_capa(static_cast<long>(t.child_count(node)));
+  for (const uint32_t* c = t.children_begin(node); c != t.children_end(node); c++) rb_ary_push(out, UINT2NUM(*c));
+  return out;
+}
+
+// #method_entries -> [[method_id, self_ns, total_ns, recursive], ...] of the methods sampled.
+VALUE call_tree_method_entries(VALUE self) {
+  const MethodTable& mt = table_of(self);
+  VALUE out = rb_ary_new();
+  for (uint32_t m = 0; m < mt.entries().size(); m++) {
+    const MethodTable::Entry& e = mt.entries()[m];
+    if (m == kRootMethod || (e.total_ns == 0 && e.self_ns == 0)) continue;
+    rb_ary_push(out, rb_ary_new_from_args(4, UINT2NUM(m), LL2NUM(e.self_ns), LL2NUM(e.total_ns), e.recursive ? Qtrue : Qfalse));
+  }
+  return out;
+}
+
+// Flat pairs: a method with thousands of callers costs no Array per caller.
+VALUE arcs_value(const MethodTable& mt, MethodTable::ArcRange range, bool callers) {
+  VALUE out = rb_ary_new_capa(2 * static_cast<long>(range.size()));
+  for (uint32_t a : range) {
+    const MethodTable::Arc& arc = mt.arcs()[a];
+    rb_ary_push(out, UINT2NUM(callers ? arc.caller : arc.callee));
+    rb_ary_push(out, LL2NUM(arc.ns));
+  }
+  return out;
+}
+
+// #callers(method_id) / #callees(method_id) -> [method_id, ns, method_id, ns, ...], heaviest first.
+VALUE call_tree_callers(VALUE self, VALUE method) {
+  const MethodTable& mt = table_of(self);
+  return arcs_value(mt, mt.callers(checked_id(method, mt.entries().size(), "method")), true);
+}
+VALUE call_tree_callees(VALUE self, VALUE method) {
+  const MethodTable& mt = table_of(self);
+  return arcs_value(mt, mt.callees(checked_id(method, mt.entries().size(), "method")), false);
+}
+
+}  // namespace
+
+void init_call_tree_binding(VALUE native) {
+  g_call_tree_class = rb_define_class_under(native, "CallTree", rb_cObject);
+  rb_undef_alloc_func(g_call_tree_class);
+  rb_define_singleton_method(g_call_tree_class, "build", RUBY_METHOD_FUNC(call_tree_s_build), 3);
+  rb_define_method(g_call_tree_class, "methods_info", RUBY_METHOD_FUNC(call_tree_methods), 0);
+  rb_define_method(g_call_tree_class, "node_count", RUBY_METHOD_FUNC(call_tree_node_count), 0);
+  rb_define_method(g_call_tree_class, "node", RUBY_METHOD_FUNC(call_tree_node), 1);
+  rb_define_method(g_call_tree_class, "children", RUBY_METHOD_FUNC(call_tree_children), 1);
+  rb_define_method(g_call_tree_class, "method_entries", RUBY_METHOD_FUNC(call_tree_method_entries), 0);
+  rb_define_method(g_call_tree_class, "callers", RUBY_METHOD_FUNC(call_tree_callers), 1);
+  rb_define_method(g_call_tree_class, "callees", RUBY_METHOD_FUNC(call_tree_callees), 1);
+}
+
+}  // namespace rperf

@@ -1,0 +1,231 @@
+// The call tree, the method table and the callgrind encoder on hand-built profiles: exact
+// numbers (ruby-prof's examples from its architecture notes: call sites, recursion).
+#include <gtest/gtest.h>
+
+#include <map>
+#include <sstream>
+
+#include "io/encoders.hh"
+#include "io/output.hh"
+#include "profile/call_tree.hh"
+#include "profile/method_table.hh"
+#include "test_profiles.hh"
+
+using namespace rperf;
+using namespace rperf::fixtures;
+
+namespace {
+
+// "label(total/self)" of a node and its subtree, children in the tree's order; '*' marks
+// recursive nodes: one string to compare a whole tree at once.
+std::string shape(const CallTree& t, uint32_t id = CallTree::kRoot) {
+  const CallTree::Node& n = t.node(id);
+  std::string out = t.methods()[n.method].label + (t.recursive(id) ? "*" : "") + "(" + std::to_string(n.total_ns) + "/" +
+                    std::to_string(n.self_ns) + ")";
+  if (t.child_count(id) == 0) return out;
+  out += "[";
+  for (const uint32_t* c = t.children_begin(id); c != t.children_end(id); c++) {
+    if (c != t.children_begin(id)) out += " ";
+    out += shape(t, *c);
+  }
+  return out + "]";
+}
+
+uint32_t method_named(const CallTree& t, const std::string& label) {
+  for (uint32_t m = 0; m < t.methods().size(); m++) {
+    if (t.methods()[m].label == label) return m;
+  }
+  ADD_FAILURE() << "no method " << label;
+  return 0;
+}
+
+// "label=ns" of each arc of a range, heaviest first.
+std::string arcs_text(const CallTree& t, const MethodTable& mt, MethodTable::ArcRange range, bool callers) {
+  std::string out;
+  for (uint32_t a : range) {
+    const MethodTable::Arc& arc = mt.arcs()[a];
+    if (!out.empty()) out += " ";
+    out += t.methods()[callers ? arc.caller : arc.callee].label + "=" + std::to_string(arc.ns);
+  }
+  return out;
+}
+
+std::string callgrind(const Profile& p) {
+  std::string s;
+  Output out(&s, OutputOptions());
+  encode_callgrind(p, out);
+  EXPECT_EQ(out.finish(), 0);
+  return s;
+}
+
+// The seed's example: process calls validate and save, save calls validate and write.
+Profile process_validate_save() {
+  return make_profile({{"app.rb", "<main>", 20}, {"app.rb", "process", 2}, {"app.rb", "validate", 12}, {"app.rb", "save", 7},
+                       {"app.rb", "write", 15}, {"app.rb", "process", 3}, {"app.rb", "save", 8}},
+                      {{{2, 1, 0}, 10}, {{1, 0}, 5}, {{2, 3, 5, 0}, 20}, {{4, 6, 5, 0}, 30}, {{3, 5, 0}, 1}});
+}
+
+// simple(2) of the seed: each level sleeps, then calls the next.
+Profile simple_recursion() {
+  return make_profile({{"r.rb", "<main>", 9}, {"r.rb", "simple", 2}, {"r.rb", "sleep", 0}},
+                      {{{2, 1, 0}, 100}, {{2, 1, 1, 0}, 100}, {{2, 1, 1, 1, 0}, 100}, {{1, 1, 0}, 3}}, {}, false);
+}
+
+}  // namespace
+
+TEST(CallTree, OneNodePerCallPathOneMethodPerMethod) {
+  Profile p = process_validate_save();
+  CallTree t(p, {});
+  EXPECT_EQ(shape(t), "[root](66/0)[<main>(66/0)[process(66/5)[save(51/1)[write(30/30) validate(20/20)] validate(10/10)]]]");
+  EXPECT_EQ(t.total_ns(), 66);
+  int validate_nodes = 0;
+  for (const CallTree::Node& n : t.nodes()) validate_nodes += t.methods()[n.method].label == "validate";
+  EXPECT_EQ(validate_nodes, 2);
+  // Lines differ (process at 2 and 3): still one method, starting at its lowest sampled line.
+  EXPECT_EQ(t.methods()[method_named(t, "process")].line, 2);
+  EXPECT_EQ(t.depth(2), 2u);
+  EXPECT_EQ(t.node(2).parent, 1u);
+
+  MethodTable mt(t);
+  uint32_t validate = method_named(t, "validate"), process = method_named(t, "process");
+  EXPECT_EQ(mt.entries()[validate].self_ns, 30);
+  EXPECT_EQ(mt.entries()[validate].total_ns, 30);
+  EXPECT_FALSE(mt.entries()[validate].recursive);
+  EXPECT_EQ(arcs_text(t, mt, mt.callers(validate), true), "save=20 process=10");
+  EXPECT_EQ(arcs_text(t, mt, mt.callees(validate), false), "");
+  EXPECT_EQ(mt.entries()[process].total_ns, 66);
+  EXPECT_EQ(arcs_text(t, mt, mt.callees(process), false), "save=51 validate=10");
+  EXPECT_EQ(arcs_text(t, mt, mt.callers(process), true), "<main>=66");
+  // The root is no method: no caller of <main>, no entry.
+  EXPECT_EQ(mt.callers(method_named(t, "<main>")).size(), 0u);
+  EXPECT_EQ(mt.entries()[kRootMethod].total_ns, 0);
+}
+
+TEST(CallTree, RecursionCountsTotalsOnce) {
+  Profile p = simple_recursion();
+  CallTree t(p, {});
+  EXPECT_EQ(shape(t), "[root](303/0)[<main>(303/0)[simple(303/0)[simple*(203/3)[simple*(100/0)[sleep(100/100)] sleep(100/100)] sleep(100/100)]]]");
+  MethodTable mt(t);
+  uint32_t simple = method_named(t, "simple"), sleep = method_named(t, "sleep");
+  EXPECT_EQ(mt.entries()[simple].total_ns, 303);  // not 303 + 203 + 100
+  EXPECT_EQ(mt.entries()[simple].self_ns, 3);
+  EXPECT_TRUE(mt.entries()[simple].recursive);
+  EXPECT_FALSE(mt.entries()[sleep].recursive);
+  EXPECT_EQ(mt.entries()[sleep].total_ns, 300);
+  EXPECT_EQ(arcs_text(t, mt, mt.callers(simple), true), "<main>=303 simple=203");
+  EXPECT_EQ(arcs_text(t, mt, mt.callees(simple), false), "sleep=300 simple=203");
+  EXPECT_EQ(arcs_text(t, mt, mt.callers(sleep), true), "simple=300");
+}
+
+TEST(CallTree, MutualRecursion) {
+  Profile p = make_profile({{"m.rb", "<main>"}, {"m.rb", "a"}, {"m.rb", "b"}},
+                           {{{2, 1, 2, 1, 0}, 7}, {{1, 2, 1, 0}, 5}, {{2, 1, 0}, 3}}, {}, false);
+  CallTree t(p, {});
+  EXPECT_EQ(shape(t), "[root](15/0)[<main>(15/0)[a(15/0)[b(15/3)[a*(12/5)[b*(7/7)]]]]]");
+  MethodTable mt(t);
+  uint32_t a = method_named(t, "a"), b = method_named(t, "b");
+  EXPECT_EQ(mt.entries()[a].total_ns, 15);
+  EXPECT_EQ(mt.entries()[b].total_ns, 15);
+  EXPECT_EQ(mt.entries()[a].self_ns, 5);
+  EXPECT_EQ(mt.entries()[b].self_ns, 10);
+  EXPECT_TRUE(mt.entries()[a].recursive);
+  EXPECT_TRUE(mt.entries()[b].recursive);
+  EXPECT_EQ(arcs_text(t, mt, mt.callees(a), false), "b=15");
+  EXPECT_EQ(arcs_text(t, mt, mt.callers(a), true), "<main>=15 b=12");
+  EXPECT_EQ(arcs_text(t, mt, mt.callees(b), false), "a=12");
+}
+
+TEST(CallTree, VmStatesAreLeavesOnce) {
+  Profile p = make_profile({{"io.rb", "<main>"}, {"io.rb", "read"}, {"<VM>", "[GVL wait]"}},
+                           {{{1, 0}, 4, 1, 0, kGvlBlocked}, {{1, 0}, 6}, {{0}, 2, 1, 0, kGcMark}, {{2, 1, 0}, 5, 1, 0, kGvlWait}}, {}, false);
+  CallTree t(p, {});
+  // The stack that ends in [GVL wait] already (vm_state_frames) gets no second one.
+  EXPECT_EQ(shape(t), "[root](17/0)[<main>(17/0)[read(15/6)[[GVL wait](5/5) [GVL blocked](4/4)] [GC marking](2/2)]]");
+  EXPECT_EQ(t.methods()[method_named(t, "[GVL blocked]")].path, "<VM>");
+}
+
+TEST(CallTree, ThreadsMergedOrSeparateAndLabelFilter) {
+  Profile p = make_profile({{"t.rb", "work"}, {"t.rb", "main"}},
+                           {{{0, 1}, 10, 1, 0}, {{0}, 7, 2, 1}, {{}, 1, 2, 0}}, {{}, {{"endpoint", "/a", false}}}, false);
+  EXPECT_EQ(shape(CallTree(p, {})), "[root](18/1)[main(10/0)[work(10/10)] work(7/7)]");
+  CallTreeOptions separate;
+  separate.separate_threads = true;
+  CallTree t(p, separate);
+  EXPECT_EQ(shape(t), "[root](18/0)[[thread 1](10/0)[main(10/0)[work(10/10)]] [thread 2](8/1)[work(7/7)]]");
+  MethodTable mt(t);
+  EXPECT_EQ(arcs_text(t, mt, mt.callers(method_named(t, "work")), true), "main=10 [thread 2]=7");
+  CallTreeOptions filtered;
+  filtered.filter.labels = {{"endpoint", "/a", false}};
+  EXPECT_EQ(shape(CallTree(p, filtered)), "[root](7/0)[work(7/7)]");
+}
+
+TEST(CallTree, StartLineNamesTheMethod) {
+  Profile p = process_validate_save();
+  for (uint32_t i = 0; i < p.frames.size(); i++) {
+    if (p.frames[i].label == "save") p.frames.at(i).start_line = 6;
+  }
+  CallTree t(p, {});
+  EXPECT_EQ(t.methods()[method_named(t, "save")].line, 6);
+}
+
+TEST(Callgrind, ExactFile) {
+  Profile p = make_profile({{"a.rb", "main", 3}, {"a.rb", "f", 10}, {"b.rb", "g", 20}, {"a.rb", "main", 4}},
+                           {{{2, 1, 0}, 5}, {{1, 0}, 2}, {{2, 3}, 1}, {{}, 1}});
+  EXPECT_EQ(callgrind(p),
+            "# callgrind format\nversion: 1\ncreator: rperf\npositions: line\nevent: wall_ns : wall time (ns)\nevents: wall_ns\n"
+            "\nfl=(1) ???\nfn=(1) [root]\n0 1\ncfi=(2) a.rb\ncfn=(2) main\ncalls=3 3\n0 8\n"
+            "\nfl=(2)\nfn=(2)\n3 0\ncfi=(2)\ncfn=(3) f\ncalls=2 10\n3 7\ncfi=(3) b.rb\ncfn=(4) g\ncalls=1 20\n4 1\n"
+            "\nfl=(2)\nfn=(3)\n10 2\ncfi=(3)\ncfn=(4)\ncalls=1 20\n10 5\n"
+            "\nfl=(3)\nfn=(4)\n20 6\n"
+            "\ntotals: 9\n");
+}
+
+TEST(Callgrind, MethodLevelProfilesPlaceCostsAtTheMethodsLine) {
+  Profile p = make_profile({{"a.rb", "main"}, {"a.rb", "f"}}, {{{1, 0}, 5}}, {}, false);
+  p.frames.at(1).start_line = 10;
+  std::string s = callgrind(p);
+  EXPECT_NE(s.find("\nfl=(2)\nfn=(2)\ncfi=(2)\ncfn=(3) f\ncalls=1 10\n0 5\n"), std::string::npos) << s;  // main: no line known
+  EXPECT_NE(s.find("\nfl=(2)\nfn=(3)\n10 5\n"), std::string::npos) << s;
+}
+
+// What callgrind_annotate --inclusive=yes computes: a called function's inclusive cost is the
+// sum of the calls into it; one never called (the root) has self + calls out.
+std::map<std::string, int64_t> annotate_inclusive(const std::string& file) {
+  std::map<std::string, int64_t> self_and_out, called;
+  std::map<std::string, std::string> names;
+  std::istringstream in(file);
+  std::string line, fn, cfn;
+  bool call_cost = false;
+  auto name = [&](std::string text) {
+    std::string id = text.substr(0, text.find(')') + 1);
+    if (text.size() > id.size()) names[id] = text.substr(id.size() + 1);
+    return names[id];
+  };
+  while (std::getline(in, line)) {
+    if (line.rfind("fn=", 0) == 0) fn = name(line.substr(3));
+    else if (line.rfind("cfn=", 0) == 0) cfn = name(line.substr(4));
+    else if (line.rfind("calls=", 0) == 0) call_cost = true;
+    else if (!line.empty() && isdigit(static_cast<unsigned char>(line[0]))) {
+      int64_t cost = std::stoll(line.substr(line.find(' ') + 1));
+      self_and_out[fn] += cost;
+      if (call_cost) called[cfn] += cost;
+      call_cost = false;
+    }
+  }
+  for (const auto& [f, cost] : called) self_and_out[f] = cost;
+  return self_and_out;
+}
+
+TEST(Callgrind, InclusiveCostsAreTheMethodTotals) {
+  for (const Profile& p : {process_validate_save(), simple_recursion(),
+                           make_profile({{"m.rb", "<main>"}, {"m.rb", "a"}, {"m.rb", "b"}},
+                                        {{{2, 1, 2, 1, 0}, 7}, {{1, 2, 1, 0}, 5}, {{2, 1, 0}, 3}, {{1}, 4, 1, 0, kGcSweep}}, {}, false)}) {
+    CallTree t(p, {});
+    MethodTable mt(t);
+    std::map<std::string, int64_t> inclusive = annotate_inclusive(callgrind(p));
+    EXPECT_EQ(inclusive["[root]"], t.total_ns());
+    for (uint32_t m = 1; m < t.methods().size(); m++) {
+      EXPECT_EQ(inclusive[t.methods()[m].label], mt.entries()[m].total_ns) << t.methods()[m].label;
+    }
+  }
+}
