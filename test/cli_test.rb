@@ -283,10 +283,15 @@ class CliTest < Minitest::Test
   end
 
 
-  def test_report_port_serves_the_viewer_until_sigterm
+  # As rperf 0.11: `report FILE` serves the viewer (on loopback, any free port) by default.
+  def test_report_serves_the_viewer_until_sigterm
     json = File.join(@dir, "p.json.gz")
     rperf("record", "-o", json, RUBY, hot_script)
-    Open3.popen3(RUBY, RPERF, "report", "--port", "0", json, chdir: @dir) do |_in, _out, err, wait|
+    [["--port", "0"], []].each { |args| assert_serves_until_sigterm(args, json) }
+  end
+
+  def assert_serves_until_sigterm(args, json)
+    Open3.popen3(RUBY, RPERF, "report", *args, json, chdir: @dir) do |_in, _out, err, wait|
       line = err.gets
       url = line[%r{http://127\.0\.0\.1:\d+/rperf/}]
       assert url, line

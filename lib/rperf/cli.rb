@@ -308,8 +308,8 @@ module Rperf
     end
 
     REPORT_BANNER = <<~TEXT.chomp
-      Usage: rperf report [options] [file]
-             Prints a summary of a profile (default: --top).
+      Usage: rperf report [options] [file|dir]
+             Serves the offline viewer on 127.0.0.1 (default, as rperf 0.11) or prints a summary.
              Default file: rperf.json.gz
              Reads .json.gz / .json and .pb.gz (pprof written by rperf); no Go needed.
     TEXT
@@ -320,7 +320,7 @@ module Rperf
     TEXT
 
     def report(argv)
-      opts = { mode: :top }
+      opts = { mode: :serve }
       parser = viewer_parser(REPORT_BANNER, 1, opts)
       parse(parser, argv)
       return print_help(parser) if opts[:help]
@@ -329,9 +329,9 @@ module Rperf
       end
 
       path = argv.first || "rperf.json.gz"
+      opts[:mode] = :callgrind if opts[:mode] == :serve && opts[:output] && Storage.detect_format(opts[:output]) == :callgrind
       return serve(path, opts) if opts[:mode] == :serve
 
-      opts[:mode] = :callgrind if opts[:mode] == :top && opts[:output] && Storage.detect_format(opts[:output]) == :callgrind
       data = load_profile(path, opts[:mode])
       case opts[:mode]
       when :top then @out.print Text.encode(data, top_n: 20, header: false)
