@@ -63,7 +63,11 @@ class CompatRoundTripTest < Minitest::Test
       assert_empty theirs["load"][file]["keys"] - mine["keys"], "#{file}: keys of 0.11.1's result missing"
     end
     refute_nil ours["load"]["raw.json.gz"]["raw_samples"], "raw samples came through"
-    assert_equal(%w[main worker], ours["load"]["profile.json.gz"]["samples"].map { |_f, _t, labels, _w| labels.to_h["role"] }.compact.uniq.sort)
+    # The labels we read are the ones 0.11.1 wrote (whether its sampler caught the short worker
+    # thread varies from run to run: its first time slice is not always sampled).
+    roles = ->(facts) { facts["load"]["profile.json.gz"]["samples"].map { |_f, _t, labels, _w| labels.to_h["role"] }.compact.uniq.sort }
+    assert_equal roles.(theirs), roles.(ours)
+    assert_includes roles.(ours), "main"
 
     # Their pprof file: the same samples as their JSON file of the same profile.
     pprof = ours["load"]["profile.pb.gz"]
