@@ -14,6 +14,7 @@ class Output;
 std::string encode_pprof(const Profile& p, const std::vector<std::string>& comments);  // profile.proto
 std::string encode_speedscope(const Profile& p, const std::string& name);
 std::string encode_text(const Profile& p, int top_n, bool header = true);  // flat + cumulative tables
+std::string encode_allocation_text(const Profile& p, int top_n);          // allocation sites and classes
 void encode_collapsed(const Profile& p, Output& out);  // "root;...;leaf weight\n"
 // The rperf JSON document: meta and summary first (read_meta stops there), the attributes,
 // then raw_samples (with timestamps), aggregated_samples, label_sets, and `trailer`'s members.

@@ -232,6 +232,7 @@ class ProfileReader {
       return false;
     }
     if (!read_start_lines(d->get("function_start_lines"))) return false;
+    if (!read_allocations(d->get("allocation_samples"))) return false;
     if (!p_.timestamps) infer_vm_states(p_);  // raw samples carry their state
     return true;
   }
@@ -240,6 +241,7 @@ class ProfileReader {
   // Keys computed from the samples, never stored as attributes.
   static bool derived(const std::string& key) {
     return key == "aggregated_samples" || key == "raw_samples" || key == "label_sets" || key == "function_start_lines" ||
+           key == "allocation_samples" ||
            key == "unique_frames" || key == "unique_stacks" || key == "rperf_version";
   }
 
@@ -325,6 +327,36 @@ class ProfileReader {
       }
       p_.samples.push_back(sample);
     }
+    return true;
+  }
+
+  // [frames, count, thread_seq, label_set_id, class_name, retained_count] rows: not shaped by
+  // the builder (the class name is a string), read from their nodes.
+  bool read_allocations(const Val* rows) {
+    if (!rows) return true;
+    const char* shape = "allocation sample is not [frames, count, thread_seq, label_set_id, class_name, retained_count]";
+    if (!is_node(rows, JsonValue::Kind::kArray)) return bad("allocation_samples is not an array");
+    AllocationAggregator agg;
+    for (const Val& row : rows->node->items) {
+      if (!is_node(&row, JsonValue::Kind::kArray) || row.node->items.size() != 6) return explain(row, shape);
+      const std::vector<Val>& v = row.node->items;
+      bool empty_stack = is_node(&v[0], JsonValue::Kind::kArray) && v[0].node->items.empty();
+      if ((v[0].tag != Val::kStack && !empty_stack) || v[1].tag != Val::kInt || v[2].tag != Val::kInt || v[3].tag != Val::kInt ||
+          !is_node(&v[4], JsonValue::Kind::kString) || v[5].tag != Val::kInt) {
+        return explain(row, shape);
+      }
+      int64_t set = v[3].num;
+      if (set < 0 || static_cast<size_t>(set) >= label_set_map_.size()) return bad("label_set_id " + std::to_string(set) + " out of range");
+      AllocationSample a;
+      a.stack = stack(empty_stack ? kEmptyStack : static_cast<uint32_t>(v[0].num));
+      a.count = v[1].num;
+      a.thread_seq = static_cast<uint32_t>(v[2].num);
+      a.label_set = label_set_map_[static_cast<size_t>(set)];
+      a.type = p_.class_names.intern(v[4].node->text);
+      a.retained = v[5].num;
+      agg.add(a);
+    }
+    p_.allocations = agg.take();
     return true;
   }
 

@@ -22,7 +22,7 @@ namespace rperf {
 
 namespace {
 
-enum class Format { kPprof, kCollapsed, kSpeedscope, kText, kJson };
+enum class Format { kPprof, kCollapsed, kSpeedscope, kText, kJson, kAllocations };
 
 // Everything the encoder needs once the GVL is released: no Ruby object is touched then.
 struct EncodeJob {
@@ -49,6 +49,7 @@ void* run_encode_job(void* arg) {
       case Format::kSpeedscope: out->append(encode_speedscope(*job.profile, job.name)); break;
       case Format::kText: out->append(encode_text(*job.profile, job.top, job.header)); break;
       case Format::kJson: encode_json(*job.profile, job.trailer, *out); break;
+      case Format::kAllocations: out->append(encode_allocation_text(*job.profile, job.top)); break;
     }
     job.error = out->finish();
   } catch (const std::bad_alloc&) {
@@ -65,6 +66,7 @@ bool format_from_symbol(VALUE format, Format& out) {
   else if (f == rb_intern("speedscope")) out = Format::kSpeedscope;
   else if (f == rb_intern("text")) out = Format::kText;
   else if (f == rb_intern("json")) out = Format::kJson;
+  else if (f == rb_intern("allocations")) out = Format::kAllocations;  // the allocation report (text)
   else return false;
   return true;
 }

@@ -18,7 +18,8 @@ ID g_view_link;  // hidden instance variable of a view Hash: its Native::Profile
 void holder_mark(void* p) {
   auto* h = static_cast<ProfileHolder*>(p);
   // rb_gc_mark pins: the vectors hold these VALUEs outside Ruby's heap.
-  for (VALUE v : {h->view, h->view_samples, h->view_raw, h->view_label_sets}) rb_gc_mark(v);
+  for (VALUE v : {h->view, h->view_samples, h->view_raw, h->view_label_sets, h->view_allocations}) rb_gc_mark(v);
+  for (VALUE v : h->class_name_values) rb_gc_mark(v);
   for (VALUE v : h->frame_values) rb_gc_mark(v);
   for (VALUE v : h->stack_values) rb_gc_mark(v);
   for (VALUE v : h->label_set_values) rb_gc_mark(v);
@@ -32,7 +33,7 @@ const rb_data_type_t kProfileType = {"rperf/profile", {holder_mark, holder_free,
 
 // Keys of a result Hash that are not attributes: the body, and what is derived from it.
 bool body_key(VALUE key) {
-  static const char* const kKeys[] = {"aggregated_samples", "raw_samples", "label_sets", "unique_frames",
+  static const char* const kKeys[] = {"aggregated_samples", "raw_samples", "label_sets", "allocation_samples", "unique_frames",
                                       "unique_stacks", "function_start_lines", "meta", "summary"};
   if (!SYMBOL_P(key)) return false;
   for (const char* k : kKeys) {
@@ -72,6 +73,18 @@ VALUE sample_value(ProfileHolder& h, const Sample& s, bool raw) {
     rb_ary_push(e, INT2FIX(s.vm_state));
     rb_ary_push(e, LL2NUM(s.time_ns));
   }
+  return e;
+}
+
+// [frames, count, thread_seq, label_set_id, class_name, retained_count]
+VALUE allocation_value(ProfileHolder& h, const AllocationSample& a) {
+  VALUE e = rb_ary_new_capa(6);
+  rb_ary_push(e, stack_value(h, a.stack));
+  rb_ary_push(e, LL2NUM(a.count));
+  rb_ary_push(e, UINT2NUM(a.thread_seq));
+  rb_ary_push(e, UINT2NUM(a.label_set));
+  rb_ary_push(e, h.class_name_values[a.type]);
+  rb_ary_push(e, LL2NUM(a.retained));
   return e;
 }
 
@@ -116,6 +129,13 @@ VALUE build_view(VALUE self, ProfileHolder& h) {
     rb_ary_push(h.view_label_sets, h.label_set_values[i]);
   }
   rb_hash_aset(hash, sym("label_sets"), h.view_label_sets);
+  if (p.has_allocations()) {
+    h.class_name_values.assign(p.class_names.size(), Qnil);
+    for (uint32_t i = 0; i < p.class_names.size(); i++) h.class_name_values[i] = utf8_string(p.class_names[i]);
+    h.view_allocations = rb_ary_new_capa(static_cast<long>(p.allocations.size()));
+    for (const AllocationSample& a : p.allocations) rb_ary_push(h.view_allocations, allocation_value(h, a));
+    rb_hash_aset(hash, sym("allocation_samples"), h.view_allocations);
+  }
 
   rb_hash_aset(hash, sym("unique_frames"), SIZET2NUM(used_frame_count(p)));
   rb_hash_aset(hash, sym("unique_stacks"), SIZET2NUM(p.stacks.size()));
@@ -157,9 +177,28 @@ bool samples_unchanged(ProfileHolder& h, VALUE ary, VALUE expected, const std::v
   return true;
 }
 
+bool allocations_unchanged(ProfileHolder& h, VALUE ary) {
+  const std::vector<AllocationSample>& all = h.profile.allocations;
+  if (ary != h.view_allocations) return false;
+  if (NIL_P(ary)) return true;
+  if (!RB_TYPE_P(ary, T_ARRAY) || RARRAY_LEN(ary) != static_cast<long>(all.size())) return false;
+  for (size_t i = 0; i < all.size(); i++) {
+    VALUE e = RARRAY_AREF(ary, static_cast<long>(i));
+    const AllocationSample& a = all[i];
+    if (!RB_TYPE_P(e, T_ARRAY) || RARRAY_LEN(e) != 6 || RARRAY_AREF(e, 0) != h.stack_values[a.stack] ||
+        !same_int(RARRAY_AREF(e, 1), a.count) || !same_int(RARRAY_AREF(e, 2), a.thread_seq) ||
+        !same_int(RARRAY_AREF(e, 3), a.label_set) || RARRAY_AREF(e, 4) != h.class_name_values[a.type] ||
+        !same_int(RARRAY_AREF(e, 5), a.retained)) {
+      return false;
+    }
+  }
+  return true;
+}
+
 // True when `hash` is this profile's view with its samples and label sets as built.
 bool view_unchanged(ProfileHolder& h, VALUE hash) {
   if (NIL_P(h.view)) return false;
+  if (!allocations_unchanged(h, rb_hash_lookup(hash, sym("allocation_samples")))) return false;
   VALUE sets = rb_hash_lookup(hash, sym("label_sets"));
   if (sets != h.view_label_sets || RARRAY_LEN(sets) != static_cast<long>(h.label_set_values.size())) return false;
   for (size_t i = 0; i < h.label_set_values.size(); i++) {
@@ -268,6 +307,32 @@ struct Converter {
 
   std::vector<uint32_t> label_map{0};
 
+  bool allocations(VALUE ary) {
+    if (NIL_P(ary)) return true;
+    if (!RB_TYPE_P(ary, T_ARRAY)) return fail("allocation_samples must be an Array");
+    const char* shape = "an allocation sample must be [frames, count, thread_seq, label_set_id, class_name, retained_count]";
+    AllocationAggregator agg;
+    for (long i = 0; i < RARRAY_LEN(ary); i++) {
+      VALUE e = RARRAY_AREF(ary, i);
+      if (!RB_TYPE_P(e, T_ARRAY) || RARRAY_LEN(e) != 6 || !RB_TYPE_P(RARRAY_AREF(e, 4), T_STRING)) return fail(shape);
+      AllocationSample a;
+      int64_t thread, set;
+      if (!stack(RARRAY_AREF(e, 0), a.stack)) return false;
+      if (!int64_of(RARRAY_AREF(e, 1), a.count) || !int64_of(RARRAY_AREF(e, 2), thread) || !int64_of(RARRAY_AREF(e, 3), set) ||
+          !int64_of(RARRAY_AREF(e, 5), a.retained)) {
+        return fail(shape);
+      }
+      if (set < 0 || static_cast<size_t>(set) >= label_map.size()) return fail("an allocation sample's label_set_id has no label set");
+      a.thread_seq = static_cast<uint32_t>(thread);
+      a.label_set = label_map[static_cast<size_t>(set)];
+      VALUE name = RARRAY_AREF(e, 4);
+      a.type = h.profile.class_names.intern(std::string(RSTRING_PTR(name), static_cast<size_t>(RSTRING_LEN(name))));
+      agg.add(a);
+    }
+    h.profile.allocations = agg.take();
+    return true;
+  }
+
   bool label_sets(VALUE sets) {
     if (NIL_P(sets)) return true;
     if (!RB_TYPE_P(sets, T_ARRAY)) return fail("label_sets must be an Array of Hashes");
@@ -353,7 +418,8 @@ VALUE profile_s_from_hash(VALUE, VALUE hash) {
   without_cxx_exceptions([&] {
     Converter c{*h, {}, {}};
     ok = c.label_sets(rb_hash_lookup(hash, sym("label_sets"))) &&
-         c.samples(rb_hash_lookup(hash, sym(raw ? "raw_samples" : "aggregated_samples")), raw);
+         c.samples(rb_hash_lookup(hash, sym(raw ? "raw_samples" : "aggregated_samples")), raw) &&
+         c.allocations(rb_hash_lookup(hash, sym("allocation_samples")));
   });
   if (!ok) raise_error(rb_eTypeError, rb_sprintf("rperf: %" PRIsVALUE, take_error(*h)));
   h->profile.timestamps = raw;

@@ -22,13 +22,17 @@ Session* g_abandoned = nullptr;  // sessions a forked child inherited and must n
 void marker_mark(void*) {
   if (g_session) g_session->mark();
 }
+// GC compaction: the frames and classes it marks are pinned; the sampled objects of allocation
+// profiling are not marked at all (they must be free to die), so their addresses follow moves.
+void marker_compact(void*) { update_moved_objects(); }
 
 // Not write-barrier protected on purpose: the frame table grows without write barriers, so
 // the incremental marker must rescan this object at the end of every mark phase.
-const rb_data_type_t kMarkerType = {"rperf/marker", {marker_mark, nullptr, nullptr, nullptr, {nullptr}}, nullptr, nullptr, 0};
+const rb_data_type_t kMarkerType = {"rperf/marker", {marker_mark, nullptr, nullptr, marker_compact, {nullptr}}, nullptr, nullptr, 0};
 
-// Native.start(frequency, wall, aggregate, signal, defer, max_depth, lines)
-VALUE native_start(VALUE, VALUE freq, VALUE wall, VALUE aggregate, VALUE signal, VALUE defer, VALUE max_depth, VALUE lines) {
+// Native.start(frequency, wall, aggregate, signal, defer, max_depth, lines, allocation_interval)
+VALUE native_start(VALUE, VALUE freq, VALUE wall, VALUE aggregate, VALUE signal, VALUE defer, VALUE max_depth, VALUE lines,
+                   VALUE allocation_interval) {
   if (g_session) rb_raise(rb_eRuntimeError, "Rperf is already running");
   SessionOptions o;
   o.frequency = NUM2INT(freq);
@@ -38,6 +42,7 @@ VALUE native_start(VALUE, VALUE freq, VALUE wall, VALUE aggregate, VALUE signal,
   o.defer = RTEST(defer);
   o.max_depth = NUM2INT(max_depth);
   o.lines = RTEST(lines);
+  o.allocation_interval = NIL_P(allocation_interval) ? 0 : NUM2UINT(allocation_interval);
   VALUE error = Qnil;
   {
     Session* s = new (std::nothrow) Session(o);
@@ -173,7 +178,7 @@ void init_session_binding(VALUE native) {
   g_marker = TypedData_Wrap_Struct(rb_cObject, &kMarkerType, &marker_data);
   rb_gc_register_mark_object(g_marker);
 
-  rb_define_singleton_method(native, "start", RUBY_METHOD_FUNC(native_start), 7);
+  rb_define_singleton_method(native, "start", RUBY_METHOD_FUNC(native_start), 8);
   rb_define_singleton_method(native, "stop", RUBY_METHOD_FUNC(native_stop), 1);
   rb_define_singleton_method(native, "snapshot", RUBY_METHOD_FUNC(native_snapshot), 2);
   rb_define_singleton_method(native, "running?", RUBY_METHOD_FUNC(native_running_p), 0);
