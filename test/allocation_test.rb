@@ -1,0 +1,196 @@
+# frozen_string_literal: true
+
+require_relative "test_helper"
+require "json"
+require "zlib"
+
+# Allocation profiling (allocations: N): sampled allocation sites, classes and retained objects,
+# in the same run as the time samples. Workloads run in fresh processes, so the counts are not
+# disturbed by the test runner's own objects.
+class AllocationTest < Minitest::Test
+  # Each iteration allocates exactly one object of the named class (the literals are frozen).
+  WORKLOAD = <<~RUBY
+    # frozen_string_literal: true
+    def make_strings(n) = n.times { String.new("x") }
+    def make_arrays(n) = n.times { Array.new(2) }
+    def keep_strings(n) = ($kept = Array.new(n) { String.new("k") })
+    def drop_strings(n) = n.times { String.new("d") }
+    # objects per [method, class] and retained per [method, class], from the result Hash
+    def allocation_totals(data)
+      totals = Hash.new(0)
+      retained = Hash.new(0)
+      data[:allocation_samples].each do |frames, count, _thread, _labels, klass, kept|
+        method = frames.map { |f| f[1] }.find { |l| l.start_with?("Object#") } || "other"
+        totals["\#{method} \#{klass}"] += count
+        retained["\#{method} \#{klass}"] += kept
+      end
+      { "totals" => totals, "retained" => retained }
+    end
+  RUBY
+
+  def run_workload(body, env: {})
+    out, err, status = run_ruby("#{WORKLOAD}\nrequire 'rperf'\nrequire 'json'\n#{body}", env: env)
+    assert status.success?, err
+    JSON.parse(out.lines.last)
+  end
+
+  # Sampling one allocation in N with geometric gaps makes each object an independent
+  # Bernoulli(1/N) trial: the estimate N * k of `count` objects has a relative standard
+  # deviation of sqrt((N - 1) / count). At N = 64: 2,000,000 strings -> 0.56%, 1,000,000 arrays
+  # -> 0.79%, so 3% is more than 3.7 standard deviations for each (a false failure about once
+  # in 5,000 runs).
+  def test_counts_per_method_and_class_across_two_threads_within_3_percent
+    result = run_workload(<<~RUBY)
+      data = Rperf.start(allocations: 64, mode: :wall) do
+        [Thread.new { make_strings(2_000_000) }, Thread.new { make_arrays(1_000_000) }].each(&:join)
+      end
+      threads = data[:allocation_samples].group_by { |s| s[4] }.transform_values { |v| v.map { |s| s[2] }.uniq }
+      puts JSON.generate(allocation_totals(data).merge("threads" => threads, "time" => data[:aggregated_samples].size,
+                                                       "interval" => data[:allocation_interval]))
+    RUBY
+    totals = result["totals"]
+    assert_within 2_000_000, totals["Object#make_strings String"], 0.03, "strings"
+    assert_within 1_000_000, totals["Object#make_arrays Array"], 0.03, "arrays"
+    assert_operator totals["Object#make_strings Array"].to_i, :<, 2_000, "no arrays in make_strings"
+    assert_operator totals["Object#make_arrays String"].to_i, :<, 2_000, "no strings in make_arrays"
+    refute_equal result["threads"]["String"] & result["threads"]["Array"], result["threads"]["String"], "two threads"
+    assert_operator result["time"], :>, 0, "time samples in the same run"
+    assert_equal 64, result["interval"]
+  end
+
+  # 500,000 kept strings: relative standard deviation sqrt(63 / 500,000) = 1.1%, so 5% is 4.4 of them.
+  def test_retained_objects_are_the_live_ones
+    result = run_workload(<<~RUBY)
+      data = Rperf.start(allocations: 64, mode: :wall) do
+        keep_strings(500_000)
+        drop_strings(500_000)
+        GC.start
+      end
+      puts JSON.generate(allocation_totals(data))
+    RUBY
+    assert_within 500_000, result["retained"]["Object#keep_strings String"], 0.05, "kept strings retained"
+    assert_within 500_000, result["totals"]["Object#drop_strings String"], 0.05, "dropped strings allocated"
+    assert_operator result["retained"]["Object#drop_strings String"].to_i, :<=, 500_000 * 0.01, "dropped strings are not retained"
+  end
+
+  def test_snapshot_reports_retained_so_far_and_clear_starts_a_new_interval
+    result = run_workload(<<~RUBY)
+      Rperf.start(allocations: 64, mode: :wall)
+      keep_strings(300_000)
+      first = allocation_totals(Rperf.snapshot(clear: true))
+      $kept = nil
+      GC.start
+      drop_strings(200_000)
+      second = allocation_totals(Rperf.stop)
+      puts JSON.generate("first" => first, "second" => second)
+    RUBY
+    assert_within 300_000, result["first"]["retained"]["Object#keep_strings String"], 0.05
+    assert_nil result["second"]["totals"]["Object#keep_strings String"]
+    assert_within 200_000, result["second"]["totals"]["Object#drop_strings String"], 0.05
+  end
+
+  # Compaction moves the sampled objects: the live table follows them (their later death is
+  # seen at the new address), and GC.stress with every allocation sampled does not crash.
+  def test_compaction_and_gc_stress
+    result = run_workload(<<~RUBY)
+      data = Rperf.start(allocations: 8, mode: :wall) do
+        keep_strings(100_000)
+        GC.verify_compaction_references(expand_heap: true, toward: :empty)
+        $moved = allocation_totals(Rperf.snapshot)["retained"]["Object#keep_strings String"]
+        $kept = nil
+        GC.compact
+        GC.start
+      end
+      stressed = Rperf.start(allocations: 1) do
+        GC.stress = true
+        list = []
+        400.times { |i| list << "s\#{i}"; list.shift if list.size > 50; GC.compact if (i % 100).zero? }
+        GC.stress = false
+      end
+      puts JSON.generate("moved" => $moved, "after" => allocation_totals(data)["retained"]["Object#keep_strings String"],
+                         "stressed" => stressed[:allocation_samples].sum { |s| s[1] })
+    RUBY
+    assert_within 100_000, result["moved"], 0.05, "retained across compaction"
+    assert_operator result["after"].to_i, :<=, 1_000, "freed after moving"
+    assert_operator result["stressed"], :>=, 400
+  end
+
+  def test_labels_and_save_load_round_trip
+    Dir.mktmpdir do |dir|
+      result = run_workload(<<~RUBY)
+        data = Rperf.start(allocations: 16) do
+          Rperf.label(request: "a") { make_arrays(50_000) }
+        end
+        Rperf.save("#{dir}/p.json.gz", data)
+        loaded = Rperf.load("#{dir}/p.json.gz")
+        labelled = data[:allocation_samples].select { |s| data[:label_sets][s[3]][:request] == "a" }.sum { |s| s[1] }
+        puts JSON.generate("same" => loaded[:allocation_samples] == data[:allocation_samples],
+                           "keys" => data.keys.map(&:to_s), "loaded_keys" => loaded.keys.map(&:to_s),
+                           "labelled" => labelled, "time_shape" => data[:aggregated_samples].map(&:size).uniq)
+      RUBY
+      assert result["same"], "load restores allocation_samples"
+      assert_includes result["loaded_keys"], "allocation_samples"
+      assert_within 50_000, result["labelled"], 0.1
+      assert_equal [4], result["time_shape"], "time samples keep their shape"
+    end
+  end
+
+  def test_settings_validate_and_environment_round_trips
+    assert_raises(ArgumentError) { Rperf.start(allocations: 0.5) }
+    assert_raises(ArgumentError) { Rperf.start(allocations: -1) }
+    assert_nil Rperf::Settings.new(allocations: false).allocations
+    assert_equal Rperf::Settings::DEFAULT_ALLOCATION_INTERVAL, Rperf::Settings.new(allocations: true).allocations
+    settings = Rperf::Settings.new(allocations: 128)
+    assert_equal "128", settings.child_env["RPERF_ALLOCATIONS"]
+    assert_equal 128, Rperf::Settings.from_env(settings.child_env).allocations
+    assert_nil Rperf::Settings.from_env({}).allocations
+    refute Rperf::Settings.new.child_env["RPERF_ALLOCATIONS"]
+  end
+
+  def test_without_allocations_the_result_has_no_allocation_keys
+    data = Rperf.start { 10_000.times { Object.new } }
+    refute data.key?(:allocation_samples)
+    refute data.key?(:allocation_interval)
+  end
+
+  def test_pprof_has_allocation_sample_types
+    Dir.mktmpdir do |dir|
+      path = File.join(dir, "p.pb.gz")
+      run_workload(<<~RUBY)
+        data = Rperf.start(allocations: 64) { make_arrays(100_000) }
+        Rperf.save("#{path}", data)
+        puts "{}"
+      RUBY
+      pb = Zlib.gunzip(File.binread(path))
+      %w[alloc_objects inuse_objects count object_class Array].each { |s| assert_includes pb, s }
+      report = Rperf::Storage.load_any(path)
+      refute(report[:aggregated_samples].any? { |s| s[1].zero? }, "allocation samples are not time samples")
+      go = ENV.fetch("GO", "go")
+      next skip("go is not installed") unless system(go, "version", out: File::NULL, err: File::NULL)
+
+      top, status = Open3.capture2e(go, "tool", "pprof", "-sample_index=alloc_objects", "-top", path)
+      assert status.success?, top
+      assert_match(/Object#make_arrays/, top)
+      total = top[/of (\d+) total/, 1].to_i
+      assert_within 100_000, total, 0.05, "alloc_objects total"
+    end
+  end
+
+  def test_cli_alloc_options
+    Dir.mktmpdir do |dir|
+      script = File.join(dir, "w.rb")
+      File.write(script, "#{WORKLOAD}\nmake_arrays(200_000)\n")
+      out_path = File.join(dir, "p.json.gz")
+      _, err, status = Open3.capture3(RUBY, "#{ROOT}/exe/rperf", "record", "--alloc=32", "-o", out_path, RUBY, script)
+      assert status.success?, err
+      report, err, status = Open3.capture3(RUBY, "#{ROOT}/exe/rperf", "report", "--alloc", out_path)
+      assert status.success?, err
+      assert_match(/Allocations: [\d,]+ objects \(estimated, one in 32 sampled\)/, report)
+      assert_match(/Object#make_arrays/, report)
+      assert_match(/Array/, report.split("Allocated by class:").last)
+      _, err, status = Open3.capture3(RUBY, "#{ROOT}/exe/rperf", "stat", "--alloc", RUBY, script)
+      assert status.success?, err
+      assert_match(/Allocated by class:\n\s+[\d,]+\s+[\d.]+%\s+Array/, err)
+    end
+  end
+end
