@@ -191,6 +191,17 @@ class AllocationTest < Minitest::Test
       _, err, status = Open3.capture3(RUBY, "#{ROOT}/exe/rperf", "stat", "--alloc", RUBY, script)
       assert status.success?, err
       assert_match(/Allocated by class:\n\s+[\d,]+\s+[\d.]+%\s+Array/, err)
+
+      File.write(script, "#{WORKLOAD}\nmake_arrays(600_000)\n")
+      target = File.join(dir, "q.json.gz")
+      _, err, status = Open3.capture3(RUBY, "#{ROOT}/exe/rperf", "record", "--alloc=32", "-o", target, RUBY, script)
+      assert status.success?, err
+      diff, err, status = Open3.capture3(RUBY, "#{ROOT}/exe/rperf", "diff", "--alloc", out_path, target)
+      assert status.success?, err
+      row = diff.lines.find { |l| l.include?("Object#make_arrays") }
+      assert row, diff
+      assert_within 400_000, row.split[1].to_i, 0.1, "change in arrays allocated (cumulative)"
+      assert_match(/change: \+\d+ \(estimated objects\)/, diff)
     end
   end
 end

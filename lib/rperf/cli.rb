@@ -275,6 +275,8 @@ module Rperf
         o.on("--text", "Print text #{files > 1 ? 'diff report' : 'report'}") { opts[:mode] = :text }
         if files == 1
           o.on("--alloc", "Print top allocation sites and classes (a profile recorded with --alloc)") { opts[:mode] = :alloc }
+        else
+          o.on("--alloc", "Compare estimated objects allocated instead of time (profiles recorded with --alloc)") { opts[:alloc] = true }
         end
         o.on("--format FORMAT", %w[table table-json],
              "Flat #{files > 1 ? 'diff ' : ''}table for AI/machine consumption: 'table' (TSV) or 'table-json' (JSON)") do |v|
@@ -371,7 +373,7 @@ module Rperf
       case opts[:mode]
       when :table then @out.print Table.diff_tsv(base, target)
       when :table_json then @out.puts Table.diff_json(base, target)
-      else @out.puts Diff.new(base, target).render(limit: opts[:mode] == :top ? 20 : nil)
+      else @out.puts Diff.new(base, target, allocations: opts[:alloc]).render(limit: opts[:mode] == :top ? 20 : nil)
       end
       0
     end

@@ -518,13 +518,14 @@ VALUE profile_vm_state_totals(VALUE self) {
   return out;
 }
 
-// #function_totals -> [[label, path, self_ns, total_ns], ...] for functions with weight.
-VALUE profile_function_totals(VALUE self) {
+// [[label, path, self, total], ...] for the functions with weight in `compute(profile)`.
+template <typename Compute>
+VALUE totals_to_ruby(VALUE self, Compute&& compute) {
   const Profile& p = holder_of(self)->profile;
   FunctionTotals* t = new (std::nothrow) FunctionTotals();
   if (!t) rb_memerror();
   try {
-    *t = function_totals(p);
+    *t = compute(p);
   } catch (const std::bad_alloc&) {
     delete t;
     rb_memerror();
@@ -537,6 +538,24 @@ VALUE profile_function_totals(VALUE self) {
   }
   delete t;  // no Ruby call above raises but NoMemoryError, which would leak only this
   return out;
+}
+
+// #function_totals -> [[label, path, self_ns, total_ns], ...] for functions with weight.
+VALUE profile_function_totals(VALUE self) {
+  return totals_to_ruby(self, [](const Profile& p) { return function_totals(p); });
+}
+
+// #allocation_totals -> [[label, path, self_objects, total_objects], ...]: estimated objects
+// allocated by each function (self: as the allocating frame).
+VALUE profile_allocation_totals(VALUE self) {
+  return totals_to_ruby(self, [](const Profile& p) { return allocation_totals(p); });
+}
+
+// #allocation_count -> estimated objects allocated in all (0 without allocation profiling).
+VALUE profile_allocation_count(VALUE self) {
+  int64_t n = 0;
+  for (const AllocationSample& a : holder_of(self)->profile.allocations) n += a.count;
+  return LL2NUM(n);
 }
 
 }  // namespace
@@ -564,6 +583,8 @@ void init_profile_binding(VALUE native) {
   rb_define_method(g_profile_class, "total_weight", RUBY_METHOD_FUNC(profile_total_weight), 0);
   rb_define_method(g_profile_class, "vm_state_totals", RUBY_METHOD_FUNC(profile_vm_state_totals), 0);
   rb_define_method(g_profile_class, "function_totals", RUBY_METHOD_FUNC(profile_function_totals), 0);
+  rb_define_method(g_profile_class, "allocation_totals", RUBY_METHOD_FUNC(profile_allocation_totals), 0);
+  rb_define_method(g_profile_class, "allocation_count", RUBY_METHOD_FUNC(profile_allocation_count), 0);
 }
 
 }  // namespace rperf
