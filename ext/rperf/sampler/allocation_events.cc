@@ -26,6 +26,10 @@ namespace rperf {
 
 namespace {
 constexpr uint32_t kNoSample = 0xffffffffu;
+
+// The class of a new object, or 0 for internal objects: hidden ones (no class yet) and T_IMEMO,
+// whose class field holds VM data instead of a class.
+VALUE class_of_new_object(VALUE obj) { return RB_BUILTIN_TYPE(obj) == RUBY_T_IMEMO ? 0 : RBASIC_CLASS(obj); }
 }  // namespace
 
 void newobj_hook(VALUE tpval, void*) {
@@ -64,7 +68,7 @@ void Session::sample_allocation(VALUE obj) {
   r.label_set = ts->label_set;
   r.run = static_cast<uint32_t>(depth);
   r.weight_ns = alloc.gaps.interval();
-  r.klass = static_cast<uint64_t>(RBASIC_CLASS(obj));  // 0 for internal (hidden) objects
+  r.klass = static_cast<uint64_t>(class_of_new_object(obj));
   r.slot = alloc.live.insert(static_cast<uint64_t>(obj));
   if (!ring.push(r)) {
     alloc.live.erase(static_cast<uint64_t>(obj));
