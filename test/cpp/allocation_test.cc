@@ -8,6 +8,8 @@
 #include "io/encoders.hh"
 #include "io/loader.hh"
 #include "io/output.hh"
+#include "profile/functions.hh"
+#include "profile/summary.hh"
 #include "profile/transform.hh"
 #include "sampler/live_objects.hh"
 #include "test_profiles.hh"
@@ -174,6 +176,34 @@ TEST(Allocations, JsonRoundTrip) {
   EXPECT_EQ(back.label_sets[back.allocations[2].label_set].at(0).value, "/x");
   EXPECT_EQ(stack_text(back, back.allocations[1].stack), "<main>:1;Foo#make:11");
   EXPECT_EQ(back.samples.size(), 1u);  // time samples untouched
+}
+
+TEST(Allocations, TotalsBySiteAndClass) {
+  Profile p = allocation_profile();
+  FunctionTotals t = allocation_totals(p);
+  EXPECT_EQ(t.grand_total_ns, 1024);
+  int64_t make_self = 0, main_total = 0;
+  for (size_t fn = 0; fn < t.first_frame.size(); fn++) {
+    const Frame& f = p.frames[t.first_frame[fn]];
+    if (f.label == "Foo#make") make_self = t.self_ns[fn];
+    if (f.label == "<main>") main_total = t.total_ns[fn];
+  }
+  EXPECT_EQ(make_self, 1024);
+  EXPECT_EQ(main_total, 1024);
+  auto classes = class_totals(p, true);
+  ASSERT_EQ(classes.size(), 2u);
+  EXPECT_EQ(p.class_names[classes[0].first], "String");
+  EXPECT_EQ(classes[0].second, 128);
+  std::string text = encode_allocation_text(p, 10);
+  EXPECT_NE(text.find("Allocations: 1,024 objects (estimated, one in 64 sampled), 192 retained"), std::string::npos) << text;
+  EXPECT_NE(text.find("Allocated by class:\n             960  93.8%  String\n"), std::string::npos) << text;
+}
+
+TEST(Allocations, SummaryHasTheEstimates) {
+  JsonValue s = summarize(allocation_profile());
+  EXPECT_EQ(s.int_or("allocation_estimate", 0), 1024);
+  EXPECT_EQ(s.int_or("retained_estimate", 0), 192);
+  EXPECT_EQ(summarize(make_profile({{"a.rb", "<main>", 1}}, {{{0}, 100}})).get("allocation_estimate"), nullptr);
 }
 
 TEST(Allocations, JsonWithoutAllocationsHasNoKey) {
