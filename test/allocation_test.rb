@@ -153,7 +153,10 @@ class AllocationTest < Minitest::Test
         Rperf.save("#{dir}/p.json.gz", data)
         loaded = Rperf.load("#{dir}/p.json.gz")
         labelled = data[:allocation_samples].select { |s| data[:label_sets][s[3]][:request] == "a" }.sum { |s| s[1] }
+        collapsed = Rperf::Collapsed.encode(data, allocations: true)
+        arrays = collapsed.lines.map { |l| l.rpartition(" ") }.select { |stack, _, _| stack.include?("Object#make_arrays") && stack.end_with?(";Array") }
         puts JSON.generate("same" => loaded[:allocation_samples] == data[:allocation_samples],
+                           "collapsed_arrays" => arrays.sum { |_, _, count| count.to_i },
                            "keys" => data.keys.map(&:to_s), "loaded_keys" => loaded.keys.map(&:to_s),
                            "labelled" => labelled, "time_shape" => data[:aggregated_samples].map(&:size).uniq)
       RUBY
@@ -161,6 +164,7 @@ class AllocationTest < Minitest::Test
       assert_includes result["loaded_keys"], "allocation_samples"
       assert_within 50_000, result["labelled"], 0.1
       assert_equal [4], result["time_shape"], "time samples keep their shape"
+      assert_within 50_000, result["collapsed_arrays"], 0.1, "collapsed allocation view"
     end
   end
 

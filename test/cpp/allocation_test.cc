@@ -199,6 +199,14 @@ TEST(Allocations, TotalsBySiteAndClass) {
   EXPECT_NE(text.find("Allocated by class:\n             960  93.8%  String\n"), std::string::npos) << text;
 }
 
+TEST(Allocations, CollapsedViewWeighsObjectsWithTheClassAsLeaf) {
+  std::string s;
+  Output out(&s, OutputOptions());
+  encode_collapsed(allocation_profile(), out, true);
+  ASSERT_EQ(out.finish(), 0);
+  EXPECT_EQ(s, "<main>;Foo#make;String 960\n<main>;Foo#make;Array 64\n");
+}
+
 TEST(Allocations, SummaryHasTheEstimates) {
   JsonValue s = summarize(allocation_profile());
   EXPECT_EQ(s.int_or("allocation_estimate", 0), 1024);

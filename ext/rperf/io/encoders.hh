@@ -15,7 +15,8 @@ std::string encode_pprof(const Profile& p, const std::vector<std::string>& comme
 std::string encode_speedscope(const Profile& p, const std::string& name);
 std::string encode_text(const Profile& p, int top_n, bool header = true);  // flat + cumulative tables
 std::string encode_allocation_text(const Profile& p, int top_n);          // allocation sites and classes
-void encode_collapsed(const Profile& p, Output& out);  // "root;...;leaf weight\n"
+// "root;...;leaf weight\n"; `allocations`: objects allocated per stack, the class as leaf.
+void encode_collapsed(const Profile& p, Output& out, bool allocations = false);
 // The rperf JSON document: meta and summary first (read_meta stops there), the attributes,
 // then raw_samples (with timestamps), aggregated_samples, label_sets, and `trailer`'s members.
 void encode_json(const Profile& p, const JsonValue& trailer, Output& out);
