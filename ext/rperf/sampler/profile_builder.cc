@@ -73,7 +73,7 @@ class ClassNamer {
   }
 
  private:
-  static constexpr const char* kInternalObjects = "(internal)";  // hidden objects (no class)
+  static constexpr const char* kInternalObjects = "(internal)";  // hidden objects and T_IMEMO (no class)
   Profile& p_;
   std::unordered_map<uint64_t, uint32_t> known_;
 };
