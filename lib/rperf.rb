@@ -34,7 +34,8 @@ module Rperf
     # Starts profiling. With a block, profiles the block and returns the result of #stop.
     # allocations: N (or true: Settings::DEFAULT_ALLOCATION_INTERVAL) also samples one allocation
     # in N on average: the result's :allocation_samples are
-    # [frames, objects, thread_seq, label_set_id, class_name, retained_objects] (estimates).
+    # [frames, objects, thread_seq, label_set_id, class_name, retained_objects] (estimates); with
+    # aggregate: false, :raw_allocation_samples has one per sampled allocation, its time_ns last.
     def start(frequency: 1000, mode: :cpu, output: nil, verbose: false, format: nil, stat: false,
               signal: nil, aggregate: true, defer: false, inherit: :fork, lines: false,
               max_depth: DEFAULT_MAX_DEPTH, vm_state_frames: false, allocations: nil)

@@ -169,6 +169,35 @@ class AllocationTest < Minitest::Test
     end
   end
 
+  # aggregate: false: every sampled allocation with its time (ns since start), beside the
+  # aggregated view; both survive a save and load.
+  def test_raw_allocation_samples
+    Dir.mktmpdir do |dir|
+      result = run_workload(<<~RUBY)
+        data = Rperf.start(allocations: 64, aggregate: false, mode: :wall) do
+          make_arrays(100_000)
+          sleep 0.05
+          keep_strings(100_000)
+        end
+        Rperf.save("#{dir}/p.json", data)
+        loaded = Rperf.load("#{dir}/p.json")
+        raw = data[:raw_allocation_samples]
+        strings = raw.select { |s| s[4] == "String" && s[0].any? { |f| f[1] == "Object#keep_strings" } }
+        arrays = raw.select { |s| s[4] == "Array" && s[0].any? { |f| f[1] == "Object#make_arrays" } }
+        puts JSON.generate("sizes" => raw.map(&:size).uniq, "raw_total" => raw.sum { |s| s[1] },
+                           "total" => data[:allocation_samples].sum { |s| s[1] }, "weights" => raw.map { |s| s[1] }.uniq,
+                           "arrays_before_strings" => arrays.map(&:last).max < strings.map(&:last).min,
+                           "strings_retained" => strings.sum { |s| s[5] }, "loaded_same" => loaded[:raw_allocation_samples] == raw)
+      RUBY
+      assert_equal [7], result["sizes"]
+      assert_equal [64], result["weights"]
+      assert_equal result["total"], result["raw_total"]
+      assert result["arrays_before_strings"], "times order the samples"
+      assert_within 100_000, result["strings_retained"], 0.15
+      assert result["loaded_same"], "load restores raw_allocation_samples"
+    end
+  end
+
   def test_settings_validate_and_environment_round_trips
     assert_raises(ArgumentError) { Rperf.start(allocations: 0.5) }
     assert_raises(ArgumentError) { Rperf.start(allocations: -1) }

@@ -214,6 +214,32 @@ TEST(Allocations, SummaryHasTheEstimates) {
   EXPECT_EQ(summarize(make_profile({{"a.rb", "<main>", 1}}, {{{0}, 100}})).get("allocation_estimate"), nullptr);
 }
 
+TEST(Allocations, RawFormKeepsEverySampleWithItsTime) {
+  Profile p = allocation_profile();
+  p.timestamps = true;
+  for (size_t i = 0; i < p.allocations.size(); i++) p.allocations[i].time_ns = static_cast<int64_t>(1000 * (i + 1));
+  p.allocations.push_back(p.allocations[0]);  // the same site sampled again later
+  p.allocations.back().time_ns = 5000;
+  EXPECT_EQ(p.aggregated_allocations().size(), 3u);
+  std::string body = render_json(p);
+  EXPECT_NE(body.find("\"raw_allocation_samples\":[[[[\"a.rb\",\"Foo#make\",10],[\"a.rb\",\"<main>\",1]],640,1,0,\"String\",128,1000]"),
+            std::string::npos)
+      << body;
+  EXPECT_NE(body.find("\"allocation_samples\":[[[[\"a.rb\",\"Foo#make\",10],[\"a.rb\",\"<main>\",1]],1280,1,0,\"String\",256]"),
+            std::string::npos)
+      << body;
+  Profile back;
+  std::string error;
+  ASSERT_TRUE(load_json_profile(body.data(), body.size(), back, error)) << error;
+  ASSERT_EQ(back.allocations.size(), 4u);
+  EXPECT_EQ(back.allocations[3].time_ns, 5000);
+  fold_lines(back);
+  EXPECT_EQ(back.allocations.size(), 4u);  // raw: folded, not merged
+  aggregate(back);
+  EXPECT_EQ(back.allocations.size(), 2u);
+  EXPECT_EQ(count_of(back, "String", &AllocationSample::count), 1600);
+}
+
 TEST(Allocations, JsonWithoutAllocationsHasNoKey) {
   Profile p = make_profile({{"a.rb", "<main>", 1}}, {{{0}, 100}});
   EXPECT_EQ(render_json(p).find("allocation_samples"), std::string::npos);

@@ -184,7 +184,7 @@ std::string encode_pprof(const Profile& p, const std::vector<std::string>& comme
       w.bytes_field(3, label_message(class_key, strings.id(p.class_names[i]), 0));
       class_labels[i] = w.buffer();
     }
-    for (const AllocationSample& a : p.allocations) {
+    for (const AllocationSample& a : p.aggregated_allocations()) {
       values = {0, static_cast<uint64_t>(a.count), static_cast<uint64_t>(a.retained)};
       write_sample(a.stack, values, a.thread_seq, a.label_set, class_labels[a.type]);
     }

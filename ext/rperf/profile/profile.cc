@@ -185,6 +185,16 @@ int64_t Profile::total_weight() const {
   return t;
 }
 
+std::vector<AllocationSample> Profile::aggregated_allocations() const {
+  if (!timestamps) return allocations;
+  AllocationAggregator agg;
+  for (AllocationSample a : allocations) {
+    a.time_ns = 0;
+    agg.add(a);
+  }
+  return agg.take();
+}
+
 std::vector<Sample> Profile::aggregated_samples() const {
   if (!timestamps) return samples;
   SampleAggregator agg;

@@ -150,6 +150,7 @@ struct AllocationSample {
   uint64_t type = 0;     // a Profile's class_names id (the sampler keys by the class VALUE)
   int64_t count = 0;     // objects allocated
   int64_t retained = 0;  // of those, still alive when the profile was taken
+  int64_t time_ns = 0;   // raw (one per sampled allocation): when, ns since the profile started
 };
 
 // Merges allocation samples that share (stack, thread, label set, type): counts add up, order of
@@ -171,7 +172,7 @@ struct Profile {
   StackTable stacks;
   LabelSetTable label_sets;
   std::vector<Sample> samples;
-  std::vector<AllocationSample> allocations;  // with allocation profiling: always aggregated
+  std::vector<AllocationSample> allocations;  // with allocation profiling; one per sampled allocation with `timestamps`
   NameTable class_names;
   bool has_lines = false;   // frames carry line numbers
   bool timestamps = false;  // one sample per interval with its time (aggregate: false)
@@ -186,6 +187,8 @@ struct Profile {
   bool has_allocations() const { return attributes.get("allocation_interval") != nullptr; }
   // The samples merged by key (what "aggregated_samples" holds).
   std::vector<Sample> aggregated_samples() const;
+  // The allocation samples merged by key (what "allocation_samples" holds; times dropped).
+  std::vector<AllocationSample> aggregated_allocations() const;
 };
 
 }  // namespace rperf

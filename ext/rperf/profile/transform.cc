@@ -22,19 +22,22 @@ void restack(Profile& p, RemapStack&& remap_stack) {
 }
 
 // Rebuilds the allocation samples of `from` into `to` through the stack, label set and class
-// maps, merging those that now share a key.
+// maps, merging those that now share a key (appending them, in order, when `to` is raw).
 template <typename MapStack, typename MapSet, typename MapType>
 void merge_allocations(Profile& to, const std::vector<AllocationSample>& from, MapStack&& map_stack, MapSet&& map_set,
                        MapType&& map_type) {
   AllocationAggregator agg;
-  for (const AllocationSample& a : to.allocations) agg.add(a);
+  if (!to.timestamps) {
+    for (const AllocationSample& a : to.allocations) agg.add(a);
+  }
   for (AllocationSample a : from) {
     a.stack = map_stack(a.stack);
     a.label_set = map_set(a.label_set);
     a.type = map_type(a.type);
-    agg.add(a);
+    if (to.timestamps) to.allocations.push_back(a);
+    else agg.add(a);
   }
-  to.allocations = agg.take();
+  if (!to.timestamps) to.allocations = agg.take();
 }
 
 // Copies frames and stacks of `from` into `to`, returning from's stack id -> to's.
@@ -124,6 +127,7 @@ void infer_vm_states(Profile& p) {
 void aggregate(Profile& p) {
   if (!p.timestamps) return;
   p.samples = p.aggregated_samples();
+  p.allocations = p.aggregated_allocations();
   p.timestamps = false;
 }
 

@@ -18,7 +18,7 @@ ID g_view_link;  // hidden instance variable of a view Hash: its Native::Profile
 void holder_mark(void* p) {
   auto* h = static_cast<ProfileHolder*>(p);
   // rb_gc_mark pins: the vectors hold these VALUEs outside Ruby's heap.
-  for (VALUE v : {h->view, h->view_samples, h->view_raw, h->view_label_sets, h->view_allocations}) rb_gc_mark(v);
+  for (VALUE v : {h->view, h->view_samples, h->view_raw, h->view_label_sets, h->view_allocations, h->view_raw_allocations}) rb_gc_mark(v);
   for (VALUE v : h->class_name_values) rb_gc_mark(v);
   for (VALUE v : h->frame_values) rb_gc_mark(v);
   for (VALUE v : h->stack_values) rb_gc_mark(v);
@@ -33,7 +33,7 @@ const rb_data_type_t kProfileType = {"rperf/profile", {holder_mark, holder_free,
 
 // Keys of a result Hash that are not attributes: the body, and what is derived from it.
 bool body_key(VALUE key) {
-  static const char* const kKeys[] = {"aggregated_samples", "raw_samples", "label_sets", "allocation_samples", "unique_frames",
+  static const char* const kKeys[] = {"aggregated_samples", "raw_samples", "label_sets", "allocation_samples", "raw_allocation_samples", "unique_frames",
                                       "unique_stacks", "function_start_lines", "meta", "summary"};
   if (!SYMBOL_P(key)) return false;
   for (const char* k : kKeys) {
@@ -76,15 +76,16 @@ VALUE sample_value(ProfileHolder& h, const Sample& s, bool raw) {
   return e;
 }
 
-// [frames, count, thread_seq, label_set_id, class_name, retained_count]
-VALUE allocation_value(ProfileHolder& h, const AllocationSample& a) {
-  VALUE e = rb_ary_new_capa(6);
+// [frames, count, thread_seq, label_set_id, class_name, retained_count(, time_ns when raw)]
+VALUE allocation_value(ProfileHolder& h, const AllocationSample& a, bool raw) {
+  VALUE e = rb_ary_new_capa(raw ? 7 : 6);
   rb_ary_push(e, stack_value(h, a.stack));
   rb_ary_push(e, LL2NUM(a.count));
   rb_ary_push(e, UINT2NUM(a.thread_seq));
   rb_ary_push(e, UINT2NUM(a.label_set));
   rb_ary_push(e, h.class_name_values[a.type]);
   rb_ary_push(e, LL2NUM(a.retained));
+  if (raw) rb_ary_push(e, LL2NUM(a.time_ns));
   return e;
 }
 
@@ -132,9 +133,15 @@ VALUE build_view(VALUE self, ProfileHolder& h) {
   if (p.has_allocations()) {
     h.class_name_values.assign(p.class_names.size(), Qnil);
     for (uint32_t i = 0; i < p.class_names.size(); i++) h.class_name_values[i] = utf8_string(p.class_names[i]);
-    h.view_allocations = rb_ary_new_capa(static_cast<long>(p.allocations.size()));
-    for (const AllocationSample& a : p.allocations) rb_ary_push(h.view_allocations, allocation_value(h, a));
+    h.shown_allocations = p.aggregated_allocations();
+    h.view_allocations = rb_ary_new_capa(static_cast<long>(h.shown_allocations.size()));
+    for (const AllocationSample& a : h.shown_allocations) rb_ary_push(h.view_allocations, allocation_value(h, a, false));
     rb_hash_aset(hash, sym("allocation_samples"), h.view_allocations);
+    if (p.timestamps) {
+      h.view_raw_allocations = rb_ary_new_capa(static_cast<long>(p.allocations.size()));
+      for (const AllocationSample& a : p.allocations) rb_ary_push(h.view_raw_allocations, allocation_value(h, a, true));
+      rb_hash_aset(hash, sym("raw_allocation_samples"), h.view_raw_allocations);
+    }
   }
 
   rb_hash_aset(hash, sym("unique_frames"), SIZET2NUM(used_frame_count(p)));
@@ -177,18 +184,17 @@ bool samples_unchanged(ProfileHolder& h, VALUE ary, VALUE expected, const std::v
   return true;
 }
 
-bool allocations_unchanged(ProfileHolder& h, VALUE ary) {
-  const std::vector<AllocationSample>& all = h.profile.allocations;
-  if (ary != h.view_allocations) return false;
+bool allocations_unchanged(ProfileHolder& h, VALUE ary, VALUE expected, const std::vector<AllocationSample>& all, bool raw) {
+  if (ary != expected) return false;
   if (NIL_P(ary)) return true;
   if (!RB_TYPE_P(ary, T_ARRAY) || RARRAY_LEN(ary) != static_cast<long>(all.size())) return false;
   for (size_t i = 0; i < all.size(); i++) {
     VALUE e = RARRAY_AREF(ary, static_cast<long>(i));
     const AllocationSample& a = all[i];
-    if (!RB_TYPE_P(e, T_ARRAY) || RARRAY_LEN(e) != 6 || RARRAY_AREF(e, 0) != h.stack_values[a.stack] ||
+    if (!RB_TYPE_P(e, T_ARRAY) || RARRAY_LEN(e) != (raw ? 7 : 6) || RARRAY_AREF(e, 0) != h.stack_values[a.stack] ||
         !same_int(RARRAY_AREF(e, 1), a.count) || !same_int(RARRAY_AREF(e, 2), a.thread_seq) ||
         !same_int(RARRAY_AREF(e, 3), a.label_set) || RARRAY_AREF(e, 4) != h.class_name_values[a.type] ||
-        !same_int(RARRAY_AREF(e, 5), a.retained)) {
+        !same_int(RARRAY_AREF(e, 5), a.retained) || (raw && !same_int(RARRAY_AREF(e, 6), a.time_ns))) {
       return false;
     }
   }
@@ -198,7 +204,10 @@ bool allocations_unchanged(ProfileHolder& h, VALUE ary) {
 // True when `hash` is this profile's view with its samples and label sets as built.
 bool view_unchanged(ProfileHolder& h, VALUE hash) {
   if (NIL_P(h.view)) return false;
-  if (!allocations_unchanged(h, rb_hash_lookup(hash, sym("allocation_samples")))) return false;
+  if (!allocations_unchanged(h, rb_hash_lookup(hash, sym("allocation_samples")), h.view_allocations, h.shown_allocations, false) ||
+      !allocations_unchanged(h, rb_hash_lookup(hash, sym("raw_allocation_samples")), h.view_raw_allocations, h.profile.allocations, true)) {
+    return false;
+  }
   VALUE sets = rb_hash_lookup(hash, sym("label_sets"));
   if (sets != h.view_label_sets || RARRAY_LEN(sets) != static_cast<long>(h.label_set_values.size())) return false;
   for (size_t i = 0; i < h.label_set_values.size(); i++) {
@@ -307,19 +316,21 @@ struct Converter {
 
   std::vector<uint32_t> label_map{0};
 
-  bool allocations(VALUE ary) {
+  // allocation_samples, or raw_allocation_samples (one more element: the time) when `raw`.
+  bool allocations(VALUE ary, bool raw) {
     if (NIL_P(ary)) return true;
     if (!RB_TYPE_P(ary, T_ARRAY)) return fail("allocation_samples must be an Array");
-    const char* shape = "an allocation sample must be [frames, count, thread_seq, label_set_id, class_name, retained_count]";
+    const char* shape = raw ? "a raw allocation sample must be [frames, count, thread_seq, label_set_id, class_name, retained_count, time_ns]"
+                            : "an allocation sample must be [frames, count, thread_seq, label_set_id, class_name, retained_count]";
     AllocationAggregator agg;
     for (long i = 0; i < RARRAY_LEN(ary); i++) {
       VALUE e = RARRAY_AREF(ary, i);
-      if (!RB_TYPE_P(e, T_ARRAY) || RARRAY_LEN(e) != 6 || !RB_TYPE_P(RARRAY_AREF(e, 4), T_STRING)) return fail(shape);
+      if (!RB_TYPE_P(e, T_ARRAY) || RARRAY_LEN(e) != (raw ? 7 : 6) || !RB_TYPE_P(RARRAY_AREF(e, 4), T_STRING)) return fail(shape);
       AllocationSample a;
       int64_t thread, set;
       if (!stack(RARRAY_AREF(e, 0), a.stack)) return false;
       if (!int64_of(RARRAY_AREF(e, 1), a.count) || !int64_of(RARRAY_AREF(e, 2), thread) || !int64_of(RARRAY_AREF(e, 3), set) ||
-          !int64_of(RARRAY_AREF(e, 5), a.retained)) {
+          !int64_of(RARRAY_AREF(e, 5), a.retained) || (raw && !int64_of(RARRAY_AREF(e, 6), a.time_ns))) {
         return fail(shape);
       }
       if (set < 0 || static_cast<size_t>(set) >= label_map.size()) return fail("an allocation sample's label_set_id has no label set");
@@ -327,9 +338,10 @@ struct Converter {
       a.label_set = label_map[static_cast<size_t>(set)];
       VALUE name = RARRAY_AREF(e, 4);
       a.type = h.profile.class_names.intern(std::string(RSTRING_PTR(name), static_cast<size_t>(RSTRING_LEN(name))));
-      agg.add(a);
+      if (raw) h.profile.allocations.push_back(a);
+      else agg.add(a);
     }
-    h.profile.allocations = agg.take();
+    if (!raw) h.profile.allocations = agg.take();
     return true;
   }
 
@@ -419,7 +431,9 @@ VALUE profile_s_from_hash(VALUE, VALUE hash) {
     Converter c{*h, {}, {}};
     ok = c.label_sets(rb_hash_lookup(hash, sym("label_sets"))) &&
          c.samples(rb_hash_lookup(hash, sym(raw ? "raw_samples" : "aggregated_samples")), raw) &&
-         c.allocations(rb_hash_lookup(hash, sym("allocation_samples")));
+         (raw && RB_TYPE_P(rb_hash_lookup(hash, sym("raw_allocation_samples")), T_ARRAY)
+              ? c.allocations(rb_hash_lookup(hash, sym("raw_allocation_samples")), true)
+              : c.allocations(rb_hash_lookup(hash, sym("allocation_samples")), false));
   });
   if (!ok) raise_error(rb_eTypeError, rb_sprintf("rperf: %" PRIsVALUE, take_error(*h)));
   h->profile.timestamps = raw;

@@ -68,6 +68,7 @@ void Session::sample_allocation(VALUE obj) {
   r.label_set = ts->label_set;
   r.run = static_cast<uint32_t>(depth);
   r.weight_ns = alloc.gaps.interval();
+  if (!opts.aggregate) r.time_ns = monotonic_ns() - start_mono_ns;
   r.klass = static_cast<uint64_t>(class_of_new_object(obj));
   r.slot = alloc.live.insert(static_cast<uint64_t>(obj));
   if (!ring.push(r)) {
@@ -87,14 +88,22 @@ void Session::consume_allocation(const SampleRecord& r, const SampleRing::Run& r
   sample.label_set = r.label_set;
   sample.type = r.klass;
   sample.count = r.weight_ns;
-  uint32_t index = alloc.aggregated.add(sample);
+  sample.time_ns = r.time_ns;
+  uint32_t index;
+  if (opts.aggregate) {
+    index = alloc.aggregated.add(sample);
+  } else {
+    index = static_cast<uint32_t>(alloc.raw.size());
+    alloc.raw.push_back(sample);
+  }
   if (r.slot == LiveObjects::kNoSlot) return;
   if (r.slot >= alloc.slot_sample.size()) alloc.slot_sample.resize(r.slot + 1, kNoSample);
   alloc.slot_sample[r.slot] = index;
 }
 
 void Session::take_allocations(bool clear, std::vector<AllocationSample>& out) {
-  out = clear ? alloc.aggregated.take() : alloc.aggregated.samples();
+  if (!opts.aggregate) out = clear ? std::move(alloc.raw) : alloc.raw;
+  else out = clear ? alloc.aggregated.take() : alloc.aggregated.samples();
   // Every tracked object's record was drained (the GVL is held: no allocation since), so each
   // live slot names its sample.
   const int64_t weight = opts.allocation_interval;
@@ -103,6 +112,7 @@ void Session::take_allocations(bool clear, std::vector<AllocationSample>& out) {
   });
   if (clear) {  // the next interval reports its own allocations and what survives of them
     for (const AllocationSample& a : out) alloc.resolving.push_back(a.type);
+    alloc.raw.clear();
     alloc.slot_sample.clear();
     alloc.live.clear();
   }

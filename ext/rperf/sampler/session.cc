@@ -442,8 +442,11 @@ void Session::mark() {
   ring.each_pending_record([](const SampleRecord& r) {
     if (r.kind == SampleRecord::kAllocation && r.klass != 0) rb_gc_mark(static_cast<VALUE>(r.klass));
   });
-  for (const AllocationSample& a : alloc.aggregated.samples()) {
-    if (a.type != 0) rb_gc_mark(static_cast<VALUE>(a.type));
+  const std::vector<AllocationSample>* lists[] = {&alloc.aggregated.samples(), &alloc.raw};
+  for (const std::vector<AllocationSample>* list : lists) {
+    for (const AllocationSample& a : *list) {
+      if (a.type != 0) rb_gc_mark(static_cast<VALUE>(a.type));
+    }
   }
   for (uint64_t klass : alloc.resolving) {
     if (klass != 0) rb_gc_mark(static_cast<VALUE>(klass));

@@ -49,10 +49,12 @@ struct AllocationTracking {
   LiveObjects live;             // sampled objects still alive
   uint64_t sample_count = 0;    // sampled allocations recorded
   uint64_t dropped = 0;         // sampled allocations lost (ring full)
-  // Worker side: each thread's last allocating stack, the aggregation, and which aggregated
-  // sample each live slot belongs to.
+  // Worker side: each thread's last allocating stack, the aggregation (or, aggregate: false,
+  // every sampled allocation with its time), and which of those samples each live slot
+  // belongs to.
   std::unordered_map<uint32_t, StackPath> paths;
   AllocationAggregator aggregated;
+  std::vector<AllocationSample> raw;
   std::vector<uint32_t> slot_sample;
   // The classes of samples taken out by a snapshot(clear: true), kept marked until named.
   std::vector<uint64_t> resolving;
