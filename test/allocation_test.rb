@@ -169,6 +169,22 @@ class AllocationTest < Minitest::Test
     end
   end
 
+  # Other Ractors allocate in parallel with the main one: only the main Ractor's allocations
+  # are sampled (its estimate stays unbiased: the gaps are memoryless), and nothing breaks.
+  def test_allocations_of_other_ractors_are_not_sampled
+    result = run_workload(<<~RUBY)
+      Warning[:experimental] = false
+      data = Rperf.start(allocations: 8, mode: :wall) do
+        ractors = 2.times.map { Ractor.new { 100_000.times { [1, 2] }; 1 } }
+        make_arrays(100_000)
+        ractors.each(&:take)
+      end
+      puts JSON.generate(allocation_totals(data)["totals"])
+    RUBY
+    assert_within 100_000, result["Object#make_arrays Array"], 0.05
+    assert_operator result.select { |key, _| key.end_with?(" Array") }.sum { |_, n| n }, :<, 110_000
+  end
+
   # aggregate: false: every sampled allocation with its time (ns since start), beside the
   # aggregated view; both survive a save and load.
   def test_raw_allocation_samples

@@ -19,18 +19,33 @@
 // slot still names its new address (rb_gc_location); the table is re-keyed there, without
 // allocating (update_moved_objects). Objects only move into slots already swept, so a
 // FREEOBJ for a dead object never refers to an address a moved sampled object now has.
-#include "sampler/session.hh"
+#include "sampler/session.hh"  // ruby/ruby.h first
 #include "util/clock.hh"
+
+#include <ruby/ractor.h>
 
 namespace rperf {
 
 namespace {
 constexpr uint32_t kNoSample = 0xffffffffu;
 
+// Set (non-null) in the main Ractor only. Another Ractor's thread allocates in parallel with the
+// main Ractor's GVL holder, the sample ring's one producer: its allocations are not sampled.
+const rb_ractor_local_storage_type kMainRactorType = {nullptr, nullptr};
+rb_ractor_local_key_t g_main_ractor_key;
+int g_main_ractor_mark;
+
+bool on_main_ractor() { return rb_ractor_local_storage_ptr(g_main_ractor_key) != nullptr; }
+
 // The class of a new object, or 0 for internal objects: hidden ones (no class yet) and T_IMEMO,
 // whose class field holds VM data instead of a class.
 VALUE class_of_new_object(VALUE obj) { return RB_BUILTIN_TYPE(obj) == RUBY_T_IMEMO ? 0 : RBASIC_CLASS(obj); }
 }  // namespace
+
+void init_allocation_globals() {
+  g_main_ractor_key = rb_ractor_local_storage_ptr_newkey(&kMainRactorType);
+  rb_ractor_local_storage_ptr_set(g_main_ractor_key, &g_main_ractor_mark);
+}
 
 void newobj_hook(VALUE tpval, void*) {
   Session* s = g_session;
@@ -56,6 +71,7 @@ void update_moved_objects() {
 }
 
 void Session::sample_allocation(VALUE obj) {
+  if (!on_main_ractor()) return;
   ThreadState* ts = current_thread_state(true);
   int depth = walk_stack();
   if (depth < 0 || !alloc.live.reserve_one()) {

@@ -62,6 +62,7 @@ int64_t Session::tick_cpu_ns(pid_t tid) {
 void init_session_globals() {
   g_thread_key = rb_internal_thread_specific_key_create();
   g_sample_job = rb_postponed_job_preregister(0, sample_job, nullptr);
+  init_allocation_globals();
 }
 
 Session::Session(const SessionOptions& o)

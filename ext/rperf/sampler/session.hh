@@ -176,6 +176,7 @@ void init_session_globals();  // Init_rperf: thread key, postponed job
 void install_gvl_hook();
 void remove_gvl_hook();
 void gc_event_hook(VALUE tpval, void*);
+void init_allocation_globals();  // Init_rperf (main Ractor)
 void newobj_hook(VALUE tpval, void*);
 void freeobj_hook(VALUE tpval, void*);
 // GC compaction moved objects (the marker's dcompact): the live table follows them.
