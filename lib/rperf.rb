@@ -33,12 +33,17 @@ module Rperf
 
   class << self
     # Starts profiling. With a block, profiles the block and returns the result of #stop.
+    # allocations: N (or true: Settings::DEFAULT_ALLOCATION_INTERVAL) also samples one allocation
+    # in N on average: the result's :allocation_samples are
+    # [frames, objects, thread_seq, label_set_id, class_name, retained_objects] (estimates); with
+    # aggregate: false, :raw_allocation_samples has one per sampled allocation, its time_ns last.
     def start(frequency: 1000, mode: :cpu, output: nil, verbose: false, format: nil, stat: false,
               signal: nil, aggregate: true, defer: false, inherit: :fork, lines: false,
-              max_depth: DEFAULT_MAX_DEPTH, vm_state_frames: false)
+              max_depth: DEFAULT_MAX_DEPTH, vm_state_frames: false, allocations: nil)
       settings = Settings.new(frequency: frequency, mode: mode, output: output, verbose: verbose, format: format,
                               stat: stat, signal: signal, aggregate: aggregate, defer: defer, inherit: inherit,
-                              lines: lines, max_depth: max_depth, vm_state_frames: vm_state_frames)
+                              lines: lines, max_depth: max_depth, vm_state_frames: vm_state_frames,
+                              allocations: allocations)
       start_session(Session.new(settings))
       return unless block_given?
 
@@ -183,7 +188,8 @@ module Rperf
       raise RuntimeError, "Rperf is already running" if Native.running?
 
       s = session.settings
-      Native.start(s.frequency, s.wall?, s.aggregate, s.native_signal, s.defer, s.max_depth, session.capture_lines?, session.forked?)
+      Native.start(s.frequency, s.wall?, s.aggregate, s.native_signal, s.defer, s.max_depth, session.capture_lines?,
+                   session.forked?, s.allocation_interval)
       @session = session
       session.start_inheritance
       # Ruby 3.3 delivers a postponed job triggered from our (non-Ruby) timer thread to the

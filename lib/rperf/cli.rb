@@ -46,14 +46,16 @@ module Rperf
         -o PATH, -f HZ (1..10000), -m cpu|wall, --format json|pprof|collapsed|text|speedscope|callgrind,
         -p (record: text on stdout), --snapshot-dir DIR (record), --label KEY=VALUE (meta labels),
         --signal N|false, --no-aggregate, --no-inherit, --report (stat), --vm-state-frames,
-        --print-env (print the environment and exit), -v (sampling statistics on stderr).
+        --print-env (print the environment and exit), -v (sampling statistics on stderr),
+        --alloc[=N] (also sample one allocation in N, default #{Settings::DEFAULT_ALLOCATION_INTERVAL}: allocation sites,
+        classes and retained objects; `report --alloc` / `stat --alloc` print them).
 
       Formats by extension: .json(.gz), .collapsed, .txt, .speedscope.json, callgrind.out.*;
         any other: pprof (gzip).
 
       Environment (profiling without the CLI): RPERF_ENABLED=1 ruby -rrperf app.rb, with
         RPERF_MODE, RPERF_FREQUENCY, RPERF_OUTPUT, RPERF_FORMAT, RPERF_VERBOSE, RPERF_SIGNAL,
-        RPERF_AGGREGATE, RPERF_DEFER, RPERF_STAT, RPERF_STAT_REPORT, RPERF_VM_STATE_FRAMES,
+        RPERF_AGGREGATE, RPERF_DEFER, RPERF_STAT, RPERF_STAT_REPORT, RPERF_VM_STATE_FRAMES, RPERF_ALLOCATIONS,
         RPERF_TMPDIR, RPERF_META_LABELS, RPERF_META_GIT.
 
       Examples:
@@ -155,6 +157,9 @@ module Rperf
         o.on("--report", "Include flat/cumulative profile tables in output") { opts[:report] = true } if kind == :stat
         o.on("--no-inherit", "Do not profile forked/spawned child processes (default: inherit)") { opts[:inherit] = false }
         o.on("--vm-state-frames", "GVL/GC states as leaf frames ([GVL blocked], ...) instead of labels") { opts[:vm_state_frames] = true }
+        o.on("--alloc[=N]", Integer, "Also sample one allocation in N (default: #{Settings::DEFAULT_ALLOCATION_INTERVAL})") do |v|
+          opts[:allocations] = v || true
+        end
         o.on("--print-env", "Print the environment rperf would set (export KEY=VALUE lines), then exit without running a command") { opts[:print_env] = true }
         o.on("-v", "--verbose", "Print sampling statistics to stderr") { opts[:verbose] = true }
         o.on("-h", "--help", "Show this help") { opts[:help] = true }
@@ -181,6 +186,7 @@ module Rperf
       settings = begin
         Settings.new(mode: opts[:mode].to_sym, frequency: opts[:frequency], aggregate: opts[:aggregate],
                      inherit: opts[:inherit], vm_state_frames: opts[:vm_state_frames] || false, signal: opts[:signal],
+                     allocations: opts[:allocations],
                      format: opts[:print] ? :text : opts[:format]&.to_sym, output: output,
                      verbose: opts[:verbose] || false, stat: kind != :record)
       rescue ArgumentError => e
@@ -273,6 +279,11 @@ module Rperf
         o.on("--top", "Print top functions by #{files > 1 ? 'diff' : 'flat time'}") { opts[:mode] = :top }
         o.on("--text", "Print text #{files > 1 ? 'diff report' : 'report'}") { opts[:mode] = :text }
         if files == 1
+          o.on("--alloc", "Print top allocation sites and classes (a profile recorded with --alloc)") { opts[:mode] = :alloc }
+        else
+          o.on("--alloc", "Compare estimated objects allocated instead of time (profiles recorded with --alloc)") { opts[:alloc] = true }
+        end
+        if files == 1
           o.on("--format FORMAT", %w[table table-json callgrind],
                "Flat table for AI/machine consumption: 'table' (TSV) or 'table-json' (JSON); " \
                "'callgrind' for KCachegrind/callgrind_annotate (stdout, or -o PATH)") do |v|
@@ -335,6 +346,7 @@ module Rperf
       data = load_profile(path, opts[:mode])
       case opts[:mode]
       when :top then @out.print Text.encode(data, top_n: 20, header: false)
+      when :alloc then @out.print Report.allocations(data, top: 20)
       when :text then @out.print Text.encode(data)
       when :table then @out.print Table.report_tsv(data)
       when :table_json then @out.puts Table.report_json(data)
@@ -415,7 +427,7 @@ module Rperf
       case opts[:mode]
       when :table then @out.print Table.diff_tsv(base, target)
       when :table_json then @out.puts Table.diff_json(base, target)
-      else @out.puts Diff.new(base, target).render(limit: opts[:mode] == :top ? 20 : nil)
+      else @out.puts Diff.new(base, target, allocations: opts[:alloc]).render(limit: opts[:mode] == :top ? 20 : nil)
       end
       0
     end

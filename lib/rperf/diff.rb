@@ -11,9 +11,12 @@ module Rperf
       def delta_cum = target_cum - base_cum
     end
 
-    def initialize(base, target)
-      @base = Result.flat_and_cumulative(base)
-      @target = Result.flat_and_cumulative(target)
+    # allocations: compare estimated objects allocated (profiles recorded with --alloc).
+    def initialize(base, target, allocations: false)
+      totals = allocations ? Result.method(:allocation_flat_and_cumulative) : Result.method(:flat_and_cumulative)
+      @allocations = allocations
+      @base = totals.(base)
+      @target = totals.(target)
     end
 
     def rows
@@ -24,16 +27,32 @@ module Rperf
     end
 
     def render(limit: 20)
+      return render_allocations(limit) if @allocations
+
       ms = ->(ns) { format("%.1f", ns / 1e6) }
       signed = ->(ns) { format("%+.1f", ns / 1e6) }
-      out = [format("base total: %sms   target total: %sms   change: %sms",
-                    ms.(@base[:total_weight]), ms.(@target[:total_weight]), signed.(@target[:total_weight] - @base[:total_weight])),
-             format("%12s %12s %12s %12s  %s", "flat +-ms", "cum +-ms", "base cum", "target cum", "function")]
+      render_rows(limit, ms, signed, format("base total: %sms   target total: %sms   change: %sms",
+                                            ms.(@base[:total_weight]), ms.(@target[:total_weight]),
+                                            signed.(@target[:total_weight] - @base[:total_weight])), "ms")
+    end
+
+    private
+
+    def render_allocations(limit)
+      count = ->(n) { n.to_s }
+      signed = ->(n) { format("%+d", n) }
+      render_rows(limit, count, signed, format("base allocations: %d   target allocations: %d   change: %+d (estimated objects)",
+                                               @base[:total_weight], @target[:total_weight],
+                                               @target[:total_weight] - @base[:total_weight]), "obj")
+    end
+
+    def render_rows(limit, amount, signed, head, unit)
+      out = [head, format("%12s %12s %12s %12s  %s", "flat +-#{unit}", "cum +-#{unit}", "base cum", "target cum", "function")]
       selected = limit ? rows.first(limit) : rows
       selected.each do |r|
         loc = r.path.empty? ? "" : " (#{r.path})"
-        out << format("%12s %12s %12s %12s  %s%s", signed.(r.delta_flat), signed.(r.delta_cum), ms.(r.base_cum),
-                      ms.(r.target_cum), r.label, loc)
+        out << format("%12s %12s %12s %12s  %s%s", signed.(r.delta_flat), signed.(r.delta_cum), amount.(r.base_cum),
+                      amount.(r.target_cum), r.label, loc)
       end
       out.join("\n")
     end

@@ -14,11 +14,15 @@ module Rperf
   end
 
   # Collapsed stacks ("root;...;leaf weight" lines) for FlameGraph and speedscope.
+  # allocations: true: estimated objects allocated per stack, the class as the leaf frame (a
+  # profile recorded with allocations: N).
   module Collapsed
     module_function
 
-    def encode(data)
-      Storage.encode(data, :collapsed)
+    def encode(data, allocations: false)
+      return Storage.encode(data, :collapsed) unless allocations
+
+      Storage.native(data).encode(:collapsed, { allocations: true }).force_encoding(Encoding::UTF_8)
     end
   end
 

@@ -57,6 +57,8 @@ module Rperf
       end
       label_sets = [{}]
       label_index = { {} => 0 }
+      # Allocation samples (rperf's alloc_objects/inuse_objects types) carry no time: left out.
+      samples = samples.reject { |s| (values = packed(s[2])).size > 1 && values.first.to_i.zero? }
       aggregated = samples.map do |s|
         loc_ids = packed(s[1])
         weight = packed(s[2]).first.to_i

@@ -7,6 +7,12 @@ module Rperf
 
     def text(data, top: Table::ROWS_LIMIT) = Text.encode(data, top_n: top)
 
+    # Allocation profiling's report: estimated objects allocated and retained, top sites
+    # (self and total) and classes.
+    def allocations(data, top: 20)
+      Storage.native(data).encode(:allocations, { top: top }).force_encoding(Encoding::UTF_8)
+    end
+
     # `verbose: true` / `rperf record -v`, in rperf 0.11's lines: sampling statistics, then the
     # top functions by self (flat) and total (cum) time.
     def print_verbose(data, io: $stderr)

@@ -41,5 +41,17 @@ module Rperf
       end
       { flat: flat, cum: cum, total_weight: profile.total_weight }
     end
+
+    # The same by estimated objects allocated (a profile recorded with allocations: N).
+    def allocation_flat_and_cumulative(data)
+      profile = Storage.native(data)
+      flat = Hash.new(0)
+      cum = Hash.new(0)
+      profile.allocation_totals.each do |label, path, self_objects, total_objects|
+        flat[[label, path]] = self_objects if self_objects.positive?
+        cum[[label, path]] = total_objects
+      end
+      { flat: flat, cum: cum, total_weight: profile.allocation_count }
+    end
   end
 end

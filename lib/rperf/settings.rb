@@ -8,8 +8,11 @@ module Rperf
     DEFAULTS = {
       mode: :cpu, frequency: 1000, signal: nil, aggregate: true, defer: false, lines: false,
       max_depth: 512, vm_state_frames: false, output: nil, format: nil, inherit: :fork,
-      verbose: false, stat: false,
+      verbose: false, stat: false, allocations: nil,
     }.freeze
+    # `allocations: true` / `--alloc` without a number: one allocation in this many is sampled.
+    DEFAULT_ALLOCATION_INTERVAL = 512
+    MAX_ALLOCATION_INTERVAL = 2**31
     FORMATS = %i[json pprof collapsed text speedscope callgrind].freeze
     MAX_FREQUENCY = 10_000
     MAX_DEPTH_LIMIT = 10_000
@@ -19,6 +22,7 @@ module Rperf
     SAMPLING_ENV = {
       mode: "RPERF_MODE", frequency: "RPERF_FREQUENCY", signal: "RPERF_SIGNAL", aggregate: "RPERF_AGGREGATE",
       defer: "RPERF_DEFER", lines: "RPERF_LINES", max_depth: "RPERF_MAX_DEPTH", vm_state_frames: "RPERF_VM_STATE_FRAMES",
+      allocations: "RPERF_ALLOCATIONS",
     }.freeze
     PROCESS_ENV = { output: "RPERF_OUTPUT", format: "RPERF_FORMAT", verbose: "RPERF_VERBOSE", stat: "RPERF_STAT" }.freeze
     INHERIT_ENV = "RPERF_INHERIT"
@@ -48,6 +52,7 @@ module Rperf
       case key
       when :mode then value.to_sym
       when :frequency, :max_depth then Integer(value, 10)
+      when :allocations then value == "0" ? nil : Integer(value, 10)
       when :signal then %w[false 0].include?(value) ? false : Integer(value, 10)
       when :aggregate then value != "0"
       when :defer, :lines, :vm_state_frames, :verbose, :stat then value == "1"
@@ -63,6 +68,9 @@ module Rperf
     def to_h = DEFAULTS.keys.to_h { |key| [key, public_send(key)] }
 
     def wall? = mode == :wall
+
+    # One allocation in this many is sampled; nil: no allocation profiling.
+    def allocation_interval = allocations
 
     # The environment of a child process that profiles itself with these sampling settings.
     def child_env
@@ -99,6 +107,7 @@ module Rperf
     def normalize!
       @format = @format.to_sym if @format.is_a?(String)
       @signal = @signal.zero? ? false : nil if @signal.is_a?(Integer) && @signal <= 0
+      @allocations = { true => DEFAULT_ALLOCATION_INTERVAL, false => nil, 0 => nil }.fetch(@allocations, @allocations)
     end
 
     def validate!
@@ -115,6 +124,15 @@ module Rperf
         raise UnknownFormatError, "unknown format #{format.inspect} (expected one of #{FORMATS.join(', ')})"
       end
       validate_signal!
+      validate_allocations!
+    end
+
+    def validate_allocations!
+      return if allocations.nil?
+      return if allocations.is_a?(Integer) && allocations.between?(1, MAX_ALLOCATION_INTERVAL)
+
+      raise ArgumentError, "allocations must be true, false, nil or an Integer in 1..#{MAX_ALLOCATION_INTERVAL} " \
+                           "(sample one allocation in N), got #{allocations.inspect}"
     end
 
     def validate_signal!

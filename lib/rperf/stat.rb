@@ -58,6 +58,7 @@ module Rperf
         (runtime_lines(data) + os_lines).each { |l| io.puts l }
         io.puts line("", "", "(GC/OS stats are from root process only; user/sys/[Rperf] lines are aggregated)") if multi
         io.puts("", Text.encode(data, header: false)) if report
+        io.puts("", Report.allocations(data, top: 10)) if data.key?(:allocation_samples)
         io.puts
         denominator = data[:total_duration_ns] || real_ns
         profiler_ns = data[:sampling_time_ns].to_i + data[:hook_time_ns].to_i # sample jobs + GVL/GC hooks

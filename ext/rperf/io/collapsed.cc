@@ -1,6 +1,7 @@
 // Collapsed stacks (FlameGraph, speedscope): "root;...;leaf weight\n", one line per unique
 // stack. A ';' or line break inside a name would split a frame or a line, so they become ','
-// (as rperf 0.11 does) and ' '.
+// (as rperf 0.11 does) and ' '. The allocation view (`allocations`) weighs allocation samples
+// by estimated objects, with the class as an extra leaf frame ("...;Foo#bar;String#+;String").
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -31,7 +32,7 @@ struct NameStackHash {
 };
 }  // namespace
 
-void encode_collapsed(const Profile& p, Output& out) {
+void encode_collapsed(const Profile& p, Output& out, bool allocations) {
   std::vector<std::string> names;
   std::vector<uint32_t> name_of_frame(p.frames.size());
   std::unordered_map<std::string, uint32_t> name_ids;
@@ -45,13 +46,23 @@ void encode_collapsed(const Profile& p, Output& out) {
   std::unordered_map<std::vector<uint32_t>, size_t, NameStackHash> index;
   std::vector<std::pair<const std::vector<uint32_t>*, int64_t>> stacks;
   std::vector<uint32_t> key;
-  for (const Sample& s : p.samples) {
+  auto add = [&](uint32_t stack, int64_t weight, const std::string* leaf) {
     key.clear();
-    FrameSpan frames = p.stacks[s.stack];
+    FrameSpan frames = p.stacks[stack];
     for (size_t i = frames.size(); i-- > 0;) key.push_back(name_of_frame[frames[i]]);
+    if (leaf) {
+      auto [name, inserted] = name_ids.emplace(escape_frame(*leaf), static_cast<uint32_t>(names.size()));
+      if (inserted) names.push_back(name->first);
+      key.push_back(name->second);
+    }
     auto [it, inserted] = index.emplace(key, stacks.size());
     if (inserted) stacks.emplace_back(&it->first, 0);
-    stacks[it->second].second += s.weight_ns;
+    stacks[it->second].second += weight;
+  };
+  if (allocations) {
+    for (const AllocationSample& a : p.allocations) add(a.stack, a.count, &p.class_names[static_cast<uint32_t>(a.type)]);
+  } else {
+    for (const Sample& s : p.samples) add(s.stack, s.weight_ns, nullptr);
   }
   for (const auto& [stack, weight] : stacks) {
     if (out.failed()) break;

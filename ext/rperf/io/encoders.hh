@@ -14,7 +14,9 @@ class Output;
 std::string encode_pprof(const Profile& p, const std::vector<std::string>& comments);  // profile.proto
 std::string encode_speedscope(const Profile& p, const std::string& name);
 std::string encode_text(const Profile& p, int top_n, bool header = true);  // flat + cumulative tables
-void encode_collapsed(const Profile& p, Output& out);  // "root;...;leaf weight\n"
+std::string encode_allocation_text(const Profile& p, int top_n);          // allocation sites and classes
+// "root;...;leaf weight\n"; `allocations`: objects allocated per stack, the class as leaf.
+void encode_collapsed(const Profile& p, Output& out, bool allocations = false);
 // Callgrind format (KCachegrind, callgrind_annotate): self costs by line, calls with inclusive costs.
 void encode_callgrind(const Profile& p, Output& out);
 // The rperf JSON document: meta and summary first (read_meta stops there), the attributes,

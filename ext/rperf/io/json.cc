@@ -2,7 +2,9 @@
 //   {"meta":{...},"summary":{...}, <attributes and body in rperf 0.11's order (result_keys.hh):
 //    "raw_samples":[[frames, weight, thread_seq, label_set_id, vm_state, time_ns], ...],
 //    "aggregated_samples":[[frames, weight, thread_seq, label_set_id], ...], "label_sets":[...]>,
-//    <our attributes>, "function_start_lines":[...], <trailer: rperf_version, pid, ppid of the writer>}
+//    <our attributes>, with allocation profiling "allocation_samples":[[frames, count, thread_seq,
+//    label_set_id, class_name, retained_count], ...] (and with timestamps "raw_allocation_samples",
+//    each with its time_ns last), "function_start_lines":[...], <trailer: rperf_version, pid, ppid of the writer>}
 // meta and summary come first so read_meta can stop there. rperf 0.10/0.11 readers need every
 // frame inline, so the body repeats them (252 MB for 100,000 stacks of depth 40): each frame's
 // JSON is rendered once into one arena and copied per use, and the body streams into an Output.
@@ -67,6 +69,22 @@ void write_samples(Output& out, const Profile& p, const FrameArena& arena, const
     }
     out.append(']');
   }
+}
+
+void write_allocations(Output& out, const Profile& p, const FrameArena& arena, const std::vector<AllocationSample>& rows, bool raw) {
+  out.append(raw ? ",\"raw_allocation_samples\":[" : ",\"allocation_samples\":[");
+  for (size_t n = 0; n < rows.size() && !out.failed(); n++) {
+    const AllocationSample& a = rows[n];
+    out.append(n ? ",[" : "[", n ? 2 : 1);
+    arena.write_stack(out, p.stacks[a.stack]);
+    std::string rest = "," + std::to_string(a.count) + "," + std::to_string(a.thread_seq) + "," + std::to_string(a.label_set) + ",";
+    append_json_string(rest, p.class_names[static_cast<uint32_t>(a.type)]);
+    rest += "," + std::to_string(a.retained);
+    if (raw) rest += "," + std::to_string(a.time_ns);
+    rest += ']';
+    out.append(rest);
+  }
+  out.append(']');
 }
 
 std::string label_sets_json(const Profile& p) {
@@ -150,6 +168,10 @@ void encode_json(const Profile& p, const JsonValue& trailer, Output& out) {
     bool placed = false;
     for (const char* key : order) placed = placed || m.first == key;
     if (!placed) write_attribute(m.first, m.second);
+  }
+  if (p.has_allocations()) {
+    write_allocations(out, p, arena, p.timestamps ? p.aggregated_allocations() : p.allocations, false);
+    if (p.timestamps) write_allocations(out, p, arena, p.allocations, true);
   }
   out.append(",\"function_start_lines\":" + start_lines_json(p));
   std::string tail;

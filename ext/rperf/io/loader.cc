@@ -232,6 +232,12 @@ class ProfileReader {
       return false;
     }
     if (!read_start_lines(d->get("function_start_lines"))) return false;
+    const Val* raw_allocations = d->get("raw_allocation_samples");
+    if (p_.timestamps && raw_allocations) {
+      if (!read_allocations(raw_allocations, true)) return false;
+    } else if (!read_allocations(d->get("allocation_samples"), false)) {
+      return false;
+    }
     if (!p_.timestamps) infer_vm_states(p_);  // raw samples carry their state
     return true;
   }
@@ -240,6 +246,7 @@ class ProfileReader {
   // Keys computed from the samples, never stored as attributes.
   static bool derived(const std::string& key) {
     return key == "aggregated_samples" || key == "raw_samples" || key == "label_sets" || key == "function_start_lines" ||
+           key == "allocation_samples" || key == "raw_allocation_samples" ||
            key == "unique_frames" || key == "unique_stacks" || key == "rperf_version";
   }
 
@@ -325,6 +332,43 @@ class ProfileReader {
       }
       p_.samples.push_back(sample);
     }
+    return true;
+  }
+
+  // [frames, count, thread_seq, label_set_id, class_name, retained_count(, time_ns when raw)]
+  // rows: not shaped by the builder (the class name is a string), read from their nodes.
+  bool read_allocations(const Val* rows, bool raw) {
+    if (!rows) return true;
+    const char* shape = raw ? "raw allocation sample is not [frames, count, thread_seq, label_set_id, class_name, retained_count, time_ns]"
+                            : "allocation sample is not [frames, count, thread_seq, label_set_id, class_name, retained_count]";
+    const size_t width = raw ? 7 : 6;
+    if (!is_node(rows, JsonValue::Kind::kArray)) return bad("allocation_samples is not an array");
+    AllocationAggregator agg;
+    for (const Val& row : rows->node->items) {
+      if (!is_node(&row, JsonValue::Kind::kArray) || row.node->items.size() != width) return explain(row, shape);
+      const std::vector<Val>& v = row.node->items;
+      bool empty_stack = is_node(&v[0], JsonValue::Kind::kArray) && v[0].node->items.empty();
+      if ((v[0].tag != Val::kStack && !empty_stack) || v[1].tag != Val::kInt || v[2].tag != Val::kInt || v[3].tag != Val::kInt ||
+          !is_node(&v[4], JsonValue::Kind::kString) || v[5].tag != Val::kInt || (raw && v[6].tag != Val::kInt)) {
+        return explain(row, shape);
+      }
+      int64_t set = v[3].num;
+      if (set < 0 || static_cast<size_t>(set) >= label_set_map_.size()) return bad("label_set_id " + std::to_string(set) + " out of range");
+      AllocationSample a;
+      a.stack = stack(empty_stack ? kEmptyStack : static_cast<uint32_t>(v[0].num));
+      a.count = v[1].num;
+      a.thread_seq = static_cast<uint32_t>(v[2].num);
+      a.label_set = label_set_map_[static_cast<size_t>(set)];
+      a.type = p_.class_names.intern(v[4].node->text);
+      a.retained = v[5].num;
+      if (raw) {
+        a.time_ns = v[6].num;
+        p_.allocations.push_back(a);
+      } else {
+        agg.add(a);
+      }
+    }
+    if (!raw) p_.allocations = agg.take();
     return true;
   }
 

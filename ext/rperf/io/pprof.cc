@@ -1,6 +1,9 @@
 // pprof encoder: perftools.profiles.Profile (profile.proto), written field by field.
 // Functions are (name, filename); locations are (function, line), so `-lines` views work when
-// the profile carries line numbers.
+// the profile carries line numbers. With allocation profiling, two more sample types follow the
+// time type: alloc_objects/count (estimated objects allocated) and inuse_objects/count (of
+// those, still alive at the end); time samples carry 0 for them and allocation samples 0 time,
+// with the class as an "object_class" label. The time type stays the default.
 #include <cstdlib>
 #include <string>
 #include <unordered_map>
@@ -78,12 +81,19 @@ std::string encode_pprof(const Profile& p, const std::vector<std::string>& comme
 
   const int64_t kind = strings.id(p.mode());
   const int64_t nanoseconds = strings.id("nanoseconds");
+  const bool allocations = p.has_allocations();
   // sample_type (1): ValueType { type 1, unit 2 }
-  {
+  auto sample_type = [&](int64_t type, int64_t unit) {
     ProtoWriter vt;
-    vt.int_field(1, kind);
-    vt.int_field(2, nanoseconds);
+    vt.int_field(1, type);
+    vt.int_field(2, unit);
     out.bytes_field(1, vt.buffer());
+  };
+  sample_type(kind, nanoseconds);
+  if (allocations) {
+    const int64_t count = strings.id("count");
+    sample_type(strings.id("alloc_objects"), count);
+    sample_type(strings.id("inuse_objects"), count);
   }
 
   // Functions by (label, path) and locations by (function, line), ids from 1.
@@ -147,17 +157,37 @@ std::string encode_pprof(const Profile& p, const std::vector<std::string>& comme
 
   // sample (2): Sample { location_id 1 (packed), value 2 (packed), label 3 }
   std::vector<uint64_t> locs;
-  for (const Sample& s : p.samples) {
+  auto write_sample = [&](uint32_t stack, const std::vector<uint64_t>& values, uint32_t thread_seq, uint32_t label_set,
+                          const std::string& extra_labels) {
     ProtoWriter sw;
     locs.clear();
-    for (uint32_t f : p.stacks[s.stack]) locs.push_back(frame_location[f]);
+    for (uint32_t f : p.stacks[stack]) locs.push_back(frame_location[f]);
     // Samples without Ruby frames get a location of their own, so no weight is lost.
     if (locs.empty()) locs.push_back(location_id(function_id(kNoRubyFrames, "", 0), 0));
     sw.packed(1, locs);
-    sw.packed(2, {static_cast<uint64_t>(s.weight_ns)});
-    if (s.thread_seq) sw.bytes_field(3, label_message(thread_key, 0, s.thread_seq));
-    if (s.label_set < label_bytes.size()) sw.buffer() += label_bytes[s.label_set];
+    sw.packed(2, values);
+    if (thread_seq) sw.bytes_field(3, label_message(thread_key, 0, thread_seq));
+    if (label_set < label_bytes.size()) sw.buffer() += label_bytes[label_set];
+    sw.buffer() += extra_labels;
     out.bytes_field(2, sw.buffer());
+  };
+  std::vector<uint64_t> values(allocations ? 3 : 1, 0);
+  for (const Sample& s : p.samples) {
+    values[0] = static_cast<uint64_t>(s.weight_ns);
+    write_sample(s.stack, values, s.thread_seq, s.label_set, std::string());
+  }
+  if (allocations) {
+    const int64_t class_key = strings.id("object_class");
+    std::vector<std::string> class_labels(p.class_names.size());
+    for (uint32_t i = 0; i < p.class_names.size(); i++) {
+      ProtoWriter w;
+      w.bytes_field(3, label_message(class_key, strings.id(p.class_names[i]), 0));
+      class_labels[i] = w.buffer();
+    }
+    for (const AllocationSample& a : p.aggregated_allocations()) {
+      values = {0, static_cast<uint64_t>(a.count), static_cast<uint64_t>(a.retained)};
+      write_sample(a.stack, values, a.thread_seq, a.label_set, class_labels[a.type]);
+    }
   }
 
   // mapping (3): one mapping for the Ruby VM. Mapping { id 1, ..., filename 5, has_functions 7 }
@@ -188,6 +218,7 @@ std::string encode_pprof(const Profile& p, const std::vector<std::string>& comme
   }
   out.int_field(12, p.frequency() > 0 ? 1000000000LL / p.frequency() : 0);  // period
   for (int64_t c : comment_ids) out.int_field(13, c);                  // comment
+  if (allocations) out.int_field(14, kind);                             // default_sample_type: time
   return out.buffer();
 }
 

@@ -4,7 +4,11 @@
 
 namespace rperf {
 
-FunctionTotals function_totals(const Profile& p, bool by_name) {
+namespace {
+
+// Totals over weighted stacks: each(add) calls add(stack, weight) once per sample.
+template <typename EachSample>
+FunctionTotals totals_of(const Profile& p, bool by_name, EachSample&& each) {
   FunctionTotals t;
   t.function_of_frame.resize(p.frames.size());
   FrameTable functions;  // (path, label) with line 0: one entry per function
@@ -18,20 +22,47 @@ FunctionTotals function_totals(const Profile& p, bool by_name) {
   t.total_ns.assign(t.first_frame.size(), 0);
   std::vector<uint64_t> seen_in_sample(t.first_frame.size(), 0);
   uint64_t sample_no = 0;
-  for (const Sample& s : p.samples) {
-    t.grand_total_ns += s.weight_ns;
-    FrameSpan frames = p.stacks[s.stack];
-    if (frames.empty()) continue;
+  each([&](uint32_t stack, int64_t weight) {
+    t.grand_total_ns += weight;
+    FrameSpan frames = p.stacks[stack];
+    if (frames.empty()) return;
     sample_no++;
-    t.self_ns[t.function_of_frame[frames[0]]] += s.weight_ns;
+    t.self_ns[t.function_of_frame[frames[0]]] += weight;
     for (uint32_t f : frames) {
       uint32_t fn = t.function_of_frame[f];
       if (seen_in_sample[fn] == sample_no) continue;
       seen_in_sample[fn] = sample_no;
-      t.total_ns[fn] += s.weight_ns;
+      t.total_ns[fn] += weight;
     }
-  }
+  });
   return t;
+}
+
+}  // namespace
+
+FunctionTotals function_totals(const Profile& p, bool by_name) {
+  return totals_of(p, by_name, [&](auto&& add) {
+    for (const Sample& s : p.samples) add(s.stack, s.weight_ns);
+  });
+}
+
+FunctionTotals allocation_totals(const Profile& p, bool retained) {
+  return totals_of(p, false, [&](auto&& add) {
+    for (const AllocationSample& a : p.allocations) add(a.stack, retained ? a.retained : a.count);
+  });
+}
+
+std::vector<std::pair<uint32_t, int64_t>> class_totals(const Profile& p, bool retained) {
+  std::vector<int64_t> by_class(p.class_names.size(), 0);
+  for (const AllocationSample& a : p.allocations) by_class[a.type] += retained ? a.retained : a.count;
+  std::vector<std::pair<uint32_t, int64_t>> out;
+  for (uint32_t i = 0; i < by_class.size(); i++) {
+    if (by_class[i] != 0) out.emplace_back(i, by_class[i]);
+  }
+  std::sort(out.begin(), out.end(), [&](const auto& a, const auto& b) {
+    return a.second != b.second ? a.second > b.second : p.class_names[a.first] < p.class_names[b.first];
+  });
+  return out;
 }
 
 std::vector<uint32_t> top_functions(const Profile& p, const FunctionTotals& t, const std::vector<int64_t>& weights, size_t n) {

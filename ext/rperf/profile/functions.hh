@@ -3,6 +3,7 @@
 // however often the function recurses in it. Read by the text report and the summary.
 #pragma once
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "profile/profile.hh"
@@ -20,6 +21,13 @@ struct FunctionTotals {
 // `by_name`: functions are labels alone (methods of the same name in different files merge,
 // as rperf's summary and table views count them).
 FunctionTotals function_totals(const Profile& p, bool by_name = false);
+
+// The same over allocation samples: objects allocated (or, with `retained`, still alive) per
+// function, by allocating site (self) and by caller (total). Weights are object counts.
+FunctionTotals allocation_totals(const Profile& p, bool retained = false);
+
+// (class name id, objects) heaviest first, classes with objects only.
+std::vector<std::pair<uint32_t, int64_t>> class_totals(const Profile& p, bool retained = false);
 
 // Function indexes with a non-zero `weights` entry, heaviest first (ties by label, then path).
 std::vector<uint32_t> top_functions(const Profile& p, const FunctionTotals& t, const std::vector<int64_t>& weights, size_t n);

@@ -134,10 +134,65 @@ void SampleAggregator::clear() {
   index_.clear();
 }
 
+uint32_t NameTable::intern(const std::string& name) {
+  uint64_t h = hash_bytes(name.data(), name.size());
+  uint32_t id = index_.find(h, [&](uint32_t i) { return names_[i] == name; });
+  if (id != HashIndex::kNotFound) return id;
+  id = static_cast<uint32_t>(names_.size());
+  names_.push_back(name);
+  index_.insert(h, id);
+  return id;
+}
+
+namespace {
+uint64_t allocation_key_hash(const AllocationSample& s) {
+  return mix64(mix64((static_cast<uint64_t>(s.stack) << 32) ^ (static_cast<uint64_t>(s.thread_seq) << 8) ^ s.label_set) ^ s.type);
+}
+bool same_key(const AllocationSample& a, const AllocationSample& b) {
+  return a.stack == b.stack && a.thread_seq == b.thread_seq && a.label_set == b.label_set && a.type == b.type;
+}
+}  // namespace
+
+uint32_t AllocationAggregator::add(const AllocationSample& s) {
+  uint64_t h = allocation_key_hash(s);
+  uint32_t id = index_.find(h, [&](uint32_t i) { return same_key(samples_[i], s); });
+  if (id != HashIndex::kNotFound) {
+    samples_[id].count += s.count;
+    samples_[id].retained += s.retained;
+    return id;
+  }
+  id = static_cast<uint32_t>(samples_.size());
+  index_.insert(h, id);
+  samples_.push_back(s);
+  return id;
+}
+
+std::vector<AllocationSample> AllocationAggregator::take() {
+  std::vector<AllocationSample> out;
+  out.swap(samples_);
+  index_.clear();
+  return out;
+}
+
+void AllocationAggregator::clear() {
+  samples_.clear();
+  index_.clear();
+}
+
 int64_t Profile::total_weight() const {
   int64_t t = 0;
   for (const Sample& s : samples) t += s.weight_ns;
   return t;
+}
+
+std::vector<AllocationSample> Profile::aggregated_allocations() const {
+  if (!timestamps) return allocations;
+  AllocationAggregator agg;
+  for (AllocationSample a : allocations) {
+    a.time_ns = 0;
+    agg.add(a);
+  }
+  return agg.take();
 }
 
 std::vector<Sample> Profile::aggregated_samples() const {

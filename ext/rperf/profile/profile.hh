@@ -7,6 +7,8 @@
 //   label_sets  ordered (key, value) lists, interned; id 0 is always the empty set
 //   samples     (stack, weight, thread, label set, VM state, time): aggregated (one per key,
 //               time = first) unless `timestamps` (one per sampled interval, aggregate: false)
+//   allocations sampled allocations (stack, thread, label set, class): estimated objects
+//               allocated and still alive at the end (allocation profiling only)
 //   attributes  the result's scalar keys (mode, frequency, counters, ...) in order
 //   meta, summary  the JSON file's head objects (null until written or loaded)
 //
@@ -126,11 +128,52 @@ class SampleAggregator {
   HashIndex index_;
 };
 
+// Strings interned to dense ids (the class names of allocation samples).
+class NameTable {
+ public:
+  uint32_t intern(const std::string& name);
+  const std::string& operator[](uint32_t id) const { return names_[id]; }
+  size_t size() const { return names_.size(); }
+
+ private:
+  std::vector<std::string> names_;
+  HashIndex index_;
+};
+
+// The objects one allocation site allocated, of one class, on one thread, under one label set.
+// Each sampled allocation stands for `allocation_interval` objects on average, so `count` and
+// `retained` are estimates in objects.
+struct AllocationSample {
+  uint32_t stack = 0;
+  uint32_t thread_seq = 0;
+  uint32_t label_set = 0;
+  uint64_t type = 0;     // a Profile's class_names id (the sampler keys by the class VALUE)
+  int64_t count = 0;     // objects allocated
+  int64_t retained = 0;  // of those, still alive when the profile was taken
+  int64_t time_ns = 0;   // raw (one per sampled allocation): when, ns since the profile started
+};
+
+// Merges allocation samples that share (stack, thread, label set, type): counts add up, order of
+// first appearance. add() returns the merged sample's index (stable until take/clear).
+class AllocationAggregator {
+ public:
+  uint32_t add(const AllocationSample& s);
+  const std::vector<AllocationSample>& samples() const { return samples_; }
+  std::vector<AllocationSample> take();
+  void clear();
+
+ private:
+  std::vector<AllocationSample> samples_;
+  HashIndex index_;
+};
+
 struct Profile {
   FrameTable frames;
   StackTable stacks;
   LabelSetTable label_sets;
   std::vector<Sample> samples;
+  std::vector<AllocationSample> allocations;  // with allocation profiling; one per sampled allocation with `timestamps`
+  NameTable class_names;
   bool has_lines = false;   // frames carry line numbers
   bool timestamps = false;  // one sample per interval with its time (aggregate: false)
   JsonValue attributes = JsonValue::object();
@@ -140,8 +183,12 @@ struct Profile {
   std::string mode() const { return attributes.string_or("mode", "cpu"); }
   int frequency() const { return static_cast<int>(attributes.int_or("frequency", 1000)); }
   int64_t total_weight() const;
+  // Whether the profile has allocation data (allocation profiling was on, even with no sample).
+  bool has_allocations() const { return attributes.get("allocation_interval") != nullptr; }
   // The samples merged by key (what "aggregated_samples" holds).
   std::vector<Sample> aggregated_samples() const;
+  // The allocation samples merged by key (what "allocation_samples" holds; times dropped).
+  std::vector<AllocationSample> aggregated_allocations() const;
 };
 
 }  // namespace rperf

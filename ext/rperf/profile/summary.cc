@@ -29,6 +29,15 @@ JsonValue summarize(const Profile& p) {
   }
   if (const JsonValue* rss = a.get("maxrss_mb"); rss && !rss->is_null()) s.set("maxrss_mb", *rss);
   if (a.get("sampling_count")) s.set("samples", JsonValue::integer(a.int_or("sampling_count", 0)));
+  if (p.has_allocations()) {  // ours: estimated objects allocated and still alive (allocations: N)
+    int64_t allocated = 0, retained = 0;
+    for (const AllocationSample& x : p.allocations) {
+      allocated += x.count;
+      retained += x.retained;
+    }
+    s.set("allocation_estimate", JsonValue::integer(allocated));
+    s.set("retained_estimate", JsonValue::integer(retained));
+  }
 
   JsonValue top = JsonValue::array();
   FunctionTotals t = function_totals(p, true);

@@ -21,6 +21,25 @@ void restack(Profile& p, RemapStack&& remap_stack) {
   if (!p.timestamps) p.samples = agg.take();
 }
 
+// Rebuilds the allocation samples of `from` into `to` through the stack, label set and class
+// maps, merging those that now share a key (appending them, in order, when `to` is raw).
+template <typename MapStack, typename MapSet, typename MapType>
+void merge_allocations(Profile& to, const std::vector<AllocationSample>& from, MapStack&& map_stack, MapSet&& map_set,
+                       MapType&& map_type) {
+  AllocationAggregator agg;
+  if (!to.timestamps) {
+    for (const AllocationSample& a : to.allocations) agg.add(a);
+  }
+  for (AllocationSample a : from) {
+    a.stack = map_stack(a.stack);
+    a.label_set = map_set(a.label_set);
+    a.type = map_type(a.type);
+    if (to.timestamps) to.allocations.push_back(a);
+    else agg.add(a);
+  }
+  if (!to.timestamps) to.allocations = agg.take();
+}
+
 // Copies frames and stacks of `from` into `to`, returning from's stack id -> to's.
 std::vector<uint32_t> copy_stacks(Profile& to, const Profile& from, bool drop_lines) {
   std::vector<uint32_t> frame_map(from.frames.size());
@@ -42,7 +61,8 @@ std::vector<uint32_t> copy_stacks(Profile& to, const Profile& from, bool drop_li
 
 const VmState kStates[] = {kGvlBlocked, kGvlWait, kGcMark, kGcSweep};
 
-constexpr const char* kSummedAttributes[] = {"trigger_count", "sampling_count", "sampling_time_ns", "hook_time_ns", "user_ns", "sys_ns"};
+constexpr const char* kSummedAttributes[] = {"trigger_count", "sampling_count", "sampling_time_ns", "hook_time_ns", "user_ns", "sys_ns",
+                                             "allocation_sample_count", "dropped_allocations"};
 
 }  // namespace
 
@@ -54,6 +74,10 @@ void fold_lines(Profile& p) {
   p.stacks = std::move(folded.stacks);
   p.has_lines = false;
   restack(p, [&](uint32_t s) { return stack_map[s]; });
+  std::vector<AllocationSample> allocations;
+  allocations.swap(p.allocations);
+  auto same = [](uint64_t v) { return v; };
+  merge_allocations(p, allocations, [&](uint32_t s) { return stack_map[s]; }, same, same);
 }
 
 void apply_vm_states(Profile& p, bool as_frames) {
@@ -103,6 +127,7 @@ void infer_vm_states(Profile& p) {
 void aggregate(Profile& p) {
   if (!p.timestamps) return;
   p.samples = p.aggregated_samples();
+  p.allocations = p.aggregated_allocations();
   p.timestamps = false;
 }
 
@@ -124,6 +149,13 @@ void merge_child(Profile& root, const Profile& child, const std::string& pid) {
     else agg.add(s);
   }
   if (!root.timestamps) root.samples = agg.take();
+  if (child.has_allocations()) {
+    std::vector<uint64_t> type_map(child.class_names.size());
+    for (uint32_t i = 0; i < child.class_names.size(); i++) type_map[i] = root.class_names.intern(child.class_names[i]);
+    merge_allocations(root, child.allocations, [&](uint32_t s) { return stack_map[s]; }, [&](uint32_t s) { return set_map[s]; },
+                      [&](uint64_t t) { return type_map[t]; });
+    if (!root.has_allocations()) root.attributes.set("allocation_interval", *child.attributes.get("allocation_interval"));
+  }
   for (const char* key : kSummedAttributes) {
     if (root.attributes.get(key) || child.attributes.get(key)) {
       root.attributes.set(key, JsonValue::integer(root.attributes.int_or(key, 0) + child.attributes.int_or(key, 0)));

@@ -18,7 +18,7 @@ void apply_vm_states(Profile& p, bool as_frames);
 // The VM state of each sample from its labels or synthetic leaf frame (loaded profiles).
 void infer_vm_states(Profile& p);
 
-// Merges samples by key and drops the per-sample times.
+// Merges samples (time and allocation) by key and drops the per-sample times.
 void aggregate(Profile& p);
 
 // Appends `child`'s samples to `root`, its label sets given `%pid=<pid>`; counters add up.

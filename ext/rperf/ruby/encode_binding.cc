@@ -22,7 +22,7 @@ namespace rperf {
 
 namespace {
 
-enum class Format { kPprof, kCollapsed, kSpeedscope, kText, kJson, kCallgrind };
+enum class Format { kPprof, kCollapsed, kSpeedscope, kText, kJson, kCallgrind, kAllocations };
 
 // Everything the encoder needs once the GVL is released: no Ruby object is touched then.
 struct EncodeJob {
@@ -34,6 +34,7 @@ struct EncodeJob {
   JsonValue trailer;                  // json: members written after the body (rperf_version, pid, ppid)
   int top = 10;
   bool header = true;  // text: the Total/Samples lines
+  bool allocations = false;  // collapsed: the allocation samples instead of the time samples
   int fd = -1;                 // write here, or
   std::string* str = nullptr;  // append here
   int error = 0;
@@ -45,11 +46,12 @@ void* run_encode_job(void* arg) {
     std::unique_ptr<Output> out(job.fd >= 0 ? new Output(job.fd, job.options) : new Output(job.str, job.options));
     switch (job.format) {
       case Format::kPprof: out->append(encode_pprof(*job.profile, job.comments)); break;
-      case Format::kCollapsed: encode_collapsed(*job.profile, *out); break;
+      case Format::kCollapsed: encode_collapsed(*job.profile, *out, job.allocations); break;
       case Format::kSpeedscope: out->append(encode_speedscope(*job.profile, job.name)); break;
       case Format::kText: out->append(encode_text(*job.profile, job.top, job.header)); break;
       case Format::kJson: encode_json(*job.profile, job.trailer, *out); break;
       case Format::kCallgrind: encode_callgrind(*job.profile, *out); break;
+      case Format::kAllocations: out->append(encode_allocation_text(*job.profile, job.top)); break;
     }
     job.error = out->finish();
   } catch (const std::bad_alloc&) {
@@ -67,6 +69,7 @@ bool format_from_symbol(VALUE format, Format& out) {
   else if (f == rb_intern("text")) out = Format::kText;
   else if (f == rb_intern("json")) out = Format::kJson;
   else if (f == rb_intern("callgrind")) out = Format::kCallgrind;
+  else if (f == rb_intern("allocations")) out = Format::kAllocations;  // the allocation report (text)
   else return false;
   return true;
 }
@@ -89,7 +92,8 @@ int open_target(const std::string& path, std::string& tmp) {
 }
 
 // Native::Profile#encode(format, options) -> String, or nil when options[:path] is given.
-// options: path, gzip, level, deflate ("zlib" forces zlib), name, top, header, comments, trailer.
+// options: path, gzip, level, deflate ("zlib" forces zlib), name, top, header, comments, trailer,
+// allocations (collapsed: the allocation view).
 VALUE profile_encode(VALUE self, VALUE format, VALUE options) {
   ProfileHolder* h = holder_of(self);
   if (!NIL_P(options)) Check_Type(options, T_HASH);
@@ -116,6 +120,7 @@ VALUE profile_encode(VALUE self, VALUE format, VALUE options) {
     job.format = f;
     job.top = top_n;
     job.header = option(options, "header") != Qfalse;
+    job.allocations = RTEST(option(options, "allocations"));
     job.options.gzip = RTEST(option(options, "gzip"));
     if (level_n != -2) job.options.level = level_n;
     if (RB_TYPE_P(deflate, T_STRING) && std::string(RSTRING_PTR(deflate), RSTRING_LEN(deflate)) == "zlib") job.options.backend = DeflateBackend::kZlib;

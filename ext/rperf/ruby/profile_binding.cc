@@ -18,7 +18,8 @@ ID g_view_link;  // hidden instance variable of a view Hash: its Native::Profile
 void holder_mark(void* p) {
   auto* h = static_cast<ProfileHolder*>(p);
   // rb_gc_mark pins: the vectors hold these VALUEs outside Ruby's heap.
-  for (VALUE v : {h->view, h->view_samples, h->view_raw, h->view_label_sets}) rb_gc_mark(v);
+  for (VALUE v : {h->view, h->view_samples, h->view_raw, h->view_label_sets, h->view_allocations, h->view_raw_allocations}) rb_gc_mark(v);
+  for (VALUE v : h->class_name_values) rb_gc_mark(v);
   for (VALUE v : h->frame_values) rb_gc_mark(v);
   for (VALUE v : h->stack_values) rb_gc_mark(v);
   for (VALUE v : h->label_set_values) rb_gc_mark(v);
@@ -32,7 +33,7 @@ const rb_data_type_t kProfileType = {"rperf/profile", {holder_mark, holder_free,
 
 // Keys of a result Hash that are not attributes: the body, and what is derived from it.
 bool body_key(VALUE key) {
-  static const char* const kKeys[] = {"aggregated_samples", "raw_samples", "label_sets", "unique_frames",
+  static const char* const kKeys[] = {"aggregated_samples", "raw_samples", "label_sets", "allocation_samples", "raw_allocation_samples", "unique_frames",
                                       "unique_stacks", "function_start_lines", "meta", "summary"};
   if (!SYMBOL_P(key)) return false;
   for (const char* k : kKeys) {
@@ -72,6 +73,19 @@ VALUE sample_value(ProfileHolder& h, const Sample& s, bool raw) {
     rb_ary_push(e, INT2FIX(s.vm_state));
     rb_ary_push(e, LL2NUM(s.time_ns));
   }
+  return e;
+}
+
+// [frames, count, thread_seq, label_set_id, class_name, retained_count(, time_ns when raw)]
+VALUE allocation_value(ProfileHolder& h, const AllocationSample& a, bool raw) {
+  VALUE e = rb_ary_new_capa(raw ? 7 : 6);
+  rb_ary_push(e, stack_value(h, a.stack));
+  rb_ary_push(e, LL2NUM(a.count));
+  rb_ary_push(e, UINT2NUM(a.thread_seq));
+  rb_ary_push(e, UINT2NUM(a.label_set));
+  rb_ary_push(e, h.class_name_values[a.type]);
+  rb_ary_push(e, LL2NUM(a.retained));
+  if (raw) rb_ary_push(e, LL2NUM(a.time_ns));
   return e;
 }
 
@@ -116,6 +130,19 @@ VALUE build_view(VALUE self, ProfileHolder& h) {
     rb_ary_push(h.view_label_sets, h.label_set_values[i]);
   }
   rb_hash_aset(hash, sym("label_sets"), h.view_label_sets);
+  if (p.has_allocations()) {
+    h.class_name_values.assign(p.class_names.size(), Qnil);
+    for (uint32_t i = 0; i < p.class_names.size(); i++) h.class_name_values[i] = utf8_string(p.class_names[i]);
+    h.shown_allocations = p.aggregated_allocations();
+    h.view_allocations = rb_ary_new_capa(static_cast<long>(h.shown_allocations.size()));
+    for (const AllocationSample& a : h.shown_allocations) rb_ary_push(h.view_allocations, allocation_value(h, a, false));
+    rb_hash_aset(hash, sym("allocation_samples"), h.view_allocations);
+    if (p.timestamps) {
+      h.view_raw_allocations = rb_ary_new_capa(static_cast<long>(p.allocations.size()));
+      for (const AllocationSample& a : p.allocations) rb_ary_push(h.view_raw_allocations, allocation_value(h, a, true));
+      rb_hash_aset(hash, sym("raw_allocation_samples"), h.view_raw_allocations);
+    }
+  }
 
   rb_hash_aset(hash, sym("unique_frames"), SIZET2NUM(used_frame_count(p)));
   rb_hash_aset(hash, sym("unique_stacks"), SIZET2NUM(p.stacks.size()));
@@ -157,9 +184,30 @@ bool samples_unchanged(ProfileHolder& h, VALUE ary, VALUE expected, const std::v
   return true;
 }
 
+bool allocations_unchanged(ProfileHolder& h, VALUE ary, VALUE expected, const std::vector<AllocationSample>& all, bool raw) {
+  if (ary != expected) return false;
+  if (NIL_P(ary)) return true;
+  if (!RB_TYPE_P(ary, T_ARRAY) || RARRAY_LEN(ary) != static_cast<long>(all.size())) return false;
+  for (size_t i = 0; i < all.size(); i++) {
+    VALUE e = RARRAY_AREF(ary, static_cast<long>(i));
+    const AllocationSample& a = all[i];
+    if (!RB_TYPE_P(e, T_ARRAY) || RARRAY_LEN(e) != (raw ? 7 : 6) || RARRAY_AREF(e, 0) != h.stack_values[a.stack] ||
+        !same_int(RARRAY_AREF(e, 1), a.count) || !same_int(RARRAY_AREF(e, 2), a.thread_seq) ||
+        !same_int(RARRAY_AREF(e, 3), a.label_set) || RARRAY_AREF(e, 4) != h.class_name_values[a.type] ||
+        !same_int(RARRAY_AREF(e, 5), a.retained) || (raw && !same_int(RARRAY_AREF(e, 6), a.time_ns))) {
+      return false;
+    }
+  }
+  return true;
+}
+
 // True when `hash` is this profile's view with its samples and label sets as built.
 bool view_unchanged(ProfileHolder& h, VALUE hash) {
   if (NIL_P(h.view)) return false;
+  if (!allocations_unchanged(h, rb_hash_lookup(hash, sym("allocation_samples")), h.view_allocations, h.shown_allocations, false) ||
+      !allocations_unchanged(h, rb_hash_lookup(hash, sym("raw_allocation_samples")), h.view_raw_allocations, h.profile.allocations, true)) {
+    return false;
+  }
   VALUE sets = rb_hash_lookup(hash, sym("label_sets"));
   if (sets != h.view_label_sets || RARRAY_LEN(sets) != static_cast<long>(h.label_set_values.size())) return false;
   for (size_t i = 0; i < h.label_set_values.size(); i++) {
@@ -268,6 +316,35 @@ struct Converter {
 
   std::vector<uint32_t> label_map{0};
 
+  // allocation_samples, or raw_allocation_samples (one more element: the time) when `raw`.
+  bool allocations(VALUE ary, bool raw) {
+    if (NIL_P(ary)) return true;
+    if (!RB_TYPE_P(ary, T_ARRAY)) return fail("allocation_samples must be an Array");
+    const char* shape = raw ? "a raw allocation sample must be [frames, count, thread_seq, label_set_id, class_name, retained_count, time_ns]"
+                            : "an allocation sample must be [frames, count, thread_seq, label_set_id, class_name, retained_count]";
+    AllocationAggregator agg;
+    for (long i = 0; i < RARRAY_LEN(ary); i++) {
+      VALUE e = RARRAY_AREF(ary, i);
+      if (!RB_TYPE_P(e, T_ARRAY) || RARRAY_LEN(e) != (raw ? 7 : 6) || !RB_TYPE_P(RARRAY_AREF(e, 4), T_STRING)) return fail(shape);
+      AllocationSample a;
+      int64_t thread, set;
+      if (!stack(RARRAY_AREF(e, 0), a.stack)) return false;
+      if (!int64_of(RARRAY_AREF(e, 1), a.count) || !int64_of(RARRAY_AREF(e, 2), thread) || !int64_of(RARRAY_AREF(e, 3), set) ||
+          !int64_of(RARRAY_AREF(e, 5), a.retained) || (raw && !int64_of(RARRAY_AREF(e, 6), a.time_ns))) {
+        return fail(shape);
+      }
+      if (set < 0 || static_cast<size_t>(set) >= label_map.size()) return fail("an allocation sample's label_set_id has no label set");
+      a.thread_seq = static_cast<uint32_t>(thread);
+      a.label_set = label_map[static_cast<size_t>(set)];
+      VALUE name = RARRAY_AREF(e, 4);
+      a.type = h.profile.class_names.intern(std::string(RSTRING_PTR(name), static_cast<size_t>(RSTRING_LEN(name))));
+      if (raw) h.profile.allocations.push_back(a);
+      else agg.add(a);
+    }
+    if (!raw) h.profile.allocations = agg.take();
+    return true;
+  }
+
   bool label_sets(VALUE sets) {
     if (NIL_P(sets)) return true;
     if (!RB_TYPE_P(sets, T_ARRAY)) return fail("label_sets must be an Array of Hashes");
@@ -341,7 +418,10 @@ VALUE profile_s_from_hash(VALUE, VALUE hash) {
   without_cxx_exceptions([&] {
     Converter c{*h, {}, {}};
     ok = c.label_sets(rb_hash_lookup(hash, sym("label_sets"))) &&
-         c.samples(rb_hash_lookup(hash, sym(raw ? "raw_samples" : "aggregated_samples")), raw);
+         c.samples(rb_hash_lookup(hash, sym(raw ? "raw_samples" : "aggregated_samples")), raw) &&
+         (raw && RB_TYPE_P(rb_hash_lookup(hash, sym("raw_allocation_samples")), T_ARRAY)
+              ? c.allocations(rb_hash_lookup(hash, sym("raw_allocation_samples")), true)
+              : c.allocations(rb_hash_lookup(hash, sym("allocation_samples")), false));
   });
   if (!ok) raise_error(rb_eTypeError, rb_sprintf("rperf: %" PRIsVALUE, take_error(*h)));
   h->profile.timestamps = raw;
@@ -440,13 +520,14 @@ VALUE profile_vm_state_totals(VALUE self) {
   return out;
 }
 
-// #function_totals -> [[label, path, self_ns, total_ns], ...] for functions with weight.
-VALUE profile_function_totals(VALUE self) {
+// [[label, path, self, total], ...] for the functions with weight in `compute(profile)`.
+template <typename Compute>
+VALUE totals_to_ruby(VALUE self, Compute&& compute) {
   const Profile& p = holder_of(self)->profile;
   FunctionTotals* t = new (std::nothrow) FunctionTotals();
   if (!t) rb_memerror();
   try {
-    *t = function_totals(p);
+    *t = compute(p);
   } catch (const std::bad_alloc&) {
     delete t;
     rb_memerror();
@@ -459,6 +540,24 @@ VALUE profile_function_totals(VALUE self) {
   }
   delete t;  // no Ruby call above raises but NoMemoryError, which would leak only this
   return out;
+}
+
+// #function_totals -> [[label, path, self_ns, total_ns], ...] for functions with weight.
+VALUE profile_function_totals(VALUE self) {
+  return totals_to_ruby(self, [](const Profile& p) { return function_totals(p); });
+}
+
+// #allocation_totals -> [[label, path, self_objects, total_objects], ...]: estimated objects
+// allocated by each function (self: as the allocating frame).
+VALUE profile_allocation_totals(VALUE self) {
+  return totals_to_ruby(self, [](const Profile& p) { return allocation_totals(p); });
+}
+
+// #allocation_count -> estimated objects allocated in all (0 without allocation profiling).
+VALUE profile_allocation_count(VALUE self) {
+  int64_t n = 0;
+  for (const AllocationSample& a : holder_of(self)->profile.allocations) n += a.count;
+  return LL2NUM(n);
 }
 
 }  // namespace
@@ -486,6 +585,8 @@ void init_profile_binding(VALUE native) {
   rb_define_method(g_profile_class, "total_weight", RUBY_METHOD_FUNC(profile_total_weight), 0);
   rb_define_method(g_profile_class, "vm_state_totals", RUBY_METHOD_FUNC(profile_vm_state_totals), 0);
   rb_define_method(g_profile_class, "function_totals", RUBY_METHOD_FUNC(profile_function_totals), 0);
+  rb_define_method(g_profile_class, "allocation_totals", RUBY_METHOD_FUNC(profile_allocation_totals), 0);
+  rb_define_method(g_profile_class, "allocation_count", RUBY_METHOD_FUNC(profile_allocation_count), 0);
 }
 
 }  // namespace rperf

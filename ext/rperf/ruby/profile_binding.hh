@@ -19,10 +19,14 @@ struct ProfileHolder {
   VALUE view_samples = Qnil;
   VALUE view_raw = Qnil;
   VALUE view_label_sets = Qnil;
+  VALUE view_allocations = Qnil;
+  VALUE view_raw_allocations = Qnil;
   std::vector<VALUE> frame_values;      // frozen [path, label(, line)] per frame
   std::vector<VALUE> stack_values;      // frozen Array of frame values per stack
   std::vector<VALUE> label_set_values;  // frozen Hash per label set
+  std::vector<VALUE> class_name_values;  // frozen String per class name
   std::vector<Sample> shown_samples;    // aggregated_samples as shown
+  std::vector<AllocationSample> shown_allocations;  // allocation_samples as shown
   // Scratch of a Hash conversion (owned here so an exception cannot leak it).
   std::vector<uint32_t> ids;
   std::string error;

@@ -24,13 +24,17 @@ Session* g_abandoned = nullptr;  // sessions a forked child inherited and must n
 void marker_mark(void*) {
   if (g_session) g_session->mark();
 }
+// GC compaction: the frames and classes it marks are pinned; the sampled objects of allocation
+// profiling are not marked at all (they must be free to die), so their addresses follow moves.
+void marker_compact(void*) { update_moved_objects(); }
 
 // Not write-barrier protected on purpose: the frame table grows without write barriers, so
 // the incremental marker must rescan this object at the end of every mark phase.
-const rb_data_type_t kMarkerType = {"rperf/marker", {marker_mark, nullptr, nullptr, nullptr, {nullptr}}, nullptr, nullptr, 0};
+const rb_data_type_t kMarkerType = {"rperf/marker", {marker_mark, nullptr, nullptr, marker_compact, {nullptr}}, nullptr, nullptr, 0};
 
-// Native.start(frequency, wall, aggregate, signal, defer, max_depth, lines, forked)
-VALUE native_start(VALUE, VALUE freq, VALUE wall, VALUE aggregate, VALUE signal, VALUE defer, VALUE max_depth, VALUE lines, VALUE forked) {
+// Native.start(frequency, wall, aggregate, signal, defer, max_depth, lines, forked, allocation_interval)
+VALUE native_start(VALUE, VALUE freq, VALUE wall, VALUE aggregate, VALUE signal, VALUE defer, VALUE max_depth, VALUE lines,
+                   VALUE forked, VALUE allocation_interval) {
   if (g_session) rb_raise(rb_eRuntimeError, "Rperf is already running");
   SessionOptions o;
   o.frequency = NUM2INT(freq);
@@ -41,6 +45,7 @@ VALUE native_start(VALUE, VALUE freq, VALUE wall, VALUE aggregate, VALUE signal,
   o.max_depth = NUM2INT(max_depth);
   o.lines = RTEST(lines);
   o.forked_child = RTEST(forked);
+  o.allocation_interval = NIL_P(allocation_interval) ? 0 : NUM2UINT(allocation_interval);
   VALUE error = Qnil;
   Session* s = nullptr;
   without_cxx_exceptions([&] { s = new Session(o); });  // the ring's buffers are allocated here
@@ -184,7 +189,7 @@ void init_session_binding(VALUE native) {
   g_marker = TypedData_Wrap_Struct(rb_cObject, &kMarkerType, &marker_data);
   rb_gc_register_mark_object(g_marker);
 
-  rb_define_singleton_method(native, "start", RUBY_METHOD_FUNC(native_start), 8);
+  rb_define_singleton_method(native, "start", RUBY_METHOD_FUNC(native_start), 9);
   rb_define_singleton_method(native, "stop", RUBY_METHOD_FUNC(native_stop), 1);
   rb_define_singleton_method(native, "snapshot", RUBY_METHOD_FUNC(native_snapshot), 2);
   rb_define_singleton_method(native, "running?", RUBY_METHOD_FUNC(native_running_p), 0);

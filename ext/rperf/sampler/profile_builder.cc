@@ -1,5 +1,7 @@
 #include "sampler/profile_builder.hh"
 
+#include <unordered_map>
+
 #include "profile/transform.hh"
 #include "util/clock.hh"
 
@@ -53,13 +55,38 @@ class Resolver {
   std::string path_, label_;
 };
 
+// A class VALUE of an allocation sample -> its name in the profile (once per class). Runs after
+// the hooks' work is taken: rb_class_name may allocate here.
+class ClassNamer {
+ public:
+  explicit ClassNamer(Profile& p) : p_(p) {}
+  uint32_t name(uint64_t klass) {
+    auto it = known_.find(klass);
+    if (it != known_.end()) return it->second;
+    VALUE real = klass ? rb_class_real(static_cast<VALUE>(klass)) : 0;
+    std::string text;
+    if (real) copy_text(rb_class_name(real), text, kInternalObjects);
+    else text = kInternalObjects;
+    uint32_t id = p_.class_names.intern(text);
+    known_.emplace(klass, id);
+    return id;
+  }
+
+ private:
+  static constexpr const char* kInternalObjects = "(internal)";  // hidden objects and T_IMEMO (no class)
+  Profile& p_;
+  std::unordered_map<uint64_t, uint32_t> known_;
+};
+
 }  // namespace
 
 void build_profile(Session& s, const BuildOptions& opts, Profile& out) {
   // While the worker runs (snapshot), it may grow the live store: resolve from a copy.
   StackStore copy;
   const bool worker_running = s.timer.running();
-  std::vector<Sample> samples = s.take_samples(opts.clear, worker_running ? &copy : nullptr);
+  std::vector<AllocationSample> allocations;
+  const bool with_allocations = s.opts.allocation_interval > 0;
+  std::vector<Sample> samples = s.take_samples(opts.clear, worker_running ? &copy : nullptr, with_allocations ? &allocations : nullptr);
   const StackStore& store = worker_running ? copy : s.stacks;
   int64_t now = monotonic_ns();
   out.has_lines = s.opts.lines;
@@ -75,7 +102,17 @@ void build_profile(Session& s, const BuildOptions& opts, Profile& out) {
       sample.stack = stack_map[slot];
       out.samples.push_back(sample);
     }
+    ClassNamer namer(out);
+    out.allocations.reserve(allocations.size());
+    for (AllocationSample a : allocations) {
+      size_t slot = a.stack < store.node_count() ? a.stack : store.node_count();
+      if (stack_map[slot] == kUnresolved) stack_map[slot] = resolver.stack(a.stack);
+      a.stack = stack_map[slot];
+      a.type = namer.name(a.type);
+      out.allocations.push_back(a);
+    }
   }
+  s.alloc.resolving.clear();  // every class is named
   apply_vm_states(out, opts.vm_state_frames);
 
   JsonValue& a = out.attributes;
@@ -91,6 +128,11 @@ void build_profile(Session& s, const BuildOptions& opts, Profile& out) {
   a.set("start_time_ns", JsonValue::integer(s.start_realtime_ns));
   a.set("duration_ns", JsonValue::integer(now - s.start_mono_ns));
   a.set("max_depth", JsonValue::integer(s.opts.max_depth));
+  if (with_allocations) {
+    a.set("allocation_interval", JsonValue::integer(s.opts.allocation_interval));
+    a.set("allocation_sample_count", JsonValue::integer(static_cast<int64_t>(s.alloc.sample_count)));
+    if (s.alloc.dropped) a.set("dropped_allocations", JsonValue::integer(static_cast<int64_t>(s.alloc.dropped)));
+  }
 
   if (opts.clear) {
     s.timer.reset_trigger_count();
@@ -98,6 +140,8 @@ void build_profile(Session& s, const BuildOptions& opts, Profile& out) {
     s.sampling_time_ns = 0;
     s.hook_time_ns = 0;
     s.dropped_samples.store(0);
+    s.alloc.sample_count = 0;
+    s.alloc.dropped = 0;
     s.start_mono_ns = now;
     s.start_realtime_ns = realtime_ns();
   }

@@ -22,6 +22,7 @@ struct SampleRecord {
     kInterval,    // weight on the thread's current stack
     kStack,       // the thread's stack becomes the `run` frames (leaf-first), then weight on it
     kThreadGone,  // the thread exited: the worker forgets its stack
+    kAllocation,  // a sampled allocation on the `run` frames: weight_ns objects of class `klass`
   };
   uint32_t thread_seq = 0;
   uint32_t label_set = 0;
@@ -30,6 +31,8 @@ struct SampleRecord {
   int64_t time_ns = 0;  // end of the interval, ns since the session started
   VmState vm_state = kRunning;
   Kind kind = kInterval;
+  uint32_t slot = 0;   // kAllocation: the object's LiveObjects slot (kNoSlot: not tracked)
+  uint64_t klass = 0;  // kAllocation: the object's class (a VALUE; 0 for internal objects)
 };
 
 class SampleRing {
@@ -106,6 +109,13 @@ class SampleRing {
   void each_pending_method(F&& f) const {
     uint64_t head = frame_head_.load(std::memory_order_acquire);
     for (uint64_t i = frame_tail_.load(std::memory_order_acquire); i < head; i++) f(methods_[i & frame_mask_]);
+  }
+
+  // The records not yet consumed (for the GC: the classes they name). Same rule as above.
+  template <typename F>
+  void each_pending_record(F&& f) const {
+    uint64_t head = record_head_.load(std::memory_order_acquire);
+    for (uint64_t i = record_tail_.load(std::memory_order_acquire); i < head; i++) f(records_[i & record_mask_]);
   }
 
   size_t record_capacity() const { return records_.size(); }

@@ -81,7 +81,12 @@ void init_session_globals() {
 }
 
 Session::Session(const SessionOptions& o)
-    : opts(o), ring(1 << 14, 1 << 17, static_cast<uint32_t>(o.max_depth + 1), o.lines) {}
+    : opts(o), ring(1 << 14, 1 << 17, static_cast<uint32_t>(o.max_depth + 1), o.lines) {
+  if (o.allocation_interval > 0) {
+    alloc.gaps = GeometricGaps(o.allocation_interval, static_cast<uint64_t>(monotonic_ns()) ^ (static_cast<uint64_t>(getpid()) << 40));
+    alloc.countdown = alloc.gaps.next();
+  }
+}
 
 Session::~Session() { pthread_mutex_destroy(&consumer_mutex); }
 
@@ -136,11 +141,13 @@ void Session::install_hooks() {
                                      gc_event_hook, nullptr);
   rb_gc_register_address(&gc_tracepoint_);
   rb_tracepoint_enable(gc_tracepoint_);
+  if (opts.allocation_interval > 0) install_allocation_hooks();
 }
 
 void Session::remove_hooks() {
   remove_gvl_hook();
   remove_gc_hook();
+  remove_allocation_hooks();
 }
 
 void Session::remove_gc_hook() {
@@ -248,6 +255,7 @@ void Session::after_fork_child() {
   // removing it takes Ruby's hook rwlock for writing, and another thread of the parent may
   // have held it for reading at the moment of fork, which would leave the child stuck.
   remove_gc_hook();
+  remove_allocation_hooks();
   rb_internal_thread_specific_set(rb_thread_current(), g_thread_key, nullptr);
   running_ = false;
 }
@@ -426,6 +434,11 @@ void Session::drain() {
   ring.drain([this](const SampleRecord& r, const SampleRing::Run& run) {
     if (r.kind == SampleRecord::kThreadGone) {
       paths.erase(r.thread_seq);
+      alloc.paths.erase(r.thread_seq);
+      return;
+    }
+    if (r.kind == SampleRecord::kAllocation) {
+      consume_allocation(r, run);
       return;
     }
     // On the worker thread an exception would end the process: out of memory drops the record.
@@ -446,9 +459,10 @@ void Session::drain() {
   pthread_mutex_unlock(&consumer_mutex);
 }
 
-std::vector<Sample> Session::take_samples(bool clear, StackStore* store_copy) {
+std::vector<Sample> Session::take_samples(bool clear, StackStore* store_copy, std::vector<AllocationSample>* allocations) {
   drain();
   pthread_mutex_lock(&consumer_mutex);
+  if (allocations) take_allocations(clear, *allocations);
   std::vector<Sample> out;
   if (!opts.aggregate) out = clear ? std::move(raw) : raw;
   else out = clear ? aggregated.take() : aggregated.samples();
@@ -470,6 +484,19 @@ void Session::mark() {
   ring.each_pending_method([](uint64_t m) {
     if (m != 0) rb_gc_mark(static_cast<VALUE>(m));
   });
+  // The classes of allocation samples (resolved to names at stop/snapshot), pinned too.
+  ring.each_pending_record([](const SampleRecord& r) {
+    if (r.kind == SampleRecord::kAllocation && r.klass != 0) rb_gc_mark(static_cast<VALUE>(r.klass));
+  });
+  const std::vector<AllocationSample>* lists[] = {&alloc.aggregated.samples(), &alloc.raw};
+  for (const std::vector<AllocationSample>* list : lists) {
+    for (const AllocationSample& a : *list) {
+      if (a.type != 0) rb_gc_mark(static_cast<VALUE>(a.type));
+    }
+  }
+  for (uint64_t klass : alloc.resolving) {
+    if (klass != 0) rb_gc_mark(static_cast<VALUE>(klass));
+  }
   pthread_mutex_unlock(&consumer_mutex);
 }
 

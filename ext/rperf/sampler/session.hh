@@ -14,10 +14,12 @@
 #include <vector>
 
 #include "profile/profile.hh"
+#include "sampler/live_objects.hh"
 #include "sampler/sample_ring.hh"
 #include "sampler/stack_store.hh"
 #include "sampler/thread_state.hh"
 #include "sampler/timer.hh"
+#include "util/geometric_gaps.hh"
 
 namespace rperf {
 
@@ -30,6 +32,7 @@ struct SessionOptions {
   int max_depth = 512;
   bool lines = false;     // capture line numbers (lines: true, or a pprof output)
   bool forked_child = false;  // a forked child's session: its thread's CPU counts from the fork
+  uint32_t allocation_interval = 0;  // > 0: sample one allocation in this many on average
 };
 
 struct GcTracking {
@@ -37,6 +40,26 @@ struct GcTracking {
   bool marking = false;    // a GC cycle is in its mark phase
   ThreadState* thread = nullptr;
   int64_t last_ns = 0;     // mode clock
+};
+
+// Allocation profiling (sampler/allocation_events.cc). The hook side runs with the GVL held;
+// the worker side under the consumer lock.
+struct AllocationTracking {
+  GeometricGaps gaps{1, 0};
+  uint64_t countdown = 0;       // allocations until the next sampled one
+  bool hooked = false;          // the NEWOBJ/FREEOBJ hooks are installed (the live table is exact)
+  LiveObjects live;             // sampled objects still alive
+  uint64_t sample_count = 0;    // sampled allocations recorded
+  uint64_t dropped = 0;         // sampled allocations lost (ring full)
+  // Worker side: each thread's last allocating stack, the aggregation (or, aggregate: false,
+  // every sampled allocation with its time), and which of those samples each live slot
+  // belongs to.
+  std::unordered_map<uint32_t, StackPath> paths;
+  AllocationAggregator aggregated;
+  std::vector<AllocationSample> raw;
+  std::vector<uint32_t> slot_sample;
+  // The classes of samples taken out by a snapshot(clear: true), kept marked until named.
+  std::vector<uint64_t> resolving;
 };
 
 class Session {
@@ -86,7 +109,10 @@ class Session {
   // The samples so far (stack ids are StackStore nodes); `clear` starts a new interval.
   // `store_copy`: when the worker still runs, a copy of the stack store that the samples'
   // ids refer to (the worker may grow the live one meanwhile).
-  std::vector<Sample> take_samples(bool clear, StackStore* store_copy);
+  // `allocations`: the allocation samples (type = class VALUE) with their retained counts.
+  std::vector<Sample> take_samples(bool clear, StackStore* store_copy, std::vector<AllocationSample>* allocations = nullptr);
+  // NEWOBJ, one allocation in opts.allocation_interval on average: records `obj`'s allocation.
+  void sample_allocation(VALUE obj);
 
   void mark();  // GC: frame VALUEs in the stack store and in the ring
 
@@ -110,6 +136,7 @@ class Session {
   LabelSetTable label_sets;     // the labels threads are tagged with (Rperf.label)
   ThreadRegistry threads;
   GcTracking gc;
+  AllocationTracking alloc;
 
   uint64_t sampling_count = 0;
   int64_t sampling_time_ns = 0;  // in sample jobs (as rperf reports it)
@@ -128,6 +155,10 @@ class Session {
   void install_hooks();
   void remove_hooks();
   void remove_gc_hook();
+  void install_allocation_hooks();
+  void remove_allocation_hooks();
+  void take_allocations(bool clear, std::vector<AllocationSample>& out);  // consumer lock held
+  void consume_allocation(const SampleRecord& r, const SampleRing::Run& run);  // drain, consumer lock held
   void close_all_intervals();
   void adopt_existing_threads();
   void forget_threads();
@@ -137,6 +168,8 @@ class Session {
   bool paused_ = false;
   bool forked_ = false;  // set in a child forked behind Ruby's back: no worker, no timer here
   VALUE gc_tracepoint_ = Qnil;
+  VALUE newobj_tracepoint_ = Qnil;
+  VALUE freeobj_tracepoint_ = Qnil;
 };
 
 extern Session* g_session;
@@ -155,5 +188,9 @@ void init_session_globals();  // Init_rperf: thread key, postponed job
 void install_gvl_hook();
 void remove_gvl_hook();
 void gc_event_hook(VALUE tpval, void*);
+void newobj_hook(VALUE tpval, void*);
+void freeobj_hook(VALUE tpval, void*);
+// GC compaction moved objects (the marker's dcompact): the live table follows them.
+void update_moved_objects();
 
 }  // namespace rperf

@@ -1,0 +1,147 @@
+// Allocation sampling (internal NEWOBJ/FREEOBJ tracepoints). Internal event hooks run inside
+// the object allocator and the GC: they must not call Ruby methods, allocate Ruby objects or
+// raise, and the new object is not initialised yet (only its class pointer and type flags are
+// set: rb_class_name and friends are not allowed here, the class VALUE is kept and named at
+// stop/snapshot). So the hooks:
+//   NEWOBJ   counts down a random geometric gap (nothing more for unsampled allocations); for a
+//            sampled one, walks the stack with rb_profile_frames into the sample ring (as a time
+//            sample does), records the class, the thread's labels and a weight of N objects, and
+//            tracks the object's address in the live table;
+//   FREEOBJ  forgets the address when it was tracked (one hash probe otherwise).
+// The worker aggregates the records by (stack, thread, labels, class); the live table says
+// which of them are still alive (retained) when the profile is taken.
+//
+// GC compaction moves objects without a FREEOBJ/NEWOBJ pair: their tracked addresses would go
+// stale (and a later object at the old address would be mistaken for them). The sampled
+// objects must not be pinned or marked (that would keep them alive: nothing would ever die),
+// so the table follows the moves instead: the session's marker object has a dcompact
+// function, which the GC calls in its reference-updating phase, when every moved object's old
+// slot still names its new address (rb_gc_location); the table is re-keyed there, without
+// allocating (update_moved_objects). Objects only move into slots already swept, so a
+// FREEOBJ for a dead object never refers to an address a moved sampled object now has.
+#include "sampler/session.hh"  // ruby/ruby.h first
+#include "util/clock.hh"
+
+#include <ruby/ractor.h>
+
+namespace rperf {
+
+namespace {
+constexpr uint32_t kNoSample = 0xffffffffu;
+
+// The class of a new object, or 0 for internal objects: hidden ones (no class yet) and T_IMEMO,
+// whose class field holds VM data instead of a class.
+VALUE class_of_new_object(VALUE obj) { return RB_BUILTIN_TYPE(obj) == RUBY_T_IMEMO ? 0 : RBASIC_CLASS(obj); }
+}  // namespace
+
+void newobj_hook(VALUE tpval, void*) {
+  Session* s = g_session;
+  if (!s || !s->active()) return;
+  AllocationTracking& a = s->alloc;
+  if (--a.countdown != 0) return;
+  a.countdown = a.gaps.next();
+  s->sample_allocation(rb_tracearg_object(rb_tracearg_from_tracepoint(tpval)));
+}
+
+void freeobj_hook(VALUE tpval, void*) {
+  Session* s = g_session;
+  if (!s || s->alloc.live.size() == 0) return;
+  s->alloc.live.erase(static_cast<uint64_t>(rb_tracearg_object(rb_tracearg_from_tracepoint(tpval))));
+}
+
+void update_moved_objects() {
+  Session* s = g_session;
+  // Only while FREEOBJ is seen: after stop, tracked addresses may be freed slots (even of
+  // pages given back to the OS), which rb_gc_location must not read.
+  if (!s || !s->alloc.hooked || s->alloc.live.size() == 0 || getpid() != s->pid) return;
+  s->alloc.live.rekey([](uint64_t address) { return static_cast<uint64_t>(rb_gc_location(static_cast<VALUE>(address))); });
+}
+
+void Session::sample_allocation(VALUE obj) {
+  // Another Ractor's thread allocates in parallel with the main Ractor's GVL holder, the sample
+  // ring's one producer: its allocations are not sampled (see on_main_ractor).
+  if (!on_main_ractor()) return;
+  ThreadState* ts = current_thread_state(true);
+  int depth = ts ? walk_stack() : -1;
+  if (depth < 0 || !alloc.live.reserve_one()) {
+    alloc.dropped++;
+    return;
+  }
+  SampleRecord r;
+  r.kind = SampleRecord::kAllocation;
+  r.thread_seq = ts->seq;
+  r.label_set = ts->label_set;
+  r.run = static_cast<uint32_t>(depth);
+  r.weight_ns = alloc.gaps.interval();
+  if (!opts.aggregate) r.time_ns = monotonic_ns() - start_mono_ns;
+  r.klass = static_cast<uint64_t>(class_of_new_object(obj));
+  r.slot = alloc.live.insert(static_cast<uint64_t>(obj));
+  if (!ring.push(r)) {
+    alloc.live.erase(static_cast<uint64_t>(obj));
+    alloc.dropped++;
+    return;
+  }
+  alloc.sample_count++;
+}
+
+void Session::consume_allocation(const SampleRecord& r, const SampleRing::Run& run) {
+  StackPath& path = alloc.paths[r.thread_seq];
+  uint32_t stack = path.apply(stacks, r.run, [&](uint32_t k) { return std::make_pair(run.method(k), run.line(k)); });
+  AllocationSample sample;
+  sample.stack = stack;
+  sample.thread_seq = r.thread_seq;
+  sample.label_set = r.label_set;
+  sample.type = r.klass;
+  sample.count = r.weight_ns;
+  sample.time_ns = r.time_ns;
+  uint32_t index;
+  if (opts.aggregate) {
+    index = alloc.aggregated.add(sample);
+  } else {
+    index = static_cast<uint32_t>(alloc.raw.size());
+    alloc.raw.push_back(sample);
+  }
+  if (r.slot == LiveObjects::kNoSlot) return;
+  if (r.slot >= alloc.slot_sample.size()) alloc.slot_sample.resize(r.slot + 1, kNoSample);
+  alloc.slot_sample[r.slot] = index;
+}
+
+void Session::take_allocations(bool clear, std::vector<AllocationSample>& out) {
+  if (!opts.aggregate) out = clear ? std::move(alloc.raw) : alloc.raw;
+  else out = clear ? alloc.aggregated.take() : alloc.aggregated.samples();
+  // Every tracked object's record was drained (the GVL is held: no allocation since), so each
+  // live slot names its sample.
+  const int64_t weight = opts.allocation_interval;
+  alloc.live.each([&](uint64_t, uint32_t slot) {
+    if (slot < alloc.slot_sample.size() && alloc.slot_sample[slot] < out.size()) out[alloc.slot_sample[slot]].retained += weight;
+  });
+  if (clear) {  // the next interval reports its own allocations and what survives of them
+    for (const AllocationSample& a : out) alloc.resolving.push_back(a.type);
+    alloc.raw.clear();
+    alloc.slot_sample.clear();
+    alloc.live.clear();
+  }
+}
+
+void Session::install_allocation_hooks() {
+  rb_gc_register_address(&newobj_tracepoint_);
+  rb_gc_register_address(&freeobj_tracepoint_);
+  newobj_tracepoint_ = rb_tracepoint_new(0, RUBY_INTERNAL_EVENT_NEWOBJ, newobj_hook, nullptr);
+  freeobj_tracepoint_ = rb_tracepoint_new(0, RUBY_INTERNAL_EVENT_FREEOBJ, freeobj_hook, nullptr);
+  rb_tracepoint_enable(freeobj_tracepoint_);
+  alloc.hooked = true;
+  rb_tracepoint_enable(newobj_tracepoint_);
+}
+
+void Session::remove_allocation_hooks() {
+  if (newobj_tracepoint_ == Qnil) return;
+  rb_tracepoint_disable(newobj_tracepoint_);
+  rb_tracepoint_disable(freeobj_tracepoint_);
+  alloc.hooked = false;
+  rb_gc_unregister_address(&newobj_tracepoint_);
+  rb_gc_unregister_address(&freeobj_tracepoint_);
+  newobj_tracepoint_ = Qnil;
+  freeobj_tracepoint_ = Qnil;
+}
+
+}  // namespace rperf
