@@ -33,25 +33,24 @@ module Rperf
     # once per sample in its total however often it recurses.
     def flat_and_cumulative(data)
       profile = Storage.native(data)
-      flat = Hash.new(0)
-      cum = Hash.new(0)
-      profile.function_totals.each do |label, path, self_ns, total_ns|
-        flat[[label, path]] = self_ns if self_ns.positive?
-        cum[[label, path]] = total_ns
-      end
-      { flat: flat, cum: cum, total_weight: profile.total_weight }
+      flat_and_cumulative_of(profile.function_totals, profile.total_weight)
     end
 
     # The same by estimated objects allocated (a profile recorded with allocations: N).
     def allocation_flat_and_cumulative(data)
       profile = Storage.native(data)
+      flat_and_cumulative_of(profile.allocation_totals, profile.allocation_count)
+    end
+
+    # rows: [label, path, self, total] per function.
+    def flat_and_cumulative_of(rows, total)
       flat = Hash.new(0)
       cum = Hash.new(0)
-      profile.allocation_totals.each do |label, path, self_objects, total_objects|
-        flat[[label, path]] = self_objects if self_objects.positive?
-        cum[[label, path]] = total_objects
+      rows.each do |label, path, self_value, total_value|
+        flat[[label, path]] = self_value if self_value.positive?
+        cum[[label, path]] = total_value
       end
-      { flat: flat, cum: cum, total_weight: profile.allocation_count }
+      { flat: flat, cum: cum, total_weight: total }
     end
   end
 end

@@ -45,6 +45,16 @@ async function main() {
       await page.selectOption('#filter-label', idx);
       await ready();
     };
+    const treeItems = () => page.$$eval('#tree li', (li) => li.length);
+    const exerciseTree = async () => {
+      await tab('tree');
+      out.tree = { before: await treeItems() };
+      await page.click('#tree li[aria-expanded="false"] > .row > .toggle');
+      out.tree.afterExpand = await treeItems();
+      await page.click('#tree-collapse');
+      await ready();
+      out.tree.collapsed = await treeItems();
+    };
     const threadRows = () => page.$$eval('#threads-table tbody tr', (rows) => rows.map((r) => r.dataset.thread));
 
     await page.goto(url);
@@ -60,15 +70,8 @@ async function main() {
       out.status = await page.$eval('#status', (e) => e.textContent);
       await shot('static');
       if (plan.views) { // the rest of the viewer, as `rperf report --html` writes it
-        // Call tree: expand one collapsed node, then collapse all.
-        await tab('tree');
-        const items = () => page.$$eval('#tree li', (li) => li.length);
-        out.tree = { before: await items() };
-        await page.click('#tree li[aria-expanded="false"] > .row > .toggle');
-        out.tree.afterExpand = await items();
-        await page.click('#tree-collapse');
-        await ready();
-        out.tree.collapsed = await items();
+        // Call tree: expand one collapsed node, then collapse all, then expand all.
+        await exerciseTree();
         await page.click('#tree-expand');
         await ready();
         out.tree.expandedNames = await page.$$eval('#tree li .name', (n) => n.map((e) => e.textContent));
@@ -118,15 +121,8 @@ async function main() {
     await ready();
     out.top.total = (await topRows()).slice(0, 5);
 
-    // Call tree: expand one collapsed node.
-    await tab('tree');
-    const items = () => page.$$eval('#tree li', (li) => li.length);
-    out.tree = { before: await items() };
-    await page.click('#tree li[aria-expanded="false"] > .row > .toggle');
-    out.tree.afterExpand = await items();
-    await page.click('#tree-collapse');
-    await ready();
-    out.tree.collapsed = await items();
+    // Call tree: expand one collapsed node, then collapse all.
+    await exerciseTree();
     await shot('tree');
 
     // Threads.
