@@ -7,17 +7,13 @@
 // [thread N] node per thread. Samples in a GVL/GC state end in their state's leaf method.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <vector>
 
-#include "profile/method_stacks.hh"
+#include "profile/method_paths.hh"
 #include "profile/profile.hh"
 
 namespace rperf {
-
-struct CallTreeOptions {
-  bool separate_threads = false;
-  SampleFilter filter;
-};
 
 class CallTree {
  public:
@@ -33,8 +29,10 @@ class CallTree {
   };
 
   CallTree(const Profile& p, const CallTreeOptions& options);
+  explicit CallTree(std::shared_ptr<const MethodPaths> paths);
 
-  const std::vector<Method>& methods() const { return methods_; }
+  const MethodPaths& paths() const { return *paths_; }
+  const std::vector<Method>& methods() const { return paths_->methods(); }
   const std::vector<Node>& nodes() const { return nodes_; }
   const Node& node(uint32_t id) const { return nodes_[id]; }
   // Its method is also one of its ancestors'.
@@ -47,12 +45,10 @@ class CallTree {
   int64_t total_ns() const { return nodes_[kRoot].total_ns; }
 
  private:
-  struct MethodPaths;
-  MethodPaths method_paths(const Profile& p, const CallTreeOptions& options);
-  void add_paths(const MethodPaths& paths);
+  void add_paths();
   void link_children();
 
-  std::vector<Method> methods_;
+  std::shared_ptr<const MethodPaths> paths_;
   std::vector<Node> nodes_;  // in depth-first order (a parent before its children)
   std::vector<bool> recursive_;
   std::vector<uint32_t> child_offsets_;  // node i's children are child_ids_[child_offsets_[i], child_offsets_[i + 1])
