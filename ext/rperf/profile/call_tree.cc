@@ -10,7 +10,6 @@ CallTree::CallTree(std::shared_ptr<const MethodPaths> paths) : paths_(std::move(
   nodes_.push_back(Node{});  // the root
   recursive_.push_back(false);
   add_paths();
-  link_children();
 }
 
 uint32_t CallTree::depth(uint32_t id) const {
@@ -53,15 +52,17 @@ void CallTree::add_paths() {
 }
 
 // Children lists, each node's contiguous in child_ids_ (grouped by parent), heaviest first.
-void CallTree::link_children() {
+void CallTree::link_children() const {
+  std::vector<uint32_t>& offsets = children_.child_offsets;
+  std::vector<uint32_t>& ids = children_.child_ids;
   // Counted at [parent + 2], summed into starts at [parent + 1], which then serve as fill
   // cursors and end up as the ends: [parent + 1] is the end of parent's list, [0] stays 0.
-  child_offsets_.assign(nodes_.size() + 2, 0);
-  for (uint32_t i = 1; i < nodes_.size(); i++) child_offsets_[nodes_[i].parent + 2]++;
-  for (size_t i = 2; i < child_offsets_.size(); i++) child_offsets_[i] += child_offsets_[i - 1];
-  child_ids_.resize(nodes_.size() - 1);
-  for (uint32_t i = 1; i < nodes_.size(); i++) child_ids_[child_offsets_[nodes_[i].parent + 1]++] = i;
-  child_offsets_.pop_back();
+  offsets.assign(nodes_.size() + 2, 0);
+  for (uint32_t i = 1; i < nodes_.size(); i++) offsets[nodes_[i].parent + 2]++;
+  for (size_t i = 2; i < offsets.size(); i++) offsets[i] += offsets[i - 1];
+  ids.resize(nodes_.size() - 1);
+  for (uint32_t i = 1; i < nodes_.size(); i++) ids[offsets[nodes_[i].parent + 1]++] = i;
+  offsets.pop_back();
   auto heavier = [&](uint32_t a, uint32_t b) {
     const Node &x = nodes_[a], &y = nodes_[b];
     if (x.total_ns != y.total_ns) return x.total_ns > y.total_ns;
@@ -70,7 +71,7 @@ void CallTree::link_children() {
     return mx.path < my.path;
   };
   for (size_t i = 0; i < nodes_.size(); i++) {
-    if (child_offsets_[i + 1] - child_offsets_[i] > 1) std::sort(child_ids_.begin() + child_offsets_[i], child_ids_.begin() + child_offsets_[i + 1], heavier);
+    if (offsets[i + 1] - offsets[i] > 1) std::sort(ids.begin() + offsets[i], ids.begin() + offsets[i + 1], heavier);
   }
 }
 
