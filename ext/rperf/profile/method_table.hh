@@ -49,6 +49,7 @@ class MethodTable {
   void add_samples(const MethodPaths& paths, std::vector<uint32_t>& calls_per_caller);
   void add_arcs(const MethodPaths& paths, const std::vector<uint32_t>& calls_per_caller);
   void index_arcs(size_t method_count);
+  void sort_heaviest_first(std::vector<uint32_t>& ids, const std::vector<uint32_t>& offsets) const;
 
   std::vector<Entry> entries_;
   std::vector<Arc> arcs_;
