@@ -1,7 +1,7 @@
 // Ruby binding of the call tree and the method table (profile/call_tree.hh, method_table.hh):
-// Rperf::Native::CallTree owns both, and the method paths they are built from. Ruby sees numbers: nodes and methods by id, which
-// lib/rperf/call_tree.rb wraps in objects when asked (a large profile's tree has millions of
-// nodes; a printer looks at a few).
+// Rperf::Native::CallTree owns both, and the method paths they are built from. Ruby sees
+// numbers: nodes and methods by id, which lib/rperf/call_tree.rb wraps in objects when asked (a
+// large profile's tree has millions of nodes; a printer looks at a few).
 #include <ruby/ruby.h>
 #include <ruby/thread.h>
 
@@ -20,7 +20,8 @@ namespace {
 // The method paths are built with the object; the tree and the method table each on first
 // use, from them: a method table alone never pays for the tree's millions of nodes.
 struct CallTreeHolder {
-  // What the paths' build needs once the GVL is released; owned here so a Ruby exception leaks nothing.
+  // What the paths' build needs once the GVL is released; owned here so a Ruby exception
+  // leaks nothing.
   const Profile* profile = nullptr;
   CallTreeOptions options;
   bool out_of_memory = false;
@@ -43,22 +44,23 @@ VALUE g_call_tree_class = Qnil;
 
 CallTreeHolder* holder(VALUE self) { return static_cast<CallTreeHolder*>(rb_check_typeddata(self, &kCallTreeType)); }
 
-// Runs `build` on the holder with the GVL released (other threads go on while a large view is
-// built); raises NoMemoryError, once back with the GVL and no C++ frame left, if it ran out.
+// Runs `build` on the holder (a rb_thread_call_without_gvl function), noting a failed
+// allocation for the caller to raise once no C++ frame is left.
 template <void (*build)(CallTreeHolder&)>
-void build_without_gvl(CallTreeHolder* h) {
-  auto run = [](void* arg) -> void* {
-    auto* holder = static_cast<CallTreeHolder*>(arg);
-    try {
-      build(*holder);
-    } catch (const std::bad_alloc&) {
-      holder->out_of_memory = true;
-    }
-    return nullptr;
-  };
+void* run_build(void* arg) {
+  auto* h = static_cast<CallTreeHolder*>(arg);
+  try {
+    build(*h);
+  } catch (const std::bad_alloc&) {
+    h->out_of_memory = true;
+  }
+  return nullptr;
+}
+
+void raise_if_out_of_memory(CallTreeHolder* h) {
+  if (!h->out_of_memory) return;
   h->out_of_memory = false;
-  rb_thread_call_without_gvl(run, h, nullptr, nullptr);
-  if (h->out_of_memory) rb_memerror();
+  rb_memerror();
 }
 
 void build_paths(CallTreeHolder& h) { h.paths = std::make_shared<const MethodPaths>(*h.profile, h.options); }
@@ -67,15 +69,23 @@ void build_table(CallTreeHolder& h) { h.table.reset(new MethodTable(*h.paths)); 
 
 const MethodPaths& paths_of(VALUE self) { return *holder(self)->paths; }
 
+// The tree and the table are built holding the GVL: another thread asking for the same view
+// meanwhile waits for it instead of building it too.
 const CallTree& tree_of(VALUE self) {
   CallTreeHolder* h = holder(self);
-  if (!h->tree) build_without_gvl<build_tree>(h);
+  if (!h->tree) {
+    run_build<build_tree>(h);
+    raise_if_out_of_memory(h);
+  }
   return *h->tree;
 }
 
 const MethodTable& table_of(VALUE self) {
   CallTreeHolder* h = holder(self);
-  if (!h->table) build_without_gvl<build_table>(h);
+  if (!h->table) {
+    run_build<build_table>(h);
+    raise_if_out_of_memory(h);
+  }
   return *h->table;
 }
 
@@ -95,8 +105,10 @@ VALUE call_tree_s_build(VALUE klass, VALUE profile, VALUE separate_threads, VALU
   h->profile = &p->profile;
   h->options.separate_threads = RTEST(separate_threads);
   if (!NIL_P(filter) && !merge_ruby_labels(filter, h->options.filter.labels)) rb_raise(rb_eTypeError, "rperf: filter keys must be Symbols or Strings");
-  build_without_gvl<build_paths>(h);  // `profile` stays alive meanwhile (guarded below)
+  // Other threads go on while the paths are built; `profile` stays alive (guarded below).
+  rb_thread_call_without_gvl(run_build<build_paths>, h, nullptr, nullptr);
   h->profile = nullptr;
+  raise_if_out_of_memory(h);
   RB_GC_GUARD(profile);
   return obj;
 }
