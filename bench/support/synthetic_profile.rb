@@ -24,7 +24,8 @@ module SyntheticProfile
   def self.rss_kb(field) = File.read("/proc/self/status")[/^#{field}:\s+(\d+)/, 1].to_i
 
   # Runs the block in a forked child (so no earlier run's freed memory hides this one's):
-  # [seconds, peak RSS added in MB]. Resetting the peak needs Linux >= 4.0.
+  # [seconds, CPU seconds (all threads), peak RSS added in MB]. Resetting the peak needs
+  # Linux >= 4.0.
   def self.measure
     reader, writer = IO.pipe
     pid = fork do
@@ -33,8 +34,11 @@ module SyntheticProfile
       File.write("/proc/self/clear_refs", "5")
       base = rss_kb("VmRSS")
       t0 = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+      cpu0 = Process.clock_gettime(Process::CLOCK_PROCESS_CPUTIME_ID)
       yield
-      writer.write(Marshal.dump([Process.clock_gettime(Process::CLOCK_MONOTONIC) - t0, (rss_kb("VmHWM") - base) / 1024.0]))
+      writer.write(Marshal.dump([Process.clock_gettime(Process::CLOCK_MONOTONIC) - t0,
+                                 Process.clock_gettime(Process::CLOCK_PROCESS_CPUTIME_ID) - cpu0,
+                                 (rss_kb("VmHWM") - base) / 1024.0]))
       exit!(0)
     end
     writer.close

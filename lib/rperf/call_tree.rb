@@ -37,7 +37,7 @@ module Rperf
     end
 
     def root = node(0)
-    def total_ns = root.total_ns
+    def total_ns = @native.total_ns
     def size = @native.node_count
     def node(id) = Node.new(self, id, *@native.node(id))
     def method_ref(id) = @methods.fetch(id)

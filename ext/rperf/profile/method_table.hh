@@ -1,9 +1,10 @@
 // The method view of a call tree (ruby-prof's MethodInfo): one entry per method across all its
-// call sites. Self adds up the method's nodes; total counts each sample once however deep the
-// method recurses in it (only nodes without the method among their ancestors add). Callers
-// and callees are arcs between methods, each weighing the samples in which the caller called
-// the callee directly, once per sample: without recursion a method's callers add up to its
-// total and its callees to its total minus its self; with recursion arcs overlap.
+// call sites. Self adds up the samples ending in the method; total counts each sample once
+// however deep the method recurses in it (as the tree's nodes without the method among their
+// ancestors add up). Callers and callees are arcs between methods, each weighing the samples in
+// which the caller called the callee directly, once per sample: without recursion a method's
+// callers add up to its total and its callees to its total minus its self; with recursion arcs
+// overlap. Built from the method paths alone: the tree is not needed (see method_paths.hh).
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -32,9 +33,10 @@ class MethodTable {
     size_t size() const { return static_cast<size_t>(last - first); }
   };
 
-  explicit MethodTable(const CallTree& tree);
+  explicit MethodTable(const MethodPaths& paths);
+  explicit MethodTable(const CallTree& tree) : MethodTable(tree.paths()) {}
 
-  // By method id (CallTree::methods()); the root's entry stays empty (it is no method).
+  // By method id (MethodPaths::methods()); the root's entry stays empty (it is no method).
   const std::vector<Entry>& entries() const { return entries_; }
   const std::vector<Arc>& arcs() const { return arcs_; }
   ArcRange callers(uint32_t method) const { return range(by_callee_, callee_offsets_, method); }
@@ -44,7 +46,10 @@ class MethodTable {
   static ArcRange range(const std::vector<uint32_t>& ids, const std::vector<uint32_t>& offsets, uint32_t method) {
     return {ids.data() + offsets[method], ids.data() + offsets[method + 1]};
   }
+  void add_samples(const MethodPaths& paths, std::vector<uint32_t>& calls_per_caller);
+  void add_arcs(const MethodPaths& paths, const std::vector<uint32_t>& calls_per_caller);
   void index_arcs(size_t method_count);
+  void sort_heaviest_first(std::vector<uint32_t>& ids, const std::vector<uint32_t>& offsets) const;
 
   std::vector<Entry> entries_;
   std::vector<Arc> arcs_;

@@ -1,7 +1,7 @@
 // Ruby binding of the call tree and the method table (profile/call_tree.hh, method_table.hh):
-// Rperf::Native::CallTree owns both. Ruby sees numbers: nodes and methods by id, which
-// lib/rperf/call_tree.rb wraps in objects when asked (a large profile's tree has millions of
-// nodes; a printer looks at a few).
+// Rperf::Native::CallTree owns both, and the method paths they are built from. Ruby sees
+// numbers: nodes and methods by id, which lib/rperf/call_tree.rb wraps in objects when asked (a
+// large profile's tree has millions of nodes; a printer looks at a few).
 #include <ruby/ruby.h>
 #include <ruby/thread.h>
 
@@ -17,37 +17,74 @@ namespace rperf {
 
 namespace {
 
+// The method paths are built with the object; the tree and the method table each on first
+// use, from them: a method table alone never pays for the tree's millions of nodes.
 struct CallTreeHolder {
-  // What the build needs once the GVL is released; owned here so a Ruby exception leaks nothing.
+  // What the paths' build needs once the GVL is released; owned here so a Ruby exception
+  // leaks nothing.
   const Profile* profile = nullptr;
   CallTreeOptions options;
   bool out_of_memory = false;
+  std::shared_ptr<const MethodPaths> paths;
   std::unique_ptr<CallTree> tree;
-  std::unique_ptr<MethodTable> table;  // built on first use
+  std::unique_ptr<MethodTable> table;
 };
 
 void holder_free(void* p) { delete static_cast<CallTreeHolder*>(p); }
 size_t holder_size(const void* p) {
   const auto* h = static_cast<const CallTreeHolder*>(p);
-  return sizeof(*h) + (h->tree ? h->tree->nodes().size() * (sizeof(CallTree::Node) + 2 * sizeof(uint32_t)) : 0);
+  size_t size = sizeof(*h);
+  if (h->paths) size += h->paths->method_count_on_paths() * sizeof(uint32_t) + h->paths->count() * (sizeof(size_t) + sizeof(int64_t) + sizeof(uint32_t));
+  if (h->tree) size += h->tree->nodes().size() * (sizeof(CallTree::Node) + 2 * sizeof(uint32_t));
+  if (h->table) size += h->table->arcs().size() * (sizeof(MethodTable::Arc) + 2 * sizeof(uint32_t));
+  return size;
 }
 const rb_data_type_t kCallTreeType = {"rperf/call_tree", {nullptr, holder_free, holder_size, nullptr, {nullptr}}, nullptr, nullptr, 0};
 VALUE g_call_tree_class = Qnil;
 
 CallTreeHolder* holder(VALUE self) { return static_cast<CallTreeHolder*>(rb_check_typeddata(self, &kCallTreeType)); }
 
-const CallTree& tree_of(VALUE self) { return *holder(self)->tree; }
+// Runs `build` on the holder (a rb_thread_call_without_gvl function), noting a failed
+// allocation for the caller to raise once no C++ frame is left.
+template <void (*build)(CallTreeHolder&)>
+void* run_build(void* arg) {
+  auto* h = static_cast<CallTreeHolder*>(arg);
+  try {
+    build(*h);
+  } catch (const std::bad_alloc&) {
+    h->out_of_memory = true;
+  }
+  return nullptr;
+}
+
+void raise_if_out_of_memory(CallTreeHolder* h) {
+  if (!h->out_of_memory) return;
+  h->out_of_memory = false;
+  rb_memerror();
+}
+
+void build_paths(CallTreeHolder& h) { h.paths = std::make_shared<const MethodPaths>(*h.profile, h.options); }
+void build_tree(CallTreeHolder& h) { h.tree.reset(new CallTree(h.paths)); }
+void build_table(CallTreeHolder& h) { h.table.reset(new MethodTable(*h.paths)); }
+
+const MethodPaths& paths_of(VALUE self) { return *holder(self)->paths; }
+
+// The tree and the table are built holding the GVL: another thread asking for the same view
+// meanwhile waits for it instead of building it too.
+const CallTree& tree_of(VALUE self) {
+  CallTreeHolder* h = holder(self);
+  if (!h->tree) {
+    run_build<build_tree>(h);
+    raise_if_out_of_memory(h);
+  }
+  return *h->tree;
+}
 
 const MethodTable& table_of(VALUE self) {
   CallTreeHolder* h = holder(self);
   if (!h->table) {
-    bool failed = false;
-    try {
-      h->table.reset(new MethodTable(*h->tree));
-    } catch (const std::bad_alloc&) {
-      failed = true;
-    }
-    if (failed) rb_memerror();
+    run_build<build_table>(h);
+    raise_if_out_of_memory(h);
   }
   return *h->table;
 }
@@ -56,16 +93,6 @@ uint32_t checked_id(VALUE id, size_t count, const char* what) {
   long i = NUM2LONG(id);
   if (i < 0 || static_cast<size_t>(i) >= count) rb_raise(rb_eIndexError, "rperf: no %s %ld", what, i);
   return static_cast<uint32_t>(i);
-}
-
-void* build_tree(void* arg) {
-  auto* h = static_cast<CallTreeHolder*>(arg);
-  try {
-    h->tree.reset(new CallTree(*h->profile, h->options));
-  } catch (const std::bad_alloc&) {
-    h->out_of_memory = true;
-  }
-  return nullptr;
 }
 
 // Native::CallTree.build(profile, separate_threads, filter) -> CallTree. filter: nil or a Hash
@@ -78,23 +105,26 @@ VALUE call_tree_s_build(VALUE klass, VALUE profile, VALUE separate_threads, VALU
   h->profile = &p->profile;
   h->options.separate_threads = RTEST(separate_threads);
   if (!NIL_P(filter) && !merge_ruby_labels(filter, h->options.filter.labels)) rb_raise(rb_eTypeError, "rperf: filter keys must be Symbols or Strings");
-  // Other threads go on while a large tree is built; `profile` stays alive (guarded below).
-  rb_thread_call_without_gvl(build_tree, h, nullptr, nullptr);
+  // Other threads go on while the paths are built; `profile` stays alive (guarded below).
+  rb_thread_call_without_gvl(run_build<build_paths>, h, nullptr, nullptr);
   h->profile = nullptr;
-  if (h->out_of_memory) rb_memerror();
+  raise_if_out_of_memory(h);
   RB_GC_GUARD(profile);
   return obj;
 }
 
 // #methods -> [[label, path, line], ...] by method id (0 is the root).
 VALUE call_tree_methods(VALUE self) {
-  const std::vector<Method>& methods = tree_of(self).methods();
+  const std::vector<Method>& methods = paths_of(self).methods();
   VALUE out = rb_ary_new_capa(static_cast<long>(methods.size()));
   for (const Method& m : methods) rb_ary_push(out, rb_ary_new_from_args(3, utf8_string(m.label), utf8_string(m.path), INT2NUM(m.line)));
   return out;
 }
 
 VALUE call_tree_node_count(VALUE self) { return SIZET2NUM(tree_of(self).nodes().size()); }
+
+// #total_ns -> the weight of the samples kept (the root's total), without building the tree.
+VALUE call_tree_total_ns(VALUE self) { return LL2NUM(paths_of(self).total_ns()); }
 
 // #node(id) -> [method_id, parent_id (nil for the root), total_ns, self_ns, recursive, depth]
 VALUE call_tree_node(VALUE self, VALUE id) {
@@ -156,6 +186,7 @@ void init_call_tree_binding(VALUE native) {
   rb_define_singleton_method(g_call_tree_class, "build", RUBY_METHOD_FUNC(call_tree_s_build), 3);
   rb_define_method(g_call_tree_class, "methods_info", RUBY_METHOD_FUNC(call_tree_methods), 0);
   rb_define_method(g_call_tree_class, "node_count", RUBY_METHOD_FUNC(call_tree_node_count), 0);
+  rb_define_method(g_call_tree_class, "total_ns", RUBY_METHOD_FUNC(call_tree_total_ns), 0);
   rb_define_method(g_call_tree_class, "node", RUBY_METHOD_FUNC(call_tree_node), 1);
   rb_define_method(g_call_tree_class, "children", RUBY_METHOD_FUNC(call_tree_children), 1);
   rb_define_method(g_call_tree_class, "method_entries", RUBY_METHOD_FUNC(call_tree_method_entries), 0);
