@@ -88,7 +88,8 @@ class CompatRoundTripTest < Minitest::Test
     top_pprof = Compare.rperf_command(OUR_LIB, "report", "--top", "profile.pb.gz", chdir: dir)
     assert_equal [0, ""], top_pprof.values_at("status", "stderr")
     assert_equal top_json["stdout"], top_pprof["stdout"]
-    assert_includes top_pprof["stdout"], "CompatProbe::Writes.spin"
+    # Which of the probe's methods 0.11.1 caught varies (it has missed the short spins entirely).
+    assert_includes top_pprof["stdout"], "CompatProbe::Writes."
     diff = Compare.rperf_command(OUR_LIB, "diff", "profile.json.gz", "profile.pb.gz", chdir: dir)
     assert_equal [0, ""], diff.values_at("status", "stderr")
     assert_match(/change: \+0\.0ms/, diff["stdout"])

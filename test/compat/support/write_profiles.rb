@@ -17,8 +17,9 @@ module CompatProbe
       i
     end
 
-    def worker_part = spin(400_000)
-    def main_part = spin(400_000)
+    # ~50 ms each: long enough that 0.11.1's sampler catches both threads' spins as a rule.
+    def worker_part = spin(2_000_000)
+    def main_part = spin(2_000_000)
 
     def two_threads
       worker = Thread.new { Rperf.label(role: "worker") { worker_part } }
