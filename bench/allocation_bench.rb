@@ -3,7 +3,8 @@
 # Allocation profiling benchmark (not a test): the overhead of allocations: N on an
 # allocation-heavy workload (small strings, arrays and hashes at a depth of 30 frames), next to
 # time sampling alone, and stackprof's :object mode (one sample every N allocations, its own
-# run) when the gem is installed. Interleaved runs, median of 7, CPU time of the process.
+# run) when the gem is installed. Interleaved runs, median of 7 (RPERF_BENCH_RUNS), CPU time of
+# the process.
 # Run: bundle exec ruby -Ilib bench/allocation_bench.rb
 require "rperf"
 begin
@@ -47,7 +48,7 @@ end
 2.times { workload }
 times = configs.keys.to_h { |k| [k, []] }
 samples = {}
-7.times do
+Integer(ENV.fetch("RPERF_BENCH_RUNS", "7")).times do
   configs.each do |name, opts|
     t0 = cpu_now
     if opts&.key?(:stackprof)

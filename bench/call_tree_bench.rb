@@ -1,8 +1,9 @@
 # frozen_string_literal: true
 
 # Call-tree benchmark (not a test): the call tree and the method table of the synthetic
-# 100,000-stack profile, built by the native core. A method table alone builds no tree, and a
-# tree links its children on first use (the "children of the root" row). Each row runs 3 times,
+# 100,000-stack profile, built by the native core. A tree stores nothing per node and finds a
+# node's children when asked (the "children of the root" row); a method table makes its callers
+# and callees when first asked for (the "callers of every method" row). Each row runs 3 times,
 # each in a forked child: median and slowest wall time, median CPU time (on a shared machine,
 # the figure that other processes disturb least), peak memory added. The profile is converted
 # to its native form first (Rperf.stop and Rperf.load return it so); that is not timed here.

@@ -24,6 +24,8 @@ require_relative "rperf/call_tree_report"
 
 # rperf: a sampling profiler for Ruby. See README.md for usage.
 module Rperf
+  # rperf's own Ruby files (lib/rperf.rb, lib/rperf/): allocations made there are not sampled.
+  OWN_SOURCE_PREFIX = File.join(__dir__, "rperf").freeze
   TOP_N = 10
   DEFAULT_MAX_DEPTH = Settings::DEFAULTS[:max_depth]
   # rperf 0.11's table of VM states (raw_samples' 5th element) and the label each one becomes.
@@ -125,8 +127,9 @@ module Rperf
       0
     end
 
+    # A .json.gz / .json profile, or a .pb.gz one that rperf wrote (told apart by content).
     def load(path)
-      Storage.load(path)
+      Storage.load_any(path)
     end
 
     def read_meta(path)
@@ -197,6 +200,10 @@ module Rperf
       # switch point makes it name this thread again.
       Thread.pass
       ForkHook.install
+      # Allocation sampling (allocations: N) begins here: rperf's own start-up above (session
+      # files, child environment) and, under the CLI, its requires are not the program's, nor
+      # are later allocations made by rperf's files (stop, the at_exit handler, labels).
+      Native.start_allocations(OWN_SOURCE_PREFIX)
     end
   end
 end

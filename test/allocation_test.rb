@@ -123,13 +123,15 @@ class AllocationTest < Minitest::Test
     body = <<~RUBY
       def churn = 10.times.map { Thread.new { 1000.times { [1, 2].map(&:to_s) } } }.each(&:join)
       20.times do |i|
+        snapshot = nil
         data = Rperf.start(allocations: 1 + (i % 5) * 16, mode: i.even? ? :wall : :cpu, lines: (i % 3).zero?,
                            aggregate: i % 4 != 1) do
           churn
           GC.compact if (i % 7).zero?
-          Rperf.snapshot(clear: true) if (i % 6).zero? && i % 4 != 1
+          snapshot = Rperf.snapshot(clear: true) if (i % 6).zero? && i % 4 != 1
         end
-        raise "no allocation samples" if data[:allocation_samples].empty?
+        # After snapshot(clear: true) the churn's allocations are the snapshot's.
+        raise "no allocation samples" if (snapshot || data)[:allocation_samples].empty?
       end
       data = Rperf.start(allocations: 32, mode: :wall) do
         Process.wait(fork { make_arrays(100_000) })
@@ -214,6 +216,17 @@ class AllocationTest < Minitest::Test
     end
   end
 
+  # hook_time_ns counts the allocation hook's work too (each sampled allocation walks its stack:
+  # well over 100 ns), next to the GVL and GC hooks.
+  def test_hook_time_includes_sampled_allocations
+    result = run_workload(<<~RUBY)
+      data = Rperf.start(allocations: 1, frequency: 10) { make_strings(100_000) }
+      puts JSON.generate("hook" => data[:hook_time_ns], "sampled" => data[:allocation_sample_count])
+    RUBY
+    assert_operator result["sampled"], :>=, 50_000 # some are dropped when the ring is full
+    assert_operator result["hook"], :>, result["sampled"] * 100
+  end
+
   def test_settings_validate_and_environment_round_trips
     assert_raises(ArgumentError) { Rperf.start(allocations: 0.5) }
     assert_raises(ArgumentError) { Rperf.start(allocations: -1) }
@@ -272,6 +285,50 @@ class AllocationTest < Minitest::Test
     end
   end
 
+  # A .pb.gz file carries the allocation samples (the alloc_objects/inuse_objects types and the
+  # object_class label) and the interval (a comment): Rperf.load restores them exactly, time
+  # samples stay apart, and `rperf report --alloc` reads the file.
+  def test_pprof_round_trips_allocation_samples
+    Dir.mktmpdir do |dir|
+      path = File.join(dir, "p.pb.gz")
+      result = run_workload(<<~RUBY)
+        # rows with label sets by content and frames without lines: ids differ between profiles
+        def rows(data)
+          data[:allocation_samples].map { |f, n, seq, ls, klass, kept| [f.map { |x| x.first(2) }, n, seq, data[:label_sets][ls].to_a.sort_by(&:first).inspect, klass, kept] }.sort_by(&:inspect)
+        end
+        def by_class(data)
+          data[:allocation_samples].each_with_object(Hash.new { |h, k| h[k] = [0, 0] }) { |s, h| h[s[4]][0] += s[1]; h[s[4]][1] += s[5] }
+        end
+        data = Rperf.start(allocations: 64) do
+          make_arrays(100_000)
+          Rperf.label(request: "a") { keep_strings(50_000) }
+          GC.start
+        end
+        Rperf.save("#{path}", data)
+        loaded = Rperf.load("#{path}")
+        puts JSON.generate("same_rows" => rows(loaded) == rows(data), "classes" => by_class(data), "loaded_classes" => by_class(loaded),
+                           "interval" => loaded[:allocation_interval], "count" => [data[:allocation_sample_count], loaded[:allocation_sample_count]],
+                           "time" => [data[:aggregated_samples].sum { |s| s[1] }, loaded[:aggregated_samples].sum { |s| s[1] }],
+                           "time_rows" => [data[:aggregated_samples].size, loaded[:aggregated_samples].size],
+                           "total" => data[:allocation_samples].sum { |s| s[1] })
+      RUBY
+      assert result["same_rows"], "Rperf.load of a .pb.gz restores allocation_samples"
+      assert_equal result["classes"], result["loaded_classes"]
+      assert_operator result["classes"]["String"][1], :>, 0, "retained strings"
+      assert_equal 64, result["interval"]
+      assert_equal result["count"].first, result["count"].last
+      assert_equal result["time"].first, result["time"].last, "time samples unchanged"
+      assert_equal result["time_rows"].first, result["time_rows"].last, "allocation samples are not time samples"
+
+      report, err, status = Open3.capture3(RUBY, "#{ROOT}/exe/rperf", "report", "--alloc", path)
+      assert status.success?, err
+      assert_match(/Allocations: [\d,]+ objects \(estimated, one in 64 sampled\)/, report)
+      assert_includes report, result["total"].to_s.reverse.scan(/\d{1,3}/).join(",").reverse
+      assert_match(/Object#make_arrays/, report)
+      assert_match(/Array/, report.split("Allocated by class:").last)
+    end
+  end
+
   def test_cli_alloc_options
     Dir.mktmpdir do |dir|
       script = File.join(dir, "w.rb")
@@ -284,6 +341,9 @@ class AllocationTest < Minitest::Test
       assert_match(/Allocations: [\d,]+ objects \(estimated, one in 32 sampled\)/, report)
       assert_match(/Object#make_arrays/, report)
       assert_match(/Array/, report.split("Allocated by class:").last)
+      # Allocation sampling begins when Rperf.start is done: rperf's own start-up (its requires
+      # under -rrperf, the session files) is not the program's.
+      refute_match(%r{lib/rperf}, report, "rperf's own allocations are not in the profile")
       _, err, status = Open3.capture3(RUBY, "#{ROOT}/exe/rperf", "stat", "--alloc", RUBY, script)
       assert status.success?, err
       assert_match(/Allocated by class:\n\s+[\d,]+\s+[\d.]+%\s+Array/, err)
@@ -292,8 +352,8 @@ class AllocationTest < Minitest::Test
       target = File.join(dir, "q.json.gz")
       _, err, status = Open3.capture3(RUBY, "#{ROOT}/exe/rperf", "record", "--alloc=32", "-o", target, RUBY, script)
       assert status.success?, err
-      # --text: every function (the top 20 by own change can be rperf's own start-up allocations
-      # and Array.new, leaving out make_arrays, whose own change is 0)
+      # --text: every function (the top 20 by own change can be Array.new and noise, leaving out
+      # make_arrays, whose own change is 0)
       diff, err, status = Open3.capture3(RUBY, "#{ROOT}/exe/rperf", "diff", "--alloc", "--text", out_path, target)
       assert status.success?, err
       row = diff.lines.find { |l| l.include?("Object#make_arrays") }

@@ -1,29 +1,42 @@
 # frozen_string_literal: true
 
 require_relative "test_helper"
+require_relative "../bench/peers/harness"
+require_relative "../bench/peers/locate"
 
-# The peer benchmark (rake bench:peers) in its quickest mode, ours only (the peers need
-# script/peers, which is not part of the test setup): every child process runs, and the table
-# has its columns, one row per profiler mode plus the unprofiled baseline, and numbers in them.
+# The peer benchmark (rake bench:peers) in its quickest mode. Ours only for the time table
+# (every child process runs, the table has its columns, one row per profiler mode plus the
+# unprofiled baseline, and numbers in them) and the allocation table after it; the allocation
+# table alone with stackprof and vernier when script/peers can provide them (it installs them
+# into the cache when the gem registry is reachable; else the test says so and skips).
 class BenchPeersTest < Minitest::Test
   RUN = File.join(RperfTestHelper::ROOT, "bench", "peers", "run.rb")
   NUMBER = /-?[\d,]+/
+  ALLOC_COLUMNS = 6
+  INTERVALS = [64, 512, 4096].freeze
+
+  def run_bench(env)
+    out, err, status = Open3.capture3({ "RPERF_BENCH_QUICK" => "1" }.merge(env), RUBY, RUN)
+    assert status.success?, "bench/peers/run.rb failed:\n#{err}"
+    out
+  end
+
+  # The rows of the Markdown table whose header starts with `first_columns`, checked for `columns`.
+  def table(out, first_columns, columns)
+    lines = out.lines.map(&:chomp)
+    header = lines.index { |l| l.start_with?("| #{first_columns} |") }
+    refute_nil header, out
+    assert_equal columns, lines[header].split("|").map(&:strip).reject(&:empty?).size
+    assert_match(/\A\|(---\|){#{columns}}\z/, lines[header + 1])
+    rows = lines[(header + 2)..].take_while { |l| l.start_with?("|") }.map { |l| l.split("|").map(&:strip).drop(1) }
+    rows.each { |r| assert_equal columns, r.size, r.inspect }
+    [rows, lines.index(lines[header])]
+  end
 
   def test_quick_run_prints_the_table
-    env = { "RPERF_BENCH_QUICK" => "1", "RPERF_BENCH_PROFILERS" => "ours", "RPERF_BENCH_RSS_SECONDS" => "0.2" }
-    out, err, status = Open3.capture3(env, RUBY, RUN)
-    assert status.success?, "bench/peers/run.rb failed:\n#{err}"
-
-    lines = out.lines.map(&:chomp)
-    header = lines.index { |l| l.start_with?("| profiler |") }
-    refute_nil header, out
-    columns = lines[header].split("|").map(&:strip).reject(&:empty?)
-    assert_equal 10, columns.size
-    assert_match(/\A\|(---\|){10}\z/, lines[header + 1])
-
-    rows = lines[(header + 2)..].take_while { |l| l.start_with?("|") }.map { |l| l.split("|").map(&:strip).drop(1) }
+    out = run_bench("RPERF_BENCH_PROFILERS" => "ours", "RPERF_BENCH_RSS_SECONDS" => "0.2")
+    rows, time_at = table(out, "profiler | mode", 10)
     assert_equal [%w[ours cpu], %w[ours wall], %w[unprofiled –]], rows.map { |r| r.first(2) }
-    rows.each { |r| assert_equal 10, r.size, r.inspect }
 
     rows.first(2).each do |row|
       # Cost cells: "reported (derived)"; ours reports its own sampling time, so both are numbers.
@@ -38,5 +51,69 @@ class BenchPeersTest < Minitest::Test
     assert_match(/\A[\d,]+ ms\z/, baseline[6])
     assert_match(/\A\d+\.\d\z/, baseline[8])
     assert_includes out, "Profilers: ours #{Rperf::VERSION}"
+
+    alloc_rows, alloc_at = table(out, "profiler | setting", ALLOC_COLUMNS)
+    assert_operator alloc_at, :>, time_at, "the allocation table follows the time table"
+    assert_equal %w[ours ours ours ours unprofiled], alloc_rows.map(&:first)
+    check_allocation_rows(alloc_rows)
+  end
+
+  def test_quick_allocation_table_with_the_peers
+    begin
+      peers = PeerBench::Locate.peers
+    rescue RuntimeError => e
+      skip "stackprof and vernier are not available (script/peers: #{e.message.lines.last&.strip})"
+    end
+    refute_nil peers["gems"]
+    out = run_bench("RPERF_BENCH_PROFILERS" => "ours,stackprof,vernier", "RPERF_BENCH_TIME" => "0")
+    refute_includes out, "| profiler | mode |", "RPERF_BENCH_TIME=0: no time table"
+    rows, = table(out, "profiler | setting", ALLOC_COLUMNS)
+    assert_equal [*%w[ours] * 4, *%w[stackprof] * 3, *%w[vernier] * 4, "unprofiled"], rows.map(&:first)
+    check_allocation_rows(rows)
+    assert_match(/Profilers: ours #{Regexp.escape(Rperf::VERSION)}, stackprof [\d.]+, vernier [\d.]+/, out)
+  end
+
+  def test_allocation_knobs
+    assert_raises(ArgumentError) { PeerBench::Config.from_env("RPERF_BENCH_ALLOC" => "yes") }
+    assert_raises(ArgumentError) { PeerBench::Config.from_env("RPERF_BENCH_ALLOC" => "0", "RPERF_BENCH_TIME" => "0") }
+    refute PeerBench::Config.from_env("RPERF_BENCH_ALLOC" => "0").alloc?
+    refute PeerBench::Config.from_env("RPERF_BENCH_PROFILERS" => "rperf").alloc?, "rperf 0.11.1 has no allocation rows"
+    refute PeerBench::Config.from_env("RPERF_BENCH_PROFILERS" => "ours", "RPERF_BENCH_TIME" => "0").peers_needed?
+    assert PeerBench::Config.from_env("RPERF_BENCH_PROFILERS" => "ours,vernier", "RPERF_BENCH_TIME" => "0").peers_needed?
+  end
+
+  # Every profiler's rows: a setting, an overhead, and (but for the time-only references)
+  # allocations it actually sampled, about allocations / N of them; ours' estimate next to the
+  # true count.
+  def check_allocation_rows(rows)
+    *profiled, baseline = rows
+    assert_equal ["unprofiled", "–"], baseline.first(2)
+    assert_match(/\A[\d,]+ ms\z/, baseline[2])
+    truth = Integer(baseline[5][%r{\A– / ([\d,]+)\z}, 1].to_s.delete(","))
+    assert_operator truth, :>, 100_000, "an allocation-heavy workload"
+    profiled.each do |profiler, setting, overhead, sampled, added, estimate|
+      assert_match(/\A[+-]\d+\.\d%\z/, overhead, setting)
+      assert_match(/\A-?\d+\.\d\z/, added, setting)
+      interval = setting[/\b(?:allocations|interval|allocation_interval): (\d+)/, 1]&.to_i
+      if interval.nil?
+        assert_match(/\Atime only/, setting)
+        assert_equal "–", sampled
+        next
+      end
+      assert_includes INTERVALS, interval
+      samples = Integer(sampled.delete(","))
+      # Counters (stackprof, vernier) take exactly one in N; ours' random gaps, within 6 sigma.
+      expected = truth.fdiv(interval)
+      assert_in_delta expected, samples, 6 * Math.sqrt(expected) + 2, "#{profiler} #{setting}: sampled allocations"
+      if profiler == "ours"
+        est, tru, err = estimate.match(/\A([\d,]+) \/ ([\d,]+) \(([+-]\d+\.\d)%\)\z/)&.captures
+        refute_nil est, estimate
+        assert_equal samples * interval, Integer(est.delete(",")), "estimate = samples x N"
+        assert_in_delta truth, Integer(tru.delete(",")), truth * 0.01
+        assert_operator err.to_f.abs, :<, 600 * Math.sqrt(interval.fdiv(truth)) + 1
+      else
+        assert_equal "–", estimate
+      end
+    end
   end
 end

@@ -377,6 +377,10 @@ class CliHtmlTest < Minitest::Test
     assert_operator result.dig("tree", "collapsed"), :<, result.dig("tree", "before")
     assert_includes result.dig("tree", "expandedNames"), "Object#main_loop"
     assert_includes result.dig("tree", "expandedNames"), "Object#worker_loop"
+    # It is Rperf::CallTree's (issue 17); a file has the tree of all samples, whatever the filter.
+    assert_equal Rperf::CallTree.new(data).total_ns, result.dig("tree", "total")
+    assert_equal Rperf::CallTree.new(data).total_ns, result.dig("filteredTree", "total")
+    assert_match(/the filters apply to it only when the viewer is served/, result.dig("filteredTree", "note"))
 
     # Threads: exactly the profile's two, each with its own loop as heaviest function and,
     # when clicked, exactly its own weight.

@@ -86,7 +86,7 @@ class EngineApiTest < Minitest::Test
     data = Rperf.start(aggregate: false, mode: :wall) { burn_cpu(0.2) }
     raw = data[:raw_samples]
     assert_operator raw.size, :>, 50
-    times = raw.map { |s| s[4] }
+    times = raw.map { |s| s[5] }
     assert(times.all? { |t| t.between?(0, data[:duration_ns]) })
     assert_equal times.sort, times, "timestamps of one thread are ordered"
     assert_equal raw.sum { |s| s[1] }, data[:aggregated_samples].sum { |s| s[1] }

@@ -150,6 +150,17 @@ class FormatsTest < Minitest::Test
     assert_nil Rperf.read_meta(__FILE__)
   end
 
+  # The meta's git commands run through Native.capture (posix_spawn), with IO.popen's results.
+  def test_meta_git_capture
+    assert_nil Rperf::Native.capture(["rperf-no-such-program-#{Process.pid}"])
+    assert_equal ["", false], Rperf::Native.capture(["sh", "-c", "echo oops >&2; exit 3"]), "stderr dropped, exit status kept"
+    assert_equal ["a b\n", true], Rperf::Native.capture(["sh", "-c", "echo \"$0 $1\"", "a", "b"])
+    assert_nil Rperf::Meta.git_capture(Dir.tmpdir, "rev-parse", "--no-such-option")
+    expected = IO.popen(["git", "-C", __dir__, "rev-parse", "HEAD"], err: File::NULL, &:read)
+    skip "not a git checkout" unless $?.success?
+    assert_equal expected.strip, Rperf::Meta.git_capture(__dir__, "rev-parse", "HEAD")
+  end
+
   def random_profile(rng)
     names = Array.new(rng.rand(1..30)) { |i| ["file#{rng.rand(5)}.rb", "M#{i}#m\u00e9th\"#{rng.rand(1000)}"] }
     label_sets = [{}] + Array.new(rng.rand(0..4)) { |i| { "k#{i}": "v\u2713#{rng.rand(9)}", "%GVL" => "blocked" } }
@@ -221,6 +232,42 @@ class FormatsTest < Minitest::Test
     assert_equal expected_profile, got_profile
   end
 
+  # Allocation samples in a .pb.gz (built by hand: no allocation hook needed): restored by
+  # Rperf.load with their classes, labels and thread; the interval from the file's comment, or
+  # without it the largest number every count is a multiple of; an allocation sample without
+  # its class is a FormatError.
+  def test_pprof_allocation_samples_load_back
+    base = profile(lines: false)
+    frames = base[:aggregated_samples].first[0]
+    labelled = base[:label_sets].index { |l| l[:endpoint] == "/slow" }
+    rows = [[frames, 96, 1, 0, "String", 32], [frames.drop(1), 32, 2, labelled, "Array", 0]]
+    data = base.merge(allocation_interval: 32, allocation_sample_count: 4, allocation_samples: rows)
+    Rperf.save(tmp("a.pb.gz"), data)
+    loaded = Rperf.load(tmp("a.pb.gz"))
+    shape = ->(d) { d[:allocation_samples].map { |f, n, seq, ls, klass, kept| [f.map { |x| x.first(2) }, n, seq, d[:label_sets][ls], klass, kept] } }
+    assert_equal shape.(data), shape.(loaded)
+    assert_equal [32, 4], loaded.values_at(:allocation_interval, :allocation_sample_count)
+    assert_equal total(base), total(loaded)
+    assert_equal base[:aggregated_samples].size, loaded[:aggregated_samples].size
+
+    refute loaded.key?(:allocation_interval_guessed), "the file names its interval"
+    bytes = Rperf::Storage.native(data).encode(:pprof, { comments: [] })
+    read = Rperf::PprofReader.read(bytes, "x.pb")
+    assert_equal [32, true], read.values_at(:allocation_interval, :allocation_interval_guessed), "no comment: the counts' gcd, guessed"
+    File.binwrite(tmp("guessed.pb.gz"), Zlib.gzip(bytes))
+    guessed = Rperf.load(tmp("guessed.pb.gz"))
+    assert_equal [32, true], guessed.values_at(:allocation_interval, :allocation_interval_guessed)
+    assert_match(/one in 32 sampled; the interval estimated from the counts: the file does not name it\)/, Rperf::Report.allocations(guessed))
+    assert_match(/one in 32 sampled\), /, Rperf::Report.allocations(loaded))
+    e = assert_raises(Rperf::FormatError) { Rperf::PprofReader.read(bytes.b.sub("object_class", "object_clasz"), "x.pb") }
+    assert_match(/x\.pb.*allocation sample without an object_class label/, e.message)
+    # Retained objects without allocated ones: the error says what is missing.
+    e = assert_raises(Rperf::FormatError) { Rperf::PprofReader.read(bytes.b.sub("alloc_objects", "alloc_objectz"), "x.pb") }
+    assert_match(/x\.pb.*inuse_objects without alloc_objects/, e.message)
+    assert_equal 32, Rperf::PprofReader.allocation_interval_in(Rperf::PprofReader.allocation_comment(32))
+    assert_nil Rperf::PprofReader.allocation_interval_in("allocations: one in many")
+  end
+
   def test_load_any_tells_pprof_from_json_by_content
     data = profile(lines: false)
     Rperf.save(tmp("p.pb.gz"), data)
@@ -229,6 +276,15 @@ class FormatsTest < Minitest::Test
     File.rename(tmp("j.json.gz"), tmp("renamed-json.gz"))
     assert_equal total(data), total(Rperf::Storage.load_any(tmp("renamed.gz")))
     assert_equal body(data), body(Rperf::Storage.load_any(tmp("renamed-json.gz")))
+    assert_equal total(data), total(Rperf.load(tmp("renamed.gz"))), "Rperf.load reads pprof too"
+    # A line break first is pprof's first byte too: JSON after blanks is still JSON, for the
+    # sniffer itself (every caller), gzipped or not.
+    json = "\n\n#{Rperf::Storage.encode(data, :json)}"
+    File.write(tmp("blank.json"), json)
+    assert_equal body(data), body(Rperf.load(tmp("blank.json")))
+    assert_equal :json, Rperf::Native.sniff(json)
+    assert_equal :json, Rperf::Native.sniff(Zlib.gzip(json))
+    assert_equal :pprof, Rperf::Native.sniff(File.binread(tmp("renamed.gz")))
   end
 
   # A result Hash is a view of its native profile: saving it unchanged reuses that profile;

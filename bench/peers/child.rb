@@ -5,7 +5,8 @@
 #   task:      "calibrate" (seconds per unit, unprofiled, measured for `seconds`), "fixed" (a
 #              fixed number of units), or "rss" (distinct stacks for `seconds`, then the peak RSS)
 #   profiler:  ours | rperf | stackprof | vernier | none;  mode: cpu | wall;  frequency: Hz
-#   unit:      cold | hot (calibrate, fixed);  count: units (fixed);  whole_cycles: (rss)
+#   unit:      cold | hot | alloc (calibrate, fixed);  count: units (fixed);  whole_cycles: (rss)
+#   allocations: nil, or also sample one allocation in N (fixed)
 require "json"
 require_relative "workloads"
 require_relative "profilers"
@@ -51,15 +52,18 @@ module PeerBench
       [count / 10, 1].max.times { Workloads.public_send(method) }
       GC.start
       whole0 = monotonic
-      profiler.start(spec.fetch("mode").to_sym, spec.fetch("frequency"))
+      profiler.start(spec.fetch("mode").to_sym, spec.fetch("frequency"), spec["allocations"])
       work0 = monotonic
       cpu0 = thread_cpu
+      objects0 = GC.stat(:total_allocated_objects)
       count.times { Workloads.public_send(method) }
+      objects1 = GC.stat(:total_allocated_objects)
       cpu1 = thread_cpu
       work1 = monotonic
       report = profiler.stop
       whole1 = monotonic
-      report.merge(version: version, feature: @feature, whole_s: whole1 - whole0, work_s: work1 - work0, work_cpu_s: cpu1 - cpu0)
+      report.merge(version: version, feature: @feature, whole_s: whole1 - whole0, work_s: work1 - work0, work_cpu_s: cpu1 - cpu0,
+                   allocated: objects1 - objects0)
     end
 
     def rss(spec)

@@ -32,34 +32,88 @@ module PeerBench
 
   RSS_FREQUENCY = 10_000
 
+  # Allocation profiling: one allocation in N sampled, on the allocation-heavy unit (interpreter).
+  ALLOC_INTERVALS = [64, 512, 4096].freeze
+  ALLOC_FREQUENCY = 1000 # the time sampling that ours and vernier do besides (stackprof: none)
+  ALLOC_EXPERIMENT = Experiment.new(:alloc, "alloc", ALLOC_FREQUENCY, false)
+
+  # A profiler sampling allocations, one in `interval` (nil: time samples only, for reference).
+  AllocVariant = Struct.new(:profiler, :interval) do
+    def baseline? = profiler == "none"
+    # ours: cpu time samples at 1 kHz besides; vernier: wall (its only mode); stackprof: :object.
+    def mode = { "ours" => :cpu, "vernier" => :wall }.fetch(profiler, :object)
+
+    def label
+      return "unprofiled" if baseline?
+
+      "#{profiler} #{interval ? "allocations #{interval}" : "time only"}"
+    end
+
+    # The setting as the profiler's API spells it.
+    def setting
+      case [profiler, interval.nil?]
+      when ["none", true] then "–"
+      when ["ours", true] then "time only (cpu, 1 kHz)"
+      when ["ours", false] then "`allocations: #{interval}` (+ cpu, 1 kHz)"
+      when ["stackprof", false] then "`mode: :object, interval: #{interval}`"
+      when ["vernier", true] then "time only (wall, 1 kHz)"
+      when ["vernier", false] then "`allocation_interval: #{interval}` (+ wall, 1 kHz)"
+      end
+    end
+  end
+
+  ALL_ALLOC_VARIANTS = [
+    AllocVariant.new("ours", nil), *ALLOC_INTERVALS.map { |n| AllocVariant.new("ours", n) },
+    *ALLOC_INTERVALS.map { |n| AllocVariant.new("stackprof", n) },
+    AllocVariant.new("vernier", nil), *ALLOC_INTERVALS.map { |n| AllocVariant.new("vernier", n) },
+    AllocVariant.new("none", nil),
+  ].freeze
+
   # What one `rake bench:peers` does, from the environment:
   #   RPERF_BENCH_QUICK=1        1 run per cell, 0.1 s workloads, 0.5 s for the RSS run (a smoke test)
   #   RPERF_BENCH_RUNS=N         runs per cell (default 7; medians are taken over them)
   #   RPERF_BENCH_SECONDS=S      target duration of one fixed workload (default 0.6)
   #   RPERF_BENCH_RSS_SECONDS=S  duration of the peak-RSS run (default 30)
   #   RPERF_BENCH_PROFILERS=a,b  a subset of ours,rperf,stackprof,vernier (default: all)
-  Config = Struct.new(:runs, :seconds, :rss_seconds, :profilers, :quick, keyword_init: true) do
+  #   RPERF_BENCH_ALLOC=0        no allocation table (default 1: after the time table; rperf
+  #                              0.11.1 has no allocation profiling and is not in it)
+  #   RPERF_BENCH_TIME=0         no time table (nor peak RSS): the allocation table alone
+  Config = Struct.new(:runs, :seconds, :rss_seconds, :profilers, :quick, :alloc, :time, keyword_init: true) do
     def self.from_env(env = ENV)
       quick = env["RPERF_BENCH_QUICK"] == "1"
       profilers = (env["RPERF_BENCH_PROFILERS"] || "ours,rperf,stackprof,vernier").split(",").map(&:strip)
       unknown = profilers - %w[ours rperf stackprof vernier]
       raise ArgumentError, "RPERF_BENCH_PROFILERS: unknown #{unknown.join(", ")}" unless unknown.empty?
 
+      alloc, time = %w[RPERF_BENCH_ALLOC RPERF_BENCH_TIME].map do |name|
+        value = env.fetch(name, "1")
+        raise ArgumentError, "#{name}: 0 or 1, got #{value.inspect}" unless %w[0 1].include?(value)
+
+        value == "1"
+      end
+      raise ArgumentError, "RPERF_BENCH_TIME=0 and RPERF_BENCH_ALLOC=0: nothing to measure" unless alloc || time
+
       new(runs: Integer(env["RPERF_BENCH_RUNS"] || (quick ? 1 : 7)),
           seconds: Float(env["RPERF_BENCH_SECONDS"] || (quick ? 0.1 : 0.6)),
           rss_seconds: Float(env["RPERF_BENCH_RSS_SECONDS"] || (quick ? 0.5 : 30)),
-          profilers: profilers, quick: quick)
+          profilers: profilers, quick: quick, alloc: alloc, time: time)
     end
 
     def variants = ALL_VARIANTS.select { |v| v.baseline? || profilers.include?(v.profiler) }
-    def peers_needed? = profilers.any? { |p| p != "ours" }
+    def alloc_variants = ALL_ALLOC_VARIANTS.select { |v| v.baseline? || profilers.include?(v.profiler) }
+    # The allocation table, when asked for and some profiler in it was chosen.
+    def alloc? = alloc && alloc_variants.any? { |v| !v.baseline? }
+    def peers_needed?
+      measured = (time ? variants : []) + (alloc? ? alloc_variants : [])
+      measured.any? { |v| !%w[ours none].include?(v.profiler) }
+    end
   end
 
   # Runs every measurement in a fresh child process and collects the parsed JSON lines.
   class Runner
     CHILD = File.expand_path("child.rb", __dir__)
 
-    attr_reader :config, :results, :rss, :counts, :versions
+    attr_reader :config, :results, :rss, :counts, :versions, :alloc_results
 
     # peers: what Locate.peers returns (nil when only ours is measured).
     def initialize(config, root:, peers:, log: $stderr)
@@ -71,12 +125,33 @@ module PeerBench
       @rss = {}     # variant label => child report
       @counts = {}  # experiment key => units per run
       @versions = {}
+      @alloc_results = nil # variant label => [child report, ...] (nil: not measured)
     end
 
     def run
-      EXPERIMENTS.each { |exp| run_experiment(exp) }
-      run_rss
+      if config.time
+        EXPERIMENTS.each { |exp| run_experiment(exp) }
+        run_rss
+      end
+      run_allocations if config.alloc?
       self
+    end
+
+    # Interleaved as the time experiments; the allocation-heavy unit, interpreter only.
+    def run_allocations
+      exp = ALLOC_EXPERIMENT
+      count = calibrate(exp)
+      @counts[exp.key] = count
+      @alloc_results = Hash.new { |h, k| h[k] = [] }
+      config.runs.times do |i|
+        @log.print "\rallocations: run #{i + 1}/#{config.runs}   "
+        config.alloc_variants.each do |v|
+          spec = { task: "fixed", profiler: v.profiler, mode: v.mode, frequency: exp.frequency,
+                   unit: exp.unit, count: count, allocations: v.interval }
+          @alloc_results[v.label] << run_child(v, spec, yjit: exp.yjit)
+        end
+      end
+      @log.puts
     end
 
     # Interleaved: every variant once (ours, rperf, stackprof, vernier, unprofiled), then again.

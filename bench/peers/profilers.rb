@@ -1,7 +1,10 @@
 # frozen_string_literal: true
 
 module PeerBench
-  # One adapter per profiler: start(mode, frequency) and stop -> { samples:, sampling_time_ns: }.
+  # One adapter per profiler: start(mode, frequency, allocations) and stop -> { samples:,
+  # sampling_time_ns:, allocation_samples:, estimated_allocations: } (nil where not measured).
+  # allocations: nil, or sample one allocation in N besides the time samples (stackprof: instead
+  # of them, its :object mode).
   # Loaded in a child process, which loads exactly one profiler (ours and rperf 0.11.1 both
   # define module Rperf; the parent puts the right lib directory on the child's load path).
   module Profilers
@@ -13,13 +16,18 @@ module PeerBench
         Rperf::VERSION
       end
 
-      def self.start(mode, frequency)
-        Rperf.start(mode: mode, frequency: frequency, inherit: false)
+      def self.start(mode, frequency, allocations = nil)
+        options = { mode: mode, frequency: frequency, inherit: false }
+        options[:allocations] = allocations if allocations # rperf 0.11.1 has no such keyword
+        Rperf.start(**options)
       end
 
+      # estimated_allocations: what the profile says was allocated (sampled allocations x N).
       def self.stop
         data = Rperf.stop
-        { samples: data[:sampling_count], sampling_time_ns: data[:sampling_time_ns] }
+        rows = data[:allocation_samples]
+        { samples: data[:sampling_count], sampling_time_ns: data[:sampling_time_ns],
+          allocation_samples: data[:allocation_sample_count], estimated_allocations: rows&.sum { |r| r[1] } }
       end
     end
 
@@ -29,13 +37,21 @@ module PeerBench
         StackProf::VERSION
       end
 
-      def self.start(mode, frequency)
-        StackProf.start(mode: mode, interval: 1_000_000 / frequency, raw: false)
+      # :object mode: one sample every `interval` allocations (a counter), no time samples.
+      def self.start(mode, frequency, allocations = nil)
+        @object = !allocations.nil?
+        if @object
+          StackProf.start(mode: :object, interval: allocations, raw: false)
+        else
+          StackProf.start(mode: mode, interval: 1_000_000 / frequency, raw: false)
+        end
       end
 
       def self.stop
         StackProf.stop
         results = StackProf.results
+        return { samples: 0, sampling_time_ns: nil, allocation_samples: results[:samples] } if @object
+
         { samples: results[:samples], sampling_time_ns: nil }
       end
     end
@@ -47,22 +63,29 @@ module PeerBench
         Vernier::VERSION
       end
 
-      def self.start(mode, frequency)
+      # allocation_interval: N records one allocation every N (a counter), besides time samples.
+      def self.start(mode, frequency, allocations = nil)
         raise ArgumentError, "vernier has no #{mode} mode" unless mode == :wall
 
-        Vernier.start_profile(mode: :wall, interval: 1_000_000 / frequency)
+        options = { mode: :wall, interval: 1_000_000 / frequency }
+        options[:allocation_interval] = allocations if allocations
+        @allocations = !allocations.nil?
+        Vernier.start_profile(**options)
       end
 
       def self.stop
         result = Vernier.stop_profile
         # Consecutive identical samples share an entry; the weights count the samples.
-        { samples: result.total_weights, sampling_time_ns: nil }
+        report = { samples: result.total_weights, sampling_time_ns: nil }
+        return report unless @allocations
+
+        report.merge(allocation_samples: result.threads.values.sum { |t| t.dig(:allocations, :samples)&.size || 0 })
       end
     end
 
     module Unprofiled
       def self.load = nil
-      def self.start(_mode, _frequency) = nil
+      def self.start(_mode, _frequency, _allocations = nil) = nil
       def self.stop = { samples: 0, sampling_time_ns: nil }
     end
 

@@ -1,7 +1,8 @@
 # frozen_string_literal: true
 
 # Peer benchmark: ours, rperf 0.11.1, stackprof and vernier on the same workloads, each run in
-# a fresh child process, interleaved; prints one Markdown table. Run: rake bench:peers
+# a fresh child process, interleaved; prints a Markdown table of time sampling, then one of
+# allocation sampling. Run: rake bench:peers
 # (settings: see PeerBench::Config in harness.rb; RPERF_BENCH_QUICK=1 for a smoke run).
 require "etc"
 require_relative "harness"
@@ -30,7 +31,12 @@ module PeerBench
       "Profilers: #{versions} (ours from #{ROOT}/lib; each profiler in its own process).",
       "",
     ]
-    puts Table.new(runner, header: header)
+    puts header
+    puts Table.new(runner) if config.time
+    return unless runner.alloc_results
+
+    puts if config.time
+    puts AllocationTable.new(runner)
   end
 end
 

@@ -39,14 +39,13 @@ module PeerBench
       end
     end
 
-    def to_s
-      lines = @header.dup
-      lines << "| #{COLUMNS.join(" | ")} |"
-      lines << "|#{COLUMNS.map { "---" }.join("|")}|"
-      rows.each { |r| lines << "| #{r.join(" | ")} |" }
-      lines.concat(legend)
-      lines.join("\n")
+    # Lines before, the Markdown table of `columns` and `rows`, then the legend's lines.
+    def self.markdown(before, columns, rows, legend)
+      [*before, "| #{columns.join(" | ")} |", "|#{columns.map { "---" }.join("|")}|",
+       *rows.map { |r| "| #{r.join(" | ")} |" }, *legend].join("\n")
     end
+
+    def to_s = self.class.markdown(@header, COLUMNS, rows, legend)
 
     private
 
@@ -102,6 +101,96 @@ module PeerBench
         "- peak RSS: VmHWM of a process that ran #{c.rss_seconds} s at #{RSS_FREQUENCY / 1000} kHz over " \
         "#{Workloads::DISTINCT_SIDE**2} distinct stacks and stopped (one run each; in parentheses, above unprofiled).",
         "- medians of #{c.runs} interleaved runs per cell, each in a fresh process; samples: medians, cold / hot.",
+      ]
+    end
+  end
+end
+
+module PeerBench
+  # The allocation rows (Runner#run_allocations): one per profiler setting, with its legend.
+  class AllocationTable
+    COLUMNS = [
+      "profiler", "setting", "overhead", "sampled allocations", "ns per allocation added",
+      "allocations estimated / true (error)"
+    ].freeze
+    BASELINE = Table::BASELINE
+
+    def initialize(runner)
+      @runner = runner
+    end
+
+    def rows
+      @runner.config.alloc_variants.map do |v|
+        [v.baseline? ? BASELINE : v.profiler, v.setting, overhead_cell(v), sampled_cell(v), added_cell(v), estimate_cell(v)]
+      end
+    end
+
+    def to_s = Table.markdown(["Allocation profiling on an allocation-heavy workload (interpreter):", ""], COLUMNS, rows, legend)
+
+    private
+
+    def reports(variant) = @runner.alloc_results.fetch(variant.label)
+    def baseline = @runner.alloc_results.fetch(BASELINE)
+    def med(reports, key) = Table.median(reports.map { |r| r[key] })
+    def true_allocations = med(baseline, "allocated")
+
+    def overhead_cell(variant)
+      base = med(baseline, "whole_s")
+      return "#{Table.thousands(base * 1000)} ms" if variant.baseline?
+
+      format("%+.1f%%", (med(reports(variant), "whole_s") / base - 1) * 100)
+    end
+
+    def sampled_cell(variant)
+      return "–" if variant.baseline? || variant.interval.nil?
+
+      Table.thousands(med(reports(variant), "allocation_samples"))
+    end
+
+    # The wall time added, spread over the workload's allocations (unprofiled count).
+    def added_cell(variant)
+      return "–" if variant.baseline?
+
+      format("%.1f", (med(reports(variant), "whole_s") - med(baseline, "whole_s")) * 1e9 / true_allocations)
+    end
+
+    # Ours only: the profile's estimate (sampled allocations x N, start to stop) against
+    # GC.stat(:total_allocated_objects) over the workload in the same process; the error is the
+    # median of the runs' own errors.
+    def estimate_cell(variant)
+      return "– / #{Table.thousands(true_allocations)}" if variant.baseline?
+      return "–" unless variant.profiler == "ours" && variant.interval
+
+      runs = reports(variant)
+      error = Table.median(runs.map { |r| r["estimated_allocations"].fdiv(r["allocated"]) - 1 })
+      format("%s / %s (%+.1f%%)", Table.thousands(med(runs, "estimated_allocations")),
+             Table.thousands(med(runs, "allocated")), error * 100)
+    end
+
+    def spread
+      ALLOC_INTERVALS.map { |n| format("%.1f%% at %d", Math.sqrt(n.fdiv(true_allocations)) * 100, n) }.join(", ")
+    end
+
+    def legend
+      c = @runner.config
+      [
+        "",
+        "- workload: #{Workloads::ALLOC_ITERATIONS} × (`\"item \#{i}\"`: 2 strings, a 2-element array, " \
+        "a 1-entry hash) per unit from 3 methods #{Workloads::ALLOC_DEPTH} frames deep, one record in " \
+        "#{Workloads::KEEP_EVERY} kept in a ring of #{Workloads::KEPT_SLOTS}; units: #{@runner.counts[:alloc]} " \
+        "(#{Table.thousands(true_allocations)} allocations, GC.stat) ≈ #{c.seconds} s.",
+        "- ours samples time besides (cpu, #{ALLOC_FREQUENCY / 1000} kHz), vernier too (wall, #{ALLOC_FREQUENCY / 1000} kHz, " \
+        "its only mode); stackprof's :object mode samples allocations only. The time-only rows are the " \
+        "time sampling's share. Ours samples with random (geometric) gaps of mean N and also tracks which " \
+        "sampled objects are freed (retained objects); stackprof's :object mode and vernier's allocation_interval " \
+        "take every Nth allocation and do not track frees.",
+        "- overhead: wall time from start to the returned result vs unprofiled; ns per allocation added: " \
+        "(profiled − unprofiled) wall time / allocations.",
+        "- sampled allocations: as each profiler reports them (ours: `allocation_sample_count`, stackprof: " \
+        "`samples`, vernier: the threads' allocation samples); estimated: the sum of ours' `allocation_samples` " \
+        "counts vs the objects the workload allocated in the same process (error: median of the runs' own; " \
+        "its expected spread, sqrt(N / allocations): #{spread}).",
+        "- medians of #{c.runs} interleaved runs per cell, each in a fresh process.",
       ]
     end
   end

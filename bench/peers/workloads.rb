@@ -31,7 +31,38 @@ module PeerBench
     # Hot: a tight loop a few frames deep, the same stack at every sample.
     def self.hot_unit = spin(HOT_ITERATIONS)
 
-    UNITS = { "cold" => :cold_unit, "hot" => :hot_unit }.freeze
+    # Allocation-heavy: small strings, arrays and hashes made by a few methods ALLOC_DEPTH frames
+    # deep; one record in KEEP_EVERY outlives the unit in a ring of KEPT_SLOTS (it is freed
+    # when overwritten, so retained objects come and go as in a long-running program).
+    ALLOC_DEPTH = 30
+    ALLOC_ITERATIONS = 10_000
+    KEEP_EVERY = 100
+    KEPT_SLOTS = 5_000
+    KEPT = Array.new(KEPT_SLOTS)
+    @kept_at = 0
+
+    def self.at_depth(depth, &) = depth <= 1 ? yield : at_depth(depth - 1, &)
+    def self.make_name(i) = "item #{i}"
+    def self.make_pair(name, i) = [name, i]
+    def self.make_record(pair) = { key: pair }
+
+    def self.keep(record)
+      KEPT[@kept_at] = record
+      @kept_at = (@kept_at + 1) % KEPT_SLOTS
+    end
+
+    def self.alloc_unit
+      at_depth(ALLOC_DEPTH) do
+        i = 0
+        while i < ALLOC_ITERATIONS
+          record = make_record(make_pair(make_name(i), i))
+          keep(record) if (i % KEEP_EVERY).zero?
+          i += 1
+        end
+      end
+    end
+
+    UNITS = { "cold" => :cold_unit, "hot" => :hot_unit, "alloc" => :alloc_unit }.freeze
 
     # DISTINCT_SIDE outer x DISTINCT_SIDE inner methods: each (outer, inner) pair is a stack of
     # its own, visited in turn under the chain, for the memory measurement.

@@ -76,8 +76,8 @@ module Rperf
       end
       Stat.configure(command: ENV["RPERF_STAT_COMMAND"], report: ENV["RPERF_STAT_REPORT"] == "1")
       restore_child_environment
+      at_exit { Rperf.stop if Rperf.running? } # before start: not among the program's allocations
       Rperf.start(**settings.to_h)
-      at_exit { Rperf.stop if Rperf.running? }
     rescue Error, ArgumentError => e
       restore_child_environment
       warn "rperf: #{e.message}; running without profiling"

@@ -33,14 +33,16 @@ module Rperf
 
       @max_depth = max_depth
       @native = Native::CallTree.build(Storage.native(data), threads == :separate, filter)
-      @methods = @native.methods_info.map { |name, path, line| MethodRef.new(name, path, line) }.freeze
+      @method_refs = Array.new(@native.method_count) # made when first asked for
     end
 
     def root = node(0)
     def total_ns = @native.total_ns
     def size = @native.node_count
     def node(id) = Node.new(self, id, *@native.node(id))
-    def method_ref(id) = @methods.fetch(id)
+    def method_ref(id)
+      @method_refs.fetch(id) || (@method_refs[id] = MethodRef.new(*@native.method_info(id.negative? ? id + @method_refs.size : id)))
+    end
 
     # Depth first, heaviest children first: yields (node, :enter) and, after its children,
     # (node, :exit). The root has depth 0; nodes deeper than max_depth are not visited, nor
@@ -111,18 +113,19 @@ module Rperf
     Arc = Data.define(:method, :total_ns, :share)
 
     class Entry
-      attr_reader :method, :self_ns, :total_ns
+      attr_reader :self_ns, :total_ns
 
-      def initialize(table, method_id, method, self_ns, total_ns, recursive)
-        @table, @method_id, @method = table, method_id, method
+      def initialize(table, method_id, self_ns, total_ns, recursive)
+        @table, @method_id = table, method_id
         @self_ns, @total_ns, @recursive = self_ns, total_ns, recursive
       end
 
-      def name = @method.name
+      def method = @method ||= @table.tree.method_ref(@method_id)
+      def name = method.name
       def recursive? = @recursive
       def callers = @callers ||= @table.arcs(:callers, @method_id, @total_ns)
       def callees = @callees ||= @table.arcs(:callees, @method_id, @total_ns)
-      def inspect = "#<Rperf::MethodTable::Entry #{@method} total=#{@total_ns} self=#{@self_ns}>"
+      def inspect = "#<Rperf::MethodTable::Entry #{method} total=#{@total_ns} self=#{@self_ns}>"
     end
 
     attr_reader :tree
@@ -130,11 +133,10 @@ module Rperf
     # `data`: a profile Hash (the keywords as CallTree's) or a CallTree.
     def initialize(data, threads: :merge, filter: nil)
       @tree = data.is_a?(CallTree) ? data : CallTree.new(data, threads: threads, filter: filter)
+      # Heaviest total first, then self; then name and path (sorted natively).
       @entries = @tree.native.method_entries.map do |id, self_ns, total_ns, recursive|
-        Entry.new(self, id, @tree.method_ref(id), self_ns, total_ns, recursive)
-      end
-      @entries.sort_by! { |e| [-e.total_ns, -e.self_ns, e.name, e.method.path] }
-      @entries.freeze
+        Entry.new(self, id, self_ns, total_ns, recursive)
+      end.freeze
     end
 
     def each(&) = @entries.each(&)

@@ -8,9 +8,13 @@ module Rperf
     def text(data, top: Table::ROWS_LIMIT) = Text.encode(data, top_n: top)
 
     # Allocation profiling's report: estimated objects allocated and retained, top sites
-    # (self and total) and classes.
+    # (self and total) and classes. A pprof file that does not name its interval (Rperf.load
+    # guessed it from the counts) says so.
     def allocations(data, top: 20)
-      Storage.native(data).encode(:allocations, { top: top }).force_encoding(Encoding::UTF_8)
+      text = Storage.native(data).encode(:allocations, { top: top }).force_encoding(Encoding::UTF_8)
+      return text unless data.is_a?(Hash) && data[:allocation_interval_guessed]
+
+      text.sub(" sampled), ", " sampled; the interval estimated from the counts: the file does not name it), ")
     end
 
     # `verbose: true` / `rperf record -v`, in rperf 0.11's lines: sampling statistics, then the

@@ -73,7 +73,9 @@ module Rperf
     end
 
     def pprof_comments(profile)
-      ["rperf #{VERSION}", "mode: #{profile.attribute(:mode)}", "frequency: #{profile.attribute(:frequency)}Hz", "ruby #{RUBY_VERSION}"]
+      interval = profile.attribute(:allocation_interval)
+      ["rperf #{VERSION}", "mode: #{profile.attribute(:mode)}", "frequency: #{profile.attribute(:frequency)}Hz", "ruby #{RUBY_VERSION}",
+       *(PprofReader.allocation_comment(interval) if interval)]
     end
 
     # A missing or unreadable file raises its Errno (as rperf 0.11); bad content raises FormatError.
@@ -116,8 +118,11 @@ module Rperf
       kind = :pprof if kind.nil? && path.to_s.end_with?(".pb.gz", ".pprof")
       return load(path, raw) unless kind == :pprof
 
-      data = PprofReader.read(Native.gzip?(raw) ? with_path(path) { Native.gunzip(raw) } : raw, path)
-      Native::Profile.from_hash(data).to_h
+      bytes = Native.gzip?(raw) ? with_path(path) { Native.gunzip(raw) } : raw
+      read = PprofReader.read(bytes, path)
+      data = Native::Profile.from_hash(read).to_h
+      data[:allocation_interval_guessed] = true if read[:allocation_interval_guessed]
+      data
     end
 
     # Only the head of the file: meta and summary come first, so the body is never read.

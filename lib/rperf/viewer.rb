@@ -4,7 +4,9 @@ require_relative "../rperf"
 require "json"
 require "socket"
 require "time"
+require "uri"
 require_relative "viewer/payload"
+require_relative "viewer/call_tree_payload"
 require_relative "viewer/access"
 require_relative "viewer/static_page"
 
@@ -21,7 +23,9 @@ module Rperf
   #   Rperf::Viewer.instance.add_snapshot_dir("profiles") # *.json(.gz), loaded when opened
   #
   # Routes under path: "/" the page, "/assets/..." its scripts, "/snapshots" the list (meta and
-  # summary only), "/snapshots/<id>" one profile (Viewer::Payload).
+  # summary only), "/snapshots/<id>" one profile (Viewer::Payload), "/snapshots/<id>/call_tree"
+  # its Rperf::CallTree for the page's filters (?label=K&value=V | &unset=1, &thread=N,
+  # &from=T0&to=T1; Viewer::CallTreePayload).
   class Viewer
     ASSET_DIR = File.expand_path("viewer/assets", __dir__)
     ASSET_TYPES = {
@@ -44,6 +48,7 @@ module Rperf
       "cache-control" => "no-store",
     }.freeze
     PAYLOAD_CACHE_SIZE = 4
+    TREE_CACHE_SIZE = 16
 
     @instance = nil
 
@@ -69,7 +74,10 @@ module Rperf
       @access = Access.new(allow: allow, auth: auth)
       @snapshots = [] # {id:, taken_at:, data: | path:, meta:, summary:, error:}
       @payloads = {}  # id => JSON body, the few opened last
+      @trees = {}     # [id, query] => JSON body of a filtered call tree
+      @loaded = {}    # id => a file's profile, the one opened last (filtered trees need it)
       @mutex = Mutex.new
+      @load_mutex = Mutex.new # one file loaded at a time: concurrent requests share it
       @next_id = 0
       self.class.instance_variable_set(:@instance, self)
     end
@@ -141,8 +149,9 @@ module Rperf
       rescue SystemCallError
         nil # removed while we listed it
       end
-      # As rperf 0.11.1: by git commit time (its files), else creation time, else mtime.
-      entries.sort_by! { |e| [e[:order], e[:path]] }
+      # As rperf 0.11.1: by git commit time (its files), else creation time, else mtime; files of
+      # one commit by creation time, then name.
+      entries.sort_by! { |e| [e[:order], e[:taken_at], e[:path]] }
       @mutex.synchronize do
         entries.each { |e| @snapshots << e.except(:order).merge(id: (@next_id += 1)) }
       end
@@ -193,17 +202,18 @@ module Rperf
       return text(405, "Method Not Allowed\n", "allow" => "GET, HEAD") unless %w[GET HEAD].include?(env["REQUEST_METHOD"])
       return [301, { "location" => "#{env['SCRIPT_NAME']}#{@path}/", "content-type" => "text/plain" }, [""]] if req_path == @path
 
-      route(req_path[@path.size..])
+      route(req_path[@path.size..], env["QUERY_STRING"])
     end
 
     private
 
-    def route(sub_path)
+    def route(sub_path, query)
       case sub_path
       when "/" then asset("index.html")
       when %r{\A/assets/(.+)\z} then static_asset(Regexp.last_match(1))
       when "/snapshots" then json(200, snapshot_list)
       when %r{\A/snapshots/(\d{1,18})\z} then serve_snapshot(Regexp.last_match(1).to_i)
+      when %r{\A/snapshots/(\d{1,18})/call_tree\z} then serve_call_tree(Regexp.last_match(1).to_i, query)
       else not_found
       end
     end
@@ -223,8 +233,63 @@ module Rperf
       [200, SECURITY_HEADERS.merge("content-type" => "application/json; charset=utf-8"), [body]]
     end
 
+    def serve_call_tree(id, query)
+      entry = @mutex.synchronize { @snapshots.find { |s| s[:id] == id } }
+      return json(404, { error: "no snapshot #{id}" }) unless entry
+
+      filter = tree_filter(query)
+      return json(400, { error: "bad call_tree query #{query.inspect}" }) unless filter
+
+      key = [id, filter]
+      body = @mutex.synchronize { @trees[key] }
+      unless body
+        data = entry[:data] || loaded(entry)
+        return json(422, { error: entry[:error] }) unless data
+
+        begin
+          body = JSON.generate(CallTreePayload.build(data, **filter))
+        rescue CallTreePayload::BadFilter => e
+          return json(400, { error: e.message })
+        rescue CallTreePayload::Unavailable => e
+          return json(422, { error: e.message })
+        end
+        @mutex.synchronize do
+          @trees.delete(@trees.keys.first) while @trees.size >= TREE_CACHE_SIZE
+          @trees[key] = body
+        end
+      end
+      [200, SECURITY_HEADERS.merge("content-type" => "application/json; charset=utf-8"), [body]]
+    end
+
+    # ?label=K&value=V (or &unset=1: K not set), &thread=N, &from=T0&to=T1 (ns) -> keywords.
+    def tree_filter(query)
+      params = URI.decode_www_form(query.to_s).to_h
+      filter = {}
+      if params["label"]
+        filter[:label] = [params["label"], params["unset"] == "1" ? nil : params["value"].to_s]
+      end
+      filter[:thread] = Integer(params["thread"], 10) if params["thread"]
+      filter[:range] = [Integer(params["from"], 10), Integer(params["to"], 10)] if params["from"] || params["to"]
+      filter
+    rescue ArgumentError, TypeError
+      nil
+    end
+
+    # A file's profile, kept while it is the one asked for last. Requests (Puma threads) that
+    # ask for it while it loads wait for that load instead of loading it again.
+    def loaded(entry)
+      @load_mutex.synchronize do
+        data = @mutex.synchronize { @loaded[entry[:id]] }
+        return data if data
+
+        data = load_file(entry)
+        @mutex.synchronize { @loaded = { entry[:id] => data } } if data
+        data
+      end
+    end
+
     def build_payload(entry)
-      data = entry[:data] || load_file(entry)
+      data = entry[:data] || loaded(entry)
       return nil unless data
 
       body = JSON.generate(self.class.snapshot_body(list_entry(entry), data, **@payload_limits))
@@ -251,7 +316,7 @@ module Rperf
       {
         id: s[:id],
         taken_at: s[:taken_at].utc.iso8601(3),
-        file: s[:path] && File.basename(s[:path]).dup.force_encoding(Encoding::UTF_8).scrub,
+        file: s[:path] && Payload.utf8(File.basename(s[:path])),
         mode: data ? data[:mode] : (s[:meta].is_a?(Hash) ? s[:meta][:mode] : nil),
         duration_ns: data ? data[:duration_ns] : summary[:duration_ns] || summary[:total_ms]&.*(1_000_000)&.round,
         sampling_count: data ? data[:sampling_count] : summary[:sampling_count] || summary[:samples],
@@ -266,6 +331,7 @@ module Rperf
       while @snapshots.count { |s| s[:data] } > @max_snapshots
         gone = @snapshots.delete_at(@snapshots.index { |s| s[:data] })
         @payloads.delete(gone[:id])
+        @trees.delete_if { |(id, _), _| id == gone[:id] }
       end
     end
 

@@ -3,7 +3,12 @@
 // Usage: node viewer_check.js URL PLAN_JSON [SCREENSHOT_DIR]
 // PLAN: { current, base, timelineSnapshot, label: [key, value], frame }, or { static: true } for
 // a file written by Rperf::Viewer.static_html ({ static: true, views: true, label: [key, value] }:
-// also its call tree, threads and label filter)
+// also its call tree, threads and label filter), or { alloc: true, current, other, labels:
+// [[key, value], ...], thread, allocLabel: [key, value], delayTree: value }: the call tree under
+// each filter (first a race: the tree of labels[0], whose value is delayTree, answered 1.5 s late,
+// then labels[1]'s), the tree cache's size after 20 more filters, and the allocations view of
+// `current`, then the allocations tab of `other` (no allocation samples), then (broken: id) the
+// call-tree tab and flame graph of a profile without a call tree
 // Every request that is not for 127.0.0.1 (or the file itself) is recorded and aborted.
 const { chromium } = require('playwright-core');
 
@@ -19,9 +24,12 @@ async function main() {
   const out = { requests: [], external: [], errors: [], dialogs: [] };
   try {
     const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-    await page.route('**/*', (route) => {
+    await page.route('**/*', async (route) => {
       const u = new URL(route.request().url());
       out.requests.push(u.pathname);
+      if (plan.delayTree && u.pathname.endsWith('/call_tree') && u.searchParams.get('value') === plan.delayTree) {
+        await new Promise((resolve) => setTimeout(resolve, 1500));
+      }
       if (u.hostname === '127.0.0.1' || u.protocol === 'file:') return route.continue();
       out.external.push(route.request().url());
       return route.abort();
@@ -37,18 +45,18 @@ async function main() {
     const totals = () => page.$eval('#totals', (e) => ({ shown: Number(e.dataset.shownNs), total: Number(e.dataset.totalNs) }));
     const frameNames = (sel) => page.$$eval(`${sel} g.frame`, (gs) => gs.map((g) => g.getAttribute('name')));
 
-    const choose = async (key, value) => {
+    const select = async (key, value) => {
       const idx = await page.$eval('#filter-label', (sel, [k, v]) => {
         const choices = window.rperfViewer.state.filterChoices;
         return String(choices.findIndex((c) => c.key === k && c.value === v));
       }, [key, value]);
       await page.selectOption('#filter-label', idx);
-      await ready();
     };
+    const choose = async (key, value) => { await select(key, value); await ready(); };
     const treeItems = () => page.$$eval('#tree li', (li) => li.length);
     const exerciseTree = async () => {
       await tab('tree');
-      out.tree = { before: await treeItems() };
+      out.tree = { before: await treeItems(), total: await page.$eval('#tree', (t) => Number(t.dataset.totalNs)) };
       await page.click('#tree li[aria-expanded="false"] > .row > .toggle');
       out.tree.afterExpand = await treeItems();
       await page.click('#tree-collapse');
@@ -59,6 +67,80 @@ async function main() {
 
     await page.goto(url);
     await ready();
+    if (plan.alloc) {
+      await page.click(`#snapshot-list tr[data-id="${plan.current}"]`);
+      await ready();
+      // Call tree (expanded to calls >= 1%): the root's total and its top rows, with no filter and with each filter.
+      const treeTotals = async () => { await page.click('#tree-expand'); await ready(); return page.$eval('#tree', (t) => ({
+        total: Number(t.dataset.totalNs),
+        top: [...t.querySelectorAll(':scope > ul > li')].reduce((a, li) => a + Number(li.dataset.totalNs), 0),
+        names: [...t.querySelectorAll('li .name')].map((e) => e.textContent),
+        note: document.getElementById('tree-note').textContent,
+      })); };
+      await tab('tree');
+      out.tree = { all: await treeTotals(), labels: [] };
+      if (plan.delayTree) { // labels[0]'s tree comes last: labels[1]'s stays drawn
+        await select(...plan.labels[0]);
+        await choose(...plan.labels[1]);
+        await page.waitForTimeout(2500);
+        out.tree.race = await page.$eval('#tree', (t) => Number(t.dataset.totalNs));
+        await page.selectOption('#filter-label', '');
+        await ready();
+      }
+      // 20 more filtered trees (label values no sample has): the page keeps the last 16.
+      out.tree.cached = await page.evaluate(async () => {
+        const v = window.rperfViewer;
+        for (let i = 0; i < 20; i++) { v.state.labelFilter = { key: 'endpoint', value: 'none ' + i }; await v.render(); }
+        v.state.labelFilter = null;
+        await v.render();
+        return v.state.current.trees.size;
+      });
+      for (const [key, value] of plan.labels) {
+        await choose(key, value);
+        out.tree.labels.push(await treeTotals());
+      }
+      await page.selectOption('#filter-label', '');
+      await ready();
+      await page.selectOption('#filter-thread', String(plan.thread));
+      await ready();
+      out.tree.thread = await treeTotals();
+      await page.selectOption('#filter-thread', '');
+      await ready();
+      out.tree.reset = await treeTotals();
+      await shot('tree');
+      // Allocations: allocated, then retained, then one label's allocations.
+      const alloc = async () => ({
+        allocated: await page.$eval('#alloc-summary', (e) => Number(e.dataset.allocated)),
+        retained: await page.$eval('#alloc-summary', (e) => Number(e.dataset.retained)),
+        rendered: await rendered('#alloc-flame'),
+        names: await frameNames('#alloc-flame'),
+        rows: await page.$$eval('#alloc-table tbody tr', (rows) => rows.slice(0, 5).map((r) => [...r.cells].map((c) => c.textContent))),
+      });
+      await tab('alloc');
+      out.allocated = await alloc();
+      await shot('allocations');
+      await page.click('#tab-alloc [data-field=retained]');
+      await ready();
+      out.retained = await alloc();
+      await choose(plan.allocLabel[0], plan.allocLabel[1]);
+      out.labelled = await alloc();
+      await page.selectOption('#filter-label', '');
+      await ready();
+      await page.click(`#snapshot-list tr[data-id="${plan.other}"]`);
+      await ready();
+      out.none = { text: await page.$eval('#alloc-summary', (e) => e.textContent), rendered: await rendered('#alloc-flame'),
+                   tableHidden: await page.$eval('#alloc-table', (e) => e.hidden) };
+      if (plan.broken) { // a profile without a call tree: the tab says why, the flame graph still draws
+        await page.click(`#snapshot-list tr[data-id="${plan.broken}"]`);
+        await ready();
+        await tab('tree');
+        out.broken = { tree: await page.$eval('#tree', (e) => e.textContent) };
+        await tab('flame');
+        out.broken.flame = await rendered('#flame');
+      }
+      console.log(JSON.stringify(out));
+      return;
+    }
     if (plan.static) { // a self-contained file: one snapshot, every view from inline data
       for (const name of ['flame', 'icicle', 'timeline']) {
         await tab(name);
@@ -66,6 +148,9 @@ async function main() {
       }
       await tab('top');
       out.top = await page.$$eval('#top-table tbody tr', (rows) => rows.length);
+      await tab('alloc');
+      out.alloc = { rendered: await rendered('#alloc-flame'), allocated: await page.$eval('#alloc-summary', (e) => Number(e.dataset.allocated || 0)) };
+      await tab('flame');
       out.title = await page.title();
       out.status = await page.$eval('#status', (e) => e.textContent);
       await shot('static');
@@ -92,6 +177,8 @@ async function main() {
         await choose(plan.label[0], plan.label[1]);
         out.filtered = await totals();
         out.filteredThreads = await threadRows();
+        await tab('tree'); // a file holds the tree of all samples, and says so
+        out.filteredTree = { total: await page.$eval('#tree', (t) => Number(t.dataset.totalNs)), note: await page.$eval('#tree-note', (e) => e.textContent) };
         await page.selectOption('#filter-label', '');
         await ready();
         out.reset = await totals();

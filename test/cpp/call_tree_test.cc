@@ -2,7 +2,9 @@
 // numbers (ruby-prof's examples from its architecture notes: call sites, recursion).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
+#include <random>
 #include <sstream>
 
 #include "io/encoders.hh"
@@ -19,14 +21,17 @@ namespace {
 // "label(total/self)" of a node and its subtree, children in the tree's order; '*' marks
 // recursive nodes: one string to compare a whole tree at once.
 std::string shape(const CallTree& t, uint32_t id = CallTree::kRoot) {
-  const CallTree::Node& n = t.node(id);
+  CallTree::Node n = t.node(id);
   std::string out = t.methods()[n.method].label + (t.recursive(id) ? "*" : "") + "(" + std::to_string(n.total_ns) + "/" +
                     std::to_string(n.self_ns) + ")";
-  if (t.child_count(id) == 0) return out;
+  std::vector<uint32_t> children = t.children(id);
+  if (children.empty()) return out;
   out += "[";
-  for (const uint32_t* c = t.children_begin(id); c != t.children_end(id); c++) {
-    if (c != t.children_begin(id)) out += " ";
-    out += shape(t, *c);
+  for (size_t i = 0; i < children.size(); i++) {
+    if (i > 0) out += " ";
+    EXPECT_EQ(t.node(children[i]).parent, id);
+    EXPECT_EQ(t.depth(children[i]), t.depth(id) + 1);
+    out += shape(t, children[i]);
   }
   return out + "]";
 }
@@ -79,7 +84,7 @@ TEST(CallTree, OneNodePerCallPathOneMethodPerMethod) {
   EXPECT_EQ(shape(t), "[root](66/0)[<main>(66/0)[process(66/5)[save(51/1)[write(30/30) validate(20/20)] validate(10/10)]]]");
   EXPECT_EQ(t.total_ns(), 66);
   int validate_nodes = 0;
-  for (const CallTree::Node& n : t.nodes()) validate_nodes += t.methods()[n.method].label == "validate";
+  for (uint32_t id = 0; id < t.size(); id++) validate_nodes += t.methods()[t.node(id).method].label == "validate";
   EXPECT_EQ(validate_nodes, 2);
   // Lines differ (process at 2 and 3): still one method, starting at its lowest sampled line.
   EXPECT_EQ(t.methods()[method_named(t, "process")].line, 2);
@@ -157,6 +162,70 @@ TEST(CallTree, ThreadsMergedOrSeparateAndLabelFilter) {
   CallTreeOptions filtered;
   filtered.filter.labels = {{"endpoint", "/a", false}};
   EXPECT_EQ(shape(CallTree(p, filtered)), "[root](7/0)[work(7/7)]");
+}
+
+// The tree is read off the sorted paths (nothing stored per node): on random profiles with
+// few methods (recursion, shared prefixes, equal and empty paths), every node against a tree
+// made the obvious way, a map from call path to weights.
+TEST(CallTree, MatchesCallPathsCountedOneByOne) {
+  std::mt19937 rng(7);
+  for (int round = 0; round < 60; round++) {
+    std::vector<FrameSpec> frames;
+    int method_count = 1 + static_cast<int>(rng() % 5);
+    for (int m = 0; m < method_count; m++) frames.push_back({"r.rb", "m" + std::to_string(m), 1 + m});
+    std::vector<SampleSpec> samples;
+    int sample_count = static_cast<int>(rng() % 40);
+    for (int i = 0; i < sample_count; i++) {
+      SampleSpec s{{}, 1 + static_cast<int64_t>(rng() % 50)};
+      size_t depth = rng() % 7;
+      for (size_t d = 0; d < depth; d++) s.frames.push_back(rng() % method_count);
+      s.thread_seq = 1 + rng() % 3;
+      s.state = rng() % 4 == 0 ? kGvlWait : kRunning;
+      samples.push_back(s);
+    }
+    Profile p = make_profile(frames, samples, {}, false);
+    CallTreeOptions options;
+    options.separate_threads = round % 2 == 1;
+    CallTree t(p, options);
+    const MethodPaths& paths = t.paths();
+    std::map<std::vector<uint32_t>, std::pair<int64_t, int64_t>> expected;  // call path -> (total, self)
+    for (uint32_t i = 0; i < paths.count(); i++) {
+      std::vector<uint32_t> path(paths.begin(i), paths.begin(i) + paths.size(i));
+      for (size_t d = 0; d <= path.size(); d++) expected[std::vector<uint32_t>(path.begin(), path.begin() + d)].first += paths.weight(i);
+      expected[path].second += paths.weight(i);
+    }
+    ASSERT_EQ(t.size(), expected.size()) << "round " << round;
+    std::vector<std::vector<uint32_t>> call_path(t.size());
+    for (uint32_t id = 0; id < t.size(); id++) {
+      CallTree::Node n = t.node(id);
+      if (id == CallTree::kRoot) {
+        EXPECT_EQ(n.parent, CallTree::kNoNode);
+        EXPECT_EQ(n.method, kRootMethod);
+      } else {
+        ASSERT_LT(n.parent, id);  // depth-first order
+        call_path[id] = call_path[n.parent];
+        call_path[id].push_back(n.method);
+      }
+      const std::vector<uint32_t>& path = call_path[id];
+      ASSERT_EQ(expected.count(path), 1u) << "round " << round << " node " << id;
+      EXPECT_EQ(n.total_ns, expected[path].first) << "round " << round << " node " << id;
+      EXPECT_EQ(n.self_ns, expected[path].second) << "round " << round << " node " << id;
+      EXPECT_EQ(t.depth(id), path.size());
+      bool repeated = !path.empty() && std::find(path.begin(), path.end() - 1, path.back()) != path.end() - 1;
+      EXPECT_EQ(t.recursive(id), repeated);
+      expected.erase(path);  // each call path once
+      std::vector<uint32_t> children = t.children(id);
+      size_t expected_children = 0;
+      for (uint32_t c = id + 1; c < t.size(); c++) expected_children += t.node(c).parent == id;
+      EXPECT_EQ(children.size(), expected_children);
+      for (size_t k = 0; k < children.size(); k++) {
+        EXPECT_EQ(t.node(children[k]).parent, id);
+        if (k > 0) {
+          EXPECT_GE(t.node(children[k - 1]).total_ns, t.node(children[k]).total_ns);
+        }
+      }
+    }
+  }
 }
 
 TEST(CallTree, StartLineNamesTheMethod) {

@@ -57,6 +57,26 @@ TEST(Tables, ManyEntriesSurviveGrowth) {
   for (int i = 0; i < 50000; i++) EXPECT_EQ(t.intern("f.rb", "m" + std::to_string(i), i % 7), static_cast<uint32_t>(i));
 }
 
+// The batched lookup (hash, prefetches, intern_hashed) and reserve() give the same ids.
+TEST(Tables, HashedInternAndReserveKeepIds) {
+  FrameTable t;
+  StackTable stacks;
+  for (int i = 0; i < 1000; i++) stacks.intern(std::vector<uint32_t>{static_cast<uint32_t>(i), 1});
+  stacks.reserve(100000, 400000);  // rehashes the existing entries
+  for (int i = 0; i < 1000; i++) EXPECT_EQ(stacks.intern(std::vector<uint32_t>{static_cast<uint32_t>(i), 1}), static_cast<uint32_t>(i));
+  for (int round = 0; round < 2; round++) {
+    for (int i = 0; i < 30000; i++) {
+      std::string label = "m" + std::to_string(i);
+      uint64_t h = FrameTable::hash("f.rb", 4, label.data(), label.size(), i % 5);
+      t.prefetch(h);
+      t.prefetch_offset(h);
+      t.prefetch_key(h);
+      EXPECT_EQ(t.intern_hashed(h, "f.rb", 4, label.data(), label.size(), i % 5), static_cast<uint32_t>(i));
+    }
+  }
+  EXPECT_EQ(t.intern("f.rb", "m7", 2), 7u);
+}
+
 TEST(SampleAggregator, SumsPerKeyInOrderOfFirstAppearance) {
   SampleAggregator agg;
   agg.add({1, 1, 0, kRunning, 10, 5});
@@ -232,4 +252,8 @@ TEST(Loader, SniffsJsonAndPprof) {
   EXPECT_EQ(sniff_file_kind("  {\"a\":1}", 9), FileKind::kJson);
   EXPECT_EQ(sniff_file_kind("\n\x04", 2), FileKind::kPprof);
   EXPECT_EQ(sniff_file_kind("hello", 5), FileKind::kUnknown);
+  // JSON after line breaks is JSON; a pprof sample type (length, then field 1: 0x08) is pprof.
+  EXPECT_EQ(sniff_file_kind("\n\n {\"a\":1}", 10), FileKind::kJson);
+  EXPECT_EQ(sniff_file_kind("\r\n\t{}", 5), FileKind::kJson);
+  EXPECT_EQ(sniff_file_kind("\n\x04\x08\x01\x10\x02", 6), FileKind::kPprof);
 }

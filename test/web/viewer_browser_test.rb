@@ -39,8 +39,21 @@ class ViewerBrowserTest < Minitest::Test
       i
     end
 
+    attr_reader :kept
+
+    # Allocates 3,000 strings and arrays, keeps 500 of the strings alive.
+    def allocate
+      items = Array.new(3_000) { |i| ["item #{i}"] }
+      (@kept ||= []).concat(items.first(500).map(&:first))
+    end
+
+    # allocate reached from a second call path.
+    def restock = allocate
+
     def call(env)
       case env["PATH_INFO"]
+      when "/alloc" then allocate
+      when "/restock" then restock
       when "/slow" then slow_path
       when "/fast" then fast_path
       when "/io" then sleep(0.01)
@@ -153,10 +166,105 @@ class ViewerBrowserTest < Minitest::Test
     assert_equal 3, result.dig("xss", "scripts")
   end
 
+  # Issues 17 and 18 in the browser: the call-tree tab shows Rperf::CallTree's totals under each
+  # filter (the page asks the server for the filtered tree), and a profile recorded with
+  # allocations: 64 has an Allocations view with the profile's totals, allocated and retained;
+  # one without allocation samples says how to record them.
+  def test_call_tree_and_allocations_views
+    shop = Shop.new
+    viewer = Rperf::Viewer.new(Rperf::RackMiddleware.new(shop))
+    data = result = nil
+    with_puma(viewer) do |port|
+      Rperf.start(mode: :wall, defer: true)
+      drive(port)
+      viewer.add_snapshot(Rperf.stop)
+      Rperf.start(mode: :wall, defer: true, allocations: 64)
+      drive(port)
+      3.times { assert_equal "200", http_get(port, "/alloc").code }
+      2.times { assert_equal "200", http_get(port, "/restock").code } # the same allocating code, another path
+      viewer.add_snapshot(data = Rperf.stop)
+      # Hand-built, with frames Native::Profile refuses: no call tree, the rest works.
+      viewer.add_snapshot({ mode: :wall, frequency: 1000, aggregated_samples: [[[[1, 2]], 10, 1, 0]], label_sets: [{}] })
+      by_thread = data[:aggregated_samples].group_by { |s| s[2] }.transform_values { |ss| ss.sum { |s| s[1] } }
+      plan = { alloc: true, current: 2, other: 1, labels: [["endpoint", "GET /slow"], ["%GVL", "blocked"]],
+               thread: by_thread.max_by { |_, w| w }[0], allocLabel: ["endpoint", "GET /alloc"], delayTree: "GET /slow",
+               broken: 3 }
+      out, err, status = Open3.capture3("node", File.join(RperfTestHelper::ROOT, "test/consumers/viewer_check.js"),
+                                        "http://127.0.0.1:#{port}/rperf/", JSON.generate(plan), *ENV["RPERF_VIEWER_SCREENSHOTS"],
+                                        chdir: RperfTestHelper::ROOT)
+      assert status.success?, "viewer_check.js failed:\n#{err}\n#{out}"
+      result = JSON.parse(out.lines.last)
+      result["plan"] = plan
+    end
+    assert_empty result["external"], "requests outside 127.0.0.1"
+    assert_empty result["errors"], "errors in the page"
+
+    # Call tree: the root's total is CallTree's, and its rows add up to it, under each filter.
+    tree = Rperf::CallTree.new(data)
+    assert_equal tree.total_ns, result.dig("tree", "all", "total")
+    assert_equal tree.total_ns, result.dig("tree", "all", "top")
+    assert_includes result.dig("tree", "all", "names"), "Rperf::RackMiddleware#call"
+    assert_match(/calls below 0\.1% of the total are left out/, result.dig("tree", "all", "note"))
+    [{ endpoint: "GET /slow" }, { "%GVL" => "blocked" }].each_with_index do |filter, i|
+      expected = Rperf::CallTree.new(data, filter: filter).total_ns
+      assert_operator expected, :>, 0, filter.inspect
+      assert_equal expected, result.dig("tree", "labels", i, "total"), filter.inspect
+      assert_equal expected, result.dig("tree", "labels", i, "top"), filter.inspect
+    end
+    assert_includes result.dig("tree", "labels", 0, "names"), "#{Shop}#slow_path"
+    refute_includes result.dig("tree", "labels", 0, "names"), "#{Shop}#fast_path"
+    assert_includes result.dig("tree", "labels", 1, "names"), "[GVL blocked]"
+    # The slow answer for the first label came after the second's: the second's tree stays.
+    assert_equal Rperf::CallTree.new(data, filter: { "%GVL" => "blocked" }).total_ns, result.dig("tree", "race")
+    assert_equal 16, result.dig("tree", "cached"), "the page keeps the last 16 filtered trees"
+    thread = result.dig("plan", :thread)
+    per_thread = Rperf::CallTree.new(data, threads: :separate).root.children.find { |n| n.name == "[thread #{thread}]" }
+    assert_equal per_thread.total_ns, result.dig("tree", "thread", "total")
+    assert_equal per_thread.total_ns, result.dig("tree", "thread", "top")
+    assert_operator per_thread.total_ns, :<, tree.total_ns
+    assert_equal tree.total_ns, result.dig("tree", "reset", "total")
+    assert_includes result["requests"], "/rperf/snapshots/2/call_tree", "filtered trees come from the server"
+
+    # Allocations: the profile's totals, the class as the leaf frame, a table by site (the leaf
+    # function, whichever path reached it) and class.
+    rows = data[:allocation_samples]
+    allocated = result["allocated"]
+    assert_equal rows.sum { |r| r[1] }, allocated["allocated"]
+    assert_equal rows.sum { |r| r[5] }, allocated["retained"]
+    assert_operator allocated["retained"], :>, 0
+    assert_operator allocated["rendered"], :>, 5
+    assert_includes allocated["names"], "String"
+    assert_includes allocated["names"], "#{Shop}#allocate"
+    first = allocated["rows"].first
+    sites = rows.group_by { |r| [r[0].first.first(2), r[4]] }.transform_values { |rs| rs.sum { |r| r[1] } }
+    heaviest = sites.values.max
+    paths = rows.select { |r| r[0].first.first(2) == sites.key(heaviest)[0] && r[4] == sites.key(heaviest)[1] }.map { |r| r[0].size }.uniq
+    assert_operator paths.size, :>, 1, "the heaviest site is reached from two paths"
+    assert_equal heaviest.to_s.reverse.scan(/\d{1,3}/).join(",").reverse, first[0], "sorted by objects allocated: #{allocated['rows']}"
+    retained = result["retained"]
+    assert_equal allocated["retained"], retained["retained"]
+    counts = retained["rows"].map { |r| r[2].delete(",").to_i }
+    assert_equal counts.sort.reverse, counts, "sorted by objects retained"
+    assert_equal "String", retained["rows"].first[4]
+    labelled = rows.select { |r| label_value(data[:label_sets][r[3]], :endpoint) == "GET /alloc" }
+    assert_equal labelled.sum { |r| r[1] }, result.dig("labelled", "allocated")
+    assert_equal labelled.sum { |r| r[5] }, result.dig("labelled", "retained")
+    assert_operator result.dig("labelled", "allocated"), :<, allocated["allocated"]
+
+    assert_match(/Cannot load the call tree: cannot build the call tree: .*must be Strings/, result.dig("broken", "tree"))
+    assert_operator result.dig("broken", "flame"), :>, 0
+
+    # A profile without allocation samples: how to record them.
+    assert_includes result.dig("none", "text"), "rperf record --alloc"
+    assert_equal 0, result.dig("none", "rendered")
+    assert result.dig("none", "tableHidden")
+  end
+
   # Rperf::Viewer.static_html: one file, no server, no request at all, the same views.
   def test_static_html_file_renders_offline
-    data = Rperf.start(mode: :wall, aggregate: false) do
+    data = Rperf.start(mode: :wall, aggregate: false, allocations: 64) do
       shop = Shop.new
+      shop.allocate
       3.times { shop.slow_path; sleep 0.005 }
       shop.send(XSS_FRAME)
     end
@@ -176,6 +284,8 @@ class ViewerBrowserTest < Minitest::Test
       assert_operator result["icicle"], :>, 3
       assert_operator result["timeline"], :>, 3
       assert_operator result["top"], :>, 3
+      assert_operator result.dig("alloc", "rendered"), :>, 3
+      assert_equal data[:allocation_samples].sum { |r| r[1] }, result.dig("alloc", "allocated")
       assert_equal "</title><script>window.__xss=3</script>", result["title"], "the title is text"
     end
     assert_raises(ArgumentError) { Rperf::Viewer.static_html({}) }

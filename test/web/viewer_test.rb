@@ -2,6 +2,7 @@
 
 require_relative "web_helper"
 require "rperf/viewer"
+require "minitest/mock"
 
 # Rperf::Viewer over real HTTP (Puma on 127.0.0.1): routes, headers, the JSON it serves, access
 # control, snapshot history and directories with bad files.
@@ -176,8 +177,13 @@ class ViewerTest < Minitest::Test
         _, list = get_json(port, "/rperf/snapshots")
         assert_equal %w[a-newer.json b-older.json.gz c-corrupt.json.gz d-truncated.json], list.map { |s| s["file"] }.sort
         good, bad = list.partition { |s| %w[a-newer.json b-older.json.gz].include?(s["file"]) }
-        by_creation = good.sort_by { |s| [Time.iso8601(s.dig("meta", "created_at")), s["file"]] }
-        assert_equal by_creation, good, "sorted by creation time (then name), not by mtime"
+        # Both files are of the same commit (when there is one): then by creation time, then name.
+        by_creation = good.sort_by do |s|
+          created = Time.iso8601(s.dig("meta", "created_at"))
+          committed = s.dig("meta", "git", "committed_at")
+          [committed ? Time.iso8601(committed) : created, created, s["file"]]
+        end
+        assert_equal by_creation, good, "sorted by commit, then creation time (then name), not by mtime"
         assert_nil bad.find { |s| s["file"] == "c-corrupt.json.gz" }["meta"]
         by_file = good.to_h { |s| [s["file"], s] }
         assert_equal "cpu", by_file.dig("b-older.json.gz", "mode")
@@ -242,6 +248,191 @@ class ViewerTest < Minitest::Test
     assert_equal nodes, payload.dig("timeline", "samples").map(&:first)
   end
 
+  def get_local(viewer, path, query = "")
+    status, _, body = viewer.call("REQUEST_METHOD" => "GET", "PATH_INFO" => path, "QUERY_STRING" => query, "REMOTE_ADDR" => "127.0.0.1")
+    [status, JSON.parse(body.join)]
+  end
+
+  # [name, total_ns, self_ns] of the nodes the viewer sends of `tree`: its visit, down to the
+  # payload's threshold.
+  def visited(tree, min_percent)
+    tree.visit(min_total_ns: (tree.total_ns * min_percent / 100.0).ceil).filter_map { |n, e| [n.name, n.total_ns, n.self_ns] if e == :enter }
+  end
+
+  def sent(call_tree) = call_tree["nodes"].map { |_, m, total, self_ns| [call_tree["methods"][m][0], total, self_ns] }
+
+  # Issue 17: the call-tree tab is Rperf::CallTree's, node for node: the payload's tree (every
+  # sample) and the trees the page asks for with its filters (labels, "not set", a thread, a
+  # time range) have CallTree's totals; GVL time is a leaf of its own.
+  def test_call_tree_is_rperf_call_tree_for_every_filter
+    data = Rperf.start(mode: :wall, aggregate: false) do
+      worker = Thread.new { Rperf.label(role: "worker") { nest(3, 0.03) } }
+      Rperf.label(endpoint: "GET /a") { nest(5, 0.03); sleep 0.02 }
+      worker.join
+    end
+    weight = ->(&keep) { data[:aggregated_samples].sum { |s| keep.(s) ? s[1] : 0 } }
+    viewer = Rperf::Viewer.new(nil)
+    viewer.add_snapshot(data)
+    _, payload = get_local(viewer, "/rperf/snapshots/1")
+    call_tree = payload["call_tree"]
+    tree = Rperf::CallTree.new(data)
+    assert_equal tree.total_ns, call_tree["total_ns"]
+    assert_equal weight.() { true }, call_tree["total_ns"]
+    assert_equal ["[root]", tree.total_ns], [call_tree["methods"][call_tree["nodes"][0][1]][0], call_tree["nodes"][0][2]]
+    assert_equal visited(tree, call_tree["min_percent"]), sent(call_tree)
+    assert_equal tree.size, call_tree["node_count"]
+    assert_includes sent(call_tree).map(&:first), "[GVL blocked]", "sleep's time ends in its own leaf"
+    # A node's children are listed after it, with their parent's index.
+    call_tree["nodes"].each_with_index { |(parent, *), i| assert_operator parent, :<, i }
+
+    main_seq = data[:aggregated_samples].find { |s| labels_of(data, s)&.[](:endpoint) }[2]
+    t0, t1 = data[:raw_samples].map(&:last).minmax
+    middle = [t0 + (t1 - t0) / 3, t0 + 2 * (t1 - t0) / 3]
+    in_range = data[:raw_samples].sum { |s| [[s.last, middle[1]].min - [s.last - s[1], middle[0]].max, 0].max.clamp(0, s[1]) }
+    {
+      "label=endpoint&value=GET+%2Fa" => [Rperf::CallTree.new(data, filter: { endpoint: "GET /a" }), weight.() { |s| labels_of(data, s)&.[](:endpoint) }],
+      "label=%25GVL&value=blocked" => [Rperf::CallTree.new(data, filter: { "%GVL" => "blocked" }), weight.() { |s| labels_of(data, s)&.[](:"%GVL") == "blocked" }],
+      "label=endpoint&unset=1" => [nil, weight.() { |s| !labels_of(data, s)&.key?(:endpoint) }],
+      "thread=#{main_seq}" => [nil, weight.() { |s| s[2] == main_seq }],
+      "from=#{middle[0]}&to=#{middle[1]}" => [nil, in_range],
+    }.each do |query, (expected_tree, expected_ns)|
+      status, filtered = get_local(viewer, "/rperf/snapshots/1/call_tree", query)
+      assert_equal 200, status, query
+      assert_equal expected_ns, filtered["total_ns"], query
+      assert_operator expected_ns, :>, 0, query
+      assert_operator expected_ns, :<, tree.total_ns, query
+      assert_equal visited(expected_tree, filtered["min_percent"]), sent(filtered), query if expected_tree
+    end
+    assert_equal 400, get_local(viewer, "/rperf/snapshots/1/call_tree", "thread=main")[0]
+    assert_equal 404, get_local(viewer, "/rperf/snapshots/9/call_tree")[0]
+  end
+
+  # A time range needs raw samples: without them it is a 400 that says so, not the whole tree.
+  def test_call_tree_time_range_without_raw_samples_is_refused
+    data = Rperf.start(mode: :wall) { work }
+    refute data.key?(:raw_samples)
+    viewer = Rperf::Viewer.new(nil)
+    viewer.add_snapshot(data)
+    status, body = get_local(viewer, "/rperf/snapshots/1/call_tree", "from=0&to=#{data[:duration_ns]}")
+    assert_equal 400, status
+    assert_match(/raw samples/, body["error"])
+    assert_equal 200, get_local(viewer, "/rperf/snapshots/1/call_tree", "thread=#{data[:aggregated_samples][0][2]}")[0]
+  end
+
+  # A hand-built Hash that Native::Profile refuses: the call tree is unavailable (null with its
+  # reason in the payload, 422 from the call_tree route); the other views still work.
+  def test_call_tree_of_a_profile_native_code_refuses
+    data = { mode: :wall, frequency: 1000, aggregated_samples: [[[[1, 2]], 10, 1, 0]], label_sets: [{}] }
+    viewer = Rperf::Viewer.new(nil)
+    viewer.add_snapshot(data)
+    status, payload = get_local(viewer, "/rperf/snapshots/1")
+    assert_equal 200, status
+    assert_nil payload["call_tree"]
+    assert_match(/cannot build the call tree: .*path and label must be Strings/, payload["call_tree_error"])
+    assert_equal [[0, 10, 1, 0]], payload["samples"]
+    status, body = get_local(viewer, "/rperf/snapshots/1/call_tree", "thread=1")
+    assert_equal 422, status
+    assert_match(/cannot build the call tree/, body["error"])
+  end
+
+  # Every node weighs 0 (a total of 0): the threshold cannot rise, so the first max_nodes nodes
+  # of the walk are sent instead of doubling forever.
+  def test_call_tree_cap_with_a_zero_total
+    frames = Array.new(50) { |i| ["app.rb", "m#{i}"].freeze }
+    data = { mode: :wall, frequency: 1000, label_sets: [{}],
+             aggregated_samples: frames.each_index.map { |i| [frames.first(i + 1).reverse, 0, 1, 0] } }
+    capped = Rperf::Viewer::CallTreePayload.build(data, max_nodes: 10)
+    assert_equal 10, capped[:nodes].size
+    assert_equal 0, capped[:total_ns]
+    assert_equal 51, capped[:node_count]
+    capped[:nodes].each_with_index { |(parent, *), i| assert_operator parent, :<, i }
+  end
+
+  # A label key with bytes the page had to repair matches its samples, as a repaired value does.
+  def test_call_tree_of_a_label_key_the_page_repaired
+    frame = ["app.rb", "Object#work"].freeze
+    data = { mode: :wall, frequency: 1000, label_sets: [{}, { "k\xffey".b => "v" }],
+             aggregated_samples: [[[frame], 700, 1, 1], [[frame], 300, 1, 0]] }
+    viewer = Rperf::Viewer.new(nil)
+    viewer.add_snapshot(data)
+    _, payload = get_local(viewer, "/rperf/snapshots/1")
+    key = payload["label_sets"].flat_map(&:keys).first
+    assert_equal "k\uFFFDey", key
+    status, tree = get_local(viewer, "/rperf/snapshots/1/call_tree", URI.encode_www_form(label: key, value: "v"))
+    assert_equal 200, status
+    assert_equal 700, tree["total_ns"]
+    status, tree = get_local(viewer, "/rperf/snapshots/1/call_tree", URI.encode_www_form(label: key, unset: 1))
+    assert_equal 200, status
+    assert_equal 300, tree["total_ns"]
+  end
+
+  # Concurrent requests for a file's views load it once (the one kept resident).
+  def test_a_file_is_loaded_once_under_concurrent_requests
+    Dir.mktmpdir("rperf-viewer") do |dir|
+      Rperf.save(File.join(dir, "p.json.gz"), profile)
+      viewer = Rperf::Viewer.new(nil)
+      viewer.add_snapshot_dir(dir)
+      loads = 0
+      count = Mutex.new
+      load = Rperf.method(:load)
+      Rperf.stub(:load, ->(path) { count.synchronize { loads += 1 }; sleep 0.05; load.(path) }) do
+        statuses = Array.new(4) { |i| Thread.new { get_local(viewer, "/rperf/snapshots/1/call_tree", "thread=#{i}")[0] } }.map(&:value)
+        assert_equal [200] * 4, statuses
+      end
+      assert_equal 1, loads
+    end
+  end
+
+  # Big trees are capped: calls below min_percent are not sent, and the threshold rises until
+  # max_nodes fit; every node's total stays CallTree's.
+  def test_call_tree_payload_is_bounded
+    data = Rperf.start(mode: :wall) { 40.times { |depth| nest(depth, 0.002) } }
+    tree = Rperf::CallTree.new(data)
+    capped = Rperf::Viewer::CallTreePayload.build(data, max_nodes: 30)
+    assert_operator capped[:nodes].size, :<=, 30
+    assert_operator capped[:min_percent], :>, Rperf::Viewer::CallTreePayload::MIN_PERCENT
+    assert_equal visited(tree, capped[:min_percent]), sent(JSON.parse(JSON.generate(capped)))
+    assert_equal tree.size, capped[:node_count]
+  end
+
+  # Issue 18: a profile recorded with allocations: 64 carries its allocation samples, each on
+  # its stack's node, with the profile's totals (allocated and retained), and the same classes
+  # and counts as Rperf::Collapsed's allocation flame graph.
+  def test_allocations_payload_has_the_profile_totals
+    kept = nil
+    data = Rperf.start(mode: :cpu, allocations: 64) do
+      kept = Array.new(20_000) { |i| "kept #{i}" }
+      30_000.times { |i| [i, i.to_s] }
+    end
+    rows = data[:allocation_samples]
+    refute_empty rows
+    payload = JSON.parse(JSON.generate(Rperf::Viewer::Payload.build(data, max_samples: 20_000, max_timeline: 100)))
+    allocations = payload["allocations"]
+    assert_equal 64, allocations["interval"]
+    assert_equal rows.sum { |r| r[1] }, allocations["allocated"]
+    assert_equal rows.sum { |r| r[5] }, allocations["retained"]
+    assert_operator allocations["retained"], :>, 0, "the kept strings are alive at stop"
+    assert_equal allocations["allocated"], allocations["samples"].sum { |r| r[1] }
+    assert_equal allocations["retained"], allocations["samples"].sum { |r| r[5] }
+    expected = rows.map { |frames, count, seq, lsi, cls, retained| [frames.reverse.map { |f| f[1] }, count, seq, lsi, cls, retained] }.sort
+    actual = allocations["samples"].map { |node, count, seq, lsi, cls, retained| [stack_of(payload, node), count, seq, lsi, allocations["classes"][cls], retained] }.sort
+    assert_equal expected, actual
+    # The allocation flame graph's leaves are the classes, with Collapsed's counts.
+    collapsed = Rperf::Collapsed.encode(data, allocations: true).lines.each_with_object(Hash.new(0)) do |line, acc|
+      stack, count = line.rpartition(" ").values_at(0, 2)
+      acc[stack.split(";").last] += count.to_i
+    end
+    per_class = allocations["samples"].each_with_object(Hash.new(0)) { |r, acc| acc[allocations["classes"][r[4]]] += r[1] }
+    assert_equal collapsed, per_class
+    assert_operator per_class["String"], :>, 0
+
+    pruned = Rperf::Viewer::Payload.build(data, max_samples: 1, max_timeline: 100)[:allocations]
+    assert_equal allocations["allocated"], pruned[:samples].sum { |r| r[1] }, "pruning keeps every object"
+    assert_equal rows.size - 1, pruned[:pruned][:samples]
+    assert_nil Rperf::Viewer::Payload.build(Rperf.start(mode: :cpu) { work }, max_samples: 10, max_timeline: 10)[:allocations]
+    kept.clear
+  end
+
   def test_label_keys_and_bytes_reach_the_page_as_strings
     data = Rperf.start(mode: :wall) do
       Rperf.label(endpoint: "GET /a") { work(0.01) }
@@ -259,6 +450,12 @@ class ViewerTest < Minitest::Test
         sets = JSON.parse(body.join)["label_sets"]
         assert_includes sets, { "endpoint" => "GET /a" }
         assert(sets.any? { |s| s["tenant"] == "acme" && s["bin"].valid_encoding? }, sets.inspect)
+        # The call tree of a label value the page only knows repaired.
+        bin = sets.find { |s| s["bin"] }["bin"]
+        status, _, body = viewer.call("REQUEST_METHOD" => "GET", "PATH_INFO" => "/rperf/snapshots/#{id}/call_tree",
+                                      "QUERY_STRING" => URI.encode_www_form(label: "bin", value: bin), "REMOTE_ADDR" => "127.0.0.1")
+        assert_equal 200, status
+        assert_equal weight_labelled(data, tenant: "acme"), JSON.parse(body.join)["total_ns"]
       end
     end
   end

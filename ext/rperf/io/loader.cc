@@ -428,8 +428,10 @@ FileKind sniff_file_kind(const char* data, size_t len) {
     data = inflated.data();
     len = inflated.size();
   }
+  // Blanks (line breaks included), then '{': JSON. A pprof file's '\n' is followed by its
+  // sample type's length and that ValueType's first field (0x08), never by blanks and '{'.
   size_t i = 0;
-  while (i < len && (data[i] == ' ' || data[i] == '\n' || data[i] == '\r' || data[i] == '\t') && data[0] != '\n') i++;
+  while (i < len && (data[i] == ' ' || data[i] == '\n' || data[i] == '\r' || data[i] == '\t')) i++;
   if (i < len && data[i] == '{') return FileKind::kJson;
   if (len > 0 && data[0] == '\n') return FileKind::kPprof;
   return FileKind::kUnknown;

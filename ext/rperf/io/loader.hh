@@ -12,7 +12,8 @@ bool is_gzip(const char* data, size_t len);
 
 enum class FileKind { kJson, kPprof, kUnknown };
 // What a profile file holds, from its first bytes (decompressed when gzipped): JSON starts
-// with '{', a pprof protobuf with field 1 (sample_type, length-delimited): '\n'.
+// with '{' after any blanks (line breaks too), a pprof protobuf with field 1 (sample_type,
+// length-delimited): '\n'.
 FileKind sniff_file_kind(const char* data, size_t len);
 
 // Parses `data` (JSON, or gzip of JSON) into `out`. On failure returns false and sets `error`

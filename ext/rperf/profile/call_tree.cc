@@ -1,78 +1,159 @@
 #include "profile/call_tree.hh"
 
 #include <algorithm>
+#include <new>
+#include <utility>
 
 namespace rperf {
 
 CallTree::CallTree(const Profile& p, const CallTreeOptions& options) : CallTree(std::make_shared<const MethodPaths>(p, options)) {}
 
-CallTree::CallTree(std::shared_ptr<const MethodPaths> paths) : paths_(std::move(paths)) {
-  nodes_.push_back(Node{});  // the root
-  recursive_.push_back(false);
-  add_paths();
-}
+CallTree::CallTree(std::shared_ptr<const MethodPaths> paths) : paths_(std::move(paths)) { build(); }
 
-uint32_t CallTree::depth(uint32_t id) const {
-  uint32_t d = 0;
-  for (; id != kRoot; id = nodes_[id].parent) d++;
-  return d;
-}
-
-// Along the sorted paths, each node is made once, when its call path's run starts (no
-// per-frame lookup).
-void CallTree::add_paths() {
+// One pass along the sorted paths: each path's common prefix with the previous one, where its
+// nodes start, the weights before it.
+void CallTree::build() {
   const MethodPaths& paths = *paths_;
-  nodes_.reserve(paths.method_count_on_paths() + 1);
-  recursive_.reserve(paths.method_count_on_paths() + 1);
-  std::vector<uint32_t> path;                          // the nodes of the previous path, depth 1 first
-  std::vector<uint32_t> on_path(methods().size(), 0);  // per method: how often it is on `path`
+  const size_t count = paths.count();
+  while (leaves_ < count) leaves_ *= 2;
+  min_tree_.assign(2 * leaves_, UINT32_MAX);  // leaves past the last path never end a run
+  first_node_.resize(count + 1);
+  weight_before_.resize(count + 1);
+  uint64_t next = 1;  // node 0 is the root
+  int64_t weight = 0;
   const uint32_t* previous = nullptr;
-  for (uint32_t i : paths.sorted()) {
-    const uint32_t* methods = paths.begin(i);
-    size_t n = paths.size(i), common = 0;
-    while (common < n && common < path.size() && methods[common] == previous[common]) common++;
-    for (; path.size() > common; path.pop_back()) on_path[nodes_[path.back()].method]--;
-    for (size_t d = common; d < n; d++) {
-      uint32_t method = methods[d];
-      recursive_.push_back(on_path[method] > 0);
-      on_path[method]++;
-      nodes_.push_back(Node{method, path.empty() ? kRoot : path.back(), 0, 0});
-      path.push_back(static_cast<uint32_t>(nodes_.size() - 1));
-    }
-    int64_t weight = paths.weight(i);
-    nodes_[kRoot].total_ns += weight;
-    for (uint32_t id : path) nodes_[id].total_ns += weight;
-    nodes_[path.empty() ? kRoot : path.back()].self_ns += weight;
-    previous = methods;
+  size_t previous_size = 0;
+  for (uint32_t rank = 0; rank < count; rank++) {
+    const uint32_t* path = path_at(rank);
+    size_t n = size_at(rank), common = 0;
+    while (common < n && common < previous_size && path[common] == previous[common]) common++;
+    min_tree_[leaves_ + rank] = static_cast<uint32_t>(common);
+    first_node_[rank] = static_cast<uint32_t>(next);
+    next += n - common;
+    if (next >= kNoNode) throw std::bad_alloc();  // node ids are 32-bit
+    weight_before_[rank] = weight;
+    weight += paths.weight(paths.sorted()[rank]);
+    previous = path;
+    previous_size = n;
   }
-  if (nodes_.capacity() > 2 * nodes_.size()) {  // paths shared much: give back the rest
-    nodes_.shrink_to_fit();
-    recursive_.shrink_to_fit();
+  first_node_[count] = static_cast<uint32_t>(next);
+  weight_before_[count] = weight;
+  node_count_ = next;
+  for (size_t i = leaves_ - 1; i >= 1; i--) min_tree_[i] = std::min(min_tree_[2 * i], min_tree_[2 * i + 1]);
+}
+
+// Up from the rank's leaf, then right, to the first subtree holding a smaller value; down
+// into it, leftmost first.
+uint32_t CallTree::run_end(uint32_t rank, uint32_t depth) const {
+  const uint32_t count = static_cast<uint32_t>(paths_->count());
+  if (rank >= count) return count;
+  size_t i = leaves_ + rank;
+  for (;;) {
+    if (min_tree_[i] < depth) {
+      while (i < leaves_) {
+        i *= 2;
+        if (min_tree_[i] >= depth) i++;
+      }
+      return static_cast<uint32_t>(i - leaves_);
+    }
+    while (i & 1) i >>= 1;  // a right child (or the top): up
+    if (i == 0) return count;
+    i++;
   }
 }
 
-// Children lists, each node's contiguous in child_ids_ (grouped by parent), heaviest first.
-void CallTree::link_children() const {
-  std::vector<uint32_t>& offsets = children_.child_offsets;
-  std::vector<uint32_t>& ids = children_.child_ids;
-  // Counted at [parent + 2], summed into starts at [parent + 1], which then serve as fill
-  // cursors and end up as the ends: [parent + 1] is the end of parent's list, [0] stays 0.
-  offsets.assign(nodes_.size() + 2, 0);
-  for (uint32_t i = 1; i < nodes_.size(); i++) offsets[nodes_[i].parent + 2]++;
-  for (size_t i = 2; i < offsets.size(); i++) offsets[i] += offsets[i - 1];
-  ids.resize(nodes_.size() - 1);
-  for (uint32_t i = 1; i < nodes_.size(); i++) ids[offsets[nodes_[i].parent + 1]++] = i;
-  offsets.pop_back();
-  auto heavier = [&](uint32_t a, uint32_t b) {
-    const Node &x = nodes_[a], &y = nodes_[b];
+// The mirror image of run_end. Rank 0's common prefix is 0: there is always one for depth >= 1.
+uint32_t CallTree::made_at(uint32_t rank, uint32_t depth) const {
+  size_t i = leaves_ + rank;
+  for (;;) {
+    if (min_tree_[i] < depth) {
+      while (i < leaves_) {
+        i = 2 * i + 1;
+        if (min_tree_[i] >= depth) i--;
+      }
+      return static_cast<uint32_t>(i - leaves_);
+    }
+    while (i > 1 && !(i & 1)) i >>= 1;  // a left child: up
+    if (i <= 1) return 0;
+    i--;
+  }
+}
+
+CallTree::Place CallTree::place(uint32_t id) const {
+  auto first = first_node_.begin(), last = first_node_.begin() + static_cast<std::ptrdiff_t>(paths_->count());
+  uint32_t rank = static_cast<uint32_t>(std::upper_bound(first, last, id) - first - 1);
+  return {rank, common(rank) + 1 + (id - first_node_[rank])};
+}
+
+uint32_t CallTree::subtree_end(Place at) const { return first_node_[run_end(at.rank + 1, at.depth)]; }
+
+uint32_t CallTree::depth(uint32_t id) const { return id == kRoot ? 0 : place(id).depth; }
+
+CallTree::Node CallTree::node(uint32_t id) const {
+  Node n;
+  uint32_t rank = 0, depth = 0, end = static_cast<uint32_t>(paths_->count());
+  if (id != kRoot) {
+    Place at = place(id);
+    rank = at.rank;
+    depth = at.depth;
+    n.method = path_at(rank)[depth - 1];
+    if (depth == 1) {
+      n.parent = kRoot;
+    } else if (id > first_node_[rank]) {
+      n.parent = id - 1;  // made along the same path, just before
+    } else {  // the first node its path made: its parent is on the common prefix, made further up
+      uint32_t up = made_at(rank - 1, depth - 1);
+      n.parent = first_node_[up] + (depth - 1 - common(up) - 1);
+    }
+    end = run_end(rank + 1, depth);
+  }
+  n.total_ns = weight_before_[end] - weight_before_[rank];
+  // The paths ending in the node (equal ones) come first in its run.
+  for (uint32_t r = rank; r < end && size_at(r) == depth; r++) n.self_ns += weight_before_[r + 1] - weight_before_[r];
+  return n;
+}
+
+bool CallTree::recursive(uint32_t id) const {
+  if (id == kRoot) return false;
+  Place at = place(id);
+  const uint32_t* path = path_at(at.rank);
+  return std::find(path, path + at.depth - 1, path[at.depth - 1]) != path + at.depth - 1;
+}
+
+// Child after child: each child's subtree ends where its next sibling starts.
+size_t CallTree::child_count(uint32_t id) const {
+  size_t n = 0;
+  for (uint32_t c = id + 1, end = subtree_end(id); c < end; c = subtree_end(place(c))) n++;
+  return n;
+}
+
+void CallTree::children(uint32_t id, uint32_t* out) const {
+  struct Child {
+    int64_t total_ns;
+    uint32_t method;
+    uint32_t id;
+  };
+  std::vector<Child> found;
+  for (uint32_t c = id + 1, end = subtree_end(id); c < end;) {
+    Place at = place(c);
+    uint32_t run = run_end(at.rank + 1, at.depth);
+    found.push_back(Child{weight_before_[run] - weight_before_[at.rank], path_at(at.rank)[at.depth - 1], c});
+    c = first_node_[run];
+  }
+  const std::vector<Method>& m = methods();
+  std::sort(found.begin(), found.end(), [&](const Child& x, const Child& y) {
     if (x.total_ns != y.total_ns) return x.total_ns > y.total_ns;
-    const Method &mx = methods()[x.method], &my = methods()[y.method];
+    const Method &mx = m[x.method], &my = m[y.method];
     if (mx.label != my.label) return mx.label < my.label;
     return mx.path < my.path;
-  };
-  for (size_t i = 0; i < nodes_.size(); i++) {
-    if (offsets[i + 1] - offsets[i] > 1) std::sort(ids.begin() + offsets[i], ids.begin() + offsets[i + 1], heavier);
-  }
+  });
+  for (size_t i = 0; i < found.size(); i++) out[i] = found[i].id;
+}
+
+std::vector<uint32_t> CallTree::children(uint32_t id) const {
+  std::vector<uint32_t> ids(child_count(id));
+  children(id, ids.data());
+  return ids;
 }
 
 }  // namespace rperf

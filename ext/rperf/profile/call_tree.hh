@@ -5,10 +5,18 @@
 //
 // The root is the synthetic method [root]; with separate threads its children are one
 // [thread N] node per thread. Samples in a GVL/GC state end in their state's leaf method.
+//
+// The tree is read off the sorted method paths (method_paths.hh) and stores nothing per node:
+// along the sorted paths, each path makes the nodes below its common prefix with the previous
+// one, in depth-first order, so a node is (the path that made it, a depth), and its samples are
+// one run of consecutive paths. Per path the tree keeps where its nodes start and that common
+// prefix (with a min-tree over it to find a run's end, or an ancestor's path, in O(log paths)),
+// and the running sum of the weights. Writing fresh memory costs a page fault per 4 KB, about
+// 15 us on the 2-core VM the benchmarks run on: the 100k-stack benchmark profile's ~4M nodes of
+// 24 bytes took ~0.5 s of faults alone, where these arrays take ~2 MB.
 #pragma once
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <vector>
 
 #include "profile/method_paths.hh"
@@ -21,7 +29,6 @@ class CallTree {
   static constexpr uint32_t kNoNode = 0xffffffffu;
   static constexpr uint32_t kRoot = 0;
 
-  // 24 bytes: large profiles make millions (their memory, written once, is most of the cost).
   struct Node {
     uint32_t method = kRootMethod;
     uint32_t parent = kNoNode;
@@ -33,37 +40,50 @@ class CallTree {
   explicit CallTree(std::shared_ptr<const MethodPaths> paths);
 
   const MethodPaths& paths() const { return *paths_; }
+  const std::shared_ptr<const MethodPaths>& shared_paths() const { return paths_; }
   const std::vector<Method>& methods() const { return paths_->methods(); }
-  const std::vector<Node>& nodes() const { return nodes_; }
-  const Node& node(uint32_t id) const { return nodes_[id]; }
-  // Its method is also one of its ancestors'.
-  bool recursive(uint32_t id) const { return recursive_[id] != 0; }
+  // Node ids are 0 (the root) to size() - 1, in depth-first order (a parent before its children).
+  size_t size() const { return node_count_; }
+  Node node(uint32_t id) const;  // O(log paths)
+  // Its method is also one of its ancestors'. O(depth).
+  bool recursive(uint32_t id) const;
   uint32_t depth(uint32_t id) const;  // the root's is 0
-  // A node's children, heaviest first (ties by label, then path). Linked on first use: a tree
-  // asked only for its size and totals skips it (0.08-0.15 s of the ~0.6 s CPU that the
-  // 100k-stack benchmark profile's tree takes).
-  const uint32_t* children_begin(uint32_t id) const { return linked().child_ids.data() + linked().child_offsets[id]; }
-  const uint32_t* children_end(uint32_t id) const { return linked().child_ids.data() + linked().child_offsets[id + 1]; }
-  size_t child_count(uint32_t id) const { return linked().child_offsets[id + 1] - linked().child_offsets[id]; }
-  int64_t total_ns() const { return nodes_[kRoot].total_ns; }
+  // A node's children, heaviest first (ties by label, then path), into `out` (child_count(id)
+  // of them). O(children x log paths).
+  size_t child_count(uint32_t id) const;
+  void children(uint32_t id, uint32_t* out) const;
+  std::vector<uint32_t> children(uint32_t id) const;
+  int64_t total_ns() const { return weight_before_.back(); }
+  // The memory the tree holds besides its paths.
+  size_t bytes() const { return (first_node_.capacity() + min_tree_.capacity()) * sizeof(uint32_t) + weight_before_.capacity() * sizeof(int64_t); }
 
  private:
-  struct Children {
-    std::vector<uint32_t> child_offsets;  // node i's children are child_ids[child_offsets[i], child_offsets[i + 1])
-    std::vector<uint32_t> child_ids;
+  // Where node `id` (not the root) was made: the rank of its path in sorted order, its depth.
+  struct Place {
+    uint32_t rank;
+    uint32_t depth;
   };
-  void add_paths();
-  const Children& linked() const {
-    std::call_once(children_linked_, [this] { link_children(); });
-    return children_;
-  }
-  void link_children() const;
+  Place place(uint32_t id) const;
+  const uint32_t* path_at(uint32_t rank) const { return paths_->begin(paths_->sorted()[rank]); }
+  size_t size_at(uint32_t rank) const { return paths_->size(paths_->sorted()[rank]); }
+  uint32_t common(uint32_t rank) const { return min_tree_[leaves_ + rank]; }
+  // The first rank >= `rank` whose common prefix is shorter than `depth` (else the path count):
+  // the end of the run of paths through a node at `depth` made at a rank below.
+  uint32_t run_end(uint32_t rank, uint32_t depth) const;
+  // The last rank <= `rank` whose common prefix is shorter than `depth`: where the node at
+  // `depth` on the path at `rank` was made.
+  uint32_t made_at(uint32_t rank, uint32_t depth) const;
+  // The node after `id`'s subtree, given its place.
+  uint32_t subtree_end(Place at) const;
+  uint32_t subtree_end(uint32_t id) const { return id == kRoot ? static_cast<uint32_t>(node_count_) : subtree_end(place(id)); }
+  void build();
 
   std::shared_ptr<const MethodPaths> paths_;
-  std::vector<Node> nodes_;  // in depth-first order (a parent before its children)
-  std::vector<uint8_t> recursive_;  // bytes, not std::vector<bool>: millions of appends of a bit each cost more
-  mutable std::once_flag children_linked_;
-  mutable Children children_;
+  size_t node_count_ = 1;
+  std::vector<uint32_t> first_node_;     // by rank: the first node its path made (the next rank's when none)
+  std::vector<int64_t> weight_before_;   // by rank: the weight of the paths ranked before it; [count] is the total
+  size_t leaves_ = 1;                    // a power of two >= the path count
+  std::vector<uint32_t> min_tree_;       // [leaves_ + rank]: the rank's common prefix with the previous path; [i]: min of [2i], [2i + 1]
 };
 
 }  // namespace rperf

@@ -21,7 +21,6 @@ void MethodPaths::collect(const Profile& p, const CallTreeOptions& options) {
   methods_on_paths_.reserve(upper_bound);
   offsets_.reserve(p.samples.size() + 1);
   weights_.reserve(p.samples.size());
-  std::vector<CallSite> sites;
   for (const Sample& s : p.samples) {
     if (!options.filter.keeps(p, s)) continue;
     if (options.separate_threads) {
@@ -32,8 +31,7 @@ void MethodPaths::collect(const Profile& p, const CallTreeOptions& options) {
       }
       methods_on_paths_.push_back(found->second);
     }
-    stacks.stack_of(s, sites);
-    for (const CallSite& site : sites) methods_on_paths_.push_back(site.method);
+    stacks.append_methods(s, methods_on_paths_);
     offsets_.push_back(methods_on_paths_.size());
     weights_.push_back(s.weight_ns);
     total_ns_ += s.weight_ns;

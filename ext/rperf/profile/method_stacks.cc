@@ -56,4 +56,14 @@ void MethodStacks::stack_of(const Sample& s, std::vector<CallSite>& out) const {
   }
 }
 
+void MethodStacks::append_methods(const Sample& s, std::vector<uint32_t>& out) const {
+  FrameSpan frames = profile_.stacks[s.stack];
+  size_t first = out.size();
+  for (size_t i = frames.size(); i-- > 0;) out.push_back(method_of_frame_[frames[i]]);
+  if (s.vm_state != kRunning) {
+    uint32_t vm = vm_state_method_[s.vm_state];
+    if (out.size() == first || out.back() != vm) out.push_back(vm);
+  }
+}
+
 }  // namespace rperf

@@ -43,6 +43,8 @@ class MethodStacks {
   std::vector<Method> take_methods() { return std::move(methods_); }
   // `s`'s stack as call sites, root first (the root method not included), into `out`.
   void stack_of(const Sample& s, std::vector<CallSite>& out) const;
+  // Its methods only, appended to `out`.
+  void append_methods(const Sample& s, std::vector<uint32_t>& out) const;
 
  private:
   const Profile& profile_;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <utility>
 
 namespace rperf {
 
@@ -16,17 +17,25 @@ bool outer_call_counted(const uint32_t* path, size_t d) {
 }
 }  // namespace
 
-MethodTable::MethodTable(const MethodPaths& paths) {
-  entries_.assign(paths.methods().size(), Entry{});
-  std::vector<uint32_t> calls_per_caller;
-  add_samples(paths, calls_per_caller);
-  add_arcs(paths, calls_per_caller);
-  index_arcs(entries_.size());
+MethodTable::MethodTable(std::shared_ptr<const MethodPaths> paths) : paths_(std::move(paths)) {
+  entries_.assign(paths_->methods().size(), Entry{});
+  add_samples();
+}
+
+size_t MethodTable::bytes() const {
+  size_t size = (entries_.capacity() * sizeof(Entry)) + calls_per_caller_.capacity() * sizeof(uint32_t);
+  if (arcs_ready_) {
+    size += arcs_.arcs.capacity() * sizeof(Arc) + (arcs_.by_caller.capacity() + arcs_.caller_offsets.capacity() + arcs_.by_callee.capacity() +
+                                                    arcs_.callee_offsets.capacity()) * sizeof(uint32_t);
+  }
+  return size;
 }
 
 // Entries, and how many calls each method made (counted once per sample), in one pass over
 // the paths. A path's calls are counted at [caller + 1]: add_arcs sums them into starts.
-void MethodTable::add_samples(const MethodPaths& paths, std::vector<uint32_t>& calls_per_caller) {
+void MethodTable::add_samples() {
+  const MethodPaths& paths = *paths_;
+  std::vector<uint32_t>& calls_per_caller = calls_per_caller_;
   calls_per_caller.assign(entries_.size() + 1, 0);
   std::vector<uint32_t> seen_on(entries_.size(), UINT32_MAX);  // per method: the last path it was on
   for (uint32_t i = 0; i < paths.count(); i++) {
@@ -54,9 +63,12 @@ void MethodTable::add_samples(const MethodPaths& paths, std::vector<uint32_t>& c
 // The calls grouped by caller, each caller's in the order of the tree's depth-first walk (the
 // sorted paths, outer calls first), then added up per callee through a per-method slot: arcs
 // are numbered by caller, then by first appearance.
-void MethodTable::add_arcs(const MethodPaths& paths, const std::vector<uint32_t>& calls_per_caller) {
+void MethodTable::add_arcs() const {
+  arcs_ = Arcs();  // from scratch when an earlier try ran out of memory
+  const MethodPaths& paths = *paths_;
   const size_t method_count = entries_.size();
-  std::vector<uint32_t> start(calls_per_caller);
+  std::vector<Arc>& arcs = arcs_.arcs;
+  std::vector<uint32_t> start(calls_per_caller_);
   for (size_t m = 0; m < method_count; m++) start[m + 1] += start[m];
   struct Call {
     uint32_t callee;
@@ -75,7 +87,7 @@ void MethodTable::add_arcs(const MethodPaths& paths, const std::vector<uint32_t>
   }
   // At most one arc per call: reserved once, as pages never written cost nothing, where
   // growing copied them (this function took 0.42 s CPU on the benchmark profile, 0.26 s so).
-  arcs_.reserve(calls.size());
+  arcs.reserve(calls.size());
   std::vector<uint32_t> arc_of_callee(method_count, 0);
   std::vector<uint32_t> caller_of_slot(method_count, UINT32_MAX);
   for (uint32_t caller = 0; caller < method_count; caller++) {
@@ -83,32 +95,40 @@ void MethodTable::add_arcs(const MethodPaths& paths, const std::vector<uint32_t>
       const Call& c = calls[k];
       if (caller_of_slot[c.callee] != caller) {
         caller_of_slot[c.callee] = caller;
-        arc_of_callee[c.callee] = static_cast<uint32_t>(arcs_.size());
-        arcs_.push_back(Arc{caller, c.callee, 0});
+        arc_of_callee[c.callee] = static_cast<uint32_t>(arcs.size());
+        arcs.push_back(Arc{caller, c.callee, 0});
       }
-      arcs_[arc_of_callee[c.callee]].ns += paths.weight(c.path);
+      arcs[arc_of_callee[c.callee]].ns += paths.weight(c.path);
     }
   }
+  index_arcs();
+  arcs_ready_ = true;
 }
 
 // Arc ids grouped by caller and by callee, each group heaviest first (ties by arc id).
-void MethodTable::index_arcs(size_t method_count) {
+void MethodTable::index_arcs() const {
+  const size_t method_count = entries_.size();
+  const std::vector<Arc>& arcs = arcs_.arcs;
+  std::vector<uint32_t>& caller_offsets = arcs_.caller_offsets;
+  std::vector<uint32_t>& by_caller = arcs_.by_caller;
+  std::vector<uint32_t>& callee_offsets = arcs_.callee_offsets;
+  std::vector<uint32_t>& by_callee = arcs_.by_callee;
   // Arcs are numbered by caller already: that grouping is a count per caller.
-  caller_offsets_.assign(method_count + 1, 0);
-  for (const Arc& a : arcs_) caller_offsets_[a.caller + 1]++;
-  for (size_t m = 0; m < method_count; m++) caller_offsets_[m + 1] += caller_offsets_[m];
-  by_caller_.resize(arcs_.size());
-  for (uint32_t a = 0; a < arcs_.size(); a++) by_caller_[a] = a;
+  caller_offsets.assign(method_count + 1, 0);
+  for (const Arc& a : arcs) caller_offsets[a.caller + 1]++;
+  for (size_t m = 0; m < method_count; m++) caller_offsets[m + 1] += caller_offsets[m];
+  by_caller.resize(arcs.size());
+  for (uint32_t a = 0; a < arcs.size(); a++) by_caller[a] = a;
 
-  callee_offsets_.assign(method_count + 1, 0);
-  for (const Arc& a : arcs_) callee_offsets_[a.callee + 1]++;
-  for (size_t m = 0; m < method_count; m++) callee_offsets_[m + 1] += callee_offsets_[m];
-  by_callee_.resize(arcs_.size());
-  std::vector<uint32_t> filled(callee_offsets_.begin(), callee_offsets_.end() - 1);
-  for (uint32_t a = 0; a < arcs_.size(); a++) by_callee_[filled[arcs_[a].callee]++] = a;
+  callee_offsets.assign(method_count + 1, 0);
+  for (const Arc& a : arcs) callee_offsets[a.callee + 1]++;
+  for (size_t m = 0; m < method_count; m++) callee_offsets[m + 1] += callee_offsets[m];
+  by_callee.resize(arcs.size());
+  std::vector<uint32_t> filled(callee_offsets.begin(), callee_offsets.end() - 1);
+  for (uint32_t a = 0; a < arcs.size(); a++) by_callee[filled[arcs[a].callee]++] = a;
 
-  sort_heaviest_first(by_caller_, caller_offsets_);
-  sort_heaviest_first(by_callee_, callee_offsets_);
+  sort_heaviest_first(by_caller, caller_offsets);
+  sort_heaviest_first(by_callee, callee_offsets);
 }
 
 // Each group sorted as (ns, id) pairs copied out: a callee's arcs lie all over arcs_, and are
@@ -119,7 +139,7 @@ void MethodTable::sort_heaviest_first(std::vector<uint32_t>& ids, const std::vec
   for (size_t m = 0; m + 1 < offsets.size(); m++) {
     if (offsets[m + 1] - offsets[m] < 2) continue;
     group.clear();
-    for (uint32_t k = offsets[m]; k < offsets[m + 1]; k++) group.emplace_back(arcs_[ids[k]].ns, ids[k]);
+    for (uint32_t k = offsets[m]; k < offsets[m + 1]; k++) group.emplace_back(arcs_.arcs[ids[k]].ns, ids[k]);
     std::sort(group.begin(), group.end(), [](const std::pair<int64_t, uint32_t>& x, const std::pair<int64_t, uint32_t>& y) {
       return x.first != y.first ? x.first > y.first : x.second < y.second;
     });

@@ -5,8 +5,14 @@
 // which the caller called the callee directly, once per sample: without recursion a method's
 // callers add up to its total and its callees to its total minus its self; with recursion arcs
 // overlap. Built from the method paths alone: the tree is not needed (see method_paths.hh).
+// The entries are made with the table, the arcs when first asked for (a table asked only for
+// its entries, as MethodTable.new is, skips them: on the 100k-stack benchmark profile they are
+// ~50 MB of fresh memory, and writing fresh memory costs a page fault per 4 KB).
 #pragma once
+#include <atomic>
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <vector>
 
 #include "profile/call_tree.hh"
@@ -33,28 +39,43 @@ class MethodTable {
     size_t size() const { return static_cast<size_t>(last - first); }
   };
 
-  explicit MethodTable(const MethodPaths& paths);
-  explicit MethodTable(const CallTree& tree) : MethodTable(tree.paths()) {}
+  explicit MethodTable(std::shared_ptr<const MethodPaths> paths);
+  explicit MethodTable(const CallTree& tree) : MethodTable(tree.shared_paths()) {}
 
   // By method id (MethodPaths::methods()); the root's entry stays empty (it is no method).
   const std::vector<Entry>& entries() const { return entries_; }
-  const std::vector<Arc>& arcs() const { return arcs_; }
-  ArcRange callers(uint32_t method) const { return range(by_callee_, callee_offsets_, method); }
-  ArcRange callees(uint32_t method) const { return range(by_caller_, caller_offsets_, method); }
+  // The arcs are made by the first of these (std::bad_alloc leaves them to the next call).
+  const std::vector<Arc>& arcs() const { return linked().arcs; }
+  ArcRange callers(uint32_t method) const { return range(linked().by_callee, linked().callee_offsets, method); }
+  ArcRange callees(uint32_t method) const { return range(linked().by_caller, linked().caller_offsets, method); }
+  void make_arcs() const { linked(); }
+  // The memory held (the arcs' once made), without making them.
+  size_t bytes() const;
 
  private:
+  struct Arcs {
+    std::vector<Arc> arcs;
+    std::vector<uint32_t> by_caller, caller_offsets;  // arc ids grouped by caller
+    std::vector<uint32_t> by_callee, callee_offsets;  // arc ids grouped by callee
+  };
   static ArcRange range(const std::vector<uint32_t>& ids, const std::vector<uint32_t>& offsets, uint32_t method) {
     return {ids.data() + offsets[method], ids.data() + offsets[method + 1]};
   }
-  void add_samples(const MethodPaths& paths, std::vector<uint32_t>& calls_per_caller);
-  void add_arcs(const MethodPaths& paths, const std::vector<uint32_t>& calls_per_caller);
-  void index_arcs(size_t method_count);
+  const Arcs& linked() const {
+    std::call_once(arcs_made_, [this] { add_arcs(); });
+    return arcs_;
+  }
+  void add_samples();
+  void add_arcs() const;
+  void index_arcs() const;
   void sort_heaviest_first(std::vector<uint32_t>& ids, const std::vector<uint32_t>& offsets) const;
 
+  std::shared_ptr<const MethodPaths> paths_;
   std::vector<Entry> entries_;
-  std::vector<Arc> arcs_;
-  std::vector<uint32_t> by_caller_, caller_offsets_;  // arc ids grouped by caller
-  std::vector<uint32_t> by_callee_, callee_offsets_;  // arc ids grouped by callee
+  std::vector<uint32_t> calls_per_caller_;  // [caller + 1]: its calls, each counted once per sample
+  mutable std::once_flag arcs_made_;
+  mutable std::atomic<bool> arcs_ready_{false};
+  mutable Arcs arcs_;
 };
 
 }  // namespace rperf

@@ -39,8 +39,15 @@ bool FrameTable::key_equals(uint32_t id, const char* path, size_t path_len, cons
          std::memcmp(k + sizeof(header) + label_len, path, path_len) == 0;
 }
 
+uint64_t FrameTable::hash(const char* path, size_t path_len, const char* label, size_t label_len, int32_t line) {
+  return frame_hash(path, path_len, label, label_len, line);
+}
+
 uint32_t FrameTable::intern(const char* path, size_t path_len, const char* label, size_t label_len, int32_t line) {
-  uint64_t h = frame_hash(path, path_len, label, label_len, line);
+  return intern_hashed(frame_hash(path, path_len, label, label_len, line), path, path_len, label, label_len, line);
+}
+
+uint32_t FrameTable::intern_hashed(uint64_t h, const char* path, size_t path_len, const char* label, size_t label_len, int32_t line) {
   uint32_t id = index_.find(h, [&](uint32_t i) { return key_equals(i, path, path_len, label, label_len, line); });
   if (id != HashIndex::kNotFound) return id;
   id = static_cast<uint32_t>(frames_.size());
@@ -66,7 +73,7 @@ uint32_t StackTable::intern(const uint32_t* leaf_first, size_t n) {
   for (size_t i = 0; i < n; i++) h = mix64(h ^ leaf_first[i]);
   uint32_t id = index_.find(h, [&](uint32_t i) {
     FrameSpan s = (*this)[i];
-    return s.count == n && std::memcmp(s.ids, leaf_first, n * sizeof(uint32_t)) == 0;
+    return s.count == n && (n == 0 || std::memcmp(s.ids, leaf_first, n * sizeof(uint32_t)) == 0);
   });
   if (id != HashIndex::kNotFound) return id;
   id = static_cast<uint32_t>(size());

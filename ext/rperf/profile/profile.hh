@@ -38,6 +38,20 @@ class FrameTable {
   uint32_t intern(const std::string& path, const std::string& label, int32_t line) {
     return intern(path.data(), path.size(), label.data(), label.size(), line);
   }
+  // The same lookup in steps, for callers that intern many frames at once (a stack) and want
+  // their cache misses to overlap: hash every key, prefetch() each, prefetch_offset() each,
+  // prefetch_key() each, then intern_hashed() each. The prefetches are hints only.
+  static uint64_t hash(const char* path, size_t path_len, const char* label, size_t label_len, int32_t line);
+  void prefetch(uint64_t hash) const { index_.prefetch(hash); }
+  void prefetch_offset(uint64_t hash) const {
+    uint32_t id = index_.likely_id(hash);
+    if (id < key_offsets_.size()) __builtin_prefetch(&key_offsets_[id]);
+  }
+  void prefetch_key(uint64_t hash) const {
+    uint32_t id = index_.likely_id(hash);
+    if (id < key_offsets_.size()) __builtin_prefetch(keys_.data() + key_offsets_[id]);
+  }
+  uint32_t intern_hashed(uint64_t hash, const char* path, size_t path_len, const char* label, size_t label_len, int32_t line);
   const Frame& operator[](uint32_t id) const { return frames_[id]; }
   Frame& at(uint32_t id) { return frames_[id]; }
   size_t size() const { return frames_.size(); }
@@ -71,6 +85,12 @@ class StackTable {
   StackTable() { offsets_.push_back(0); }
   uint32_t intern(const uint32_t* leaf_first, size_t n);
   uint32_t intern(const std::vector<uint32_t>& leaf_first) { return intern(leaf_first.data(), leaf_first.size()); }
+  // Room for `stacks` more stacks of `frames` frame ids in all, without regrowing.
+  void reserve(size_t stacks, size_t frames) {
+    ids_.reserve(ids_.size() + frames);
+    offsets_.reserve(offsets_.size() + stacks);
+    index_.reserve(size() + stacks);
+  }
   FrameSpan operator[](uint32_t id) const { return {ids_.data() + offsets_[id], offsets_[id + 1] - offsets_[id]}; }
   size_t size() const { return offsets_.size() - 1; }
   void clear();

@@ -5,6 +5,7 @@
 #include <ruby/ruby.h>
 #include <ruby/thread.h>
 
+#include <algorithm>
 #include <memory>
 #include <new>
 
@@ -18,7 +19,7 @@ namespace rperf {
 namespace {
 
 // The method paths are built with the object; the tree and the method table each on first
-// use, from them: a method table alone never pays for the tree's millions of nodes.
+// use, from them (a method table never needs the tree).
 struct CallTreeHolder {
   // What the paths' build needs once the GVL is released; owned here so a Ruby exception
   // leaks nothing.
@@ -35,8 +36,8 @@ size_t holder_size(const void* p) {
   const auto* h = static_cast<const CallTreeHolder*>(p);
   size_t size = sizeof(*h);
   if (h->paths) size += h->paths->method_count_on_paths() * sizeof(uint32_t) + h->paths->count() * (sizeof(size_t) + sizeof(int64_t) + sizeof(uint32_t));
-  if (h->tree) size += h->tree->nodes().size() * (sizeof(CallTree::Node) + 2 * sizeof(uint32_t));
-  if (h->table) size += h->table->arcs().size() * (sizeof(MethodTable::Arc) + 2 * sizeof(uint32_t));
+  if (h->tree) size += h->tree->bytes();
+  if (h->table) size += h->table->bytes();
   return size;
 }
 const rb_data_type_t kCallTreeType = {"rperf/call_tree", {nullptr, holder_free, holder_size, nullptr, {nullptr}}, nullptr, nullptr, 0};
@@ -65,7 +66,7 @@ void raise_if_out_of_memory(CallTreeHolder* h) {
 
 void build_paths(CallTreeHolder& h) { h.paths = std::make_shared<const MethodPaths>(*h.profile, h.options); }
 void build_tree(CallTreeHolder& h) { h.tree.reset(new CallTree(h.paths)); }
-void build_table(CallTreeHolder& h) { h.table.reset(new MethodTable(*h.paths)); }
+void build_table(CallTreeHolder& h) { h.table.reset(new MethodTable(h.paths)); }
 
 const MethodPaths& paths_of(VALUE self) { return *holder(self)->paths; }
 
@@ -121,7 +122,16 @@ VALUE call_tree_methods(VALUE self) {
   return out;
 }
 
-VALUE call_tree_node_count(VALUE self) { return SIZET2NUM(tree_of(self).nodes().size()); }
+VALUE call_tree_method_count(VALUE self) { return SIZET2NUM(paths_of(self).methods().size()); }
+
+// #method_info(id) -> [label, path, line]
+VALUE call_tree_method_info(VALUE self, VALUE id) {
+  const std::vector<Method>& methods = paths_of(self).methods();
+  const Method& m = methods[checked_id(id, methods.size(), "method")];
+  return rb_ary_new_from_args(3, utf8_string(m.label), utf8_string(m.path), INT2NUM(m.line));
+}
+
+VALUE call_tree_node_count(VALUE self) { return SIZET2NUM(tree_of(self).size()); }
 
 // #total_ns -> the weight of the samples kept (the root's total), without building the tree.
 VALUE call_tree_total_ns(VALUE self) { return LL2NUM(paths_of(self).total_ns()); }
@@ -129,31 +139,55 @@ VALUE call_tree_total_ns(VALUE self) { return LL2NUM(paths_of(self).total_ns());
 // #node(id) -> [method_id, parent_id (nil for the root), total_ns, self_ns, recursive, depth]
 VALUE call_tree_node(VALUE self, VALUE id) {
   const CallTree& t = tree_of(self);
-  uint32_t node = checked_id(id, t.nodes().size(), "node");
-  const CallTree::Node& n = t.node(node);
+  uint32_t node = checked_id(id, t.size(), "node");
+  CallTree::Node n = t.node(node);
   VALUE parent = n.parent == CallTree::kNoNode ? Qnil : UINT2NUM(n.parent);
   return rb_ary_new_from_args(6, UINT2NUM(n.method), parent, LL2NUM(n.total_ns), LL2NUM(n.self_ns), t.recursive(node) ? Qtrue : Qfalse,
                               UINT2NUM(t.depth(node)));
 }
 
-// #children(id) -> node ids, heaviest first.
+// #children(id) -> node ids, heaviest first. Sorted into a Ruby-owned buffer: no C++ object is
+// alive when a Ruby call may raise.
 VALUE call_tree_children(VALUE self, VALUE id) {
   const CallTree& t = tree_of(self);
-  uint32_t node = checked_id(id, t.nodes().size(), "node");
-  VALUE out = rb_ary_new_capa(static_cast<long>(t.child_count(node)));
-  for (const uint32_t* c = t.children_begin(node); c != t.children_end(node); c++) rb_ary_push(out, UINT2NUM(*c));
+  uint32_t node = checked_id(id, t.size(), "node");
+  size_t count = t.child_count(node);
+  VALUE buffer;
+  uint32_t* ids = ALLOCV_N(uint32_t, buffer, count);
+  without_cxx_exceptions([&] { t.children(node, ids); });
+  VALUE out = rb_ary_new_capa(static_cast<long>(count));
+  for (size_t i = 0; i < count; i++) rb_ary_push(out, UINT2NUM(ids[i]));
+  ALLOCV_END(buffer);
   return out;
 }
 
-// #method_entries -> [[method_id, self_ns, total_ns, recursive], ...] of the methods sampled.
+// #method_entries -> [[method_id, self_ns, total_ns, recursive], ...] of the methods sampled,
+// heaviest total first (then self, descending; then label and path, as String#<=>).
 VALUE call_tree_method_entries(VALUE self) {
   const MethodTable& mt = table_of(self);
-  VALUE out = rb_ary_new();
+  const std::vector<Method>& methods = paths_of(self).methods();
+  VALUE buffer;
+  uint32_t* ids = ALLOCV_N(uint32_t, buffer, mt.entries().size());
+  size_t count = 0;
   for (uint32_t m = 0; m < mt.entries().size(); m++) {
     const MethodTable::Entry& e = mt.entries()[m];
-    if (m == kRootMethod || (e.total_ns == 0 && e.self_ns == 0)) continue;
-    rb_ary_push(out, rb_ary_new_from_args(4, UINT2NUM(m), LL2NUM(e.self_ns), LL2NUM(e.total_ns), e.recursive ? Qtrue : Qfalse));
+    if (m != kRootMethod && (e.total_ns != 0 || e.self_ns != 0)) ids[count++] = m;
   }
+  // std::sort allocates nothing: no exception to catch.
+  std::sort(ids, ids + count, [&](uint32_t a, uint32_t b) {
+    const MethodTable::Entry &x = mt.entries()[a], &y = mt.entries()[b];
+    if (x.total_ns != y.total_ns) return x.total_ns > y.total_ns;
+    if (x.self_ns != y.self_ns) return x.self_ns > y.self_ns;
+    int c = methods[a].label.compare(methods[b].label);
+    if (c != 0) return c < 0;
+    return methods[a].path < methods[b].path;
+  });
+  VALUE out = rb_ary_new_capa(static_cast<long>(count));
+  for (size_t i = 0; i < count; i++) {
+    const MethodTable::Entry& e = mt.entries()[ids[i]];
+    rb_ary_push(out, rb_ary_new_from_args(4, UINT2NUM(ids[i]), LL2NUM(e.self_ns), LL2NUM(e.total_ns), e.recursive ? Qtrue : Qfalse));
+  }
+  ALLOCV_END(buffer);
   return out;
 }
 
@@ -168,13 +202,20 @@ VALUE arcs_value(const MethodTable& mt, MethodTable::ArcRange range, bool caller
   return out;
 }
 
+// The table with its arcs (made on first use).
+const MethodTable& arcs_of(VALUE self) {
+  const MethodTable& mt = table_of(self);
+  without_cxx_exceptions([&] { mt.make_arcs(); });
+  return mt;
+}
+
 // #callers(method_id) / #callees(method_id) -> [method_id, ns, method_id, ns, ...], heaviest first.
 VALUE call_tree_callers(VALUE self, VALUE method) {
-  const MethodTable& mt = table_of(self);
+  const MethodTable& mt = arcs_of(self);
   return arcs_value(mt, mt.callers(checked_id(method, mt.entries().size(), "method")), true);
 }
 VALUE call_tree_callees(VALUE self, VALUE method) {
-  const MethodTable& mt = table_of(self);
+  const MethodTable& mt = arcs_of(self);
   return arcs_value(mt, mt.callees(checked_id(method, mt.entries().size(), "method")), false);
 }
 
@@ -185,6 +226,8 @@ void init_call_tree_binding(VALUE native) {
   rb_undef_alloc_func(g_call_tree_class);
   rb_define_singleton_method(g_call_tree_class, "build", RUBY_METHOD_FUNC(call_tree_s_build), 3);
   rb_define_method(g_call_tree_class, "methods_info", RUBY_METHOD_FUNC(call_tree_methods), 0);
+  rb_define_method(g_call_tree_class, "method_count", RUBY_METHOD_FUNC(call_tree_method_count), 0);
+  rb_define_method(g_call_tree_class, "method_info", RUBY_METHOD_FUNC(call_tree_method_info), 1);
   rb_define_method(g_call_tree_class, "node_count", RUBY_METHOD_FUNC(call_tree_node_count), 0);
   rb_define_method(g_call_tree_class, "total_ns", RUBY_METHOD_FUNC(call_tree_total_ns), 0);
   rb_define_method(g_call_tree_class, "node", RUBY_METHOD_FUNC(call_tree_node), 1);

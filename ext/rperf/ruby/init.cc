@@ -1,6 +1,6 @@
 // Init_rperf: defines Rperf::Native and its parts. Each binding file is the Ruby face of one
 // layer: session_binding (sampler), profile_binding (model), encode_binding and load_binding (I/O),
-// call_tree_binding (the call-tree and method views).
+// call_tree_binding (the call-tree and method views), capture_binding (running git for the meta).
 #include <ruby/ruby.h>
 
 #include "profile/vm_state.hh"
@@ -12,6 +12,7 @@ void init_profile_binding(VALUE native);
 void init_encode_binding(VALUE native);
 void init_load_binding(VALUE native);
 void init_call_tree_binding(VALUE native);
+void init_capture_binding(VALUE native);
 }  // namespace rperf
 
 using namespace rperf;
@@ -32,4 +33,5 @@ extern "C" __attribute__((visibility("default"))) void Init_rperf() {
   init_encode_binding(native);
   init_load_binding(native);
   init_call_tree_binding(native);
+  init_capture_binding(native);
 }

@@ -230,6 +230,9 @@ struct IdentityCache {
   std::vector<std::pair<VALUE, uint32_t>> slots = std::vector<std::pair<VALUE, uint32_t>>(kSize, {0, 0});
   uint64_t lookups = 0, hits = 0;
   bool enabled = true;
+  void prefetch(VALUE v) const {
+    if (enabled) __builtin_prefetch(&slots[mix64(v) & (kSize - 1)]);
+  }
   uint32_t* find(VALUE v) {
     if (!enabled) return nullptr;
     if (++lookups == 65536 && hits * 10 < lookups) enabled = false;
@@ -243,46 +246,70 @@ struct IdentityCache {
   }
 };
 
+// A frame of the stack being converted that its identity did not resolve: its key, read in
+// place from its Strings, and the hash of it.
+struct PendingFrame {
+  VALUE frame;
+  const char* path;
+  const char* label;
+  size_t path_len, label_len;
+  int32_t line;
+  uint64_t hash;
+  uint32_t index;  // in the stack
+};
+
 struct Converter {
   ProfileHolder& h;
   IdentityCache frames_seen, stacks_seen;
+  std::vector<PendingFrame> pending;  // reused from stack to stack
 
   bool fail(const char* what) {
     h.error = what;
     return false;
   }
 
-  bool frame(VALUE f, uint32_t& id) {
-    if (uint32_t* known = frames_seen.find(f)) {
-      id = *known;
-      return true;
-    }
-    if (!RB_TYPE_P(f, T_ARRAY) || RARRAY_LEN(f) < 2 || RARRAY_LEN(f) > 3) return fail("a frame must be [path, label] or [path, label, line]");
-    VALUE path = RARRAY_AREF(f, 0), label = RARRAY_AREF(f, 1);
-    if (!RB_TYPE_P(path, T_STRING) || !RB_TYPE_P(label, T_STRING)) return fail("a frame's path and label must be Strings");
-    int32_t line = 0;
-    if (RARRAY_LEN(f) == 3) {
-      VALUE l = RARRAY_AREF(f, 2);
-      line = FIXNUM_P(l) ? static_cast<int32_t>(FIX2LONG(l)) : 0;
-      h.profile.has_lines = true;
-    }
-    id = h.profile.frames.intern(RSTRING_PTR(path), static_cast<size_t>(RSTRING_LEN(path)), RSTRING_PTR(label),
-                                 static_cast<size_t>(RSTRING_LEN(label)), line);
-    frames_seen.put(f, id);
-    return true;
-  }
-
+  // A stack's frames are looked up together, in passes, so that the cache misses of one
+  // frame's lookup (identity slot, index slot, key offset, key bytes) overlap with the
+  // others' instead of following each other: with a large table they are most of the cost.
   bool stack(VALUE frames, uint32_t& id) {
     if (uint32_t* known = stacks_seen.find(frames)) {
       id = *known;
       return true;
     }
     if (!RB_TYPE_P(frames, T_ARRAY)) return fail("a sample's frames must be an Array");
-    h.ids.clear();
-    for (long i = 0; i < RARRAY_LEN(frames); i++) {
-      uint32_t f;
-      if (!frame(RARRAY_AREF(frames, i), f)) return false;
-      h.ids.push_back(f);
+    long n = RARRAY_LEN(frames);
+    const VALUE* values = RARRAY_CONST_PTR(frames);
+    h.ids.resize(static_cast<size_t>(n));
+    pending.clear();
+    for (long i = 0; i < n; i++) frames_seen.prefetch(values[i]);
+    for (long i = 0; i < n; i++) {
+      VALUE f = values[i];
+      if (uint32_t* known = frames_seen.find(f)) {
+        h.ids[static_cast<size_t>(i)] = *known;
+        continue;
+      }
+      if (!RB_TYPE_P(f, T_ARRAY) || RARRAY_LEN(f) < 2 || RARRAY_LEN(f) > 3) return fail("a frame must be [path, label] or [path, label, line]");
+      VALUE path = RARRAY_AREF(f, 0), label = RARRAY_AREF(f, 1);
+      if (!RB_TYPE_P(path, T_STRING) || !RB_TYPE_P(label, T_STRING)) return fail("a frame's path and label must be Strings");
+      int32_t line = 0;
+      if (RARRAY_LEN(f) == 3) {
+        VALUE l = RARRAY_AREF(f, 2);
+        line = FIXNUM_P(l) ? static_cast<int32_t>(FIX2LONG(l)) : 0;
+        h.profile.has_lines = true;
+      }
+      PendingFrame p{f, RSTRING_PTR(path), RSTRING_PTR(label), static_cast<size_t>(RSTRING_LEN(path)), static_cast<size_t>(RSTRING_LEN(label)), line, 0,
+                     static_cast<uint32_t>(i)};
+      p.hash = FrameTable::hash(p.path, p.path_len, p.label, p.label_len, line);
+      h.profile.frames.prefetch(p.hash);
+      pending.push_back(p);
+    }
+    FrameTable& table = h.profile.frames;
+    for (const PendingFrame& p : pending) table.prefetch_offset(p.hash);
+    for (const PendingFrame& p : pending) table.prefetch_key(p.hash);
+    for (const PendingFrame& p : pending) {
+      uint32_t f = table.intern_hashed(p.hash, p.path, p.path_len, p.label, p.label_len, p.line);
+      h.ids[p.index] = f;
+      frames_seen.put(p.frame, f);
     }
     id = h.profile.stacks.intern(h.ids);
     if (RB_OBJ_FROZEN(frames)) stacks_seen.put(frames, id);  // a mutable Array may change under the same identity
@@ -293,6 +320,7 @@ struct Converter {
     if (!RB_TYPE_P(ary, T_ARRAY)) return fail("aggregated_samples must be an Array");
     size_t set_count = h.profile.label_sets.size();
     h.profile.samples.reserve(static_cast<size_t>(RARRAY_LEN(ary)));
+    reserve_stacks(ary);
     for (long i = 0; i < RARRAY_LEN(ary); i++) {
       VALUE e = RARRAY_AREF(ary, i);
       if (!RB_TYPE_P(e, T_ARRAY) || RARRAY_LEN(e) < 2) return fail("a sample must be [frames, weight, thread_seq, label_set_id]");
@@ -315,6 +343,23 @@ struct Converter {
   }
 
   std::vector<uint32_t> label_map{0};
+
+  // Sizes the stack table for every sample's stack being new: regrowing its arrays of millions
+  // of ids costs a copy, and on Linux fresh pages and a TLB shootdown per reallocation. When
+  // stacks repeat, the ids' room is mostly never touched (address space, not memory); the
+  // index's slots (16 bytes a sample) are.
+  void reserve_stacks(VALUE ary) {
+    size_t stacks = 0, frames = 0;
+    for (long i = 0; i < RARRAY_LEN(ary); i++) {
+      VALUE e = RARRAY_AREF(ary, i);
+      if (!RB_TYPE_P(e, T_ARRAY) || RARRAY_LEN(e) < 1) continue;
+      VALUE f = RARRAY_AREF(e, 0);
+      if (!RB_TYPE_P(f, T_ARRAY)) continue;
+      stacks++;
+      frames += static_cast<size_t>(RARRAY_LEN(f));
+    }
+    h.profile.stacks.reserve(stacks, frames);
+  }
 
   // allocation_samples, or raw_allocation_samples (one more element: the time) when `raw`.
   bool allocations(VALUE ary, bool raw) {
@@ -416,7 +461,7 @@ VALUE profile_s_from_hash(VALUE, VALUE hash) {
   bool raw = RB_TYPE_P(rb_hash_lookup(hash, sym("raw_samples")), T_ARRAY);
   bool ok = false;
   without_cxx_exceptions([&] {
-    Converter c{*h, {}, {}};
+    Converter c{*h, {}, {}, {}};
     ok = c.label_sets(rb_hash_lookup(hash, sym("label_sets"))) &&
          c.samples(rb_hash_lookup(hash, sym(raw ? "raw_samples" : "aggregated_samples")), raw) &&
          (raw && RB_TYPE_P(rb_hash_lookup(hash, sym("raw_allocation_samples")), T_ARRAY)

@@ -93,6 +93,16 @@ VALUE native_snapshot(VALUE, VALUE clear, VALUE vm_state_frames) {
 
 VALUE native_running_p(VALUE) { return g_session ? Qtrue : Qfalse; }
 
+// Native.start_allocations(own_source_prefix): allocation sampling begins (the last step of
+// Rperf.start); allocations made by rperf's own Ruby files (under the prefix) are not sampled.
+VALUE native_start_allocations(VALUE, VALUE own_source_prefix) {
+  StringValue(own_source_prefix);
+  const char* ptr = RSTRING_PTR(own_source_prefix);
+  const size_t len = static_cast<size_t>(RSTRING_LEN(own_source_prefix));
+  if (g_session) without_cxx_exceptions([&] { g_session->start_allocations(std::string(ptr, len)); });
+  return Qnil;
+}
+
 // ---- labels: interned in the session's LabelSetTable ------------------------------------
 
 // Native.merge_labels(hash) -> the previous label set id. Sets the current thread's labels to
@@ -193,6 +203,7 @@ void init_session_binding(VALUE native) {
   rb_define_singleton_method(native, "stop", RUBY_METHOD_FUNC(native_stop), 1);
   rb_define_singleton_method(native, "snapshot", RUBY_METHOD_FUNC(native_snapshot), 2);
   rb_define_singleton_method(native, "running?", RUBY_METHOD_FUNC(native_running_p), 0);
+  rb_define_singleton_method(native, "start_allocations", RUBY_METHOD_FUNC(native_start_allocations), 1);
   rb_define_singleton_method(native, "merge_labels", RUBY_METHOD_FUNC(native_merge_labels), 1);
   rb_define_singleton_method(native, "label_set_id=", RUBY_METHOD_FUNC(native_set_label_set), 1);
   rb_define_singleton_method(native, "label_set_id", RUBY_METHOD_FUNC(native_label_set_id), 0);

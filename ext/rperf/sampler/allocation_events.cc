@@ -24,6 +24,8 @@
 
 #include <ruby/ractor.h>
 
+#include <cstring>
+
 namespace rperf {
 
 namespace {
@@ -61,10 +63,16 @@ void Session::sample_allocation(VALUE obj) {
   // Another Ractor's thread allocates in parallel with the main Ractor's GVL holder, the sample
   // ring's one producer: its allocations are not sampled (see on_main_ractor).
   if (!on_main_ractor()) return;
+  const int64_t t0 = monotonic_ns();  // hook_time_ns counts the sampled allocations' work
   ThreadState* ts = current_thread_state(true);
   int depth = ts ? walk_stack() : -1;
+  if (depth >= 0 && allocated_by_rperf(depth)) {
+    hook_time_ns += monotonic_ns() - t0;
+    return;
+  }
   if (depth < 0 || !alloc.live.reserve_one()) {
     alloc.dropped++;
+    hook_time_ns += monotonic_ns() - t0;
     return;
   }
   SampleRecord r;
@@ -73,15 +81,31 @@ void Session::sample_allocation(VALUE obj) {
   r.label_set = ts->label_set;
   r.run = static_cast<uint32_t>(depth);
   r.weight_ns = alloc.gaps.interval();
-  if (!opts.aggregate) r.time_ns = monotonic_ns() - start_mono_ns;
+  if (!opts.aggregate) r.time_ns = t0 - start_mono_ns;
   r.klass = static_cast<uint64_t>(class_of_new_object(obj));
   r.slot = alloc.live.insert(static_cast<uint64_t>(obj));
   if (!ring.push(r)) {
     alloc.live.erase(static_cast<uint64_t>(obj));
     alloc.dropped++;
-    return;
+  } else {
+    alloc.sample_count++;
   }
-  alloc.sample_count++;
+  hook_time_ns += monotonic_ns() - t0;
+}
+
+bool Session::allocated_by_rperf(int depth) {
+  if (own_source_prefix_.empty()) return false;
+  int32_t* lines = nullptr;
+  const uint64_t* frames = ring.frame_slots(&lines);  // what walk_stack just wrote, leaf first
+  for (int k = 0; k < depth; k++) {
+    if (frames[k] == 0) break;
+    // An existing String for a Ruby frame (nil for a C method's): nothing is allocated here.
+    VALUE path = rb_profile_frame_path(static_cast<VALUE>(frames[k]));
+    if (!RB_TYPE_P(path, T_STRING)) continue;
+    return static_cast<size_t>(RSTRING_LEN(path)) >= own_source_prefix_.size() &&
+           std::memcmp(RSTRING_PTR(path), own_source_prefix_.data(), own_source_prefix_.size()) == 0;
+  }
+  return false;
 }
 
 void Session::consume_allocation(const SampleRecord& r, const SampleRing::Run& run) {

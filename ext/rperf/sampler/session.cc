@@ -141,7 +141,12 @@ void Session::install_hooks() {
                                      gc_event_hook, nullptr);
   rb_gc_register_address(&gc_tracepoint_);
   rb_tracepoint_enable(gc_tracepoint_);
-  if (opts.allocation_interval > 0) install_allocation_hooks();
+  // The allocation hooks wait for start_allocations(): rperf's own start-up is not profiled.
+}
+
+void Session::start_allocations(std::string own_source_prefix) {
+  own_source_prefix_ = std::move(own_source_prefix);
+  if (running_ && !forked_ && opts.allocation_interval > 0 && newobj_tracepoint_ == Qnil) install_allocation_hooks();
 }
 
 void Session::remove_hooks() {

@@ -69,6 +69,11 @@ class Session {
 
   bool start(std::string* error);  // GVL held
   void stop();                     // GVL held; closes open intervals first
+  // Allocation sampling begins (allocations: N): Rperf.start calls it when its own work is
+  // done, so that rperf's start-up (requires, session files) is not in the profile.
+  // `own_source_prefix`: where rperf's Ruby files are; an allocation whose innermost Ruby
+  // frame is one of them (Rperf.stop, the at_exit handler, labels) is rperf's, not sampled.
+  void start_allocations(std::string own_source_prefix);
   void after_fork_child();         // in a forked child: forget everything without joining
   // pthread_atfork child handler (async-signal-safe): a fork that bypassed Process._fork
   // (Process.daemon, fork(2) from C) leaves the hooks inert until Ruby code adopts the child.
@@ -113,6 +118,8 @@ class Session {
   std::vector<Sample> take_samples(bool clear, StackStore* store_copy, std::vector<AllocationSample>* allocations = nullptr);
   // NEWOBJ, one allocation in opts.allocation_interval on average: records `obj`'s allocation.
   void sample_allocation(VALUE obj);
+  // Whether the innermost Ruby-level frame of the `depth` frames just walked is rperf's own.
+  bool allocated_by_rperf(int depth);
 
   void mark();  // GC: frame VALUEs in the stack store and in the ring
 
@@ -140,7 +147,7 @@ class Session {
 
   uint64_t sampling_count = 0;
   int64_t sampling_time_ns = 0;  // in sample jobs (as rperf reports it)
-  int64_t hook_time_ns = 0;      // in the GVL and GC hooks
+  int64_t hook_time_ns = 0;      // in the GVL and GC hooks, and the sampled allocations' hook work
   std::atomic<uint64_t> dropped_samples{0};
   int64_t start_mono_ns = 0;
   int64_t start_realtime_ns = 0;
@@ -152,6 +159,7 @@ class Session {
   pthread_mutex_t consumer_mutex = PTHREAD_MUTEX_INITIALIZER;
 
  private:
+  std::string own_source_prefix_;  // see start_allocations
   void install_hooks();
   void remove_hooks();
   void remove_gc_hook();

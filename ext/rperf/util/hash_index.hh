@@ -50,6 +50,15 @@ class HashIndex {
     }
   }
 
+  // For lookups batched to overlap their cache misses: fetch the first slot `hash` probes, then
+  // (once it is cached) read the id it likely holds. Hints only: a table changed in between
+  // makes them useless, never wrong.
+  void prefetch(uint64_t hash) const { __builtin_prefetch(&slots_[hash & mask_]); }
+  uint32_t likely_id(uint64_t hash) const {
+    const Slot& s = slots_[hash & mask_];
+    return s.tag == static_cast<uint32_t>(hash >> 32) ? s.id : kNotFound;
+  }
+
   // Adds `id` under `hash` (after find() missed). Ids are dense: 0, 1, 2, ...
   void insert(uint64_t hash, uint32_t id) {
     if ((hashes_.size() + 1) * 2 > slots_.size()) grow();
@@ -59,6 +68,15 @@ class HashIndex {
   }
 
   size_t size() const { return hashes_.size(); }
+  // Room for `n` entries without growing (a large table's regrowth reallocates and rehashes).
+  void reserve(size_t n) {
+    hashes_.reserve(n);
+    size_t slots = slots_.size();
+    while ((n + 1) * 2 > slots) slots *= 2;
+    if (slots == slots_.size()) return;
+    reset(slots);
+    for (uint32_t id = 0; id < hashes_.size(); id++) place(hashes_[id], id);
+  }
   void clear() {
     hashes_.clear();
     reset(64);

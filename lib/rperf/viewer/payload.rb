@@ -14,6 +14,13 @@ module Rperf
     #                                                   whose entries end with the time
     #   pruned:     {samples:, weight_ns:}               the lightest stacks, folded into one
     #                                                   "[pruned]" frame beyond max_samples
+    #   call_tree:  Rperf::CallTree of every sample (CallTreePayload); the page asks the server
+    #               for the tree of its current filters. nil when the profile cannot be made a
+    #               call tree (a hand-built Hash), with call_tree_error: why; the other views work
+    #   allocations: nil, or {interval:, classes: [name, ...], allocated:, retained:,
+    #               samples: [[node, objects, thread_seq, label_set_id, class, retained], ...],
+    #               pruned: {samples:, objects:}}     from allocation_samples (allocations: N);
+    #               node is the allocating stack's leaf, in the same tree as the time samples
     #
     # Shared prefixes are sent once, so the body grows with the unique frames, not with the
     # stack depth times the samples. The sizes are bounded by max_samples and max_timeline.
@@ -52,10 +59,28 @@ module Rperf
           label_sets: (data[:label_sets] || [{}]).map { |set| string_labels(set) },
           pruned: { samples: pruned.size, weight_ns: pruned.sum { |s| s[1] } },
           timeline: timeline(data[:raw_samples]),
+          **call_tree(data),
+          # After the timeline: it takes a stack missing from the tree for a pruned one.
+          allocations: allocations(data),
         }
       end
 
+      # Frame names, paths and labels are user data and may hold any bytes: the page gets valid
+      # UTF-8 (CallTreePayload's names too).
+      def self.utf8(str)
+        str = str.to_s
+        return str if str.encoding == Encoding::UTF_8 && str.valid_encoding?
+
+        str.dup.force_encoding(Encoding::UTF_8).scrub
+      end
+
       private
+
+      def call_tree(data)
+        { call_tree: CallTreePayload.build(data) }
+      rescue CallTreePayload::Unavailable => e
+        { call_tree: nil, call_tree_error: e.message }
+      end
 
       def split_by_weight(samples)
         return [samples, []] if samples.size <= @max_samples
@@ -125,6 +150,29 @@ module Rperf
         end
       end
 
+      # Allocation rows as time samples: the heaviest max_samples stacks, the rest folded into
+      # the [pruned] node per thread, labels and class, so totals and filters still add up.
+      def allocations(data)
+        rows = data[:allocation_samples]
+        return nil unless rows.is_a?(Array) && !rows.empty?
+
+        classes = []
+        class_index = {}
+        klass = ->(name) { class_index[name] ||= (classes << utf8(name)).size - 1 }
+        kept, pruned = split_by_weight(rows)
+        body = kept.map { |stack, count, seq, lsi, name, retained| [node_for(stack), count, seq, lsi, klass.(name.to_s), retained.to_i] }
+        merged = {}
+        pruned.each do |_, count, seq, lsi, name, retained|
+          row = (merged[[seq, lsi, name.to_s]] ||= [pruned_node, 0, seq, lsi, klass.(name.to_s), 0])
+          row[1] += count
+          row[5] += retained.to_i
+        end
+        body.concat(merged.values)
+        { interval: data[:allocation_interval], classes: classes, samples: body,
+          allocated: rows.sum { |r| r[1] }, retained: rows.sum { |r| r[5].to_i },
+          pruned: { samples: pruned.size, objects: pruned.sum { |r| r[1] } } }
+      end
+
       def timeline(raw)
         return nil unless raw.is_a?(Array)
 
@@ -166,13 +214,7 @@ module Rperf
         set.to_h { |k, v| [utf8(k.to_s), utf8(v.to_s)] }
       end
 
-      # Frame names and paths are user data and may hold any bytes: send valid UTF-8.
-      def utf8(str)
-        str = str.to_s
-        return str if str.encoding == Encoding::UTF_8 && str.valid_encoding?
-
-        str.dup.force_encoding(Encoding::UTF_8).scrub
-      end
+      def utf8(str) = Payload.utf8(str)
     end
   end
 end

@@ -13,6 +13,7 @@
   ];
   const NOT_SET = '\u0000not set';
   const MAX_TABLE_ROWS = 300;
+  const TREE_CACHE_SIZE = 16; // filtered call trees kept per snapshot (as the server's cache)
 
   const state = {
     list: [],
@@ -24,7 +25,8 @@
     range: null, // [t0, t1] in ns since the start, from the timeline
     tab: 'flame',
     topSort: 'self',
-    treeExpanded: new Set(),
+    tree: null, // the call tree drawn last
+    allocField: 'allocated', // or 'retained'
   };
 
   const $ = (id) => document.getElementById(id);
@@ -90,7 +92,7 @@
 
   // --- one snapshot ------------------------------------------------------------------------
   // The server sends a prefix tree of stacks (parents come before their children), so the
-  // call tree is that tree: weights go to the leaf node of each sample and are summed upwards.
+  // flame graph is that tree: weights go to the leaf node of each sample and are summed upwards.
   function prepare(p) {
     const n = p.nodes.parent.length;
     const children = Array.from({ length: n }, () => []);
@@ -103,6 +105,7 @@
     p.roots = roots;
     p.threads = [...new Set(p.samples.map((s) => s[2]))].sort((a, b) => a - b);
     p.labelSets = p.label_sets.map((ls) => ls || {});
+    p.trees = new Map(); // filtered call trees from the server, by query
     return p;
   }
 
@@ -173,13 +176,15 @@
     return byFn;
   }
 
-  // The d3-flame-graph hierarchy {name, value, children, delta?} of the nodes that have weight.
-  function hierarchy(p, weights, deltaOf) {
+  // The d3-flame-graph hierarchy {name, value, children, delta?} of the nodes that have weight;
+  // leavesOf(node): more children (the allocations view's classes).
+  function hierarchy(p, weights, deltaOf, leavesOf) {
     const build = (node) => {
       const [name, file] = frameOf(p, node);
       const out = { name, file, value: weights.total[node], node };
       if (deltaOf) out.delta = deltaOf(node);
       const kids = p.children[node].filter((c) => weights.total[c] > 0).map(build);
+      if (leavesOf) kids.push(...leavesOf(node));
       if (kids.length) out.children = kids;
       return out;
     };
@@ -199,6 +204,7 @@
       return;
     }
     const total = data.value;
+    const fmt = opts.format || fmtTime;
     const chart = newFlamegraph()
       .width(Math.max(320, container.clientWidth || 960))
       .cellHeight(18)
@@ -207,7 +213,7 @@
       .sort(true)
       .inverted(!!opts.inverted)
       .label((d) => {
-        let text = d.data.name + ' — ' + fmtTime(d.value) + ' (' + pct(d.value, total) + ')';
+        let text = d.data.name + ' — ' + fmt(d.value) + ' (' + pct(d.value, total) + ')';
         if (opts.diff) text += ', change ' + fmtSigned(d.delta);
         if (d.data.file) text += ' — ' + d.data.file;
         return text;
@@ -246,37 +252,98 @@
   }
 
   // --- call tree ---------------------------------------------------------------------------
-  function drawTree(p, weights) {
-    const root = $('tree');
-    clear(root);
-    const sum = weights.sum;
-    const kidsOf = (node) => (node < 0 ? p.roots : p.children[node])
-      .filter((c) => weights.total[c] > 0)
-      .sort((a, b) => weights.total[b] - weights.total[a]);
-    const list = (node) => {
-      const ul = el('ul', { role: 'group' });
-      for (const c of kidsOf(node)) ul.append(item(c));
-      return ul;
+  // Rperf::CallTree's nodes as the server computed them (Viewer::CallTreePayload): the payload
+  // holds the tree of every sample; for other filters a served page asks the server for theirs.
+  // node: [parent, method, total_ns, self_ns, recursive]; node 0 is [root].
+  function treeQuery() {
+    const q = new URLSearchParams();
+    const f = state.labelFilter;
+    if (f) { q.set('label', f.key); if (f.value === NOT_SET) q.set('unset', '1'); else q.set('value', f.value); }
+    if (state.threadFilter !== null) q.set('thread', String(state.threadFilter));
+    if (state.range) { q.set('from', String(Math.floor(state.range[0]))); q.set('to', String(Math.ceil(state.range[1]))); }
+    return q.toString();
+  }
+
+  async function callTree(p, query) {
+    let tree = p.call_tree;
+    if (query && !embedded) {
+      if (!p.trees.has(query)) {
+        const fetched = await fetchJSON('snapshots/' + p.id + '/call_tree?' + query);
+        while (p.trees.size >= TREE_CACHE_SIZE) p.trees.delete(p.trees.keys().next().value); // the oldest
+        p.trees.set(query, fetched);
+      }
+      tree = p.trees.get(query);
+    } else if (!tree) {
+      throw new Error(p.call_tree_error || 'this profile has no call tree');
+    }
+    if (!tree.children) {
+      tree.children = tree.nodes.map(() => []);
+      tree.nodes.forEach(([parent], i) => { if (parent >= 0) tree.children[parent].push(i); });
+      tree.expanded = defaultExpansion(tree);
+    }
+    tree.unfilteredNote = !!query && !!embedded;
+    return tree;
+  }
+
+  // Trees arrive out of order (a label's tree is quick, a range's or a thread's slower): only
+  // the answer to the latest request is drawn, never a previous filter's tree.
+  let treeSeq = 0;
+  async function drawTree(p) {
+    const seq = ++treeSeq;
+    const query = treeQuery();
+    const current = () => seq === treeSeq && state.current === p && state.tab === 'tree' && treeQuery() === query;
+    const box = $('tree');
+    let tree;
+    try { tree = await callTree(p, query); } catch (e) {
+      if (!current()) return;
+      clear(box);
+      $('tree-note').textContent = '';
+      state.tree = null;
+      box.append(el('p', { class: 'hint', text: 'Cannot load the call tree: ' + e.message }));
+      return;
+    }
+    if (!current()) return; // the user moved on meanwhile
+    state.tree = tree;
+    clear(box);
+    const sum = tree.total_ns;
+    const note = `${tree.nodes.length} of ${tree.node_count} calls shown: calls below ${tree.min_percent}% of the total are left out (their time is in the "lighter calls" rows).`;
+    $('tree-note').textContent = tree.unfilteredNote
+      ? 'This file holds the call tree of all samples: the filters apply to it only when the viewer is served (Rperf::Viewer). ' + note
+      : note;
+    box.dataset.totalNs = String(sum);
+    const row = (total, name, self, file, title) => el('div', { class: 'row' },
+      el('span', { class: 'num', text: fmtTime(total) }), el('span', { class: 'num', text: pct(total, sum) }),
+      el('span', { class: 'bar', style: `width:${Math.max(1, Math.round(80 * total / (sum || 1)))}px` }),
+      el('span', { class: 'name', text: name }),
+      self === null ? null : el('span', { class: 'num', text: 'self ' + fmtTime(self) }),
+      el('span', { class: 'file', text: file, title }));
+    // Time not in any child listed: calls too light to be sent, or (at the root) no Ruby frames.
+    const rest = (i) => {
+      const [, , total, self] = tree.nodes[i];
+      const hidden = total - self - tree.children[i].reduce((a, c) => a + tree.nodes[c][2], 0);
+      const out = [];
+      const other = (ns, name) => el('li', { class: 'other', dataset: { totalNs: String(ns) } }, row(ns, name, null, '', ''));
+      if (i === 0 && self > 0) out.push(other(self, '(no Ruby frames)'));
+      if (hidden > 0) out.push(other(hidden, `(lighter calls < ${tree.min_percent}%)`));
+      return out;
     };
-    const item = (node) => {
-      const [name, file] = frameOf(p, node);
-      const kids = kidsOf(node);
-      const open = state.treeExpanded.has(node);
-      const toggle = el('button', { class: 'toggle', type: 'button', text: kids.length ? (open ? '▾' : '▸') : '' });
-      const li = el('li', { role: 'treeitem', 'aria-expanded': kids.length ? String(open) : null, dataset: { node: String(node) } },
-        el('div', { class: 'row' }, toggle,
-          el('span', { class: 'num', text: fmtTime(weights.total[node]) }),
-          el('span', { class: 'num', text: pct(weights.total[node], sum) }),
-          el('span', { class: 'bar', style: `width:${Math.max(1, Math.round(80 * weights.total[node] / (sum || 1)))}px` }),
-          el('span', { class: 'name', text: name }),
-          el('span', { class: 'num', text: 'self ' + fmtTime(weights.self[node]) }),
-          el('span', { class: 'file', text: shortPath(file), title: file })));
-      if (open && kids.length) li.append(list(node));
-      if (kids.length) {
+    const list = (i) => el('ul', { role: 'group' }, ...tree.children[i].map(item), ...rest(i));
+    const item = (i) => {
+      const [, m, total, self, recursive] = tree.nodes[i];
+      const [name, file, line] = tree.methods[m];
+      const where = file ? shortPath(file) + (line > 0 ? ':' + line : '') : '';
+      const kids = tree.children[i].length > 0;
+      const open = tree.expanded.has(i);
+      const toggle = el('button', { class: 'toggle', type: 'button', text: kids ? (open ? '▾' : '▸') : '' });
+      const r = row(total, name + (recursive ? ' ↻' : ''), self, where, file);
+      r.prepend(toggle);
+      const li = el('li', { role: 'treeitem', 'aria-expanded': kids ? String(open) : null, dataset: { node: String(i), totalNs: String(total) } }, r);
+      if (open && kids) li.append(list(i));
+      if (kids) {
         toggle.addEventListener('click', () => {
-          const nowOpen = !state.treeExpanded.has(node);
-          if (nowOpen) { state.treeExpanded.add(node); li.append(list(node)); } else {
-            state.treeExpanded.delete(node);
+          const nowOpen = !tree.expanded.has(i);
+          if (nowOpen) { tree.expanded.add(i); li.append(list(i)); } else {
+            tree.expanded.delete(i);
             const sub = li.querySelector(':scope > ul');
             if (sub) sub.remove();
           }
@@ -286,28 +353,95 @@
       }
       return li;
     };
-    if (!sum) { root.append(el('p', { class: 'hint', text: 'No samples match the filters.' })); return; }
-    root.append(list(-1));
+    if (!sum) { box.append(el('p', { class: 'hint', text: 'No samples match the filters.' })); return; }
+    box.append(list(0));
   }
 
   // Opens the heaviest path (each step ≥ half of its parent) so the tree starts useful.
-  function defaultExpansion(p, weights) {
-    state.treeExpanded = new Set();
-    let level = p.roots;
-    let parentWeight = weights.sum;
+  function defaultExpansion(tree) {
+    const open = new Set();
+    let level = tree.children[0];
+    let parentWeight = tree.total_ns;
     for (let depth = 0; depth < 12 && level.length; depth++) {
-      const best = level.reduce((a, b) => (weights.total[b] > weights.total[a] ? b : a), level[0]);
-      if (weights.total[best] < parentWeight / 2) break;
-      state.treeExpanded.add(best);
-      parentWeight = weights.total[best];
-      level = p.children[best];
+      const best = level[0]; // heaviest first
+      if (tree.nodes[best][2] < parentWeight / 2) break;
+      open.add(best);
+      parentWeight = tree.nodes[best][2];
+      level = tree.children[best];
     }
+    return open;
   }
 
-  function expandAtLeast(p, weights, share) {
-    for (let i = 0; i < weights.total.length; i++) {
-      if (weights.total[i] >= share * weights.sum && p.children[i].length) state.treeExpanded.add(i);
+  function expandAtLeast(tree, share) {
+    tree.nodes.forEach(([, , total], i) => { if (i > 0 && total >= share * tree.total_ns && tree.children[i].length) tree.expanded.add(i); });
+  }
+
+  // --- allocations -------------------------------------------------------------------------
+  // Allocation samples (allocations: N): [node, objects, thread, label_set, class, retained],
+  // node being the allocating stack's leaf; the class is drawn as one more leaf under it, as
+  // Rperf::Collapsed.encode(data, allocations: true) does. Objects are estimates (samples × N).
+  const fmtCount = (n) => Math.round(n).toLocaleString('en-US');
+
+  function drawAllocations(p) {
+    const a = p.allocations;
+    const container = $('alloc-flame');
+    const body = $('alloc-table').tBodies[0];
+    clear(body);
+    $('alloc-table').hidden = !a;
+    if (!a) {
+      clear(container);
+      container.dataset.rendered = '0';
+      $('alloc-summary').textContent = 'This profile has no allocation samples. Record them with ' +
+        '`rperf record --alloc ruby app.rb` (one allocation in 512; --alloc=64: one in 64) or Rperf.start(allocations: 64).';
+      return;
     }
+    const field = state.allocField === 'retained' ? 5 : 1;
+    const rows = a.samples.filter((s) => (state.threadFilter === null || s[2] === state.threadFilter) &&
+      labelMatches(p.labelSets[s[3]] || {}, state.labelFilter));
+    const self = new Float64Array(p.nodes.parent.length);
+    const perClass = new Map(); // node -> Map(class -> objects)
+    const sites = new Map(); // "frame class" -> {frame, cls, allocated, retained}: the leaf function, however reached
+    let allocated = 0;
+    let retained = 0;
+    for (const [node, count, , , cls, kept] of rows) {
+      allocated += count;
+      retained += kept;
+      const frame = p.nodes.frame[node];
+      const key = frame + ' ' + cls;
+      let site = sites.get(key);
+      if (!site) sites.set(key, site = { frame, cls, allocated: 0, retained: 0 });
+      site.allocated += count;
+      site.retained += kept;
+      const v = field === 5 ? kept : count;
+      if (!v) continue;
+      self[node] += v;
+      if (!perClass.has(node)) perClass.set(node, new Map());
+      perClass.get(node).set(cls, (perClass.get(node).get(cls) || 0) + v);
+    }
+    const total = Float64Array.from(self);
+    for (let i = total.length - 1; i >= 0; i--) if (p.nodes.parent[i] >= 0) total[p.nodes.parent[i]] += total[i];
+    const sum = field === 5 ? retained : allocated;
+    const leavesOf = (node) => [...(perClass.get(node) || [])].map(([cls, v]) => ({ name: a.classes[cls], file: '', value: v }));
+    drawFlame(container, $('alloc-details'), hierarchy(p, { self, total, sum }, null, leavesOf),
+      { format: (n) => fmtCount(n) + ' objects' });
+
+    const summary = $('alloc-summary');
+    summary.textContent = `${fmtCount(allocated)} objects allocated, ${fmtCount(retained)} still alive at the end (retained); ` +
+      `estimates from one sampled allocation in ${a.interval}. The label and thread filters apply, the time range does not.` +
+      (a.pruned.samples ? ` ${a.pruned.samples} light stacks (${fmtCount(a.pruned.objects)} objects) are shown as [pruned].` : '');
+    summary.dataset.allocated = String(allocated);
+    summary.dataset.retained = String(retained);
+    const by = field === 5 ? 'retained' : 'allocated';
+    const top = [...sites.values()].sort((x, y) => y[by] - x[by] || y.allocated - x.allocated).slice(0, MAX_TABLE_ROWS);
+    for (const r of top) {
+      const [fn, file] = p.frames[r.frame];
+      body.append(el('tr', null,
+        el('td', { class: 'num', text: fmtCount(r.allocated) }), el('td', { class: 'num', text: pct(r.allocated, allocated) }),
+        el('td', { class: 'num', text: fmtCount(r.retained) }), el('td', { class: 'num', text: pct(r.retained, retained) }),
+        el('td', { class: 'fn', text: a.classes[r.cls] }), el('td', { class: 'fn', text: fn }),
+        el('td', { class: 'file', text: file, title: file })));
+    }
+    $('alloc-table').dataset.rows = String(top.length);
   }
 
   // --- threads -----------------------------------------------------------------------------
@@ -654,7 +788,6 @@
     }
     state.current = p;
     state.range = null;
-    state.treeExpanded = null;
     fillFilters(p);
     fillDiffBase();
     drawList();
@@ -725,7 +858,6 @@
     const p = state.current;
     if (!p) { document.body.dataset.state = 'ready'; return; }
     const weights = nodeWeights(p, selectSamples(p));
-    if (!state.treeExpanded) defaultExpansion(p, weights);
     drawSummary(p, weights);
     for (const b of $('tabs').querySelectorAll('button')) b.classList.toggle('active', b.dataset.tab === state.tab);
     for (const s of document.querySelectorAll('.tab')) s.classList.toggle('active', s.id === 'tab-' + state.tab);
@@ -733,7 +865,8 @@
       case 'flame': drawFlame($('flame'), $('flame-details'), hierarchy(p, weights), {}); break;
       case 'icicle': drawFlame($('icicle'), $('icicle-details'), hierarchy(p, weights), { inverted: true }); break;
       case 'top': drawTop(p, weights); break;
-      case 'tree': drawTree(p, weights); break;
+      case 'tree': await drawTree(p); break;
+      case 'alloc': drawAllocations(p); break;
       case 'threads': drawThreads(p); break;
       case 'timeline': drawTimeline(p); break;
       case 'diff': await drawDiff(p, weights); break;
@@ -765,17 +898,23 @@
     $('diff-base').addEventListener('change', (e) => { state.baseId = Number(e.target.value); render(); });
     $('diff-normalize').addEventListener('change', () => render());
     $('tree-expand').addEventListener('click', () => {
-      const p = state.current;
-      if (!p) return;
-      expandAtLeast(p, nodeWeights(p, selectSamples(p)), 0.01);
+      if (!state.tree) return;
+      expandAtLeast(state.tree, 0.01);
       render();
     });
-    $('tree-collapse').addEventListener('click', () => { state.treeExpanded = new Set(); render(); });
+    $('tree-collapse').addEventListener('click', () => { if (state.tree) state.tree.expanded = new Set(); render(); });
+    for (const b of document.querySelectorAll('#tab-alloc [data-field]')) {
+      b.addEventListener('click', () => {
+        state.allocField = b.dataset.field;
+        for (const o of document.querySelectorAll('#tab-alloc [data-field]')) o.classList.toggle('active', o === b);
+        render();
+      });
+    }
     $('refresh').addEventListener('click', () => loadList());
     let resizeTimer = null;
     window.addEventListener('resize', () => {
       clearTimeout(resizeTimer);
-      resizeTimer = setTimeout(() => { if (['flame', 'icicle', 'timeline', 'diff'].includes(state.tab)) render(); }, 200);
+      resizeTimer = setTimeout(() => { if (['flame', 'icicle', 'timeline', 'diff', 'alloc'].includes(state.tab)) render(); }, 200);
     });
   }
 
