@@ -1,0 +1,71 @@
+# frozen_string_literal: true
+
+require_relative "method_list"
+require_relative "sample_filter"
+require_relative "threshold"
+
+module Rperf
+  class Viewer
+    # The methods tab's data: Rperf::MethodTable (the native method view, the numbers of
+    # `rperf report --graph`) of the samples the viewer's filters keep (SampleFilter):
+    #
+    #   total_ns:     the total of the samples kept (MethodTable#total_ns)
+    #   methods:      [[name, path, line], ...]
+    #   entries:      [[method, self_ns, total_ns, recursive (0/1), callers, callees,
+    #                 caller_count, callee_count], ...] in MethodTable's order (heaviest total
+    #                 first). callers/callees: [[method, ns], ...], heaviest first, ns being the
+    #                 time of the samples in which that call happened (Arc#total_ns; its share
+    #                 is ns / the entry's total_ns). The counts are all the entry's arcs.
+    #                 GVL/GC time is in entries of its own ([GVL blocked], [GC marking], ...).
+    #   min_percent:  methods and arcs lighter than this share of the total are not sent
+    #   max_arcs:     nor more than this many callers (and callees) per method
+    #   method_count: the methods of the whole table
+    class MethodTablePayload
+      MIN_PERCENT = 0.1
+      MAX_METHODS = 2_000
+      MAX_ARCS = 50
+
+      def self.build(data, label: nil, thread: nil, range: nil, **limits)
+        of(SampleFilter.new(data, label: label, thread: thread, range: range).call_tree.method_table, **limits)
+      end
+
+      # The payload of a table already built (Payload sends it with the call tree).
+      def self.of(table, min_percent: MIN_PERCENT, max_methods: MAX_METHODS, max_arcs: MAX_ARCS)
+        new(table, max_arcs).build(min_percent, max_methods)
+      end
+
+      def initialize(table, max_arcs)
+        @table = table
+        @max_arcs = max_arcs
+      end
+
+      # The methods above min_percent of the total, the threshold raised until at most
+      # max_methods remain (Threshold). Entries come heaviest total first, so a method heavy
+      # by self is never left out for a lighter one.
+      def build(min_percent, max_methods)
+        total = @table.total_ns
+        kept, min_percent = Threshold.fit(total, min_percent) do |min_ns, truncate|
+          heavy = @table.entries.take_while { |e| e.total_ns >= min_ns }
+          next [heavy.first(max_methods), min_ns] if truncate
+
+          [heavy, min_ns] if heavy.size <= max_methods
+        end
+        entries, min_ns = kept
+        methods = MethodList.new
+        rows = entries.map do |e|
+          [methods.index(e.method), e.self_ns, e.total_ns, e.recursive? ? 1 : 0,
+           arcs(e.callers, min_ns, methods), arcs(e.callees, min_ns, methods), e.callers.size, e.callees.size]
+        end
+        { total_ns: total, min_percent: min_percent, max_arcs: @max_arcs, method_count: @table.size,
+          methods: methods.to_a, entries: rows }
+      end
+
+      private
+
+      # Heaviest first already (MethodTable's order).
+      def arcs(list, min_ns, methods)
+        list.take_while { |a| a.total_ns >= min_ns }.first(@max_arcs).map { |a| [methods.index(a.method), a.total_ns] }
+      end
+    end
+  end
+end
