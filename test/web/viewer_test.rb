@@ -307,6 +307,124 @@ class ViewerTest < Minitest::Test
     assert_equal 404, get_local(viewer, "/rperf/snapshots/9/call_tree")[0]
   end
 
+  # [method, self_ns, total_ns, recursive, callers, callees, caller count, callee count] per
+  # entry of `table` (Rperf::MethodTable) down to the payload's threshold and arc cap: what the
+  # methods tab must show of it. Methods as MethodRef#to_s (name, file and line).
+  def table_rows(table, min_percent, max_arcs)
+    min_ns = (table.total_ns * min_percent / 100.0).ceil
+    arcs = ->(list) { list.select { |a| a.total_ns >= min_ns }.first(max_arcs).map { |a| [a.method.to_s, a.total_ns] } }
+    table.entries.select { |e| e.total_ns >= min_ns }.map do |e|
+      [e.method.to_s, e.self_ns, e.total_ns, e.recursive?, arcs.(e.callers), arcs.(e.callees), e.callers.size, e.callees.size]
+    end
+  end
+
+  def sent_rows(payload)
+    ref = ->(m) { Rperf::MethodRef.new(*payload["methods"][m]).to_s }
+    arcs = ->(list) { list.map { |m, ns| [ref.(m), ns] } }
+    payload["entries"].map do |m, self_ns, total, recursive, callers, callees, caller_count, callee_count|
+      [ref.(m), self_ns, total, recursive == 1, arcs.(callers), arcs.(callees), caller_count, callee_count]
+    end
+  end
+
+  # The profile's own samples kept by `keep` (and raw ones clipped to `range`), as a profile
+  # Rperf::MethodTable can read: the expected tables of the filters the native core cannot apply.
+  def samples_where(data, range: nil, &keep)
+    rows = if range
+             data[:raw_samples].filter_map do |s|
+               overlap = [s.last, range[1]].min - [s.last - s[1], range[0]].max
+               [s[0], [s[1], overlap].min, s[2], s[3]] if overlap.positive?
+             end
+           else
+             data[:aggregated_samples]
+           end
+    data.except(:raw_samples).merge(aggregated_samples: rows.select { |s| keep.(s) }.map { |s| s.first(4) })
+  end
+
+  # The methods tab is Rperf::MethodTable's, entry for entry and arc for arc (ruby-prof's method
+  # view): the payload's table (every sample) and the tables the page asks for with its filters
+  # (a label, "not set", a thread, a time range). validate is one method with two callers, and
+  # sleep's time is an entry of its own.
+  def test_method_table_is_rperf_method_table_for_every_filter
+    checkout = Checkout.new
+    data = Rperf.start(mode: :wall, aggregate: false) do
+      worker = Thread.new { Rperf.label(role: "worker") { checkout.write } }
+      Rperf.label(endpoint: "POST /checkout") { checkout.process }
+      checkout.validate
+      worker.join
+    end
+    viewer = Rperf::Viewer.new(nil)
+    viewer.add_snapshot(data)
+    _, payload = get_local(viewer, "/rperf/snapshots/1")
+    methods = payload["method_table"]
+    table = Rperf::MethodTable.new(data)
+    assert_equal data[:aggregated_samples].sum { |s| s[1] }, methods["total_ns"]
+    assert_equal table.total_ns, methods["total_ns"]
+    assert_equal table.size, methods["method_count"]
+    assert_equal table_rows(table, methods["min_percent"], methods["max_arcs"]), sent_rows(methods)
+    validate = sent_rows(methods).find { |row| row[0].start_with?("#{Checkout}#validate ") }
+    assert_equal %W[#{Checkout}#process #{Checkout}#save], validate[4].map { |name, _| name[/\S+/] }.sort, "one validate, two callers"
+    assert_equal validate[2], validate[4].sum { |_, ns| ns }, "without recursion the callers add up to the total"
+    assert_includes sent_rows(methods).map { |row| row[0] }, "[GVL blocked]", "sleep's time is an entry of its own"
+
+    main_seq = data[:aggregated_samples].find { |s| labels_of(data, s)&.[](:endpoint) }[2]
+    t0, t1 = data[:raw_samples].map(&:last).minmax
+    middle = [t0 + (t1 - t0) / 3, t0 + 2 * (t1 - t0) / 3]
+    {
+      "label=endpoint&value=POST+%2Fcheckout" => Rperf::MethodTable.new(data, filter: { endpoint: "POST /checkout" }),
+      "label=%25GVL&value=blocked" => Rperf::MethodTable.new(data, filter: { "%GVL" => "blocked" }),
+      "label=endpoint&unset=1" => Rperf::MethodTable.new(samples_where(data) { |s| !labels_of(data, s)&.key?(:endpoint) }),
+      "thread=#{main_seq}" => Rperf::MethodTable.new(samples_where(data) { |s| s[2] == main_seq }),
+      "from=#{middle[0]}&to=#{middle[1]}" => Rperf::MethodTable.new(samples_where(data, range: middle) { true }),
+    }.each do |query, expected|
+      status, filtered = get_local(viewer, "/rperf/snapshots/1/method_table", query)
+      assert_equal 200, status, query
+      assert_operator expected.total_ns, :>, 0, query
+      assert_operator expected.total_ns, :<, table.total_ns, query
+      assert_equal expected.total_ns, filtered["total_ns"], query
+      assert_equal table_rows(expected, filtered["min_percent"], filtered["max_arcs"]), sent_rows(filtered), query
+      assert_operator filtered["entries"].size, :>, 2, query
+    end
+  end
+
+  # Malformed filters are a 400 that says what is wrong, for both filtered views.
+  def test_filtered_view_errors_say_what_is_wrong
+    viewer = Rperf::Viewer.new(nil)
+    viewer.add_snapshot(Rperf.start(mode: :wall) { work })
+    %w[method_table call_tree].each do |view|
+      {
+        "thread=main" => /\Abad #{view} query: thread must be an integer, got "main"\z/,
+        "from=5" => /\Abad #{view} query: to is missing \(from and to come together\)\z/,
+        "from=9&to=1" => /\Abad #{view} query: the time range's from \(9\) is after its to \(1\)\z/,
+        "from=0&to=10" => /needs the profile's raw samples, and this profile has none/,
+      }.each do |query, message|
+        status, body = get_local(viewer, "/rperf/snapshots/1/#{view}", query)
+        assert_equal [400, true], [status, message.match?(body["error"])], "#{view}?#{query}: #{body}"
+      end
+      assert_equal [404, { "error" => "no snapshot 9" }], get_local(viewer, "/rperf/snapshots/9/#{view}")
+    end
+    assert_equal 404, viewer.call("REQUEST_METHOD" => "GET", "PATH_INFO" => "/rperf/snapshots/1/methods", "REMOTE_ADDR" => "127.0.0.1")[0]
+  end
+
+  # Many methods: the threshold rises until max_methods fit, at most max_arcs callers and
+  # callees each are sent (with the counts of all), and every number stays MethodTable's.
+  def test_method_table_payload_is_bounded
+    data = Rperf.start(mode: :wall) { 40.times { |depth| nest(depth, 0.002) } }
+    table = Rperf::MethodTable.new(data)
+    assert_operator table.size, :>, 5
+    capped = JSON.parse(JSON.generate(Rperf::Viewer::MethodTablePayload.build(data, max_methods: 5, max_arcs: 1)))
+    assert_operator capped["entries"].size, :<=, 5
+    assert_operator capped["min_percent"], :>, Rperf::Viewer::MethodTablePayload::MIN_PERCENT
+    assert_equal 1, capped["max_arcs"]
+    assert_equal table_rows(table, capped["min_percent"], 1), sent_rows(capped)
+    assert(capped["entries"].any? { |e| e[6] > e[4].size || e[7] > e[5].size }, "some arcs are left out, and counted")
+
+    frames = Array.new(50) { |i| ["app.rb", "m#{i}"].freeze }
+    zero = { mode: :wall, frequency: 1000, label_sets: [{}],
+             aggregated_samples: frames.each_index.map { |i| [frames.first(i + 1).reverse, 0, 1, 0] } }
+    # Nothing weighs anything: no entry, and the threshold stops rising.
+    assert_equal [], Rperf::Viewer::MethodTablePayload.build(zero, max_methods: 10)[:entries]
+  end
+
   # A time range needs raw samples: without them it is a 400 that says so, not the whole tree.
   def test_call_tree_time_range_without_raw_samples_is_refused
     data = Rperf.start(mode: :wall) { work }
@@ -328,9 +446,13 @@ class ViewerTest < Minitest::Test
     status, payload = get_local(viewer, "/rperf/snapshots/1")
     assert_equal 200, status
     assert_nil payload["call_tree"]
+    assert_nil payload["method_table"], "nor a method table"
     assert_match(/cannot build the call tree: .*path and label must be Strings/, payload["call_tree_error"])
     assert_equal [[0, 10, 1, 0]], payload["samples"]
     status, body = get_local(viewer, "/rperf/snapshots/1/call_tree", "thread=1")
+    assert_equal 422, status
+    assert_match(/cannot build the call tree/, body["error"])
+    status, body = get_local(viewer, "/rperf/snapshots/1/method_table", "thread=1")
     assert_equal 422, status
     assert_match(/cannot build the call tree/, body["error"])
   end
