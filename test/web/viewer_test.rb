@@ -308,12 +308,17 @@ class ViewerTest < Minitest::Test
   end
 
   # [method, self_ns, total_ns, recursive, callers, callees, caller count, callee count] per
-  # entry of `table` (Rperf::MethodTable) down to the payload's threshold and arc cap: what the
-  # methods tab must show of it. Methods as MethodRef#to_s (name, file and line).
-  def table_rows(table, min_percent, max_arcs)
-    min_ns = (table.total_ns * min_percent / 100.0).ceil
-    arcs = ->(list) { list.select { |a| a.total_ns >= min_ns }.first(max_arcs).map { |a| [a.method.to_s, a.total_ns] } }
-    table.entries.select { |e| e.total_ns >= min_ns }.map do |e|
+  # entry of `table` (Rperf::MethodTable) the methods tab must show: those above min_percent of
+  # the total, at most the max_methods heaviest by total and by self, in the table's order; at
+  # most max_arcs callers and callees each, above min_percent too. Methods as MethodRef#to_s
+  # (name, file and line).
+  def table_rows(table, payload)
+    min_ns = (table.total_ns * payload["min_percent"] / 100.0).ceil
+    heavy = table.entries.select { |e| e.total_ns >= min_ns }
+    by_self = heavy.sort_by.with_index { |e, i| [-e.self_ns, i] }
+    kept = heavy.first(payload["max_methods"]) + by_self.first(payload["max_methods"])
+    arcs = ->(list) { list.select { |a| a.total_ns >= min_ns }.first(payload["max_arcs"]).map { |a| [a.method.to_s, a.total_ns] } }
+    heavy.select { |e| kept.any? { |k| k.equal?(e) } }.map do |e|
       [e.method.to_s, e.self_ns, e.total_ns, e.recursive?, arcs.(e.callers), arcs.(e.callees), e.callers.size, e.callees.size]
     end
   end
@@ -349,7 +354,7 @@ class ViewerTest < Minitest::Test
     data = Rperf.start(mode: :wall, aggregate: false) do
       worker = Thread.new { Rperf.label(role: "worker") { checkout.write } }
       Rperf.label(endpoint: "POST /checkout") { checkout.process }
-      checkout.validate
+      checkout.write
       worker.join
     end
     viewer = Rperf::Viewer.new(nil)
@@ -360,11 +365,11 @@ class ViewerTest < Minitest::Test
     assert_equal data[:aggregated_samples].sum { |s| s[1] }, methods["total_ns"]
     assert_equal table.total_ns, methods["total_ns"]
     assert_equal table.size, methods["method_count"]
-    assert_equal table_rows(table, methods["min_percent"], methods["max_arcs"]), sent_rows(methods)
+    assert_equal table_rows(table, methods), sent_rows(methods)
     validate = sent_rows(methods).find { |row| row[0].start_with?("#{Checkout}#validate ") }
     assert_equal %W[#{Checkout}#process #{Checkout}#save], validate[4].map { |name, _| name[/\S+/] }.sort, "one validate, two callers"
     assert_equal validate[2], validate[4].sum { |_, ns| ns }, "without recursion the callers add up to the total"
-    assert_includes sent_rows(methods).map { |row| row[0] }, "[GVL blocked]", "sleep's time is an entry of its own"
+    assert_includes sent_rows(methods).map { |row| row[0].sub(/ \(.*\)\z/, "") }, "[GVL blocked]", "sleep's time is an entry of its own"
 
     main_seq = data[:aggregated_samples].find { |s| labels_of(data, s)&.[](:endpoint) }[2]
     t0, t1 = data[:raw_samples].map(&:last).minmax
@@ -381,7 +386,7 @@ class ViewerTest < Minitest::Test
       assert_operator expected.total_ns, :>, 0, query
       assert_operator expected.total_ns, :<, table.total_ns, query
       assert_equal expected.total_ns, filtered["total_ns"], query
-      assert_equal table_rows(expected, filtered["min_percent"], filtered["max_arcs"]), sent_rows(filtered), query
+      assert_equal table_rows(expected, filtered), sent_rows(filtered), query
       assert_operator filtered["entries"].size, :>, 2, query
     end
   end
@@ -405,24 +410,34 @@ class ViewerTest < Minitest::Test
     assert_equal 404, viewer.call("REQUEST_METHOD" => "GET", "PATH_INFO" => "/rperf/snapshots/1/methods", "REMOTE_ADDR" => "127.0.0.1")[0]
   end
 
-  # Many methods: the threshold rises until max_methods fit, at most max_arcs callers and
-  # callees each are sent (with the counts of all), and every number stays MethodTable's.
+  # Many methods: at most the max_methods heaviest by total and by self are sent (a method heavy
+  # by self is there however many wrappers weigh more in total), at most max_arcs callers and
+  # callees each (with the counts of all), and every number stays MethodTable's.
   def test_method_table_payload_is_bounded
-    data = Rperf.start(mode: :wall) { 40.times { |depth| nest(depth, 0.002) } }
+    frame = ->(name) { ["app.rb", name, 1].freeze }
+    main = frame.("<main>")
+    wrappers = Array.new(5) { |i| frame.("w#{i}") } # total 100 µs each, no self
+    ms = Array.new(50) { |i| frame.("m#{i}") }      # m_i: self (i + 1) µs; m_i calls m_(i-1)
+    samples = [[[frame.("leaf"), *wrappers.reverse, main], 100_000, 1, 0]]
+    ms.each_with_index do |m, i|
+      samples << [[m, main], (i + 1) * 1000, 1, 0]
+      samples << [[ms[i - 1], m, main], 500, 1, 0] if i.positive?
+    end
+    data = { mode: :wall, frequency: 1000, label_sets: [{}], aggregated_samples: samples }
     table = Rperf::MethodTable.new(data)
-    assert_operator table.size, :>, 5
+    assert_equal 57, table.size
     capped = JSON.parse(JSON.generate(Rperf::Viewer::MethodTablePayload.build(data, max_methods: 5, max_arcs: 1)))
-    assert_operator capped["entries"].size, :<=, 5
-    assert_operator capped["min_percent"], :>, Rperf::Viewer::MethodTablePayload::MIN_PERCENT
-    assert_equal 1, capped["max_arcs"]
-    assert_equal table_rows(table, capped["min_percent"], 1), sent_rows(capped)
-    assert(capped["entries"].any? { |e| e[6] > e[4].size || e[7] > e[5].size }, "some arcs are left out, and counted")
-
-    frames = Array.new(50) { |i| ["app.rb", "m#{i}"].freeze }
-    zero = { mode: :wall, frequency: 1000, label_sets: [{}],
-             aggregated_samples: frames.each_index.map { |i| [frames.first(i + 1).reverse, 0, 1, 0] } }
-    # Nothing weighs anything: no entry, and the threshold stops rising.
-    assert_equal [], Rperf::Viewer::MethodTablePayload.build(zero, max_methods: 10)[:entries]
+    assert_equal [5, 1, 57], capped.values_at("max_methods", "max_arcs", "method_count")
+    assert_equal table_rows(table, capped), sent_rows(capped)
+    names = sent_rows(capped).map { |row| row[0][/\S+/] }
+    assert_equal %w[<main> leaf w0 w1 w2 m49 m48 m47 m46].sort, names.sort, "5 by total, 5 by self (leaf is both)"
+    m48 = sent_rows(capped).find { |row| row[0].start_with?("m48 ") }
+    assert_equal [["<main> (app.rb:1)", 49_500]], m48[4], "the heaviest of its two callers (main and m49)"
+    assert_equal [], m48[5], "its call of m47 (500 ns) is below 0.1% of the total"
+    assert_equal [2, 1], m48[6, 2]
+    full = JSON.parse(JSON.generate(Rperf::Viewer::MethodTablePayload.build(data)))
+    assert_equal 57, full["entries"].size
+    assert_equal table_rows(table, full), sent_rows(full)
   end
 
   # A time range needs raw samples: without them it is a 400 that says so, not the whole tree.

@@ -2,7 +2,6 @@
 
 require_relative "method_list"
 require_relative "sample_filter"
-require_relative "threshold"
 
 module Rperf
   class Viewer
@@ -34,12 +33,22 @@ module Rperf
         @tree = tree
       end
 
-      # The calls above min_percent of the total, the threshold raised until at most
-      # max_nodes remain (Threshold).
+      # The calls above min_percent of the total; while more than max_nodes remain, the
+      # threshold doubles. When it cannot rise any more (a total of 0: every node weighs 0),
+      # the first max_nodes nodes of the walk are sent.
       def build(min_percent, max_nodes)
         total = @tree.total_ns
-        (nodes, methods), min_percent = Threshold.fit(total, min_percent) do |min_ns, truncate|
-          walk(@tree, min_ns, max_nodes, truncate: truncate)
+        nodes = methods = nil
+        loop do
+          min_ns = (total * min_percent / 100.0).ceil
+          nodes, methods = walk(@tree, min_ns, max_nodes)
+          break if nodes
+
+          if (total * min_percent * 2 / 100.0).ceil <= min_ns
+            nodes, methods = walk(@tree, min_ns, max_nodes, truncate: true)
+            break
+          end
+          min_percent *= 2 # too many nodes above the threshold: raise it until they fit
         end
         { total_ns: total, min_percent: min_percent, node_count: @tree.size, methods: methods, nodes: nodes }
       end

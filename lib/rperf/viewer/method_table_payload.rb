@@ -2,7 +2,6 @@
 
 require_relative "method_list"
 require_relative "sample_filter"
-require_relative "threshold"
 
 module Rperf
   class Viewer
@@ -18,6 +17,7 @@ module Rperf
     #                 is ns / the entry's total_ns). The counts are all the entry's arcs.
     #                 GVL/GC time is in entries of its own ([GVL blocked], [GC marking], ...).
     #   min_percent:  methods and arcs lighter than this share of the total are not sent
+    #   max_methods:  nor more than this many heaviest by total, and as many by self
     #   max_arcs:     nor more than this many callers (and callees) per method
     #   method_count: the methods of the whole table
     class MethodTablePayload
@@ -39,25 +39,21 @@ module Rperf
         @max_arcs = max_arcs
       end
 
-      # The methods above min_percent of the total, the threshold raised until at most
-      # max_methods remain (Threshold). Entries come heaviest total first, so a method heavy
-      # by self is never left out for a lighter one.
+      # The methods above min_percent of the total, at most the max_methods heaviest by total
+      # and the max_methods heaviest by self (so the page's both orders are right as far as
+      # they go), in MethodTable's order.
       def build(min_percent, max_methods)
         total = @table.total_ns
-        kept, min_percent = Threshold.fit(total, min_percent) do |min_ns, truncate|
-          heavy = @table.entries.take_while { |e| e.total_ns >= min_ns }
-          next [heavy.first(max_methods), min_ns] if truncate
-
-          [heavy, min_ns] if heavy.size <= max_methods
-        end
-        entries, min_ns = kept
+        min_ns = (total * min_percent / 100.0).ceil
+        heavy = @table.entries.take_while { |e| e.total_ns >= min_ns }
+        by_self = heavy.each_with_index.sort_by { |e, i| [-e.self_ns, i] }.first(max_methods).map(&:first)
         methods = MethodList.new
-        rows = entries.map do |e|
+        rows = (heavy & (heavy.first(max_methods) | by_self)).map do |e|
           [methods.index(e.method), e.self_ns, e.total_ns, e.recursive? ? 1 : 0,
            arcs(e.callers, min_ns, methods), arcs(e.callees, min_ns, methods), e.callers.size, e.callees.size]
         end
-        { total_ns: total, min_percent: min_percent, max_arcs: @max_arcs, method_count: @table.size,
-          methods: methods.to_a, entries: rows }
+        { total_ns: total, min_percent: min_percent, max_methods: max_methods, max_arcs: @max_arcs,
+          method_count: @table.size, methods: methods.to_a, entries: rows }
       end
 
       private

@@ -35,9 +35,13 @@ module Rperf
       end
 
       def self.integer(params, key)
-        Integer(params.fetch(key) { raise BadFilter, "#{key} is missing (from and to come together)" }, 10)
-      rescue ArgumentError, TypeError
-        raise BadFilter, "#{key} must be an integer, got #{params[key].inspect}"
+        raise BadFilter, "#{key} is missing (from and to come together)" unless params.key?(key)
+
+        begin
+          Integer(params[key], 10)
+        rescue ArgumentError, TypeError
+          raise BadFilter, "#{key} must be an integer, got #{params[key].inspect}"
+        end
       end
       private_class_method :integer
 

@@ -413,7 +413,8 @@
     }
     if (!current()) return; // the user moved on meanwhile
     const note = `${table.entries.length} of ${table.method_count} methods shown: methods below ${table.min_percent}% of the total ` +
-      `are left out, and so are callers and callees below it (at most ${table.max_arcs} of each per method).`;
+      `are left out (and beyond the ${table.max_methods} heaviest by total and by self), and so are callers and callees ` +
+      `below it (at most ${table.max_arcs} of each per method).`;
     $('methods-note').textContent = query && embedded
       ? 'This file holds the methods of all samples: the filters apply to them only when the viewer is served (Rperf::Viewer). ' + note
       : note;
