@@ -389,7 +389,7 @@ class CliHtmlTest < Minitest::Test
     # file still shows the table of all samples, and says so.
     table = Rperf::MethodTable.new(data)
     assert_equal method_rows(table), shown_rows(result["methods"])
-    assert_graph table["Object#main_loop"], result.dig("methods", "selected")
+    assert_graph table, "Object#main_loop", result.dig("methods", "selected")
     assert_equal method_rows(table), shown_rows(result["filteredMethods"])
     assert_equal table.total_ns, result.dig("filteredMethods", "total")
     assert_match(/the filters apply to them only when the viewer is served/, result.dig("filteredMethods", "note"))

@@ -272,7 +272,7 @@ class ViewerBrowserTest < Minitest::Test
     data = Rperf.start(mode: :wall) do
       worker = Thread.new { Rperf.label(role: "worker") { checkout.write } }
       Rperf.label(endpoint: "POST /checkout") { checkout.process }
-      checkout.validate
+      checkout.write
       worker.join
     end
     worker = data[:aggregated_samples].find { |s| label_value(data[:label_sets][s[3]], :role) }[2]
@@ -304,21 +304,21 @@ class ViewerBrowserTest < Minitest::Test
     assert_equal method_rows(table).sort, methods["bySelf"].map { |r| r.values_at("name", "self", "total") }.sort
 
     validate = table["#{Checkout}#validate"]
-    assert_equal %W[#{Checkout}#save #{Checkout}#process].sort, validate.callers.map(&:name).sort
+    assert_equal %W[#{Checkout}#save #{Checkout}#process].sort, validate.callers.map { |a| a.method.name }.sort
     selected = methods["selected"]
     assert_equal validate.name, selected.dig("graph", "method")
     refute selected["hint"]
     assert_equal [true], selected["rows"].select { |r| r["name"] == validate.name }.map { |r| r["selected"] }
-    assert_graph validate, selected["graph"], "callers above, callees below, as MethodTable says"
+    assert_graph table, validate.name, selected["graph"], "callers above, callees below, as MethodTable says"
     save = table["#{Checkout}#save"]
     assert_equal save.name, methods.dig("caller", "method")
-    assert_graph save, methods["caller"]
+    assert_graph table, save.name, methods["caller"]
 
     labelled = Rperf::MethodTable.new(data, filter: { endpoint: "POST /checkout" })
     assert_operator labelled.total_ns, :<, table.total_ns
     assert_equal labelled.total_ns, methods.dig("label", "total")
     assert_equal method_rows(labelled), shown_rows(methods["label"])
-    assert_graph labelled[validate.name], methods.dig("label", "graph"), "the selection stays"
+    assert_graph labelled, validate.name, methods.dig("label", "graph"), "the selection stays"
     assert_includes result["requests"], "/rperf/snapshots/1/method_table", "filtered tables come from the server"
 
     worker_table = Rperf::MethodTable.new(data.merge(aggregated_samples: data[:aggregated_samples].select { |s| s[2] == worker }))
@@ -358,7 +358,7 @@ class ViewerBrowserTest < Minitest::Test
       # The methods tab works from the file's own table (MethodTable of every sample).
       table = Rperf::MethodTable.new(data)
       assert_equal method_rows(table), shown_rows(result["methods"])
-      assert_graph table["#{Shop}#slow_path"], result.dig("methods", "selected")
+      assert_graph table, "#{Shop}#slow_path", result.dig("methods", "selected")
       assert_equal "</title><script>window.__xss=3</script>", result["title"], "the title is text"
     end
     assert_raises(ArgumentError) { Rperf::Viewer.static_html({}) }
