@@ -23,7 +23,7 @@ module Rperf
     class MethodTablePayload
       MIN_PERCENT = 0.1
       MAX_METHODS = 2_000
-      MAX_ARCS = 50
+      MAX_ARCS = 20
 
       def self.build(data, label: nil, thread: nil, range: nil, **limits)
         of(SampleFilter.new(data, label: label, thread: thread, range: range).call_tree.method_table, **limits)
@@ -49,8 +49,10 @@ module Rperf
         by_self = heavy.each_with_index.sort_by { |e, i| [-e.self_ns, i] }.first(max_methods).map(&:first)
         methods = MethodList.new
         rows = (heavy & (heavy.first(max_methods) | by_self)).map do |e|
+          callers, caller_count = e.heaviest(:callers, @max_arcs)
+          callees, callee_count = e.heaviest(:callees, @max_arcs)
           [methods.index(e.method), e.self_ns, e.total_ns, e.recursive? ? 1 : 0,
-           arcs(e.callers, min_ns, methods), arcs(e.callees, min_ns, methods), e.callers.size, e.callees.size]
+           arcs(callers, min_ns, methods), arcs(callees, min_ns, methods), caller_count, callee_count]
         end
         { total_ns: total, min_percent: min_percent, max_methods: max_methods, max_arcs: @max_arcs,
           method_count: @table.size, methods: methods.to_a, entries: rows }
@@ -60,7 +62,7 @@ module Rperf
 
       # Heaviest first already (MethodTable's order).
       def arcs(list, min_ns, methods)
-        list.take_while { |a| a.total_ns >= min_ns }.first(@max_arcs).map { |a| [methods.index(a.method), a.total_ns] }
+        list.take_while { |a| a.total_ns >= min_ns }.map { |a| [methods.index(a.method), a.total_ns] }
       end
     end
   end
