@@ -52,6 +52,11 @@ class CallTreeTest < Minitest::Test
     assert_equal [["Object#save", 20_000_000, 2 / 3r], ["Object#process", 10_000_000, 1 / 3r]],
                  validate.callers.map { |a| [a.method.name, a.total_ns, a.share.rationalize(1e-9)] }
     assert_empty validate.callees
+    # The heaviest n arcs and the count of all (what the viewer sends).
+    assert_equal [[["Object#save", 20_000_000]], 2], validate.heaviest(:callers, 1).then { |arcs, n| [arcs.map { |a| [a.method.name, a.total_ns] }, n] }
+    assert_equal validate.callers, validate.heaviest(:callers, 5)[0]
+    assert_equal [[], 0], validate.heaviest(:callees, 5)
+    assert_raises(ArgumentError) { validate.heaviest(:siblings, 1) }
     assert_equal [["Object#save", 51_000_000], ["Object#validate", 10_000_000]], table["Object#process"].callees.map { |a| [a.method.name, a.total_ns] }
     assert_equal %w[Object#process <main> Object#save Object#validate Object#write], table.map(&:name) # total, then self
   end

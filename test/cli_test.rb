@@ -4,6 +4,7 @@ require_relative "test_helper"
 require "json"
 require "shellwords"
 require "net/http"
+require_relative "web/method_view_assertions"
 
 # The rperf command, run as a real subprocess on real scripts.
 class CliTest < Minitest::Test
@@ -306,6 +307,8 @@ class CliTest < Minitest::Test
 end
 
 class CliHtmlTest < Minitest::Test
+  include MethodViewAssertions
+
   # Two threads with known work, labelled by role, in wall mode with raw samples (a timeline).
   TWO_THREADS = <<~RUBY
     def main_loop(n)
@@ -362,7 +365,7 @@ class CliHtmlTest < Minitest::Test
     assert_match(/<meta http-equiv="Content-Security-Policy" content="default-src 'none'; script-src 'sha256-/, html)
     refute html.match?(/<(script|link|img)\s[^>]*\b(src|href)=/), "nothing is loaded from elsewhere"
 
-    plan = { static: true, views: true, label: %w[role worker] }
+    plan = { static: true, views: true, label: %w[role worker], method: "Object#main_loop" }
     out, err, status = Open3.capture3("node", File.join(ROOT, "test/consumers/viewer_check.js"), "file://#{File.join(dir, 'p.html')}",
                                       JSON.generate(plan), chdir: ROOT)
     assert status.success?, "viewer_check.js failed:\n#{err}\n#{out}"
@@ -381,6 +384,15 @@ class CliHtmlTest < Minitest::Test
     assert_equal Rperf::CallTree.new(data).total_ns, result.dig("tree", "total")
     assert_equal Rperf::CallTree.new(data).total_ns, result.dig("filteredTree", "total")
     assert_match(/the filters apply to it only when the viewer is served/, result.dig("filteredTree", "note"))
+
+    # Methods: Rperf::MethodTable's rows, and main_loop's callers and callees; with a filter, a
+    # file still shows the table of all samples, and says so.
+    table = Rperf::MethodTable.new(data)
+    assert_equal method_rows(table), shown_rows(result["methods"])
+    assert_graph table, "Object#main_loop", result.dig("methods", "selected")
+    assert_equal method_rows(table), shown_rows(result["filteredMethods"])
+    assert_equal table.total_ns, result.dig("filteredMethods", "total")
+    assert_match(/the filters apply to them only when the viewer is served/, result.dig("filteredMethods", "note"))
 
     # Threads: exactly the profile's two, each with its own loop as heaviest function and,
     # when clicked, exactly its own weight.

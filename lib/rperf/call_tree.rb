@@ -125,6 +125,15 @@ module Rperf
       def recursive? = @recursive
       def callers = @callers ||= @table.arcs(:callers, @method_id, @total_ns)
       def callees = @callees ||= @table.arcs(:callees, @method_id, @total_ns)
+      # The n heaviest of #callers or #callees (kind) and how many there are, making only n
+      # Arcs: a method may have thousands, of which the viewer sends a few.
+      def heaviest(kind, n)
+        index = %i[callers callees].index(kind) or raise ArgumentError, "kind must be :callers or :callees (got #{kind.inspect})"
+
+        native = @table.tree.native
+        [@table.arcs_of(native.public_send(kind, @method_id, n), @total_ns), native.arc_counts(@method_id)[index]]
+      end
+
       def inspect = "#<Rperf::MethodTable::Entry #{method} total=#{@total_ns} self=#{@self_ns}>"
     end
 
@@ -153,8 +162,10 @@ module Rperf
       exact.empty? ? @entries.select { |e| e.name.include?(pattern) } : exact
     end
 
-    def arcs(kind, method_id, total_ns) # :nodoc:
-      pairs = @tree.native.public_send(kind, method_id) # [method_id, ns, method_id, ns, ...]
+    def arcs(kind, method_id, total_ns) = arcs_of(@tree.native.public_send(kind, method_id), total_ns) # :nodoc:
+
+    # Arcs of native pairs [method_id, ns, method_id, ns, ...].
+    def arcs_of(pairs, total_ns) # :nodoc:
       Array.new(pairs.size / 2) do |i|
         ns = pairs[2 * i + 1]
         Arc.new(@tree.method_ref(pairs[2 * i]), ns, total_ns.positive? ? ns.fdiv(total_ns) : 0.0)

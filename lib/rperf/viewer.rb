@@ -4,9 +4,9 @@ require_relative "../rperf"
 require "json"
 require "socket"
 require "time"
-require "uri"
 require_relative "viewer/payload"
 require_relative "viewer/call_tree_payload"
+require_relative "viewer/method_table_payload"
 require_relative "viewer/access"
 require_relative "viewer/static_page"
 
@@ -24,8 +24,9 @@ module Rperf
   #
   # Routes under path: "/" the page, "/assets/..." its scripts, "/snapshots" the list (meta and
   # summary only), "/snapshots/<id>" one profile (Viewer::Payload), "/snapshots/<id>/call_tree"
-  # its Rperf::CallTree for the page's filters (?label=K&value=V | &unset=1, &thread=N,
-  # &from=T0&to=T1; Viewer::CallTreePayload).
+  # and ".../method_table" its Rperf::CallTree and Rperf::MethodTable for the page's filters
+  # (?label=K&value=V | &unset=1, &thread=N, &from=T0&to=T1; Viewer::SampleFilter,
+  # CallTreePayload, MethodTablePayload).
   class Viewer
     ASSET_DIR = File.expand_path("viewer/assets", __dir__)
     ASSET_TYPES = {
@@ -48,7 +49,9 @@ module Rperf
       "cache-control" => "no-store",
     }.freeze
     PAYLOAD_CACHE_SIZE = 4
-    TREE_CACHE_SIZE = 16
+    FILTERED_CACHE_SIZE = 16
+    # The views the page asks for per filter: GET <path>/snapshots/<id>/<view>?<filters>.
+    FILTERED_VIEWS = { "call_tree" => CallTreePayload, "method_table" => MethodTablePayload }.freeze
 
     @instance = nil
 
@@ -74,7 +77,7 @@ module Rperf
       @access = Access.new(allow: allow, auth: auth)
       @snapshots = [] # {id:, taken_at:, data: | path:, meta:, summary:, error:}
       @payloads = {}  # id => JSON body, the few opened last
-      @trees = {}     # [id, query] => JSON body of a filtered call tree
+      @filtered = {}  # [id, view, filters] => JSON body of a filtered call tree or method table
       @loaded = {}    # id => a file's profile, the one opened last (filtered trees need it)
       @mutex = Mutex.new
       @load_mutex = Mutex.new # one file loaded at a time: concurrent requests share it
@@ -213,7 +216,8 @@ module Rperf
       when %r{\A/assets/(.+)\z} then static_asset(Regexp.last_match(1))
       when "/snapshots" then json(200, snapshot_list)
       when %r{\A/snapshots/(\d{1,18})\z} then serve_snapshot(Regexp.last_match(1).to_i)
-      when %r{\A/snapshots/(\d{1,18})/call_tree\z} then serve_call_tree(Regexp.last_match(1).to_i, query)
+      when %r{\A/snapshots/(\d{1,18})/(call_tree|method_table)\z}
+        serve_filtered(Regexp.last_match(1).to_i, Regexp.last_match(2), query)
       else not_found
       end
     end
@@ -233,46 +237,36 @@ module Rperf
       [200, SECURITY_HEADERS.merge("content-type" => "application/json; charset=utf-8"), [body]]
     end
 
-    def serve_call_tree(id, query)
+    # A call tree or a method table of the page's filters, made once per snapshot and query
+    # (the few asked for last are kept).
+    def serve_filtered(id, view, query)
       entry = @mutex.synchronize { @snapshots.find { |s| s[:id] == id } }
       return json(404, { error: "no snapshot #{id}" }) unless entry
 
-      filter = tree_filter(query)
-      return json(400, { error: "bad call_tree query #{query.inspect}" }) unless filter
-
-      key = [id, filter]
-      body = @mutex.synchronize { @trees[key] }
+      begin
+        filters = SampleFilter.parse_query(query)
+      rescue SampleFilter::BadFilter => e
+        return json(400, { error: "bad #{view} query: #{e.message}" })
+      end
+      key = [id, view, filters]
+      body = @mutex.synchronize { @filtered[key] }
       unless body
         data = entry[:data] || loaded(entry)
         return json(422, { error: entry[:error] }) unless data
 
         begin
-          body = JSON.generate(CallTreePayload.build(data, **filter))
-        rescue CallTreePayload::BadFilter => e
+          body = JSON.generate(FILTERED_VIEWS.fetch(view).build(data, **filters))
+        rescue SampleFilter::BadFilter => e
           return json(400, { error: e.message })
-        rescue CallTreePayload::Unavailable => e
+        rescue SampleFilter::Unavailable => e
           return json(422, { error: e.message })
         end
         @mutex.synchronize do
-          @trees.delete(@trees.keys.first) while @trees.size >= TREE_CACHE_SIZE
-          @trees[key] = body
+          @filtered.delete(@filtered.keys.first) while @filtered.size >= FILTERED_CACHE_SIZE
+          @filtered[key] = body
         end
       end
       [200, SECURITY_HEADERS.merge("content-type" => "application/json; charset=utf-8"), [body]]
-    end
-
-    # ?label=K&value=V (or &unset=1: K not set), &thread=N, &from=T0&to=T1 (ns) -> keywords.
-    def tree_filter(query)
-      params = URI.decode_www_form(query.to_s).to_h
-      filter = {}
-      if params["label"]
-        filter[:label] = [params["label"], params["unset"] == "1" ? nil : params["value"].to_s]
-      end
-      filter[:thread] = Integer(params["thread"], 10) if params["thread"]
-      filter[:range] = [Integer(params["from"], 10), Integer(params["to"], 10)] if params["from"] || params["to"]
-      filter
-    rescue ArgumentError, TypeError
-      nil
     end
 
     # A file's profile, kept while it is the one asked for last. Requests (Puma threads) that
@@ -331,7 +325,7 @@ module Rperf
       while @snapshots.count { |s| s[:data] } > @max_snapshots
         gone = @snapshots.delete_at(@snapshots.index { |s| s[:data] })
         @payloads.delete(gone[:id])
-        @trees.delete_if { |(id, _), _| id == gone[:id] }
+        @filtered.delete_if { |(id, *), _| id == gone[:id] }
       end
     end
 

@@ -2,8 +2,11 @@
 // what every view rendered, as JSON, for test/web/viewer_browser_test.rb to check.
 // Usage: node viewer_check.js URL PLAN_JSON [SCREENSHOT_DIR]
 // PLAN: { current, base, timelineSnapshot, label: [key, value], frame }, or { static: true } for
-// a file written by Rperf::Viewer.static_html ({ static: true, views: true, label: [key, value] }:
-// also its call tree, threads and label filter), or { alloc: true, current, other, labels:
+// a file written by Rperf::Viewer.static_html (with its methods tab; method: name, that method's
+// graph; views: true, label: [key, value]: also its call tree, threads and label filter), or
+// { methods: true, method, caller, label: [key, value], thread }: the methods tab by total and by
+// self, `method`'s graph, then `caller`'s (clicked in it), then `method`'s under the label and
+// the thread filters, or { alloc: true, current, other, labels:
 // [[key, value], ...], thread, allocLabel: [key, value], delayTree: value }: the call tree under
 // each filter (first a race: the tree of labels[0], whose value is delayTree, answered 1.5 s late,
 // then labels[1]'s), the tree cache's size after 20 more filters, and the allocations view of
@@ -64,9 +67,59 @@ async function main() {
       out.tree.collapsed = await treeItems();
     };
     const threadRows = () => page.$$eval('#threads-table tbody tr', (rows) => rows.map((r) => r.dataset.thread));
+    // The methods tab: its rows, and the selected method's graph (callers, the method, callees).
+    const methodRows = () => page.$$eval('#methods-table tbody tr', (rows) => rows.map((r) => ({
+      name: r.dataset.name, self: Number(r.dataset.selfNs), total: Number(r.dataset.totalNs), selected: r.classList.contains('selected'),
+    })));
+    const methodGraph = () => page.$eval('#method-graph', (g) => ({
+      hidden: g.hidden,
+      method: g.dataset.method || null,
+      rows: [...g.tBodies[0].rows].map((r) => ({
+        cls: r.className, kind: r.dataset.kind || null, name: r.dataset.name || null, ns: r.dataset.ns ? Number(r.dataset.ns) : null,
+        total: r.dataset.totalNs ? Number(r.dataset.totalNs) : null, self: r.dataset.selfNs ? Number(r.dataset.selfNs) : null,
+        share: r.querySelector('.share') ? r.querySelector('.share').textContent : null, text: r.textContent,
+      })),
+    }));
+    const methodsView = async () => ({
+      rows: await methodRows(), graph: await methodGraph(), total: await page.$eval('#methods-table', (t) => Number(t.dataset.totalNs)),
+      note: await page.$eval('#methods-note', (e) => e.textContent), hint: await page.$eval('#method-hint', (e) => !e.hidden),
+    });
+    // Clicks the row of the method named `name` in the rows of `sel` (the table or the graph).
+    const pickMethod = async (sel, name) => {
+      const i = await page.$$eval(`${sel} tr`, (rows, n) => rows.findIndex((r) => r.dataset.name === n), name);
+      if (i < 0) throw new Error(`no ${name} in ${sel}`);
+      await page.locator(`${sel} tr`).nth(i).click();
+    };
 
     await page.goto(url);
     await ready();
+    if (plan.methods) { // every method, by total and by self; one method's graph, then a caller's; under a label and a thread
+      await tab('methods');
+      out.methods = { before: await methodsView() };
+      await page.click('#tab-methods [data-sort=self]');
+      await ready();
+      out.methods.bySelf = await methodRows();
+      await page.click('#tab-methods [data-sort=total]');
+      await ready();
+      await pickMethod('#methods-table tbody', plan.method);
+      out.methods.selected = await methodsView();
+      await shot('methods');
+      await pickMethod('#method-graph tbody', plan.caller);
+      out.methods.caller = await methodGraph();
+      await pickMethod('#methods-table tbody', plan.method);
+      await choose(...plan.label);
+      out.methods.label = await methodsView();
+      await page.selectOption('#filter-label', '');
+      await ready();
+      await page.selectOption('#filter-thread', String(plan.thread));
+      await ready();
+      out.methods.thread = await methodsView();
+      await page.selectOption('#filter-thread', '');
+      await ready();
+      out.methods.reset = await methodsView();
+      console.log(JSON.stringify(out));
+      return;
+    }
     if (plan.alloc) {
       await page.click(`#snapshot-list tr[data-id="${plan.current}"]`);
       await ready();
@@ -148,6 +201,12 @@ async function main() {
       }
       await tab('top');
       out.top = await page.$$eval('#top-table tbody tr', (rows) => rows.length);
+      await tab('methods');
+      out.methods = await methodsView();
+      if (plan.method) {
+        await pickMethod('#methods-table tbody', plan.method);
+        out.methods.selected = await methodGraph();
+      }
       await tab('alloc');
       out.alloc = { rendered: await rendered('#alloc-flame'), allocated: await page.$eval('#alloc-summary', (e) => Number(e.dataset.allocated || 0)) };
       await tab('flame');
@@ -179,6 +238,8 @@ async function main() {
         out.filteredThreads = await threadRows();
         await tab('tree'); // a file holds the tree of all samples, and says so
         out.filteredTree = { total: await page.$eval('#tree', (t) => Number(t.dataset.totalNs)), note: await page.$eval('#tree-note', (e) => e.textContent) };
+        await tab('methods'); // the methods of all samples too
+        out.filteredMethods = await methodsView();
         await page.selectOption('#filter-label', '');
         await ready();
         out.reset = await totals();

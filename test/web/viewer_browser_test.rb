@@ -3,6 +3,7 @@
 require_relative "web_helper"
 require "rperf/rack"
 require "rperf/viewer"
+require_relative "method_view_assertions"
 
 # The viewer page in headless Chromium (test/consumers/viewer_check.js), served by a real Puma
 # on 127.0.0.1 with snapshots of real requests: every view renders, the label filter and the
@@ -10,6 +11,7 @@ require "rperf/viewer"
 # red, no request leaves 127.0.0.1, and nothing from the profile runs as code.
 class ViewerBrowserTest < Minitest::Test
   include WebTestHelper
+  include MethodViewAssertions
 
   XSS_FRAME = :"<img src=x onerror=window.__xss=1>"
   XSS_LABEL = "<b>bold</b><script>window.__xss=2</script>"
@@ -260,6 +262,73 @@ class ViewerBrowserTest < Minitest::Test
     assert result.dig("none", "tableHidden")
   end
 
+  # The methods tab in the browser is Rperf::MethodTable's (ruby-prof's method view): a row per
+  # method with its self and total, sortable by either; clicking validate shows its two callers
+  # (process and save) above it and its callee below, with the table's times and shares; a
+  # caller's row opens the caller's graph; under a label and a thread filter the page shows the
+  # server's table of those samples.
+  def test_methods_view
+    checkout = Checkout.new
+    data = Rperf.start(mode: :wall) do
+      worker = Thread.new { Rperf.label(role: "worker") { checkout.write } }
+      Rperf.label(endpoint: "POST /checkout") { checkout.process }
+      checkout.write
+      worker.join
+    end
+    worker = data[:aggregated_samples].find { |s| label_value(data[:label_sets][s[3]], :role) }[2]
+    viewer = Rperf::Viewer.new(nil)
+    viewer.add_snapshot(data)
+    plan = { methods: true, method: "#{Checkout}#validate", caller: "#{Checkout}#save", label: ["endpoint", "POST /checkout"], thread: worker }
+    result = nil
+    with_puma(viewer) do |port|
+      out, err, status = Open3.capture3("node", File.join(RperfTestHelper::ROOT, "test/consumers/viewer_check.js"),
+                                        "http://127.0.0.1:#{port}/rperf/", JSON.generate(plan), *ENV["RPERF_VIEWER_SCREENSHOTS"],
+                                        chdir: RperfTestHelper::ROOT)
+      assert status.success?, "viewer_check.js failed:\n#{err}\n#{out}"
+      result = JSON.parse(out.lines.last)
+    end
+    assert_empty result["external"], "requests outside 127.0.0.1"
+    assert_empty result["errors"], "errors in the page"
+    methods = result["methods"]
+
+    table = Rperf::MethodTable.new(data)
+    before = methods["before"]
+    assert_equal table.total_ns, before["total"]
+    assert_equal method_rows(table), shown_rows(before), "every method, MethodTable's numbers and order"
+    assert_includes before["rows"].map { |r| r["name"] }, "[GVL blocked]"
+    assert_match(/methods below 0\.1% of the total are left out/, before["note"])
+    assert before["hint"]
+    assert before.dig("graph", "hidden"), "no method selected yet"
+    by_self = methods["bySelf"].map { |r| r["self"] }
+    assert_equal by_self.sort.reverse, by_self, "sorted by self"
+    assert_equal method_rows(table).sort, methods["bySelf"].map { |r| r.values_at("name", "self", "total") }.sort
+
+    validate = table["#{Checkout}#validate"]
+    assert_equal %W[#{Checkout}#save #{Checkout}#process].sort, validate.callers.map { |a| a.method.name }.sort
+    selected = methods["selected"]
+    assert_equal validate.name, selected.dig("graph", "method")
+    refute selected["hint"]
+    assert_equal [true], selected["rows"].select { |r| r["name"] == validate.name }.map { |r| r["selected"] }
+    assert_graph table, validate.name, selected["graph"], "callers above, callees below, as MethodTable says"
+    save = table["#{Checkout}#save"]
+    assert_equal save.name, methods.dig("caller", "method")
+    assert_graph table, save.name, methods["caller"]
+
+    labelled = Rperf::MethodTable.new(data, filter: { endpoint: "POST /checkout" })
+    assert_operator labelled.total_ns, :<, table.total_ns
+    assert_equal labelled.total_ns, methods.dig("label", "total")
+    assert_equal method_rows(labelled), shown_rows(methods["label"])
+    assert_graph labelled, validate.name, methods.dig("label", "graph"), "the selection stays"
+    assert_includes result["requests"], "/rperf/snapshots/1/method_table", "filtered tables come from the server"
+
+    worker_table = Rperf::MethodTable.new(data.merge(aggregated_samples: data[:aggregated_samples].select { |s| s[2] == worker }))
+    assert_equal worker_table.total_ns, methods.dig("thread", "total")
+    assert_equal method_rows(worker_table), shown_rows(methods["thread"])
+    refute_includes methods.dig("thread", "rows").map { |r| r["name"] }, validate.name, "the worker only writes"
+    assert methods.dig("thread", "graph", "hidden")
+    assert_equal shown_rows(before), shown_rows(methods["reset"])
+  end
+
   # Rperf::Viewer.static_html: one file, no server, no request at all, the same views.
   def test_static_html_file_renders_offline
     data = Rperf.start(mode: :wall, aggregate: false, allocations: 64) do
@@ -275,7 +344,7 @@ class ViewerBrowserTest < Minitest::Test
       assert_match(/<meta http-equiv="Content-Security-Policy" content="default-src 'none'; script-src 'sha256-/, html)
       refute html.match?(/<(script|link|img)\s[^>]*\b(src|href)=/), "nothing is loaded from elsewhere"
       out, err, status = Open3.capture3("node", File.join(RperfTestHelper::ROOT, "test/consumers/viewer_check.js"),
-                                        "file://#{path}", JSON.generate(static: true), chdir: RperfTestHelper::ROOT)
+                                        "file://#{path}", JSON.generate(static: true, method: "#{Shop}#slow_path"), chdir: RperfTestHelper::ROOT)
       assert status.success?, "viewer_check.js failed:\n#{err}\n#{out}"
       result = JSON.parse(out.lines.last)
       assert_equal [], result["external"]
@@ -286,6 +355,10 @@ class ViewerBrowserTest < Minitest::Test
       assert_operator result["top"], :>, 3
       assert_operator result.dig("alloc", "rendered"), :>, 3
       assert_equal data[:allocation_samples].sum { |r| r[1] }, result.dig("alloc", "allocated")
+      # The methods tab works from the file's own table (MethodTable of every sample).
+      table = Rperf::MethodTable.new(data)
+      assert_equal method_rows(table), shown_rows(result["methods"])
+      assert_graph table, "#{Shop}#slow_path", result.dig("methods", "selected")
       assert_equal "</title><script>window.__xss=3</script>", result["title"], "the title is text"
     end
     assert_raises(ArgumentError) { Rperf::Viewer.static_html({}) }

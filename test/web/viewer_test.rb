@@ -307,6 +307,139 @@ class ViewerTest < Minitest::Test
     assert_equal 404, get_local(viewer, "/rperf/snapshots/9/call_tree")[0]
   end
 
+  # [method, self_ns, total_ns, recursive, callers, callees, caller count, callee count] per
+  # entry of `table` (Rperf::MethodTable) the methods tab must show: those above min_percent of
+  # the total, at most the max_methods heaviest by total and by self, in the table's order; at
+  # most max_arcs callers and callees each, above min_percent too. Methods as MethodRef#to_s
+  # (name, file and line).
+  def table_rows(table, payload)
+    min_ns = (table.total_ns * payload["min_percent"] / 100.0).ceil
+    heavy = table.entries.select { |e| e.total_ns >= min_ns }
+    by_self = heavy.sort_by.with_index { |e, i| [-e.self_ns, i] }
+    kept = heavy.first(payload["max_methods"]) + by_self.first(payload["max_methods"])
+    arcs = ->(list) { list.select { |a| a.total_ns >= min_ns }.first(payload["max_arcs"]).map { |a| [a.method.to_s, a.total_ns] } }
+    heavy.select { |e| kept.any? { |k| k.equal?(e) } }.map do |e|
+      [e.method.to_s, e.self_ns, e.total_ns, e.recursive?, arcs.(e.callers), arcs.(e.callees), e.callers.size, e.callees.size]
+    end
+  end
+
+  def sent_rows(payload)
+    ref = ->(m) { Rperf::MethodRef.new(*payload["methods"][m]).to_s }
+    arcs = ->(list) { list.map { |m, ns| [ref.(m), ns] } }
+    payload["entries"].map do |m, self_ns, total, recursive, callers, callees, caller_count, callee_count|
+      [ref.(m), self_ns, total, recursive == 1, arcs.(callers), arcs.(callees), caller_count, callee_count]
+    end
+  end
+
+  # The profile's own samples kept by `keep` (and raw ones clipped to `range`), as a profile
+  # Rperf::MethodTable can read: the expected tables of the filters the native core cannot apply.
+  def samples_where(data, range: nil, &keep)
+    rows = if range
+             data[:raw_samples].filter_map do |s|
+               overlap = [s.last, range[1]].min - [s.last - s[1], range[0]].max
+               [s[0], [s[1], overlap].min, s[2], s[3]] if overlap.positive?
+             end
+           else
+             data[:aggregated_samples]
+           end
+    data.except(:raw_samples).merge(aggregated_samples: rows.select { |s| keep.(s) }.map { |s| s.first(4) })
+  end
+
+  # The methods tab is Rperf::MethodTable's, entry for entry and arc for arc (ruby-prof's method
+  # view): the payload's table (every sample) and the tables the page asks for with its filters
+  # (a label, "not set", a thread, a time range). validate is one method with two callers, and
+  # sleep's time is an entry of its own.
+  def test_method_table_is_rperf_method_table_for_every_filter
+    checkout = Checkout.new
+    data = Rperf.start(mode: :wall, aggregate: false) do
+      worker = Thread.new { Rperf.label(role: "worker") { checkout.write } }
+      Rperf.label(endpoint: "POST /checkout") { checkout.process }
+      checkout.write
+      worker.join
+    end
+    viewer = Rperf::Viewer.new(nil)
+    viewer.add_snapshot(data)
+    _, payload = get_local(viewer, "/rperf/snapshots/1")
+    methods = payload["method_table"]
+    table = Rperf::MethodTable.new(data)
+    assert_equal data[:aggregated_samples].sum { |s| s[1] }, methods["total_ns"]
+    assert_equal table.total_ns, methods["total_ns"]
+    assert_equal table.size, methods["method_count"]
+    assert_equal table_rows(table, methods), sent_rows(methods)
+    validate = sent_rows(methods).find { |row| row[0].start_with?("#{Checkout}#validate ") }
+    assert_equal %W[#{Checkout}#process #{Checkout}#save], validate[4].map { |name, _| name[/\S+/] }.sort, "one validate, two callers"
+    assert_equal validate[2], validate[4].sum { |_, ns| ns }, "without recursion the callers add up to the total"
+    assert_includes sent_rows(methods).map { |row| row[0].sub(/ \(.*\)\z/, "") }, "[GVL blocked]", "sleep's time is an entry of its own"
+
+    main_seq = data[:aggregated_samples].find { |s| labels_of(data, s)&.[](:endpoint) }[2]
+    t0, t1 = data[:raw_samples].map(&:last).minmax
+    middle = [t0 + (t1 - t0) / 3, t0 + 2 * (t1 - t0) / 3]
+    {
+      "label=endpoint&value=POST+%2Fcheckout" => Rperf::MethodTable.new(data, filter: { endpoint: "POST /checkout" }),
+      "label=%25GVL&value=blocked" => Rperf::MethodTable.new(data, filter: { "%GVL" => "blocked" }),
+      "label=endpoint&unset=1" => Rperf::MethodTable.new(samples_where(data) { |s| !labels_of(data, s)&.key?(:endpoint) }),
+      "thread=#{main_seq}" => Rperf::MethodTable.new(samples_where(data) { |s| s[2] == main_seq }),
+      "from=#{middle[0]}&to=#{middle[1]}" => Rperf::MethodTable.new(samples_where(data, range: middle) { true }),
+    }.each do |query, expected|
+      status, filtered = get_local(viewer, "/rperf/snapshots/1/method_table", query)
+      assert_equal 200, status, query
+      assert_operator expected.total_ns, :>, 0, query
+      assert_operator expected.total_ns, :<, table.total_ns, query
+      assert_equal expected.total_ns, filtered["total_ns"], query
+      assert_equal table_rows(expected, filtered), sent_rows(filtered), query
+      assert_operator filtered["entries"].size, :>, 2, query
+    end
+  end
+
+  # Malformed filters are a 400 that says what is wrong, for both filtered views.
+  def test_filtered_view_errors_say_what_is_wrong
+    viewer = Rperf::Viewer.new(nil)
+    viewer.add_snapshot(Rperf.start(mode: :wall) { work })
+    %w[method_table call_tree].each do |view|
+      {
+        "thread=main" => /\Abad #{view} query: thread must be an integer, got "main"\z/,
+        "from=5" => /\Abad #{view} query: to is missing \(from and to come together\)\z/,
+        "from=9&to=1" => /\Abad #{view} query: the time range's from \(9\) is after its to \(1\)\z/,
+        "from=0&to=10" => /needs the profile's raw samples, and this profile has none/,
+      }.each do |query, message|
+        status, body = get_local(viewer, "/rperf/snapshots/1/#{view}", query)
+        assert_equal [400, true], [status, message.match?(body["error"])], "#{view}?#{query}: #{body}"
+      end
+      assert_equal [404, { "error" => "no snapshot 9" }], get_local(viewer, "/rperf/snapshots/9/#{view}")
+    end
+    assert_equal 404, viewer.call("REQUEST_METHOD" => "GET", "PATH_INFO" => "/rperf/snapshots/1/methods", "REMOTE_ADDR" => "127.0.0.1")[0]
+  end
+
+  # Many methods: at most the max_methods heaviest by total and by self are sent (a method heavy
+  # by self is there however many wrappers weigh more in total), at most max_arcs callers and
+  # callees each (with the counts of all), and every number stays MethodTable's.
+  def test_method_table_payload_is_bounded
+    frame = ->(name) { ["app.rb", name, 1].freeze }
+    main = frame.("<main>")
+    wrappers = Array.new(5) { |i| frame.("w#{i}") } # total 100 µs each, no self
+    ms = Array.new(50) { |i| frame.("m#{i}") }      # m_i: self (i + 1) µs; m_i calls m_(i-1)
+    samples = [[[frame.("leaf"), *wrappers.reverse, main], 100_000, 1, 0]]
+    ms.each_with_index do |m, i|
+      samples << [[m, main], (i + 1) * 1000, 1, 0]
+      samples << [[ms[i - 1], m, main], 500, 1, 0] if i.positive?
+    end
+    data = { mode: :wall, frequency: 1000, label_sets: [{}], aggregated_samples: samples }
+    table = Rperf::MethodTable.new(data)
+    assert_equal 57, table.size
+    capped = JSON.parse(JSON.generate(Rperf::Viewer::MethodTablePayload.build(data, max_methods: 5, max_arcs: 1)))
+    assert_equal [5, 1, 57], capped.values_at("max_methods", "max_arcs", "method_count")
+    assert_equal table_rows(table, capped), sent_rows(capped)
+    names = sent_rows(capped).map { |row| row[0][/\S+/] }
+    assert_equal %w[<main> leaf w0 w1 w2 m49 m48 m47 m46].sort, names.sort, "5 by total, 5 by self (leaf is both)"
+    m48 = sent_rows(capped).find { |row| row[0].start_with?("m48 ") }
+    assert_equal [["<main> (app.rb:1)", 49_500]], m48[4], "the heaviest of its two callers (main and m49)"
+    assert_equal [], m48[5], "its call of m47 (500 ns) is below 0.1% of the total"
+    assert_equal [2, 1], m48[6, 2]
+    full = JSON.parse(JSON.generate(Rperf::Viewer::MethodTablePayload.build(data)))
+    assert_equal 57, full["entries"].size
+    assert_equal table_rows(table, full), sent_rows(full)
+  end
+
   # A time range needs raw samples: without them it is a 400 that says so, not the whole tree.
   def test_call_tree_time_range_without_raw_samples_is_refused
     data = Rperf.start(mode: :wall) { work }
@@ -328,9 +461,13 @@ class ViewerTest < Minitest::Test
     status, payload = get_local(viewer, "/rperf/snapshots/1")
     assert_equal 200, status
     assert_nil payload["call_tree"]
+    assert_nil payload["method_table"], "nor a method table"
     assert_match(/cannot build the call tree: .*path and label must be Strings/, payload["call_tree_error"])
     assert_equal [[0, 10, 1, 0]], payload["samples"]
     status, body = get_local(viewer, "/rperf/snapshots/1/call_tree", "thread=1")
+    assert_equal 422, status
+    assert_match(/cannot build the call tree/, body["error"])
+    status, body = get_local(viewer, "/rperf/snapshots/1/method_table", "thread=1")
     assert_equal 422, status
     assert_match(/cannot build the call tree/, body["error"])
   end

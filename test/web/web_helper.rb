@@ -134,4 +134,27 @@ module WebTestHelper
       wanted.all? { |k, v| label_value(set, k) == v } ? weight : 0
     end
   end
+
+  # ruby-prof's example of one method with two callers: process calls validate then save, save
+  # calls validate then write. validate sleeps (its time ends in a [GVL blocked] leaf), write
+  # computes in its own code (self time).
+  class Checkout
+    def process
+      validate
+      save
+    end
+
+    def save
+      validate
+      write
+    end
+
+    def validate = sleep(0.03)
+
+    def write
+      i = 0
+      i += 1 while i < 1_500_000
+      i
+    end
+  end
 end

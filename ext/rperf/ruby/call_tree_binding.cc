@@ -191,10 +191,17 @@ VALUE call_tree_method_entries(VALUE self) {
   return out;
 }
 
-// Flat pairs: a method with thousands of callers costs no Array per caller.
-VALUE arcs_value(const MethodTable& mt, MethodTable::ArcRange range, bool callers) {
-  VALUE out = rb_ary_new_capa(2 * static_cast<long>(range.size()));
-  for (uint32_t a : range) {
+// Flat pairs: a method with thousands of callers costs no Array per caller. `limit` (nil: all)
+// keeps the heaviest only: the viewer sends a few of a method's thousands.
+VALUE arcs_value(const MethodTable& mt, MethodTable::ArcRange range, bool callers, VALUE limit) {
+  size_t count = range.size();
+  if (!NIL_P(limit)) {
+    long n = NUM2LONG(limit);
+    if (n < 0) rb_raise(rb_eArgError, "rperf: limit must be >= 0 (got %ld)", n);
+    count = std::min(count, static_cast<size_t>(n));
+  }
+  VALUE out = rb_ary_new_capa(2 * static_cast<long>(count));
+  for (uint32_t a : MethodTable::ArcRange{range.first, range.first + count}) {
     const MethodTable::Arc& arc = mt.arcs()[a];
     rb_ary_push(out, UINT2NUM(callers ? arc.caller : arc.callee));
     rb_ary_push(out, LL2NUM(arc.ns));
@@ -209,14 +216,26 @@ const MethodTable& arcs_of(VALUE self) {
   return mt;
 }
 
-// #callers(method_id) / #callees(method_id) -> [method_id, ns, method_id, ns, ...], heaviest first.
-VALUE call_tree_callers(VALUE self, VALUE method) {
+// #callers(method_id, limit = nil) / #callees(method_id, limit = nil) -> [method_id, ns,
+// method_id, ns, ...], heaviest first.
+VALUE call_tree_callers(int argc, VALUE* argv, VALUE self) {
+  VALUE method, limit;
+  rb_scan_args(argc, argv, "11", &method, &limit);
   const MethodTable& mt = arcs_of(self);
-  return arcs_value(mt, mt.callers(checked_id(method, mt.entries().size(), "method")), true);
+  return arcs_value(mt, mt.callers(checked_id(method, mt.entries().size(), "method")), true, limit);
 }
-VALUE call_tree_callees(VALUE self, VALUE method) {
+VALUE call_tree_callees(int argc, VALUE* argv, VALUE self) {
+  VALUE method, limit;
+  rb_scan_args(argc, argv, "11", &method, &limit);
   const MethodTable& mt = arcs_of(self);
-  return arcs_value(mt, mt.callees(checked_id(method, mt.entries().size(), "method")), false);
+  return arcs_value(mt, mt.callees(checked_id(method, mt.entries().size(), "method")), false, limit);
+}
+
+// #arc_counts(method_id) -> [callers, callees]: how many, without listing them.
+VALUE call_tree_arc_counts(VALUE self, VALUE method) {
+  const MethodTable& mt = arcs_of(self);
+  uint32_t m = checked_id(method, mt.entries().size(), "method");
+  return rb_ary_new_from_args(2, SIZET2NUM(mt.callers(m).size()), SIZET2NUM(mt.callees(m).size()));
 }
 
 }  // namespace
@@ -233,8 +252,9 @@ void init_call_tree_binding(VALUE native) {
   rb_define_method(g_call_tree_class, "node", RUBY_METHOD_FUNC(call_tree_node), 1);
   rb_define_method(g_call_tree_class, "children", RUBY_METHOD_FUNC(call_tree_children), 1);
   rb_define_method(g_call_tree_class, "method_entries", RUBY_METHOD_FUNC(call_tree_method_entries), 0);
-  rb_define_method(g_call_tree_class, "callers", RUBY_METHOD_FUNC(call_tree_callers), 1);
-  rb_define_method(g_call_tree_class, "callees", RUBY_METHOD_FUNC(call_tree_callees), 1);
+  rb_define_method(g_call_tree_class, "callers", RUBY_METHOD_FUNC(call_tree_callers), -1);
+  rb_define_method(g_call_tree_class, "callees", RUBY_METHOD_FUNC(call_tree_callees), -1);
+  rb_define_method(g_call_tree_class, "arc_counts", RUBY_METHOD_FUNC(call_tree_arc_counts), 1);
 }
 
 }  // namespace rperf

@@ -17,6 +17,8 @@ module Rperf
     #   call_tree:  Rperf::CallTree of every sample (CallTreePayload); the page asks the server
     #               for the tree of its current filters. nil when the profile cannot be made a
     #               call tree (a hand-built Hash), with call_tree_error: why; the other views work
+    #   method_table: Rperf::MethodTable of every sample (MethodTablePayload), the same way:
+    #               the page asks for its filters' table; nil with the call tree
     #   allocations: nil, or {interval:, classes: [name, ...], allocated:, retained:,
     #               samples: [[node, objects, thread_seq, label_set_id, class, retained], ...],
     #               pruned: {samples:, objects:}}     from allocation_samples (allocations: N);
@@ -59,7 +61,7 @@ module Rperf
           label_sets: (data[:label_sets] || [{}]).map { |set| string_labels(set) },
           pruned: { samples: pruned.size, weight_ns: pruned.sum { |s| s[1] } },
           timeline: timeline(data[:raw_samples]),
-          **call_tree(data),
+          **tree_views(data),
           # After the timeline: it takes a stack missing from the tree for a pruned one.
           allocations: allocations(data),
         }
@@ -76,10 +78,12 @@ module Rperf
 
       private
 
-      def call_tree(data)
-        { call_tree: CallTreePayload.build(data) }
-      rescue CallTreePayload::Unavailable => e
-        { call_tree: nil, call_tree_error: e.message }
+      # One native tree for both tabs: the method table is built from its method paths.
+      def tree_views(data)
+        tree = SampleFilter.new(data).call_tree
+        { call_tree: CallTreePayload.of(tree), method_table: MethodTablePayload.of(tree.method_table) }
+      rescue SampleFilter::Unavailable => e
+        { call_tree: nil, method_table: nil, call_tree_error: e.message }
       end
 
       def split_by_weight(samples)

@@ -13,7 +13,7 @@
   ];
   const NOT_SET = '\u0000not set';
   const MAX_TABLE_ROWS = 300;
-  const TREE_CACHE_SIZE = 16; // filtered call trees kept per snapshot (as the server's cache)
+  const FILTERED_CACHE_SIZE = 16; // filtered call trees (and method tables) kept per snapshot, as the server's cache
 
   const state = {
     list: [],
@@ -25,6 +25,8 @@
     range: null, // [t0, t1] in ns since the start, from the timeline
     tab: 'flame',
     topSort: 'self',
+    methodSort: 'total',
+    method: null, // the key (name, file, line) of the method whose callers and callees are shown
     tree: null, // the call tree drawn last
     allocField: 'allocated', // or 'retained'
   };
@@ -106,6 +108,7 @@
     p.threads = [...new Set(p.samples.map((s) => s[2]))].sort((a, b) => a - b);
     p.labelSets = p.label_sets.map((ls) => ls || {});
     p.trees = new Map(); // filtered call trees from the server, by query
+    p.methodTables = new Map(); // filtered method tables, the same way
     return p;
   }
 
@@ -255,7 +258,7 @@
   // Rperf::CallTree's nodes as the server computed them (Viewer::CallTreePayload): the payload
   // holds the tree of every sample; for other filters a served page asks the server for theirs.
   // node: [parent, method, total_ns, self_ns, recursive]; node 0 is [root].
-  function treeQuery() {
+  function filterQuery() {
     const q = new URLSearchParams();
     const f = state.labelFilter;
     if (f) { q.set('label', f.key); if (f.value === NOT_SET) q.set('unset', '1'); else q.set('value', f.value); }
@@ -264,18 +267,24 @@
     return q.toString();
   }
 
-  async function callTree(p, query) {
-    let tree = p.call_tree;
+  // A view the server builds per filter (view: 'call_tree' or 'method_table'): the payload
+  // holds the one of every sample; a served page asks for the current filters' one and keeps
+  // the last few in `cache`. A file has only the payload's (the caller says so).
+  async function filteredView(p, view, cache, query) {
     if (query && !embedded) {
-      if (!p.trees.has(query)) {
-        const fetched = await fetchJSON('snapshots/' + p.id + '/call_tree?' + query);
-        while (p.trees.size >= TREE_CACHE_SIZE) p.trees.delete(p.trees.keys().next().value); // the oldest
-        p.trees.set(query, fetched);
+      if (!cache.has(query)) {
+        const fetched = await fetchJSON('snapshots/' + p.id + '/' + view + '?' + query);
+        while (cache.size >= FILTERED_CACHE_SIZE) cache.delete(cache.keys().next().value); // the oldest
+        cache.set(query, fetched);
       }
-      tree = p.trees.get(query);
-    } else if (!tree) {
-      throw new Error(p.call_tree_error || 'this profile has no call tree');
+      return cache.get(query);
     }
+    if (!p[view]) throw new Error(p.call_tree_error || 'this profile has no ' + view.replace('_', ' '));
+    return p[view];
+  }
+
+  async function callTree(p, query) {
+    const tree = await filteredView(p, 'call_tree', p.trees, query);
     if (!tree.children) {
       tree.children = tree.nodes.map(() => []);
       tree.nodes.forEach(([parent], i) => { if (parent >= 0) tree.children[parent].push(i); });
@@ -290,8 +299,8 @@
   let treeSeq = 0;
   async function drawTree(p) {
     const seq = ++treeSeq;
-    const query = treeQuery();
-    const current = () => seq === treeSeq && state.current === p && state.tab === 'tree' && treeQuery() === query;
+    const query = filterQuery();
+    const current = () => seq === treeSeq && state.current === p && state.tab === 'tree' && filterQuery() === query;
     const box = $('tree');
     let tree;
     try { tree = await callTree(p, query); } catch (e) {
@@ -374,6 +383,108 @@
 
   function expandAtLeast(tree, share) {
     tree.nodes.forEach(([, , total], i) => { if (i > 0 && total >= share * tree.total_ns && tree.children[i].length) tree.expanded.add(i); });
+  }
+
+  // --- methods -----------------------------------------------------------------------------
+  // Rperf::MethodTable as the server computed it (Viewer::MethodTablePayload), per filter as
+  // the call tree. entry: [method, self_ns, total_ns, recursive, callers, callees,
+  // caller_count, callee_count]; an arc: [method, ns], its share ns / the entry's total
+  // (MethodTable::Arc#share). Nothing is summed here: every number is the table's.
+  const methodKey = (table, m) => table.methods[m].join('\u0000');
+
+  function methodWhere(table, m) {
+    const [, file, line] = table.methods[m];
+    return file ? shortPath(file) + (line > 0 ? ':' + line : '') : '';
+  }
+
+  let methodsSeq = 0;
+  async function drawMethods(p) {
+    const seq = ++methodsSeq;
+    const query = filterQuery();
+    const current = () => seq === methodsSeq && state.current === p && state.tab === 'methods' && filterQuery() === query;
+    const body = $('methods-table').tBodies[0];
+    let table;
+    try { table = await filteredView(p, 'method_table', p.methodTables, query); } catch (e) {
+      if (!current()) return;
+      clear(body);
+      $('method-graph').hidden = true;
+      $('methods-note').textContent = 'Cannot load the methods: ' + e.message;
+      return;
+    }
+    if (!current()) return; // the user moved on meanwhile
+    const note = `${table.entries.length} of ${table.method_count} methods shown: methods below ${table.min_percent}% of the total ` +
+      `are left out (and beyond the ${table.max_methods} heaviest by total and by self), and so are callers and callees ` +
+      `below it (at most ${table.max_arcs} of each per method).`;
+    $('methods-note').textContent = query && embedded
+      ? 'This file holds the methods of all samples: the filters apply to them only when the viewer is served (Rperf::Viewer). ' + note
+      : note;
+    const sum = table.total_ns;
+    const order = table.entries.map((_, i) => i); // MethodTable's order: total, then self
+    if (state.methodSort === 'self') order.sort((a, b) => table.entries[b][1] - table.entries[a][1] || a - b);
+    const byKey = new Map(table.entries.map((e, i) => [methodKey(table, e[0]), i]));
+    if (!byKey.has(state.method)) state.method = null;
+    clear(body);
+    const rows = order.map((i) => {
+      const [m, self, total, recursive] = table.entries[i];
+      const [name, file] = table.methods[m];
+      const key = methodKey(table, m);
+      const tr = el('tr', { class: 'clickable' + (key === state.method ? ' selected' : ''), dataset: { name, selfNs: String(self), totalNs: String(total) } },
+        el('td', { class: 'num', text: fmtTime(self) }), el('td', { class: 'num', text: pct(self, sum) }),
+        el('td', { class: 'num', text: fmtTime(total) }), el('td', { class: 'num', text: pct(total, sum) }),
+        el('td', { class: 'fn', text: name + (recursive ? ' ↻' : '') }),
+        el('td', { class: 'file', text: methodWhere(table, m), title: file }));
+      tr.addEventListener('click', () => selectMethod(key));
+      return [key, tr];
+    });
+    const rowOf = new Map(rows);
+    body.append(...rows.map(([, tr]) => tr));
+    $('methods-table').dataset.rows = String(rows.length);
+    $('methods-table').dataset.totalNs = String(sum);
+    const selectMethod = (key) => {
+      state.method = key;
+      for (const [k, tr] of rowOf) tr.classList.toggle('selected', k === key);
+      drawMethodGraph(table, byKey, selectMethod);
+    };
+    drawMethodGraph(table, byKey, selectMethod);
+  }
+
+  // The selected method as `rperf report --graph` prints it: its callers above, its callees
+  // below, each with the time of the samples in which that call happened and its share of the
+  // method's total. A caller or callee in the table is a link to its own graph.
+  function drawMethodGraph(table, byKey, selectMethod) {
+    const graph = $('method-graph');
+    const body = graph.tBodies[0];
+    clear(body);
+    const i = state.method === null ? undefined : byKey.get(state.method);
+    graph.hidden = i === undefined;
+    $('method-hint').hidden = i !== undefined;
+    if (i === undefined) { delete graph.dataset.method; return; }
+    const [m, self, total, recursive, callers, callees, callerCount, calleeCount] = table.entries[i];
+    graph.dataset.method = table.methods[m][0];
+    const arcRow = (kind) => ([other, ns]) => {
+      const key = methodKey(table, other);
+      const known = byKey.has(key);
+      const tr = el('tr', { class: 'arc ' + kind + (known ? ' clickable' : ''), dataset: { kind, name: table.methods[other][0], ns: String(ns) } },
+        el('td', { class: 'num', text: fmtTime(ns) }), el('td', { class: 'num', text: '' }),
+        el('td', { class: 'num share', text: pct(ns, total) }),
+        el('td', { class: 'fn', text: table.methods[other][0] }),
+        el('td', { class: 'file', text: methodWhere(table, other), title: table.methods[other][1] }));
+      if (known) tr.addEventListener('click', () => selectMethod(key));
+      return tr;
+    };
+    const section = (text) => el('tr', { class: 'section' }, el('td', { colspan: '5', text }));
+    const more = (shown, count, what) => (count > shown ? [section(`${count - shown} lighter ${what} not shown`)] : []);
+    const sum = table.total_ns;
+    body.append(
+      section(callerCount ? 'called by' : 'called by: nothing (the top of its stacks)'),
+      ...callers.map(arcRow('caller')), ...more(callers.length, callerCount, 'callers'),
+      el('tr', { class: 'focus', dataset: { totalNs: String(total), selfNs: String(self) } },
+        el('td', { class: 'num', text: fmtTime(total) }), el('td', { class: 'num', text: fmtTime(self) }),
+        el('td', { class: 'num', text: pct(total, sum) + ' of all' }),
+        el('td', { class: 'fn', text: table.methods[m][0] + (recursive ? ' ↻ (recursive)' : '') }),
+        el('td', { class: 'file', text: methodWhere(table, m), title: table.methods[m][1] })),
+      section(calleeCount ? 'calls' : 'calls: nothing (all its time is its own)'),
+      ...callees.map(arcRow('callee')), ...more(callees.length, calleeCount, 'callees'));
   }
 
   // --- allocations -------------------------------------------------------------------------
@@ -866,6 +977,7 @@
       case 'icicle': drawFlame($('icicle'), $('icicle-details'), hierarchy(p, weights), { inverted: true }); break;
       case 'top': drawTop(p, weights); break;
       case 'tree': await drawTree(p); break;
+      case 'methods': await drawMethods(p); break;
       case 'alloc': drawAllocations(p); break;
       case 'threads': drawThreads(p); break;
       case 'timeline': drawTimeline(p); break;
@@ -902,6 +1014,13 @@
       expandAtLeast(state.tree, 0.01);
       render();
     });
+    for (const b of document.querySelectorAll('#tab-methods [data-sort]')) {
+      b.addEventListener('click', () => {
+        state.methodSort = b.dataset.sort;
+        for (const o of document.querySelectorAll('#tab-methods [data-sort]')) o.classList.toggle('active', o === b);
+        render();
+      });
+    }
     $('tree-collapse').addEventListener('click', () => { if (state.tree) state.tree.expanded = new Set(); render(); });
     for (const b of document.querySelectorAll('#tab-alloc [data-field]')) {
       b.addEventListener('click', () => {

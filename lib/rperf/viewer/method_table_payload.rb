@@ -1,0 +1,69 @@
+# frozen_string_literal: true
+
+require_relative "method_list"
+require_relative "sample_filter"
+
+module Rperf
+  class Viewer
+    # The methods tab's data: Rperf::MethodTable (the native method view, the numbers of
+    # `rperf report --graph`) of the samples the viewer's filters keep (SampleFilter):
+    #
+    #   total_ns:     the total of the samples kept (MethodTable#total_ns)
+    #   methods:      [[name, path, line], ...]
+    #   entries:      [[method, self_ns, total_ns, recursive (0/1), callers, callees,
+    #                 caller_count, callee_count], ...] in MethodTable's order (heaviest total
+    #                 first). callers/callees: [[method, ns], ...], heaviest first, ns being the
+    #                 time of the samples in which that call happened (Arc#total_ns; its share
+    #                 is ns / the entry's total_ns). The counts are all the entry's arcs.
+    #                 GVL/GC time is in entries of its own ([GVL blocked], [GC marking], ...).
+    #   min_percent:  methods and arcs lighter than this share of the total are not sent
+    #   max_methods:  nor more than this many heaviest by total, and as many by self
+    #   max_arcs:     nor more than this many callers (and callees) per method
+    #   method_count: the methods of the whole table
+    class MethodTablePayload
+      MIN_PERCENT = 0.1
+      MAX_METHODS = 2_000
+      MAX_ARCS = 20
+
+      def self.build(data, label: nil, thread: nil, range: nil, **limits)
+        of(SampleFilter.new(data, label: label, thread: thread, range: range).call_tree.method_table, **limits)
+      end
+
+      # The payload of a table already built (Payload sends it with the call tree).
+      def self.of(table, min_percent: MIN_PERCENT, max_methods: MAX_METHODS, max_arcs: MAX_ARCS)
+        new(table, max_arcs).build(min_percent, max_methods)
+      end
+
+      def initialize(table, max_arcs)
+        @table = table
+        @max_arcs = max_arcs
+      end
+
+      # The methods above min_percent of the total, at most the max_methods heaviest by total
+      # and the max_methods heaviest by self (so the page's both orders are right as far as
+      # they go), in MethodTable's order.
+      def build(min_percent, max_methods)
+        total = @table.total_ns
+        min_ns = (total * min_percent / 100.0).ceil
+        heavy = @table.entries.take_while { |e| e.total_ns >= min_ns }
+        by_self = heavy.each_with_index.sort_by { |e, i| [-e.self_ns, i] }.first(max_methods).map(&:first)
+        methods = MethodList.new
+        rows = (heavy & (heavy.first(max_methods) | by_self)).map do |e|
+          callers, caller_count = e.heaviest(:callers, @max_arcs)
+          callees, callee_count = e.heaviest(:callees, @max_arcs)
+          [methods.index(e.method), e.self_ns, e.total_ns, e.recursive? ? 1 : 0,
+           arcs(callers, min_ns, methods), arcs(callees, min_ns, methods), caller_count, callee_count]
+        end
+        { total_ns: total, min_percent: min_percent, max_methods: max_methods, max_arcs: @max_arcs,
+          method_count: @table.size, methods: methods.to_a, entries: rows }
+      end
+
+      private
+
+      # Heaviest first already (MethodTable's order).
+      def arcs(list, min_ns, methods)
+        list.take_while { |a| a.total_ns >= min_ns }.map { |a| [methods.index(a.method), a.total_ns] }
+      end
+    end
+  end
+end

@@ -1,0 +1,114 @@
+# frozen_string_literal: true
+
+require "uri"
+require_relative "payload"
+
+module Rperf
+  class Viewer
+    # The samples the page's filters keep, as a Rperf::CallTree (the call-tree and method-table
+    # tabs are both built from it). Filters (each optional): label: [key, value] (value nil:
+    # samples without that key), thread: a thread_seq, range: [t0_ns, t1_ns] (from raw samples,
+    # clipped as the timeline's).
+    class SampleFilter
+      # The filters cannot apply to this profile, or the query names none the page can send.
+      class BadFilter < ArgumentError; end
+      # The profile cannot be made a call tree (a hand-built Hash Native::Profile refuses).
+      class Unavailable < StandardError; end
+
+      # ?label=K&value=V (or &unset=1: K not set), &thread=N, &from=T0&to=T1 (ns) -> keywords.
+      def self.parse_query(query)
+        params = URI.decode_www_form(query.to_s).to_h
+        filters = {}
+        filters[:label] = [params["label"], params["unset"] == "1" ? nil : params["value"].to_s] if params["label"]
+        filters[:thread] = integer(params, "thread") if params.key?("thread")
+        if params.key?("from") || params.key?("to")
+          range = [integer(params, "from"), integer(params, "to")]
+          raise BadFilter, "the time range's from (#{range[0]}) is after its to (#{range[1]})" if range[0] > range[1]
+
+          filters[:range] = range
+        end
+        filters
+      rescue BadFilter
+        raise
+      rescue ArgumentError => e # URI's, for a malformed query
+        raise BadFilter, "cannot read the query #{query.inspect}: #{e.message}"
+      end
+
+      def self.integer(params, key)
+        raise BadFilter, "#{key} is missing (from and to come together)" unless params.key?(key)
+
+        begin
+          Integer(params[key], 10)
+        rescue ArgumentError, TypeError
+          raise BadFilter, "#{key} must be an integer, got #{params[key].inspect}"
+        end
+      end
+      private_class_method :integer
+
+      def initialize(data, label: nil, thread: nil, range: nil)
+        if range && !data[:raw_samples].is_a?(Array)
+          raise BadFilter, "a time range (from/to) needs the profile's raw samples, and this profile has none " \
+                           "(it was recorded with aggregate: true)"
+        end
+
+        @data = data
+        @label = label
+        @thread = thread
+        @range = range
+      end
+
+      # A plain label filter is the native one; the others select the samples here and build
+      # the tree of that subset (the same native code). The page only knows labels as valid
+      # UTF-8 (Payload): a key or value it had to repair is compared here, repaired the same way.
+      def call_tree
+        return tree_of(@data) unless @label || @thread || @range
+        if @label && !@thread && !@range && @label[1] && intact?(@label[0]) && intact?(@label[1])
+          return tree_of(@data, filter: { @label[0] => @label[1] })
+        end
+
+        tree_of(subset)
+      end
+
+      private
+
+      # Native::Profile.from_hash refuses a Hash that is not a profile (add_snapshot of one
+      # built by hand): the tree is unavailable, the other views may still work.
+      def tree_of(data, **options)
+        CallTree.new(data, **options)
+      rescue TypeError, Rperf::Error => e
+        raise Unavailable, "cannot build the call tree: #{e.message}"
+      end
+
+      # Not repaired by the page: the native filter compares it byte for byte.
+      def intact?(str) = str.valid_encoding? && !str.include?("\uFFFD")
+
+      def subset
+        rows = @range ? clipped_raw_samples : @data[:aggregated_samples]
+        sets = @data[:label_sets] || [{}]
+        rows = rows.select do |_, _, seq, lsi|
+          (@thread.nil? || seq == @thread) && (@label.nil? || label_matches?(sets[lsi]))
+        end
+        @data.except(:raw_samples, :allocation_samples, :raw_allocation_samples)
+             .merge(aggregated_samples: rows.map { |s| s.first(4) })
+      end
+
+      def label_matches?(set)
+        pair = set&.find { |k, _| utf8(k) == @label[0] }
+        @label[1].nil? ? pair.nil? : !pair.nil? && utf8(pair[1]) == @label[1]
+      end
+
+      # A raw sample covers [time - weight, time]: its part inside the range.
+      def clipped_raw_samples
+        t0, t1 = @range
+        @data[:raw_samples].filter_map do |sample|
+          stack, weight, seq, lsi = sample
+          time = sample.last.to_i
+          overlap = [time, t1].min - [time - weight, t0].max
+          [stack, [weight, overlap].min, seq, lsi] if overlap.positive?
+        end
+      end
+
+      def utf8(str) = Payload.utf8(str)
+    end
+  end
+end
