@@ -14,6 +14,43 @@ class ThreadContextTest < Minitest::Test
     assert_within 300e6, blocked.sum { |s| s[1] }, 0.10
   end
 
+  # A thread still blocked when a snapshot or stop is taken: its interval so far is GVL
+  # blocked (not GVL wait: it never asked for the GVL back) and ends at the snapshot, so each
+  # snapshot(clear: true) interval holds that thread's time of the interval. (The end was
+  # reported as GVL wait, and a snapshot left it to the next interval.)
+  def test_a_thread_blocked_across_snapshot_and_stop_is_blocked_in_each_interval
+    now = -> { Process.clock_gettime(Process::CLOCK_MONOTONIC, :nanosecond) }
+    queue = Thread::Queue.new
+    thread = snap = blocked_from = snap_at = stop_at = nil
+    data = Rperf.start(mode: :wall) do
+      thread = Thread.new { queue.pop }
+      Thread.pass until thread.status == "sleep"
+      blocked_from = now.call
+      sleep 0.1
+      snap_at = now.call
+      snap = Rperf.snapshot(clear: true)
+      sleep 0.05
+      stop_at = now.call
+    end
+    after_stop = now.call
+    queue << 1
+    thread.join
+    name_of_test = "#{self.class}##{name}"
+    [[snap, snap_at - blocked_from, now.call - blocked_from], [data, stop_at - snap_at, after_stop - snap_at]].each_with_index do |(profile, low, high), i|
+      # the blocked thread's samples (others may start in the interval: minitest's workers)
+      seqs = profile[:aggregated_samples].select { |s| s[0].map { |f| f[1] } == ["Thread::Queue#pop", name_of_test] }.map { |s| s[2] }.uniq
+      assert_equal 1, seqs.size, "interval #{i}: one thread in the test's Queue#pop"
+      other = profile[:aggregated_samples].select { |s| s[2] == seqs.first }
+      blocked = other.select { |s| labels_of(profile, s)[:"%GVL"] == "blocked" }
+      weight = blocked.sum { |s| s[1] }
+      assert_operator weight, :>=, low * 0.97, "interval #{i}: blocked until the snapshot/stop"
+      assert_operator weight, :<=, high * 1.03, "interval #{i}"
+      assert_equal ["Thread::Queue#pop"], blocked.map { |s| s[0].first[1] }.uniq, "interval #{i}"
+      # the second interval: blocked all along (the first has the thread's start too)
+      assert_operator other.sum { |s| s[1] } - weight, :<, 1_000_000, "no GVL wait (nor running) while blocked" if i == 1
+    end
+  end
+
   def test_cpu_contention_shows_gvl_wait_and_each_thread_adds_up
     lifetimes = {}
     data = Rperf.start(mode: :wall) do

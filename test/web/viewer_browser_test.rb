@@ -20,7 +20,25 @@ class ViewerBrowserTest < Minitest::Test
   class Shop
     attr_accessor :slow_iterations
 
-    def initialize = @slow_iterations = 300_000
+    def initialize
+      @slow_iterations = 300_000
+      @meeting = Thread::Mutex.new
+      @met = Thread::ConditionVariable.new
+      @arrived = 0
+    end
+
+    # Holds a request until another one has arrived (at most 5 s): two concurrent /meet
+    # requests are served by two server threads, whatever Puma's pool did before.
+    def meet
+      @meeting.synchronize do
+        @arrived += 1
+        @met.broadcast
+        deadline = Process.clock_gettime(Process::CLOCK_MONOTONIC) + 5
+        while @arrived.odd? && (left = deadline - Process.clock_gettime(Process::CLOCK_MONOTONIC)).positive?
+          @met.wait(@meeting, left)
+        end
+      end
+    end
 
     # Each loop is written out: a shared helper would own the self time.
     def slow_path
@@ -59,6 +77,7 @@ class ViewerBrowserTest < Minitest::Test
       when "/slow" then slow_path
       when "/fast" then fast_path
       when "/io" then sleep(0.01)
+      when "/meet" then meet
       when %r{\A/users/} then Rperf.label(note: XSS_LABEL) { send(XSS_FRAME) }
       end
       [200, { "content-type" => "text/plain" }, ["ok\n"]]
@@ -184,6 +203,8 @@ class ViewerBrowserTest < Minitest::Test
       drive(port)
       3.times { assert_equal "200", http_get(port, "/alloc").code }
       2.times { assert_equal "200", http_get(port, "/restock").code } # the same allocating code, another path
+      # at least two server threads in the profile, for the thread filter
+      assert_equal %w[200 200], Array.new(2) { Thread.new { http_get(port, "/meet").code } }.map(&:value)
       viewer.add_snapshot(data = Rperf.stop)
       # Hand-built, with frames Native::Profile refuses: no call tree, the rest works.
       viewer.add_snapshot({ mode: :wall, frequency: 1000, aggregated_samples: [[[[1, 2]], 10, 1, 0]], label_sets: [{}] })

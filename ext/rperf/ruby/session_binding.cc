@@ -88,6 +88,7 @@ VALUE native_snapshot(VALUE, VALUE clear, VALUE vm_state_frames) {
   Session* s = g_session;
   if (!s) return Qnil;
   if (!s->opts.aggregate) rb_raise(rb_eRuntimeError, "snapshot requires aggregate mode (aggregate: true)");
+  without_cxx_exceptions([&] { s->close_intervals_for_snapshot(); });
   return build(*s, RTEST(clear), vm_state_frames);
 }
 

@@ -197,9 +197,10 @@ void Session::close_all_intervals() {
       now = static_cast<int64_t>(cpu.tv_sec) * 1000000000LL + cpu.tv_nsec;
     }
     close_off_gvl_interval(ts, now, t0);
+    // Still off the GVL (a snapshot goes on): the rest is counted from here, waiting for the
+    // GVL already if READY was seen (ready_wall_ns stays).
     ts->last_ns = now;
     ts->suspended_wall_ns = t0;
-    ts->ready_wall_ns.store(0, std::memory_order_relaxed);
   });
   hook_time_ns += monotonic_ns() - t0;
 }
@@ -212,7 +213,8 @@ void Session::close_off_gvl_interval(ThreadState* ts, int64_t now, int64_t wall_
   }
   int64_t from = std::max(ts->suspended_wall_ns, floor_wall_ns);
   int64_t ready = ts->ready_wall_ns.load(std::memory_order_acquire);
-  ready = std::min(std::max(ready, from), wall_now);  // READY not seen (or before a resume): all blocked
+  if (ready == 0) ready = wall_now;                    // READY not seen: blocked all along
+  ready = std::min(std::max(ready, from), wall_now);  // READY before `from` (a snapshot): all waiting
   record(ts, -1, kGvlBlocked, ready - from, wall_now);
   record(ts, -1, kGvlWait, wall_now - ready, wall_now);
 }

@@ -83,6 +83,11 @@ class Session {
   int64_t mode_now() const;
 
   bool active() const { return running_ && !paused_ && !forked_; }
+  // A snapshot ends an interval: the open intervals (the caller's, threads off the GVL) close
+  // here, so the weights of each snapshot(clear: true) interval add up to its time. GVL held.
+  void close_intervals_for_snapshot() {
+    if (active()) close_all_intervals();
+  }
   void pause();   // defer: last `profile` block ended
   void resume();  // defer: first `profile` block began
 
