@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require_relative "test_helper"
+require "json"
 
 # Forked and spawned Ruby children, profiled and merged into the root's profile.
 class MultiprocessTest < Minitest::Test
@@ -157,6 +158,39 @@ class MultiprocessTest < Minitest::Test
     assert_within own_sum, merged_sum, 0.02, "children's own totals vs their weight in the merged profile"
     _, root_cpu, root_weight = lines.find { |l| l[0] == "root" }
     assert_operator root_weight.to_i, :>=, root_cpu.to_i * 0.97, "the root's own CPU is all there"
+  end
+
+  # Every sampling setting reaches the children, forked or spawned: max_depth and lines (once
+  # not passed on), vm_state_frames, mode and frequency. Each child recurses 50 deep and sleeps.
+  def test_children_inherit_every_sampling_setting
+    out, err, status = run_ruby_in(<<~RUBY)
+      require "rperf"
+      require "json"
+      CHILD = 'def deep(n) = n.zero? ? sleep(0.05) : deep(n - 1); deep(50)'
+      data = Rperf.start(mode: :wall, frequency: 250, max_depth: 8, lines: true, vm_state_frames: true, inherit: true) do
+        fork { eval(CHILD) }
+        system(#{RUBY.inspect}, "-e", CHILD) or abort "spawned child failed"
+        Process.waitall
+      end
+      children = data[:aggregated_samples].reject { |s| data[:label_sets][s[3]][:"%pid"].nil? }
+      puts JSON.generate(
+        "pids" => children.map { |s| data[:label_sets][s[3]][:"%pid"] }.uniq.size,
+        "depth" => children.map { |s| s[0].size }.max,
+        "deep_frames" => children.select { |s| s[0].any? { |f| f[1] == "Object#deep" } }.map { |s| s[0].map { |f| f[1] } }.uniq,
+        "lines" => children.flat_map { |s| s[0] }.select { |f| f[1] == "Object#deep" }.map { |f| f[2] }.uniq,
+        "labels" => children.map { |s| data[:label_sets][s[3]].keys.map(&:to_s).sort }.uniq,
+        "mode" => data[:mode], "frequency" => data[:frequency])
+    RUBY
+    assert status.success?, err
+    result = JSON.parse(out.lines.last)
+    assert_equal 2, result["pids"], "a forked and a spawned child"
+    assert_equal 10, result["depth"], "max_depth 8, + the [truncated] frame and the VM state's leaf frame"
+    refute_empty result["deep_frames"]
+    result["deep_frames"].each { |frames| assert_equal "[truncated]", frames.last }
+    assert_includes result["deep_frames"].map(&:first), "[GVL blocked]", "vm_state_frames: the sleep's state is a leaf frame"
+    assert_equal [1], result["lines"], "lines: the line of the call inside deep"
+    assert_equal [["%pid"]], result["labels"], "no %GVL labels with vm_state_frames"
+    assert_equal ["wall", 250], [result["mode"], result["frequency"]]
   end
 
   def test_thirty_two_workers_and_four_generations
