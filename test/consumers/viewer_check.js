@@ -56,6 +56,18 @@ async function main() {
       await page.selectOption('#filter-label', idx);
     };
     const choose = async (key, value) => { await select(key, value); await ready(); };
+    // A view read under the plan's thread filter (the label filter cleared first), then with
+    // no filter again.
+    const threadThenReset = async (read) => {
+      await page.selectOption('#filter-label', '');
+      await ready();
+      await page.selectOption('#filter-thread', String(plan.thread));
+      await ready();
+      const thread = await read();
+      await page.selectOption('#filter-thread', '');
+      await ready();
+      return { thread, reset: await read() };
+    };
     const treeItems = () => page.$$eval('#tree li', (li) => li.length);
     const exerciseTree = async () => {
       await tab('tree');
@@ -109,14 +121,7 @@ async function main() {
       await pickMethod('#methods-table tbody', plan.method);
       await choose(...plan.label);
       out.methods.label = await methodsView();
-      await page.selectOption('#filter-label', '');
-      await ready();
-      await page.selectOption('#filter-thread', String(plan.thread));
-      await ready();
-      out.methods.thread = await methodsView();
-      await page.selectOption('#filter-thread', '');
-      await ready();
-      out.methods.reset = await methodsView();
+      Object.assign(out.methods, await threadThenReset(methodsView));
       console.log(JSON.stringify(out));
       return;
     }
@@ -152,14 +157,7 @@ async function main() {
         await choose(key, value);
         out.tree.labels.push(await treeTotals());
       }
-      await page.selectOption('#filter-label', '');
-      await ready();
-      await page.selectOption('#filter-thread', String(plan.thread));
-      await ready();
-      out.tree.thread = await treeTotals();
-      await page.selectOption('#filter-thread', '');
-      await ready();
-      out.tree.reset = await treeTotals();
+      Object.assign(out.tree, await threadThenReset(treeTotals));
       await shot('tree');
       // Allocations: allocated, then retained, then one label's allocations.
       const alloc = async () => ({
