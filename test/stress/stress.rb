@@ -31,11 +31,12 @@ GC.stress = false
 kept = nil
 pid = fork { exit!(Rperf.running? ? 1 : 0) }
 _, status = Process.wait2(pid)
-snapshots.join
+taken = snapshots.value
 data = Rperf.stop
 abort "fork child was not clean" unless status.success?
 abort "no samples" if data[:aggregated_samples].empty?
-abort "no allocation samples" if data[:allocation_samples].to_a.empty?
+# the snapshots (clear: true) may have taken them all, under valgrind's slowness
+abort "no allocation samples" if (taken + [data]).all? { |d| d[:allocation_samples].to_a.empty? }
 
 # Every encoder (the output pipeline's threads) and the C++ loader, with GC.compact between.
 require "tmpdir"
