@@ -19,6 +19,25 @@ class EngineApiTest < Minitest::Test
     refute Rperf.running?
   end
 
+  # Rperf.start must not hand the GVL to a CPU-bound thread (a Thread.pass did: start took a
+  # whole time slice, ~100 ms), and both threads are sampled.
+  def test_start_returns_at_once_beside_a_busy_thread
+    busy = Thread.new { x = 0; loop { x += 1 } }
+    sleep 0.02
+    t0 = Process.clock_gettime(Process::CLOCK_MONOTONIC, :nanosecond)
+    Rperf.start(mode: :wall)
+    started = Process.clock_gettime(Process::CLOCK_MONOTONIC, :nanosecond) - t0
+    burn_cpu(0.05)
+    sleep 0.05 # the busy thread runs meanwhile
+    data = Rperf.stop
+    assert_operator started, :<, 30_000_000, "Rperf.start took #{started / 1e6} ms"
+    assert_operator weight_where(data) { |s, labels| s[2] == 1 && labels.empty? }, :>=, 40_000_000, "this thread's CPU work"
+    assert_operator weight_where(data) { |s, labels| s[2] != 1 && labels.empty? }, :>, 0, "the busy thread, running"
+  ensure
+    Rperf.stop if Rperf.running?
+    busy&.kill&.join
+  end
+
   def test_start_while_running_raises_and_stop_while_stopped_returns_nil
     assert_nil Rperf.stop
     Rperf.start
@@ -163,5 +182,5 @@ class EngineApiTest < Minitest::Test
     assert_operator final[:aggregated_samples].sum { |s| s[1] }, :>=, second[:aggregated_samples].sum { |s| s[1] }
   end
 
-  timing_sensitive :test_snapshot_and_clear
+  timing_sensitive :test_snapshot_and_clear, :test_start_returns_at_once_beside_a_busy_thread
 end
