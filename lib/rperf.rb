@@ -195,12 +195,6 @@ module Rperf
                    session.forked?, s.allocation_interval)
       @session = session
       session.start_inheritance
-      # Ruby 3.3 delivers a postponed job triggered from our (non-Ruby) timer thread to the
-      # ractor's running_ec, which can still name the last thread that blocked. A thread
-      # switch point makes it name this thread again. With other threads alive the ticks are
-      # forwarded to the GVL holder, which triggers the job itself, and a Thread.pass would
-      # hand the GVL to a busy thread for up to a time slice (100 ms).
-      Thread.pass if Thread.list.size == 1
       ForkHook.install
       # Allocation sampling (allocations: N) begins here: rperf's own start-up above (session
       # files, child environment) and, under the CLI, its requires are not the program's, nor

@@ -40,9 +40,7 @@ module Rperf
     def total_ns = @native.total_ns
     def size = @native.node_count
     def node(id) = Node.new(self, id, *@native.node(id))
-    def method_ref(id)
-      @method_refs.fetch(id) || (@method_refs[id] = MethodRef.new(*@native.method_info(id.negative? ? id + @method_refs.size : id)))
-    end
+    def method_ref(id) = @method_refs[id] ||= MethodRef.new(*@native.method_info(id))
 
     # Depth first, heaviest children first: yields (node, :enter) and, after its children,
     # (node, :exit). The root has depth 0; nodes deeper than max_depth are not visited, nor

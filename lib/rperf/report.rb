@@ -11,10 +11,8 @@ module Rperf
     # (self and total) and classes. A pprof file that does not name its interval (Rperf.load
     # guessed it from the counts) says so.
     def allocations(data, top: 20)
-      text = Storage.native(data).encode(:allocations, { top: top }).force_encoding(Encoding::UTF_8)
-      return text unless data.is_a?(Hash) && data[:allocation_interval_guessed]
-
-      text.sub(" sampled), ", " sampled; the interval estimated from the counts: the file does not name it), ")
+      guessed = data.is_a?(Hash) && data[:allocation_interval_guessed] ? true : false
+      Storage.native(data).encode(:allocations, { top: top, interval_guessed: guessed }).force_encoding(Encoding::UTF_8)
     end
 
     # `verbose: true` / `rperf record -v`, in rperf 0.11's lines: sampling statistics, then the

@@ -197,6 +197,10 @@ TEST(Allocations, TotalsBySiteAndClass) {
   std::string text = encode_allocation_text(p, 10);
   EXPECT_NE(text.find("Allocations: 1,024 objects (estimated, one in 64 sampled), 192 retained"), std::string::npos) << text;
   EXPECT_NE(text.find("Allocated by class:\n             960  93.8%  String\n"), std::string::npos) << text;
+  text = encode_allocation_text(p, 10, true);  // a file that did not name the interval
+  EXPECT_NE(text.find("(estimated, one in 64 sampled; the interval estimated from the counts: the file does not name it), 192 retained"),
+            std::string::npos)
+      << text;
 }
 
 TEST(Allocations, CollapsedViewWeighsObjectsWithTheClassAsLeaf) {

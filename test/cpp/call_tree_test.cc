@@ -22,7 +22,7 @@ namespace {
 // recursive nodes: one string to compare a whole tree at once.
 std::string shape(const CallTree& t, uint32_t id = CallTree::kRoot) {
   CallTree::Node n = t.node(id);
-  std::string out = t.methods()[n.method].label + (t.recursive(id) ? "*" : "") + "(" + std::to_string(n.total_ns) + "/" +
+  std::string out = t.methods()[n.method].label + (n.recursive ? "*" : "") + "(" + std::to_string(n.total_ns) + "/" +
                     std::to_string(n.self_ns) + ")";
   std::vector<uint32_t> children = t.children(id);
   if (children.empty()) return out;
@@ -30,7 +30,7 @@ std::string shape(const CallTree& t, uint32_t id = CallTree::kRoot) {
   for (size_t i = 0; i < children.size(); i++) {
     if (i > 0) out += " ";
     EXPECT_EQ(t.node(children[i]).parent, id);
-    EXPECT_EQ(t.depth(children[i]), t.depth(id) + 1);
+    EXPECT_EQ(t.node(children[i]).depth, n.depth + 1);
     out += shape(t, children[i]);
   }
   return out + "]";
@@ -88,7 +88,7 @@ TEST(CallTree, OneNodePerCallPathOneMethodPerMethod) {
   EXPECT_EQ(validate_nodes, 2);
   // Lines differ (process at 2 and 3): still one method, starting at its lowest sampled line.
   EXPECT_EQ(t.methods()[method_named(t, "process")].line, 2);
-  EXPECT_EQ(t.depth(2), 2u);
+  EXPECT_EQ(t.node(2).depth, 2u);
   EXPECT_EQ(t.node(2).parent, 1u);
 
   MethodTable mt(t);
@@ -210,9 +210,9 @@ TEST(CallTree, MatchesCallPathsCountedOneByOne) {
       ASSERT_EQ(expected.count(path), 1u) << "round " << round << " node " << id;
       EXPECT_EQ(n.total_ns, expected[path].first) << "round " << round << " node " << id;
       EXPECT_EQ(n.self_ns, expected[path].second) << "round " << round << " node " << id;
-      EXPECT_EQ(t.depth(id), path.size());
+      EXPECT_EQ(n.depth, path.size());
       bool repeated = !path.empty() && std::find(path.begin(), path.end() - 1, path.back()) != path.end() - 1;
-      EXPECT_EQ(t.recursive(id), repeated);
+      EXPECT_EQ(n.recursive, repeated);
       expected.erase(path);  // each call path once
       std::vector<uint32_t> children = t.children(id);
       size_t expected_children = 0;

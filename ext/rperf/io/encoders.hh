@@ -14,7 +14,9 @@ class Output;
 std::string encode_pprof(const Profile& p, const std::vector<std::string>& comments);  // profile.proto
 std::string encode_speedscope(const Profile& p, const std::string& name);
 std::string encode_text(const Profile& p, int top_n, bool header = true);  // flat + cumulative tables
-std::string encode_allocation_text(const Profile& p, int top_n);          // allocation sites and classes
+// Allocation sites and classes; `interval_guessed`: the file did not name the interval (a
+// pprof file read back), so the header says it is an estimate.
+std::string encode_allocation_text(const Profile& p, int top_n, bool interval_guessed = false);
 // "root;...;leaf weight\n"; `allocations`: objects allocated per stack, the class as leaf.
 void encode_collapsed(const Profile& p, Output& out, bool allocations = false);
 // Callgrind format (KCachegrind, callgrind_annotate): self costs by line, calls with inclusive costs.

@@ -87,8 +87,6 @@ CallTree::Place CallTree::place(uint32_t id) const {
 
 uint32_t CallTree::subtree_end(Place at) const { return first_node_[run_end(at.rank + 1, at.depth)]; }
 
-uint32_t CallTree::depth(uint32_t id) const { return id == kRoot ? 0 : place(id).depth; }
-
 CallTree::Node CallTree::node(uint32_t id) const {
   Node n;
   uint32_t rank = 0, depth = 0, end = static_cast<uint32_t>(paths_->count());
@@ -96,7 +94,10 @@ CallTree::Node CallTree::node(uint32_t id) const {
     Place at = place(id);
     rank = at.rank;
     depth = at.depth;
-    n.method = path_at(rank)[depth - 1];
+    const uint32_t* path = path_at(rank);
+    n.method = path[depth - 1];
+    n.depth = depth;
+    n.recursive = std::find(path, path + depth - 1, n.method) != path + depth - 1;
     if (depth == 1) {
       n.parent = kRoot;
     } else if (id > first_node_[rank]) {
@@ -113,21 +114,7 @@ CallTree::Node CallTree::node(uint32_t id) const {
   return n;
 }
 
-bool CallTree::recursive(uint32_t id) const {
-  if (id == kRoot) return false;
-  Place at = place(id);
-  const uint32_t* path = path_at(at.rank);
-  return std::find(path, path + at.depth - 1, path[at.depth - 1]) != path + at.depth - 1;
-}
-
-// Child after child: each child's subtree ends where its next sibling starts.
-size_t CallTree::child_count(uint32_t id) const {
-  size_t n = 0;
-  for (uint32_t c = id + 1, end = subtree_end(id); c < end; c = subtree_end(place(c))) n++;
-  return n;
-}
-
-void CallTree::children(uint32_t id, uint32_t* out) const {
+void CallTree::children(uint32_t id, std::vector<uint32_t>& out) const {
   struct Child {
     int64_t total_ns;
     uint32_t method;
@@ -147,12 +134,13 @@ void CallTree::children(uint32_t id, uint32_t* out) const {
     if (mx.label != my.label) return mx.label < my.label;
     return mx.path < my.path;
   });
+  out.resize(found.size());
   for (size_t i = 0; i < found.size(); i++) out[i] = found[i].id;
 }
 
 std::vector<uint32_t> CallTree::children(uint32_t id) const {
-  std::vector<uint32_t> ids(child_count(id));
-  children(id, ids.data());
+  std::vector<uint32_t> ids;
+  children(id, ids);
   return ids;
 }
 

@@ -34,6 +34,8 @@ class CallTree {
     uint32_t parent = kNoNode;
     int64_t total_ns = 0;
     int64_t self_ns = 0;
+    uint32_t depth = 0;      // the root's is 0
+    bool recursive = false;  // its method is also one of its ancestors'
   };
 
   CallTree(const Profile& p, const CallTreeOptions& options);
@@ -44,14 +46,10 @@ class CallTree {
   const std::vector<Method>& methods() const { return paths_->methods(); }
   // Node ids are 0 (the root) to size() - 1, in depth-first order (a parent before its children).
   size_t size() const { return node_count_; }
-  Node node(uint32_t id) const;  // O(log paths)
-  // Its method is also one of its ancestors'. O(depth).
-  bool recursive(uint32_t id) const;
-  uint32_t depth(uint32_t id) const;  // the root's is 0
-  // A node's children, heaviest first (ties by label, then path), into `out` (child_count(id)
-  // of them). O(children x log paths).
-  size_t child_count(uint32_t id) const;
-  void children(uint32_t id, uint32_t* out) const;
+  Node node(uint32_t id) const;  // O(log paths + depth)
+  // A node's children, heaviest first (ties by label, then path), into `out` (replaced).
+  // O(children x log paths).
+  void children(uint32_t id, std::vector<uint32_t>& out) const;
   std::vector<uint32_t> children(uint32_t id) const;
   int64_t total_ns() const { return weight_before_.back(); }
   // The memory the tree holds besides its paths.

@@ -13,7 +13,7 @@ MethodPaths::MethodPaths(const Profile& p, const CallTreeOptions& options) {
 
 void MethodPaths::collect(const Profile& p, const CallTreeOptions& options) {
   MethodStacks stacks(p);
-  methods_ = stacks.take_methods();  // stack_of needs only its frame mapping from here on
+  methods_ = stacks.take_methods();  // append_methods needs only its frame mapping from here on
   std::unordered_map<uint32_t, uint32_t> thread_methods;  // thread_seq -> its [thread N] method
   // Sized once: growing these copies and faults in hundreds of MB on large profiles.
   size_t upper_bound = 0;

@@ -44,26 +44,23 @@ MethodStacks::MethodStacks(const Profile& p) : profile_(p) {
   }
 }
 
-void MethodStacks::stack_of(const Sample& s, std::vector<CallSite>& out) const {
-  out.clear();
+template <typename Visit>
+void MethodStacks::for_each_method(const Sample& s, Visit&& visit) const {
   FrameSpan frames = profile_.stacks[s.stack];
-  for (size_t i = frames.size(); i-- > 0;) {
-    out.push_back(CallSite{method_of_frame_[frames[i]], line_of_frame_[frames[i]]});
-  }
+  for (size_t i = frames.size(); i-- > 0;) visit(method_of_frame_[frames[i]], line_of_frame_[frames[i]]);
   if (s.vm_state != kRunning) {
     uint32_t vm = vm_state_method_[s.vm_state];
-    if (out.empty() || out.back().method != vm) out.push_back(CallSite{vm, 0});
+    if (frames.size() == 0 || method_of_frame_[frames[0]] != vm) visit(vm, 0);
   }
 }
 
+void MethodStacks::stack_of(const Sample& s, std::vector<CallSite>& out) const {
+  out.clear();
+  for_each_method(s, [&](uint32_t method, int32_t line) { out.push_back(CallSite{method, line}); });
+}
+
 void MethodStacks::append_methods(const Sample& s, std::vector<uint32_t>& out) const {
-  FrameSpan frames = profile_.stacks[s.stack];
-  size_t first = out.size();
-  for (size_t i = frames.size(); i-- > 0;) out.push_back(method_of_frame_[frames[i]]);
-  if (s.vm_state != kRunning) {
-    uint32_t vm = vm_state_method_[s.vm_state];
-    if (out.size() == first || out.back() != vm) out.push_back(vm);
-  }
+  for_each_method(s, [&](uint32_t method, int32_t) { out.push_back(method); });
 }
 
 }  // namespace rperf

@@ -47,6 +47,10 @@ class MethodStacks {
   void append_methods(const Sample& s, std::vector<uint32_t>& out) const;
 
  private:
+  // Root first: (method, line) of each frame, then the VM state's leaf method (line 0) unless
+  // the stack already ends in it.
+  template <typename Visit>
+  void for_each_method(const Sample& s, Visit&& visit) const;
   const Profile& profile_;
   std::vector<Method> methods_;
   std::vector<uint32_t> method_of_frame_;

@@ -29,6 +29,7 @@ struct CallTreeHolder {
   std::shared_ptr<const MethodPaths> paths;
   std::unique_ptr<CallTree> tree;
   std::unique_ptr<MethodTable> table;
+  std::vector<uint32_t> children;  // #children's scratch: held here while Ruby may raise
 };
 
 void holder_free(void* p) { delete static_cast<CallTreeHolder*>(p); }
@@ -114,14 +115,6 @@ VALUE call_tree_s_build(VALUE klass, VALUE profile, VALUE separate_threads, VALU
   return obj;
 }
 
-// #methods -> [[label, path, line], ...] by method id (0 is the root).
-VALUE call_tree_methods(VALUE self) {
-  const std::vector<Method>& methods = paths_of(self).methods();
-  VALUE out = rb_ary_new_capa(static_cast<long>(methods.size()));
-  for (const Method& m : methods) rb_ary_push(out, rb_ary_new_from_args(3, utf8_string(m.label), utf8_string(m.path), INT2NUM(m.line)));
-  return out;
-}
-
 VALUE call_tree_method_count(VALUE self) { return SIZET2NUM(paths_of(self).methods().size()); }
 
 // #method_info(id) -> [label, path, line]
@@ -142,22 +135,19 @@ VALUE call_tree_node(VALUE self, VALUE id) {
   uint32_t node = checked_id(id, t.size(), "node");
   CallTree::Node n = t.node(node);
   VALUE parent = n.parent == CallTree::kNoNode ? Qnil : UINT2NUM(n.parent);
-  return rb_ary_new_from_args(6, UINT2NUM(n.method), parent, LL2NUM(n.total_ns), LL2NUM(n.self_ns), t.recursive(node) ? Qtrue : Qfalse,
-                              UINT2NUM(t.depth(node)));
+  return rb_ary_new_from_args(6, UINT2NUM(n.method), parent, LL2NUM(n.total_ns), LL2NUM(n.self_ns), n.recursive ? Qtrue : Qfalse,
+                              UINT2NUM(n.depth));
 }
 
-// #children(id) -> node ids, heaviest first. Sorted into a Ruby-owned buffer: no C++ object is
-// alive when a Ruby call may raise.
+// #children(id) -> node ids, heaviest first. Sorted into the holder's scratch vector: no C++
+// object of this frame is alive when a Ruby call may raise.
 VALUE call_tree_children(VALUE self, VALUE id) {
   const CallTree& t = tree_of(self);
   uint32_t node = checked_id(id, t.size(), "node");
-  size_t count = t.child_count(node);
-  VALUE buffer;
-  uint32_t* ids = ALLOCV_N(uint32_t, buffer, count);
+  std::vector<uint32_t>& ids = holder(self)->children;
   without_cxx_exceptions([&] { t.children(node, ids); });
-  VALUE out = rb_ary_new_capa(static_cast<long>(count));
-  for (size_t i = 0; i < count; i++) rb_ary_push(out, UINT2NUM(ids[i]));
-  ALLOCV_END(buffer);
+  VALUE out = rb_ary_new_capa(static_cast<long>(ids.size()));
+  for (uint32_t child : ids) rb_ary_push(out, UINT2NUM(child));
   return out;
 }
 
@@ -244,7 +234,6 @@ void init_call_tree_binding(VALUE native) {
   g_call_tree_class = rb_define_class_under(native, "CallTree", rb_cObject);
   rb_undef_alloc_func(g_call_tree_class);
   rb_define_singleton_method(g_call_tree_class, "build", RUBY_METHOD_FUNC(call_tree_s_build), 3);
-  rb_define_method(g_call_tree_class, "methods_info", RUBY_METHOD_FUNC(call_tree_methods), 0);
   rb_define_method(g_call_tree_class, "method_count", RUBY_METHOD_FUNC(call_tree_method_count), 0);
   rb_define_method(g_call_tree_class, "method_info", RUBY_METHOD_FUNC(call_tree_method_info), 1);
   rb_define_method(g_call_tree_class, "node_count", RUBY_METHOD_FUNC(call_tree_node_count), 0);

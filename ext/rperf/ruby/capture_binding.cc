@@ -3,6 +3,7 @@
 // its memory (~0.1 s per command for a 1 GB process holding a large profile, five commands a
 // save); posix_spawn starts the program without copying the parent's page tables.
 #include <fcntl.h>
+#include <pthread.h>
 #include <ruby/ruby.h>
 #include <ruby/thread.h>
 #include <signal.h>
@@ -28,6 +29,9 @@ struct Capture {
   size_t len, cap;
   int status;
   bool out_of_memory;
+  bool done;               // run_capture ran to the end (the program is reaped)
+  bool exited;             // the program has exited; its pid may be reused once reaped
+  pthread_mutex_t lock;    // orders `exited` against stop_capture's kill
 };
 
 // Reads the program's output to its end and reaps it (without the GVL: no Ruby API here).
@@ -54,9 +58,27 @@ void* run_capture(void* arg) {
     }
   }
   close(c->fd);
+  // Wait for the exit without reaping, so that the pid cannot be reused while stop_capture may
+  // still kill it; then mark it exited and reap it.
+  siginfo_t info;
+  while (waitid(P_PID, static_cast<id_t>(c->pid), &info, WEXITED | WNOWAIT) < 0 && errno == EINTR) {
+  }
+  pthread_mutex_lock(&c->lock);
+  c->exited = true;
+  pthread_mutex_unlock(&c->lock);
   while (waitpid(c->pid, &c->status, 0) < 0 && errno == EINTR) {
   }
+  c->done = true;
   return nullptr;
+}
+
+// Unblocking function (Ctrl-C, Thread#raise, Timeout): the program is killed, so the reader
+// sees the end of its output and reaps it.
+void stop_capture(void* arg) {
+  auto* c = static_cast<Capture*>(arg);
+  pthread_mutex_lock(&c->lock);
+  if (!c->exited) kill(c->pid, SIGKILL);
+  pthread_mutex_unlock(&c->lock);
 }
 
 VALUE capture_result(VALUE arg) {
@@ -74,7 +96,9 @@ VALUE native_capture(VALUE, VALUE argv) {
   if (n < 1) rb_raise(rb_eArgError, "rperf: capture needs a program");
   VALUE strings = rb_ary_new_capa(n);
   for (long i = 0; i < n; i++) {
-    VALUE s = rb_str_new_frozen(rb_ary_entry(argv, i));
+    VALUE s = rb_ary_entry(argv, i);
+    StringValue(s);  // a TypeError for anything but a String, before its bytes are read
+    s = rb_str_new_frozen(s);
     StringValueCStr(s);
     rb_ary_push(strings, s);
   }
@@ -113,8 +137,14 @@ VALUE native_capture(VALUE, VALUE argv) {
     close(fds[0]);
     return Qnil;
   }
-  Capture c{fds[0], pid, nullptr, 0, 0, 0, false};
-  rb_thread_call_without_gvl(run_capture, &c, nullptr, nullptr);
+  Capture c{fds[0], pid, nullptr, 0, 0, 0, false, false, false, PTHREAD_MUTEX_INITIALIZER};
+  // The _2 variant raises no pending interrupt on return: the buffer is freed first, below.
+  rb_thread_call_without_gvl2(run_capture, &c, stop_capture, &c);
+  if (!c.done) {  // interrupted before it began: the program's output is not wanted
+    stop_capture(&c);
+    run_capture(&c);
+  }
+  pthread_mutex_destroy(&c.lock);
   if (c.out_of_memory) {
     std::free(c.buf);
     rb_memerror();
@@ -123,6 +153,7 @@ VALUE native_capture(VALUE, VALUE argv) {
   VALUE result = rb_protect(capture_result, reinterpret_cast<VALUE>(&c), &state);
   std::free(c.buf);
   if (state) rb_jump_tag(state);
+  rb_thread_check_ints();  // an interrupt that stopped the program is raised now
   return result;
 }
 

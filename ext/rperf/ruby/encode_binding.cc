@@ -35,6 +35,7 @@ struct EncodeJob {
   int top = 10;
   bool header = true;  // text: the Total/Samples lines
   bool allocations = false;  // collapsed: the allocation samples instead of the time samples
+  bool interval_guessed = false;  // allocations: the file did not name the allocation interval
   int fd = -1;                 // write here, or
   std::string* str = nullptr;  // append here
   int error = 0;
@@ -51,7 +52,7 @@ void* run_encode_job(void* arg) {
       case Format::kText: out->append(encode_text(*job.profile, job.top, job.header)); break;
       case Format::kJson: encode_json(*job.profile, job.trailer, *out); break;
       case Format::kCallgrind: encode_callgrind(*job.profile, *out); break;
-      case Format::kAllocations: out->append(encode_allocation_text(*job.profile, job.top)); break;
+      case Format::kAllocations: out->append(encode_allocation_text(*job.profile, job.top, job.interval_guessed)); break;
     }
     job.error = out->finish();
   } catch (const std::bad_alloc&) {
@@ -93,7 +94,7 @@ int open_target(const std::string& path, std::string& tmp) {
 
 // Native::Profile#encode(format, options) -> String, or nil when options[:path] is given.
 // options: path, gzip, level, deflate ("zlib" forces zlib), name, top, header, comments, trailer,
-// allocations (collapsed: the allocation view).
+// allocations (collapsed: the allocation view), interval_guessed (allocations: say so).
 VALUE profile_encode(VALUE self, VALUE format, VALUE options) {
   ProfileHolder* h = holder_of(self);
   if (!NIL_P(options)) Check_Type(options, T_HASH);
@@ -121,6 +122,7 @@ VALUE profile_encode(VALUE self, VALUE format, VALUE options) {
     job.top = top_n;
     job.header = option(options, "header") != Qfalse;
     job.allocations = RTEST(option(options, "allocations"));
+    job.interval_guessed = RTEST(option(options, "interval_guessed"));
     job.options.gzip = RTEST(option(options, "gzip"));
     if (level_n != -2) job.options.level = level_n;
     if (RB_TYPE_P(deflate, T_STRING) && std::string(RSTRING_PTR(deflate), RSTRING_LEN(deflate)) == "zlib") job.options.backend = DeflateBackend::kZlib;

@@ -320,7 +320,7 @@ struct Converter {
     if (!RB_TYPE_P(ary, T_ARRAY)) return fail("aggregated_samples must be an Array");
     size_t set_count = h.profile.label_sets.size();
     h.profile.samples.reserve(static_cast<size_t>(RARRAY_LEN(ary)));
-    reserve_stacks(ary);
+    if (!raw) reserve_stacks(ary);  // raw rows (one per tick) repeat few stacks
     for (long i = 0; i < RARRAY_LEN(ary); i++) {
       VALUE e = RARRAY_AREF(ary, i);
       if (!RB_TYPE_P(e, T_ARRAY) || RARRAY_LEN(e) < 2) return fail("a sample must be [frames, weight, thread_seq, label_set_id]");

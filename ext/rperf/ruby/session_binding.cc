@@ -59,6 +59,12 @@ VALUE native_start(VALUE, VALUE freq, VALUE wall, VALUE aggregate, VALUE signal,
     }
   }
   if (!NIL_P(error)) rb_raise(rb_eRuntimeError, "rperf: cannot start the sampling timer: %" PRIsVALUE, error);
+  // Ruby 3.3 delivers a postponed job triggered from our (non-Ruby) timer thread to the
+  // Ractor's running_ec, which can still name the last thread that blocked; a thread switch
+  // point makes it name this thread again. With other threads the ticks are forwarded to the
+  // GVL holder, which triggers the job itself: no pass then, which would hand the GVL to a
+  // busy thread for up to a time slice (100 ms).
+  if (!Session::forward_ticks.load(std::memory_order_relaxed)) rb_thread_schedule();
   return Qtrue;
 }
 

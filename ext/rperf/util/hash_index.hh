@@ -73,9 +73,7 @@ class HashIndex {
     hashes_.reserve(n);
     size_t slots = slots_.size();
     while ((n + 1) * 2 > slots) slots *= 2;
-    if (slots == slots_.size()) return;
-    reset(slots);
-    for (uint32_t id = 0; id < hashes_.size(); id++) place(hashes_[id], id);
+    if (slots != slots_.size()) rehash(slots);
   }
   void clear() {
     hashes_.clear();
@@ -99,8 +97,9 @@ class HashIndex {
     while (slots_[slot].id != kEmpty) slot = (slot + 1) & mask_;
     slots_[slot] = Slot{static_cast<uint32_t>(hash >> 32), id};
   }
-  void grow() {
-    reset(slots_.size() * 2);
+  void grow() { rehash(slots_.size() * 2); }
+  void rehash(size_t slots) {
+    reset(slots);
     for (uint32_t id = 0; id < hashes_.size(); id++) place(hashes_[id], id);
   }
 
