@@ -234,7 +234,7 @@ module Rperf
       body ||= build_payload(entry)
       return json(422, { error: entry[:error] }) unless body
 
-      [200, SECURITY_HEADERS.merge("content-type" => "application/json; charset=utf-8"), [body]]
+      json_body(200, body)
     end
 
     # A call tree or a method table of the page's filters, made once per snapshot and query
@@ -261,12 +261,9 @@ module Rperf
         rescue SampleFilter::Unavailable => e
           return json(422, { error: e.message })
         end
-        @mutex.synchronize do
-          @filtered.delete(@filtered.keys.first) while @filtered.size >= FILTERED_CACHE_SIZE
-          @filtered[key] = body
-        end
+        cache_put(@filtered, key, body, FILTERED_CACHE_SIZE)
       end
-      [200, SECURITY_HEADERS.merge("content-type" => "application/json; charset=utf-8"), [body]]
+      json_body(200, body)
     end
 
     # A file's profile, kept while it is the one asked for last. Requests (Puma threads) that
@@ -287,11 +284,15 @@ module Rperf
       return nil unless data
 
       body = JSON.generate(self.class.snapshot_body(list_entry(entry), data, **@payload_limits))
+      cache_put(@payloads, entry[:id], body, PAYLOAD_CACHE_SIZE)
+    end
+
+    # Keeps value under key in one of the small caches, evicting the oldest entries past limit.
+    def cache_put(hash, key, value, limit)
       @mutex.synchronize do
-        @payloads.delete(@payloads.keys.first) while @payloads.size >= PAYLOAD_CACHE_SIZE
-        @payloads[entry[:id]] = body
+        hash.delete(hash.keys.first) while hash.size >= limit
+        hash[key] = value
       end
-      body
     end
 
     # A file that cannot be read stays in the list, marked with its error; the others work.
@@ -344,8 +345,10 @@ module Rperf
       [200, SECURITY_HEADERS.merge("content-type" => ASSET_TYPES.fetch(name)), [body]]
     end
 
-    def json(status, obj)
-      [status, SECURITY_HEADERS.merge("content-type" => "application/json; charset=utf-8"), [JSON.generate(obj)]]
+    def json(status, obj) = json_body(status, JSON.generate(obj))
+
+    def json_body(status, body)
+      [status, SECURITY_HEADERS.merge("content-type" => "application/json; charset=utf-8"), [body]]
     end
 
     def text(status, body, extra = {})

@@ -131,8 +131,11 @@
         if (overlap > 0) rows.push([node, Math.min(w, overlap), th, lsi]);
       }
     }
-    const label = o.label ? state.labelFilter : null;
-    const thread = o.thread ? state.threadFilter : null;
+    return filterRows(p, rows, o.label ? state.labelFilter : null, o.thread ? state.threadFilter : null);
+  }
+
+  // Rows [node, _, thread, label_set, ...] of the thread and the label filter (the page's by default).
+  function filterRows(p, rows, label = state.labelFilter, thread = state.threadFilter) {
     if (!label && thread === null) return rows;
     return rows.filter((s) => (thread === null || s[2] === thread) && labelMatches(p.labelSets[s[3]] || {}, label));
   }
@@ -283,6 +286,13 @@
     return p[view];
   }
 
+  // A view's note; a file has only the view of all samples (filteredView), and with filters
+  // set the note says so.
+  function viewNote(query, what, pronoun, note) {
+    if (!query || !embedded) return note;
+    return `This file holds ${what} of all samples: the filters apply to ${pronoun} only when the viewer is served (Rperf::Viewer). ` + note;
+  }
+
   async function callTree(p, query) {
     const tree = await filteredView(p, 'call_tree', p.trees, query);
     if (!tree.children) {
@@ -290,7 +300,6 @@
       tree.nodes.forEach(([parent], i) => { if (parent >= 0) tree.children[parent].push(i); });
       tree.expanded = defaultExpansion(tree);
     }
-    tree.unfilteredNote = !!query && !!embedded;
     return tree;
   }
 
@@ -316,9 +325,7 @@
     clear(box);
     const sum = tree.total_ns;
     const note = `${tree.nodes.length} of ${tree.node_count} calls shown: calls below ${tree.min_percent}% of the total are left out (their time is in the "lighter calls" rows).`;
-    $('tree-note').textContent = tree.unfilteredNote
-      ? 'This file holds the call tree of all samples: the filters apply to it only when the viewer is served (Rperf::Viewer). ' + note
-      : note;
+    $('tree-note').textContent = viewNote(query, 'the call tree', 'it', note);
     box.dataset.totalNs = String(sum);
     const row = (total, name, self, file, title) => el('div', { class: 'row' },
       el('span', { class: 'num', text: fmtTime(total) }), el('span', { class: 'num', text: pct(total, sum) }),
@@ -339,12 +346,11 @@
     const list = (i) => el('ul', { role: 'group' }, ...tree.children[i].map(item), ...rest(i));
     const item = (i) => {
       const [, m, total, self, recursive] = tree.nodes[i];
-      const [name, file, line] = tree.methods[m];
-      const where = file ? shortPath(file) + (line > 0 ? ':' + line : '') : '';
+      const [name, file] = tree.methods[m];
       const kids = tree.children[i].length > 0;
       const open = tree.expanded.has(i);
       const toggle = el('button', { class: 'toggle', type: 'button', text: kids ? (open ? '▾' : '▸') : '' });
-      const r = row(total, name + (recursive ? ' ↻' : ''), self, where, file);
+      const r = row(total, name + (recursive ? ' ↻' : ''), self, methodWhere(tree, m), file);
       r.prepend(toggle);
       const li = el('li', { role: 'treeitem', 'aria-expanded': kids ? String(open) : null, dataset: { node: String(i), totalNs: String(total) } }, r);
       if (open && kids) li.append(list(i));
@@ -415,9 +421,7 @@
     const note = `${table.entries.length} of ${table.method_count} methods shown: methods below ${table.min_percent}% of the total ` +
       `are left out (and beyond the ${table.max_methods} heaviest by total and by self), and so are callers and callees ` +
       `below it (at most ${table.max_arcs} of each per method).`;
-    $('methods-note').textContent = query && embedded
-      ? 'This file holds the methods of all samples: the filters apply to them only when the viewer is served (Rperf::Viewer). ' + note
-      : note;
+    $('methods-note').textContent = viewNote(query, 'the methods', 'them', note);
     const sum = table.total_ns;
     const order = table.entries.map((_, i) => i); // MethodTable's order: total, then self
     if (state.methodSort === 'self') order.sort((a, b) => table.entries[b][1] - table.entries[a][1] || a - b);
@@ -507,8 +511,7 @@
       return;
     }
     const field = state.allocField === 'retained' ? 5 : 1;
-    const rows = a.samples.filter((s) => (state.threadFilter === null || s[2] === state.threadFilter) &&
-      labelMatches(p.labelSets[s[3]] || {}, state.labelFilter));
+    const rows = filterRows(p, a.samples);
     const self = new Float64Array(p.nodes.parent.length);
     const perClass = new Map(); // node -> Map(class -> objects)
     const sites = new Map(); // "frame class" -> {frame, cls, allocated, retained}: the leaf function, however reached
@@ -987,17 +990,22 @@
     if (seq === renderSeq) setStatus('snapshot #' + p.id + ': ' + state.tab, 'ready');
   }
 
+  // Segmented buttons: a click sets the state to the button's data-<attr>, marks it active and redraws.
+  function bindToggle(selector, attr, set) {
+    for (const b of document.querySelectorAll(selector)) {
+      b.addEventListener('click', () => {
+        set(b.dataset[attr]);
+        for (const o of document.querySelectorAll(selector)) o.classList.toggle('active', o === b);
+        render();
+      });
+    }
+  }
+
   function wire() {
     for (const b of $('tabs').querySelectorAll('button')) {
       b.addEventListener('click', () => { state.tab = b.dataset.tab; render(); });
     }
-    for (const b of document.querySelectorAll('#tab-top [data-sort]')) {
-      b.addEventListener('click', () => {
-        state.topSort = b.dataset.sort;
-        for (const o of document.querySelectorAll('#tab-top [data-sort]')) o.classList.toggle('active', o === b);
-        render();
-      });
-    }
+    bindToggle('#tab-top [data-sort]', 'sort', (v) => { state.topSort = v; });
     $('filter-label').addEventListener('change', (e) => {
       state.labelFilter = e.target.value === '' ? null : state.filterChoices[Number(e.target.value)];
       render();
@@ -1014,21 +1022,9 @@
       expandAtLeast(state.tree, 0.01);
       render();
     });
-    for (const b of document.querySelectorAll('#tab-methods [data-sort]')) {
-      b.addEventListener('click', () => {
-        state.methodSort = b.dataset.sort;
-        for (const o of document.querySelectorAll('#tab-methods [data-sort]')) o.classList.toggle('active', o === b);
-        render();
-      });
-    }
+    bindToggle('#tab-methods [data-sort]', 'sort', (v) => { state.methodSort = v; });
     $('tree-collapse').addEventListener('click', () => { if (state.tree) state.tree.expanded = new Set(); render(); });
-    for (const b of document.querySelectorAll('#tab-alloc [data-field]')) {
-      b.addEventListener('click', () => {
-        state.allocField = b.dataset.field;
-        for (const o of document.querySelectorAll('#tab-alloc [data-field]')) o.classList.toggle('active', o === b);
-        render();
-      });
-    }
+    bindToggle('#tab-alloc [data-field]', 'field', (v) => { state.allocField = v; });
     $('refresh').addEventListener('click', () => loadList());
     let resizeTimer = null;
     window.addEventListener('resize', () => {
