@@ -1,6 +1,8 @@
 # frozen_string_literal: true
 
 require_relative "test_helper"
+require "timeout"
+require "pathname"
 require "json"
 require "zlib"
 
@@ -156,6 +158,14 @@ class FormatsTest < Minitest::Test
     assert_equal ["", false], Rperf::Native.capture(["sh", "-c", "echo oops >&2; exit 3"]), "stderr dropped, exit status kept"
     assert_equal ["a b\n", true], Rperf::Native.capture(["sh", "-c", "echo \"$0 $1\"", "a", "b"])
     assert_nil Rperf::Meta.git_capture(Dir.tmpdir, "rev-parse", "--no-such-option")
+    # A non-String argument is a TypeError (its bytes were once read as a String's).
+    assert_raises(TypeError) { Rperf::Native.capture(["echo", Object.new]) }
+    assert_raises(TypeError) { Rperf::Native.capture(["echo", Pathname("x")]) }
+    # An interrupt (Timeout here) stops a program that hangs: it is killed and reaped.
+    t0 = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+    assert_raises(Timeout::Error) { Timeout.timeout(0.2) { Rperf::Native.capture(["sleep", "30"]) } }
+    assert_operator Process.clock_gettime(Process::CLOCK_MONOTONIC) - t0, :<, 5
+    assert_empty `ps -o pid=,args= --ppid #{Process.pid}`.lines.grep(/sleep 30/), "the program was killed"
     expected = IO.popen(["git", "-C", __dir__, "rev-parse", "HEAD"], err: File::NULL, &:read)
     skip "not a git checkout" unless $?.success?
     assert_equal expected.strip, Rperf::Meta.git_capture(__dir__, "rev-parse", "HEAD")
