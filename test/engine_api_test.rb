@@ -19,18 +19,26 @@ class EngineApiTest < Minitest::Test
     refute Rperf.running?
   end
 
-  # Rperf.start must not hand the GVL to a CPU-bound thread (a Thread.pass did: start took a
-  # whole time slice, ~100 ms), and both threads are sampled.
-  def test_start_returns_at_once_beside_a_busy_thread
+  # start, snapshot and stop must not hand the GVL to a CPU-bound thread: a Thread.pass at start
+  # and a File read of /proc at snapshot and stop each waited for a whole time slice (~100 ms).
+  # Both threads are sampled.
+  def test_start_snapshot_and_stop_return_at_once_beside_a_busy_thread
     busy = Thread.new { x = 0; loop { x += 1 } }
     sleep 0.02
-    t0 = Process.clock_gettime(Process::CLOCK_MONOTONIC, :nanosecond)
-    Rperf.start(mode: :wall)
-    started = Process.clock_gettime(Process::CLOCK_MONOTONIC, :nanosecond) - t0
+    timed = lambda do |&call|
+      t0 = Process.clock_gettime(Process::CLOCK_MONOTONIC, :nanosecond)
+      result = call.call
+      [result, Process.clock_gettime(Process::CLOCK_MONOTONIC, :nanosecond) - t0]
+    end
+    _, started = timed.() { Rperf.start(mode: :wall) }
     burn_cpu(0.05)
+    snapshot, snapshotted = timed.() { Rperf.snapshot }
     sleep 0.05 # the busy thread runs meanwhile
-    data = Rperf.stop
-    assert_operator started, :<, 30_000_000, "Rperf.start took #{started / 1e6} ms"
+    data, stopped = timed.() { Rperf.stop }
+    { "start" => started, "snapshot" => snapshotted, "stop" => stopped }.each do |call, ns|
+      assert_operator ns, :<, 30_000_000, "Rperf.#{call} took #{ns / 1e6} ms"
+    end
+    assert_kind_of Integer, snapshot[:maxrss_mb]
     assert_operator weight_where(data) { |s, labels| s[2] == 1 && labels.empty? }, :>=, 40_000_000, "this thread's CPU work"
     assert_operator weight_where(data) { |s, labels| s[2] != 1 && labels.empty? }, :>, 0, "the busy thread, running"
   ensure
@@ -156,8 +164,10 @@ class EngineApiTest < Minitest::Test
 
   def test_snapshot_and_clear
     # Wall mode: each interval's weight is the wall time it lasted (measured here), whatever the
-    # CPU work took on a loaded machine.
+    # CPU work took on a loaded machine; this thread's weight (other threads, such as
+    # minitest's workers starting up, may be blocked across the intervals).
     now = -> { Process.clock_gettime(Process::CLOCK_MONOTONIC, :nanosecond) }
+    mine = ->(profile) { profile[:aggregated_samples].select { |s| s[2] == 1 }.sum { |s| s[1] } }
     before_start = now.call
     Rperf.start(mode: :wall)
     t0 = now.call
@@ -166,21 +176,21 @@ class EngineApiTest < Minitest::Test
     first = Rperf.snapshot(clear: true)
     t1 = now.call
     # The interval runs from inside start to inside the snapshot.
-    weight = first[:aggregated_samples].sum { |s| s[1] }
+    weight = mine.(first)
     assert_operator weight, :>=, (cleared_before - t0) * 0.95
     assert_operator weight, :<=, (t1 - before_start) * 1.05
     burn_cpu(0.05)
     second_before = now.call
     second = Rperf.snapshot
     t2 = now.call
-    weight = second[:aggregated_samples].sum { |s| s[1] }
+    weight = mine.(second)
     assert_operator weight, :>=, (second_before - t1) * 0.95
     assert_operator weight, :<=, (t2 - cleared_before) * 1.05
     assert_operator second[:sampling_count], :<, first[:sampling_count]
     assert_operator second[:duration_ns], :<=, t2 - cleared_before
     final = Rperf.stop
-    assert_operator final[:aggregated_samples].sum { |s| s[1] }, :>=, second[:aggregated_samples].sum { |s| s[1] }
+    assert_operator mine.(final), :>=, mine.(second)
   end
 
-  timing_sensitive :test_snapshot_and_clear, :test_start_returns_at_once_beside_a_busy_thread
+  timing_sensitive :test_snapshot_and_clear, :test_start_snapshot_and_stop_return_at_once_beside_a_busy_thread
 end

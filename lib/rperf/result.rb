@@ -18,13 +18,10 @@ module Rperf
       }
     end
 
+    # Read natively: File's reads release the GVL, and a busy thread then keeps it for a time slice.
     def maxrss_mb
-      File.foreach("/proc/self/status") do |line|
-        return (line.split[1].to_i / 1024.0).round if line.start_with?("VmHWM:")
-      end
-      nil
-    rescue SystemCallError
-      nil
+      kb = Native.peak_rss_kb
+      kb && (kb / 1024.0).round
     end
 
     def total_weight(data) = Storage.native(data).total_weight

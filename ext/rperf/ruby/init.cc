@@ -13,6 +13,7 @@ void init_encode_binding(VALUE native);
 void init_load_binding(VALUE native);
 void init_call_tree_binding(VALUE native);
 void init_capture_binding(VALUE native);
+void init_process_binding(VALUE native);
 }  // namespace rperf
 
 using namespace rperf;
@@ -34,4 +35,5 @@ extern "C" __attribute__((visibility("default"))) void Init_rperf() {
   init_load_binding(native);
   init_call_tree_binding(native);
   init_capture_binding(native);
+  init_process_binding(native);
 }
