@@ -607,7 +607,7 @@
     }
     $('timeline-hint').textContent = 'Drag across the timeline to look at that time range only.' +
       (p.timeline.quantum_ns ? ` (samples merged into ${fmtTime(p.timeline.quantum_ns)} slots)` : '');
-    const rows = p.timeline.samples.filter((s) => labelMatches(p.labelSets[s[3]] || {}, state.labelFilter));
+    const rows = filterRows(p, p.timeline.samples, state.labelFilter, null); // threads are rows of their own
     const threads = p.threads.filter((th) => state.threadFilter === null || th === state.threadFilter);
     const end = Math.max(p.duration_ns || 0, ...p.timeline.samples.map((s) => s[4]), 1);
     const left = 90;
