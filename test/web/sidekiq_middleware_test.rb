@@ -11,12 +11,20 @@ class SidekiqMiddlewareTest < Minitest::Test
   extend TimingRetry
 
   def test_jobs_are_labelled_by_class_with_their_time
-    measured, data = with_redis { |port| run_profiled_fixture("sidekiq_worker.rb", port) }
+    output, data = with_redis { |port| run_profiled_fixture("sidekiq_worker.rb", port) }
+    measured = output.fetch("measured")
+    outer = output.fetch("outer")
     by_job = weight_by_label(data, :job)
     assert_operator measured.fetch("SleepJob"), :>=, 6 * 30e6, "six 30 ms sleeps ran"
-    warn "sidekiq: measured #{measured.inspect}, labelled #{by_job.inspect}" if ENV["RPERF_TEST_VERBOSE"]
-    assert_within measured.fetch("CpuJob"), by_job["CpuJob"], 0.05, "CpuJob weight vs time in perform"
-    assert_within measured.fetch("SleepJob"), by_job["SleepJob"], 0.05, "SleepJob weight vs time in perform"
+    warn "sidekiq: measured #{measured.inspect}, outer #{outer.inspect}, labelled #{by_job.inspect}" if ENV["RPERF_TEST_VERBOSE"]
+    # A job's labelled weight covers its perform and no more than the labelled block around it
+    # (a middleware outside Rperf's measures that block: a GVL wait just before or after
+    # perform is in it, and perform's own timing cannot see it).
+    %w[CpuJob SleepJob].each do |job|
+      assert_operator by_job[job], :>=, measured.fetch(job) * 0.97, "#{job} weight vs time in perform"
+      assert_operator by_job[job], :<=, outer.fetch(job) * 1.03, "#{job} weight vs time in the labelled block"
+      assert_operator outer.fetch(job), :>=, measured.fetch(job)
+    end
     sleeping = weight_labelled(data, job: "SleepJob", "%GVL": "blocked")
     # The 30 ms sleeps are off the GVL; the rest is waiting for it behind the CPU jobs.
     assert_operator sleeping, :>=, 0.95 * 6 * 30e6, "SleepJob time blocked off the GVL"
