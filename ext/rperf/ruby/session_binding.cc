@@ -119,12 +119,12 @@ VALUE native_merge_labels(VALUE, VALUE hash) {
   if (!g_session) return INT2FIX(0);
   ThreadState* ts = g_session->current_thread_state(true);
   if (!ts) rb_memerror();
-  uint32_t previous = ts->label_set;
+  uint32_t previous = ts->timeline.label_set();
   bool ok;
   without_cxx_exceptions([&] {
     LabelSet set = g_session->label_sets[previous];
     ok = merge_ruby_labels(hash, set);
-    if (ok) ts->label_set = g_session->label_sets.intern(set);
+    if (ok) g_session->set_label(ts, g_session->label_sets.intern(set));
   });
   if (!ok) rb_raise(rb_eArgError, "rperf: label keys must be Symbols or Strings");
   return UINT2NUM(previous);
@@ -136,19 +136,19 @@ VALUE native_set_label_set(VALUE, VALUE id) {
   if (set >= g_session->label_sets.size()) rb_raise(rb_eArgError, "rperf: no label set %u", set);
   ThreadState* ts = g_session->current_thread_state(true);
   if (!ts) rb_memerror();
-  ts->label_set = set;
+  without_cxx_exceptions([&] { g_session->set_label(ts, set); });
   return id;
 }
 
 VALUE native_label_set_id(VALUE) {
   ThreadState* ts = g_session ? g_session->current_thread_state(false) : nullptr;
-  return UINT2NUM(ts ? ts->label_set : 0);
+  return UINT2NUM(ts ? ts->timeline.label_set() : 0);
 }
 
 // Native.labels -> the current thread's labels (a frozen Hash).
 VALUE native_labels(VALUE) {
   ThreadState* ts = g_session ? g_session->current_thread_state(false) : nullptr;
-  return label_set_to_ruby(ts ? g_session->label_sets[ts->label_set] : LabelSet());
+  return label_set_to_ruby(ts ? g_session->label_sets[ts->timeline.label_set()] : LabelSet());
 }
 
 VALUE native_label_sets(VALUE) {

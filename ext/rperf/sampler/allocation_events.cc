@@ -78,7 +78,7 @@ void Session::sample_allocation(VALUE obj) {
   SampleRecord r;
   r.kind = SampleRecord::kAllocation;
   r.thread_seq = ts->seq;
-  r.label_set = ts->label_set;
+  r.label_set = ts->timeline.label_set();
   r.run = static_cast<uint32_t>(depth);
   r.weight_ns = alloc.gaps.interval();
   if (!opts.aggregate) r.time_ns = t0 - start_mono_ns;

@@ -1,6 +1,7 @@
 // GC events (internal tracepoint). GC time is attributed to the stack of the thread that
-// triggered it, split at the real phase boundary, and counted exactly once:
-//   GC_ENTER    closes the thread's running interval (so the next sample starts after GC);
+// triggered it, split at the real phase boundary, and counted exactly once (the thread's
+// timeline, sampler/thread_timeline.hh, charges each slice):
+//   GC_ENTER    walks the stack and closes the thread's running interval;
 //   GC_START    a new cycle begins: its slices are marking until END_MARK;
 //   GC_END_MARK closes a %GC=mark interval inside the slice;
 //   GC_EXIT     closes the rest of the slice as mark (incremental marking) or sweep.
@@ -20,14 +21,8 @@ void gc_event_hook(VALUE tpval, void*) {
     case RUBY_INTERNAL_EVENT_GC_ENTER: {
       ThreadState* ts = s->current_thread_state(true);
       if (!ts) return;  // out of memory: this GC is not attributed (counted as dropped)
-      int64_t now = s->mode_now();
-      int depth = s->walk_stack();
-      if (s->refresh_epoch(ts, now)) s->close_interval(ts, depth, kRunning, now, t0);
-      else s->record(ts, depth, kRunning, 0, t0);  // the stack only
-      ts->last_ns = now;
-      gc.in_gc = true;
+      ts->timeline.gc_enter(s->mode_now(), t0, s->walk_stack(), *s);
       gc.thread = ts;
-      gc.last_ns = now;
       break;
     }
     case RUBY_INTERNAL_EVENT_GC_START:
@@ -37,25 +32,15 @@ void gc_event_hook(VALUE tpval, void*) {
       gc.marking = false;
       return;
     case RUBY_INTERNAL_EVENT_GC_END_MARK:
-    case RUBY_INTERNAL_EVENT_GC_EXIT: {
-      if (!gc.in_gc || !gc.thread) {
-        if (event == RUBY_INTERNAL_EVENT_GC_END_MARK) gc.marking = false;
-        else gc.in_gc = false;
-        return;
-      }
-      int64_t now = s->mode_now();
-      VmState phase = (event == RUBY_INTERNAL_EVENT_GC_END_MARK || gc.marking) ? kGcMark : kGcSweep;
-      s->record(gc.thread, -1, phase, now - gc.last_ns, t0);  // on the stack GC_ENTER recorded
-      gc.last_ns = now;
-      if (event == RUBY_INTERNAL_EVENT_GC_END_MARK) {
-        gc.marking = false;
-      } else {
-        gc.thread->last_ns = now;  // the next running interval starts after GC
-        gc.in_gc = false;
-        gc.thread = nullptr;
-      }
+      if (gc.thread) gc.thread->timeline.gc_end_mark(s->mode_now(), t0, *s);
+      gc.marking = false;
+      if (!gc.thread) return;
       break;
-    }
+    case RUBY_INTERNAL_EVENT_GC_EXIT:
+      if (!gc.thread) return;
+      gc.thread->timeline.gc_exit(s->mode_now(), t0, gc.marking, *s);  // the next interval starts after GC
+      gc.thread = nullptr;
+      break;
     default:
       return;
   }

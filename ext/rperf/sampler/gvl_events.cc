@@ -1,9 +1,8 @@
-// GVL events (Ruby's internal thread event hooks). Interval accounting off the GVL:
-//   SUSPENDED closes the running interval on the current stack and remembers that stack;
+// GVL events (Ruby's internal thread event hooks), fed to the thread's timeline
+// (sampler/thread_timeline.hh: what each event charges):
+//   SUSPENDED walks the releasing thread's stack (the off-GVL interval is charged to it);
 //   READY     (no GVL) records when the thread started waiting for the GVL;
-//   RESUMED   attributes the time off the GVL to the remembered stack: in wall mode as
-//             %GVL=blocked (suspended -> ready) and %GVL=wait (ready -> resumed); in cpu mode
-//             the CPU the thread burned without the GVL (C extensions), as plain running time.
+//   RESUMED   closes the off-GVL interval;
 //   STARTED   (on the creating thread, GVL held) creates the new thread's state, so that its
 //             CPU time counts from zero;
 //   EXITED    (no GVL) reads the thread's clock and queues its state for freeing; the last
@@ -27,15 +26,7 @@ void on_suspended(Session& s, VALUE thread) {
   Session::gvl_holder.store(0, std::memory_order_relaxed);
   ThreadState* ts = s.current_thread_state(true);
   if (!ts) return;  // out of memory: dropped (counted)
-  int64_t now = s.mode_now();
-  int depth = s.walk_stack();
-  if (s.refresh_epoch(ts, now)) s.close_interval(ts, depth, kRunning, now, t0);
-  else s.record(ts, depth, kRunning, 0, t0);  // the stack only
-  ts->last_ns = now;
-  ts->off_gvl = true;
-  ts->suspended_stack = ts->stack_known;
-  ts->suspended_wall_ns = t0;
-  ts->ready_wall_ns.store(0, std::memory_order_relaxed);
+  ts->timeline.suspended(s.mode_now(), t0, s.walk_stack(), s);
   s.hook_time_ns += monotonic_ns() - t0;
 }
 
@@ -47,20 +38,7 @@ void on_resumed(Session& s, VALUE thread) {
   else if (ts->born) s.own_thread_state();
   if (!ts) return;  // out of memory: dropped (counted)
   Session::gvl_holder.store(ts->tid, std::memory_order_relaxed);
-  if (ts->off_gvl) {
-    ts->off_gvl = false;
-    int64_t now = s.opts.wall ? t0 : thread_cpu_ns();
-    if (ts->suspended_stack) {
-      if (s.refresh_epoch(ts, now)) s.close_off_gvl_interval(ts, now, t0);
-      ts->last_ns = now;
-    } else if (s.opts.wall || ts->epoch != s.epoch) {
-      // Off the GVL since before start (or since its creation) at an unknown stack: wall
-      // time starts now; CPU time keeps its baseline and goes to its first sampled stack.
-      s.refresh_epoch(ts, now);
-      ts->last_ns = now;
-    }
-    ts->suspended_stack = false;
-  }
+  ts->timeline.resumed(s.opts.wall ? t0 : thread_cpu_ns(), t0, s);
   s.hook_time_ns += monotonic_ns() - t0;
 }
 
@@ -78,7 +56,7 @@ void gvl_event_hook(rb_event_flag_t event, const rb_internal_thread_event_data_t
       break;
     case RUBY_INTERNAL_THREAD_EVENT_READY:
       if (s->active() && s->opts.wall) {
-        if (ThreadState* ts = s->thread_state(thread)) ts->ready_wall_ns.store(monotonic_ns(), std::memory_order_release);
+        if (ThreadState* ts = s->thread_state(thread)) ts->timeline.ready(monotonic_ns());
       }
       break;
     case RUBY_INTERNAL_THREAD_EVENT_RESUMED:

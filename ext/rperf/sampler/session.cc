@@ -95,7 +95,6 @@ int64_t Session::mode_now() const { return opts.wall ? monotonic_ns() : thread_c
 bool Session::start(std::string* error) {
   start_mono_ns = monotonic_ns();
   start_realtime_ns = realtime_ns();
-  floor_wall_ns = start_mono_ns;
   paused_ = opts.defer;
   running_ = true;
   pid = getpid();
@@ -108,7 +107,7 @@ bool Session::start(std::string* error) {
   }
   // A forked child's thread CPU clock starts at zero at fork: the CPU it spent since (returning
   // from fork, copy-on-write faults, restarting the session) is the child's and is counted.
-  ts->last_ns = opts.forked_child && !opts.wall ? 0 : mode_now();
+  ts->timeline.start_running(opts.forked_child && !opts.wall ? 0 : mode_now());
   adopt_existing_threads();
   gvl_holder.store(ts->tid, std::memory_order_relaxed);
   tick_reads_cpu.store(!opts.wall, std::memory_order_relaxed);
@@ -174,49 +173,31 @@ void Session::stop() {
   forget_threads();
 }
 
-// Stop/pause: the current thread's running interval and the off-GVL intervals of threads that
-// are blocked right now end here, so every thread's weights add up to its observed time.
+// Stop/pause/snapshot: the current thread's running interval and the off-GVL intervals of
+// threads that are blocked right now end here, so every thread's weights add up to its
+// observed time.
 void Session::close_all_intervals() {
   int64_t t0 = monotonic_ns();
   ThreadState* self = current_thread_state(true);
   // The caller's own stack is rperf's stop/profile code: the tail interval goes to the stack the
   // thread was last seen in, when there is one.
-  int64_t now = mode_now();
   if (self) {  // nullptr only when out of memory
-    int depth = self->stack_known ? -1 : walk_stack();
-    if (refresh_epoch(self, now)) close_interval(self, depth, kRunning, now, t0);
+    int depth = self->timeline.needs_walk() ? walk_stack() : Charge::kCurrentStack;
+    self->timeline.close_own(mode_now(), t0, depth, *this);
   }
   threads.each([&](ThreadState* ts) {
-    if (ts == self || !ts->off_gvl || ts->retired.load()) return;
-    if (!opts.wall && ts->epoch != epoch) return;  // its CPU baseline predates the last resume
-    // Another thread's CPU clock is readable through its clock id; an exited thread's is not.
-    now = t0;
-    if (!opts.wall) {
-      timespec cpu;
-      if (clock_gettime(ts->cpu_clock, &cpu) != 0) return;
-      now = static_cast<int64_t>(cpu.tv_sec) * 1000000000LL + cpu.tv_nsec;
-    }
-    close_off_gvl_interval(ts, now, t0);
-    // Still off the GVL (a snapshot goes on): the rest is counted from here, waiting for the
-    // GVL already if READY was seen (ready_wall_ns stays).
-    ts->last_ns = now;
-    ts->suspended_wall_ns = t0;
+    if (ts == self || ts->retired.load() || ts->timeline.phase() != ThreadPhase::kOffGvl) return;
+    int64_t now = opts.wall ? t0 : cpu_clock_of(ts);
+    if (now >= 0) ts->timeline.close_off_gvl(now, t0, *this);
   });
   hook_time_ns += monotonic_ns() - t0;
 }
 
-void Session::close_off_gvl_interval(ThreadState* ts, int64_t now, int64_t wall_now) {
-  if (!ts->suspended_stack) return;
-  if (!opts.wall) {
-    record(ts, -1, kRunning, now - ts->last_ns, wall_now);
-    return;
-  }
-  int64_t from = std::max(ts->suspended_wall_ns, floor_wall_ns);
-  int64_t ready = ts->ready_wall_ns.load(std::memory_order_acquire);
-  if (ready == 0) ready = wall_now;                    // READY not seen: blocked all along
-  ready = std::min(std::max(ready, from), wall_now);  // READY before `from` (a snapshot): all waiting
-  record(ts, -1, kGvlBlocked, ready - from, wall_now);
-  record(ts, -1, kGvlWait, wall_now - ready, wall_now);
+// Another thread's CPU clock is readable through its clock id; an exited thread's is not.
+int64_t Session::cpu_clock_of(const ThreadState* ts) const {
+  timespec cpu;
+  if (clock_gettime(ts->cpu_clock, &cpu) != 0) return -1;
+  return static_cast<int64_t>(cpu.tv_sec) * 1000000000LL + cpu.tv_nsec;
 }
 
 void Session::pause() {
@@ -228,13 +209,15 @@ void Session::pause() {
 
 void Session::resume() {
   if (!running_ || !paused_) return;
-  epoch++;
-  floor_wall_ns = monotonic_ns();
-  ThreadState* ts = current_thread_state(true);
-  if (!ts) return;  // out of memory: stays paused
-  ts->last_ns = mode_now();
-  ts->epoch = epoch;
-  gvl_holder.store(ts->tid, std::memory_order_relaxed);  // the hooks were inert while paused
+  ThreadState* self = current_thread_state(true);
+  if (!self) return;  // out of memory: stays paused
+  // While paused the hooks were inert: nothing is known of the other threads until their next
+  // event. The resuming thread holds the GVL: it runs from now.
+  threads.each([&](ThreadState* ts) {
+    if (ts != self) ts->timeline.unobserve();
+  });
+  self->timeline.start_running(mode_now());
+  gvl_holder.store(self->tid, std::memory_order_relaxed);
   paused_ = false;
   timer.arm();
 }
@@ -280,13 +263,12 @@ ThreadState* Session::current_thread_state(bool create) {
   }
   if (!create) return nullptr;
   reap_threads();
-  ts = threads.create(0);
+  ts = threads.create(0, opts.wall);
   if (!ts) {  // out of memory: this event is dropped, the next one tries again
     dropped_samples.fetch_add(1, std::memory_order_relaxed);
     return nullptr;
   }
-  ts->epoch = epoch;
-  ts->last_ns = mode_now();
+  ts->timeline.start_running(mode_now());  // first seen on its own thread, holding the GVL
   ts->thread = static_cast<uintptr_t>(thread);
   rb_internal_thread_specific_set(thread, g_thread_key, ts);
   update_forwarding();
@@ -306,14 +288,12 @@ ThreadState* Session::own_thread_state() {
 void Session::thread_born(VALUE thread) {
   if (thread_state(thread)) return;
   reap_threads();
-  ThreadState* ts = threads.create(-1);
+  ThreadState* ts = threads.create(-1, opts.wall);
   if (!ts) return;  // out of memory: adopted at its first event instead
   ts->born = true;
-  ts->epoch = epoch;
-  // Off the GVL until its first RESUMED, with no stack yet: in cpu mode its clock starts at
-  // zero, so everything it burns is counted; in wall mode it starts at that RESUMED.
-  ts->last_ns = 0;
-  ts->off_gvl = true;
+  // No stack yet: in cpu mode its clock starts at zero, so everything it burns is counted; in
+  // wall mode it counts from its first event (RESUMED).
+  ts->timeline.unobserve(opts.wall ? -1 : 0);
   ts->thread = static_cast<uintptr_t>(thread);
   rb_internal_thread_specific_set(thread, g_thread_key, ts);
   update_forwarding();
@@ -331,16 +311,9 @@ void Session::adopt_existing_threads() {
     if (th == self || thread_state(th)) continue;
     VALUE tid = rb_funcall(th, native_thread_id, 0);
     if (!FIXNUM_P(tid) || FIX2LONG(tid) <= 0) continue;
-    ThreadState* ts = threads.create(static_cast<pid_t>(FIX2LONG(tid)));
+    ThreadState* ts = threads.create(static_cast<pid_t>(FIX2LONG(tid)), opts.wall);
     if (!ts) continue;  // out of memory: adopted at its first event instead
-    ts->epoch = epoch;
-    ts->off_gvl = true;
-    ts->suspended_wall_ns = start_mono_ns;
-    ts->last_ns = start_mono_ns;
-    if (!opts.wall) {
-      timespec cpu;
-      ts->last_ns = clock_gettime(ts->cpu_clock, &cpu) == 0 ? static_cast<int64_t>(cpu.tv_sec) * 1000000000LL + cpu.tv_nsec : 0;
-    }
+    ts->timeline.unobserve(opts.wall ? -1 : cpu_clock_of(ts));
     ts->thread = static_cast<uintptr_t>(th);
     rb_internal_thread_specific_set(th, g_thread_key, ts);
   }
@@ -352,9 +325,7 @@ void Session::reap_threads() {
   bool any = false;
   threads.reap_retired([&](ThreadState* ts) {
     any = true;
-    if (ts->exit_ns != 0 && !ts->off_gvl && active() && refresh_epoch(ts, ts->exit_ns)) {
-      close_interval(ts, -1, kRunning, ts->exit_ns, ts->exit_wall_ns);
-    }
+    if (ts->exit_ns != 0 && active()) ts->timeline.exited(ts->exit_ns, ts->exit_wall_ns, *this);
     SampleRecord r;
     r.kind = SampleRecord::kThreadGone;
     r.thread_seq = ts->seq;
@@ -366,23 +337,10 @@ void Session::reap_threads() {
   if (any) update_forwarding();
 }
 
-bool Session::refresh_epoch(ThreadState* ts, int64_t now) {
-  if (ts->epoch == epoch) return true;
-  ts->epoch = epoch;
-  ts->off_gvl = false;
-  ts->suspended_stack = false;
-  if (opts.wall) {
-    ts->last_ns = floor_wall_ns;
-    return true;
-  }
-  ts->last_ns = now;  // another thread's CPU clock at resume time is not known here
-  return false;
-}
-
 int Session::walk_stack() {
   int32_t* lines = nullptr;
   uint64_t* slots = ring.frame_slots(&lines);
-  if (!slots) return -2;  // the frame ring is full
+  if (!slots) return Charge::kNoRoom;  // the frame ring is full
   static_assert(sizeof(VALUE) == sizeof(uint64_t), "VALUE must be 64-bit");
   const int limit = opts.max_depth + 1;
   int n = rb_profile_frames(0, limit, reinterpret_cast<VALUE*>(slots), opts.lines ? lines : nullptr);
@@ -393,30 +351,37 @@ int Session::walk_stack() {
   return n;
 }
 
-void Session::record(ThreadState* ts, int depth, VmState state, int64_t weight, int64_t wall_now) {
+bool Session::charge(uint32_t thread_seq, const Charge& c) {
   SampleRecord r;
-  r.thread_seq = ts->seq;
-  r.label_set = ts->label_set;
-  r.vm_state = state;
-  r.weight_ns = weight > 0 ? weight : 0;
-  r.time_ns = wall_now - start_mono_ns;
-  if (depth >= 0) {  // the walk just wrote `depth` frames into the ring
-    r.kind = SampleRecord::kStack;
-    r.run = static_cast<uint32_t>(depth);
-    ts->stack_known = ring.push(r);
-    if (!ts->stack_known && r.weight_ns > 0) dropped_samples.fetch_add(1, std::memory_order_relaxed);
-    return;
+  r.thread_seq = thread_seq;
+  r.label_set = c.label_set;
+  r.vm_state = c.state;
+  r.weight_ns = c.weight;
+  r.time_ns = c.wall_ns - start_mono_ns;
+  if (c.depth == Charge::kNoRoom) {  // the stack is unknown: the weight has nowhere to go
+    if (c.weight > 0) dropped_samples.fetch_add(1, std::memory_order_relaxed);
+    return false;
   }
-  if (depth < -1) ts->stack_known = false;  // the walk found no room: its stack is unknown
-  if (r.weight_ns == 0) return;
-  if (!ts->stack_known || !ring.push(r)) dropped_samples.fetch_add(1, std::memory_order_relaxed);
+  if (c.depth >= 0) {  // the walk just wrote `depth` frames into the ring: the thread's stack now
+    r.kind = SampleRecord::kStack;
+    r.run = static_cast<uint32_t>(c.depth);
+    bool stored = ring.push(r);
+    if (!stored && c.weight > 0) dropped_samples.fetch_add(1, std::memory_order_relaxed);
+    return stored;
+  }
+  if (c.weight > 0 && !ring.push(r)) dropped_samples.fetch_add(1, std::memory_order_relaxed);
+  return true;  // on the current stack, which stays
 }
 
-void Session::close_interval(ThreadState* ts, int depth, VmState state, int64_t now, int64_t wall_now) {
-  int64_t from = ts->last_ns;
-  if (opts.wall) from = std::max(from, floor_wall_ns);
-  record(ts, depth, state, now - from, wall_now);
-  ts->last_ns = now;
+void Session::set_label(ThreadState* ts, uint32_t label_set) {
+  if (!active()) {
+    ts->timeline.relabel(label_set);
+    return;
+  }
+  int64_t wall = monotonic_ns();
+  int64_t now = opts.wall ? wall : thread_cpu_ns();
+  int depth = ts->timeline.needs_walk() && label_set != ts->timeline.label_set() ? walk_stack() : Charge::kCurrentStack;
+  ts->timeline.set_label(label_set, now, wall, depth, *this);
 }
 
 void Session::sample_current_thread() {
@@ -429,9 +394,9 @@ void Session::sample_current_thread() {
     // The tick's reading of this thread's CPU clock when it is the latest thing known of it;
     // else (another thread's tick, or an event since) our own.
     now = tick_cpu_ns(ts->tid);
-    if (now <= ts->last_ns) now = thread_cpu_ns();
+    if (now <= ts->timeline.since()) now = thread_cpu_ns();
   }
-  if (refresh_epoch(ts, now)) close_interval(ts, walk_stack(), kRunning, now, t0);
+  ts->timeline.tick(now, t0, walk_stack(), *this);
   sampling_count++;
   sampling_time_ns += monotonic_ns() - t0;
 }

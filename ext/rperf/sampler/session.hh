@@ -36,10 +36,8 @@ struct SessionOptions {
 };
 
 struct GcTracking {
-  bool in_gc = false;      // between GC_ENTER and GC_EXIT (GC time goes to the thread's current stack)
-  bool marking = false;    // a GC cycle is in its mark phase
-  ThreadState* thread = nullptr;
-  int64_t last_ns = 0;     // mode clock
+  bool marking = false;           // a GC cycle is in its mark phase
+  ThreadState* thread = nullptr;  // between GC_ENTER and GC_EXIT: the thread GC runs on
 };
 
 // Allocation profiling (sampler/allocation_events.cc). The hook side runs with the GVL held;
@@ -62,7 +60,7 @@ struct AllocationTracking {
   std::vector<uint64_t> resolving;
 };
 
-class Session {
+class Session final : public ChargeSink {
  public:
   explicit Session(const SessionOptions& opts);
   ~Session();
@@ -97,21 +95,13 @@ class Session {
   void thread_born(VALUE thread);
   // The calling thread's state as seen on its own thread (fills what STARTED could not know).
   ThreadState* own_thread_state();
-  // Walks the current thread's stack into the frame ring (unpublished until record());
-  // returns its depth, or -2 when the ring has no room.
+  // Walks the current thread's stack into the frame ring (unpublished until charged); returns
+  // its depth, or Charge::kNoRoom when the ring has no room.
   int walk_stack();
-  // Closes `ts`'s open interval at `now` (mode clock) in `state`: on the stack just walked
-  // (`depth` frames, from walk_stack) or, with depth -1, on the thread's current stack.
-  void close_interval(ThreadState* ts, int depth, VmState state, int64_t now, int64_t wall_now);
-  // Pushes an interval of `weight` on the thread's current stack, or on the stack just walked
-  // (depth >= 0), which becomes its current stack even when the weight is 0.
-  void record(ThreadState* ts, int depth, VmState state, int64_t weight, int64_t wall_now);
-  // Attributes the time `ts` spent off the GVL, up to `now` (mode clock) / `wall_now`, to the
-  // stack it released the GVL with: blocked + wait in wall mode, the CPU it burned in cpu mode.
-  void close_off_gvl_interval(ThreadState* ts, int64_t now, int64_t wall_now);
-  // Brings a thread whose baseline predates the last resume up to date; returns false if the
-  // interval must not be recorded.
-  bool refresh_epoch(ThreadState* ts, int64_t now);
+  // The timeline's charges: pushed to the sample ring (ChargeSink).
+  bool charge(uint32_t thread_seq, const Charge& c) override;
+  // Rperf.label and friends on the calling thread: the interval so far keeps the old labels.
+  void set_label(ThreadState* ts, uint32_t label_set);
 
   void sample_current_thread();  // the postponed job's body
   void reap_threads();           // frees states of threads that exited (GVL held)
@@ -156,8 +146,6 @@ class Session {
   std::atomic<uint64_t> dropped_samples{0};
   int64_t start_mono_ns = 0;
   int64_t start_realtime_ns = 0;
-  int64_t floor_wall_ns = 0;  // wall-mode intervals never start before this (start/resume)
-  uint32_t epoch = 1;
   int profile_refcount = 0;
   pid_t pid = 0;  // the process that started the session
   Session* abandoned_next = nullptr;  // in a forked child: the list of inherited sessions
@@ -173,6 +161,7 @@ class Session {
   void take_allocations(bool clear, std::vector<AllocationSample>& out);  // consumer lock held
   void consume_allocation(const SampleRecord& r, const SampleRing::Run& run);  // drain, consumer lock held
   void close_all_intervals();
+  int64_t cpu_clock_of(const ThreadState* ts) const;  // another thread's CPU time (-1: unreadable)
   void adopt_existing_threads();
   void forget_threads();
   void update_forwarding();

@@ -10,10 +10,11 @@ namespace rperf {
 
 // Called from GVL/GC hooks and the sample job, where an exception must not unwind through the
 // VM's C frames: out of memory yields nullptr (the caller drops the event) instead of throwing.
-ThreadState* ThreadRegistry::create(pid_t tid) {
+ThreadState* ThreadRegistry::create(pid_t tid, bool wall) {
   ThreadState* ts = new (std::nothrow) ThreadState();
   if (!ts) return nullptr;
   ts->seq = next_seq_++;
+  ts->timeline.init(ts->seq, wall);
   if (tid == 0) {
     pthread_getcpuclockid(pthread_self(), &ts->cpu_clock);  // called on the thread itself
     ts->tid = static_cast<pid_t>(syscall(SYS_gettid));

@@ -10,6 +10,7 @@
 #include <cstdint>
 
 #include "sampler/stack_store.hh"
+#include "sampler/thread_timeline.hh"
 
 namespace rperf {
 
@@ -19,18 +20,11 @@ inline clockid_t thread_cpu_clock(pid_t tid) { return static_cast<clockid_t>((~s
 
 struct ThreadState {
   uint32_t seq = 0;                // 1-based, in order of first sight
-  uint32_t label_set = 0;          // interned by the Ruby layer; 0 = no labels
-  uint32_t epoch = 0;              // session epoch when last_ns was taken (defer/resume)
-  int64_t last_ns = 0;             // start of the open interval, on the mode's clock
-  bool off_gvl = false;            // between SUSPENDED and RESUMED
-  bool suspended_stack = false;    // off the GVL with its stack known (the current one)
-  bool stack_known = false;        // the worker has this thread's current stack
+  ThreadTimeline timeline;         // this thread's time: the only place its intervals live
   bool born = false;               // created while profiling: nothing seen on its own thread yet
-  int64_t suspended_wall_ns = 0;   // monotonic time at SUSPENDED
   pid_t tid = 0;                   // kernel thread id (0 until seen on its own thread)
   uintptr_t thread = 0;            // the Thread VALUE whose specific slot points here (until EXITED)
   clockid_t cpu_clock = CLOCK_THREAD_CPUTIME_ID;  // this thread's CPU clock, readable from others
-  std::atomic<int64_t> ready_wall_ns{0};  // monotonic time at READY (written without the GVL)
   int64_t exit_ns = 0;             // mode clock at EXITED, read on the thread (0: not profiled)
   int64_t exit_wall_ns = 0;        // monotonic time at EXITED
   // Registry links (GVL only) and the retire queue link (lock-free push from EXITED).
@@ -44,7 +38,7 @@ class ThreadRegistry {
  public:
   ~ThreadRegistry() { free_all(); }
   // GVL held. `tid` 0: the calling thread's own state; else another thread's (its kernel id).
-  ThreadState* create(pid_t tid);
+  ThreadState* create(pid_t tid, bool wall);
   void retire(ThreadState* ts);        // any thread; async with the GVL holder
   // GVL held: free what retire() queued, after calling gone(ts) for each. Cheap (one load)
   // when nothing retired.
