@@ -13,6 +13,7 @@
 #include "sampler/profile_builder.hh"
 #include "sampler/session.hh"
 #include "util/clock.hh"
+#include "util/fault_injection.hh"
 
 namespace rperf {
 
@@ -192,6 +193,17 @@ VALUE native_monotonic_ns(VALUE) { return LL2NUM(monotonic_ns()); }
 
 VALUE native_default_signal(VALUE) { return INT2NUM(Timer::default_signal()); }
 
+// Native.inject_allocation_failures(site, count), tests only: the next `count` passes through
+// `site` (:drain, :take_samples) fail with std::bad_alloc (util/fault_injection.hh).
+VALUE native_inject_allocation_failures(VALUE, VALUE site, VALUE count) {
+  FaultSite where;
+  if (site == ID2SYM(rb_intern("drain"))) where = FaultSite::kDrain;
+  else if (site == ID2SYM(rb_intern("take_samples"))) where = FaultSite::kTakeSamples;
+  else rb_raise(rb_eArgError, "rperf: no fault site %" PRIsVALUE, site);
+  fault_budget(where).store(NUM2UINT(count), std::memory_order_relaxed);
+  return Qnil;
+}
+
 }  // namespace
 
 void init_session_binding(VALUE native) {
@@ -221,6 +233,7 @@ void init_session_binding(VALUE native) {
   rb_define_singleton_method(native, "after_fork_child", RUBY_METHOD_FUNC(native_after_fork_child), 0);
   rb_define_singleton_method(native, "monotonic_ns", RUBY_METHOD_FUNC(native_monotonic_ns), 0);
   rb_define_singleton_method(native, "default_signal", RUBY_METHOD_FUNC(native_default_signal), 0);
+  rb_define_singleton_method(native, "inject_allocation_failures", RUBY_METHOD_FUNC(native_inject_allocation_failures), 2);
 }
 
 }  // namespace rperf

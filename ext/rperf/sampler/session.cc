@@ -7,6 +7,8 @@
 #include <new>
 
 #include "util/clock.hh"
+#include "util/fault_injection.hh"
+#include "util/scoped_lock.hh"
 
 namespace rperf {
 
@@ -402,19 +404,20 @@ void Session::sample_current_thread() {
 }
 
 void Session::drain() {
-  pthread_mutex_lock(&consumer_mutex);
+  ScopedLock lock(consumer_mutex);
   ring.drain([this](const SampleRecord& r, const SampleRing::Run& run) {
-    if (r.kind == SampleRecord::kThreadGone) {
-      paths.erase(r.thread_seq);
-      alloc.paths.erase(r.thread_seq);
-      return;
-    }
-    if (r.kind == SampleRecord::kAllocation) {
-      consume_allocation(r, run);
-      return;
-    }
     // On the worker thread an exception would end the process: out of memory drops the record.
     try {
+      maybe_inject_bad_alloc(FaultSite::kDrain);
+      if (r.kind == SampleRecord::kThreadGone) {
+        paths.erase(r.thread_seq);
+        alloc.paths.erase(r.thread_seq);
+        return;
+      }
+      if (r.kind == SampleRecord::kAllocation) {
+        consume_allocation(r, run);
+        return;
+      }
       StackPath& path = paths[r.thread_seq];
       uint32_t stack = path.current();
       if (r.kind == SampleRecord::kStack) {
@@ -425,22 +428,24 @@ void Session::drain() {
       if (opts.aggregate) aggregated.add(sample);
       else raw.push_back(sample);
     } catch (const std::bad_alloc&) {
-      dropped_samples.fetch_add(1, std::memory_order_relaxed);
+      if (r.kind == SampleRecord::kAllocation) alloc.dropped++;
+      else dropped_samples.fetch_add(1, std::memory_order_relaxed);
     }
   });
-  pthread_mutex_unlock(&consumer_mutex);
 }
 
+// Under the consumer lock (RAII: released when a copy below throws bad_alloc, which the binding
+// turns into NoMemoryError; the samples stay in the session for the next call).
 std::vector<Sample> Session::take_samples(bool clear, StackStore* store_copy, std::vector<AllocationSample>* allocations) {
   drain();
-  pthread_mutex_lock(&consumer_mutex);
-  if (allocations) take_allocations(clear, *allocations);
+  ScopedLock lock(consumer_mutex);
+  maybe_inject_bad_alloc(FaultSite::kTakeSamples);
   std::vector<Sample> out;
+  if (store_copy) *store_copy = stacks;
+  if (allocations) take_allocations(clear, *allocations);
   if (!opts.aggregate) out = clear ? std::move(raw) : raw;
   else out = clear ? aggregated.take() : aggregated.samples();
   if (clear) raw.clear();
-  if (store_copy) *store_copy = stacks;
-  pthread_mutex_unlock(&consumer_mutex);
   return out;
 }
 
@@ -449,7 +454,7 @@ void Session::mark() {
   // here; the child abandons this session without reading its frames.
   if (getpid() != pid) return;
   // The worker interns frames concurrently: hold it off while marking.
-  pthread_mutex_lock(&consumer_mutex);
+  ScopedLock lock(consumer_mutex);
   for (const FrameKey& f : stacks.frames()) {
     if (f.method != 0) rb_gc_mark(static_cast<VALUE>(f.method));  // rb_gc_mark pins: no moves
   }
@@ -469,7 +474,6 @@ void Session::mark() {
   for (uint64_t klass : alloc.resolving) {
     if (klass != 0) rb_gc_mark(static_cast<VALUE>(klass));
   }
-  pthread_mutex_unlock(&consumer_mutex);
 }
 
 }  // namespace rperf
