@@ -116,6 +116,8 @@ async function main() {
     }
     if (plan.big) { // every tab of a big profile, timed; the timeline with a dragged range
       out.firstRender = Date.now() - started;
+      out.opened = await page.evaluate(() => window.rperfViewer.state.current.id);
+      out.rows = await page.$$eval('#snapshot-list tbody tr', (rows) => rows.map((r) => ({ id: Number(r.dataset.id), cls: r.className, text: r.textContent })));
       out.tabs = {};
       for (const name of ['timeline', 'flame', 'icicle', 'top', 'tree', 'methods', 'threads', 'diff', 'alloc']) {
         const t = Date.now();
