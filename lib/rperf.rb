@@ -80,6 +80,15 @@ module Rperf
       @session&.settings&.defer == true
     end
 
+    # True while a session runs that aggregates its samples (aggregate: true, the default), the
+    # sessions Rperf.snapshot can read; one started with aggregate: false keeps every sample
+    # until Rperf.stop.
+    def aggregating?
+      return false unless running?
+
+      @session&.settings&.aggregate != false
+    end
+
     # Returns the profile so far without stopping; clear: true starts a new interval.
     def snapshot(clear: false)
       adopt_unhooked_fork

@@ -337,6 +337,22 @@ class CliHtmlTest < Minitest::Test
 
   def rperf(*args, chdir:) = Open3.capture3(RUBY, File.join(ROOT, "exe/rperf"), *args, chdir: chdir)
 
+  # Runs a command with a pseudo-terminal as its stdin, stdout and stderr; returns what it printed.
+  def on_terminal(*cmd, chdir:)
+    require "pty"
+    screen = +""
+    PTY.spawn(*cmd, chdir: chdir) do |reader, _writer, pid|
+      begin
+        reader.each_line { |line| screen << line }
+      rescue Errno::EIO # the child closed the terminal
+        nil
+      end
+      Process.wait(pid)
+    end
+    assert $?.success?, screen
+    screen.delete("\r")
+  end
+
   def weight_of(data) = data[:aggregated_samples].sum { |s| s[1] }
 
   # `rperf report --html` writes the viewer's own page (Rperf::Viewer.static_html), one file
@@ -352,10 +368,15 @@ class CliHtmlTest < Minitest::Test
     threads = data[:aggregated_samples].map { |s| s[2] }.uniq.sort
     assert_equal 2, threads.size, "the profile has the main thread and the worker"
 
-    # --html prints the page (rperf 0.11); -o writes it to a file instead.
+    # --html prints the page when stdout is redirected (rperf 0.11); -o writes it to a file
+    # instead, and so does a terminal (NAME.html here, its path printed, no HTML on the screen).
     page, err, status = rperf("report", "--html", json, chdir: dir)
     assert status.success?, err
     assert_match(/\A<!DOCTYPE html>/i, page)
+    screen = on_terminal(RUBY, File.join(ROOT, "exe/rperf"), "report", "--html", json, chdir: dir)
+    assert_equal "wrote p.html (open it in a browser: #{File.realpath(dir)}/p.html)", screen.strip
+    assert_equal page, File.read(File.join(dir, "p.html"))
+    File.delete(File.join(dir, "p.html"))
     _out, err, status = rperf("report", "--html", "-o", "p.html", json, chdir: dir)
     assert status.success?, err
     assert_equal "wrote p.html\n", err
@@ -380,19 +401,38 @@ class CliHtmlTest < Minitest::Test
     assert_operator result.dig("tree", "collapsed"), :<, result.dig("tree", "before")
     assert_includes result.dig("tree", "expandedNames"), "Object#main_loop"
     assert_includes result.dig("tree", "expandedNames"), "Object#worker_loop"
-    # It is Rperf::CallTree's (issue 17); a file has the tree of all samples, whatever the filter.
-    assert_equal Rperf::CallTree.new(data).total_ns, result.dig("tree", "total")
-    assert_equal Rperf::CallTree.new(data).total_ns, result.dig("filteredTree", "total")
-    assert_match(/the filters apply to it only when the viewer is served/, result.dig("filteredTree", "note"))
+    # It is Rperf::CallTree's (issue 17). A file holds the tree of all samples only: under a
+    # filter (a label, then a time range) the tab shows no tree, says why, is marked in the tab
+    # bar, and clears the filters on request.
+    tree_total = Rperf::CallTree.new(data).total_ns
+    assert_equal tree_total, result.dig("tree", "total")
+    [result["filteredTree"], result["rangedTree"]].each do |shown|
+      assert_match(/This file holds the call tree of all samples only/, shown["text"])
+      assert_match(/This file holds the call tree of all samples only/, shown["marked"])
+      assert_nil shown["total"]
+      assert_equal 0, shown["rows"]
+    end
+    assert_operator result.dig("ranged", "shown"), :<, weight_of(data), "the dragged range narrowed the header"
+    assert_equal tree_total, result.dig("clearedTree", "total")
+    assert_in_delta weight_of(data), result.dig("clearedTree", "totals", "shown"), 1
+    refute result.dig("clearedTree", "marked")
+    # One profile: nothing to compare, and the Diff tab says so.
+    assert result.dig("diffTab", "marked")
+    assert_equal "There is no other snapshot to compare with.", result.dig("diffTab", "title")
 
-    # Methods: Rperf::MethodTable's rows, and main_loop's callers and callees; with a filter, a
-    # file still shows the table of all samples, and says so.
+    # Methods: Rperf::MethodTable's rows, and main_loop's callers and callees; under a filter
+    # the same as the tree.
     table = Rperf::MethodTable.new(data)
     assert_equal method_rows(table), shown_rows(result["methods"])
     assert_graph table, "Object#main_loop", result.dig("methods", "selected")
-    assert_equal method_rows(table), shown_rows(result["filteredMethods"])
-    assert_equal table.total_ns, result.dig("filteredMethods", "total")
-    assert_match(/the filters apply to them only when the viewer is served/, result.dig("filteredMethods", "note"))
+    filtered = result["filteredMethods"]
+    assert_match(/This file holds the method table of all samples only/, filtered["text"])
+    assert_match(/This file holds the method table of all samples only/, filtered["marked"])
+    assert_nil filtered["total"]
+    assert_equal 0, filtered["rows"]
+    refute filtered["tableShown"]
+    assert_equal method_rows(table), shown_rows(result["clearedMethods"])
+    assert_equal table.total_ns, result.dig("clearedMethods", "total")
 
     # Threads: exactly the profile's two, each with its own loop as heaviest function and,
     # when clicked, exactly its own weight.

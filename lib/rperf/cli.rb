@@ -36,7 +36,7 @@ module Rperf
       record  Profile a Ruby command and write a profile (default rperf.json.gz, cpu mode).
       stat    Run a command and print a performance summary on stderr (wall mode).
       exec    stat with the flat and cumulative tables.
-      report  Show a profile: --top, --text, --format table|table-json|callgrind, --html (stdout).
+      report  Show a profile: --top, --text, --format table|table-json|callgrind, --html (a file).
               Call-tree views: --tree, --graph, --callers METHOD, --callees METHOD, with
               --max-depth N and --min-percent P; -o callgrind.out.NAME writes callgrind.
               Reads .json, .json.gz and .pb.gz (pprof written by rperf) without Go.
@@ -289,7 +289,8 @@ module Rperf
                "'callgrind' for KCachegrind/callgrind_annotate (stdout, or -o PATH)") do |v|
             opts[:mode] = { "table" => :table, "table-json" => :table_json, "callgrind" => :callgrind }.fetch(v)
           end
-          o.on("--html", "Output the viewer as one self-contained, offline HTML page to stdout (or -o PATH)") { opts[:mode] = :html }
+          o.on("--html", "Write the viewer as one self-contained, offline HTML page to -o PATH, to stdout when it is " \
+                         "redirected, else to NAME.html in the current directory") { opts[:mode] = :html }
           o.on("-o", "--output PATH", "Write the --html page or the callgrind file to PATH (callgrind.out.*: callgrind)") { |v| opts[:output] = v }
           call_tree_options(o, opts)
         else
@@ -378,14 +379,17 @@ module Rperf
     end
 
     # The viewer's own page (tree, timeline, threads, filters) with the profile inline: one
-    # file that opens from disk with no server and no network.
+    # file that opens from disk with no server and no network. Without -o it goes to stdout
+    # when that is redirected (rperf 0.11), else (a terminal) to NAME.html here.
     def write_html(path, data, output)
       require_relative "viewer"
       html = Viewer.static_html(data, title: File.basename(path))
-      return @out.print(html) || 0 unless output
+      terminal = @out.respond_to?(:tty?) && @out.tty?
+      return @out.print(html) || 0 unless output || terminal
 
+      output ||= File.basename(path).sub(/(\.pb)?(\.json)?(\.gz)?\z/, "") + ".html"
       File.write(output, html)
-      @err.puts "wrote #{output}"
+      @err.puts "wrote #{output}#{" (open it in a browser: #{File.expand_path(output)})" if terminal}"
     end
 
     # The viewer (Rperf::Viewer) on Puma for one file, or every profile of a directory, until

@@ -16,8 +16,10 @@ module Rperf
   # served from the gem: it works without any network access.
   #
   #   use Rperf::Viewer                                  # at /rperf, loopback clients only
+  #   use Rperf::Viewer, auto_snapshot: 60               # a snapshot every minute (config.ru)
   #   use Rperf::Viewer, path: "/profiler", max_snapshots: 12,
   #                      allow: ["10.0.0.0/8"], auth: ->(env) { admin?(env) }
+  # Once the app is built (`use` builds the middleware after config.ru has run):
   #   Rperf::Viewer.instance.take_snapshot!              # Rperf.snapshot(clear: true), kept
   #   Rperf::Viewer.instance.auto_snapshot(every: 60)    # the same, every minute
   #   Rperf::Viewer.instance.add_snapshot_dir("profiles") # *.json(.gz), loaded when opened
@@ -62,8 +64,9 @@ module Rperf
 
     attr_reader :path, :max_snapshots
 
+    # auto_snapshot: seconds between snapshots (auto_snapshot(every:)), nil for none.
     def initialize(app = nil, path: "/rperf", max_snapshots: 24, allow: :loopback, auth: nil,
-                   max_samples: 20_000, max_timeline: 200_000)
+                   max_samples: 20_000, max_timeline: 200_000, auto_snapshot: nil)
       positive = ->(name, v) { raise ArgumentError, "#{name} must be a positive Integer, got #{v.inspect}" unless v.is_a?(Integer) && v.positive? }
       positive.("max_snapshots", max_snapshots)
       positive.("max_samples", max_samples)
@@ -82,7 +85,10 @@ module Rperf
       @mutex = Mutex.new
       @load_mutex = Mutex.new # one file loaded at a time: concurrent requests share it
       @next_id = 0
+      @auto_mutex = Mutex.new
+      @auto_every = nil # seconds, while auto_snapshot is on
       self.class.instance_variable_set(:@instance, self)
+      auto_snapshot(every: auto_snapshot) unless auto_snapshot.nil?
     end
 
     # The JSON body of GET <path>/snapshots/<id>: the list entry, the profile (Payload).
@@ -112,13 +118,20 @@ module Rperf
 
     # --- snapshots -----------------------------------------------------------------------
 
-    # Takes Rperf.snapshot(clear: true) and keeps it; nil when no session runs.
+    # Takes Rperf.snapshot(clear: true) and keeps it; nil when no session runs, or when
+    # nothing was sampled in the interval (an idle server's intervals would fill the history
+    # and push the useful snapshots out).
     def take_snapshot!
       # Rperf.snapshot raises NoMethodError in a process that never started a session.
       return nil unless Rperf.running?
 
       data = Rperf.snapshot(clear: true)
-      data && add_snapshot(data)
+      data && !self.class.empty_profile?(data) ? add_snapshot(data) : nil
+    end
+
+    # No time sample and no allocation sample.
+    def self.empty_profile?(data)
+      Array(data[:aggregated_samples]).empty? && Array(data[:allocation_samples]).empty?
     end
 
     # Keeps a profile Hash (as returned by Rperf.stop, snapshot or load). The oldest in-memory
@@ -161,30 +174,35 @@ module Rperf
       entries.size
     end
 
+    AUTO_SNAPSHOT_NEEDS_AGGREGATE =
+      "auto_snapshot needs a session that aggregates its samples: Rperf.snapshot cannot read one started " \
+      "with aggregate: false (it keeps every sample until Rperf.stop). Start it with aggregate: true (the default); " \
+      "for the Timeline tab, profile a window with aggregate: false and keep its Rperf.stop result with " \
+      "Rperf::Viewer.instance.add_snapshot(data)"
+
     # Takes a snapshot every `every` seconds in a background thread while a session runs, so a
-    # server keeps the last max_snapshots intervals without code of its own. In a forking
-    # server, call it in each worker (Puma: on_worker_boot). Returns the thread.
+    # server keeps the last max_snapshots non-empty intervals without code of its own. In a
+    # forked child (a Puma worker, preload_app! or not) the thread starts again on the child's
+    # first request. A running session with aggregate: false raises ArgumentError (its samples
+    # cannot be snapshotted); one started so later is reported once and the thread ends.
+    # Returns the thread.
     def auto_snapshot(every: 60)
-      raise ArgumentError, "every: must be a positive number of seconds, got #{every.inspect}" unless every.is_a?(Numeric) && every.positive?
+      raise ArgumentError, "auto_snapshot: every must be a positive number of seconds, got #{every.inspect}" unless every.is_a?(Numeric) && every.positive?
+      raise ArgumentError, AUTO_SNAPSHOT_NEEDS_AGGREGATE if Rperf.running? && !Rperf.aggregating?
 
       stop_auto_snapshot
-      @auto_snapshot = Thread.new do
-        Thread.current.name = "rperf-viewer-snapshots"
-        loop do
-          sleep every
-          begin
-            take_snapshot! if Rperf.running?
-          rescue StandardError => e
-            warn "rperf viewer: snapshot failed: #{e.class}: #{e.message}"
-          end
-        end
+      @auto_mutex.synchronize do
+        @auto_every = every
+        start_auto_snapshot_thread
       end
     end
 
     def stop_auto_snapshot
-      thread = @auto_snapshot
-      @auto_snapshot = nil
-      thread&.kill&.join
+      thread = @auto_mutex.synchronize do
+        @auto_every = nil
+        @auto_snapshot.tap { @auto_snapshot = nil }
+      end
+      thread&.kill&.join unless thread&.equal?(Thread.current)
       nil
     end
 
@@ -196,6 +214,7 @@ module Rperf
     # --- Rack ----------------------------------------------------------------------------
 
     def call(env)
+      restart_auto_snapshot if @auto_every && @auto_pid != Process.pid
       req_path = env["PATH_INFO"].to_s
       return pass(env) unless req_path == @path || req_path.start_with?("#{@path}/")
 
@@ -209,6 +228,34 @@ module Rperf
     end
 
     private
+
+    # Under @auto_mutex.
+    def start_auto_snapshot_thread
+      every = @auto_every
+      @auto_pid = Process.pid
+      @auto_snapshot = Thread.new do
+        Thread.current.name = "rperf-viewer-snapshots"
+        loop do
+          sleep every
+          if Rperf.running? && !Rperf.aggregating?
+            warn "rperf viewer: auto_snapshot stopped: #{AUTO_SNAPSHOT_NEEDS_AGGREGATE}"
+            break
+          end
+          begin
+            take_snapshot!
+          rescue StandardError => e
+            warn "rperf viewer: snapshot failed: #{e.class}: #{e.message}"
+          end
+        end
+      end
+    end
+
+    # A forked child inherits @auto_every but not the thread.
+    def restart_auto_snapshot
+      @auto_mutex.synchronize do
+        start_auto_snapshot_thread if @auto_every && @auto_pid != Process.pid
+      end
+    end
 
     def route(sub_path, query)
       case sub_path
@@ -322,9 +369,11 @@ module Rperf
       }
     end
 
+    # The oldest empty snapshot goes first (add_snapshot keeps one), then the oldest.
     def evict_in_memory
       while @snapshots.count { |s| s[:data] } > @max_snapshots
-        gone = @snapshots.delete_at(@snapshots.index { |s| s[:data] })
+        index = @snapshots.index { |s| s[:data] && self.class.empty_profile?(s[:data]) } || @snapshots.index { |s| s[:data] }
+        gone = @snapshots.delete_at(index)
         @payloads.delete(gone[:id])
         @filtered.delete_if { |(id, *), _| id == gone[:id] }
       end

@@ -11,7 +11,9 @@
 // each filter (first a race: the tree of labels[0], whose value is delayTree, answered 1.5 s late,
 // then labels[1]'s), the tree cache's size after 20 more filters, and the allocations view of
 // `current`, then the allocations tab of `other` (no allocation samples), then (broken: id) the
-// call-tree tab and flame graph of a profile without a call tree
+// call-tree tab and flame graph of a profile without a call tree, or { big: true }: the time to
+// the first render and to each tab (a profile of hundreds of thousands of timeline rows), the
+// timeline and a dragged range's totals, or { opened: true }: the snapshot the page opened.
 // Every request that is not for 127.0.0.1 (or the file itself) is recorded and aborted.
 const { chromium } = require('playwright-core');
 
@@ -103,8 +105,42 @@ async function main() {
       await page.locator(`${sel} tr`).nth(i).click();
     };
 
+    const started = Date.now();
     await page.goto(url);
     await ready();
+    if (plan.opened) { // the snapshot opened on arrival, and how the list shows each one
+      out.opened = await page.evaluate(() => window.rperfViewer.state.current.id);
+      out.rows = await page.$$eval('#snapshot-list tbody tr', (rows) => rows.map((r) => ({ id: Number(r.dataset.id), cls: r.className, text: r.textContent })));
+      console.log(JSON.stringify(out));
+      return;
+    }
+    if (plan.big) { // every tab of a big profile, timed; the timeline with a dragged range
+      out.firstRender = Date.now() - started;
+      out.opened = await page.evaluate(() => window.rperfViewer.state.current.id);
+      out.rows = await page.$$eval('#snapshot-list tbody tr', (rows) => rows.map((r) => ({ id: Number(r.dataset.id), cls: r.className, text: r.textContent })));
+      out.tabs = {};
+      for (const name of ['timeline', 'flame', 'icicle', 'top', 'tree', 'methods', 'threads', 'diff', 'alloc']) {
+        const t = Date.now();
+        await tab(name);
+        out.tabs[name] = Date.now() - t;
+      }
+      await tab('timeline');
+      out.timeline = { rendered: await rendered('#timeline'), rows: await page.evaluate(() => window.rperfViewer.state.current.timeline.samples.length) };
+      const box = await page.$eval('#timeline svg', (s) => { const r = s.getBoundingClientRect(); return { x: r.x, y: r.y, w: r.width, h: r.height }; });
+      await page.mouse.move(box.x + 90 + (box.w - 98) / 4, box.y + 10);
+      await page.mouse.down();
+      await page.mouse.move(box.x + 90 + (box.w - 98) / 2, box.y + 12, { steps: 4 });
+      await page.mouse.up();
+      await ready();
+      out.timeline.stateRange = await page.evaluate(() => window.rperfViewer.state.range);
+      out.timeline.totals = await totals();
+      await tab('flame');
+      out.flameInRange = await rendered('#flame');
+      await tab('tree');
+      out.treeInRange = await page.$eval('#tree', (t) => Number(t.dataset.totalNs));
+      console.log(JSON.stringify(out));
+      return;
+    }
     if (plan.methods) { // every method, by total and by self; one method's graph, then a caller's; under a label and a thread
       await tab('methods');
       out.methods = { before: await methodsView() };
@@ -234,13 +270,39 @@ async function main() {
         await choose(plan.label[0], plan.label[1]);
         out.filtered = await totals();
         out.filteredThreads = await threadRows();
-        await tab('tree'); // a file holds the tree of all samples, and says so
-        out.filteredTree = { total: await page.$eval('#tree', (t) => Number(t.dataset.totalNs)), note: await page.$eval('#tree-note', (e) => e.textContent) };
-        await tab('methods'); // the methods of all samples too
-        out.filteredMethods = await methodsView();
-        await page.selectOption('#filter-label', '');
+        // A file holds the tree and the methods of all samples only: with a filter set, both tabs
+        // say why they cannot show it (marked in the tab bar too) and offer to clear the filters.
+        const unfiltered = async (name) => ({
+          marked: await page.$eval(`#tabs button[data-tab=${name}]`, (b) => b.classList.contains('unfiltered') && b.title),
+          text: await page.$eval(name === 'tree' ? '#tree' : '#methods-note', (e) => e.textContent),
+          total: await page.$eval(name === 'tree' ? '#tree' : '#methods-table', (e) => (e.dataset.totalNs ? Number(e.dataset.totalNs) : null)),
+          rows: name === 'tree' ? await treeItems() : await page.$$eval('#methods-table tbody tr', (r) => r.length),
+          tableShown: await page.$eval('#methods-split', (e) => !e.hidden && e.getBoundingClientRect().height > 0),
+        });
+        await tab('tree');
+        out.filteredTree = await unfiltered('tree');
+        await tab('methods');
+        out.filteredMethods = await unfiltered('methods');
+        await page.click('#methods-note .clear-filters');
         await ready();
+        out.clearedMethods = await methodsView();
         out.reset = await totals();
+        // A time range (dragged on the timeline): the same, then "clear the filters" in the tree tab.
+        await tab('timeline');
+        const tl = await page.$eval('#timeline svg', (s) => { const r = s.getBoundingClientRect(); return { x: r.x, y: r.y, w: r.width }; });
+        await page.mouse.move(tl.x + 90 + (tl.w - 98) / 4, tl.y + 10);
+        await page.mouse.down();
+        await page.mouse.move(tl.x + 90 + (tl.w - 98) / 2, tl.y + 12, { steps: 4 });
+        await page.mouse.up();
+        await ready();
+        out.ranged = await totals();
+        await tab('tree');
+        out.rangedTree = await unfiltered('tree');
+        await page.click('#tree .clear-filters');
+        await ready();
+        out.clearedTree = { total: await page.$eval('#tree', (t) => Number(t.dataset.totalNs)), totals: await totals(),
+                            marked: await page.$eval('#tabs button[data-tab=tree]', (b) => b.classList.contains('unfiltered')) };
+        out.diffTab = await page.$eval('#tabs button[data-tab=diff]', (b) => ({ marked: b.classList.contains('unfiltered'), title: b.title }));
       }
       console.log(JSON.stringify(out));
       return;

@@ -350,6 +350,66 @@ class ViewerBrowserTest < Minitest::Test
     assert_equal shown_rows(before), shown_rows(methods["reset"])
   end
 
+  BIG_ROWS = 500_000
+
+  # A wall profile of four threads with BIG_ROWS raw samples (aggregate: false), one per
+  # millisecond per thread, over four stacks; the IO stack is GVL blocked.
+  def big_profile(rows)
+    frame = ->(name) { ["/app/big.rb", name] }
+    main = frame.("Object#main")
+    run = frame.("Worker#run")
+    stacks = [[frame.("Worker#parse"), run, main], [frame.("Worker#render"), run, main], [["<C method>", "IO#read"], run, main], [run, main]]
+    raw = Array.new(rows) do |i|
+      thread = i % 4
+      k = i / 4
+      stack = (k * 7 + thread) % 4
+      [stacks[stack], 1_000_000, thread + 1, stack == 2 ? 1 : 0, (k + 1) * 1_000_000]
+    end
+    aggregated = raw.group_by { |r| [r[0], r[2], r[3]] }.map { |(stack, seq, lsi), rs| [stack, rs.sum { |r| r[1] }, seq, lsi] }
+    { mode: :wall, frequency: 1000, sampling_count: rows, duration_ns: (rows / 4) * 1_000_000,
+      aggregated_samples: aggregated, raw_samples: raw, label_sets: [{}, { "%GVL": "blocked" }] }
+  end
+
+  # Issue 27: the Timeline threw "Maximum call stack size exceeded" above ~120k timeline rows
+  # (Math.max(...rows)). 500k rows: every tab renders without a page error, the timeline has
+  # them all, a dragged range narrows the header and the call tree to exactly its samples.
+  # An empty snapshot taken after it (an idle interval) is listed, greyed, but not opened.
+  def test_half_a_million_timeline_rows
+    data = big_profile(BIG_ROWS)
+    viewer = Rperf::Viewer.new(nil, max_timeline: BIG_ROWS)
+    viewer.add_snapshot(data)
+    viewer.add_snapshot({ mode: :wall, frequency: 1000, sampling_count: 0, duration_ns: 60_000_000_000,
+                          aggregated_samples: [], label_sets: [{}] })
+    result = nil
+    with_puma(viewer) do |port|
+      out, err, status = Open3.capture3("node", File.join(RperfTestHelper::ROOT, "test/consumers/viewer_check.js"),
+                                        "http://127.0.0.1:#{port}/rperf/", JSON.generate(big: true), chdir: RperfTestHelper::ROOT)
+      assert status.success?, "viewer_check.js failed:\n#{err}\n#{out}"
+      result = JSON.parse(out.lines.last)
+    end
+    assert_empty result["errors"], "errors in the page"
+    assert_empty result["external"]
+    assert_equal 1, result["opened"], "the newest snapshot with samples, not the empty one after it"
+    assert_equal [1, 2], result["rows"].map { |r| r["id"] }
+    assert_includes result.dig("rows", 1, "cls"), "empty"
+    assert_includes result.dig("rows", 1, "text"), "no samples"
+    assert_equal BIG_ROWS, result.dig("timeline", "rows")
+    assert_operator result.dig("timeline", "rendered"), :>, 100
+
+    t0, t1 = result.dig("timeline", "stateRange")
+    in_range = data[:raw_samples].sum do |_, w, _, _, t|
+      [[t, t1].min - [t - w, t0].max, 0].max.then { |o| [o, w].min }
+    end
+    total = data[:aggregated_samples].sum { |s| s[1] }
+    assert_operator in_range, :<, total / 2
+    assert_in_delta in_range, result.dig("timeline", "totals", "shown"), 1e3
+    assert_in_delta total, result.dig("timeline", "totals", "total"), 1
+    assert_in_delta in_range, result["treeInRange"], 4 * 2, "the call tree of the range (from/to rounded to whole ns)"
+    assert_operator result["flameInRange"], :>, 3
+    timings = result["tabs"].map { |tab, ms| "#{tab} #{ms} ms" }.join(", ")
+    puts "\n#{BIG_ROWS} timeline rows: first render #{result['firstRender']} ms; #{timings}" if ENV["VERBOSE"] || ENV["RPERF_TIMINGS"]
+  end
+
   # Rperf::Viewer.static_html: one file, no server, no request at all, the same views.
   def test_static_html_file_renders_offline
     data = Rperf.start(mode: :wall, aggregate: false, allocations: 64) do

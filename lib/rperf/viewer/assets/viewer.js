@@ -33,7 +33,21 @@
 
   const $ = (id) => document.getElementById(id);
 
+  // Profile-sized arrays are never spread into a call (f(...rows), Math.max(...rows),
+  // push(...rows)): every argument goes on the stack, and Chromium throws "Maximum call stack
+  // size exceeded" beyond ~120,000 of them. These loop instead.
+  function maxOf(values, start) {
+    let max = start;
+    for (const v of values) if (v > max) max = v;
+    return max;
+  }
+  function appendAll(node, items) {
+    for (const item of items) if (item !== null && item !== undefined) node.append(item);
+    return node;
+  }
+
   // --- DOM helpers: text only --------------------------------------------------------------
+  // el(tag, props, child, [children], ...): an Array child is a list of children.
   function el(tag, props, ...children) {
     const e = document.createElement(tag);
     if (props) {
@@ -46,7 +60,10 @@
         else e.setAttribute(k, v);
       }
     }
-    for (const c of children) if (c !== null && c !== undefined) e.append(c);
+    for (const c of children) {
+      if (Array.isArray(c)) appendAll(e, c);
+      else if (c !== null && c !== undefined) e.append(c);
+    }
     return e;
   }
   const svgEl = (tag, attrs) => {
@@ -190,7 +207,7 @@
       const out = { name, file, value: weights.total[node], node };
       if (deltaOf) out.delta = deltaOf(node);
       const kids = p.children[node].filter((c) => weights.total[c] > 0).map(build);
-      if (leavesOf) kids.push(...leavesOf(node));
+      if (leavesOf) for (const leaf of leavesOf(node)) kids.push(leaf);
       if (kids.length) out.children = kids;
       return out;
     };
@@ -286,11 +303,38 @@
     return p[view];
   }
 
-  // A view's note; a file has only the view of all samples (filteredView), and with filters
-  // set the note says so.
-  function viewNote(query, what, pronoun, note) {
-    if (!query || !embedded) return note;
-    return `This file holds ${what} of all samples: the filters apply to ${pronoun} only when the viewer is served (Rperf::Viewer). ` + note;
+  // Why `tab` cannot show the current filters, or null: the one place that says which views
+  // honour which filter. A file (static_html) holds the call tree and the method table of all
+  // samples only (they are built natively, per filter, by the server); allocation samples have
+  // no time, so the time range does not apply to them.
+  function unfilteredReason(tab) {
+    if (embedded && (tab === 'tree' || tab === 'methods') && filterQuery()) {
+      const what = tab === 'tree' ? 'call tree' : 'method table';
+      return `This file holds the ${what} of all samples only: the ${what} of the filtered samples is built by the served viewer ` +
+        `(rperf report --port 0 PROFILE, or Rperf::Viewer). Clear the filters to see the ${what} of all samples.`;
+    }
+    if (tab === 'alloc' && state.range && state.current && state.current.allocations) {
+      return 'The time range does not apply to allocations (their samples have no time); the label and thread filters do.';
+    }
+    if (tab === 'diff' && state.list.length < 2) return 'There is no other snapshot to compare with.';
+    return null;
+  }
+
+  // Instead of a view that cannot show the filters: why, and a button that clears them.
+  function drawUnfiltered(box, reason) {
+    clear(box);
+    const button = el('button', { type: 'button', class: 'clear-filters', text: 'clear the filters' });
+    button.addEventListener('click', () => clearFilters());
+    box.append(el('span', { class: 'unfiltered', text: reason + ' ' }), button);
+  }
+
+  function clearFilters() {
+    state.labelFilter = null;
+    state.threadFilter = null;
+    state.range = null;
+    $('filter-label').value = '';
+    $('filter-thread').value = '';
+    render();
   }
 
   async function callTree(p, query) {
@@ -311,6 +355,14 @@
     const query = filterQuery();
     const current = () => seq === treeSeq && state.current === p && state.tab === 'tree' && filterQuery() === query;
     const box = $('tree');
+    const unfiltered = unfilteredReason('tree');
+    if (unfiltered) {
+      state.tree = null;
+      $('tree-note').textContent = '';
+      delete box.dataset.totalNs;
+      drawUnfiltered(box, unfiltered);
+      return;
+    }
     let tree;
     try { tree = await callTree(p, query); } catch (e) {
       if (!current()) return;
@@ -325,7 +377,7 @@
     clear(box);
     const sum = tree.total_ns;
     const note = `${tree.nodes.length} of ${tree.node_count} calls shown: calls below ${tree.min_percent}% of the total are left out (their time is in the "lighter calls" rows).`;
-    $('tree-note').textContent = viewNote(query, 'the call tree', 'it', note);
+    $('tree-note').textContent = note;
     box.dataset.totalNs = String(sum);
     const row = (total, name, self, file, title) => el('div', { class: 'row' },
       el('span', { class: 'num', text: fmtTime(total) }), el('span', { class: 'num', text: pct(total, sum) }),
@@ -343,7 +395,7 @@
       if (hidden > 0) out.push(other(hidden, `(lighter calls < ${tree.min_percent}%)`));
       return out;
     };
-    const list = (i) => el('ul', { role: 'group' }, ...tree.children[i].map(item), ...rest(i));
+    const list = (i) => el('ul', { role: 'group' }, tree.children[i].map(item), rest(i));
     const item = (i) => {
       const [, m, total, self, recursive] = tree.nodes[i];
       const [name, file] = tree.methods[m];
@@ -409,6 +461,15 @@
     const query = filterQuery();
     const current = () => seq === methodsSeq && state.current === p && state.tab === 'methods' && filterQuery() === query;
     const body = $('methods-table').tBodies[0];
+    const unfiltered = unfilteredReason('methods');
+    $('methods-split').hidden = !!unfiltered;
+    if (unfiltered) {
+      clear(body);
+      delete $('methods-table').dataset.totalNs;
+      $('methods-table').dataset.rows = '0';
+      drawUnfiltered($('methods-note'), unfiltered);
+      return;
+    }
     let table;
     try { table = await filteredView(p, 'method_table', p.methodTables, query); } catch (e) {
       if (!current()) return;
@@ -421,7 +482,7 @@
     const note = `${table.entries.length} of ${table.method_count} methods shown: methods below ${table.min_percent}% of the total ` +
       `are left out (and beyond the ${table.max_methods} heaviest by total and by self), and so are callers and callees ` +
       `below it (at most ${table.max_arcs} of each per method).`;
-    $('methods-note').textContent = viewNote(query, 'the methods', 'them', note);
+    $('methods-note').textContent = note;
     const sum = table.total_ns;
     const order = table.entries.map((_, i) => i); // MethodTable's order: total, then self
     if (state.methodSort === 'self') order.sort((a, b) => table.entries[b][1] - table.entries[a][1] || a - b);
@@ -441,7 +502,7 @@
       return [key, tr];
     });
     const rowOf = new Map(rows);
-    body.append(...rows.map(([, tr]) => tr));
+    appendAll(body, rows.map(([, tr]) => tr));
     $('methods-table').dataset.rows = String(rows.length);
     $('methods-table').dataset.totalNs = String(sum);
     const selectMethod = (key) => {
@@ -479,7 +540,7 @@
     const section = (text) => el('tr', { class: 'section' }, el('td', { colspan: '5', text }));
     const more = (shown, count, what) => (count > shown ? [section(`${count - shown} lighter ${what} not shown`)] : []);
     const sum = table.total_ns;
-    body.append(
+    appendAll(body, [
       section(callerCount ? 'called by' : 'called by: nothing (the top of its stacks)'),
       ...callers.map(arcRow('caller')), ...more(callers.length, callerCount, 'callers'),
       el('tr', { class: 'focus', dataset: { totalNs: String(total), selfNs: String(self) } },
@@ -488,7 +549,7 @@
         el('td', { class: 'fn', text: table.methods[m][0] + (recursive ? ' ↻ (recursive)' : '') }),
         el('td', { class: 'file', text: methodWhere(table, m), title: table.methods[m][1] })),
       section(calleeCount ? 'calls' : 'calls: nothing (all its time is its own)'),
-      ...callees.map(arcRow('callee')), ...more(callees.length, calleeCount, 'callees'));
+      ...callees.map(arcRow('callee')), ...more(callees.length, calleeCount, 'callees')]);
   }
 
   // --- allocations -------------------------------------------------------------------------
@@ -541,7 +602,7 @@
 
     const summary = $('alloc-summary');
     summary.textContent = `${fmtCount(allocated)} objects allocated, ${fmtCount(retained)} still alive at the end (retained); ` +
-      `estimates from one sampled allocation in ${a.interval}. The label and thread filters apply, the time range does not.` +
+      `estimates from one sampled allocation in ${a.interval}. ` + (unfilteredReason('alloc') || 'The label and thread filters apply.') +
       (a.pruned.samples ? ` ${a.pruned.samples} light stacks (${fmtCount(a.pruned.objects)} objects) are shown as [pruned].` : '');
     summary.dataset.allocated = String(allocated);
     summary.dataset.retained = String(retained);
@@ -609,7 +670,7 @@
       (p.timeline.quantum_ns ? ` (samples merged into ${fmtTime(p.timeline.quantum_ns)} slots)` : '');
     const rows = filterRows(p, p.timeline.samples, state.labelFilter, null); // threads are rows of their own
     const threads = p.threads.filter((th) => state.threadFilter === null || th === state.threadFilter);
-    const end = Math.max(p.duration_ns || 0, ...p.timeline.samples.map((s) => s[4]), 1);
+    const end = maxOf(p.timeline.samples.map((s) => s[4]), Math.max(p.duration_ns || 0, 1));
     const left = 90;
     const width = Math.max(400, (box.clientWidth || 960) - 2);
     const plot = width - left - 8;
@@ -705,7 +766,7 @@
 
   function legend() {
     const names = { running: 'running', blocked: 'GVL blocked', wait: 'GVL wait', gc: 'GC' };
-    return el('div', { class: 'legend' }, ...STATES.map((s) => el('span', null, el('i', { style: 'background:' + s.color }), names[s.key])));
+    return el('div', { class: 'legend' }, STATES.map((s) => el('span', null, el('i', { style: 'background:' + s.color }), names[s.key])));
   }
 
   // --- diff --------------------------------------------------------------------------------
@@ -718,7 +779,7 @@
     container.removeAttribute('data-rendered');
     const baseId = state.baseId;
     if (baseId === null) {
-      $('diff-summary').textContent = 'There is no other snapshot to compare with.';
+      $('diff-summary').textContent = unfilteredReason('diff') || 'There is no other snapshot to compare with.';
       container.dataset.rendered = '0';
       return;
     }
@@ -832,7 +893,8 @@
       if (s.error) bits.push('unreadable: ' + s.error);
       else if (!s.meta && s.file) bits.push('(no meta)');
       const when = new Date(s.taken_at);
-      const tr = el('tr', { class: (state.current && state.current.id === s.id ? 'current' : '') + (s.error ? ' error' : ''), dataset: { id: String(s.id) } },
+      if (isEmpty(s)) bits.push('no samples');
+      const tr = el('tr', { class: (state.current && state.current.id === s.id ? 'current' : '') + (s.error ? ' error' : '') + (isEmpty(s) ? ' empty' : ''), dataset: { id: String(s.id) } },
         el('td', { text: String(s.id) }),
         el('td', { text: when.toLocaleTimeString(), title: when.toString() }),
         el('td', { text: fmtTime(s.duration_ns) }),
@@ -852,7 +914,7 @@
     // Total sampled time; files written in rperf 0.11.1's format only know their duration.
     const values = state.list.map((s) => s.total_weight_ns ?? s.duration_ns ?? 0);
     if (!values.length) return;
-    const max = Math.max(...values, 1);
+    const max = maxOf(values, 1);
     const x = (i) => (values.length === 1 ? w / 2 : 6 + i * (w - 12) / (values.length - 1));
     const y = (v) => h - 6 - (v / max) * (h - 12);
     svg.append(svgEl('polyline', { points: values.map((v, i) => x(i) + ',' + y(v)).join(' '), fill: 'none', stroke: '#b4451f', 'stroke-width': 1.5 }));
@@ -908,6 +970,10 @@
     await render();
   }
 
+  // A list entry known to hold no sample: no weight (a snapshot's GVL/GC intervals weigh
+  // without a timer sample), else (rperf 0.11.1's files know only their sample count) no sample.
+  const isEmpty = (s) => (s.total_weight_ns === null || s.total_weight_ns === undefined ? s.sampling_count === 0 : s.total_weight_ns === 0);
+
   async function loadList() {
     setStatus('loading the snapshot list…', 'loading');
     try {
@@ -918,12 +984,15 @@
     }
     drawList();
     if (!state.list.length) {
-      setStatus('No snapshots yet: call Rperf::Viewer.instance.take_snapshot! (or auto_snapshot) while profiling, then reload.', 'empty');
+      setStatus('No snapshots yet: use Rperf::Viewer, auto_snapshot: 60 (or call Rperf::Viewer.instance.take_snapshot!) while profiling, ' +
+        'then reload; intervals without samples are not kept.', 'empty');
       return;
     }
     const keep = state.current && state.list.find((s) => s.id === state.current.id);
+    // The newest snapshot that is readable and has samples (an idle interval has none).
     const readable = state.list.filter((s) => !s.error);
-    const pool = readable.length ? readable : state.list;
+    const useful = readable.filter((s) => !isEmpty(s));
+    const pool = useful.length ? useful : readable.length ? readable : state.list;
     await open(keep ? keep.id : pool[pool.length - 1].id);
   }
 
@@ -973,7 +1042,13 @@
     if (!p) { document.body.dataset.state = 'ready'; return; }
     const weights = nodeWeights(p, selectSamples(p));
     drawSummary(p, weights);
-    for (const b of $('tabs').querySelectorAll('button')) b.classList.toggle('active', b.dataset.tab === state.tab);
+    for (const b of $('tabs').querySelectorAll('button')) {
+      b.classList.toggle('active', b.dataset.tab === state.tab);
+      // A tab that cannot show the filters says so before it is opened.
+      const reason = unfilteredReason(b.dataset.tab);
+      b.classList.toggle('unfiltered', !!reason);
+      if (reason) b.title = reason; else b.removeAttribute('title');
+    }
     for (const s of document.querySelectorAll('.tab')) s.classList.toggle('active', s.id === 'tab-' + state.tab);
     switch (state.tab) {
       case 'flame': drawFlame($('flame'), $('flame-details'), hierarchy(p, weights), {}); break;
