@@ -36,7 +36,9 @@ class EngineApiTest < Minitest::Test
     sleep 0.05 # the busy thread runs meanwhile
     data, stopped = timed.() { Rperf.stop }
     { "start" => started, "snapshot" => snapshotted, "stop" => stopped }.each do |call, ns|
-      assert_operator ns, :<, 30_000_000, "Rperf.#{call} took #{ns / 1e6} ms"
+      # Handing the GVL to the busy thread would cost a time slice (100 ms); a busy machine can
+      # delay the call by a few CPU-scheduler slices (49 ms seen with load average 10).
+      assert_operator ns, :<, 80_000_000, "Rperf.#{call} took #{ns / 1e6} ms"
     end
     assert_kind_of Integer, snapshot[:maxrss_mb]
     assert_operator weight_where(data) { |s, labels| s[2] == 1 && labels.empty? }, :>=, 40_000_000, "this thread's CPU work"
