@@ -200,8 +200,9 @@ module Rperf
       raise RuntimeError, "Rperf is already running" if Native.running?
 
       s = session.settings
-      Native.start(s.frequency, s.wall?, s.aggregate, s.native_signal, s.defer, s.max_depth, session.capture_lines?,
-                   session.forked?, s.allocation_interval)
+      Native.start({ frequency: s.frequency, mode: s.wall? ? :wall : :cpu, aggregate: s.aggregate, signal: s.signal,
+                     defer: s.defer, max_depth: s.max_depth, lines: session.capture_lines?, forked_child: session.forked?,
+                     allocation_interval: s.allocation_interval })
       @session = session
       session.start_inheritance
       ForkHook.install

@@ -93,13 +93,6 @@ module Rperf
       end
     end
 
-    # The signal number the native layer takes: -1 default, 0 none (sleeping timer thread).
-    def native_signal
-      return -1 if signal.nil?
-
-      signal || 0
-    end
-
     private
 
     # rperf 0.11's spellings: a format given as a String, signal 0 for the sleeping timer thread

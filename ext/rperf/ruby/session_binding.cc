@@ -33,20 +33,38 @@ void marker_compact(void*) { update_moved_objects(); }
 // the incremental marker must rescan this object at the end of every mark phase.
 const rb_data_type_t kMarkerType = {"rperf/marker", {marker_mark, nullptr, nullptr, marker_compact, {nullptr}}, nullptr, nullptr, 0};
 
-// Native.start(frequency, wall, aggregate, signal, defer, max_depth, lines, forked, allocation_interval)
-VALUE native_start(VALUE, VALUE freq, VALUE wall, VALUE aggregate, VALUE signal, VALUE defer, VALUE max_depth, VALUE lines,
-                   VALUE forked, VALUE allocation_interval) {
+// One option of Native.start's Hash; a missing one keeps the default.
+VALUE start_option(VALUE options, const char* name) { return rb_hash_lookup2(options, ID2SYM(rb_intern(name)), Qundef); }
+
+// Native.start(frequency:, mode: :cpu|:wall, aggregate:, signal: nil|false|Integer, defer:,
+// max_depth:, lines:, forked_child:, allocation_interval: nil|Integer). Validated by
+// Rperf::Settings; unknown keys are a programming error.
+VALUE native_start(VALUE, VALUE options) {
   if (g_session) rb_raise(rb_eRuntimeError, "Rperf is already running");
+  Check_Type(options, T_HASH);
+  static const char* const kKeys[] = {"frequency", "mode", "aggregate", "signal", "defer", "max_depth", "lines", "forked_child", "allocation_interval"};
+  VALUE keys = rb_funcall(options, rb_intern("keys"), 0);
+  for (long i = 0; i < RARRAY_LEN(keys); i++) {
+    VALUE key = RARRAY_AREF(keys, i);
+    bool known = false;
+    for (const char* k : kKeys) known = known || key == ID2SYM(rb_intern(k));
+    if (!known) rb_raise(rb_eArgError, "rperf: unknown start option %" PRIsVALUE, rb_inspect(key));
+  }
   SessionOptions o;
-  o.frequency = NUM2INT(freq);
-  o.wall = RTEST(wall);
-  o.aggregate = RTEST(aggregate);
-  o.signal = NUM2INT(signal);
-  o.defer = RTEST(defer);
-  o.max_depth = NUM2INT(max_depth);
-  o.lines = RTEST(lines);
-  o.forked_child = RTEST(forked);
-  o.allocation_interval = NIL_P(allocation_interval) ? 0 : NUM2UINT(allocation_interval);
+  VALUE v;
+  if ((v = start_option(options, "frequency")) != Qundef) o.frequency = NUM2INT(v);
+  if ((v = start_option(options, "mode")) != Qundef) {
+    if (v != ID2SYM(rb_intern("wall")) && v != ID2SYM(rb_intern("cpu"))) rb_raise(rb_eArgError, "rperf: mode must be :cpu or :wall");
+    o.wall = v == ID2SYM(rb_intern("wall"));
+  }
+  if ((v = start_option(options, "aggregate")) != Qundef) o.aggregate = RTEST(v);
+  // nil: the default signal; false: no signal (the timer thread sleeps); else that signal.
+  if ((v = start_option(options, "signal")) != Qundef && !NIL_P(v)) o.signal = v == Qfalse ? 0 : NUM2INT(v);
+  if ((v = start_option(options, "defer")) != Qundef) o.defer = RTEST(v);
+  if ((v = start_option(options, "max_depth")) != Qundef) o.max_depth = NUM2INT(v);
+  if ((v = start_option(options, "lines")) != Qundef) o.lines = RTEST(v);
+  if ((v = start_option(options, "forked_child")) != Qundef) o.forked_child = RTEST(v);
+  if ((v = start_option(options, "allocation_interval")) != Qundef && !NIL_P(v)) o.allocation_interval = NUM2UINT(v);
   VALUE error = Qnil;
   Session* s = nullptr;
   without_cxx_exceptions([&] { s = new Session(o); });  // the ring's buffers are allocated here
@@ -218,7 +236,7 @@ void init_session_binding(VALUE native) {
   g_marker = TypedData_Wrap_Struct(rb_cObject, &kMarkerType, &marker_data);
   rb_gc_register_mark_object(g_marker);
 
-  rb_define_singleton_method(native, "start", RUBY_METHOD_FUNC(native_start), 9);
+  rb_define_singleton_method(native, "start", RUBY_METHOD_FUNC(native_start), 1);
   rb_define_singleton_method(native, "stop", RUBY_METHOD_FUNC(native_stop), 1);
   rb_define_singleton_method(native, "snapshot", RUBY_METHOD_FUNC(native_snapshot), 2);
   rb_define_singleton_method(native, "running?", RUBY_METHOD_FUNC(native_running_p), 0);
