@@ -79,4 +79,97 @@ class LabelsTest < Minitest::Test
     assert_operator after, :>, 0.08e9, "the CPU burned after the block is sampled"
     assert_operator weight_where(data) { |_s, l| l[:endpoint] == "/a" }, :>, 0.03e9
   end
+
+  # Issue 30.2: a key that is not valid UTF-8 (it could not become a Symbol) is refused at once,
+  # and the session keeps what it collected. A value's invalid bytes are kept (files replace
+  # them: test_huge_and_odd_labels_survive_every_format).
+  def test_label_refuses_keys_that_are_not_utf8_and_the_session_survives
+    Rperf.start(mode: :wall)
+    Rperf.label(ok: "1")
+    [{ "user\xff".b => "42" }, { "\xff".b.to_sym => "1" }, { ok: "2", "\xe9t\xe9".b => "x" }].each do |kw|
+      e = assert_raises(ArgumentError, kw.inspect) { Rperf.label(**kw) }
+      assert_match(/label keys must be valid UTF-8 \(got "?.*\\xFF/, e.message) if kw.size == 1
+      assert_raises(ArgumentError, kw.inspect) { Rperf.label(**kw) { flunk "the block runs only with valid labels" } }
+      assert_raises(ArgumentError, kw.inspect) { Rperf.profile(**kw) { flunk "the block runs only with valid labels" } }
+      assert_equal({ ok: "1" }, Rperf.labels, "nothing merged from #{kw.inspect}")
+    end
+    e = assert_raises(ArgumentError) { Rperf::Native.merge_labels({ 1 => "x" }) }
+    assert_match(/label keys must be Symbols or Strings \(got 1\)/, e.message)
+    value = Object.new
+    def value.to_s = "v\xff".b
+    Rperf.label(bin: "abc".b, "caf\u00e9": "\u2713", odd: value)
+    expected = { ok: "1", bin: "abc", "caf\u00e9": "\u2713", odd: "v\xff" } # the bytes as given, in a UTF-8 String
+    assert_equal expected, Rperf.labels
+    burn_cpu(0.02)
+    assert_includes Rperf.snapshot[:label_sets], expected
+    data = Rperf.stop
+    assert_includes data[:label_sets], expected
+    assert_operator data[:aggregated_samples].size, :>, 0
+  end
+
+  def run_child(code)
+    out, err, status = run_ruby("require 'rperf'\n#{code}")
+    assert status.success?, "child exited with #{status.inspect}\nstdout: #{out}\nstderr: #{err.lines.first(30).join}"
+    out
+  end
+
+  # Issue 30.1: a value's to_s that stops the profiler runs before the native merge looks up the
+  # session and the thread's state (they were used after being freed). In a child process: a
+  # crash fails the test.
+  def test_label_value_whose_to_s_stops_or_restarts_the_profiler
+    out = run_child(<<~RUBY)
+      stops = Object.new
+      def stops.to_s = (Rperf.stop; "x")
+      Rperf.start(mode: :wall)
+      p Rperf.label(v: stops), Rperf.running?, Rperf.labels
+      restarts = Object.new
+      def restarts.to_s = (Rperf.stop; Rperf.start(mode: :wall); Rperf.label(w: 1); "y")
+      Rperf.start(mode: :wall)
+      Rperf.label(before: "1")
+      Rperf.label(v: restarts)
+      p Rperf.labels
+      p Rperf.stop[:label_sets].include?({ w: 1, v: "y" })
+      to_int = Object.new
+      def to_int.to_int = (Rperf.stop; 0)
+      Rperf.start(mode: :wall)
+      Rperf::Native.label_set_id = to_int
+      p Rperf.running?, Rperf::Native.label_set_id
+    RUBY
+    assert_equal [nil, false, {}, { w: 1, v: "y" }, true, false, 0].map(&:inspect), out.lines.map(&:chomp)
+  end
+
+  # The same with another thread stopping and starting the profiler while to_s runs.
+  def test_labels_while_another_thread_stops_and_starts_the_profiler
+    out = run_child(<<~RUBY)
+      value = Object.new
+      def value.to_s = (Thread.pass; "v")
+      Rperf.start(mode: :wall)
+      deadline = Process.clock_gettime(Process::CLOCK_MONOTONIC) + 2
+      cycles = 0
+      restarter = Thread.new do
+        while Process.clock_gettime(Process::CLOCK_MONOTONIC) < deadline
+          Rperf.stop
+          sleep 0.0005 # to_s may return while no session exists
+          Rperf.start(mode: :wall)
+          cycles += 1
+          sleep 0.0005 # or after another one started
+        end
+      end
+      labels = 0
+      while restarter.alive?
+        Rperf.label(a: value, b: labels)
+        Rperf.label(a: nil, c: value)
+        Rperf.labels
+        Rperf.label_sets
+        labels += 1
+        Thread.pass # lets the restarter wake up (else once per time slice)
+      end
+      restarter.join
+      Rperf.stop
+      puts cycles, labels
+    RUBY
+    cycles, labels = out.lines.map(&:to_i)
+    assert_operator cycles, :>, 10
+    assert_operator labels, :>, 10
+  end
 end

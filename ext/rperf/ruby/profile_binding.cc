@@ -267,6 +267,12 @@ struct Converter {
     h.error = what;
     return false;
   }
+  bool fail(const std::string& what) {
+    h.error = what;
+    return false;
+  }
+  // "<array>[<row>]: <what>"
+  bool fail_row(const char* array, long row, const std::string& what) { return fail(std::string(array) + "[" + std::to_string(row) + "]: " + what); }
 
   // A stack's frames are looked up together, in passes, so that the cache misses of one
   // frame's lookup (identity slot, index slot, key offset, key bytes) overlap with the
@@ -317,8 +323,8 @@ struct Converter {
   }
 
   bool samples(VALUE ary, bool raw) {
-    if (!RB_TYPE_P(ary, T_ARRAY)) return fail("aggregated_samples must be an Array");
-    size_t set_count = h.profile.label_sets.size();
+    const char* name = raw ? "raw_samples" : "aggregated_samples";
+    if (!RB_TYPE_P(ary, T_ARRAY)) return fail(std::string(name) + " must be an Array");
     h.profile.samples.reserve(static_cast<size_t>(RARRAY_LEN(ary)));
     if (!raw) reserve_stacks(ary);  // raw rows (one per tick) repeat few stacks
     for (long i = 0; i < RARRAY_LEN(ary); i++) {
@@ -330,7 +336,8 @@ struct Converter {
       int64_t v;
       if (RARRAY_LEN(e) > 2 && int64_of(RARRAY_AREF(e, 2), v)) s.thread_seq = static_cast<uint32_t>(v);
       if (RARRAY_LEN(e) > 3 && !NIL_P(RARRAY_AREF(e, 3))) {
-        if (!int64_of(RARRAY_AREF(e, 3), v) || v < 0 || static_cast<size_t>(v) >= set_count) return fail("a sample's label_set_id has no label set");
+        // An index into the Hash's label_sets (label_map), not into the interned table.
+        if (!int64_of(RARRAY_AREF(e, 3), v) || v < 0 || static_cast<size_t>(v) >= label_map.size()) return fail_row(name, i, no_label_set(RARRAY_AREF(e, 3)));
         s.label_set = label_map[static_cast<size_t>(v)];
       }
       if (raw && RARRAY_LEN(e) > 5 && int64_of(RARRAY_AREF(e, 4), v) && v >= 0 && v < kVmStateCount) {
@@ -342,7 +349,14 @@ struct Converter {
     return true;
   }
 
+  // The interned id of each of the Hash's label sets (by their index in its label_sets).
   std::vector<uint32_t> label_map{0};
+
+  std::string no_label_set(VALUE id) const {  // calls no Ruby
+    int64_t v;
+    if (!int64_of(id, v)) return "label_set_id is not an Integer";
+    return "label_set_id " + std::to_string(v) + " has no label set (ids: 0 to " + std::to_string(label_map.size() - 1) + ")";
+  }
 
   // Sizes the stack table for every sample's stack being new: regrowing its arrays of millions
   // of ids costs a copy, and on Linux fresh pages and a TLB shootdown per reallocation. When
@@ -378,7 +392,7 @@ struct Converter {
           !int64_of(RARRAY_AREF(e, 5), a.retained) || (raw && !int64_of(RARRAY_AREF(e, 6), a.time_ns))) {
         return fail(shape);
       }
-      if (set < 0 || static_cast<size_t>(set) >= label_map.size()) return fail("an allocation sample's label_set_id has no label set");
+      if (set < 0 || static_cast<size_t>(set) >= label_map.size()) return fail_row(raw ? "raw_allocation_samples" : "allocation_samples", i, no_label_set(RARRAY_AREF(e, 3)));
       a.thread_seq = static_cast<uint32_t>(thread);
       a.label_set = label_map[static_cast<size_t>(set)];
       VALUE name = RARRAY_AREF(e, 4);
@@ -390,21 +404,39 @@ struct Converter {
     return true;
   }
 
+  // `sets`: label_set_pairs of the Hash's label_sets. Equal label sets share one id.
   bool label_sets(VALUE sets) {
     if (NIL_P(sets)) return true;
     if (!RB_TYPE_P(sets, T_ARRAY)) return fail("label_sets must be an Array of Hashes");
     label_map.clear();
+    std::vector<LabelEdit> edits;
     for (long i = 0; i < RARRAY_LEN(sets); i++) {
-      VALUE set = RARRAY_AREF(sets, i);
-      if (!RB_TYPE_P(set, T_HASH)) return fail("label_sets must be an Array of Hashes");
+      VALUE pairs = RARRAY_AREF(sets, i);
+      if (!RB_TYPE_P(pairs, T_ARRAY)) return fail_row("label_sets", i, "a label set must be a Hash");
+      edits.clear();
+      long bad;
+      // Keys are not checked for UTF-8 here: the encoders replace invalid bytes.
+      if (read_label_pairs(pairs, false, edits, bad) != LabelCheck::kOk) return fail_row("label_sets", i, "label keys must be Symbols or Strings");
       LabelSet labels;
-      if (!merge_ruby_labels(set, labels)) return fail("label keys must be Symbols or Strings");
+      apply_label_edits(edits, labels);
       label_map.push_back(h.profile.label_sets.intern(labels));
     }
     if (label_map.empty()) label_map.push_back(0);
     return true;
   }
 };
+
+// The Hash's label_sets with each Hash as its label_pairs (every Ruby call of the conversion:
+// values' to_s) and anything else as false; not an Array: as it is.
+VALUE label_set_pairs(VALUE sets) {
+  if (!RB_TYPE_P(sets, T_ARRAY)) return sets;
+  VALUE out = rb_ary_new_capa(RARRAY_LEN(sets));
+  for (long i = 0; i < RARRAY_LEN(sets); i++) {
+    VALUE set = RARRAY_AREF(sets, i);
+    rb_ary_push(out, RB_TYPE_P(set, T_HASH) ? label_pairs(set) : Qfalse);
+  }
+  return out;
+}
 
 int attribute_member(VALUE key, VALUE value, VALUE arg) {
   auto* p = reinterpret_cast<Profile*>(arg);
@@ -460,14 +492,16 @@ VALUE profile_s_from_hash(VALUE, VALUE hash) {
   VALUE obj = wrap_profile(h);
   bool raw = RB_TYPE_P(rb_hash_lookup(hash, sym("raw_samples")), T_ARRAY);
   bool ok = false;
+  VALUE sets = label_set_pairs(rb_hash_lookup(hash, sym("label_sets")));  // before any C++ object
   without_cxx_exceptions([&] {
     Converter c{*h, {}, {}, {}};
-    ok = c.label_sets(rb_hash_lookup(hash, sym("label_sets"))) &&
+    ok = c.label_sets(sets) &&
          c.samples(rb_hash_lookup(hash, sym(raw ? "raw_samples" : "aggregated_samples")), raw) &&
          (raw && RB_TYPE_P(rb_hash_lookup(hash, sym("raw_allocation_samples")), T_ARRAY)
               ? c.allocations(rb_hash_lookup(hash, sym("raw_allocation_samples")), true)
               : c.allocations(rb_hash_lookup(hash, sym("allocation_samples")), false));
   });
+  RB_GC_GUARD(sets);
   if (!ok) raise_error(rb_eTypeError, rb_sprintf("rperf: %" PRIsVALUE, take_error(*h)));
   h->profile.timestamps = raw;
   read_attributes(h->profile, hash);

@@ -7,6 +7,7 @@
 
 #include <new>
 #include <string>
+#include <vector>
 
 #include "ruby/profile_binding.hh"
 #include "ruby/values.hh"
@@ -130,28 +131,51 @@ VALUE native_start_allocations(VALUE, VALUE own_source_prefix) {
 }
 
 // ---- labels: interned in the session's LabelSetTable ------------------------------------
+// Ruby code may stop the session (and free it and its thread states): a binding function makes
+// its Ruby calls (to_s, to_int) first and looks up g_session only after the last one.
+
+[[noreturn]] void raise_label_error(LabelCheck check, VALUE pairs, long bad) {
+  VALUE key = RARRAY_AREF(pairs, 2 * bad), value = RARRAY_AREF(pairs, 2 * bad + 1);
+  if (check == LabelCheck::kBadKey) rb_raise(rb_eArgError, "rperf: label keys must be Symbols or Strings (got %" PRIsVALUE ")", rb_inspect(key));
+  rb_raise(rb_eArgError, "rperf: label keys must be valid UTF-8 (got %" PRIsVALUE " => %" PRIsVALUE ")", rb_inspect(key), rb_inspect(value));
+}
 
 // Native.merge_labels(hash) -> the previous label set id. Sets the current thread's labels to
-// its current ones merged with `hash` (nil values delete keys).
+// its current ones merged with `hash` (nil values delete keys). A key that is not valid UTF-8
+// is refused (ArgumentError) and nothing changes: stop, snapshot and labels could not make it
+// a Symbol (issue 30.2).
 VALUE native_merge_labels(VALUE, VALUE hash) {
   Check_Type(hash, T_HASH);
   if (!g_session) return INT2FIX(0);
-  ThreadState* ts = g_session->current_thread_state(true);
-  if (!ts) rb_memerror();
-  uint32_t previous = ts->timeline.label_set();
-  bool ok;
+  VALUE pairs = label_pairs(hash);  // every Ruby call of this function
+  LabelCheck check = LabelCheck::kOk;
+  long bad = -1;
+  bool no_thread_state = false;
+  uint32_t previous = 0;
   without_cxx_exceptions([&] {
+    std::vector<LabelEdit> edits;
+    check = read_label_pairs(pairs, true, edits, bad);
+    if (check != LabelCheck::kOk || !g_session) return;  // stopped by a to_s: as when not running
+    ThreadState* ts = g_session->current_thread_state(true);
+    if (!ts) {
+      no_thread_state = true;
+      return;
+    }
+    previous = ts->timeline.label_set();
     LabelSet set = g_session->label_sets[previous];
-    ok = merge_ruby_labels(hash, set);
-    if (ok) g_session->set_label(ts, g_session->label_sets.intern(set));
+    apply_label_edits(edits, set);
+    const uint32_t id = g_session->label_sets.intern(set);
+    g_session->set_label(ts, id);  // the one change to the thread's state (closes its interval)
   });
-  if (!ok) rb_raise(rb_eArgError, "rperf: label keys must be Symbols or Strings");
+  if (no_thread_state) rb_memerror();
+  if (check != LabelCheck::kOk) raise_label_error(check, pairs, bad);
+  RB_GC_GUARD(pairs);
   return UINT2NUM(previous);
 }
 
 VALUE native_set_label_set(VALUE, VALUE id) {
+  const uint32_t set = NUM2UINT(id);  // may call to_int: before the session is looked up
   if (!g_session) return id;
-  uint32_t set = NUM2UINT(id);
   if (set >= g_session->label_sets.size()) rb_raise(rb_eArgError, "rperf: no label set %u", set);
   ThreadState* ts = g_session->current_thread_state(true);
   if (!ts) rb_memerror();
@@ -164,15 +188,21 @@ VALUE native_label_set_id(VALUE) {
   return UINT2NUM(ts ? ts->timeline.label_set() : 0);
 }
 
+// The label sets read below are the session's own: label_set_to_ruby only makes Strings,
+// Symbols, Integers and a Hash (no Ruby code runs that could free them), and no C++ object
+// is alive while it may raise (NoMemoryError).
+VALUE empty_labels() { return rb_hash_freeze(rb_hash_new()); }
+
 // Native.labels -> the current thread's labels (a frozen Hash).
 VALUE native_labels(VALUE) {
   ThreadState* ts = g_session ? g_session->current_thread_state(false) : nullptr;
-  return label_set_to_ruby(ts ? g_session->label_sets[ts->timeline.label_set()] : LabelSet());
+  if (!ts) return empty_labels();
+  return label_set_to_ruby(g_session->label_sets[ts->timeline.label_set()]);
 }
 
 VALUE native_label_sets(VALUE) {
   VALUE out = rb_ary_new();
-  if (!g_session) return rb_ary_push(out, label_set_to_ruby(LabelSet()));
+  if (!g_session) return rb_ary_push(out, empty_labels());
   for (uint32_t i = 0; i < g_session->label_sets.size(); i++) rb_ary_push(out, label_set_to_ruby(g_session->label_sets[i]));
   return out;
 }

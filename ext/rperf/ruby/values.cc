@@ -2,6 +2,10 @@
 
 #include <ruby/encoding.h>
 
+#include <algorithm>
+
+#include "io/encoders.hh"
+
 namespace rperf {
 
 VALUE sym(const char* name) { return ID2SYM(rb_intern(name)); }
@@ -101,70 +105,83 @@ bool ruby_to_json(VALUE v, JsonValue& out, int depth) {
   return true;
 }
 
-bool ruby_to_label(VALUE key, VALUE value, Label& out) {
-  if (!SYMBOL_P(key) && !RB_TYPE_P(key, T_STRING)) return false;
-  out.key = text_of(key);
-  out.integer = false;
-  int64_t i;
-  if (RB_TYPE_P(value, T_STRING) || SYMBOL_P(value)) {
-    out.value = text_of(value);
-  } else if (RB_INTEGER_TYPE_P(value) && int64_of(value, i)) {
-    out.value = std::to_string(i);
-    out.integer = true;
-  } else {
-    int state = 0;
-    VALUE s = rb_protect(protected_to_s, value, &state);
-    if (state) {
-      rb_set_errinfo(Qnil);
-      out.value = "?";
-    } else {
-      out.value = text_of(s);
-    }
-  }
-  return true;
-}
-
 namespace {
-struct LabelMerge {
-  LabelSet* set;
-  bool ok;
-  bool out_of_memory;
-};
-
-int merge_label_or_throw(VALUE key, VALUE value, LabelMerge* m) {
-  Label l;
-  if (!ruby_to_label(key, NIL_P(value) ? key : value, l)) {
-    m->ok = false;
-    return ST_STOP;
-  }
-  LabelSet& set = *m->set;
-  for (size_t i = 0; i < set.size(); i++) {
-    if (set[i].key != l.key) continue;
-    if (NIL_P(value)) set.erase(set.begin() + static_cast<long>(i));
-    else set[i] = l;
-    return ST_CONTINUE;
-  }
-  if (!NIL_P(value)) set.push_back(l);
+int push_label_pair(VALUE key, VALUE value, VALUE pairs) {
+  rb_ary_push(pairs, key);
+  rb_ary_push(pairs, value);
   return ST_CONTINUE;
 }
 
-// A callback of rb_hash_foreach: a C++ exception must not unwind through Ruby's C frames.
-int merge_label(VALUE key, VALUE value, VALUE arg) {
-  auto* m = reinterpret_cast<LabelMerge*>(arg);
-  try {
-    return merge_label_or_throw(key, value, m);
-  } catch (const std::bad_alloc&) {
-    m->out_of_memory = true;
-    return ST_STOP;
-  }
+bool plain_label_value(VALUE v) {
+  int64_t i;
+  return NIL_P(v) || RB_TYPE_P(v, T_STRING) || SYMBOL_P(v) || (RB_INTEGER_TYPE_P(v) && int64_of(v, i));
 }
 }  // namespace
 
+VALUE label_pairs(VALUE hash) {
+  VALUE pairs = rb_ary_new_capa(2 * static_cast<long>(RHASH_SIZE(hash)));
+  rb_hash_foreach(hash, push_label_pair, pairs);  // runs no Ruby code: the Hash cannot change
+  for (long i = 1; i < RARRAY_LEN(pairs); i += 2) {
+    VALUE v = RARRAY_AREF(pairs, i);
+    if (plain_label_value(v)) continue;
+    int state = 0;
+    VALUE s = rb_protect(protected_to_s, v, &state);
+    if (state) {
+      rb_set_errinfo(Qnil);
+      s = rb_str_new_cstr("?");
+    }
+    rb_ary_store(pairs, i, s);
+  }
+  return pairs;
+}
+
+LabelCheck read_label_pairs(VALUE pairs, bool check_keys_utf8, std::vector<LabelEdit>& out, long& bad) {
+  const long n = RARRAY_LEN(pairs) / 2;
+  out.reserve(out.size() + static_cast<size_t>(n));
+  for (long i = 0; i < n; i++) {
+    VALUE key = RARRAY_AREF(pairs, 2 * i), value = RARRAY_AREF(pairs, 2 * i + 1);
+    bad = i;
+    if (!SYMBOL_P(key) && !RB_TYPE_P(key, T_STRING)) return LabelCheck::kBadKey;
+    LabelEdit e;
+    e.label.key = text_of(key);
+    if (check_keys_utf8 && !utf8_valid(e.label.key.data(), e.label.key.size())) return LabelCheck::kInvalidUtf8;
+    int64_t integer;
+    if (NIL_P(value)) e.remove = true;
+    else if (RB_INTEGER_TYPE_P(value) && int64_of(value, integer)) {
+      e.label.value = std::to_string(integer);
+      e.label.integer = true;
+    } else if (RB_TYPE_P(value, T_STRING) || SYMBOL_P(value)) {
+      e.label.value = text_of(value);
+    } else {
+      e.label.value = "?";  // not made by label_pairs
+    }
+    out.push_back(std::move(e));
+  }
+  bad = -1;
+  return LabelCheck::kOk;
+}
+
+void apply_label_edits(const std::vector<LabelEdit>& edits, LabelSet& set) {
+  for (const LabelEdit& e : edits) {
+    auto same_key = std::find_if(set.begin(), set.end(), [&](const Label& l) { return l.key == e.label.key; });
+    if (same_key == set.end()) {
+      if (!e.remove) set.push_back(e.label);
+    } else if (e.remove) {
+      set.erase(same_key);
+    } else {
+      *same_key = e.label;
+    }
+  }
+}
+
 bool merge_ruby_labels(VALUE hash, LabelSet& set) {
-  LabelMerge m{&set, true, false};
-  rb_hash_foreach(hash, merge_label, reinterpret_cast<VALUE>(&m));
-  if (m.out_of_memory) throw std::bad_alloc();  // callers run this under without_cxx_exceptions
-  return m.ok;
+  VALUE pairs = label_pairs(hash);
+  std::vector<LabelEdit> edits;
+  long bad;
+  bool ok = read_label_pairs(pairs, false, edits, bad) == LabelCheck::kOk;
+  if (ok) apply_label_edits(edits, set);
+  RB_GC_GUARD(pairs);
+  return ok;
 }
 
 VALUE label_set_to_ruby(const LabelSet& set) {

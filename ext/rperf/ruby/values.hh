@@ -5,6 +5,7 @@
 #include <ruby/ruby.h>
 
 #include <string>
+#include <vector>
 
 #include "profile/profile.hh"
 
@@ -16,11 +17,35 @@ VALUE json_to_ruby(const JsonValue& v);   // objects -> Hash with Symbol keys
 // nil, true/false, Integer, Float, String, Symbol, Array, Hash (String/Symbol keys); anything
 // else is refused (returns false).
 bool ruby_to_json(VALUE v, JsonValue& out, int depth = 0);
-// A label key (Symbol or String) and value (String, Symbol, Integer; other objects by their
-// to_s, with exceptions caught). Returns false when the key is not a Symbol or String.
-bool ruby_to_label(VALUE key, VALUE value, Label& out);
-// Merges a Hash of labels into `set`: keys replace earlier values, nil deletes a key. Returns
-// false (set partly merged) when a key is not a Symbol or String.
+
+// A Hash of labels is converted in two steps, so that no C++ object is alive while Ruby code
+// runs (and no pointer into a session is held: a value's to_s may stop it):
+// 1. label_pairs(hash) makes every Ruby call: a flat Array [key, value, key, value, ...] of the
+//    Hash's entries, each value a String, Symbol, Integer (int64) or nil; other values are
+//    replaced by their to_s ("?" when it raises). Raises only NoMemoryError.
+// 2. read_label_pairs reads that Array without calling Ruby (it may throw std::bad_alloc).
+VALUE label_pairs(VALUE hash);
+
+// One entry of a Hash of labels: the label, or (remove) the deletion of its key (a nil value).
+struct LabelEdit {
+  Label label;
+  bool remove = false;
+};
+
+enum class LabelCheck {
+  kOk,
+  kBadKey,       // a key is not a Symbol or String
+  kInvalidUtf8,  // a key's bytes are not valid UTF-8 (checked only when asked: it could not
+                 // become a Symbol; a value's invalid bytes are kept, and replaced in files)
+};
+
+// Appends the edits of label_pairs' Array to `out`. On failure `bad` is the offending entry's
+// index (its key is pairs[2 * bad]) and `out` is partly filled.
+LabelCheck read_label_pairs(VALUE pairs, bool check_keys_utf8, std::vector<LabelEdit>& out, long& bad);
+// Keys replace earlier values (in place), new keys are appended, removals delete a key.
+void apply_label_edits(const std::vector<LabelEdit>& edits, LabelSet& set);
+// Both steps: merges a Hash of labels into `set` (no UTF-8 check). Returns false (set
+// unchanged) when a key is not a Symbol or String. May throw std::bad_alloc.
 bool merge_ruby_labels(VALUE hash, LabelSet& set);
 VALUE label_set_to_ruby(const LabelSet& set);  // frozen Hash, Symbol keys
 // An Integer that fits int64 (Fixnum or Bignum); false otherwise.
