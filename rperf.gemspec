@@ -14,9 +14,10 @@ Gem::Specification.new do |spec|
   spec.required_ruby_version = ">= 3.3"
   # The C++ sources live in layer subdirectories of ext/rperf (extconf.rb compiles every .cc
   # there); the viewer's assets include vendored d3 code with its licenses. Built .so files in a
-  # checkout (lib/rperf/<series>/) are not shipped: the gem builds its own.
+  # checkout (lib/rperf/<series>/) are not shipped: the gem builds its own. docs/cli.md is the
+  # manual `rperf help` prints.
   spec.files = Dir.chdir(__dir__) do
-    Dir["lib/**/*.rb", "lib/rperf/viewer/assets/**/*", "ext/rperf/**/*.{cc,hh,rb}", "exe/*", "README.md"]
+    Dir["lib/**/*.rb", "lib/rperf/viewer/assets/**/*", "ext/rperf/**/*.{cc,hh,rb}", "exe/*", "README.md", "docs/cli.md"]
       .select { |f| File.file?(f) }.sort
   end
   spec.bindir = "exe"

@@ -165,6 +165,35 @@ class CliTest < Minitest::Test
     assert_match(/missing\.json\.gz/, err)
   end
 
+  # `rperf help` prints docs/cli.md, the one manual. Each command's option block there is the
+  # parser's own --help text, so an option added, renamed or redescribed in the parser fails here
+  # until the manual says the same; every RPERF_* variable lib/ reads is documented there too.
+  def test_help_is_the_manual_and_covers_every_option_and_variable
+    manual = File.read(File.join(ROOT, "docs/cli.md"))
+    out, err, status = rperf("help")
+    assert status.success?, err
+    assert_equal manual, out
+    assert_empty err
+
+    %w[record stat exec report diff].each do |command|
+      help, _e, status = rperf(command, "--help")
+      assert status.success?
+      block = help.split("\n\nRun 'rperf help'").first
+      assert_match(/\AUsage: rperf #{command} /, block)
+      assert_includes manual, "```\n#{block}\n```\n",
+                      "docs/cli.md's block for `rperf #{command}` differs from `rperf #{command} --help`:\n#{block}"
+      switches = block.scan(/^ {4}(?:(-\w), )?\s*(--[\w-]+)/).flatten.compact
+      assert_operator switches.size, :>=, 5, block
+      undescribed = switches.reject { |switch| manual.match?(/`#{Regexp.escape(switch)}[` =\[]/) }
+      assert_empty undescribed, "options of `rperf #{command}` that docs/cli.md's text does not describe (in `backquotes`)"
+    end
+
+    variables = Dir[File.join(ROOT, "lib/**/*.rb")].flat_map { |f| File.read(f).scan(/\bRPERF_[A-Z][A-Z_]*[A-Z]\b/) }.uniq
+    variables -= %w[RPERF_MODES] # a constant of rperf/mini_profiler.rb, not a variable
+    assert_operator variables.size, :>=, 20, variables.inspect
+    assert_empty variables.reject { |name| manual.include?("`#{name}") }, "RPERF_* variables docs/cli.md does not describe"
+  end
+
   def test_sigterm_and_ctrl_c_still_write_the_profile
     handler = script("term.rb", <<~RUBY)
       trap("TERM") { $stdout.puts "graceful"; $stdout.flush; exit 0 }

@@ -28,44 +28,16 @@ module Rperf
     TEXT
     MORE = "Run 'rperf help' for full documentation"
 
-    MANUAL = <<~TEXT
-      rperf: a sampling profiler for Ruby (time on CPU, waiting for I/O or the GVL, and in GC).
+    # The full manual `rperf help` prints: docs/cli.md, the one place it is written (the README
+    # links it; the gem ships it). Its option blocks are the parsers' own --help texts
+    # (test/cli_test.rb checks that they agree).
+    MANUAL_PATH = File.expand_path("../../docs/cli.md", __dir__)
 
-      #{USAGE.rstrip}
-
-      record  Profile a Ruby command and write a profile (default rperf.json.gz, cpu mode).
-      stat    Run a command and print a performance summary on stderr (wall mode).
-      exec    stat with the flat and cumulative tables.
-      report  Show a profile: --top, --text, --format table|table-json|callgrind, --html (a file).
-              Call-tree views: --tree, --graph, --callers METHOD, --callees METHOD, with
-              --max-depth N and --min-percent P; -o callgrind.out.NAME writes callgrind.
-              Reads .json, .json.gz and .pb.gz (pprof written by rperf) without Go.
-      diff    Compare two profiles (target - base): --top, --text, --format table|table-json.
-
-      Options of record, stat and exec ('rperf record --help' lists them with defaults):
-        -o PATH, -f HZ (1..10000), -m cpu|wall, --format json|pprof|collapsed|text|speedscope|callgrind,
-        -p (record: text on stdout), --snapshot-dir DIR (record), --label KEY=VALUE (meta labels),
-        --signal N|false, --no-aggregate, --no-inherit, --report (stat), --vm-state-frames,
-        --print-env (print the environment and exit), -v (sampling statistics on stderr),
-        --alloc[=N] (also sample one allocation in N, default #{Settings::DEFAULT_ALLOCATION_INTERVAL}: allocation sites,
-        classes and retained objects; `report --alloc` / `stat --alloc` print them).
-
-      Formats by extension: .json(.gz), .collapsed, .txt, .speedscope.json, callgrind.out.*;
-        any other: pprof (gzip).
-
-      Environment (profiling without the CLI): RPERF_ENABLED=1 ruby -rrperf app.rb, with
-        RPERF_MODE, RPERF_FREQUENCY, RPERF_OUTPUT, RPERF_FORMAT, RPERF_VERBOSE, RPERF_SIGNAL,
-        RPERF_AGGREGATE, RPERF_DEFER, RPERF_STAT, RPERF_STAT_REPORT, RPERF_VM_STATE_FRAMES, RPERF_ALLOCATIONS,
-        RPERF_TMPDIR, RPERF_META_LABELS, RPERF_META_GIT.
-
-      Examples:
-        rperf record -m wall -o profile.pb.gz ruby app.rb
-        rperf stat ruby -e 'sleep 0.3'
-        rperf report --top profile.json.gz
-        rperf report --tree --max-depth 8 --min-percent 1 profile.json.gz
-        rperf report -o callgrind.out.app profile.json.gz
-        rperf diff --format table before.json.gz after.json.gz
-    TEXT
+    def self.manual
+      File.read(MANUAL_PATH)
+    rescue SystemCallError # an installation without it: the usage, and what is missing
+      "#{USAGE}\nThe full manual, docs/cli.md, is missing from this installation.\n"
+    end
 
     PROFILE_FORMATS = %w[json pprof collapsed text speedscope callgrind].freeze
     # rperf 0.11's order of --print-env; variables it does not set follow.
@@ -89,7 +61,7 @@ module Rperf
       when "record", "stat", "exec" then profile_command(argv, command.to_sym)
       when "report" then report(argv)
       when "diff" then diff(argv)
-      when "help" then @out.puts(MANUAL) || 0
+      when "help" then @out.print(CLI.manual) || 0
       when "-h", "--help" then @out.puts(USAGE, "", MORE) || 0
       when "-v", "--version", "-V", "version" then @out.puts("rperf #{VERSION}") || 0
       when nil then @err.puts(USAGE) || 1
