@@ -195,8 +195,8 @@ TEST(Firefox, SamplesInTimeOrderWithWeightsInMilliseconds) {
   }
   EXPECT_DOUBLE_EQ(total, 10.5);  // the profile's total weight, in ms
   const auto& child_times = at(at(threads[2], "samples"), "time").items();
-  EXPECT_DOUBLE_EQ(child_times[0].as_double(), 2.0);  // sorted
-  EXPECT_DOUBLE_EQ(child_times[1].as_double(), 3.0);
+  EXPECT_DOUBLE_EQ(child_times[0].as_double(), 1.0);  // sorted; each at its interval's start
+  EXPECT_DOUBLE_EQ(child_times[1].as_double(), 2.0);
   EXPECT_DOUBLE_EQ(at(threads[1], "registerTime").as_double(), 0.0);
   EXPECT_DOUBLE_EQ(at(threads[0], "registerTime").as_double(), 1.0);
 }
@@ -293,6 +293,27 @@ TEST(Firefox, AStateInterruptedOrAfterAGapIsTwoMarkers) {
   JsonValue doc = encode(p);
   const JsonValue& m = at(at(doc, "threads").items()[0], "markers");
   ASSERT_EQ(at(m, "length").as_int(), 3);
+}
+
+TEST(Firefox, SamplesRecordedAtOneTimeEndOneAfterTheOther) {
+  // A GVL wait closed at RESUMED: 3 ms blocked then 1 ms waiting, both recorded at 10 ms.
+  Profile p = make_profile({{"a.rb", "a", 1}}, {{{0}, 2000000, 1, 0, kRunning, 6000000},
+                                                {{0}, 3000000, 1, 0, kGvlBlocked, 10000000},
+                                                {{0}, 1000000, 1, 0, kGvlWait, 10000000}});
+  p.timestamps = true;
+  JsonValue doc = encode(p);
+  const JsonValue& t = at(doc, "threads").items()[0];
+  std::vector<double> times;
+  for (const JsonValue& v : at(at(t, "samples"), "time").items()) times.push_back(v.as_double());
+  EXPECT_EQ(times, (std::vector<double>{4.0, 6.0, 9.0}));
+  const JsonValue& m = at(t, "markers");
+  ASSERT_EQ(at(m, "length").as_int(), 2);
+  EXPECT_EQ(str(t, at(m, "name").items()[0]), "GVL blocked");
+  EXPECT_DOUBLE_EQ(at(m, "startTime").items()[0].as_double(), 6.0);
+  EXPECT_DOUBLE_EQ(at(m, "endTime").items()[0].as_double(), 9.0);
+  EXPECT_EQ(str(t, at(m, "name").items()[1]), "GVL wait");
+  EXPECT_DOUBLE_EQ(at(m, "startTime").items()[1].as_double(), 9.0);
+  EXPECT_DOUBLE_EQ(at(m, "endTime").items()[1].as_double(), 10.0);
 }
 
 TEST(Firefox, AggregatedProfileHasNoTimelineAndSaysSo) {

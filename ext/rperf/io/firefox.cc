@@ -12,8 +12,11 @@
 //   threads   one per (process, Ruby thread): processes by the %pid label (the root process has
 //             none), threads by thread_seq in each; the lowest seq is the process's main thread
 //     samples      weightType "tracing-ms": each sample's weight on the mode's clock, in ms;
-//                  its time in ms since the profile started. An aggregated profile has no
-//                  times: every sample is at 0 (a call tree and flame graph, no timeline)
+//                  its time: the start of its interval (the profiler draws a sample's stack
+//                  until the next sample), in ms since the profile started. An interval ends
+//                  at the sample's time_ns, or where the next one starts when both were
+//                  recorded at once (a GVL wait's blocked and wait parts). An aggregated
+//                  profile has no times: every sample is at 0 (a call tree, no timeline)
 //     stackTable, frameTable, funcTable
 //                  one func per method (path, label), a frame per (frame, category); a sample
 //                  in a GVL/GC state ends in the state's frame ([GVL blocked], ...) unless its
@@ -21,7 +24,7 @@
 //     markers      GVL blocked/wait, GC mark/sweep and each label (not the %-keys rperf sets
 //                  itself) as interval markers, a label's named by its value: the thread's
 //                  consecutive samples in one state, or with one value, merged while their
-//                  intervals ([time - weight, time]) follow each other
+//                  intervals follow each other (a gap of one sampling period at most)
 //
 // Categories: Ruby frames by where their file is (app, gems: one subcategory per gem,
 // stdlib), C methods (subcategory: the origin of the Ruby code calling them), GC and GVL.
@@ -426,13 +429,25 @@ void write_thread(std::string& out, const Profile& p, const Classifier& classes,
   stacks.reserve(t.samples.size());
   for (uint32_t i : t.samples) stacks.push_back(tables.stack(p.samples[i]));
 
+  // Each sample's interval. Samples recorded at one time (a GVL state closed at RESUMED: its
+  // blocked and wait parts) end one after the other, in their order, at that time.
+  size_t n = t.samples.size();
+  std::vector<int64_t> starts(n, 0), ends(n, 0);
+  if (p.timestamps) {
+    for (size_t k = n; k-- > 0;) {
+      const Sample& s = p.samples[t.samples[k]];
+      ends[k] = k + 1 < n && p.samples[t.samples[k + 1]].time_ns == s.time_ns ? starts[k + 1] : s.time_ns;
+      starts[k] = ends[k] - s.weight_ns;
+    }
+  }
+
   std::vector<Marker> markers;
   if (p.timestamps) {
     RunTracker states(tolerance_ns, markers);
     std::map<std::string, RunTracker> labels;  // by key
-    for (uint32_t i : t.samples) {
-      const Sample& s = p.samples[i];
-      int64_t start = s.time_ns - s.weight_ns, end = s.time_ns;
+    for (size_t k = 0; k < n; k++) {
+      const Sample& s = p.samples[t.samples[k]];
+      int64_t start = starts[k], end = ends[k];
       if (s.vm_state != kRunning && s.vm_state < kVmStateCount) {
         const VmStateNames& names = vm_state_names(s.vm_state);
         bool gvl = s.vm_state == kGvlBlocked || s.vm_state == kGvlWait;
@@ -471,11 +486,11 @@ void write_thread(std::string& out, const Profile& p, const Classifier& classes,
     std::stable_sort(markers.begin(), markers.end(), [](const Marker& a, const Marker& b) { return a.start_ns < b.start_ns; });
   }
 
-  int64_t register_ns = 0;
-  if (p.timestamps && !t.samples.empty()) {
-    const Sample& first = p.samples[t.samples.front()];
-    register_ns = std::max<int64_t>(0, first.time_ns - first.weight_ns);
-  }
+  // A sample's time is the start of its interval: the profiler shows a sample's stack from its
+  // time to the next sample's. Kept in order (the profiler searches them) and from 0.
+  std::vector<int64_t> times(n, 0);
+  for (size_t k = 0; k < n && p.timestamps; k++) times[k] = std::max<int64_t>(starts[k], k ? times[k - 1] : 0);
+  int64_t register_ns = n ? times[0] : 0;
   out += "{\"processType\":\"default\",\"processStartupTime\":0,\"processShutdownTime\":null,\"registerTime\":";
   append_ms(out, register_ns);
   out += ",\"unregisterTime\":null,\"pausedRanges\":[],\"name\":";
@@ -493,7 +508,7 @@ void write_thread(std::string& out, const Profile& p, const Classifier& classes,
   out += ',';
   append_column(out, "stack", stacks, [&](int64_t v) { append_index_or_null(out, v); });
   out += ',';
-  append_column(out, "time", t.samples, [&](uint32_t i) { append_ms(out, p.timestamps ? p.samples[i].time_ns : 0); });
+  append_column(out, "time", times, [&](int64_t v) { append_ms(out, v); });
   out += ",\"length\":" + std::to_string(t.samples.size()) + "},";
 
   out += "\"markers\":{";
