@@ -36,22 +36,23 @@ module Rperf
       record  Profile a Ruby command and write a profile (default rperf.json.gz, cpu mode).
       stat    Run a command and print a performance summary on stderr (wall mode).
       exec    stat with the flat and cumulative tables.
-      report  Show a profile: --top, --text, --format table|table-json|callgrind, --html (stdout).
+      report  Show a profile: --top, --text, --format table|table-json|callgrind, --html (stdout),
+              --firefox (write it for the Firefox Profiler, FILE.firefox.json.gz or -o PATH).
               Call-tree views: --tree, --graph, --callers METHOD, --callees METHOD, with
               --max-depth N and --min-percent P; -o callgrind.out.NAME writes callgrind.
               Reads .json, .json.gz and .pb.gz (pprof written by rperf) without Go.
       diff    Compare two profiles (target - base): --top, --text, --format table|table-json.
 
       Options of record, stat and exec ('rperf record --help' lists them with defaults):
-        -o PATH, -f HZ (1..10000), -m cpu|wall, --format json|pprof|collapsed|text|speedscope|callgrind,
+        -o PATH, -f HZ (1..10000), -m cpu|wall, --format json|pprof|collapsed|text|speedscope|callgrind|firefox,
         -p (record: text on stdout), --snapshot-dir DIR (record), --label KEY=VALUE (meta labels),
         --signal N|false, --no-aggregate, --no-inherit, --report (stat), --vm-state-frames,
         --print-env (print the environment and exit), -v (sampling statistics on stderr),
         --alloc[=N] (also sample one allocation in N, default #{Settings::DEFAULT_ALLOCATION_INTERVAL}: allocation sites,
         classes and retained objects; `report --alloc` / `stat --alloc` print them).
 
-      Formats by extension: .json(.gz), .collapsed, .txt, .speedscope.json, callgrind.out.*;
-        any other: pprof (gzip).
+      Formats by extension: .json(.gz), .collapsed, .txt, .speedscope.json, callgrind.out.*,
+        .firefox.json(.gz) (the Firefox Profiler; a timeline with --no-aggregate); any other: pprof (gzip).
 
       Environment (profiling without the CLI): RPERF_ENABLED=1 ruby -rrperf app.rb, with
         RPERF_MODE, RPERF_FREQUENCY, RPERF_OUTPUT, RPERF_FORMAT, RPERF_VERBOSE, RPERF_SIGNAL,
@@ -67,7 +68,7 @@ module Rperf
         rperf diff --format table before.json.gz after.json.gz
     TEXT
 
-    PROFILE_FORMATS = %w[json pprof collapsed text speedscope callgrind].freeze
+    PROFILE_FORMATS = %w[json pprof collapsed text speedscope callgrind firefox].freeze
     # rperf 0.11's order of --print-env; variables it does not set follow.
     PRINT_ENV_ORDER = %w[RUBYLIB RUBYOPT RPERF_ENABLED RPERF_OUTPUT RPERF_FREQUENCY RPERF_MODE RPERF_FORMAT
                          RPERF_VERBOSE RPERF_SIGNAL RPERF_AGGREGATE RPERF_META_GIT RPERF_SESSION_DIR RPERF_STAT
@@ -147,7 +148,7 @@ module Rperf
         o.on("-m", "--mode MODE", %w[cpu wall], "Profiling mode: cpu or wall (default: #{opts[:mode]})") { |v| opts[:mode] = v }
         if kind == :record
           o.on("--format FORMAT", PROFILE_FORMATS,
-               "Output format: json, pprof, collapsed, text, speedscope, or callgrind (default: auto from extension)") { |v| opts[:format] = v }
+               "Output format: json, pprof, collapsed, text, speedscope, callgrind, or firefox (default: auto from extension)") { |v| opts[:format] = v }
           o.on("-p", "--print", "Print text profile to stdout (same as --format=text --output=/dev/stdout)") { opts[:print] = true }
           o.on("--snapshot-dir DIR", "Save output as rperf-<sha7>-<timestamp>.json.gz in DIR") { |v| opts[:snapshot_dir] = v }
         end
@@ -290,7 +291,11 @@ module Rperf
             opts[:mode] = { "table" => :table, "table-json" => :table_json, "callgrind" => :callgrind }.fetch(v)
           end
           o.on("--html", "Output the viewer as one self-contained, offline HTML page to stdout (or -o PATH)") { opts[:mode] = :html }
-          o.on("-o", "--output PATH", "Write the --html page or the callgrind file to PATH (callgrind.out.*: callgrind)") { |v| opts[:output] = v }
+          o.on("--firefox", "Write FILE for the Firefox Profiler (FILE.firefox.json.gz, or -o PATH) and print how to open it") do
+            opts[:mode] = :firefox
+          end
+          o.on("-o", "--output PATH", "Write the --html page, the callgrind file or the Firefox profile to PATH " \
+                                      "(callgrind.out.*: callgrind, *.firefox.json(.gz): Firefox)") { |v| opts[:output] = v }
           call_tree_options(o, opts)
         else
           o.on("--format FORMAT", %w[table table-json],
@@ -340,8 +345,11 @@ module Rperf
       end
 
       path = argv.first || "rperf.json.gz"
-      opts[:mode] = :callgrind if opts[:mode] == :serve && opts[:output] && Storage.detect_format(opts[:output]) == :callgrind
+      if opts[:mode] == :serve && opts[:output]
+        opts[:mode] = { callgrind: :callgrind, firefox: :firefox }.fetch(Storage.detect_format(opts[:output]), :serve)
+      end
       return serve(path, opts) if opts[:mode] == :serve
+      return firefox(path, opts[:output]) if opts[:mode] == :firefox
 
       data = load_profile(path, opts[:mode])
       case opts[:mode]
@@ -376,6 +384,33 @@ module Rperf
       Storage.write(output, data, :callgrind)
       @err.puts "wrote #{output}"
     end
+
+    # `report --firefox`: the profile in the Firefox Profiler's format (a file already in it is
+    # only named), and the two ways to open it: profile-viewer serves the profiler offline.
+    def firefox(path, output)
+      fail_with("File not found: #{path}") unless File.exist?(path)
+      if path.match?(Storage::FIREFOX_PATTERN)
+        output = path
+        timeline = nil
+      else
+        output ||= "#{path.sub(/(\.json(\.gz)?|\.pb\.gz|\.pprof)\z/, '')}.firefox.json.gz"
+        data = load_profile(path, :firefox)
+        Storage.write(output, data, :firefox)
+        timeline = data.key?(:raw_samples)
+        @out.puts "wrote #{output}"
+      end
+      @out.puts FIREFOX_HOWTO % { path: output.shellescape }
+      unless timeline.nil? || timeline
+        @out.puts "", "This profile was aggregated: a call tree and flame graph, no timeline (record with --no-aggregate for one)."
+      end
+      0
+    end
+
+    FIREFOX_HOWTO = <<~TEXT.chomp
+      Open it in the Firefox Profiler:
+        offline, on this machine:  gem install profile-viewer && profile-viewer %<path>s
+        in a browser:              https://profiler.firefox.com/ -> "Load a profile from file"
+    TEXT
 
     # The viewer's own page (tree, timeline, threads, filters) with the profile inline: one
     # file that opens from disk with no server and no network.
