@@ -39,7 +39,7 @@ module Rperf
       "#{USAGE}\nThe full manual, docs/cli.md, is missing from this installation.\n"
     end
 
-    PROFILE_FORMATS = %w[json pprof collapsed text speedscope callgrind].freeze
+    PROFILE_FORMATS = %w[json pprof collapsed text speedscope callgrind firefox].freeze
     # rperf 0.11's order of --print-env; variables it does not set follow.
     PRINT_ENV_ORDER = %w[RUBYLIB RUBYOPT RPERF_ENABLED RPERF_OUTPUT RPERF_FREQUENCY RPERF_MODE RPERF_FORMAT
                          RPERF_VERBOSE RPERF_SIGNAL RPERF_AGGREGATE RPERF_META_GIT RPERF_SESSION_DIR RPERF_STAT
@@ -119,7 +119,7 @@ module Rperf
         o.on("-m", "--mode MODE", %w[cpu wall], "Profiling mode: cpu or wall (default: #{opts[:mode]})") { |v| opts[:mode] = v }
         if kind == :record
           o.on("--format FORMAT", PROFILE_FORMATS,
-               "Output format: json, pprof, collapsed, text, speedscope, or callgrind (default: auto from extension)") { |v| opts[:format] = v }
+               "Output format: json, pprof, collapsed, text, speedscope, callgrind, or firefox (default: auto from extension)") { |v| opts[:format] = v }
           o.on("-p", "--print", "Print text profile to stdout (same as --format=text --output=/dev/stdout)") { opts[:print] = true }
           o.on("--snapshot-dir DIR", "Save output as rperf-<sha7>-<timestamp>.json.gz in DIR") { |v| opts[:snapshot_dir] = v }
         end
@@ -313,8 +313,11 @@ module Rperf
       end
 
       path = argv.first || "rperf.json.gz"
-      opts[:mode] = :callgrind if opts[:mode] == :serve && opts[:output] && Storage.detect_format(opts[:output]) == :callgrind
+      if opts[:mode] == :serve && opts[:output]
+        opts[:mode] = { callgrind: :callgrind, firefox: :firefox }.fetch(Storage.detect_format(opts[:output]), :serve)
+      end
       return serve(path, opts) if opts[:mode] == :serve
+      return firefox(path, opts[:output]) if opts[:mode] == :firefox
 
       data = load_profile(path, opts[:mode])
       case opts[:mode]
@@ -349,6 +352,33 @@ module Rperf
       Storage.write(output, data, :callgrind)
       @err.puts "wrote #{output}"
     end
+
+    # `report --firefox`: the profile in the Firefox Profiler's format (a file already in it is
+    # only named), and the two ways to open it: profile-viewer serves the profiler offline.
+    def firefox(path, output)
+      fail_with("File not found: #{path}") unless File.exist?(path)
+      if path.match?(Storage::FIREFOX_PATTERN)
+        output = path
+        timeline = nil
+      else
+        output ||= "#{path.sub(/(\.json(\.gz)?|\.pb\.gz|\.pprof)\z/, '')}.firefox.json.gz"
+        data = load_profile(path, :firefox)
+        Storage.write(output, data, :firefox)
+        timeline = data.key?(:raw_samples)
+        @out.puts "wrote #{output}"
+      end
+      @out.puts FIREFOX_HOWTO % { path: output.shellescape }
+      unless timeline.nil? || timeline
+        @out.puts "", "This profile was aggregated: a call tree and flame graph, no timeline (record with --no-aggregate for one)."
+      end
+      0
+    end
+
+    FIREFOX_HOWTO = <<~TEXT.chomp
+      Open it in the Firefox Profiler:
+        offline, on this machine:  gem install profile-viewer && profile-viewer %<path>s
+        in a browser:              https://profiler.firefox.com/ -> "Load a profile from file"
+    TEXT
 
     # The viewer's own page (tree, timeline, threads, filters) with the profile inline: one
     # file that opens from disk with no server and no network. Without -o it goes to stdout

@@ -6,6 +6,7 @@ module Rperf
   module Storage
     FORMATS = Settings::FORMATS
     HEAD_BYTES = 256 * 1024  # enough compressed input for any meta/summary head
+    FIREFOX_PATTERN = /\.firefox\.json(\.gz)?\z/
 
     module_function
 
@@ -19,12 +20,14 @@ module Rperf
     end
 
     # As rperf: .json(.gz) is JSON, .collapsed, .txt, .speedscope.json; anything else pprof.
-    # Ours: callgrind.out(.*) is callgrind (the name KCachegrind looks for).
+    # Ours: callgrind.out(.*) is callgrind (the name KCachegrind looks for), .firefox.json(.gz)
+    # the Firefox Profiler's processed format.
     def detect_format(path)
       return :callgrind if File.basename(path.to_s).start_with?("callgrind.out")
 
       case path.to_s
       when /\.speedscope\.json\z/ then :speedscope
+      when FIREFOX_PATTERN then :firefox
       when /\.json(\.gz)?\z/ then :json
       when /\.collapsed\z/ then :collapsed
       when /\.txt\z/ then :text
@@ -65,6 +68,8 @@ module Rperf
         when :text then { top: Table::ROWS_LIMIT }
         when :collapsed, :speedscope then { name: "rperf #{profile.attribute(:mode)}" }
         when :callgrind then {}
+        # The root process's pid names its track; merged children carry their own (%pid).
+        when :firefox then { name: "rperf #{profile.attribute(:mode)}", pid: (profile.attribute(:pid) || Process.pid).to_s }
         else raise UnknownFormatError, "unknown format #{format.inspect}"
         end
       gzip = true if format == :pprof

@@ -165,6 +165,19 @@ TEST(Transform, MergeChildLabelsOnlyTheChildAndSumsCounters) {
   EXPECT_EQ(weight_of(root, "root:1"), 104);  // same frame, three processes: one stack, three label sets
 }
 
+TEST(Transform, MergeChildPutsRawTimesOnTheRootsClock) {
+  Profile root = make_profile({{"a.rb", "root", 1}}, {{{0}, 100, 1, 0, kRunning, 1000}});
+  root.timestamps = true;
+  root.attributes.set("start_time_ns", JsonValue::integer(5000000));
+  Profile child = make_profile({{"b.rb", "child", 2}}, {{{0}, 40, 1, 0, kRunning, 700}});
+  child.timestamps = true;
+  child.attributes.set("start_time_ns", JsonValue::integer(5002000));  // started 2 us after the root
+  merge_child(root, child, "4242");
+  ASSERT_EQ(root.samples.size(), 2u);
+  EXPECT_EQ(root.samples[0].time_ns, 1000);
+  EXPECT_EQ(root.samples[1].time_ns, 2700);
+}
+
 TEST(Summary, FieldsOfRperf011) {
   Profile p = make_profile({{"a.rb", "fib", 1}, {"b.rb", "fib", 1}, {"a.rb", "<main>", 9}}, {{{0, 2}, 75}, {{1, 2}, 25}});
   p.attributes.set("duration_ns", JsonValue::integer(123456789));

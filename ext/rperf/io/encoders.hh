@@ -24,6 +24,13 @@ void encode_callgrind(const Profile& p, Output& out);
 // The rperf JSON document: meta and summary first (read_meta stops there), the attributes,
 // then raw_samples (with timestamps), aggregated_samples, label_sets, and `trailer`'s members.
 void encode_json(const Profile& p, const JsonValue& trailer, Output& out);
+// The Firefox Profiler's processed profile (JSON, version 55): a track per thread and process,
+// samples with times and weights, GVL/GC states and labels as interval markers (firefox.cc).
+struct FirefoxOptions {
+  std::string product;   // shown as the profile's name; default "rperf <mode>"
+  std::string root_pid;  // the pid of the process whose samples have no %pid label
+};
+void encode_firefox(const Profile& p, const FirefoxOptions& options, Output& out);
 
 // Shared helpers.
 void append_json_string(std::string& out, const std::string& s);  // quoted, escaped, valid UTF-8

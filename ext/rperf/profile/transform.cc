@@ -142,9 +142,14 @@ void merge_child(Profile& root, const Profile& child, const std::string& pid) {
   if (!root.timestamps) {
     for (const Sample& s : root.samples) agg.add(s);
   }
+  // Raw samples' times move to the root's clock (each process counts from its own start), so
+  // a timeline (the Firefox export) shows the processes side by side.
+  int64_t root_start = root.attributes.int_or("start_time_ns", 0), child_start = child.attributes.int_or("start_time_ns", 0);
+  int64_t offset = root_start > 0 && child_start > 0 ? child_start - root_start : 0;
   for (Sample s : child.samples) {
     s.stack = stack_map[s.stack];
     s.label_set = set_map[s.label_set];
+    s.time_ns += offset;
     if (root.timestamps) root.samples.push_back(s);
     else agg.add(s);
   }

@@ -21,7 +21,8 @@ void infer_vm_states(Profile& p);
 // Merges samples (time and allocation) by key and drops the per-sample times.
 void aggregate(Profile& p);
 
-// Appends `child`'s samples to `root`, its label sets given `%pid=<pid>`; counters add up.
+// Appends `child`'s samples to `root`, its label sets given `%pid=<pid>`, raw times on the
+// root's clock (by start_time_ns); counters add up.
 void merge_child(Profile& root, const Profile& child, const std::string& pid);
 
 }  // namespace rperf

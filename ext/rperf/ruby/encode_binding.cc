@@ -22,7 +22,7 @@ namespace rperf {
 
 namespace {
 
-enum class Format { kPprof, kCollapsed, kSpeedscope, kText, kJson, kCallgrind, kAllocations };
+enum class Format { kPprof, kCollapsed, kSpeedscope, kText, kJson, kCallgrind, kAllocations, kFirefox };
 
 // Everything the encoder needs once the GVL is released: no Ruby object is touched then.
 struct EncodeJob {
@@ -30,6 +30,7 @@ struct EncodeJob {
   Format format = Format::kJson;
   OutputOptions options;
   std::string name = "rperf";  // speedscope profile name
+  FirefoxOptions firefox;      // firefox: product (the name option), root_pid
   std::vector<std::string> comments;  // pprof
   JsonValue trailer;                  // json: members written after the body (rperf_version, pid, ppid)
   int top = 10;
@@ -53,6 +54,7 @@ void* run_encode_job(void* arg) {
       case Format::kJson: encode_json(*job.profile, job.trailer, *out); break;
       case Format::kCallgrind: encode_callgrind(*job.profile, *out); break;
       case Format::kAllocations: out->append(encode_allocation_text(*job.profile, job.top, job.interval_guessed)); break;
+      case Format::kFirefox: encode_firefox(*job.profile, job.firefox, *out); break;
     }
     job.error = out->finish();
   } catch (const std::bad_alloc&) {
@@ -71,6 +73,7 @@ bool format_from_symbol(VALUE format, Format& out) {
   else if (f == rb_intern("json")) out = Format::kJson;
   else if (f == rb_intern("callgrind")) out = Format::kCallgrind;
   else if (f == rb_intern("allocations")) out = Format::kAllocations;  // the allocation report (text)
+  else if (f == rb_intern("firefox")) out = Format::kFirefox;
   else return false;
   return true;
 }
@@ -94,7 +97,8 @@ int open_target(const std::string& path, std::string& tmp) {
 
 // Native::Profile#encode(format, options) -> String, or nil when options[:path] is given.
 // options: path, gzip, level, deflate ("zlib" forces zlib), name, top, header, comments, trailer,
-// allocations (collapsed: the allocation view), interval_guessed (allocations: say so).
+// allocations (collapsed: the allocation view), interval_guessed (allocations: say so),
+// pid (firefox: the pid of the process whose samples have no %pid label).
 VALUE profile_encode(VALUE self, VALUE format, VALUE options) {
   ProfileHolder* h = holder_of(self);
   if (!NIL_P(options)) Check_Type(options, T_HASH);
@@ -102,10 +106,11 @@ VALUE profile_encode(VALUE self, VALUE format, VALUE options) {
   if (!format_from_symbol(format, f)) rb_raise(rb_eArgError, "rperf: unknown encoder %" PRIsVALUE, format);
   VALUE path = option(options, "path"), name = option(options, "name"), top = option(options, "top");
   VALUE level = option(options, "level"), deflate = option(options, "deflate"), comments = option(options, "comments");
-  VALUE trailer = option(options, "trailer");
+  VALUE trailer = option(options, "trailer"), pid = option(options, "pid");
   if (!NIL_P(trailer)) Check_Type(trailer, T_HASH);
   if (!NIL_P(path)) FilePathValue(path);
   if (!NIL_P(name)) StringValue(name);
+  if (!NIL_P(pid)) StringValue(pid);
   if (!NIL_P(comments)) Check_Type(comments, T_ARRAY);
   int top_n = NIL_P(top) ? 10 : NUM2INT(top);
   int level_n = NIL_P(level) ? -2 : NUM2INT(level);
@@ -127,6 +132,10 @@ VALUE profile_encode(VALUE self, VALUE format, VALUE options) {
     if (level_n != -2) job.options.level = level_n;
     if (RB_TYPE_P(deflate, T_STRING) && std::string(RSTRING_PTR(deflate), RSTRING_LEN(deflate)) == "zlib") job.options.backend = DeflateBackend::kZlib;
     if (!NIL_P(name)) job.name.assign(RSTRING_PTR(name), static_cast<size_t>(RSTRING_LEN(name)));
+    if (f == Format::kFirefox) {
+      if (!NIL_P(name)) job.firefox.product = job.name;
+      if (!NIL_P(pid)) job.firefox.root_pid.assign(RSTRING_PTR(pid), static_cast<size_t>(RSTRING_LEN(pid)));
+    }
     if (!NIL_P(trailer)) ruby_to_json(trailer, job.trailer);
     for (long i = 0; !NIL_P(comments) && i < RARRAY_LEN(comments); i++) {
       VALUE c = RARRAY_AREF(comments, i);

@@ -1,0 +1,79 @@
+// Loads a profile in the Firefox Profiler served by profile-viewer (on 127.0.0.1) in headless
+// Chromium and prints, as JSON, what the profiler made of it, for test/firefox_test.rb to check:
+// the track names, then per thread (selected by clicking its track): the samples the profiler
+// loaded (count, weights), the inverted call tree's roots (the front end's own computation)
+// and the rows it drew, and the thread's markers as the marker table lists them.
+// Usage: node firefox_check.js URL [SCREENSHOT_PATH]
+// Every request that is not for 127.0.0.1 is recorded and aborted.
+const { chromium } = require('playwright-core');
+
+const [url, shot] = process.argv.slice(2);
+
+async function main() {
+  const browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
+           '--disable-component-update', '--disable-sync', '--disable-quic'],
+  });
+  const out = { external: [], errors: [], failed: [], threads: [] };
+  try {
+    const page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
+    await page.route('**/*', (route) => {
+      const u = new URL(route.request().url());
+      if (u.hostname === '127.0.0.1') return route.continue();
+      out.external.push(route.request().url());
+      return route.abort();
+    });
+    page.on('pageerror', (e) => out.errors.push(String(e)));
+    page.on('response', (r) => { if (r.status() >= 400) out.failed.push(`${r.status()} ${new URL(r.url()).pathname}`); });
+    page.on('console', (m) => { if (m.type() === 'error') out.errors.push(m.text()); });
+    await page.goto(url);
+    // Loaded: the profile is in the store and the call tree tab has drawn rows.
+    await page.waitForFunction(() => window.profile && document.querySelector('.treeViewRow'), null, { timeout: 60000 });
+    const profile = await page.evaluate(() => ({
+      version: window.profile.meta.preprocessedProfileVersion,
+      product: window.profile.meta.product,
+      categories: window.profile.meta.categories.map((c) => c.name),
+      threads: window.profile.threads.map((t) => ({ name: t.name, pid: t.pid, tid: t.tid })),
+    }));
+    out.profile = profile;
+    out.tracks = await page.$$eval('.timelineTrackNameButton', (bs) => bs.map((b) => b.textContent));
+    if (shot) await page.screenshot({ path: shot });
+
+    // Invert the call stack (a setting of the page, for every thread): roots are self times.
+    await page.getByText('Invert call stack').click();
+    await page.waitForFunction(() => window.getState().urlState.profileSpecific.invertCallstack === true);
+
+    for (let i = 0; i < profile.threads.length; i++) {
+      const name = profile.threads[i].name;
+      await page.locator('.timelineTrackNameButton', { hasText: name }).first().click();
+      await page.waitForFunction((n) => window.filteredThread && window.filteredThread.name === n, name);
+      await page.waitForTimeout(200);
+      const thread = await page.evaluate(() => {
+        const t = window.filteredThread;
+        const tree = window.callTree;
+        const roots = tree.getRoots().map((n) => tree.getNodeData(n))
+          .map((d) => ({ name: d.funcName, total: d.total, totalRelative: d.totalRelative }));
+        const markers = window.filteredMarkers.map((m) => ({ name: m.name, start: m.start, end: m.end, data: m.data }));
+        const weights = t.samples.weight ? Array.from(t.samples.weight) : [];
+        return { name: t.name, samples: t.samples.length, weight: weights.reduce((a, b) => a + b, 0), roots, markers };
+      });
+      // The rows drawn: each row's function and its total and percentage columns.
+      thread.rows = await page.$$eval('.treeViewBodyInner .treeViewRowScrolledColumns', (rows) => rows.map((r) => r.getAttribute('aria-label')));
+      out.threads.push(thread);
+    }
+
+    // The marker table of the last thread: its rows as drawn.
+    await page.getByRole('tab', { name: 'Marker Table' }).click();
+    await page.waitForSelector('.markerTable .treeViewRow', { timeout: 15000 });
+    out.markerTableRows = await page.$$eval('.markerTable .treeViewRowScrolledColumns', (rows) => rows.map((r) => r.textContent));
+  } finally {
+    await browser.close();
+  }
+  console.log(JSON.stringify(out));
+}
+
+main().catch((e) => {
+  console.error(e.stack || String(e));
+  process.exit(1);
+});
