@@ -263,7 +263,11 @@ module Rperf
           end
           o.on("--html", "Write the viewer as one self-contained, offline HTML page to -o PATH, to stdout when it is " \
                          "redirected, else to NAME.html in the current directory") { opts[:mode] = :html }
-          o.on("-o", "--output PATH", "Write the --html page or the callgrind file to PATH (callgrind.out.*: callgrind)") { |v| opts[:output] = v }
+          o.on("--firefox", "Write FILE for the Firefox Profiler (FILE.firefox.json.gz, or -o PATH) and print how to open it") do
+            opts[:mode] = :firefox
+          end
+          o.on("-o", "--output PATH", "Write the --html page, the callgrind file or the Firefox profile to PATH " \
+                                      "(callgrind.out.*: callgrind, *.firefox.json(.gz): Firefox)") { |v| opts[:output] = v }
           call_tree_options(o, opts)
         else
           o.on("--format FORMAT", %w[table table-json],
