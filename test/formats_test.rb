@@ -223,6 +223,40 @@ class FormatsTest < Minitest::Test
     assert_raises(Rperf::FormatError) { Rperf::Native.parse_json("[" * 10_000) }
   end
 
+  # Issue 30 (3): a 521 KB .json.gz of 512 MiB of "[]," grew to 11 GB before a FormatError. Now
+  # it fails at its first bad value (in the samples) or once meta's tree is over its budget,
+  # in a child whose peak RSS (VmHWM) is the inflated text and not much more.
+  def test_a_json_bomb_fails_fast_in_bounded_memory
+    chunk = "[]," * (1 << 20) # 3 MiB
+    { "samples" => ['{"aggregated_samples":[', "[]]}", "sample is not"],
+      "meta" => ['{"meta":{"x":[', '[]]},"aggregated_samples":[]}', "its meta, summary and attributes hold over 128 MiB"] }
+      .each do |name, (head, tail, expected)|
+        bomb = tmp("#{name}-bomb.json.gz")
+        Zlib::GzipWriter.open(bomb, Zlib::BEST_COMPRESSION) do |gz|
+          gz.write(head)
+          171.times { gz.write(chunk) } # 513 MiB
+          gz.write(tail)
+        end
+        assert_operator File.size(bomb), :<, 1 << 20
+        code = <<~'RUBY'
+          require "rperf"
+          begin
+            Rperf.load(ARGV[0])
+            puts "loaded"
+          rescue Rperf::FormatError => e
+            puts e.message
+          end
+          puts File.read("/proc/self/status")[/^VmHWM:\s*(\d+)/, 1]
+        RUBY
+        out, err, status = Open3.capture3(RUBY, "-I#{ROOT}/lib", "-e", code, bomb)
+        assert status.success?, err
+        message, peak_kb = out.lines.map(&:chomp)
+        assert message.start_with?("#{bomb}: "), message
+        assert_includes message, expected, name
+        assert_operator Integer(peak_kb), :<, 1_000_000, "#{name}: peak RSS #{peak_kb} kB (#{message})"
+      end
+  end
+
   # Every allocation collects and compacts: shared frames must survive being moved.
   def test_loader_is_gc_and_compaction_safe
     text = JSON.generate({ a: Array.new(60) { |i| ["f#{i % 5}.rb", "m#{i % 5}", i % 5] }, b: { "c" => "d" * 100, "e" => [1.5, 2**62] } })
