@@ -484,6 +484,56 @@ class FormatsTest < Minitest::Test
     assert_match(/No space left/, e.message)
   end
 
+  # Issue 30 (6): a profile saved to a symlink replaces the link's target (a temporary file
+  # beside it, renamed), so the link keeps pointing to a whole file; (7) a FIFO without a reader
+  # is refused at once (it froze the VM in open(2)); a failed write leaves the previous file.
+  def test_saving_through_a_symlink_a_fifo_and_a_failure
+    data = profile(lines: false)
+    Dir.mkdir(tmp("real"))
+    File.write(tmp("real/p.json"), "previous")
+    File.symlink("real/p.json", tmp("link.json"))
+    Rperf.save(tmp("link.json"), data)
+    assert File.symlink?(tmp("link.json"))
+    assert_equal total(data), total(Rperf.load(tmp("real/p.json")))
+    assert_equal ["p.json"], Dir.children(tmp("real"))
+    File.symlink("link.json", tmp("chain.json"))
+    File.chmod(0o640, tmp("real/p.json"))
+    Rperf.save(tmp("chain.json"), data, format: :collapsed)
+    assert File.symlink?(tmp("chain.json")) && File.symlink?(tmp("link.json"))
+    assert_equal 0o640, File.stat(tmp("real/p.json")).mode & 0o777, "the replaced file keeps its mode"
+    assert_match(/ \d+\n/, File.read(tmp("real/p.json")))
+    File.symlink("loop.json", tmp("loop.json"))
+    assert_raises(Rperf::WriteError) { Rperf.save(tmp("loop.json"), data) }
+
+    assert system("mkfifo", tmp("fifo.json"))
+    started = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+    e = Timeout.timeout(10) { assert_raises(Rperf::WriteError) { Rperf.save(tmp("fifo.json"), data) } }
+    assert_match(/No such device or address/, e.message)
+    assert_operator Process.clock_gettime(Process::CLOCK_MONOTONIC) - started, :<, 5
+    reader = Thread.new { File.binread(tmp("fifo.json")) } # a FIFO with a reader is written
+    sleep 0.05 until reader.status == "sleep" || !reader.alive?
+    deadline = Process.clock_gettime(Process::CLOCK_MONOTONIC) + 10
+    begin
+      Rperf.save(tmp("fifo.json"), data, format: :collapsed)
+    rescue Rperf::WriteError
+      retry if Process.clock_gettime(Process::CLOCK_MONOTONIC) < deadline # the reader not open yet
+      raise
+    end
+    assert_match(/ \d+\n/, reader.value)
+
+    File.write(tmp("kept.json"), "previous")
+    e = assert_raises(Rperf::WriteError) { Rperf::Storage.write_file(tmp("kept.json/x"), "new") }
+    assert_match(/Not a directory/, e.message)
+    Rperf.save(tmp("source.json"), data)
+    # A file size limit (SIGXFSZ ignored): the write fails with EFBIG after its first bytes.
+    code = 'Signal.trap("XFSZ", "IGNORE"); begin; Rperf.save(ARGV[0], Rperf.load(ARGV[1])); rescue Rperf::WriteError => e; puts e.message; end'
+    out, err, status = Open3.capture3(RUBY, "-I#{ROOT}/lib", "-rrperf", "-e", code, tmp("kept.json"), tmp("source.json"), rlimit_fsize: 4096)
+    assert status.success?, err
+    assert_match(/kept\.json: cannot write the profile: File too large/, out)
+    assert_equal "previous", File.read(tmp("kept.json")), "a write that failed leaves the previous file"
+    assert_equal %w[kept.json], Dir.children(@dir).grep(/kept/), "and no temporary file"
+  end
+
   def test_unwritable_output_keeps_the_profile
     _out, err = capture_io do
       data = Rperf.start(output: "/nonexistent-dir/x.json.gz") { burn_cpu(0.02) }

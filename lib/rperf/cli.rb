@@ -384,7 +384,7 @@ module Rperf
       html = Viewer.static_html(data, title: File.basename(path))
       return @out.print(html) || 0 unless output
 
-      File.write(output, html)
+      Storage.write_file(output, html) # atomic: a failure leaves the previous page
       @err.puts "wrote #{output}"
     end
 
