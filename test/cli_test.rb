@@ -160,6 +160,10 @@ class CliTest < Minitest::Test
       %w[record -f 20000 ruby] => /\AError: frequency must be <= 10000 \(10KHz\), got 20000\n\z/,
       %w[record --signal abc ruby] => /\AError: --signal must be a signal number or 'false', got: "abc"\n\z/,
       %w[record --signal 9 ruby] => /\AError: signal 9 \(KILL\) cannot be caught/,
+      # Issue 30 (8): a standard signal is the application's (SEGV, INT, ALRM): only real-time ones.
+      %w[record --signal 11 ruby] => /\AError: signal 11 \(SEGV\) is not a real-time signal: .* use 34\.\.64 .* or false/,
+      %w[record --signal 2 ruby] => /\AError: signal 2 \(INT\) is not a real-time signal/,
+      %w[stat --signal 14 ruby] => /\AError: signal 14 \(ALRM\) is not a real-time signal/,
       %w[record --format foo ruby] => /invalid argument: --format foo/,
       %w[record -o /nonexistent/dir/x.json.gz ruby] => %r{\AError: output path is not writable: /nonexistent/dir/x.json.gz},
       %w[record --label novalue ruby] => /\AError: --label must be KEY=VALUE, got: "novalue"/,

@@ -56,15 +56,17 @@ module Rperf
     end
 
     # The session's end at exit (`rperf record`, RPERF_ENABLED=1): a profile that could not be
-    # written (a full disk, its directory gone) makes a program that succeeded exit 1, so the
-    # loss is not silent. A failing program keeps its own status.
+    # written (a full disk, its directory gone), or a child's that was lost, makes a program
+    # that succeeded exit 1, so the loss is not silent. A failing program keeps its own status.
     def stop_at_exit
       return unless Rperf.running?
 
       ending = $! # before stop: a rescue inside it resets $!
       Session.output_error = nil
+      Session.lost_children = 0
       Rperf.stop
-      exit 1 if Session.output_error && (ending.nil? || (ending.is_a?(SystemExit) && ending.success?))
+      lost = Session.output_error || Session.lost_children.to_i.positive?
+      exit 1 if lost && (ending.nil? || (ending.is_a?(SystemExit) && ending.success?))
     end
 
     def run

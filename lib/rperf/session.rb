@@ -8,9 +8,10 @@ module Rperf
     attr_reader :settings, :session_dir, :child_session_dir, :pid
 
     class << self
-      # Why this process's last output: file could not be written (nil when it was), for the
-      # exit status of an autostarted session (Autostart).
-      attr_accessor :output_error
+      # Why this process's last output: file could not be written (nil when it was), and how
+      # many child profiles its last merge lost, for the exit status of an autostarted session
+      # (Autostart).
+      attr_accessor :output_error, :lost_children
     end
 
     # root_session_dir: a root that exec'd itself keeps the session its children write into.
@@ -103,7 +104,7 @@ module Rperf
       @saved_env&.each { |k, v| v.nil? ? ENV.delete(k) : ENV[k] = v }
       @saved_env = nil
       profile.fold_lines! unless settings.lines || settings.output
-      Multiprocess.merge_into(profile, dir)
+      Session.lost_children = Multiprocess.merge_into(profile, dir)
     rescue StandardError => e
       warn "rperf: could not merge child profiles (#{e.message}); keeping this process's profile"
     ensure
