@@ -256,10 +256,10 @@ class ViewerTest < Minitest::Test
     viewer = Rperf::Viewer.new(APP)
     viewer.add_snapshot(profile)
     with_puma(viewer) do |port|
-      ["127.0.0.1:#{port}", "localhost:#{port}", "LOCALHOST", "[::1]:#{port}", "127.0.0.2:#{port}", "localhost."].each do |host|
+      ["127.0.0.1:#{port}", "localhost:#{port}", "LOCALHOST", "[::1]:#{port}", "127.0.0.2:#{port}", "localhost.", "app.localhost:#{port}"].each do |host|
         assert_equal "200", http_get(port, "/rperf/snapshots/1", "host" => host).code, host
       end
-      ["attacker.example:#{port}", "attacker.example", "127.0.0.1.attacker.example:#{port}", "localhost.attacker.example",
+      ["attacker.example:#{port}", "attacker.example", "127.0.0.1.attacker.example:#{port}", "localhost.attacker.example", "localhost.example", "evil-localhost",
        "[2001:db8::1]:#{port}", "10.0.0.1", "127.0.0.1:#{port}@evil", ""].each do |host|
         response = http_get(port, "/rperf/snapshots/1", "host" => host)
         assert_equal "403", response.code, host

@@ -10,7 +10,8 @@ module Rperf
     #   allow: :loopback (default) | :any | ["10.0.0.0/8", "192.0.2.7", IPAddr, ...] | ->(env) { bool }
     #   auth:  ->(env) { bool }   checked after allow:, e.g. a session or a token
     #   hosts: :loopback (default with allow: :loopback) | :any (default otherwise) | ["name", ...]
-    #          the Host header a request may carry (any port). A page on another site can make
+    #          the Host header a request may carry (any port); :loopback is 127.0.0.0/8, [::1],
+    #          localhost and *.localhost (which browsers resolve to loopback themselves). A page on another site can make
     #          the browser resolve its own name to 127.0.0.1 (DNS rebinding) and read the viewer
     #          as same-origin: its requests then carry that name, and are refused (403). A
     #          request without a Host header (HTTP/1.0, not a browser) is not refused for it.
@@ -64,7 +65,7 @@ module Rperf
 
         name = (m[:v6] || m[:name]).downcase.chomp(".")
         return @hosts.include?(name) unless @hosts == :loopback
-        return true if name == "localhost"
+        return true if name == "localhost" || name.end_with?(".localhost") # RFC 6761: browsers resolve these to loopback
 
         addr = IPAddr.new(name)
         LOOPBACK.any? { |net| net.family == addr.family && net.include?(addr) }
