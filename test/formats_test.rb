@@ -479,6 +479,28 @@ class FormatsTest < Minitest::Test
     assert_operator during, :>, 10_000
   end
 
+  # Issue 30 (6): an interrupt (Ctrl-C, Thread#raise) that arrived while a profile was being
+  # written was raised as the encoder returned, before the temporary file was renamed: the
+  # profile was lost (a second Ctrl-C during the final write) and C++ objects were skipped.
+  # Now the file is committed first and the interrupt is raised after.
+  def test_an_interrupt_during_a_save_arrives_after_the_file_is_written
+    data = large_profile
+    profile = Rperf::Storage.native(data)
+    path = tmp("interrupted.json.gz")
+    saver = Thread.new do
+      Thread.current.report_on_exception = false
+      profile.encode(:json, { gzip: true, level: 9, deflate: "zlib", path: path }) # slow: time to interrupt it
+      :finished
+    end
+    deadline = Process.clock_gettime(Process::CLOCK_MONOTONIC) + 30
+    sleep 0.001 while Dir.glob("#{path}.tmp-*").empty? && saver.alive? && Process.clock_gettime(Process::CLOCK_MONOTONIC) < deadline
+    refute_empty Dir.glob("#{path}.tmp-*"), "the save is under way"
+    saver.raise(Interrupt)
+    assert_raises(Interrupt) { saver.value }
+    assert_equal total(data), total(Rperf.load(path)), "the file was written whole"
+    assert_empty Dir.glob("#{path}.tmp-*")
+  end
+
   def test_full_disk_raises_write_error
     e = assert_raises(Rperf::WriteError) { Rperf.save("/dev/full", large_profile, format: :json) }
     assert_match(/No space left/, e.message)

@@ -39,10 +39,12 @@ struct EncodeJob {
   AtomicFile* file = nullptr;  // write here (and commit), or
   std::string* str = nullptr;  // append here
   int error = 0;
+  bool ran = false;
 };
 
 void* run_encode_job(void* arg) {
   EncodeJob& job = *static_cast<EncodeJob*>(arg);
+  job.ran = true;
   try {
     std::unique_ptr<Output> out(job.file ? new Output(job.file->fd(), job.options) : new Output(job.str, job.options));
     switch (job.format) {
@@ -64,6 +66,17 @@ void* run_encode_job(void* arg) {
     job.error = ENOMEM;
   }
   return nullptr;
+}
+
+// Runs `fn` without the GVL and never raises: rb_thread_call_without_gvl checks interrupts
+// when it returns, so a Ctrl-C or Thread#raise during a write would longjmp over the C++ objects
+// of the caller (and, before the commit moved into the job, lose the file: a second Ctrl-C
+// during the final write). The _gvl2 variant does not, but skips `fn` when an interrupt is
+// already pending: then it runs here, with the GVL. The caller delivers pending interrupts
+// (rb_thread_check_ints) once its C++ objects are gone.
+void call_without_gvl(void* (*fn)(void*), void* job, const bool& ran) {
+  rb_thread_call_without_gvl2(fn, job, nullptr, nullptr);
+  if (!ran) fn(job);
 }
 
 bool format_from_symbol(VALUE format, Format& out) {
@@ -130,11 +143,12 @@ VALUE profile_encode(VALUE self, VALUE format, VALUE options) {
       job.file = &file;
     }
     if (!error) {
-      rb_thread_call_without_gvl(run_encode_job, &job, nullptr, nullptr);
+      call_without_gvl(run_encode_job, &job, job.ran);
       error = job.error;
     }
     if (!error && NIL_P(path)) body = rb_str_new(out_str.data(), static_cast<long>(out_str.size()));
   }
+  rb_thread_check_ints();  // a Ctrl-C during the write: raised now, the file written, nothing leaked
   if (error) {
     if (NIL_P(path)) rb_syserr_fail(error, "rperf: encoding the profile");
     rb_syserr_fail_str(error, path);
@@ -147,10 +161,12 @@ struct WriteJob {
   std::string path;
   std::string data;
   int error = 0;
+  bool ran = false;
 };
 
 void* run_write_job(void* arg) {
   WriteJob& job = *static_cast<WriteJob*>(arg);
+  job.ran = true;
   job.error = write_file_atomically(job.path, job.data.data(), job.data.size());
   return nullptr;
 }
@@ -173,10 +189,11 @@ VALUE native_write_file(VALUE, VALUE path, VALUE data) {
       error = ENOMEM;
     }
     if (copied) {
-      rb_thread_call_without_gvl(run_write_job, &job, nullptr, nullptr);
+      call_without_gvl(run_write_job, &job, job.ran);
       error = job.error;
     }
   }
+  rb_thread_check_ints();  // a Ctrl-C during the write: raised now, the file written, nothing leaked
   if (error) rb_syserr_fail_str(error, path);
   RB_GC_GUARD(data);
   return path;
