@@ -48,6 +48,20 @@ class CliTest < Minitest::Test
     assert_equal "Object#target", top[0][0]
   end
 
+  # Issue 30 (6): a profile that could not be written (here its directory is gone when the
+  # program ends) said so but exited 0. A program that succeeded now exits 1; one that failed
+  # keeps its own status.
+  def test_record_exits_non_zero_when_the_profile_cannot_be_written
+    [["", 1], ["exit 3", 3]].each do |tail, expected|
+      Dir.mkdir(File.join(@dir, "out"))
+      _o, err, status = rperf("record", "-o", "out/p.json.gz", RUBY, "-rfileutils", "-e", "FileUtils.rm_rf('out'); #{tail}")
+      assert_equal expected, status.exitstatus, err
+      assert_match(%r{rperf: could not write .*out/p\.json\.gz: .*No such file or directory}, err)
+    end
+    _o, err, status = rperf("record", "-o", "p.json.gz", RUBY, "-e", "1")
+    assert status.success?, err
+  end
+
   def test_record_default_output_and_options
     _o, err, status = rperf("record", "-m", "wall", "-f", "500", RUBY, "-e", "sleep 0.05")
     assert status.success?, err
@@ -146,6 +160,10 @@ class CliTest < Minitest::Test
       %w[record -f 20000 ruby] => /\AError: frequency must be <= 10000 \(10KHz\), got 20000\n\z/,
       %w[record --signal abc ruby] => /\AError: --signal must be a signal number or 'false', got: "abc"\n\z/,
       %w[record --signal 9 ruby] => /\AError: signal 9 \(KILL\) cannot be caught/,
+      # Issue 30 (8): a standard signal is the application's (SEGV, INT, ALRM): only real-time ones.
+      %w[record --signal 11 ruby] => /\AError: signal 11 \(SEGV\) is not a real-time signal: .* use 34\.\.64 .* or false/,
+      %w[record --signal 2 ruby] => /\AError: signal 2 \(INT\) is not a real-time signal/,
+      %w[stat --signal 14 ruby] => /\AError: signal 14 \(ALRM\) is not a real-time signal/,
       %w[record --format foo ruby] => /invalid argument: --format foo/,
       %w[record -o /nonexistent/dir/x.json.gz ruby] => %r{\AError: output path is not writable: /nonexistent/dir/x.json.gz},
       %w[record --label novalue ruby] => /\AError: --label must be KEY=VALUE, got: "novalue"/,
@@ -321,6 +339,76 @@ class CliTest < Minitest::Test
     json = File.join(@dir, "p.json.gz")
     rperf("record", "-o", json, RUBY, hot_script)
     [["--port", "0"], []].each { |args| assert_serves_until_sigterm(args, json) }
+  end
+
+  # Issue 30 (5): the server `rperf report` starts answers only requests whose Host names
+  # loopback (a DNS-rebinding page carries its own name).
+  def test_report_server_refuses_a_host_that_is_not_loopback
+    json = File.join(@dir, "p.json.gz")
+    _o, err, status = rperf("record", "-o", json, RUBY, "-e", "i = 0; i += 1 while i < 300_000")
+    assert status.success?, err
+    Open3.popen3(RUBY, RPERF, "report", json, chdir: @dir) do |_in, _out, stderr, wait|
+      line = stderr.gets
+      url = URI(line[%r{http://127\.0\.0\.1:\d+/rperf/}] || flunk(line))
+      Net::HTTP.start(url.host, url.port) do |http|
+        refused = http.get("#{url.path}snapshots", "host" => "attacker.example:#{url.port}")
+        assert_equal "403", refused.code
+        refute_includes refused.body, "sampling_count"
+        assert_equal "200", http.get("#{url.path}snapshots").code
+        assert_equal "200", http.get("#{url.path}snapshots", "host" => "localhost:#{url.port}").code
+      end
+      Process.kill("TERM", wait.pid)
+      assert wait.value.success?
+    end
+  end
+
+  # Issue 30 (6): `report --html -o` writes a temporary file beside the target and renames it:
+  # a failed write says why, exits 1 and leaves the previous page; a symlink keeps pointing to
+  # the new page (its target is replaced, the link is not written through).
+  def test_report_html_output_is_atomic_and_follows_a_symlink
+    json = File.join(@dir, "p.json.gz")
+    _o, err, status = rperf("record", "-o", json, RUBY, "-e", "i = 0; i += 1 while i < 300_000")
+    assert status.success?, err
+    page = File.join(@dir, "page.html")
+    File.write(page, "the previous page")
+    # A file size limit (ulimit -f, SIGXFSZ ignored) makes the write fail with EFBIG mid-page.
+    _o, err, status = Open3.capture3("sh", "-c", 'trap "" XFSZ; ulimit -f 64; exec "$@"', "sh", RUBY, RPERF, "report", "--html",
+                                     "-o", "page.html", json, chdir: @dir)
+    assert_equal 1, status.exitstatus, err
+    assert_match(/\AError: page\.html: cannot write the file: File too large/, err)
+    refute_match(/\.rb:\d+:in /, err, "no backtrace")
+    assert_equal "the previous page", File.read(page)
+    assert_equal ["page.html", "p.json.gz"].sort, Dir.children(@dir).sort, "no temporary file is left"
+
+    _o, err, status = rperf("report", "--html", "-o", "/dev/full", json)
+    assert_equal 1, status.exitstatus, err
+    assert_match(/\AError: .*No space left on device/, err)
+
+    Dir.mkdir(File.join(@dir, "real"))
+    File.write(File.join(@dir, "real/target.html"), "old")
+    File.symlink("real/target.html", File.join(@dir, "link.html"))
+    _o, err, status = rperf("report", "--html", "-o", "link.html", json)
+    assert status.success?, err
+    assert File.symlink?(File.join(@dir, "link.html")), "the link is kept"
+    assert_match(/\A<!DOCTYPE html>/i, File.read(File.join(@dir, "real/target.html")))
+    assert_equal ["target.html"], Dir.children(File.join(@dir, "real"))
+    File.symlink("real/new.html", File.join(@dir, "dangling.html"))
+    _o, err, status = rperf("report", "--html", "-o", "dangling.html", json)
+    assert status.success?, err
+    assert_match(/\A<!DOCTYPE html>/i, File.read(File.join(@dir, "real/new.html")))
+  end
+
+  # Issue 30 (4): a profile whose meta cannot be put in a page (1e400, deep nesting): a clear
+  # error and exit 1, no backtrace.
+  def test_report_html_of_a_profile_with_an_unservable_meta
+    json = File.join(@dir, "p.json")
+    _o, err, status = rperf("record", "-o", json, RUBY, "-e", "i = 0; i += 1 while i < 300_000")
+    assert status.success?, err
+    File.write(json, File.read(json).sub('"meta":{', '"meta":{"odd":1e400,'))
+    out, err, status = rperf("report", "--html", json)
+    assert_equal 1, status.exitstatus, err
+    assert_empty out
+    assert_match(/\AError: cannot put the profile in a page: .+\n\z/, err)
   end
 
   def assert_serves_until_sigterm(args, json)

@@ -144,6 +144,24 @@ class EngineApiTest < Minitest::Test
     assert_operator data[:sampling_count], :>, 20
   end
 
+  # Issue 30 (8): 11 turned a real segfault into an endless hang, 2 disabled Ctrl-C, 14 swallowed
+  # the application's ALRM handler. Only real-time signals are taken, and nothing is installed.
+  def test_standard_signals_are_refused
+    app = proc { :app }
+    original = Signal.trap("ALRM", app)
+    [2, 11, 14, 10, 31].each do |sig|
+      e = assert_raises(ArgumentError) { Rperf.start(signal: sig) }
+      assert_match(/\Asignal #{sig} \(\w+\) is not a real-time signal: .*34\.\.64/, e.message)
+      refute Rperf.running?
+    end
+    assert_same app, Signal.trap("ALRM", original), "the application's handler is in place"
+    out, err, status = Open3.capture3({ "RPERF_ENABLED" => "1", "RPERF_SIGNAL" => "11", "RPERF_OUTPUT" => File::NULL },
+                                      RUBY, "-I#{ROOT}/lib", "-rrperf", "-e", "puts Rperf.running?")
+    assert status.success?, err
+    assert_equal "false", out.chomp, "the program runs unprofiled"
+    assert_match(/signal 11 \(SEGV\) is not a real-time signal/, err)
+  end
+
   def test_a_signal_the_system_refuses_is_a_clear_error_and_leaves_no_state
     e = assert_raises(RuntimeError) { Rperf.start(signal: 32) } # reserved by glibc's threads
     assert_match(/cannot start the sampling timer/, e.message)

@@ -223,6 +223,40 @@ class FormatsTest < Minitest::Test
     assert_raises(Rperf::FormatError) { Rperf::Native.parse_json("[" * 10_000) }
   end
 
+  # Issue 30 (3): a 521 KB .json.gz of 512 MiB of "[]," grew to 11 GB before a FormatError. Now
+  # it fails at its first bad value (in the samples) or once meta's tree is over its budget,
+  # in a child whose peak RSS (VmHWM) is the inflated text and not much more.
+  def test_a_json_bomb_fails_fast_in_bounded_memory
+    chunk = "[]," * (1 << 20) # 3 MiB
+    { "samples" => ['{"aggregated_samples":[', "[]]}", "sample is not"],
+      "meta" => ['{"meta":{"x":[', '[]]},"aggregated_samples":[]}', "its meta, summary and attributes hold over 128 MiB"] }
+      .each do |name, (head, tail, expected)|
+        bomb = tmp("#{name}-bomb.json.gz")
+        Zlib::GzipWriter.open(bomb, Zlib::BEST_COMPRESSION) do |gz|
+          gz.write(head)
+          171.times { gz.write(chunk) } # 513 MiB
+          gz.write(tail)
+        end
+        assert_operator File.size(bomb), :<, 1 << 20
+        code = <<~'RUBY'
+          require "rperf"
+          begin
+            Rperf.load(ARGV[0])
+            puts "loaded"
+          rescue Rperf::FormatError => e
+            puts e.message
+          end
+          puts File.read("/proc/self/status")[/^VmHWM:\s*(\d+)/, 1]
+        RUBY
+        out, err, status = Open3.capture3(RUBY, "-I#{ROOT}/lib", "-e", code, bomb)
+        assert status.success?, err
+        message, peak_kb = out.lines.map(&:chomp)
+        assert message.start_with?("#{bomb}: "), message
+        assert_includes message, expected, name
+        assert_operator Integer(peak_kb), :<, 1_000_000, "#{name}: peak RSS #{peak_kb} kB (#{message})"
+      end
+  end
+
   # Every allocation collects and compacts: shared frames must survive being moved.
   def test_loader_is_gc_and_compaction_safe
     text = JSON.generate({ a: Array.new(60) { |i| ["f#{i % 5}.rb", "m#{i % 5}", i % 5] }, b: { "c" => "d" * 100, "e" => [1.5, 2**62] } })
@@ -445,9 +479,81 @@ class FormatsTest < Minitest::Test
     assert_operator during, :>, 10_000
   end
 
+  # Issue 30 (6): an interrupt (Ctrl-C, Thread#raise) that arrived while a profile was being
+  # written was raised as the encoder returned, before the temporary file was renamed: the
+  # profile was lost (a second Ctrl-C during the final write) and C++ objects were skipped.
+  # Now the file is committed first and the interrupt is raised after.
+  def test_an_interrupt_during_a_save_arrives_after_the_file_is_written
+    data = large_profile
+    profile = Rperf::Storage.native(data)
+    path = tmp("interrupted.json.gz")
+    saver = Thread.new do
+      Thread.current.report_on_exception = false
+      profile.encode(:json, { gzip: true, level: 9, deflate: "zlib", path: path }) # slow: time to interrupt it
+      :finished
+    end
+    deadline = Process.clock_gettime(Process::CLOCK_MONOTONIC) + 30
+    sleep 0.001 while Dir.glob("#{path}.tmp-*").empty? && saver.alive? && Process.clock_gettime(Process::CLOCK_MONOTONIC) < deadline
+    refute_empty Dir.glob("#{path}.tmp-*"), "the save is under way"
+    saver.raise(Interrupt)
+    assert_raises(Interrupt) { saver.value }
+    assert_equal total(data), total(Rperf.load(path)), "the file was written whole"
+    assert_empty Dir.glob("#{path}.tmp-*")
+  end
+
   def test_full_disk_raises_write_error
     e = assert_raises(Rperf::WriteError) { Rperf.save("/dev/full", large_profile, format: :json) }
     assert_match(/No space left/, e.message)
+  end
+
+  # Issue 30 (6): a profile saved to a symlink replaces the link's target (a temporary file
+  # beside it, renamed), so the link keeps pointing to a whole file; (7) a FIFO without a reader
+  # is refused at once (it froze the VM in open(2)); a failed write leaves the previous file.
+  def test_saving_through_a_symlink_a_fifo_and_a_failure
+    data = profile(lines: false)
+    Dir.mkdir(tmp("real"))
+    File.write(tmp("real/p.json"), "previous")
+    File.symlink("real/p.json", tmp("link.json"))
+    Rperf.save(tmp("link.json"), data)
+    assert File.symlink?(tmp("link.json"))
+    assert_equal total(data), total(Rperf.load(tmp("real/p.json")))
+    assert_equal ["p.json"], Dir.children(tmp("real"))
+    File.symlink("link.json", tmp("chain.json"))
+    File.chmod(0o640, tmp("real/p.json"))
+    Rperf.save(tmp("chain.json"), data, format: :collapsed)
+    assert File.symlink?(tmp("chain.json")) && File.symlink?(tmp("link.json"))
+    assert_equal 0o640, File.stat(tmp("real/p.json")).mode & 0o777, "the replaced file keeps its mode"
+    assert_match(/ \d+\n/, File.read(tmp("real/p.json")))
+    File.symlink("loop.json", tmp("loop.json"))
+    assert_raises(Rperf::WriteError) { Rperf.save(tmp("loop.json"), data) }
+
+    assert system("mkfifo", tmp("fifo.json"))
+    started = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+    e = Timeout.timeout(10) { assert_raises(Rperf::WriteError) { Rperf.save(tmp("fifo.json"), data) } }
+    assert_match(/No such device or address/, e.message)
+    assert_operator Process.clock_gettime(Process::CLOCK_MONOTONIC) - started, :<, 5
+    reader = Thread.new { File.binread(tmp("fifo.json")) } # a FIFO with a reader is written
+    sleep 0.05 until reader.status == "sleep" || !reader.alive?
+    deadline = Process.clock_gettime(Process::CLOCK_MONOTONIC) + 10
+    begin
+      Rperf.save(tmp("fifo.json"), data, format: :collapsed)
+    rescue Rperf::WriteError
+      retry if Process.clock_gettime(Process::CLOCK_MONOTONIC) < deadline # the reader not open yet
+      raise
+    end
+    assert_match(/ \d+\n/, reader.value)
+
+    File.write(tmp("kept.json"), "previous")
+    e = assert_raises(Rperf::WriteError) { Rperf::Storage.write_file(tmp("kept.json/x"), "new") }
+    assert_match(/Not a directory/, e.message)
+    Rperf.save(tmp("source.json"), data)
+    # A file size limit (SIGXFSZ ignored): the write fails with EFBIG after its first bytes.
+    code = 'Signal.trap("XFSZ", "IGNORE"); begin; Rperf.save(ARGV[0], Rperf.load(ARGV[1])); rescue Rperf::WriteError => e; puts e.message; end'
+    out, err, status = Open3.capture3(RUBY, "-I#{ROOT}/lib", "-rrperf", "-e", code, tmp("kept.json"), tmp("source.json"), rlimit_fsize: 4096)
+    assert status.success?, err
+    assert_match(/kept\.json: cannot write the profile: File too large/, out)
+    assert_equal "previous", File.read(tmp("kept.json")), "a write that failed leaves the previous file"
+    assert_equal %w[kept.json], Dir.children(@dir).grep(/kept/), "and no temporary file"
   end
 
   def test_unwritable_output_keeps_the_profile

@@ -228,6 +228,33 @@ class MultiprocessTest < Minitest::Test
     assert_empty sessions_left
   end
 
+  # Issue 30 (6): with a full temporary directory, children's profiles were dropped without a
+  # word. A child whose write fails (here a file size limit: EFBIG) says so and leaves a
+  # marker; the root names the lost children, and `rperf record` exits 1.
+  def test_a_child_profile_that_cannot_be_written_is_reported
+    out = File.join(@dir, "p.json.gz")
+    script = <<~RUBY
+      def work = (i = 0; i += 1 while i < 300_000; i)
+      2.times { fork { work } }
+      lost = fork do
+        work
+        Signal.trap("XFSZ", "IGNORE")
+        Process.setrlimit(:FSIZE, 64) # its profile cannot be written
+      end
+      Process.waitall
+      File.write("lost.pid", lost.to_s)
+    RUBY
+    _o, err, status = Open3.capture3(@env, RUBY, RPERF, "record", "-o", out, RUBY, "-e", script, chdir: @dir)
+    lost = File.read(File.join(@dir, "lost.pid"))
+    assert_equal 1, status.exitstatus, err
+    assert_match(/rperf: the profile of process #{lost} is lost: .*File too large/, err)
+    assert_match(/rperf: 1 child profile could not be written \(pid #{lost}\)/, err)
+    data = Rperf.load(out)
+    assert_equal 3, by_pid(data).size, "the root and the two other children are in it"
+    refute_includes by_pid(data).keys.map(&:to_s), lost
+    assert_empty sessions_left
+  end
+
   def test_corrupt_child_file_is_skipped_with_a_warning
     out, err, status = run_ruby_in(<<~RUBY)
       require "rperf"

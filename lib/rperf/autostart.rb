@@ -55,6 +55,20 @@ module Rperf
       env["RPERF_SESSION_DIR"] && env["RPERF_ROOT_PROCESS"] != Process.pid.to_s
     end
 
+    # The session's end at exit (`rperf record`, RPERF_ENABLED=1): a profile that could not be
+    # written (a full disk, its directory gone), or a child's that was lost, makes a program
+    # that succeeded exit 1, so the loss is not silent. A failing program keeps its own status.
+    def stop_at_exit
+      return unless Rperf.running?
+
+      ending = $! # before stop: a rescue inside it resets $!
+      Session.output_error = nil
+      Session.lost_children = 0
+      Rperf.stop
+      lost = Session.output_error || Session.lost_children.to_i.positive?
+      exit 1 if lost && (ending.nil? || (ending.is_a?(SystemExit) && ending.success?))
+    end
+
     def run
       settings = settings_from_env
       if (dir = child_session_dir)
@@ -76,7 +90,7 @@ module Rperf
       end
       Stat.configure(command: ENV["RPERF_STAT_COMMAND"], report: ENV["RPERF_STAT_REPORT"] == "1")
       restore_child_environment
-      at_exit { Rperf.stop if Rperf.running? } # before start: not among the program's allocations
+      at_exit { Autostart.stop_at_exit } # before start: not among the program's allocations
       Rperf.start(**settings.to_h)
     rescue Error, ArgumentError => e
       restore_child_environment

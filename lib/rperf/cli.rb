@@ -394,7 +394,7 @@ module Rperf
       return @out.print(html) || 0 unless output || terminal
 
       output ||= File.basename(path).sub(/(\.pb)?(\.json)?(\.gz)?\z/, "") + ".html"
-      File.write(output, html)
+      Storage.write_file(output, html) # atomic: a failure leaves the previous page
       @err.puts "wrote #{output}#{" (open it in a browser: #{File.expand_path(output)})" if terminal}"
     end
 

@@ -73,11 +73,22 @@ module Rperf
     def child_output(dir) = File.join(dir, "profile-#{Process.pid}-#{SecureRandom.hex(6)}.json.gz")
 
     # Written under a temporary name and renamed (Storage), so the root never reads half a file.
+    # A write that fails while the root still waits (a full temporary directory) is said here
+    # and left as a lost-<pid> marker (a name only, no data: it fits where the profile did not),
+    # which the root counts.
     def write_child_profile(dir, profile)
       Storage.write_profile(child_output(dir), profile, :json, meta: false)
-    rescue Error, SystemCallError
+    rescue Error, SystemCallError => e
       # The root may already have merged and removed the session (a daemonised child): only
       # this child's data is lost, and nothing crashes at exit.
+      return nil unless File.directory?(dir)
+
+      warn "rperf: the profile of process #{Process.pid} is lost: #{e.message}"
+      begin
+        File.open(File.join(dir, "lost-#{Process.pid}-#{SecureRandom.hex(6)}"), File::WRONLY | File::CREAT | File::EXCL, 0o600, &:itself)
+      rescue SystemCallError
+        nil
+      end
       nil
     end
 
@@ -85,18 +96,26 @@ module Rperf
 
     # Every child file in the session directory merged into the root's native profile (child
     # samples labelled %pid=<pid>, counters summed, process_count).
+    # Returns the number of child profiles lost (unreadable, or never written: lost-* markers).
     def merge_into(profile, dir)
+      lost = 0
       Dir.glob(File.join(dir, "profile-*.json.gz")).sort.each do |file|
         pid = File.basename(file)[/\Aprofile-(\d+)[-.]/, 1] or next
         child = begin
           Storage.with_path(file) { Native::Profile.load_json(Storage.read_file(file)) }
         rescue Error => e
           warn "rperf: skipping a child profile: #{e.message}"
+          lost += 1
           next
         end
         profile.merge_child!(child, pid)
       end
-      profile
+      unwritten = Dir.glob(File.join(dir, "lost-*")).map { |f| File.basename(f)[/\Alost-(\d+)-/, 1] }.compact
+      unless unwritten.empty?
+        warn "rperf: #{unwritten.size} child profile#{'s' if unwritten.size > 1} could not be written " \
+             "(pid #{unwritten.sort_by(&:to_i).join(', ')}): the profile lacks #{unwritten.size > 1 ? 'them' : 'it'}"
+      end
+      lost + unwritten.size
     end
 
     # --- spawned children: the environment -------------------------------------------------

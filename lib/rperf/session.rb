@@ -7,6 +7,13 @@ module Rperf
   class Session
     attr_reader :settings, :session_dir, :child_session_dir, :pid
 
+    class << self
+      # Why this process's last output: file could not be written (nil when it was), and how
+      # many child profiles its last merge lost, for the exit status of an autostarted session
+      # (Autostart).
+      attr_accessor :output_error, :lost_children
+    end
+
     # root_session_dir: a root that exec'd itself keeps the session its children write into.
     # forked: a child made by fork, whose CPU since the fork is counted (cpu mode).
     def initialize(settings, child_session_dir: nil, root_session_dir: nil, forked: false)
@@ -97,7 +104,7 @@ module Rperf
       @saved_env&.each { |k, v| v.nil? ? ENV.delete(k) : ENV[k] = v }
       @saved_env = nil
       profile.fold_lines! unless settings.lines || settings.output
-      Multiprocess.merge_into(profile, dir)
+      Session.lost_children = Multiprocess.merge_into(profile, dir)
     rescue StandardError => e
       warn "rperf: could not merge child profiles (#{e.message}); keeping this process's profile"
     ensure
@@ -109,8 +116,10 @@ module Rperf
       format = settings.format || Storage.detect_format(settings.output)
       profile.fold_lines! unless settings.lines || format == :pprof
       Storage.write_profile(settings.output, profile, format)
+      Session.output_error = nil
     rescue Error, SystemCallError, IOError => e
       # Never lose the profile: the caller still gets the data back.
+      Session.output_error = e.message
       warn "rperf: could not write #{settings.output}: #{e.message}"
     end
   end

@@ -128,6 +128,10 @@ module Rperf
                            "(sample one allocation in N), got #{allocations.inspect}"
     end
 
+    # Linux's first real-time signal (glibc keeps 32 and 33 for its threads and refuses them
+    # itself; SIGRTMIN is 34).
+    FIRST_REALTIME_SIGNAL = 32
+
     def validate_signal!
       return if signal.nil? || signal == false
       raise ArgumentError, "signal must be nil, false, or an Integer, got #{signal.inspect}" unless signal.is_a?(Integer)
@@ -136,6 +140,14 @@ module Rperf
         raise ArgumentError, "signal #{signal} (#{Signal.signame(signal)}) cannot be caught; use a different signal"
       end
       raise ArgumentError, "signal must be between 1 and 64, got #{signal}" unless signal.between?(1, 64)
+      return if signal >= FIRST_REALTIME_SIGNAL
+
+      # The timer's signal handler replaces the application's: a standard signal is someone's
+      # (11 turned a real segfault into an endless hang, 2 disabled Ctrl-C, 14 swallowed the
+      # application's ALRM handler).
+      raise ArgumentError, "signal #{signal} (#{Signal.signame(signal) || 'unnamed'}) is not a real-time signal: its handler " \
+                           "would replace the application's or Ruby's; use #{FIRST_REALTIME_SIGNAL + 2}..64 " \
+                           "(SIGRTMIN..SIGRTMAX), or false for no signal"
     end
   end
 end

@@ -48,6 +48,16 @@ module Rperf
       raise WriteError.new("cannot write the profile: #{e.message}", path: path)
     end
 
+    # Any other file rperf writes (the --html page): the String as the file's new content,
+    # atomically (a temporary file beside the target's real path, fsync, rename), as profiles
+    # are written. A failure raises WriteError and leaves the previous file as it was.
+    def write_file(path, string)
+      Native.write_file(path.to_s, string)
+      path
+    rescue SystemCallError, IOError => e
+      raise WriteError.new("cannot write the file: #{e.message}", path: path)
+    end
+
     def native(data)
       return data if data.is_a?(Native::Profile)
       raise TypeError, "rperf: a profile must be a Hash (got #{data.class})" unless data.is_a?(Hash)

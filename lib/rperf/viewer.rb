@@ -65,7 +65,7 @@ module Rperf
     attr_reader :path, :max_snapshots
 
     # auto_snapshot: seconds between snapshots (auto_snapshot(every:)), nil for none.
-    def initialize(app = nil, path: "/rperf", max_snapshots: 24, allow: :loopback, auth: nil,
+    def initialize(app = nil, path: "/rperf", max_snapshots: 24, allow: :loopback, auth: nil, hosts: nil,
                    max_samples: 20_000, max_timeline: 200_000, auto_snapshot: nil)
       positive = ->(name, v) { raise ArgumentError, "#{name} must be a positive Integer, got #{v.inspect}" unless v.is_a?(Integer) && v.positive? }
       positive.("max_snapshots", max_snapshots)
@@ -77,7 +77,7 @@ module Rperf
       @path = path.chomp("/")
       @max_snapshots = max_snapshots
       @payload_limits = { max_samples: max_samples, max_timeline: max_timeline }
-      @access = Access.new(allow: allow, auth: auth)
+      @access = Access.new(allow: allow, auth: auth, hosts: hosts)
       @snapshots = [] # {id:, taken_at:, data: | path:, meta:, summary:, error:}
       @payloads = {}  # id => JSON body, the few opened last
       @filtered = {}  # [id, view, filters] => JSON body of a filtered call tree or method table
@@ -160,6 +160,11 @@ module Rperf
         head = Rperf.read_meta(file) || {}
         meta = head[:meta]
         mtime = File.mtime(file)
+        if (problem = unservable(meta: meta, summary: head[:summary]))
+          # Listed as unreadable, with why: its head cannot be sent as JSON (1e400, deep nesting).
+          next { path: file, meta: nil, summary: nil, taken_at: mtime, order: mtime,
+                 error: "#{File.basename(file)}: its meta cannot be shown (#{problem})" }
+        end
         { path: file, meta: meta, summary: head[:summary], taken_at: meta_time(meta, :created_at) || mtime,
           order: meta_time(meta, :git, :committed_at) || meta_time(meta, :created_at) || mtime }
       rescue SystemCallError
@@ -209,6 +214,15 @@ module Rperf
     # id, taken_at and meta of each kept snapshot, oldest first.
     def snapshot_list
       @mutex.synchronize { @snapshots.map { |s| list_entry(s) } }
+    end
+
+    # Why a value cannot be sent as JSON (a non-finite Float, nesting deeper than JSON's limit
+    # of 100), or nil.
+    def self.unservable(value)
+      JSON.generate(value)
+      nil
+    rescue JSON::GeneratorError, JSON::NestingError, EncodingError => e
+      e.message.lines.first.to_s.strip[0, 200]
     end
 
     # --- Rack ----------------------------------------------------------------------------
@@ -261,7 +275,7 @@ module Rperf
       case sub_path
       when "/" then asset("index.html")
       when %r{\A/assets/(.+)\z} then static_asset(Regexp.last_match(1))
-      when "/snapshots" then json(200, snapshot_list)
+      when "/snapshots" then json_body(200, list_body)
       when %r{\A/snapshots/(\d{1,18})\z} then serve_snapshot(Regexp.last_match(1).to_i)
       when %r{\A/snapshots/(\d{1,18})/(call_tree|method_table)\z}
         serve_filtered(Regexp.last_match(1).to_i, Regexp.last_match(2), query)
@@ -307,6 +321,8 @@ module Rperf
           return json(400, { error: e.message })
         rescue SampleFilter::Unavailable => e
           return json(422, { error: e.message })
+        rescue JSON::GeneratorError, JSON::NestingError, EncodingError => e
+          return json(422, { error: "cannot be shown (#{e.message.lines.first.to_s.strip[0, 200]})" })
         end
         cache_put(@filtered, key, body, FILTERED_CACHE_SIZE)
       end
@@ -326,11 +342,28 @@ module Rperf
       end
     end
 
+    # The list, one entry at a time: an entry that cannot be sent as JSON (a snapshot whose meta
+    # holds NaN) is sent as unreadable, with why, and the others as they are.
+    def list_body
+      entries = snapshot_list.map do |e|
+        JSON.generate(e)
+      rescue JSON::GeneratorError, JSON::NestingError, EncodingError => err
+        JSON.generate(e.merge(meta: nil, summary: nil, error: "#{e[:file] || "snapshot #{e[:id]}"}: cannot be shown (#{self.class.unservable(e) || err.message})"))
+      end
+      "[#{entries.join(',')}]"
+    end
+
     def build_payload(entry)
       data = entry[:data] || loaded(entry)
       return nil unless data
 
-      body = JSON.generate(self.class.snapshot_body(list_entry(entry), data, **@payload_limits))
+      begin
+        body = JSON.generate(self.class.snapshot_body(list_entry(entry), data, **@payload_limits))
+      rescue JSON::GeneratorError, JSON::NestingError, EncodingError => e
+        name = entry[:path] ? File.basename(entry[:path]) : "snapshot #{entry[:id]}"
+        @mutex.synchronize { entry[:error] ||= "#{name}: cannot be shown (#{e.message.lines.first.to_s.strip[0, 200]})" }
+        return nil
+      end
       cache_put(@payloads, entry[:id], body, PAYLOAD_CACHE_SIZE)
     end
 
@@ -378,6 +411,8 @@ module Rperf
         @filtered.delete_if { |(id, *), _| id == gone[:id] }
       end
     end
+
+    def unservable(value) = self.class.unservable(value)
 
     def meta_time(meta, *keys)
       text = meta.is_a?(Hash) ? meta.dig(*keys) : nil

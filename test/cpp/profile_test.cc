@@ -2,6 +2,8 @@
 // the JSON round trip through the loader.
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include "io/encoders.hh"
 #include "io/loader.hh"
 #include "io/output.hh"
@@ -259,6 +261,86 @@ TEST(Loader, MalformedProfilesSayWhat) {
     EXPECT_FALSE(load_json_profile(doc, std::strlen(doc), q, error)) << doc;
     EXPECT_NE(error.find(message), std::string::npos) << doc << " -> " << error;
   }
+}
+
+// The byte offset in a loader error ("... at byte N"), or -1.
+long error_offset(const std::string& error) {
+  size_t at = error.rfind("at byte ");
+  return at == std::string::npos ? -1 : std::stol(error.substr(at + 8));
+}
+
+std::string repeated(const char* piece, size_t times) {
+  std::string s;
+  s.reserve(std::strlen(piece) * times);
+  for (size_t i = 0; i < times; i++) s += piece;
+  return s;
+}
+
+// Issue 30 (3): 512 MiB of "[]," grew to 11 GB before failing. A value that is not what its
+// place in a profile holds now stops the parse when it ends, and arbitrary trees are budgeted.
+TEST(Loader, RefusesAJsonBombWhereItStarts) {
+  const std::string bombs = repeated("[],", 1 << 20) + "[]";  // 3 MiB of empty arrays
+  const std::pair<std::string, const char*> cases[] = {
+      {"[" + bombs + "]", "not an rperf profile"},
+      {"{\"aggregated_samples\":[" + bombs + "]}", "sample is not"},
+      {"{\"aggregated_samples\":[],\"raw_samples\":[" + bombs + "]}", "raw sample is not"},
+      {"{\"aggregated_samples\":[[" + bombs + "]]}", "sample is not"},     // in a row
+      {"{\"aggregated_samples\":[[[" + bombs + "]]]}", "frame is not"},    // in a row's stack
+      {"{\"aggregated_samples\":[[[[" + bombs + "]]]]}", "frame is not"},   // in a frame
+      {"{\"label_sets\":[{\"k\":[" + bombs + "]}]}", "label values"},
+      {"{\"label_sets\":[" + bombs + "]}", "label_sets is not an array of objects"},
+      {"{\"allocation_samples\":[" + bombs + "]}", "allocation sample is not"},
+      {"{\"function_start_lines\":[" + bombs + "]}", "function_start_lines"},
+  };
+  for (const auto& [doc, message] : cases) {
+    Profile q;
+    std::string error;
+    EXPECT_FALSE(load_json_profile(doc.data(), doc.size(), q, error));
+    EXPECT_NE(error.find(message), std::string::npos) << error;
+    long at = error_offset(error);
+    EXPECT_GE(at, 0) << error;
+    EXPECT_LT(at, 64) << error;  // at the first bad value, not after the whole document
+  }
+}
+
+TEST(Loader, BudgetsArbitraryTrees) {
+  // In meta (any shape is allowed there): stopped once the tree holds 128 MiB, long before
+  // the end of the 12 MiB document (each "[]" is a node of ~100 bytes).
+  std::string doc = "{\"meta\":{\"x\":[" + repeated("[],", 4 << 20) + "[]]},\"aggregated_samples\":[]}";
+  Profile q;
+  std::string error;
+  EXPECT_FALSE(load_json_profile(doc.data(), doc.size(), q, error));
+  EXPECT_NE(error.find("not an rperf profile (its meta, summary and attributes hold over 128 MiB)"), std::string::npos) << error;
+  EXPECT_GT(error_offset(error), 1 << 20);
+  EXPECT_LT(error_offset(error), static_cast<long>(doc.size() * 3 / 4)) << error;
+  // Any JSON: 64 MiB + 8 bytes per byte of input.
+  std::string any = "[" + repeated("[],", 4 << 20) + "[]]";
+  JsonValue v;
+  EXPECT_FALSE(parse_json(any.data(), any.size(), v, error));
+  EXPECT_NE(error.find("over the loader's memory budget (160 MiB"), std::string::npos) << error;
+  std::string small = "[" + repeated("[],", 1000) + "[]]";
+  EXPECT_TRUE(parse_json(small.data(), small.size(), v, error)) << error;
+}
+
+TEST(Loader, BodyChecksAcceptWhatRperfWrites) {
+  // Many label sets (empty ones too), raw rows with states, allocations, start lines, and an
+  // aggregated_samples ignored beside raw_samples: all still load.
+  std::string doc =
+      "{\"meta\":{\"a\":[[],{},[1,[2]]]},\"mode\":\"wall\",\"aggregated_samples\":[[[[\"a.rb\",\"f\",1]],5,1,1]],"
+      "\"label_sets\":[{},{\"k\":\"v\",\"n\":3},{}],"
+      "\"allocation_samples\":[[[[\"a.rb\",\"f\",1]],2,1,0,\"String\",1],[[],1,1,2,\"Array\",0]],"
+      "\"function_start_lines\":[[\"a.rb\",\"f\",1]]}";
+  Profile q;
+  std::string error;
+  ASSERT_TRUE(load_json_profile(doc.data(), doc.size(), q, error)) << error;
+  EXPECT_EQ(q.samples.size(), 1u);
+  EXPECT_EQ(q.allocations.size(), 2u);
+  EXPECT_EQ(q.label_sets.size(), 2u);
+  std::string raw =
+      "{\"aggregated_samples\":[[[[\"a.rb\",\"f\"]],5,1,0]],\"raw_samples\":[[[[\"a.rb\",\"f\"]],5,1,0,2,100],[[],6,1,0,0,200]]}";
+  Profile r;
+  ASSERT_TRUE(load_json_profile(raw.data(), raw.size(), r, error)) << error;
+  EXPECT_EQ(r.samples.size(), 2u);
 }
 
 TEST(Loader, SniffsJsonAndPprof) {

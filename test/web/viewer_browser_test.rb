@@ -408,6 +408,33 @@ class ViewerBrowserTest < Minitest::Test
     assert_operator result["flameInRange"], :>, 3
     timings = result["tabs"].map { |tab, ms| "#{tab} #{ms} ms" }.join(", ")
     puts "\n#{BIG_ROWS} timeline rows: first render #{result['firstRender']} ms; #{timings}" if ENV["VERBOSE"] || ENV["RPERF_TIMINGS"]
+  # Issue 30 (10): "<!--<script" in a profile's strings made the HTML parser skip the data
+  # element's "</script>" (script data double-escaped state): the page stayed at "loading…".
+  # The data holds no "<" at all now; the page renders with any string.
+  def test_static_html_embeds_any_string
+    hostile = ["<!--<script>", "</script><!--", "line\u2028sep\u2029"]
+    data = Rperf.start(mode: :wall) do
+      hostile.each { |v| Rperf.label(tag: v) { burn_cpu(0.02) } }
+    end
+    assert_equal hostile.sort, data[:label_sets].filter_map { |set| set[:tag] || set["tag"] }.sort
+    Dir.mktmpdir("rperf-static") do |dir|
+      path = File.join(dir, "profile.html")
+      html = Rperf::Viewer.static_html(data, title: "<!--<script>")
+      File.write(path, html)
+      embedded = html[%r{<script id="rperf-data" type="application/json">(.*?)</script>}m, 1]
+      refute_includes embedded, "<"
+      strings = []
+      walk = ->(v) { v.is_a?(Hash) ? v.each { |k, x| walk.(k) || walk.(x) } : v.is_a?(Array) ? v.each(&walk) : (strings << v if v.is_a?(String)) && nil }
+      walk.(JSON.parse(embedded))
+      hostile.each { |v| assert_includes strings, v, "the page's data holds the string as it is" }
+      out, err, status = Open3.capture3("node", File.join(RperfTestHelper::ROOT, "test/consumers/viewer_check.js"),
+                                        "file://#{path}", JSON.generate(static: true), chdir: RperfTestHelper::ROOT)
+      assert status.success?, "viewer_check.js failed:\n#{err}\n#{out}"
+      result = JSON.parse(out.lines.last)
+      assert_equal [], result["errors"]
+      assert_operator result["flame"], :>, 3, "the page rendered"
+      assert_equal "<!--<script>", result["title"]
+    end
   end
 
   # Rperf::Viewer.static_html: one file, no server, no request at all, the same views.

@@ -208,6 +208,77 @@ class ViewerTest < Minitest::Test
     end
   end
 
+  # Issue 30 (4): a file whose meta holds 1e400 (Infinity) or nests deeper than JSON.generate's
+  # 100 levels made GET <path>/snapshots answer 500 for every file. It is listed as unreadable,
+  # with why; the others keep working.
+  def test_a_file_with_an_unservable_meta_does_not_empty_the_list
+    Dir.mktmpdir("rperf-viewer") do |dir|
+      Rperf.save(File.join(dir, "a-good.json"), profile)
+      text = File.read(File.join(dir, "a-good.json"))
+      assert_includes text, '"meta":{'
+      File.write(File.join(dir, "b-infinite.json"), text.sub('"meta":{', '"meta":{"odd":1e400,'))
+      File.write(File.join(dir, "c-deep.json"), text.sub('"meta":{', %("meta":{"deep":#{'[' * 150}#{']' * 150},)))
+      viewer = Rperf::Viewer.new(APP)
+      assert_equal 3, viewer.add_snapshot_dir(dir)
+      with_puma(viewer) do |port|
+        response, list = get_json(port, "/rperf/snapshots")
+        assert_equal "200", response.code
+        by_file = list.to_h { |s| [s["file"], s] }
+        assert_equal %w[a-good.json b-infinite.json c-deep.json], by_file.keys.sort
+        assert_nil by_file["a-good.json"]["error"]
+        assert_equal RUBY_VERSION, by_file.dig("a-good.json", "meta", "ruby_version")
+        %w[b-infinite.json c-deep.json].each do |bad|
+          assert_match(/\A#{Regexp.escape(bad)}: its meta cannot be shown \(.+\)/, by_file[bad]["error"])
+          assert_nil by_file[bad]["meta"]
+        end
+        response, body = get_json(port, "/rperf/snapshots/#{by_file['a-good.json']['id']}")
+        assert_equal "200", response.code
+        assert_operator body["samples"].size, :>, 0
+      end
+      # An in-memory snapshot whose meta cannot be sent: that entry says why, the rest are listed.
+      memory = Rperf::Viewer.new(APP)
+      memory.add_snapshot(profile)
+      memory.add_snapshot(profile.merge(meta: { "ratio" => Float::NAN }))
+      with_puma(memory) do |port|
+        response, list = get_json(port, "/rperf/snapshots")
+        assert_equal "200", response.code
+        assert_equal [nil], list.map { |s| s["error"] }.first(1)
+        assert_match(/\Asnapshot 2: cannot be shown \(.*NaN/, list[1]["error"])
+        assert_equal "422", http_get(port, "/rperf/snapshots/2").code
+        assert_equal "200", http_get(port, "/rperf/snapshots/1").code
+      end
+    end
+  end
+
+  # Issue 30 (5): a page of another site can rebind its name to 127.0.0.1 and read the viewer
+  # as same-origin. Its requests carry its own Host: refused unless the Host names loopback.
+  def test_a_host_that_is_not_loopback_is_refused
+    viewer = Rperf::Viewer.new(APP)
+    viewer.add_snapshot(profile)
+    with_puma(viewer) do |port|
+      ["127.0.0.1:#{port}", "localhost:#{port}", "LOCALHOST", "[::1]:#{port}", "127.0.0.2:#{port}", "localhost.", "app.localhost:#{port}"].each do |host|
+        assert_equal "200", http_get(port, "/rperf/snapshots/1", "host" => host).code, host
+      end
+      ["attacker.example:#{port}", "attacker.example", "127.0.0.1.attacker.example:#{port}", "localhost.attacker.example", "localhost.example", "evil-localhost",
+       "[2001:db8::1]:#{port}", "10.0.0.1", "127.0.0.1:#{port}@evil", ""].each do |host|
+        response = http_get(port, "/rperf/snapshots/1", "host" => host)
+        assert_equal "403", response.code, host
+        refute_includes response.body, "samples", host
+        assert_match(/Host .* is not a loopback name or address.*DNS rebinding.*hosts:/, response.body, host)
+      end
+      assert_equal "the app\n", http_get(port, "/", "host" => "attacker.example").body, "the app itself is not affected"
+    end
+    named = Rperf::Viewer.new(APP, hosts: ["profiler.internal"])
+    with_puma(named) do |port|
+      assert_equal "200", http_get(port, "/rperf/snapshots", "host" => "profiler.internal:#{port}").code
+      assert_equal "403", http_get(port, "/rperf/snapshots", "host" => "attacker.example").code
+    end
+    open = Rperf::Viewer.new(APP, allow: :any)
+    with_puma(open) { |port| assert_equal "200", http_get(port, "/rperf/snapshots", "host" => "attacker.example").code }
+    assert_raises(ArgumentError) { Rperf::Viewer.new(APP, hosts: :everyone) }
+    assert_raises(ArgumentError) { Rperf::Viewer.new(APP, hosts: [1]) }
+  end
+
   def test_large_profiles_are_bounded
     # Recursion to 40 depths: 40 distinct stacks at least.
     data = Rperf.start(mode: :wall, aggregate: false) { 40.times { |depth| nest(depth, 0.002 + (depth % 5) * 0.0005) } }

@@ -18,6 +18,11 @@
 //   // reuse, skipping the parse (4 million frames of a large profile are 20,000 distinct).
 //   bool find_array(const char* raw, size_t raw_len, Value& out);
 //   Value begin_object(); void set(Value& object, Value key, Value value);
+//   Value end_object(Value object);
+//   // Checked after each begin_array/begin_object, push and set: non-null stops the parse with
+//   // this reason (a shape the builder cannot use, or its memory budget spent), so a hostile
+//   // document fails when its first bad value ends, not after it has been built whole.
+//   const char* refusal() const;
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -52,6 +57,7 @@ class JsonReader {
     if (p_ == end_ || *p_ != '{') return fail("expected an object");
     p_++;
     Value obj = b_.begin_object();
+    if (const char* why = b_.refusal()) return refuse(why);
     for (size_t i = 0; i < max_members; i++) {
       skip_space();
       if (p_ < end_ && *p_ == '}') break;
@@ -66,11 +72,18 @@ class JsonReader {
     return true;
   }
   const std::string& error() const { return error_; }
+  // True when the builder stopped the parse (error() then starts with its reason).
+  bool refused() const { return refused_; }
 
  private:
   bool fail(const char* what) {
     if (error_.empty()) error_ = std::string(what) + " at byte " + std::to_string(p_ - begin_);
     return false;
+  }
+
+  bool refuse(const char* why) {
+    refused_ = true;
+    return fail(why);
   }
 
   void skip_space() {
@@ -135,6 +148,7 @@ class JsonReader {
     }
     const char* start = p_++;
     Value ary = b_.begin_array();
+    if (const char* why = b_.refusal()) return refuse(why);
     size_t count = 0;
     bool scalars = true;
     skip_space();
@@ -147,6 +161,7 @@ class JsonReader {
         Value element;
         if (!value(element, depth)) return false;
         b_.push(ary, element);
+        if (const char* why = b_.refusal()) return refuse(why);
         count++;
         skip_space();
         if (p_ == end_) return fail("unterminated array");
@@ -163,10 +178,11 @@ class JsonReader {
     if (depth > kMaxDepth) return fail("nesting too deep");
     p_++;
     Value obj = b_.begin_object();
+    if (const char* why = b_.refusal()) return refuse(why);
     skip_space();
     if (p_ < end_ && *p_ == '}') {
       p_++;
-      out = obj;
+      out = b_.end_object(obj);
       return true;
     }
     for (;;) {
@@ -178,7 +194,7 @@ class JsonReader {
       if (*p_ == '}') { p_++; break; }
       return fail("expected ',' or '}'");
     }
-    out = obj;
+    out = b_.end_object(obj);
     return true;
   }
 
@@ -196,6 +212,7 @@ class JsonReader {
     Value v;
     if (!value(v, depth)) return false;
     b_.set(obj, key, v);
+    if (const char* why = b_.refusal()) return refuse(why);
     return true;
   }
 
@@ -335,6 +352,7 @@ class JsonReader {
   Builder& b_;
   std::string scratch_;
   std::string error_;
+  bool refused_ = false;
 };
 
 }  // namespace rperf

@@ -5,6 +5,7 @@
 // parsed once: find_array). Everything else (meta, summary, attributes) is a small tree.
 #include "io/loader.hh"
 
+#include <algorithm>
 #include <charconv>
 #include <climits>
 #include <cstdlib>
@@ -53,9 +54,28 @@ constexpr uint32_t kEmptyStack = 0xffffffffu;
 constexpr int32_t kNoLine = INT32_MIN;
 int32_t line_of(const Frame& f) { return f.line == kNoLine ? 0 : f.line; }
 
+// What the loader may spend on a document (its estimate of the builder's memory): 64 MiB plus
+// 8 bytes per byte of JSON, at most 8 GiB. A profile's bulk (sample rows, shared frames, label
+// sets) costs 1 to 7 bytes per byte of JSON; the arbitrary trees of meta, summary and other
+// attributes, which cost up to 35 bytes per byte ("[],"), get at most kFreeFormBudget.
+constexpr size_t kBudgetFloor = size_t{64} << 20;
+constexpr size_t kBudgetPerByte = 8;
+constexpr size_t kBudgetCap = size_t{8} << 30;
+constexpr size_t kFreeFormBudget = size_t{128} << 20;
+
+size_t parse_budget(size_t json_len) {
+  size_t per_byte = json_len > kBudgetCap / kBudgetPerByte ? kBudgetCap : json_len * kBudgetPerByte;
+  return std::min(kBudgetCap, kBudgetFloor + per_byte);
+}
+
 class BodyBuilder {
  public:
   using Value = Val;
+
+  // `profile`: the document must be an rperf profile, and its body is checked as it is
+  // parsed (a value that is not what its place in the body holds stops the parse at once).
+  BodyBuilder(size_t json_len, bool profile) : budget_(parse_budget(json_len)), profile_(profile) {}
+
   Val null_value() { return node(JsonValue::Kind::kNull); }
   Val true_value() { Val v = node(JsonValue::Kind::kBool); v.node->truth = true; return v; }
   Val false_value() { return node(JsonValue::Kind::kBool); }
@@ -70,16 +90,33 @@ class BodyBuilder {
     v.node->real = std::strtod(std::string(text, len).c_str(), nullptr);
     return v;
   }
-  Val string(const char* s, size_t len) { Val v = node(JsonValue::Kind::kString); v.node->text.assign(s, len); return v; }
-  Val key(const char* s, size_t len) { return string(s, len); }
-  Val begin_array() {
-    if (spare_.empty()) return node(JsonValue::Kind::kArray);
-    Val v;
-    v.node = spare_.back();
-    spare_.pop_back();
+  Val string(const char* s, size_t len) {
+    Val v = node(JsonValue::Kind::kString);
+    v.node->text.assign(s, len);
+    if (len >= sizeof(std::string)) spend(len);  // beyond the short-string buffer
     return v;
   }
-  void push(Val& array, const Val& element) { array.node->items.push_back(element); }
+  Val key(const char* s, size_t len) {
+    Val v = string(s, len);
+    key_ = v.node;
+    return v;
+  }
+  Val begin_array() {
+    Val v;
+    if (spare_.empty()) {
+      v = node(JsonValue::Kind::kArray);
+    } else {
+      v.node = spare_.back();
+      spare_.pop_back();
+    }
+    open(v.node, true);
+    return v;
+  }
+  void push(Val& array, const Val& element) {
+    spend(sizeof(Val));
+    if (profile_) check_element(array.node->items, element);
+    array.node->items.push_back(element);
+  }
   bool find_array(const char* raw, size_t raw_len, Val& out) {
     const Val* shared = shared_arrays_.find(raw, raw_len);
     if (!shared) return false;
@@ -87,6 +124,7 @@ class BodyBuilder {
     return true;
   }
   Val end_array(Val array, const char* raw, size_t raw_len, size_t, bool scalars) {
+    context_.pop_back();
     Val shaped;
     if (!recognise(array.node->items, shaped)) return array;
     array.node->items.clear();  // keeps its capacity for the next array
@@ -94,19 +132,179 @@ class BodyBuilder {
     if (scalars && shaped.tag == Val::kFrame) shared_arrays_.insert(raw, raw_len, shaped);
     return shaped;
   }
-  Val begin_object() { return node(JsonValue::Kind::kObject); }
+  Val begin_object() {
+    Val v = node(JsonValue::Kind::kObject);
+    open(v.node, false);
+    return v;
+  }
   void set(Val& object, const Val& key, const Val& value) {
+    spend(2 * sizeof(Val));
+    if (profile_ && !context_.empty() && context_.back().role == kLabelSet && value.tag != Val::kInt && !is_string(value)) {
+      refuse("label values must be strings or integers");
+    }
     object.node->items.push_back(key);
     object.node->items.push_back(value);
   }
+  Val end_object(Val object) {
+    context_.pop_back();
+    return object;
+  }
+  const char* refusal() const { return refusal_.empty() ? nullptr : refusal_.c_str(); }
 
   FrameTable frames;  // every [path, label(, line)] seen (start-line entries too); line kNoLine: none
   StackTable stacks;
   std::vector<Row> rows;
 
  private:
+  // The place of an open array or object in an rperf profile, so each value is checked when
+  // it ends. kFree: anything goes (meta, summary, other attributes; any document when not
+  // loading a profile).
+  enum Role : uint8_t { kFree, kRoot, kSamples, kRawSamples, kRow, kStack, kFrame, kLabelSets, kLabelSet, kAllocs, kAllocRow, kStartLines, kStartLine };
+  struct Context {
+    Role role;
+    uint8_t width;  // kAllocs, kAllocRow: the row's width (6, or 7 when raw); kRow: 1 when raw
+    const Node* node;
+  };
+
+  static constexpr const char* kRowShape = "sample is not [frames, weight, thread_seq, label_set_id]";
+  static constexpr const char* kRawRowShape = "raw sample is not [frames, weight, thread_seq, label_set_id, ...]";
+  static constexpr const char* kAllocShape = "allocation sample is not [frames, count, thread_seq, label_set_id, class_name, retained_count]";
+  static constexpr const char* kRawAllocShape =
+      "raw allocation sample is not [frames, count, thread_seq, label_set_id, class_name, retained_count, time_ns]";
+  static constexpr const char* kFrameShape = "frame is not [path, label(, line)]";
+  static constexpr const char* kStartLinesShape = "function_start_lines is not a list of [path, label, line]";
+
   static bool is_string(const Val& v) { return v.tag == Val::kNode && v.node->kind == JsonValue::Kind::kString; }
   static bool is_empty_array(const Val& v) { return v.tag == Val::kNode && v.node->kind == JsonValue::Kind::kArray && v.node->items.empty(); }
+  static bool is_array(const Val& v) { return v.tag == Val::kNode && v.node->kind == JsonValue::Kind::kArray; }
+
+  void refuse(const std::string& why) {
+    if (refusal_.empty()) refusal_ = why.rfind("not an", 0) == 0 ? why : "malformed profile: " + why;
+  }
+
+  void spend(size_t bytes) {
+    spent_ += bytes;
+    if (!context_.empty() && (context_.back().role == kFree || context_.back().role == kRoot)) free_spent_ += bytes;
+    if (spent_ > budget_ && refusal_.empty()) {
+      refusal_ = "over the loader's memory budget (" + std::to_string(budget_ >> 20) +
+                 " MiB for this document: 64 MiB + 8 bytes per byte of JSON, at most 8 GiB)";
+    } else if (profile_ && free_spent_ > kFreeFormBudget && refusal_.empty()) {
+      refusal_ = "not an rperf profile (its meta, summary and attributes hold over " + std::to_string(kFreeFormBudget >> 20) + " MiB)";
+    }
+  }
+
+  // A new array or object: its role from its parent's.
+  void open(const Node* n, bool array) {
+    Context c{kFree, 0, n};
+    if (profile_) {
+      if (context_.empty()) {
+        if (array) refuse("not an rperf profile (no aggregated_samples)");
+        else c.role = kRoot;
+      } else {
+        const Context& parent = context_.back();
+        Context role = child(parent, array, parent.node->items.size());
+        c.role = role.role;
+        c.width = role.width;
+      }
+    }
+    context_.push_back(c);
+  }
+
+  Context child(const Context& parent, bool array, size_t index) {
+    switch (parent.role) {
+      case kFree: return {kFree, 0, nullptr};
+      case kRoot: {
+        const std::string& k = key_ ? key_->text : std::string();
+        if (!array) return {kFree, 0, nullptr};
+        if (k == "aggregated_samples") return {kSamples, 0, nullptr};
+        if (k == "raw_samples") return {kRawSamples, 0, nullptr};
+        if (k == "label_sets") return {kLabelSets, 0, nullptr};
+        if (k == "allocation_samples") return {kAllocs, 6, nullptr};
+        if (k == "raw_allocation_samples") return {kAllocs, 7, nullptr};
+        if (k == "function_start_lines") return {kStartLines, 0, nullptr};
+        return {kFree, 0, nullptr};
+      }
+      case kSamples:
+      case kRawSamples:
+        if (!array) refuse(parent.role == kSamples ? kRowShape : kRawRowShape);
+        return {kRow, static_cast<uint8_t>(parent.role == kSamples ? 0 : 1), nullptr};
+      case kRow:
+        if (!array || index != 0) refuse(parent.width ? kRawRowShape : kRowShape);
+        return {kStack, 0, nullptr};
+      case kAllocRow:
+        if (!array || index != 0) refuse(parent.width == 7 ? kRawAllocShape : kAllocShape);
+        return {kStack, 0, nullptr};
+      case kStack:
+        if (!array) refuse(kFrameShape);
+        return {kFrame, 0, nullptr};
+      case kFrame: refuse(kFrameShape); return {kFree, 0, nullptr};
+      case kStartLines:
+        if (!array) refuse(kStartLinesShape);
+        return {kStartLine, 0, nullptr};
+      case kStartLine: refuse(kStartLinesShape); return {kFree, 0, nullptr};
+      case kLabelSets:
+        if (array) refuse("label_sets is not an array of objects");
+        return {kLabelSet, 0, nullptr};
+      case kLabelSet: refuse("label values must be strings or integers"); return {kFree, 0, nullptr};
+      case kAllocs:
+        if (!array) refuse(parent.width == 7 ? kRawAllocShape : kAllocShape);
+        return {kAllocRow, parent.width, nullptr};
+    }
+    return {kFree, 0, nullptr};
+  }
+
+  // An element about to join the array `items` (the innermost open array).
+  void check_element(const std::vector<Val>& items, const Val& v) {
+    if (context_.empty()) return;
+    const Context& c = context_.back();
+    size_t index = items.size();
+    switch (c.role) {
+      case kFree:
+      case kRoot:
+      case kLabelSet:
+        return;
+      case kSamples:
+        if (v.tag != Val::kRow) refuse(kRowShape);
+        return;
+      case kRawSamples:
+        if (v.tag != Val::kRow) refuse(kRawRowShape);
+        return;
+      case kRow: {
+        bool ok = index == 0 ? v.tag == Val::kStack || is_empty_array(v) : index < 6 && v.tag == Val::kInt;
+        if (!ok) refuse(c.width ? kRawRowShape : kRowShape);
+        return;
+      }
+      case kStack:
+        if (v.tag != Val::kFrame) refuse(kFrameShape);
+        return;
+      case kFrame: {
+        bool ok = index < 2 ? is_string(v) : index == 2 && v.tag == Val::kInt;
+        if (!ok) refuse(kFrameShape);
+        return;
+      }
+      case kStartLines:
+        if (v.tag != Val::kFrame) refuse(kStartLinesShape);
+        return;
+      case kStartLine: {
+        bool ok = index < 2 ? is_string(v) : index == 2 && v.tag == Val::kInt;
+        if (!ok) refuse(kStartLinesShape);
+        return;
+      }
+      case kLabelSets:
+        if (v.tag != Val::kNode || v.node->kind != JsonValue::Kind::kObject) refuse("label_sets is not an array of objects");
+        return;
+      case kAllocs:
+        if (!is_array(v) || v.node->items.size() != c.width) refuse(c.width == 7 ? kRawAllocShape : kAllocShape);
+        return;
+      case kAllocRow: {
+        bool ok = index == 0   ? v.tag == Val::kStack || is_empty_array(v)
+                  : index == 4 ? is_string(v)
+                               : index < c.width && v.tag == Val::kInt;
+        if (!ok) refuse(c.width == 7 ? kRawAllocShape : kAllocShape);
+        return;
+      }
+    }
+  }
 
   bool recognise(const std::vector<Val>& items, Val& out) {
     size_t n = items.size();
@@ -114,7 +312,9 @@ class BodyBuilder {
       out.tag = Val::kFrame;
       const std::string& path = items[0].node->text;
       const std::string& label = items[1].node->text;
+      size_t before = frames.size();
       out.num = frames.intern(path, label, n == 3 ? static_cast<int32_t>(items[2].num) : kNoLine);
+      if (frames.size() != before) spend(path.size() + label.size() + 64);
       return true;
     }
     if (n > 0 && items[0].tag == Val::kFrame) {
@@ -124,7 +324,9 @@ class BodyBuilder {
         ids_.push_back(static_cast<uint32_t>(v.num));
       }
       out.tag = Val::kStack;
+      size_t before = stacks.size();
       out.num = stacks.intern(ids_);
+      if (stacks.size() != before) spend(ids_.size() * sizeof(uint32_t) + 32);
       return true;
     }
     if (n >= 4 && n <= 6 && (items[0].tag == Val::kStack || is_empty_array(items[0]))) {
@@ -136,6 +338,7 @@ class BodyBuilder {
       out.tag = Val::kRow;
       out.num = static_cast<int64_t>(rows.size());
       rows.push_back(row);
+      spend(sizeof(Row));
       return true;
     }
     return false;
@@ -144,6 +347,7 @@ class BodyBuilder {
   Val node(JsonValue::Kind kind) {
     nodes_.emplace_back();
     nodes_.back().kind = kind;
+    spend(sizeof(Node));
     Val v;
     v.node = &nodes_.back();
     return v;
@@ -153,6 +357,12 @@ class BodyBuilder {
   std::vector<Node*> spare_;  // array nodes whose content became a frame, stack or row
   std::vector<uint32_t> ids_;
   TextTable<Val> shared_arrays_;
+  std::vector<Context> context_;  // the open arrays and objects, innermost last
+  const Node* key_ = nullptr;     // the key of the member being parsed
+  size_t spent_ = 0, free_spent_ = 0;
+  size_t budget_;
+  bool profile_;
+  std::string refusal_;
 };
 
 JsonValue to_value(const BodyBuilder& b, const Val& v) {
@@ -411,7 +621,7 @@ class ProfileReader {
 bool parse_document(const char* data, size_t len, BodyBuilder& builder, Val& doc, std::string& error) {
   JsonReader<BodyBuilder> reader(data, len, builder);
   if (reader.parse(doc)) return true;
-  error = "invalid JSON (" + reader.error() + ")";
+  error = reader.refused() ? reader.error() : "invalid JSON (" + reader.error() + ")";
   return false;
 }
 
@@ -448,13 +658,13 @@ bool load_json_profile(const char* data, size_t len, Profile& out, std::string& 
     data = inflated.data();
     len = inflated.size();
   }
-  BodyBuilder builder;
+  BodyBuilder builder(len, true);
   Val doc;
   return parse_document(data, len, builder, doc, error) && ProfileReader(builder, out, error).read(doc);
 }
 
 bool parse_json(const char* data, size_t len, JsonValue& out, std::string& error) {
-  BodyBuilder builder;
+  BodyBuilder builder(len, false);
   Val doc;
   if (!parse_document(data, len, builder, doc, error)) return false;
   out = to_value(builder, doc);
@@ -468,7 +678,7 @@ bool read_json_head(const char* data, size_t len, JsonValue& meta, JsonValue& su
     data = inflated.data();
     len = inflated.size();
   }
-  BodyBuilder builder;
+  BodyBuilder builder(len, false);
   Val head;
   JsonReader<BodyBuilder> reader(data, len, builder);
   if (!reader.parse_head(head, 2)) return false;

@@ -1,9 +1,8 @@
 // Ruby binding of the encoders: Native::Profile#encode(format, options) runs an encoder into an
 // Output (a file or a String, optionally gzipped) without the GVL, so the application's other
-// threads keep running while a profile is saved. A file is written under a temporary name in
-// its directory and renamed at the end: a failure (full disk, crash) leaves the previous file.
-#include <fcntl.h>
-#include <sys/stat.h>
+// threads keep running while a profile is saved. A file is written through io/atomic_file
+// (a temporary name beside the target's real path, fsync, rename): a failure (full disk,
+// crash) leaves the previous file. Native.write_file does the same for any String.
 #include <ruby/ruby.h>
 #include <ruby/thread.h>
 #include <unistd.h>
@@ -13,6 +12,7 @@
 #include <new>
 #include <string>
 
+#include "io/atomic_file.hh"
 #include "io/encoders.hh"
 #include "io/output.hh"
 #include "ruby/profile_binding.hh"
@@ -37,15 +37,17 @@ struct EncodeJob {
   bool header = true;  // text: the Total/Samples lines
   bool allocations = false;  // collapsed: the allocation samples instead of the time samples
   bool interval_guessed = false;  // allocations: the file did not name the allocation interval
-  int fd = -1;                 // write here, or
+  AtomicFile* file = nullptr;  // write here (and commit), or
   std::string* str = nullptr;  // append here
   int error = 0;
+  bool ran = false;
 };
 
 void* run_encode_job(void* arg) {
   EncodeJob& job = *static_cast<EncodeJob*>(arg);
+  job.ran = true;
   try {
-    std::unique_ptr<Output> out(job.fd >= 0 ? new Output(job.fd, job.options) : new Output(job.str, job.options));
+    std::unique_ptr<Output> out(job.file ? new Output(job.file->fd(), job.options) : new Output(job.str, job.options));
     switch (job.format) {
       case Format::kPprof: out->append(encode_pprof(*job.profile, job.comments)); break;
       case Format::kCollapsed: encode_collapsed(*job.profile, *out, job.allocations); break;
@@ -57,10 +59,26 @@ void* run_encode_job(void* arg) {
       case Format::kFirefox: encode_firefox(*job.profile, job.firefox, *out); break;
     }
     job.error = out->finish();
+    out.reset();
+    if (job.file) {
+      if (job.error) job.file->abandon();
+      else job.error = job.file->commit();  // fsync and rename: without the GVL too
+    }
   } catch (const std::bad_alloc&) {
     job.error = ENOMEM;
   }
   return nullptr;
+}
+
+// Runs `fn` without the GVL and never raises: rb_thread_call_without_gvl checks interrupts
+// when it returns, so a Ctrl-C or Thread#raise during a write would longjmp over the C++ objects
+// of the caller (and, before the commit moved into the job, lose the file: a second Ctrl-C
+// during the final write). The _gvl2 variant does not, but skips `fn` when an interrupt is
+// already pending: then it runs here, with the GVL. The caller delivers pending interrupts
+// (rb_thread_check_ints) once its C++ objects are gone.
+void call_without_gvl(void* (*fn)(void*), void* job, const bool& ran) {
+  rb_thread_call_without_gvl2(fn, job, nullptr, nullptr);
+  if (!ran) fn(job);
 }
 
 bool format_from_symbol(VALUE format, Format& out) {
@@ -79,21 +97,6 @@ bool format_from_symbol(VALUE format, Format& out) {
 }
 
 VALUE option(VALUE options, const char* key) { return NIL_P(options) ? Qnil : rb_hash_lookup(options, sym(key)); }
-
-// A unique temporary file next to `path` (same file system, so rename() is atomic). A target
-// that exists and is not a regular file (/dev/null, a FIFO, a symlink) is written directly:
-// rename would replace it instead of writing through it. `tmp` is empty then.
-int open_target(const std::string& path, std::string& tmp) {
-  struct stat st;
-  if (lstat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
-    tmp.clear();
-    return open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
-  }
-  tmp = path + ".tmp-XXXXXX";
-  int fd = mkostemp(&tmp[0], O_CLOEXEC);
-  if (fd >= 0) fchmod(fd, 0644);
-  return fd;
-}
 
 // Native::Profile#encode(format, options) -> String, or nil when options[:path] is given.
 // options: path, gzip, level, deflate ("zlib" forces zlib), name, top, header, comments, trailer,
@@ -121,7 +124,8 @@ VALUE profile_encode(VALUE self, VALUE format, VALUE options) {
   VALUE body = Qnil;
   {
     EncodeJob job;
-    std::string out_str, tmp;
+    AtomicFile file;
+    std::string out_str;
     job.profile = &h->profile;
     job.format = f;
     job.top = top_n;
@@ -144,20 +148,16 @@ VALUE profile_encode(VALUE self, VALUE format, VALUE options) {
     std::string target = NIL_P(path) ? std::string() : std::string(RSTRING_PTR(path), static_cast<size_t>(RSTRING_LEN(path)));
     if (NIL_P(path)) {
       job.str = &out_str;
-    } else if ((job.fd = open_target(target, tmp)) < 0) {
-      error = errno;
+    } else if ((error = file.open(target)) == 0) {
+      job.file = &file;
     }
     if (!error) {
-      rb_thread_call_without_gvl(run_encode_job, &job, nullptr, nullptr);
+      call_without_gvl(run_encode_job, &job, job.ran);
       error = job.error;
-      if (job.fd >= 0) {
-        if (close(job.fd) != 0 && !error) error = errno;
-        if (!tmp.empty() && !error && rename(tmp.c_str(), target.c_str()) != 0) error = errno;
-        if (!tmp.empty() && error) unlink(tmp.c_str());
-      }
     }
     if (!error && NIL_P(path)) body = rb_str_new(out_str.data(), static_cast<long>(out_str.size()));
   }
+  rb_thread_check_ints();  // a Ctrl-C during the write: raised now, the file written, nothing leaked
   if (error) {
     if (NIL_P(path)) rb_syserr_fail(error, "rperf: encoding the profile");
     rb_syserr_fail_str(error, path);
@@ -166,10 +166,53 @@ VALUE profile_encode(VALUE self, VALUE format, VALUE options) {
   return body;
 }
 
+struct WriteJob {
+  std::string path;
+  std::string data;
+  int error = 0;
+  bool ran = false;
+};
+
+void* run_write_job(void* arg) {
+  WriteJob& job = *static_cast<WriteJob*>(arg);
+  job.ran = true;
+  job.error = write_file_atomically(job.path, job.data.data(), job.data.size());
+  return nullptr;
+}
+
+// Native.write_file(path, string) -> path: the String as the file's new content, atomically
+// (io/atomic_file.hh), without the GVL. Raises the SystemCallError of what failed; the previous
+// file is then intact.
+VALUE native_write_file(VALUE, VALUE path, VALUE data) {
+  FilePathValue(path);
+  StringValue(data);
+  int error = 0;
+  {
+    WriteJob job;
+    bool copied = false;
+    try {
+      job.path.assign(RSTRING_PTR(path), static_cast<size_t>(RSTRING_LEN(path)));
+      job.data.assign(RSTRING_PTR(data), static_cast<size_t>(RSTRING_LEN(data)));  // the String may change meanwhile
+      copied = true;
+    } catch (const std::bad_alloc&) {
+      error = ENOMEM;
+    }
+    if (copied) {
+      call_without_gvl(run_write_job, &job, job.ran);
+      error = job.error;
+    }
+  }
+  rb_thread_check_ints();  // a Ctrl-C during the write: raised now, the file written, nothing leaked
+  if (error) rb_syserr_fail_str(error, path);
+  RB_GC_GUARD(data);
+  return path;
+}
+
 }  // namespace
 
 void init_encode_binding(VALUE native) {
   rb_define_method(profile_class(), "encode", RUBY_METHOD_FUNC(profile_encode), 2);
+  rb_define_singleton_method(native, "write_file", RUBY_METHOD_FUNC(native_write_file), 2);
   // Which deflate library writes .gz files ("isa-l" or "zlib <version>"), for benchmarks.
   std::string backend = deflate_backend_name(default_deflate_backend());
   rb_define_const(native, "DEFLATE_BACKEND", rb_str_freeze(rb_str_new(backend.data(), static_cast<long>(backend.size()))));

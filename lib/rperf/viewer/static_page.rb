@@ -61,10 +61,14 @@ module Rperf
                   duration_ns: @data[:duration_ns], sampling_count: @data[:sampling_count],
                   total_weight_ns: summary[:total_weight_ns], meta: meta, summary: summary, error: nil }
         body = Viewer.snapshot_body(entry, @data, **@limits)
-        # Inside <script>: no "</" (it could close the element), and JavaScript's line
-        # separators escaped.
+        # Inside <script>: no "<" at all, as \u003c (JSON has "<" only in strings): "</script"
+        # would close the element and "<!--<script" would make the parser skip the real
+        # "</script>" (issue 30), leaving the page at "loading…". JavaScript's line separators
+        # escaped too.
         JSON.generate(list: [entry], snapshots: { "1" => body })
-            .gsub("</", "<\\/").gsub("\u2028", "\\u2028").gsub("\u2029", "\\u2029")
+            .gsub("<", "\\u003c").gsub("\u2028", "\\u2028").gsub("\u2029", "\\u2029")
+      rescue JSON::GeneratorError, JSON::NestingError => e
+        raise Error, "cannot put the profile in a page: #{e.message.lines.first.to_s.strip[0, 200]}"
       end
 
       def escape_html(text)
