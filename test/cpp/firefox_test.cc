@@ -32,6 +32,8 @@ struct DomBuilder {
   Value end_array(Value a, const char*, size_t, size_t, bool) { return a; }
   Value begin_object() { return JsonValue::object(); }
   void set(Value& o, Value k, Value v) { o.set(k.as_string(), std::move(v)); }
+  Value end_object(Value o) { return o; }
+  const char* refusal() const { return nullptr; }
 };
 
 JsonValue encode(const Profile& p, FirefoxOptions options = FirefoxOptions()) {
