@@ -19,16 +19,7 @@ class FirefoxTest < Minitest::Test
   PROFILE_VIEWER = File.join(TEST_GEMS, "bin/profile-viewer")
   OUR_VERSION = 55
 
-  def setup
-    @dir = Dir.mktmpdir("rperf-firefox")
-  end
-
-  def teardown
-    super
-    FileUtils.rm_rf(@dir)
-  end
-
-  def tmp(name) = File.join(@dir, name)
+  include TempDirTest
 
   def read_firefox(path)
     raw = File.binread(path)

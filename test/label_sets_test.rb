@@ -5,16 +5,7 @@ require_relative "test_helper"
 # A result Hash built by hand (or edited) is converted to the native profile by Rperf.save: its
 # samples' label_set_ids index the Hash's own label_sets (issue 24).
 class LabelSetsTest < Minitest::Test
-  def setup
-    @dir = Dir.mktmpdir("rperf-label-sets")
-  end
-
-  def teardown
-    super
-    FileUtils.rm_rf(@dir)
-  end
-
-  def tmp(name) = File.join(@dir, name)
+  include TempDirTest
 
   def round_trip(data, ext = "json.gz")
     path = tmp("p.#{ext}")

@@ -6,6 +6,7 @@ require "minitest/autorun"
 require "open3"
 require "rbconfig"
 require "tmpdir"
+require "fileutils"
 
 # Subprocess output (frame names, reports) is UTF-8 whatever the locale of the CI shell.
 Encoding.default_external = Encoding::UTF_8
@@ -69,6 +70,21 @@ module TimingRetry
       end
     end
   end
+end
+
+# A private temporary directory per test, removed after it: @dir, and tmp(name) in it.
+module TempDirTest
+  def setup
+    super
+    @dir = Dir.mktmpdir("rperf-test")
+  end
+
+  def teardown
+    super
+    FileUtils.rm_rf(@dir)
+  end
+
+  def tmp(name) = File.join(@dir, name)
 end
 
 class Minitest::Test
