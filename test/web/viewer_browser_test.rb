@@ -408,6 +408,8 @@ class ViewerBrowserTest < Minitest::Test
     assert_operator result["flameInRange"], :>, 3
     timings = result["tabs"].map { |tab, ms| "#{tab} #{ms} ms" }.join(", ")
     puts "\n#{BIG_ROWS} timeline rows: first render #{result['firstRender']} ms; #{timings}" if ENV["VERBOSE"] || ENV["RPERF_TIMINGS"]
+  end
+
   # Issue 30 (10): "<!--<script" in a profile's strings made the HTML parser skip the data
   # element's "</script>" (script data double-escaped state): the page stayed at "loading…".
   # The data holds no "<" at all now; the page renders with any string.
