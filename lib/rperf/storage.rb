@@ -42,7 +42,7 @@ module Rperf
       encode(profile, format, gzip: path.to_s.end_with?(".gz"), path: path.to_s, meta: meta)
       path
     rescue SystemCallError, IOError => e
-      raise WriteError.new("cannot write the profile: #{e.message}", path: path)
+      raise WriteError.mark(e, path)
     end
 
     def native(data)
