@@ -163,21 +163,24 @@ module Rperf
     end
 
     # Called by the fork hook in the child: profile it like the parent, into the session.
+    # The parent's labels are not carried over (as in rperf 0.11): the child starts a session
+    # of its own, labelled `%pid` (start_child).
     def restart_in_child
-      labels = self.labels
       session = @session
       @session = nil
       Native.after_fork_child
       return unless session && session.settings.inherit && (dir = session.child_session_dir || session.session_dir)
 
       start_child(dir, session.settings, forked: true)
-      label(**labels) unless labels.empty?
     end
 
     # A child process (forked, or spawned with the RPERF_* environment) profiles itself into the
-    # root's session directory and writes its profile there at exit.
+    # root's session directory and writes its profile there at exit. Its thread is labelled
+    # `%pid: "<pid>"` (Rperf.labels says so, as in rperf 0.11); the merge labels every sample of
+    # the child's file so, the child's other threads' too.
     def start_child(dir, settings, forked: false)
       start_session(Session.new(settings.with(output: nil, stat: false), child_session_dir: dir, forked: forked))
+      label("%pid": Process.pid.to_s)
       at_exit { stop if running? }
     end
 

@@ -31,13 +31,27 @@ module Rperf
     end
 
     # Children of this process are not profiled by the autostarted session (single process):
-    # restore the environment the user had before the CLI added to it.
+    # restore the environment the user had before the CLI added to it. Without the CLI (the user
+    # set RPERF_ENABLED=1 and RUBYOPT=-rrperf), remove only what loads rperf, as rperf 0.11 does:
+    # the `-rrperf` options and rperf's lib directory; the user's other options and load paths stay.
     def restore_child_environment
       %w[RUBYOPT RUBYLIB].each do |key|
         original = ENV.delete("RPERF_ORIGINAL_#{key}")
-        if original.nil? || original.empty? then ENV.delete(key) else ENV[key] = original end
+        value = original.nil? ? without_preload(key, ENV[key]) : original
+        if value.nil? || value.empty? then ENV.delete(key) else ENV[key] = value end
       end
       ENV_KEYS.each { |k| ENV.delete(k) }
+    end
+
+    def without_preload(key, value)
+      return nil if value.nil?
+
+      if key == "RUBYOPT"
+        value.split(" ").reject { |o| o == "-rrperf" }.join(" ")
+      else
+        lib = File.expand_path("..", __dir__)
+        value.split(File::PATH_SEPARATOR).reject { |p| p == lib }.join(File::PATH_SEPARATOR)
+      end
     end
 
     # A spawned child of a profiled root: the session variables name another process.

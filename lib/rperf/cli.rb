@@ -71,7 +71,7 @@ module Rperf
       end
     rescue Exit => e
       e.status
-    rescue Rperf::Error => e
+    rescue Rperf::Error, Rperf::WriteError => e
       @err.puts "Error: #{e.message}"
       1
     end
@@ -176,7 +176,7 @@ module Rperf
         "RPERF_META_LABELS" => opts[:labels].empty? ? nil : json(opts[:labels]),
       }
       if kind != :record
-        env["RPERF_STAT_COMMAND"] = argv.shelljoin
+        env["RPERF_STAT_COMMAND"] = argv.join(" ") # as rperf 0.11 shows it: the words, unquoted
         env["RPERF_STAT_REPORT"] = "1" if opts[:report]
       end
       env.compact
@@ -237,16 +237,16 @@ module Rperf
     def viewer_parser(banner, files, opts)
       OptionParser.new do |o|
         o.banner = banner
-        if files == 1
-          o.on("--port PORT", Integer, "Serve the viewer on this port (0: any free one). Useful for SSH port forwarding") do |v|
-            fail_with("Error: --port must be 0..65535, got #{v}") unless v.between?(0, 65_535)
-            opts[:port] = v
-            opts[:mode] = :serve
-          end
-          o.on("--host HOST", "Bind address of the viewer (default: 127.0.0.1); other hosts may connect only with this option") do |v|
-            opts[:host] = v
-            opts[:mode] = :serve
-          end
+        # As in rperf 0.11, --port/--host say where the viewer listens when it is served (no
+        # --top/--text/--format/--html): with one of those the report is printed and the command
+        # exits. diff accepts them too (0.11's go tool pprof web view); ours prints its table.
+        where = files == 1 ? "the viewer" : "nothing here: diff prints its table (no web view); accepted as rperf 0.11 does"
+        o.on("--port PORT", Integer, "Port of #{files == 1 ? 'the viewer (0: any free one). Useful for SSH port forwarding' : where}") do |v|
+          fail_with("Error: --port must be 0..65535, got #{v}") unless v.between?(0, 65_535)
+          opts[:port] = v
+        end
+        o.on("--host HOST", "Bind address of #{files == 1 ? 'the viewer (default: 127.0.0.1); other hosts may connect only with this option' : where}") do |v|
+          opts[:host] = v
         end
         o.on("--top", "Print top functions by #{files > 1 ? 'diff' : 'flat time'}") { opts[:mode] = :top }
         o.on("--text", "Print text #{files > 1 ? 'diff report' : 'report'}") { opts[:mode] = :text }
@@ -312,13 +312,14 @@ module Rperf
       parser = viewer_parser(REPORT_BANNER, 1, opts)
       parse(parser, argv)
       return print_help(parser) if opts[:help]
-      if argv.size > 1
-        fail_with("Unexpected extra arguments: #{argv.drop(1).join(' ')} (options must come before the file arguments)")
-      end
+      unexpected_arguments(argv.drop(1), parser)
 
       path = argv.first || "rperf.json.gz"
       if opts[:mode] == :serve && opts[:output]
         opts[:mode] = { callgrind: :callgrind, firefox: :firefox }.fetch(Storage.detect_format(opts[:output]), :serve)
+      end
+      if opts[:mode] != :serve && File.directory?(path)
+        fail_with("Directory input opens the time-travel viewer; --top/--text/--html/--format are not supported")
       end
       return serve(path, opts) if opts[:mode] == :serve
       return firefox(path, opts[:output]) if opts[:mode] == :firefox
@@ -432,7 +433,8 @@ module Rperf
       parse(parser, argv)
       return print_help(parser) if opts[:help]
 
-      fail_with("Two profile files required.\n#{parser}") unless argv.size == 2
+      fail_with("Two profile files required.\n#{parser}") if argv.size < 2
+      unexpected_arguments(argv.drop(2), parser)
       base, target = argv.map { |f| load_profile(f, opts[:mode]) }
       case opts[:mode]
       when :table then @out.print Table.diff_tsv(base, target)
@@ -440,6 +442,13 @@ module Rperf
       else @out.puts Diff.new(base, target, allocations: opts[:alloc]).render(limit: opts[:mode] == :top ? 20 : nil)
       end
       0
+    end
+
+    # order! stops at the first file: what follows the files (an option too) is an error.
+    def unexpected_arguments(rest, parser)
+      return if rest.empty?
+
+      fail_with("Unexpected extra arguments: #{rest.join(' ')} (options must come before the file arguments)\n#{parser}")
     end
 
     # Tables read JSON profiles only (as rperf 0.11); the other views read pprof files too.

@@ -129,6 +129,9 @@ module Rperf
         # Where the root's own profile goes: children ignore it, a root that exec's another Ruby
         # program (same pid) reads it back to keep writing its output.
         **settings.process_env.compact,
+        # and, under `rperf stat`/`exec`, its command line and --report (`exec "ruby", ...`
+        # keeps the header and the tables).
+        **(settings.stat ? Stat.env : {}),
         **Autostart.preload_env,
       }
     end

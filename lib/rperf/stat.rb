@@ -19,6 +19,12 @@ module Rperf
       @report = report
     end
 
+    # The same settings for a Ruby program this one execs: it goes on as the root and prints
+    # the summary at its exit (Multiprocess.child_environment).
+    def env
+      { "RPERF_STAT_COMMAND" => @command, "RPERF_STAT_REPORT" => (@report ? "1" : nil) }.compact
+    end
+
     def ms(ns) = count_with_commas(format("%.1f", ns / 1e6))
     def count(n) = count_with_commas(n.to_i.to_s)
 

@@ -45,7 +45,7 @@ module Rperf
       encode(profile, format, gzip: path.to_s.end_with?(".gz"), path: path.to_s, meta: meta)
       path
     rescue SystemCallError, IOError => e
-      raise WriteError.new("cannot write the profile: #{e.message}", path: path)
+      raise WriteError.mark(e, path)
     end
 
     # Any other file rperf writes (the --html page): the String as the file's new content,

@@ -14,7 +14,9 @@ class CompatTest < Minitest::Test
   FIXTURES = File.join(__dir__, "fixtures")
 
   # [probe, path pattern, kind]; kinds: :volatile (differs from run to run: same JSON type),
-  # :superset (a list of keys or methods: ours holds all of theirs), :ours (deliberate).
+  # :superset (a list of keys or methods: ours holds all of theirs), :ours (deliberate), :added
+  # (ours only: 0.11.1 has no such name), :removed (0.11.1's only), :first_line (an output whose
+  # first line, the message, is the same).
   KNOWN = [
     # Versions and our own API beside 0.11's.
     [:api, %r{\A/surface/(version|constants/VERSION)\z}, :ours],
@@ -22,8 +24,15 @@ class CompatTest < Minitest::Test
     [:api, %r{\A/surface/parameters/start\z}, :more_keywords],
     [:api, %r{\A/surface/constants/Collapsed/singleton_methods/encode\z}, :more_keywords], # allocations: (its allocation view)
     [:api, %r{\A/surface/underscore_singleton_methods\z}, :ours],          # 0.11's private C entry points
-    [:api, %r{\A/surface/constants/(Meta|PProf|Table|Text)/singleton_methods/\w+\z}, :ours], # helpers, not API
-    [:api, %r{\A/surface/constants/[A-Z]\w+\z}, :ours],                     # our modules and error classes
+    # Constants and helper methods: ours may add (our modules and error classes, helpers beside
+    # 0.11.1's); every constant and signature 0.11.1 has must be the same, except these helpers
+    # of its Ruby encoders and meta scanner, which ours does natively:
+    [:api, %r{\A/surface/constants/[A-Z]\w+\z}, :added],
+    [:api, %r{\A/surface/constants/(Meta|PProf|Table|Text)/singleton_methods/\w+\z}, :added],
+    [:api, %r{\A/surface/constants/Meta/singleton_methods/(finalize_scan|scan_prefix|scan_string|scan_value|skip_ws)\z}, :removed],
+    [:api, %r{\A/surface/constants/PProf/singleton_methods/(build_tables|encode_(bytes|int64|message|packed_u?int64|uint64|value_type|varint))\z}, :removed],
+    [:api, %r{\A/surface/constants/Table/singleton_methods/tsv_cell\z}, :removed],
+    [:api, %r{\A/surface/constants/Text/singleton_methods/format_table\z}, :removed],
     # Result shapes: extra keys (max_depth, function_start_lines, unique_* with raw samples,
     # user/sys in snapshots), timestamps as raw_samples' 6th element, label_sets always present.
     [:api, %r{keys\z}, :superset],
@@ -54,7 +63,9 @@ class CompatTest < Minitest::Test
     [:file, %r{\A/load p\.pb\.gz\z}, :ours],               # ours reads it (0.11.1: a JSON::ParserError)
     # The command line: help texts name our options too; outputs carry timings.
     [:cli, %r{\A/(-v|--version)/stdout\z}, :ours],
-    [:cli, %r{\A/(help/stdout|help/line_count|[a-z]+ --help/stdout|report --format foo/stderr|diff one file/stderr)\z}, :ours],
+    [:cli, %r{\A/(help/stdout|help/line_count|[a-z]+ --help/stdout)\z}, :ours],
+    # The message is 0.11.1's; the usage text after it names our options.
+    [:cli, %r{\A/(report --format foo|diff one file)/stderr\z}, :first_line],
     [:cli, %r{\A/(stat|stat --report|exec|stat fork)/stderr\z}, :stat_lines],
     [:cli, %r{\A/record -v/stderr\z}, :volatile],
     [:cli, %r{/(top_level_keys)\z}, :superset],
@@ -67,6 +78,18 @@ class CompatTest < Minitest::Test
     [:cli, %r{\A/(record|stat) --print-env/stdout\z}, :print_env],
     [:cli, %r{\A/(report --top pprof|diff --top)/(stdout|stderr)\z}, :ours], # native reading, no Go
     [:cli, %r{\A/RPERF_MODE=bogus/(status|stdout|stderr)\z}, :ours],         # runs unprofiled, with a message
+    # What a 0.11.1 user does beyond the basics (support/usage_probe.rb, issue 25): the user's
+    # RUBYOPT/RUBYLIB under RPERF_ENABLED, ActiveJobMiddleware as a concern, write errors,
+    # re-saving a loaded profile, label sets in any order and in forked children, programs that
+    # exec Ruby, report/diff flag combinations. Each accepted difference by name:
+    # a job performed with no session running runs unprofiled (0.11.1: RuntimeError "Rperf is not started").
+    [:usage, %r{\A/active_job/perform without a session\z}, :ours],
+    # --port 0 is any free port (the viewer of `report`; diff accepts the same range), so the
+    # range in the message is 0..65535.
+    [:usage, %r{\A/flags/diff --port 0/(status|stdout head|stderr)\z}, :ours],
+    [:usage, %r{\A/flags/diff --port 70000/stderr\z}, :ours],
+    # The message is 0.11.1's; the usage text after it names our options (as `--help` does).
+    [:usage, %r{\A/flags/(report FILE --top|report --port abc)/stderr\z}, :first_line],
   ].freeze
 
   # Public in 0.11.1 by accident (undocumented helpers of its own printing).
@@ -101,6 +124,9 @@ class CompatTest < Minitest::Test
       when :inspect then normalize_inspect(theirs) == normalize_inspect(ours)
       when :same_error then theirs.to_s[/\A[\w:]+/] == ours.to_s[/\A[\w:]+/]
       when :more_keywords then ours.start_with?(theirs.delete_suffix(")"))
+      when :added then theirs == :absent
+      when :removed then ours == :absent
+      when :first_line then theirs.is_a?(Array) && ours.is_a?(Array) && theirs.first == ours.first
       when :stat_lines then same_stat_lines?(theirs, ours)
       when :print_env then same_env_names?(theirs, ours)
       end
@@ -145,5 +171,16 @@ class CompatTest < Minitest::Test
 
   def test_command_line_options_messages_and_exit_statuses
     check("cli")
+  end
+
+  # Issue 25: RPERF_ENABLED with the user's RUBYOPT/RUBYLIB, ActiveJobMiddleware as a concern,
+  # write errors caught by `rescue SystemCallError`, a loaded profile saved again (each key
+  # once), label sets in any order and in a forked child, `exec`/`stat --report` of a program
+  # that execs Ruby, report/diff flag combinations.
+  def test_users_environment_integrations_errors_resave_labels_exec_and_flags
+    facts = check("usage")
+    assert_equal "-rset -W0", facts.dig("environment", "RPERF_ENABLED with the user's RUBYOPT and RUBYLIB", "RUBYOPT")
+    assert_equal 1, facts.dig("label_sets", "sets holding a=1 and b=2 only")
+    assert_equal [], facts.dig("resave", "again.json", "repeated keys")
   end
 end

@@ -53,6 +53,21 @@ TEST(Tables, InternByContent) {
   EXPECT_EQ(p.label_sets[y][0].value, "/y");
 }
 
+// Labels given in another order are the same set (Ruby's Hash equality, rperf 0.11's interning):
+// one id, the first order kept; a different value or an Integer for a String is another set.
+TEST(Tables, LabelSetsInternWhateverTheOrder) {
+  LabelSetTable t;
+  uint32_t ba = t.intern({{"b", "2", true}, {"a", "1", true}});
+  EXPECT_EQ(t.intern({{"a", "1", true}, {"b", "2", true}}), ba);
+  EXPECT_EQ(t[ba][0].key, "b");
+  EXPECT_EQ(t.with(t.intern({{"a", "1", true}}), {"b", "2", true}), ba);
+  EXPECT_NE(t.intern({{"a", "1", true}, {"b", "3", true}}), ba);
+  EXPECT_NE(t.intern({{"a", "1", false}, {"b", "2", true}}), ba);
+  EXPECT_NE(t.intern({{"a", "1", true}}), ba);
+  EXPECT_NE(t.intern({{"a", "1", true}, {"b", "2", true}, {"c", "3", true}}), ba);
+  EXPECT_EQ(t.size(), 6u);  // {}, {b,a}, {a}, {a,b=3}, {a="1",b}, {a,b,c}
+}
+
 TEST(Tables, ManyEntriesSurviveGrowth) {
   FrameTable t;
   for (int i = 0; i < 50000; i++) EXPECT_EQ(t.intern("f.rb", "m" + std::to_string(i), i % 7), static_cast<uint32_t>(i));

@@ -164,10 +164,13 @@ void encode_json(const Profile& p, const JsonValue& trailer, Output& out) {
       write_attribute(k, *v);
     }
   }
+  // The trailer (the writer's rperf_version, pid, ppid) replaces the same keys of a loaded
+  // profile, as rperf 0.11's Hash#merge does: a key appears once (strict readers reject twice).
+  auto in_trailer = [&](const std::string& key) { return trailer.get(key) != nullptr; };
   for (const JsonValue::Member& m : p.attributes.members()) {
     bool placed = false;
     for (const char* key : order) placed = placed || m.first == key;
-    if (!placed) write_attribute(m.first, m.second);
+    if (!placed && !in_trailer(m.first)) write_attribute(m.first, m.second);
   }
   if (p.has_allocations()) {
     write_allocations(out, p, arena, p.timestamps ? p.aggregated_allocations() : p.allocations, false);

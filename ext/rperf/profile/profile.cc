@@ -11,13 +11,32 @@ uint64_t frame_hash(const char* path, size_t path_len, const char* label, size_t
   return mix64(h ^ static_cast<uint32_t>(line));
 }
 
+// A label set is a set of labels whatever the order they were given in ({b: 2, a: 1} is
+// {a: 1, b: 2}, as Ruby's Hash equality says and rperf 0.11 interns them): the hash is a sum
+// over the labels, and two sets are the same when they hold the same labels.
 uint64_t label_set_hash(const LabelSet& set) {
   uint64_t h = set.size();
   for (const Label& l : set) {
-    h = hash_bytes(l.key.data(), l.key.size(), h);
-    h = hash_bytes(l.value.data(), l.value.size(), h) + l.integer;
+    uint64_t k = hash_bytes(l.key.data(), l.key.size());
+    h += mix64(hash_bytes(l.value.data(), l.value.size(), k) + l.integer);
   }
   return mix64(h);
+}
+
+bool same_labels(const LabelSet& a, const LabelSet& b) {
+  if (a.size() != b.size()) return false;
+  // Keys are unique within a set: every label of one in the other means the same set.
+  for (const Label& l : a) {
+    bool found = false;
+    for (const Label& m : b) {
+      if (m == l) {
+        found = true;
+        break;
+      }
+    }
+    if (!found) return false;
+  }
+  return true;
 }
 
 uint64_t sample_key_hash(const Sample& s) {
@@ -91,7 +110,7 @@ void StackTable::clear() {
 
 uint32_t LabelSetTable::intern(const LabelSet& set) {
   uint64_t h = label_set_hash(set);
-  uint32_t id = index_.find(h, [&](uint32_t i) { return sets_[i] == set; });
+  uint32_t id = index_.find(h, [&](uint32_t i) { return same_labels(sets_[i], set); });
   if (id != HashIndex::kNotFound) return id;
   id = static_cast<uint32_t>(sets_.size());
   sets_.push_back(set);

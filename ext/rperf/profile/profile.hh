@@ -112,6 +112,7 @@ using LabelSet = std::vector<Label>;  // insertion order, unique keys
 class LabelSetTable {
  public:
   LabelSetTable() { intern({}); }
+  // The set's id; the same labels in another order are the same set (the first order is kept).
   uint32_t intern(const LabelSet& set);
   // The set `id` with `label` added (or its key's value replaced).
   uint32_t with(uint32_t id, const Label& label);
