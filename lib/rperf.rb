@@ -41,11 +41,12 @@ module Rperf
     # aggregate: false, :raw_allocation_samples has one per sampled allocation, its time_ns last.
     def start(frequency: 1000, mode: :cpu, output: nil, verbose: false, format: nil, stat: false,
               signal: nil, aggregate: true, defer: false, inherit: :fork, lines: false,
-              max_depth: DEFAULT_MAX_DEPTH, vm_state_frames: false, allocations: nil)
+              max_depth: DEFAULT_MAX_DEPTH, vm_state_frames: false, allocations: nil,
+              max_label_sets: Settings::DEFAULTS[:max_label_sets])
       settings = Settings.new(frequency: frequency, mode: mode, output: output, verbose: verbose, format: format,
                               stat: stat, signal: signal, aggregate: aggregate, defer: defer, inherit: inherit,
                               lines: lines, max_depth: max_depth, vm_state_frames: vm_state_frames,
-                              allocations: allocations)
+                              allocations: allocations, max_label_sets: max_label_sets)
       start_session(Session.new(settings))
       return unless block_given?
 
@@ -205,7 +206,7 @@ module Rperf
       s = session.settings
       Native.start({ frequency: s.frequency, mode: s.wall? ? :wall : :cpu, aggregate: s.aggregate, signal: s.signal,
                      defer: s.defer, max_depth: s.max_depth, lines: session.capture_lines?, forked_child: session.forked?,
-                     allocation_interval: s.allocation_interval })
+                     allocation_interval: s.allocation_interval, max_label_sets: s.max_label_sets })
       @session = session
       session.start_inheritance
       ForkHook.install

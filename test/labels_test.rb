@@ -173,3 +173,21 @@ class LabelsTest < Minitest::Test
     assert_operator labels, :>, 10
   end
 end
+
+# Issue 30 (9): a scanner's endless distinct paths through the middleware cannot grow the
+# session's label-set table without bound: past max_label_sets a new set's values read "(other)".
+class LabelCardinalityTest < Minitest::Test
+  def test_label_sets_past_the_cap_fold_into_other
+    data = Rperf.start(mode: :wall, max_label_sets: 5) do
+      200.times { |i| Rperf.label(endpoint: "GET /scan/#{i}") { burn_cpu(0.001) } }
+    end
+    endpoints = data[:label_sets].filter_map { |set| set[:endpoint] }.uniq
+    assert_operator endpoints.size, :<=, 5, "4 endpoints before the cap, then (other): #{endpoints.inspect}"
+    others = data[:label_sets].each_index.select { |i| data[:label_sets][i][:endpoint] == "(other)" }
+    refute_empty others
+    assert_operator data[:label_sets_overflowed], :>=, 190
+    other_weight = data[:aggregated_samples].sum { |s| others.include?(s[3]) ? s[1] : 0 }
+    assert_operator other_weight, :>, 100_000_000, "the folded requests' time is kept, under (other)"
+    assert_raises(ArgumentError) { Rperf.start(max_label_sets: 0) }
+  end
+end

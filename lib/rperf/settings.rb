@@ -8,7 +8,7 @@ module Rperf
     DEFAULTS = {
       mode: :cpu, frequency: 1000, signal: nil, aggregate: true, defer: false, lines: false,
       max_depth: 512, vm_state_frames: false, output: nil, format: nil, inherit: :fork,
-      verbose: false, stat: false, allocations: nil,
+      verbose: false, stat: false, allocations: nil, max_label_sets: 10_000,
     }.freeze
     # `allocations: true` / `--alloc` without a number: one allocation in this many is sampled.
     DEFAULT_ALLOCATION_INTERVAL = 512
@@ -22,7 +22,7 @@ module Rperf
     SAMPLING_ENV = {
       mode: "RPERF_MODE", frequency: "RPERF_FREQUENCY", signal: "RPERF_SIGNAL", aggregate: "RPERF_AGGREGATE",
       defer: "RPERF_DEFER", lines: "RPERF_LINES", max_depth: "RPERF_MAX_DEPTH", vm_state_frames: "RPERF_VM_STATE_FRAMES",
-      allocations: "RPERF_ALLOCATIONS",
+      allocations: "RPERF_ALLOCATIONS", max_label_sets: "RPERF_MAX_LABEL_SETS",
     }.freeze
     PROCESS_ENV = { output: "RPERF_OUTPUT", format: "RPERF_FORMAT", verbose: "RPERF_VERBOSE", stat: "RPERF_STAT" }.freeze
     INHERIT_ENV = "RPERF_INHERIT"
@@ -51,7 +51,7 @@ module Rperf
     def self.parse_env(key, value)
       case key
       when :mode then value.to_sym
-      when :frequency, :max_depth then Integer(value, 10)
+      when :frequency, :max_depth, :max_label_sets then Integer(value, 10)
       when :allocations then value == "0" ? nil : Integer(value, 10)
       when :signal then %w[false 0].include?(value) ? false : Integer(value, 10)
       when :aggregate then value != "0"
@@ -110,6 +110,9 @@ module Rperf
       raise ArgumentError, "frequency must be <= #{MAX_FREQUENCY} (10KHz), got #{frequency}" if frequency > MAX_FREQUENCY
       raise ArgumentError, "mode must be :cpu or :wall, got #{mode.inspect}" unless %i[cpu wall].include?(mode)
       raise ArgumentError, "inherit must be :fork, true, or false, got #{inherit.inspect}" unless [true, false, :fork].include?(inherit)
+      unless max_label_sets.is_a?(Integer) && max_label_sets.between?(1, 2**31)
+        raise ArgumentError, "max_label_sets must be an Integer in 1..#{2**31}, got #{max_label_sets.inspect}"
+      end
       unless max_depth.is_a?(Integer) && max_depth.between?(1, MAX_DEPTH_LIMIT)
         raise ArgumentError, "max_depth must be an Integer in 1..#{MAX_DEPTH_LIMIT}, got #{max_depth.inspect}"
       end

@@ -367,3 +367,27 @@ TEST(Loader, SniffsJsonAndPprof) {
   EXPECT_EQ(sniff_file_kind("\r\n\t{}", 5), FileKind::kJson);
   EXPECT_EQ(sniff_file_kind("\n\x04\x08\x01\x10\x02", 6), FileKind::kPprof);
 }
+
+namespace rperf {
+namespace {
+// Issue 30 (9): past the cap a new label set folds into its keys with "(other)" values; known
+// sets keep their ids; the fold is counted.
+TEST(Tables, LabelSetsFoldIntoOtherPastTheCap) {
+  LabelSetTable t;  // holds {} already
+  uint32_t a = t.intern_bounded({{"endpoint", "GET /a", false}}, 3);
+  uint32_t b = t.intern_bounded({{"endpoint", "GET /b", false}}, 3);
+  EXPECT_EQ(t.size(), 3u);
+  uint32_t c = t.intern_bounded({{"endpoint", "GET /scan/1", false}}, 3);
+  uint32_t d = t.intern_bounded({{"endpoint", "GET /scan/2", false}}, 3);
+  EXPECT_EQ(c, d);
+  EXPECT_EQ(t[c][0].key, "endpoint");
+  EXPECT_EQ(t[c][0].value, kOtherLabelValue);
+  EXPECT_EQ(t.intern_bounded({{"endpoint", "GET /a", false}}, 3), a);
+  EXPECT_EQ(t.intern_bounded({{"endpoint", "GET /b", false}}, 3), b);
+  EXPECT_EQ(t.size(), 4u);
+  EXPECT_EQ(t.overflowed(), 2u);
+  for (int i = 0; i < 1000; i++) t.intern_bounded({{"endpoint", "x" + std::to_string(i), false}, {"id", std::to_string(i), true}}, 3);
+  EXPECT_EQ(t.size(), 5u);  // plus {endpoint: (other), id: (other)}
+}
+}  // namespace
+}  // namespace rperf

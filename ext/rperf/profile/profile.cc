@@ -118,6 +118,20 @@ uint32_t LabelSetTable::intern(const LabelSet& set) {
   return id;
 }
 
+uint32_t LabelSetTable::intern_bounded(const LabelSet& set, size_t cap) {
+  uint64_t h = label_set_hash(set);
+  uint32_t id = index_.find(h, [&](uint32_t i) { return same_labels(sets_[i], set); });
+  if (id != HashIndex::kNotFound) return id;
+  if (sets_.size() < cap) return intern(set);
+  overflowed_++;
+  LabelSet other = set;
+  for (Label& l : other) {
+    l.value = kOtherLabelValue;
+    l.integer = false;
+  }
+  return intern(other);
+}
+
 uint32_t LabelSetTable::with(uint32_t id, const Label& label) {
   LabelSet set = sets_[id];
   bool replaced = false;

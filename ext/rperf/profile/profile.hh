@@ -109,11 +109,19 @@ struct Label {
 };
 using LabelSet = std::vector<Label>;  // insertion order, unique keys
 
+// The value a label gets once a session's label-set table is full (LabelSetTable::intern_bounded).
+constexpr const char* kOtherLabelValue = "(other)";
+
 class LabelSetTable {
  public:
   LabelSetTable() { intern({}); }
   // The set's id; the same labels in another order are the same set (the first order is kept).
   uint32_t intern(const LabelSet& set);
+  // As intern, but once `cap` sets exist a new set is interned with every value replaced by
+  // kOtherLabelValue (its keys kept): a scanner's endless paths cannot grow the table without
+  // bound. `overflowed` counts the sets so folded.
+  uint32_t intern_bounded(const LabelSet& set, size_t cap);
+  uint64_t overflowed() const { return overflowed_; }
   // The set `id` with `label` added (or its key's value replaced).
   uint32_t with(uint32_t id, const Label& label);
   const LabelSet& operator[](uint32_t id) const { return sets_[id]; }
@@ -123,6 +131,7 @@ class LabelSetTable {
  private:
   std::vector<LabelSet> sets_;
   HashIndex index_;
+  uint64_t overflowed_ = 0;
 };
 
 struct Sample {

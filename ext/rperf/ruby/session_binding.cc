@@ -38,12 +38,12 @@ const rb_data_type_t kMarkerType = {"rperf/marker", {marker_mark, nullptr, nullp
 VALUE start_option(VALUE options, const char* name) { return rb_hash_lookup2(options, ID2SYM(rb_intern(name)), Qundef); }
 
 // Native.start(frequency:, mode: :cpu|:wall, aggregate:, signal: nil|false|Integer, defer:,
-// max_depth:, lines:, forked_child:, allocation_interval: nil|Integer). Validated by
+// max_depth:, lines:, forked_child:, allocation_interval: nil|Integer, max_label_sets:). Validated by
 // Rperf::Settings; unknown keys are a programming error.
 VALUE native_start(VALUE, VALUE options) {
   if (g_session) rb_raise(rb_eRuntimeError, "Rperf is already running");
   Check_Type(options, T_HASH);
-  static const char* const kKeys[] = {"frequency", "mode", "aggregate", "signal", "defer", "max_depth", "lines", "forked_child", "allocation_interval"};
+  static const char* const kKeys[] = {"frequency", "mode", "aggregate", "signal", "defer", "max_depth", "lines", "forked_child", "allocation_interval", "max_label_sets"};
   VALUE keys = rb_funcall(options, rb_intern("keys"), 0);
   for (long i = 0; i < RARRAY_LEN(keys); i++) {
     VALUE key = RARRAY_AREF(keys, i);
@@ -66,6 +66,7 @@ VALUE native_start(VALUE, VALUE options) {
   if ((v = start_option(options, "lines")) != Qundef) o.lines = RTEST(v);
   if ((v = start_option(options, "forked_child")) != Qundef) o.forked_child = RTEST(v);
   if ((v = start_option(options, "allocation_interval")) != Qundef && !NIL_P(v)) o.allocation_interval = NUM2UINT(v);
+  if ((v = start_option(options, "max_label_sets")) != Qundef) o.max_label_sets = NUM2UINT(v);
   VALUE error = Qnil;
   Session* s = nullptr;
   without_cxx_exceptions([&] { s = new Session(o); });  // the ring's buffers are allocated here
@@ -164,7 +165,7 @@ VALUE native_merge_labels(VALUE, VALUE hash) {
     previous = ts->timeline.label_set();
     LabelSet set = g_session->label_sets[previous];
     apply_label_edits(edits, set);
-    const uint32_t id = g_session->label_sets.intern(set);
+    const uint32_t id = g_session->label_sets.intern_bounded(set, g_session->opts.max_label_sets);
     g_session->set_label(ts, id);  // the one change to the thread's state (closes its interval)
   });
   if (no_thread_state) rb_memerror();

@@ -124,6 +124,8 @@ void build_profile(Session& s, const BuildOptions& opts, Profile& out) {
   a.set("hook_time_ns", JsonValue::integer(s.hook_time_ns));
   uint64_t dropped = s.dropped_samples.load();
   if (dropped) a.set("dropped_samples", JsonValue::integer(static_cast<int64_t>(dropped)));
+  // Label sets folded into "(other)" once max_label_sets distinct ones existed.
+  if (s.label_sets.overflowed()) a.set("label_sets_overflowed", JsonValue::integer(static_cast<int64_t>(s.label_sets.overflowed())));
   a.set("detected_thread_count", JsonValue::integer(s.threads.detected()));
   a.set("start_time_ns", JsonValue::integer(s.start_realtime_ns));
   a.set("duration_ns", JsonValue::integer(now - s.start_mono_ns));

@@ -33,6 +33,7 @@ struct SessionOptions {
   bool lines = false;     // capture line numbers (lines: true, or a pprof output)
   bool forked_child = false;  // a forked child's session: its thread's CPU counts from the fork
   uint32_t allocation_interval = 0;  // > 0: sample one allocation in this many on average
+  uint32_t max_label_sets = 10000;   // distinct label sets before new ones fold into "(other)"
 };
 
 struct GcTracking {
