@@ -50,12 +50,13 @@ module Rperf
 
     # Any other file rperf writes (the --html page): the String as the file's new content,
     # atomically (a temporary file beside the target's real path, fsync, rename), as profiles
-    # are written. A failure raises WriteError and leaves the previous file as it was.
+    # are written. A failure raises the Errno marked WriteError (as a profile's save does) and
+    # leaves the previous file as it was.
     def write_file(path, string)
       Native.write_file(path.to_s, string)
       path
     rescue SystemCallError, IOError => e
-      raise WriteError.new("cannot write the file: #{e.message}", path: path)
+      raise WriteError.mark(e, path)
     end
 
     def native(data)
