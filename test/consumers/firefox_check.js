@@ -29,7 +29,14 @@ async function main() {
     page.on('console', (m) => { if (m.type() === 'error') out.errors.push(m.text()); });
     await page.goto(url);
     // Loaded: the profile is in the store and the call tree tab has drawn rows.
-    await page.waitForFunction(() => window.profile && document.querySelector('.treeViewRow'), null, { timeout: 60000 });
+    // (window.profile throws until the profile is in the store: not loaded yet.)
+    await page.waitForFunction(() => {
+      try {
+        return window.profile && document.querySelector('.treeViewRow');
+      } catch (e) {
+        return false;
+      }
+    }, null, { timeout: 60000 });
     const profile = await page.evaluate(() => ({
       version: window.profile.meta.preprocessedProfileVersion,
       product: window.profile.meta.product,
