@@ -21,7 +21,7 @@ module CompatProbe
   module Usage
     APP = <<~RUBY
       def work(n) = n < 2 ? n : work(n - 1) + work(n - 2)
-      work(24)
+      work(27) # about 20 ms of CPU: a busy machine still samples it (work(24), 4 ms, was missed)
     RUBY
 
     module_function
