@@ -8,7 +8,6 @@ require "rperf/cli"
 # The call-tree views (Rperf::CallTree, Rperf::MethodTable), their printers, and callgrind
 # output read by callgrind_annotate: exact on hand-built profiles, with tolerances on real ones.
 class CallTreeTest < Minitest::Test
-  extend TimingRetry
 
   # The seed's example (ruby-prof's architecture notes): process calls validate then save,
   # save calls validate then write. Frames [path, label, line]; samples leaf first.
@@ -179,7 +178,6 @@ class CallTreeTest < Minitest::Test
     assert_operator pong.total_ns, :<, ping.total_ns
     assert_equal %w[Object#ping Object#pong], tree.visit.select { |n, e| e == :enter && n.recursive? && n.name.start_with?("Object#p") }.map { |n, _| n.name }.uniq.sort
   end
-  timing_sensitive :test_recursion_total_is_the_outer_duration_not_the_sum, :test_seed_program_validate_from_two_call_sites
 
   # --- printers ----------------------------------------------------------------------------
 

@@ -259,9 +259,6 @@ class CliTest < Minitest::Test
     assert_match(/RPERF_FREQUENCY must be an integer.*running without profiling/, err)
   end
 
-  timing_sensitive :test_stat_shows_gvl_blocked_for_sleep,
-                   :test_diff_ranks_the_slowed_function_first
-
   def test_labels_snapshot_dir_and_print_only
     out_path = File.join(@dir, "l.json.gz")
     _o, err, status = rperf("record", "--label", "ci=1", "--label", "build=a=b", "-o", out_path, RUBY, "-e", "1")

@@ -212,5 +212,4 @@ class EngineApiTest < Minitest::Test
     assert_operator mine.(final), :>=, mine.(second)
   end
 
-  timing_sensitive :test_snapshot_and_clear, :test_start_snapshot_and_stop_return_at_once_beside_a_busy_thread
 end

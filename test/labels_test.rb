@@ -65,9 +65,6 @@ class LabelsTest < Minitest::Test
     assert_raises(ArgumentError) { Rperf.profile }
   end
 
-  timing_sensitive :test_labelled_samples_carry_their_label_set,
-                   :test_defer_and_profile_sample_only_inside_profile_blocks
-
   # As rperf 0.11: in a session that is not deferred, a profile block labels and sampling goes
   # on after it ends.
   def test_profile_block_does_not_pause_a_continuous_session

@@ -345,7 +345,4 @@ class MultiprocessTest < Minitest::Test
   ensure
     saved.each { |k, v| v ? ENV[k] = v : ENV.delete(k) }
   end
-
-  timing_sensitive :test_stat_of_four_forked_children,
-                   :test_merged_total_is_the_sum_of_each_processes_own_total
 end

@@ -30,6 +30,36 @@ module RperfTestHelper
 
   def labels_of(data, sample) = data[:label_sets][sample[3]]
 
+  def monotonic_ns = Process.clock_gettime(Process::CLOCK_MONOTONIC, :nanosecond)
+  def thread_cpu_ns = Process.clock_gettime(Process::CLOCK_THREAD_CPUTIME_ID, :nanosecond)
+
+  # Timing assertions compare a profile with what the machine gave the code, measured around it
+  # (an upper bound) and inside it (a lower bound), and allow only the sampling error below.
+  #
+  # A sample charges the interval since its thread's previous event to the stack and labels it
+  # finds at the interval's end. So of a region of a thread's samples (those the block selects),
+  # only the first sample of each stretch inside it (its interval may begin before the region)
+  # and the first one after it (its interval may begin inside) mix the region's time with the
+  # outside: the sum of their weights bounds the error of the region's weight, whatever the
+  # machine did meanwhile (a thread descheduled for 30 ms makes a 30 ms sample). Needs the raw
+  # samples (aggregate: false).
+  def boundary_weight(data, thread_seq, &inside)
+    samples = data.fetch(:raw_samples).each_with_index.select { |s, _| s[2] == thread_seq }
+    was_inside = false
+    samples.sort_by { |s, i| [s[5], i] }.sum do |s, _|
+      now_inside = inside.call(s) ? true : false
+      crossing = now_inside != was_inside
+      was_inside = now_inside
+      crossing ? s[1] : 0
+    end
+  end
+
+  def raw_weight(data, thread_seq = nil, &selected)
+    data.fetch(:raw_samples).sum { |s| (thread_seq.nil? || s[2] == thread_seq) && selected.call(s) ? s[1] : 0 }
+  end
+
+  def frame?(sample, label) = sample[0].any? { |f| f[1] == label }
+
   # What a profile says, whatever derived keys (meta, summary, counts) came with it: for
   # comparing a profile with its saved and loaded copy. Label keys compare as Symbols.
   def body(data)
@@ -55,23 +85,6 @@ module RperfTestHelper
   end
 end
 
-# Timing-sensitive tests measure real time on a shared, noisy machine. A failed measurement is
-# taken again once: the test fails only when both attempts fail, and a retry is reported.
-module TimingRetry
-  def timing_sensitive(*names)
-    names.each do |name|
-      original = instance_method(name)
-      define_method(name) do
-        original.bind_call(self)
-      rescue Minitest::Assertion => e
-        Rperf.stop if Rperf.running?
-        warn "\n#{self.class}##{name}: measuring again after: #{e.message.lines.last.strip}"
-        original.bind_call(self)
-      end
-    end
-  end
-end
-
 # A private temporary directory per test, removed after it: @dir, and tmp(name) in it.
 module TempDirTest
   def setup
@@ -89,7 +102,6 @@ end
 
 class Minitest::Test
   include RperfTestHelper
-  extend TimingRetry
 
   def teardown
     Rperf.stop if Rperf.running?

@@ -150,11 +150,4 @@ class ThreadContextTest < Minitest::Test
     idle.join
     assert_equal [1], data[:aggregated_samples].map { |s| s[2] }.uniq
   end
-
-  timing_sensitive :test_sleeping_thread_is_gvl_blocked_on_the_sleep_stack,
-                   :test_cpu_contention_shows_gvl_wait_and_each_thread_adds_up,
-                   :test_cpu_mode_counts_cpu_burned_without_the_gvl,
-                   :test_gc_phases_and_wall_conservation,
-                   :test_gc_weight_matches_gc_stat_time,
-                   :test_gc_in_cpu_mode_conserves_cpu_time
 end

@@ -6,7 +6,6 @@ require_relative "web_helper"
 # perform_now, in a child process so that ActiveSupport stays out of this one.
 class ActiveJobMiddlewareTest < Minitest::Test
   include WebTestHelper
-  extend TimingRetry
 
   def test_performs_are_labelled_by_job_class
     result, data = run_profiled_fixture("active_job_worker.rb")
@@ -20,5 +19,4 @@ class ActiveJobMiddlewareTest < Minitest::Test
     assert_operator blocked, :>=, 0.95 * 4 * 20e6
     assert_match(/needs an ActiveJob class/, result.fetch("not_a_job"))
   end
-  timing_sensitive :test_performs_are_labelled_by_job_class
 end
