@@ -40,18 +40,22 @@ module RperfTestHelper
   # finds at the interval's end. So of a region of a thread's samples (those the block selects),
   # only the first sample of each stretch inside it (its interval may begin before the region)
   # and the first one after it (its interval may begin inside) mix the region's time with the
-  # outside: the sum of their weights bounds the error of the region's weight, whatever the
-  # machine did meanwhile (a thread descheduled for 30 ms makes a 30 ms sample). Needs the raw
-  # samples (aggregate: false).
+  # outside, and so does the thread's last sample when it is inside (stop closes the interval
+  # on the thread's last stack): the sum of their weights bounds the error of the region's
+  # weight, whatever the machine did meanwhile (a thread descheduled for 30 ms makes a 30 ms
+  # sample). Needs the raw samples (aggregate: false).
   def boundary_weight(data, thread_seq, &inside)
     samples = data.fetch(:raw_samples).each_with_index.select { |s, _| s[2] == thread_seq }
+    samples = samples.sort_by { |s, i| [s[5], i] }.map(&:first)
     was_inside = false
-    samples.sort_by { |s, i| [s[5], i] }.sum do |s, _|
+    crossings = samples.sum do |s|
       now_inside = inside.call(s) ? true : false
       crossing = now_inside != was_inside
       was_inside = now_inside
       crossing ? s[1] : 0
     end
+    last = samples.last
+    crossings + (last && was_inside && samples.size > 1 && inside.call(samples[-2]) ? last[1] : 0)
   end
 
   def raw_weight(data, thread_seq = nil, &selected)
