@@ -116,21 +116,35 @@ class CallTreeTest < Minitest::Test
       validate
       save
     end
-    data = Rperf.start(mode: :wall, frequency: 500) { process }
+    now = -> { Process.clock_gettime(Process::CLOCK_MONOTONIC, :nanosecond) }
+    elapsed = {}
+    data = Rperf.start(mode: :wall, frequency: 500, aggregate: false) do
+      t0 = now.call
+      process
+      elapsed["Object#process"] = now.call - t0
+    end
     Rperf.save(ARGV[0], data)
+    puts JSON.generate(elapsed)
   RUBY
 
+  # The profile a program saves, and the wall time it measured around each method it names.
   def profile_of(code)
     Dir.mktmpdir do |dir|
       path = File.join(dir, "p.json.gz")
-      _out, err, status = run_ruby("require 'rperf'\n#{code}", path)
+      out, err, status = run_ruby("require 'rperf'\nrequire 'json'\n#{code}", path)
       assert status.success?, err
-      Rperf.load(path)
+      [Rperf.load(path), JSON.parse(out)]
     end
   end
 
+  # A method's total is its measured wall time within its boundary samples (test_helper).
+  def assert_total_is_measured(data, elapsed, name, total_ns)
+    inside = ->(s) { frame?(s, name) }
+    assert_in_delta elapsed.fetch(name), total_ns, boundary_weight(data, 1, &inside), "#{name}'s total vs its measured time"
+  end
+
   def test_seed_program_validate_from_two_call_sites
-    data = profile_of(SEED_PROGRAM)
+    data, elapsed = profile_of(SEED_PROGRAM)
     tree = Rperf::CallTree.new(data)
     validates = tree.visit.select { |n, e| e == :enter && n.name == "Object#validate" }.map(&:first)
     assert_equal 2, validates.size
@@ -143,7 +157,8 @@ class CallTreeTest < Minitest::Test
     assert_equal ["Kernel#sleep"], sleeps.map(&:name).uniq
     assert_includes sleeps.flat_map(&:children).map(&:name), "[GVL blocked]"
     process = tree.method_table["Object#process"]
-    assert_within 90_000_000, process.total_ns, 0.5
+    assert_operator elapsed["Object#process"], :>=, 90_000_000
+    assert_total_is_measured data, elapsed, "Object#process", process.total_ns
   end
 
   RECURSIVE_PROGRAM = <<~RUBY
@@ -154,19 +169,29 @@ class CallTreeTest < Minitest::Test
     end
     def ping(n) = (sleep(0.02); n.zero? ? nil : pong(n))
     def pong(n) = (sleep(0.02); ping(n - 1))
-    data = Rperf.start(mode: :wall, frequency: 500) { simple(2); ping(2) }
+    now = -> { Process.clock_gettime(Process::CLOCK_MONOTONIC, :nanosecond) }
+    elapsed = {}
+    data = Rperf.start(mode: :wall, frequency: 500, aggregate: false) do
+      t0 = now.call
+      simple(2)
+      t1 = now.call
+      ping(2)
+      elapsed["Object#ping"] = now.call - t1
+      elapsed["Object#simple"] = t1 - t0
+    end
     Rperf.save(ARGV[0], data)
+    puts JSON.generate(elapsed)
   RUBY
 
   def test_recursion_total_is_the_outer_duration_not_the_sum
-    data = profile_of(RECURSIVE_PROGRAM)
+    data, elapsed = profile_of(RECURSIVE_PROGRAM)
     tree = Rperf::CallTree.new(data)
     table = tree.method_table
     simples = tree.visit.select { |n, e| e == :enter && n.name == "Object#simple" }.map(&:first)
     assert_equal [false, true, true], simples.map(&:recursive?)
     simple = table["Object#simple"]
     assert_equal simples.first.total_ns, simple.total_ns # the outermost call only
-    assert_within 120_000_000, simple.total_ns, 0.5
+    assert_total_is_measured data, elapsed, "Object#simple", simple.total_ns
     assert_operator simples.sum(&:total_ns), :>, simple.total_ns * 1.6 # what a naive sum would say
     assert simple.recursive?
     assert_equal 1, (simple.callees.count { |a| a.method.name == "Object#simple" })
@@ -174,7 +199,7 @@ class CallTreeTest < Minitest::Test
     ping = table["Object#ping"]
     pong = table["Object#pong"]
     assert ping.recursive? && pong.recursive?
-    assert_within 100_000_000, ping.total_ns, 0.5
+    assert_total_is_measured data, elapsed, "Object#ping", ping.total_ns
     assert_operator pong.total_ns, :<, ping.total_ns
     assert_equal %w[Object#ping Object#pong], tree.visit.select { |n, e| e == :enter && n.recursive? && n.name.start_with?("Object#p") }.map { |n, _| n.name }.uniq.sort
   end
@@ -258,7 +283,7 @@ class CallTreeTest < Minitest::Test
 
   def test_callgrind_annotate_reads_our_totals
     assert_callgrind_agrees(seed_profile)
-    assert_callgrind_agrees(profile_of(RECURSIVE_PROGRAM))
+    assert_callgrind_agrees(profile_of(RECURSIVE_PROGRAM).first)
   end
 
   # speedscope's callgrind importer (its npm package, in headless Chromium) rebuilds the same
