@@ -18,15 +18,17 @@ class SidekiqMiddlewareTest < Minitest::Test
     warn "sidekiq: measured #{measured.inspect}, outer #{outer.inspect}, labelled #{by_job.inspect}" if ENV["RPERF_TEST_VERBOSE"]
     # A job's labelled weight covers its perform and no more than the labelled block around it
     # (a middleware outside Rperf's measures that block: a GVL wait just before or after
-    # perform is in it, and perform's own timing cannot see it).
+    # perform is in it, and perform's own timing cannot see it). Label changes close intervals:
+    # no sampling error at either end.
     %w[CpuJob SleepJob].each do |job|
-      assert_operator by_job[job], :>=, measured.fetch(job) * 0.97, "#{job} weight vs time in perform"
-      assert_operator by_job[job], :<=, outer.fetch(job) * 1.03, "#{job} weight vs time in the labelled block"
+      assert_operator by_job[job], :>=, measured.fetch(job), "#{job} weight vs time in perform"
+      assert_operator by_job[job], :<=, outer.fetch(job), "#{job} weight vs time in the labelled block"
       assert_operator outer.fetch(job), :>=, measured.fetch(job)
     end
     sleeping = weight_labelled(data, job: "SleepJob", "%GVL": "blocked")
-    # The 30 ms sleeps are off the GVL; the rest is waiting for it behind the CPU jobs.
-    assert_operator sleeping, :>=, 0.95 * 6 * 30e6, "SleepJob time blocked off the GVL"
+    # Each 30 ms sleep is blocked from its start to its wake-up; the rest is waiting for the GVL
+    # behind the CPU jobs.
+    assert_operator sleeping, :>=, 6 * 30e6, "SleepJob time blocked off the GVL"
     assert_operator sleeping, :<, by_job["SleepJob"]
     assert_equal %w[CpuJob SleepJob], by_job.keys.compact.sort
   end
