@@ -2,7 +2,6 @@
 
 require_relative "../rperf"
 require "json"
-require "socket"
 require "time"
 require_relative "viewer/payload"
 require_relative "viewer/call_tree_payload"
