@@ -356,7 +356,7 @@ class CliTest < Minitest::Test
     assert status.success?, err
     Open3.popen3(RUBY, RPERF, "report", json, chdir: @dir) do |_in, _out, stderr, wait|
       line = stderr.gets
-      url = URI(line[%r{http://127\.0\.0\.1:\d+/rperf/}] || flunk(line))
+      url = URI(line[%r{http://127\.0\.0\.1:\d+/}] || flunk(line))
       Net::HTTP.start(url.host, url.port) do |http|
         refused = http.get("#{url.path}snapshots", "host" => "attacker.example:#{url.port}")
         assert_equal "403", refused.code
@@ -421,12 +421,17 @@ class CliTest < Minitest::Test
   def assert_serves_until_sigterm(args, json)
     Open3.popen3(RUBY, RPERF, "report", *args, json, chdir: @dir) do |_in, _out, err, wait|
       line = err.gets
-      url = line[%r{http://127\.0\.0\.1:\d+/rperf/}]
+      # At the root, as rperf 0.11 serves it (issue 25); the /rperf/ of earlier versions redirects.
+      url = line[%r{http://127\.0\.0\.1:\d+/ }]&.chomp(" ")
       assert url, line
       list = JSON.parse(Net::HTTP.get(URI("#{url}snapshots")))
       entries = list.is_a?(Hash) ? list["snapshots"] : list
       assert_equal 1, entries.size, list
       assert_match(/<html/i, Net::HTTP.get(URI(url)))
+      { "rperf" => "/", "rperf/" => "/", "rperf/snapshots" => "/snapshots", "rperf/snapshots/1?x=1" => "/snapshots/1?x=1" }.each do |old, new|
+        moved = Net::HTTP.get_response(URI("#{url}#{old}"))
+        assert_equal ["301", new], [moved.code, moved["location"]], old
+      end
       Process.kill("TERM", wait.pid)
       assert wait.value.success?
     end

@@ -357,15 +357,47 @@ class FormatsTest < Minitest::Test
     path
   end
 
-  def test_loaded_frames_are_shared_and_frozen_like_stop
+  # As rperf 0.11's results (issue 25): every sample has an Array of frames of its own; a frame
+  # is one Array shared by the samples that hold it; all of them mutable.
+  def test_loaded_frames_are_shared_and_mutable_like_stop
     data = large_profile
     Rperf.save(tmp("shared.json.gz"), data)
     loaded = Rperf.load(tmp("shared.json.gz"))
     assert_equal body(data), body(loaded)
-    frames = loaded[:aggregated_samples].flat_map(&:first)
+    stacks = loaded[:aggregated_samples].map(&:first)
+    frames = stacks.flatten(1)
     assert_operator frames.uniq(&:object_id).size, :<=, 3000
-    assert frames.all?(&:frozen?)
-    assert loaded[:aggregated_samples].none?(&:frozen?), "samples stay mutable, as from stop"
+    assert_equal stacks.size, stacks.uniq(&:object_id).size, "one Array per sample"
+    assert (stacks + frames + loaded[:aggregated_samples]).none?(&:frozen?)
+  end
+
+  # Results are mutable (issue 25), so saving one that was changed in place must write the
+  # change, however it was made; an unchanged one is still written from its native profile.
+  def test_results_changed_in_place_are_saved_as_changed
+    fresh = ->(raw) { Rperf.start(mode: :wall, aggregate: !raw) { burn_cpu(0.03) } }
+    labels = ->(d) { d[:aggregated_samples].flat_map { |st| st[0].map { |f| f[1] } }.uniq }
+    edits = {
+      "map! on a sample's frames" => ->(d) { d[:aggregated_samples][0][0].map! { |f| [f[0], "mapped"] } },
+      "a frame's label replaced" => ->(d) { d[:aggregated_samples][0][0][0][1] = "replaced" },
+      "a label String of the same bytes" => ->(d) { d[:aggregated_samples][0][0][0][1] = +"#{d[:aggregated_samples][0][0][0][1]}" },
+      "a raw sample's frames reversed" => ->(d) { d[:raw_samples].each { |st| st[0].reverse! } },
+    }
+    edits.each do |name, edit|
+      data = fresh.call(name.include?("raw"))
+      native = Rperf::Storage.native(data)
+      assert_same native, Rperf::Storage.native(data), "#{name}: unchanged, the view's own profile"
+      edit.call(data)
+      # An equal String is the same frame: the view stays its profile's.
+      next assert_same native, Rperf::Storage.native(data), name if name.include?("same bytes")
+
+      refute_same native, Rperf::Storage.native(data), name
+      loaded = Rperf.load(tmp_save(data))
+      case name
+      when /map!/ then assert_includes labels.(loaded), "mapped"
+      when /replaced/ then assert_includes labels.(loaded), "replaced"
+      else assert_equal data[:raw_samples].map(&:first), loaded[:raw_samples].map(&:first), name
+      end
+    end
   end
 
   def test_raw_samples_round_trip_for_timelines

@@ -410,9 +410,18 @@ module Rperf
       require_relative "viewer"
       host = opts[:host] || "127.0.0.1"
       local = %w[127.0.0.1 localhost ::1].include?(host)
-      viewer = Viewer.new(nil, allow: local ? :loopback : :any)
+      # At the root, as rperf 0.11 serves it; /rperf/... (the address earlier versions of this
+      # gem printed) redirects there.
+      viewer = Viewer.new(nil, path: "", allow: local ? :loopback : :any)
       File.directory?(path) ? viewer.add_snapshot_dir(path) : viewer.add_snapshot(load_profile(path, :serve))
-      server = Puma::Server.new(viewer, nil, min_threads: 1, max_threads: 4,
+      app = lambda do |env|
+        old = env["PATH_INFO"].to_s[%r{\A/rperf(/.*)?\z}, 1]
+        next viewer.call(env) unless old || env["PATH_INFO"] == "/rperf"
+
+        query = env["QUERY_STRING"].to_s.empty? ? "" : "?#{env['QUERY_STRING']}"
+        [301, { "location" => "#{old || '/'}#{query}", "content-type" => "text/plain" }, [""]]
+      end
+      server = Puma::Server.new(app, nil, min_threads: 1, max_threads: 4,
                                 log_writer: Puma::LogWriter.new(StringIO.new, @err))
       server.add_tcp_listener(host, opts[:port] || 0)
       port = server.connected_ports.first

@@ -2,7 +2,6 @@
 
 require_relative "../rperf"
 require "json"
-require "socket"
 require "time"
 require_relative "viewer/payload"
 require_relative "viewer/call_tree_payload"
@@ -71,7 +70,11 @@ module Rperf
       positive.("max_snapshots", max_snapshots)
       positive.("max_samples", max_samples)
       positive.("max_timeline", max_timeline)
-      raise ArgumentError, "path must be a String starting with /, got #{path.inspect}" unless path.is_a?(String) && path.start_with?("/")
+      # "" (or "/") serves at the root of wherever it is mounted: rperf 0.11's Rails example,
+      # `mount Rperf::Viewer.new(nil, path: ""), at: "/rperf"`.
+      unless path.is_a?(String) && (path.empty? || path.start_with?("/"))
+        raise ArgumentError, "path must be \"\" or a String starting with /, got #{path.inspect}"
+      end
 
       @app = app
       @path = path.chomp("/")
@@ -91,23 +94,43 @@ module Rperf
       auto_snapshot(every: auto_snapshot) unless auto_snapshot.nil?
     end
 
-    # The JSON body of GET <path>/snapshots/<id>: the list entry, the profile (Payload).
+    # The JSON body of GET <path>/snapshots/<id>: the list entry with the profile's own counts
+    # (rperf 0.11's keys), then the profile in our compact shape (Payload).
     def self.snapshot_body(list_entry, data, max_samples:, max_timeline:)
-      list_entry.merge(**Payload.build(data, max_samples: max_samples, max_timeline: max_timeline),
-                       mode: data[:mode], frequency: data[:frequency])
+      list_entry.merge(mode: data[:mode], frequency: data[:frequency], duration_ns: data[:duration_ns],
+                       sampling_count: data[:sampling_count], meta: data[:meta] || list_entry[:meta],
+                       summary: data[:summary] || list_entry[:summary],
+                       **Payload.build(data, max_samples: max_samples, max_timeline: max_timeline))
     end
 
-    # What the snapshot list shows of a profile taken in this process (a loaded file brings
-    # its own meta and summary).
+    # The meta and summary of a profile taken in this process are those a saved file carries
+    # (Rperf::Meta: format_version, git, ...; the native summary: total_ms, top_methods, ...),
+    # so snapshots and files list alike. A loaded file brings its own. The pid is ours: which
+    # worker of a server took it.
     def self.meta_of(data)
-      data[:meta] || { mode: data[:mode].to_s, frequency: data[:frequency], pid: Process.pid,
-                       hostname: (Socket.gethostname rescue nil), created_at: Time.now.utc.iso8601(3),
-                       ruby_version: RUBY_VERSION, rperf_version: VERSION }
+      data[:meta] || Meta.build_meta(data).merge(pid: Process.pid)
     end
 
+    # A Hash the native model cannot read (built by hand) gets the counts the list shows.
     def self.summary_of(data)
-      data[:summary] || { total_weight_ns: data[:aggregated_samples].sum { |s| s[1] },
-                          sampling_count: data[:sampling_count], duration_ns: data[:duration_ns] }
+      data[:summary] || Meta.build_summary(data)
+    rescue Rperf::Error, ArgumentError, TypeError
+      { total_ms: data[:duration_ns].is_a?(Integer) ? (data[:duration_ns] / 100_000).fdiv(10) : nil,
+        samples: data[:sampling_count], top_methods: [] }
+    end
+
+    # rperf 0.11's names for the page of one profile (Viewer.static_html): one self-contained
+    # HTML document, no request at all.
+    def self.render_static_html(data) = static_html(data)
+
+    # rperf 0.11's JSON form of samples and label sets: [samples, label_sets], each sample
+    # {stack: [label, ...] root first, weight:, label_set_id:}, each label set with String keys
+    # (values as they are). The page reads bodies of this shape too (from RPERF_DATA_SOURCE).
+    def self.samples_to_json(samples, label_sets)
+      rows = samples.map do |frames, weight, _thread_seq, label_set_id|
+        { stack: frames.reverse_each.map { |frame| frame[1] }, weight: weight, label_set_id: label_set_id || 0 }
+      end
+      [rows, label_sets.map { |set| set.is_a?(Hash) ? set.transform_keys(&:to_s) : set }]
     end
 
     # The viewer page as one self-contained HTML document holding one profile: scripts, styles
@@ -141,7 +164,8 @@ module Rperf
         raise ArgumentError, "add_snapshot needs a profile Hash with :aggregated_samples, got #{data.class}"
       end
 
-      entry = { taken_at: Time.now, data: data, meta: self.class.meta_of(data), summary: self.class.summary_of(data) }
+      entry = { taken_at: Time.now, data: data, meta: self.class.meta_of(data), summary: self.class.summary_of(data),
+                total_weight_ns: data[:aggregated_samples].sum { |s| s[1].is_a?(Integer) ? s[1] : 0 } }
       @mutex.synchronize do
         entry[:id] = (@next_id += 1)
         @snapshots << entry
@@ -152,10 +176,9 @@ module Rperf
 
     # Lists every *.json / *.json.gz profile in dir, oldest first (git commit time, else
     # creation time, else mtime). Only meta and summary are read now (Rperf.read_meta); a
-    # profile is loaded when it is opened. Returns the number of files added.
+    # profile is loaded when it is opened. Returns the number of files added: 0 for a directory
+    # that does not exist (as rperf 0.11, so a deploy may point at one made later).
     def add_snapshot_dir(dir)
-      raise ArgumentError, "#{dir} is not a directory" unless File.directory?(dir)
-
       entries = Dir.glob(File.join(dir, "*.{json,json.gz}")).filter_map do |file|
         head = Rperf.read_meta(file) || {}
         meta = head[:meta]
@@ -238,7 +261,7 @@ module Rperf
       return text(405, "Method Not Allowed\n", "allow" => "GET, HEAD") unless %w[GET HEAD].include?(env["REQUEST_METHOD"])
       return [301, { "location" => "#{env['SCRIPT_NAME']}#{@path}/", "content-type" => "text/plain" }, [""]] if req_path == @path
 
-      route(req_path[@path.size..], env["QUERY_STRING"])
+      route(req_path[@path.size..], env)
     end
 
     private
@@ -271,9 +294,10 @@ module Rperf
       end
     end
 
-    def route(sub_path, query)
+    def route(sub_path, env)
+      query = env["QUERY_STRING"]
       case sub_path
-      when "/" then asset("index.html")
+      when "/" then page(env)
       when %r{\A/assets/(.+)\z} then static_asset(Regexp.last_match(1))
       when "/snapshots" then json_body(200, list_body)
       when %r{\A/snapshots/(\d{1,18})\z} then serve_snapshot(Regexp.last_match(1).to_i)
@@ -289,7 +313,7 @@ module Rperf
 
     def serve_snapshot(id)
       entry = @mutex.synchronize { @snapshots.find { |s| s[:id] == id } }
-      return json(404, { error: "no snapshot #{id}" }) unless entry
+      return text(404, "Snapshot not found") unless entry # rperf 0.11's answer
 
       body = @mutex.synchronize { @payloads[id] }
       body ||= build_payload(entry)
@@ -383,23 +407,24 @@ module Rperf
       nil
     end
 
-    # Files carry either our summary (duration_ns, sampling_count, total_weight_ns) or rperf
-    # 0.11.1's (total_ms, samples): the list has one shape for both.
+    # rperf 0.11's list entry (a file's duration and sample count are in its summary, read by
+    # the page), then ours: the total weight of an in-memory snapshot (the page skips empty
+    # ones), and why a file cannot be shown, when it cannot.
     def list_entry(s)
       data = s[:data]
-      summary = s[:summary].is_a?(Hash) ? s[:summary] : {}
-      {
+      entry = {
         id: s[:id],
         taken_at: s[:taken_at].utc.iso8601(3),
         file: s[:path] && Payload.utf8(File.basename(s[:path])),
         mode: data ? data[:mode] : (s[:meta].is_a?(Hash) ? s[:meta][:mode] : nil),
-        duration_ns: data ? data[:duration_ns] : summary[:duration_ns] || summary[:total_ms]&.*(1_000_000)&.round,
-        sampling_count: data ? data[:sampling_count] : summary[:sampling_count] || summary[:samples],
-        total_weight_ns: summary[:total_weight_ns],
+        duration_ns: data && data[:duration_ns],
+        sampling_count: data && data[:sampling_count],
         meta: s[:meta],
         summary: s[:summary],
-        error: s[:error],
       }
+      entry[:total_weight_ns] = s[:total_weight_ns] if data
+      entry[:error] = s[:error] if s[:error]
+      entry
     end
 
     # The oldest empty snapshot goes first (add_snapshot keeps one), then the oldest.
@@ -439,6 +464,15 @@ module Rperf
       [status, SECURITY_HEADERS.merge("content-type" => "text/plain; charset=utf-8").merge(extra), [body]]
     end
 
-    def not_found = text(404, "Not Found\n")
+    def not_found = text(404, "Not Found")
+
+    # The page, its assets named from the mount point (SCRIPT_NAME and path): a mount that
+    # serves it without a trailing slash (Rails' `mount ..., at: "/rperf"` at "/rperf") still
+    # finds them, and viewer.js finds the snapshots beside them.
+    def page(env)
+      base = "#{env['SCRIPT_NAME']}#{@path}/assets/".gsub(/[&"<>]/, "&" => "&amp;", '"' => "&quot;", "<" => "&lt;", ">" => "&gt;")
+      html = File.read(File.join(ASSET_DIR, "index.html")).gsub(/(src|href)="assets\//) { %(#{Regexp.last_match(1)}="#{base}) }
+      [200, SECURITY_HEADERS.merge("content-type" => ASSET_TYPES.fetch("index.html")), [html]]
+    end
   end
 end

@@ -90,6 +90,24 @@ class CompatTest < Minitest::Test
     [:usage, %r{\A/flags/diff --port 70000/stderr\z}, :ours],
     # The message is 0.11.1's; the usage text after it names our options (as `--help` does).
     [:usage, %r{\A/flags/(report FILE --top|report --port abc)/stderr\z}, :first_line],
+    # Rperf::Viewer (support/viewer_probe.rb, issue 25 point 6). The list entry of an in-memory
+    # snapshot adds its total weight (the page skips empty ones; a file's entry is 0.11.1's),
+    # its meta the pid of the process that took it (a server's worker); add_snapshot's entry
+    # keeps both, and the meta and summary.
+    [:viewer, %r{\A/(list entry|report app: /snapshots entry)/total_weight_ns\z}, :added],
+    [:viewer, %r{\A/in-memory meta keys\z}, :superset],
+    [:viewer, %r{\A/add_snapshot returns\z}, :superset],
+    # /snapshots/<id>: 0.11.1's keys, then ours (frames, a prefix tree of stacks, the call tree,
+    # the timeline, ...). Its samples are [node, weight, thread, label set] rows of that tree,
+    # not 0.11.1's {stack: [names...]} objects: the body grows with the unique frames, not with
+    # depth x samples. The page reads both shapes; Viewer.samples_to_json makes 0.11.1's.
+    [:viewer, %r{\A/(body|file body) keys\z}, :superset],
+    [:viewer, %r{\A/body samples element\z}, :ours],
+    # Results in place (support/mutation_probe.rb, point 7). label_sets is always present (as in
+    # the api probe); raw samples share one Array per frame, as aggregated samples do in both
+    # gems (a row per tick would otherwise hold a copy of each frame).
+    [:mutation, %r{\A/raw/label_sets <<\z}, :ours],
+    [:mutation, %r{\A/raw/a frame edited through one sample shows in the others\z}, :ours],
   ].freeze
 
   # Public in 0.11.1 by accident (undocumented helpers of its own printing).
@@ -171,6 +189,28 @@ class CompatTest < Minitest::Test
 
   def test_command_line_options_messages_and_exit_statuses
     check("cli")
+  end
+
+  # Issue 25, point 6: Rperf::Viewer as 0.11.1's manual uses it (mounted with path "", the app
+  # `rperf report FILE` builds), add_snapshot_dir of a missing directory, the /snapshots shapes
+  # and 404s, an in-memory snapshot's meta and summary, render_static_html, samples_to_json,
+  # the RPERF_DATA_SOURCE names the page reads (the browser test drives them).
+  def test_viewer_api_routes_and_snapshot_shapes
+    facts = check("viewer")
+    assert_equal "no error", facts["mount"]
+    assert_equal 0, facts["add_snapshot_dir of a missing directory returns"]
+    assert_equal({ "status" => 404, "type" => "text/plain", "text" => "Snapshot not found" }, facts["missing snapshot"])
+    assert_equal %w[RPERF_DATA_SOURCE listUrl snapshotUrl onAuthError], facts["RPERF_DATA_SOURCE names in the page"]
+  end
+
+  # Issue 25, point 7: results are mutable Arrays, and a result edited in place is saved as edited.
+  def test_results_can_be_edited_in_place
+    facts = check("mutation")
+    %w[aggregated raw].each do |kind|
+      assert_equal "ok", facts.dig(kind, "frames.map!"), kind
+      assert_equal "ok", facts.dig(kind, "frame[1] = label"), kind
+      assert_equal true, facts.dig(kind, "loaded: renamed leaf"), kind
+    end
   end
 
   # Issue 25: RPERF_ENABLED with the user's RUBYOPT/RUBYLIB, ActiveJobMiddleware as a concern,

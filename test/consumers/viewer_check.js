@@ -13,7 +13,9 @@
 // `current`, then the allocations tab of `other` (no allocation samples), then (broken: id) the
 // call-tree tab and flame graph of a profile without a call tree, or { big: true }: the time to
 // the first render and to each tab (a profile of hundreds of thousands of timeline rows), the
-// timeline and a dragged range's totals, or { opened: true }: the snapshot the page opened.
+// timeline and a dragged range's totals, or { opened: true }: the snapshot the page opened, or
+// { source: true }: the same, the flame graph and the call-tree tab of a page whose data comes
+// from window.RPERF_DATA_SOURCE.
 // Every request that is not for 127.0.0.1 (or the file itself) is recorded and aborted.
 const { chromium } = require('playwright-core');
 
@@ -108,6 +110,17 @@ async function main() {
     const started = Date.now();
     await page.goto(url);
     await ready();
+    if (plan.source) { // a page whose data comes from window.RPERF_DATA_SOURCE: what it opened and drew
+      out.opened = await page.evaluate(() => window.rperfViewer.state.current.id);
+      out.rows = await page.$$eval('#snapshot-list tbody tr', (rows) => rows.map((r) => ({ id: Number(r.dataset.id), text: r.textContent })));
+      out.status = await page.$eval('#status', (e) => e.textContent);
+      out.totals = await totals();
+      out.flame = { rendered: await rendered('#flame'), names: await frameNames('#flame') };
+      await tab('tree');
+      out.tree = await page.$eval('#tab-tree', (e) => e.textContent);
+      console.log(JSON.stringify(out));
+      return;
+    }
     if (plan.opened) { // the snapshot opened on arrival, and how the list shows each one
       out.opened = await page.evaluate(() => window.rperfViewer.state.current.id);
       out.rows = await page.$$eval('#snapshot-list tbody tr', (rows) => rows.map((r) => ({ id: Number(r.dataset.id), cls: r.className, text: r.textContent })));

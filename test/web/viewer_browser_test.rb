@@ -410,6 +410,66 @@ class ViewerBrowserTest < Minitest::Test
     puts "\n#{BIG_ROWS} timeline rows: first render #{result['firstRender']} ms; #{timings}" if ENV["VERBOSE"] || ENV["RPERF_TIMINGS"]
   end
 
+  # Issue 25: window.RPERF_DATA_SOURCE, as rperf 0.11's page has it. A page of the user's own
+  # (our index.html with the assets of a Viewer mounted at /viewer, and a script of theirs before
+  # viewer.js) reads its list and snapshot from a store of its own; the snapshot's signed URL
+  # answers 403 until the onAuthError hook gives a new one; the store holds rperf 0.11's body
+  # shape (Viewer.samples_to_json). The Viewer's own (empty) list is never asked for.
+  def test_rperf_data_source_list_snapshot_urls_and_auth_hook
+    data = Rperf.start(mode: :cpu) do
+      shop = Shop.new
+      3.times { shop.slow_path }
+      shop.fast_path
+    end
+    samples, label_sets = Rperf::Viewer.samples_to_json(data[:aggregated_samples], data[:label_sets])
+    entry = { id: 7, taken_at: Time.now.utc.iso8601, file: nil, mode: "cpu", duration_ns: data[:duration_ns],
+              sampling_count: data[:sampling_count], meta: nil, summary: nil }
+    body = JSON.generate(entry.merge(frequency: data[:frequency], samples: samples, label_sets: label_sets))
+    source = <<~JS
+      window.RPERF_DATA_SOURCE = {
+        listUrl: function () { return '/store/list'; },
+        snapshotUrl: function (id) { return '/store/snapshot/' + id + '?sig=expired'; },
+        onAuthError: async function (url) { window.authErrors = (window.authErrors || 0) + 1; return url.replace('expired', 'fresh'); },
+      };
+    JS
+    page = File.read(File.join(Rperf::Viewer::ASSET_DIR, "index.html"))
+                .gsub(/(src|href)="assets\//, '\1="/viewer/assets/')
+                .sub('<script src="/viewer/assets/viewer.js">', '<script src="/host/source.js"></script>\n<script src="/viewer/assets/viewer.js">')
+    viewer = Rperf::Viewer.new(nil, path: "/viewer")
+    snapshot_queries = []
+    host = lambda do |env|
+      json = { "content-type" => "application/json" }
+      case env["PATH_INFO"]
+      when "/host/" then [200, { "content-type" => "text/html" }, [page]]
+      when "/host/source.js" then [200, { "content-type" => "text/javascript" }, [source]]
+      when "/store/list" then [200, json, [JSON.generate([entry])]]
+      when "/store/snapshot/7"
+        snapshot_queries << env["QUERY_STRING"]
+        env["QUERY_STRING"] == "sig=fresh" ? [200, json, [body]] : [403, { "content-type" => "text/plain" }, ["expired"]]
+      else viewer.call(env)
+      end
+    end
+    result = nil
+    with_puma(host) do |port|
+      out, err, status = Open3.capture3("node", File.join(RperfTestHelper::ROOT, "test/consumers/viewer_check.js"),
+                                        "http://127.0.0.1:#{port}/host/", JSON.generate(source: true), chdir: RperfTestHelper::ROOT)
+      assert status.success?, "viewer_check.js failed:\n#{err}\n#{out}"
+      result = JSON.parse(out.lines.last)
+    end
+    # Chromium logs the expected 403 itself; nothing else may go wrong.
+    assert_equal ["Failed to load resource: the server responded with a status of 403 (Forbidden)"], result["errors"]
+    assert_empty result["external"]
+    assert_equal %w[sig=expired sig=fresh], snapshot_queries, "one 403, then the URL the hook gave"
+    refute_includes result["requests"], "/viewer/snapshots", "the Viewer's own list is not asked for"
+    assert_includes result["requests"], "/store/list"
+    assert_equal 7, result["opened"]
+    assert_equal [7], result["rows"].map { |r| r["id"] }
+    total = data[:aggregated_samples].sum { |s| s[1] }
+    assert_in_delta total, result.dig("totals", "total"), 1
+    assert_includes result.dig("flame", "names"), "#{Shop}#slow_path"
+    assert_match(/rperf 0\.11's format/, result["tree"], "no call tree from names only, and it says so")
+  end
+
   # Issue 30 (10): "<!--<script" in a profile's strings made the HTML parser skip the data
   # element's "</script>" (script data double-escaped state): the page stayed at "loading…".
   # The data holds no "<" at all now; the page renders with any string.

@@ -74,6 +74,14 @@ class ViewerTest < Minitest::Test
       assert_equal data[:aggregated_samples].sum { |s| s[1] }, entry["total_weight_ns"]
       assert_equal Process.pid, entry.dig("meta", "pid")
       refute entry.key?("samples"), "the list carries meta and summary only"
+      # rperf 0.11's list entry, then ours (issue 25): the meta and summary a saved file carries.
+      assert_equal %w[id taken_at file mode duration_ns sampling_count meta summary total_weight_ns], entry.keys
+      assert_equal [Rperf::Meta::FORMAT_VERSION, "cpu", RUBY_VERSION], entry["meta"].values_at("format_version", "mode", "ruby_version")
+      assert_equal (data[:duration_ns] / 1e6).round(1), entry.dig("summary", "total_ms")
+      assert_equal data[:sampling_count], entry.dig("summary", "samples")
+      leaves = data[:aggregated_samples].map { |frames, *| frames.first[1] }
+      refute_empty entry.dig("summary", "top_methods")
+      assert_empty entry.dig("summary", "top_methods").map { |m| m["name"] } - leaves, "top methods by self time"
 
       _, body = get_json(port, "/rperf/snapshots/1")
       assert_equal data[:aggregated_samples].sum { |s| s[1] }, body["samples"].sum { |s| s[1] }
@@ -84,11 +92,95 @@ class ViewerTest < Minitest::Test
       actual = body["samples"].map { |node, w, seq| [stack_of(body, node), w, seq] }.sort
       assert_equal expected, actual
 
-      assert_equal "404", http_get(port, "/rperf/snapshots/999").code
-      assert_equal({ "error" => "no snapshot 999" }, JSON.parse(http_get(port, "/rperf/snapshots/999").body))
+      missing = http_get(port, "/rperf/snapshots/999")
+      assert_equal ["404", "Snapshot not found"], [missing.code, missing.body], "rperf 0.11's answer"
+      assert_match %r{\Atext/plain}, missing["content-type"]
+      assert_equal ["404", "Not Found"], [http_get(port, "/rperf/nothing").code, http_get(port, "/rperf/nothing").body]
       post = http_request(port, Net::HTTP::Post.new("/rperf/snapshots"))
       assert_equal "405", post.code
     end
+  end
+
+  # Rails' router gives a mounted app SCRIPT_NAME = the mount point and PATH_INFO "/" for both
+  # "/rperf" and "/rperf/" (Rack::URLMap gives "" for "/rperf"): a mount that works this way.
+  def rails_style_mount(app, at)
+    lambda do |env|
+      path = env["PATH_INFO"].to_s
+      next APP.call(env) unless path == at || path.start_with?("#{at}/")
+
+      rest = path.delete_prefix(at)
+      app.call(env.merge("SCRIPT_NAME" => "#{env['SCRIPT_NAME']}#{at}", "PATH_INFO" => rest.empty? ? "/" : rest))
+    end
+  end
+
+  # The page's assets, as the HTML names them.
+  def asset_urls(html) = html.scan(/(?:src|href)="([^"]+)"/).flatten
+
+  # Issue 25: rperf 0.11's own Rails example, `mount Rperf::Viewer.new(nil, path: ""), at:
+  # "/rperf"`. The page names its assets from the mount point, so it works at /rperf (no
+  # trailing slash, as Rails serves it) as at /rperf/; unmounted, path "" is the root.
+  def test_an_empty_path_serves_at_the_mount_point
+    data = profile
+    viewer = Rperf::Viewer.new(nil, path: "")
+    viewer.add_snapshot(data)
+    assert_equal "", viewer.path
+    assert_equal "", Rperf::Viewer.new(nil, path: "/").path
+    require "rack/urlmap"
+    { "Rack::URLMap" => Rack::URLMap.new("/rperf" => viewer), "Rails-style" => rails_style_mount(viewer, "/rperf") }.each do |how, app|
+      with_puma(app) do |port|
+        pages = ["/rperf/"]
+        at_rperf = http_get(port, "/rperf")
+        if how == "Rack::URLMap"
+          assert_equal ["301", "/rperf/"], [at_rperf.code, at_rperf["location"]], how
+        else
+          pages << "/rperf"
+        end
+        pages.each do |page_path|
+          page = http_get(port, page_path)
+          assert_equal "200", page.code, "#{how} #{page_path}"
+          urls = asset_urls(page.body)
+          assert_equal %w[/rperf/assets/viewer.css /rperf/assets/vendor/d3.min.js /rperf/assets/vendor/d3-flamegraph.min.js /rperf/assets/viewer.js].sort,
+                       urls.sort, "#{how} #{page_path}"
+          urls.each { |url| assert_equal "200", http_get(port, url).code, "#{how} #{url}" }
+        end
+        _, list = get_json(port, "/rperf/snapshots")
+        assert_equal [1], list.map { |e| e["id"] }, how
+        response, body = get_json(port, "/rperf/snapshots/1")
+        assert_equal "200", response.code, how
+        assert_equal data[:aggregated_samples].sum { |s| s[1] }, body["samples"].sum { |s| s[1] }
+        assert_equal "the app\n", http_get(port, "/elsewhere").body, how if how == "Rails-style"
+      end
+    end
+    with_puma(viewer) do |port|
+      assert_equal %w[/assets/viewer.css /assets/vendor/d3.min.js /assets/vendor/d3-flamegraph.min.js /assets/viewer.js].sort,
+                   asset_urls(http_get(port, "/").body).sort
+      assert_equal 1, get_json(port, "/snapshots")[1].size
+      assert_equal ["404", "Snapshot not found"], http_get(port, "/snapshots/2").then { |r| [r.code, r.body] }
+    end
+  end
+
+  # Issue 25: rperf 0.11's class methods. render_static_html(data): the self-contained page;
+  # samples_to_json(samples, label_sets): its JSON form of them (stacks root first, by label).
+  def test_render_static_html_and_samples_to_json
+    data = Rperf.start(mode: :cpu) { Rperf.label(endpoint: "/nest", depth: 3) { nest(3, 0.02) } }
+    html = Rperf::Viewer.render_static_html(data)
+    assert_match(/\A<!DOCTYPE html>/, html)
+    embedded = JSON.parse(html[%r{<script id="rperf-data" type="application/json">(.*?)</script>}m, 1])
+    assert_equal data[:aggregated_samples].sum { |s| s[1] }, embedded.dig("snapshots", "1", "samples").sum { |s| s[1] }
+    refute html.match?(/<(script|link|img)\s[^>]*\b(src|href)=/), "nothing is loaded from elsewhere"
+
+    samples, label_sets = Rperf::Viewer.samples_to_json(data[:aggregated_samples], data[:label_sets])
+    assert_equal data[:aggregated_samples].size, samples.size
+    data[:aggregated_samples].zip(samples).each do |(frames, weight, _seq, set), row|
+      assert_equal({ stack: frames.reverse.map { |f| f[1] }, weight: weight, label_set_id: set }, row)
+    end
+    nested = samples.find { |row| row[:stack].count("ViewerTest#nest") == 4 }
+    assert nested, "a stack through nest(3..0)"
+    assert_equal "ViewerTest#work", nested[:stack][nested[:stack].index("ViewerTest#nest") + 4]
+    assert_equal data[:label_sets].map { |set| set.transform_keys(&:to_s) }, label_sets
+    assert_includes label_sets, { "endpoint" => "/nest", "depth" => 3 }
+    assert_equal [[{ stack: [], weight: 5, label_set_id: 0 }], ["odd"]], Rperf::Viewer.samples_to_json([[[], 5, 1, nil]], ["odd"])
+    JSON.generate(samples) # JSON-ready
   end
 
   def test_access_is_loopback_only_by_default
@@ -172,7 +264,9 @@ class ViewerTest < Minitest::Test
 
       viewer = Rperf::Viewer.new(APP)
       assert_equal 4, viewer.add_snapshot_dir(dir)
-      assert_raises(ArgumentError) { viewer.add_snapshot_dir(File.join(dir, "missing")) }
+      # As rperf 0.11: a directory that does not exist (yet) adds nothing.
+      assert_equal 0, viewer.add_snapshot_dir(File.join(dir, "missing"))
+      assert_equal 0, viewer.add_snapshot_dir(File.join(dir, "ignored.txt"))
       with_puma(viewer) do |port|
         _, list = get_json(port, "/rperf/snapshots")
         assert_equal %w[a-newer.json b-older.json.gz c-corrupt.json.gz d-truncated.json], list.map { |s| s["file"] }.sort
@@ -188,8 +282,13 @@ class ViewerTest < Minitest::Test
         by_file = good.to_h { |s| [s["file"], s] }
         assert_equal "cpu", by_file.dig("b-older.json.gz", "mode")
         assert_equal "wall", by_file.dig("a-newer.json", "mode")
-        assert_equal older[:sampling_count], by_file.dig("b-older.json.gz", "sampling_count")
-        assert_in_delta older[:duration_ns], by_file.dig("b-older.json.gz", "duration_ns"), 1e5
+        # As rperf 0.11's list: a file's counts are in its summary (the body has them).
+        assert_nil by_file.dig("b-older.json.gz", "sampling_count")
+        assert_nil by_file.dig("b-older.json.gz", "duration_ns")
+        assert_equal older[:sampling_count], by_file.dig("b-older.json.gz", "summary", "samples")
+        assert_in_delta older[:duration_ns] / 1e6, by_file.dig("b-older.json.gz", "summary", "total_ms"), 0.1
+        _, older_body = get_json(port, "/rperf/snapshots/#{by_file.dig('b-older.json.gz', 'id')}")
+        assert_equal [older[:sampling_count], older[:duration_ns]], older_body.values_at("sampling_count", "duration_ns")
 
         good.each do |entry|
           response, body = get_json(port, "/rperf/snapshots/#{entry['id']}")

@@ -1,5 +1,7 @@
 #include "ruby/profile_binding.hh"
 
+#include <algorithm>
+#include <cstring>
 #include <new>
 
 #include "profile/functions.hh"
@@ -44,16 +46,20 @@ bool body_key(VALUE key) {
 
 // ---- the view ----------------------------------------------------------------------------
 
+// Results are mutable Arrays, as rperf 0.11's: a frame is one Array shared by the samples that
+// hold it (0.11's aggregated samples share them too); its path and label are interned (frozen)
+// Strings, as the iseqs' own that 0.11 hands out.
 VALUE frame_value(ProfileHolder& h, uint32_t id) {
   VALUE& v = h.frame_values[id];
   if (v) return v;
   const Frame& f = h.profile.frames[id];
   v = h.profile.has_lines ? rb_ary_new_from_args(3, utf8_string(f.path), utf8_string(f.label), INT2NUM(f.line))
                           : rb_ary_new_from_args(2, utf8_string(f.path), utf8_string(f.label));
-  return rb_ary_freeze(v);
+  return v;
 }
 
-VALUE stack_value(ProfileHolder& h, uint32_t id) {
+// The frozen Array of a stack's frames, kept by the holder (never handed out).
+VALUE stack_root(ProfileHolder& h, uint32_t id) {
   VALUE& v = h.stack_values[id];
   if (v) return v;
   FrameSpan frames = h.profile.stacks[id];
@@ -61,6 +67,13 @@ VALUE stack_value(ProfileHolder& h, uint32_t id) {
   for (uint32_t f : frames) rb_ary_push(a, frame_value(h, f));
   v = rb_ary_freeze(a);
   return v;
+}
+
+// Each sample gets an Array of its own: a copy-on-write slice of the stack's frozen Array (no
+// copy until the caller changes it; short stacks are embedded copies).
+VALUE stack_value(ProfileHolder& h, uint32_t id) {
+  VALUE root = stack_root(h, id);
+  return rb_ary_subseq(root, 0, RARRAY_LEN(root));
 }
 
 VALUE sample_value(ProfileHolder& h, const Sample& s, bool raw) {
@@ -169,9 +182,41 @@ bool same_int(VALUE v, int64_t expected) {
   return int64_of(v, i) && i == expected;
 }
 
+bool same_bytes(VALUE v, const std::string& expected) {
+  return RB_TYPE_P(v, T_STRING) && static_cast<size_t>(RSTRING_LEN(v)) == expected.size() &&
+         memcmp(RSTRING_PTR(v), expected.data(), expected.size()) == 0;
+}
+
+// A sample's frames as built: the same frame Arrays in the same order (still sharing the
+// stack's buffer unless the caller changed it).
+bool stack_unchanged(ProfileHolder& h, VALUE frames, uint32_t stack) {
+  VALUE root = h.stack_values[stack];
+  if (!root || !RB_TYPE_P(frames, T_ARRAY) || RARRAY_LEN(frames) != RARRAY_LEN(root)) return false;
+  const VALUE* mine = RARRAY_CONST_PTR(frames);
+  const VALUE* built = RARRAY_CONST_PTR(root);
+  return mine == built || std::equal(mine, mine + RARRAY_LEN(root), built);
+}
+
+// Every frame Array handed out still holds its path, label (and line): they are shared and
+// mutable, so `frame[1] = ...` would otherwise go unnoticed (the bytes are compared, not the
+// objects: a frozen String is never changed, an equal new one is the same frame).
+bool frames_unchanged(ProfileHolder& h) {
+  for (size_t i = 0; i < h.frame_values.size(); i++) {
+    VALUE v = h.frame_values[i];
+    if (!v) continue;
+    const Frame& f = h.profile.frames[i];
+    long len = h.profile.has_lines ? 3 : 2;
+    if (!RB_TYPE_P(v, T_ARRAY) || RARRAY_LEN(v) != len || !same_bytes(RARRAY_AREF(v, 0), f.path) ||
+        !same_bytes(RARRAY_AREF(v, 1), f.label) || (len == 3 && !same_int(RARRAY_AREF(v, 2), f.line))) {
+      return false;
+    }
+  }
+  return true;
+}
+
 bool sample_unchanged(ProfileHolder& h, VALUE e, const Sample& s, bool raw) {
   if (!RB_TYPE_P(e, T_ARRAY) || RARRAY_LEN(e) != (raw ? 6 : 4)) return false;
-  return RARRAY_AREF(e, 0) == h.stack_values[s.stack] && same_int(RARRAY_AREF(e, 1), s.weight_ns) &&
+  return stack_unchanged(h, RARRAY_AREF(e, 0), s.stack) && same_int(RARRAY_AREF(e, 1), s.weight_ns) &&
          same_int(RARRAY_AREF(e, 2), s.thread_seq) && same_int(RARRAY_AREF(e, 3), s.label_set) &&
          (!raw || (same_int(RARRAY_AREF(e, 4), s.vm_state) && same_int(RARRAY_AREF(e, 5), s.time_ns)));
 }
@@ -191,7 +236,7 @@ bool allocations_unchanged(ProfileHolder& h, VALUE ary, VALUE expected, const st
   for (size_t i = 0; i < all.size(); i++) {
     VALUE e = RARRAY_AREF(ary, static_cast<long>(i));
     const AllocationSample& a = all[i];
-    if (!RB_TYPE_P(e, T_ARRAY) || RARRAY_LEN(e) != (raw ? 7 : 6) || RARRAY_AREF(e, 0) != h.stack_values[a.stack] ||
+    if (!RB_TYPE_P(e, T_ARRAY) || RARRAY_LEN(e) != (raw ? 7 : 6) || !stack_unchanged(h, RARRAY_AREF(e, 0), a.stack) ||
         !same_int(RARRAY_AREF(e, 1), a.count) || !same_int(RARRAY_AREF(e, 2), a.thread_seq) ||
         !same_int(RARRAY_AREF(e, 3), a.label_set) || RARRAY_AREF(e, 4) != h.class_name_values[a.type] ||
         !same_int(RARRAY_AREF(e, 5), a.retained) || (raw && !same_int(RARRAY_AREF(e, 6), a.time_ns))) {
@@ -203,7 +248,7 @@ bool allocations_unchanged(ProfileHolder& h, VALUE ary, VALUE expected, const st
 
 // True when `hash` is this profile's view with its samples and label sets as built.
 bool view_unchanged(ProfileHolder& h, VALUE hash) {
-  if (NIL_P(h.view)) return false;
+  if (NIL_P(h.view) || !frames_unchanged(h)) return false;
   if (!allocations_unchanged(h, rb_hash_lookup(hash, sym("allocation_samples")), h.view_allocations, h.shown_allocations, false) ||
       !allocations_unchanged(h, rb_hash_lookup(hash, sym("raw_allocation_samples")), h.view_raw_allocations, h.profile.allocations, true)) {
     return false;

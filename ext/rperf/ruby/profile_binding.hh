@@ -21,8 +21,8 @@ struct ProfileHolder {
   VALUE view_label_sets = Qnil;
   VALUE view_allocations = Qnil;
   VALUE view_raw_allocations = Qnil;
-  std::vector<VALUE> frame_values;      // frozen [path, label(, line)] per frame
-  std::vector<VALUE> stack_values;      // frozen Array of frame values per stack
+  std::vector<VALUE> frame_values;      // [path, label(, line)] per frame, shared by the samples
+  std::vector<VALUE> stack_values;      // frozen Array of frame values per stack; samples get slices
   std::vector<VALUE> label_set_values;  // frozen Hash per label set
   std::vector<VALUE> class_name_values;  // frozen String per class name
   std::vector<Sample> shown_samples;    // aggregated_samples as shown

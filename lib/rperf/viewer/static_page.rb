@@ -59,7 +59,7 @@ module Rperf
         taken_at = meta[:created_at] || Time.now.utc.iso8601(3)
         entry = { id: 1, taken_at: taken_at, file: @title, mode: @data[:mode],
                   duration_ns: @data[:duration_ns], sampling_count: @data[:sampling_count],
-                  total_weight_ns: summary[:total_weight_ns], meta: meta, summary: summary, error: nil }
+                  meta: meta, summary: summary, total_weight_ns: @data[:aggregated_samples].sum { |s| s[1] } }
         body = Viewer.snapshot_body(entry, @data, **@limits)
         # Inside <script>: no "<" at all, as \u003c (JSON has "<" only in strings): "</script"
         # would close the element and "<!--<script" would make the parser skip the real

@@ -95,24 +95,91 @@
   const embeddedElement = document.getElementById('rperf-data');
   const embedded = embeddedElement ? JSON.parse(embeddedElement.textContent) : null;
 
+  // Where the data comes from, as in rperf 0.11: the server that served this page (its
+  // assets are at <base>/assets/, the snapshots at <base>/snapshots), unless a script that runs
+  // before this one defines window.RPERF_DATA_SOURCE = { listUrl(), snapshotUrl(id),
+  // onAuthError(url) }: an async hook called when a request answers 403 (an expired signed URL,
+  // say) that may return a new URL to try once. viewUrl(id, view, query) names the call tree or
+  // method table of a filter (the server's <base>/snapshots/<id>/<view>?<query>); a source
+  // without it shows the trees of all samples only.
+  const script = document.currentScript && document.currentScript.src;
+  const BASE = script ? script.replace(/\/assets\/viewer\.js(\?.*)?$/, '') : location.pathname.replace(/\/$/, '');
+  const customSource = window.RPERF_DATA_SOURCE || null;
+  const source = Object.assign({
+    listUrl: () => BASE + '/snapshots',
+    snapshotUrl: (id) => BASE + '/snapshots/' + id,
+    viewUrl: customSource ? null : (id, view, query) => BASE + '/snapshots/' + id + '/' + view + '?' + query,
+    onAuthError: null,
+  }, customSource || {});
+  const filteredFromServer = !embedded && typeof source.viewUrl === 'function';
+
   async function fetchJSON(url) {
-    if (embedded) {
-      if (url === 'snapshots') return embedded.list;
-      const body = embedded.snapshots[url.slice('snapshots/'.length)];
-      if (!body) throw new Error('not in this file');
-      return body;
+    let res = await fetch(url, { headers: { accept: 'application/json' }, cache: 'no-store' });
+    if (res.status === 403 && typeof source.onAuthError === 'function') {
+      const fresh = await source.onAuthError(url);
+      if (fresh) res = await fetch(fresh, { headers: { accept: 'application/json' }, cache: 'no-store' });
     }
-    const res = await fetch(url, { headers: { accept: 'application/json' }, cache: 'no-store' });
     let body = null;
     try { body = await res.json(); } catch (_) { /* not JSON */ }
     if (!res.ok) throw new Error((body && body.error) || (res.status + ' ' + res.statusText));
     return body;
   }
 
+  async function fetchList() {
+    return embedded ? embedded.list : fetchJSON(source.listUrl());
+  }
+
+  async function fetchSnapshot(id) {
+    if (!embedded) return fetchJSON(source.snapshotUrl(id));
+    const body = embedded.snapshots[String(id)];
+    if (!body) throw new Error('not in this file');
+    return body;
+  }
+
+  // A body in rperf 0.11's shape (Rperf::Viewer.samples_to_json: samples of
+  // {stack: [name, ...] root first, weight, label_set_id}), from a source that stores them,
+  // becomes ours: frames of (name, no file), a prefix tree of the stacks, one thread.
+  function fromSamplesJson(p) {
+    const frames = [];
+    const frameIndex = new Map();
+    const parents = [];
+    const nodeFrames = [];
+    const nodeIndex = new Map();
+    const samples = [];
+    let total = 0;
+    for (const s of p.samples) {
+      let parent = -1;
+      const stack = Array.isArray(s.stack) && s.stack.length ? s.stack : ['(no Ruby frames)'];
+      for (const name of stack) {
+        const key = String(name);
+        let f = frameIndex.get(key);
+        if (f === undefined) { f = frames.length; frames.push([key, '']); frameIndex.set(key, f); }
+        const nodeKey = parent + '\u0000' + f;
+        let node = nodeIndex.get(nodeKey);
+        if (node === undefined) { node = parents.length; parents.push(parent); nodeFrames.push(f); nodeIndex.set(nodeKey, node); }
+        parent = node;
+      }
+      const weight = Number(s.weight) || 0;
+      total += weight;
+      samples.push([parent, weight, 0, s.label_set_id || 0]);
+    }
+    const labelSets = (p.label_sets || [{}]).map((ls) => {
+      const out = {};
+      if (ls && typeof ls === 'object') for (const [k, v] of Object.entries(ls)) out[k] = typeof v === 'string' ? v : JSON.stringify(v);
+      return out;
+    });
+    return Object.assign({}, p, {
+      frames, nodes: { parent: parents, frame: nodeFrames }, samples, label_sets: labelSets, total_weight_ns: total,
+      pruned: { samples: 0, weight_ns: 0 }, timeline: null, allocations: null, call_tree: null, method_table: null,
+      call_tree_error: 'this snapshot is in rperf 0.11\'s format (names only): no call tree or method table',
+    });
+  }
+
   // --- one snapshot ------------------------------------------------------------------------
   // The server sends a prefix tree of stacks (parents come before their children), so the
   // flame graph is that tree: weights go to the leaf node of each sample and are summed upwards.
   function prepare(p) {
+    if (!p.nodes && Array.isArray(p.samples)) p = fromSamplesJson(p);
     const n = p.nodes.parent.length;
     const children = Array.from({ length: n }, () => []);
     const roots = [];
@@ -291,9 +358,9 @@
   // holds the one of every sample; a served page asks for the current filters' one and keeps
   // the last few in `cache`. A file has only the payload's (the caller says so).
   async function filteredView(p, view, cache, query) {
-    if (query && !embedded) {
+    if (query && filteredFromServer) {
       if (!cache.has(query)) {
-        const fetched = await fetchJSON('snapshots/' + p.id + '/' + view + '?' + query);
+        const fetched = await fetchJSON(source.viewUrl(p.id, view, query));
         while (cache.size >= FILTERED_CACHE_SIZE) cache.delete(cache.keys().next().value); // the oldest
         cache.set(query, fetched);
       }
@@ -308,9 +375,9 @@
   // samples only (they are built natively, per filter, by the server); allocation samples have
   // no time, so the time range does not apply to them.
   function unfilteredReason(tab) {
-    if (embedded && (tab === 'tree' || tab === 'methods') && filterQuery()) {
+    if (!filteredFromServer && (tab === 'tree' || tab === 'methods') && filterQuery()) {
       const what = tab === 'tree' ? 'call tree' : 'method table';
-      return `This file holds the ${what} of all samples only: the ${what} of the filtered samples is built by the served viewer ` +
+      return `This ${embedded ? 'file' : 'data source'} holds the ${what} of all samples only: the ${what} of the filtered samples is built by the served viewer ` +
         `(rperf report --port 0 PROFILE, or Rperf::Viewer). Clear the filters to see the ${what} of all samples.`;
     }
     if (tab === 'alloc' && state.range && state.current && state.current.allocations) {
@@ -880,6 +947,19 @@
   }
 
   // --- snapshot list and sparkline ---------------------------------------------------------
+  // A file's entry (as rperf 0.11's) has its duration and sample count in its summary only.
+  const summaryOf = (s) => (s.summary && typeof s.summary === 'object' ? s.summary : {});
+  function durationNs(s) {
+    if (s.duration_ns !== null && s.duration_ns !== undefined) return s.duration_ns;
+    const ms = summaryOf(s).total_ms;
+    return typeof ms === 'number' ? ms * 1e6 : null;
+  }
+  function sampleCount(s) {
+    if (s.sampling_count !== null && s.sampling_count !== undefined) return s.sampling_count;
+    const n = summaryOf(s).samples;
+    return typeof n === 'number' ? n : null;
+  }
+
   function drawList() {
     const body = $('snapshot-list').tBodies[0];
     clear(body);
@@ -897,8 +977,8 @@
       const tr = el('tr', { class: (state.current && state.current.id === s.id ? 'current' : '') + (s.error ? ' error' : '') + (isEmpty(s) ? ' empty' : ''), dataset: { id: String(s.id) } },
         el('td', { text: String(s.id) }),
         el('td', { text: when.toLocaleTimeString(), title: when.toString() }),
-        el('td', { text: fmtTime(s.duration_ns) }),
-        el('td', { text: s.sampling_count === null || s.sampling_count === undefined ? '–' : String(s.sampling_count) }),
+        el('td', { text: fmtTime(durationNs(s)) }),
+        el('td', { text: sampleCount(s) === null ? '–' : String(sampleCount(s)) }),
         el('td', { class: 'meta', text: bits.filter(Boolean).join(' · ') }));
       tr.addEventListener('click', () => open(s.id));
       body.append(tr);
@@ -912,7 +992,7 @@
     const w = Number(svg.getAttribute('width'));
     const h = Number(svg.getAttribute('height'));
     // Total sampled time; files written in rperf 0.11.1's format only know their duration.
-    const values = state.list.map((s) => s.total_weight_ns ?? s.duration_ns ?? 0);
+    const values = state.list.map((s) => s.total_weight_ns ?? durationNs(s) ?? 0);
     if (!values.length) return;
     const max = maxOf(values, 1);
     const x = (i) => (values.length === 1 ? w / 2 : 6 + i * (w - 12) / (values.length - 1));
@@ -945,7 +1025,7 @@
   // --- loading -----------------------------------------------------------------------------
   async function snapshot(id) {
     if (state.payloads.has(id)) return state.payloads.get(id);
-    const p = prepare(await fetchJSON('snapshots/' + id));
+    const p = prepare(await fetchSnapshot(id));
     state.payloads.set(id, p);
     while (state.payloads.size > 4) state.payloads.delete(state.payloads.keys().next().value);
     return p;
@@ -971,13 +1051,13 @@
   }
 
   // A list entry known to hold no sample: no weight (a snapshot's GVL/GC intervals weigh
-  // without a timer sample), else (rperf 0.11.1's files know only their sample count) no sample.
-  const isEmpty = (s) => (s.total_weight_ns === null || s.total_weight_ns === undefined ? s.sampling_count === 0 : s.total_weight_ns === 0);
+  // without a timer sample), else (files know only their sample count) no sample.
+  const isEmpty = (s) => (s.total_weight_ns === null || s.total_weight_ns === undefined ? sampleCount(s) === 0 : s.total_weight_ns === 0);
 
   async function loadList() {
     setStatus('loading the snapshot list…', 'loading');
     try {
-      state.list = await fetchJSON('snapshots');
+      state.list = await fetchList();
     } catch (e) {
       setStatus('cannot load the snapshot list: ' + e.message, 'error');
       return;
