@@ -17,6 +17,7 @@ require_relative "rperf/stat"
 require_relative "rperf/pprof_reader"
 require_relative "rperf/diff"
 require_relative "rperf/multiprocess"
+require_relative "rperf/shutdown"
 require_relative "rperf/encoders"
 require_relative "rperf/table"
 require_relative "rperf/call_tree"
@@ -61,6 +62,7 @@ module Rperf
     # Stops profiling and returns the result Hash (nil when not running).
     def stop
       adopt_unhooked_fork
+      @session&.ending # a child: its root waits for the profile from now on
       profile = Native.stop(@session&.settings&.vm_state_frames)
       session = @session
       @session = nil
@@ -182,13 +184,14 @@ module Rperf
     def start_child(dir, settings, forked: false)
       start_session(Session.new(settings.with(output: nil, stat: false), child_session_dir: dir, forked: forked))
       label("%pid": Process.pid.to_s)
-      at_exit { stop if running? }
+      Multiprocess.register_child(dir)
+      at_exit { Shutdown.stop($!) }
     end
 
     # A root process that exec'd a new Ruby program resumes its session (Autostart).
     def start_root_after_exec(settings, dir)
       start_session(Session.new(settings, root_session_dir: dir))
-      at_exit { stop if running? }
+      at_exit { Shutdown.stop($!) }
     end
 
     private
@@ -224,6 +227,6 @@ require_relative "rperf/autostart"
 # A session still running when the program ends is stopped before the VM goes away (its timer
 # would otherwise interrupt a VM that is being torn down), and its output: file is written.
 # Registered at require time, so it runs after the program's own at_exit handlers.
-at_exit { Rperf.stop if Rperf.running? }
+at_exit { Rperf::Shutdown.stop($!) }
 
 Rperf::Autostart.run if ENV["RPERF_ENABLED"] == "1" && !Rperf.running?

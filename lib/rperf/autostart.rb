@@ -72,15 +72,17 @@ module Rperf
     # The session's end at exit (`rperf record`, RPERF_ENABLED=1): a profile that could not be
     # written (a full disk, its directory gone), or a child's that was lost, makes a program
     # that succeeded exit 1, so the loss is not silent. A failing program keeps its own status.
-    def stop_at_exit
-      return unless Rperf.running?
+    # A second Ctrl-C meanwhile is held back until the profile is written (Shutdown).
+    def stop_at_exit(ending)
+      Shutdown.stop(ending) do
+        next unless Rperf.running?
 
-      ending = $! # before stop: a rescue inside it resets $!
-      Session.output_error = nil
-      Session.lost_children = 0
-      Rperf.stop
-      lost = Session.output_error || Session.lost_children.to_i.positive?
-      exit 1 if lost && (ending.nil? || (ending.is_a?(SystemExit) && ending.success?))
+        Session.output_error = nil
+        Session.lost_children = 0
+        Rperf.stop
+        lost = Session.output_error || Session.lost_children.to_i.positive?
+        exit 1 if lost && (ending.nil? || (ending.is_a?(SystemExit) && ending.success?))
+      end
     end
 
     def run
@@ -104,7 +106,7 @@ module Rperf
       end
       Stat.configure(command: ENV["RPERF_STAT_COMMAND"], report: ENV["RPERF_STAT_REPORT"] == "1")
       restore_child_environment
-      at_exit { Autostart.stop_at_exit } # before start: not among the program's allocations
+      at_exit { Autostart.stop_at_exit($!) } # before start: not among the program's allocations
       Rperf.start(**settings.to_h)
     rescue Error, ArgumentError => e
       restore_child_environment

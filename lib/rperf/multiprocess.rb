@@ -92,6 +92,85 @@ module Rperf
       nil
     end
 
+    # --- children the root waits for ------------------------------------------------------
+
+    # A child says it is profiling (child-<pid>.running), that its stop has begun
+    # (child-<pid>.ending) and that its file is written (the marker gone). A root ending while
+    # children still run waits (await_children) for those that are ending, and, when a signal
+    # ends it (Ctrl-C reaches the whole process group), for all of them: each child got the
+    # signal too and writes its profile on its way out.
+    CHILD_GRACE = 3.0 # seconds a signalled root waits for a child to begin its stop
+    CHILD_WAIT = 10.0 # seconds it waits for a stopping child to write its profile
+
+    def child_marker(dir, state) = File.join(dir, "child-#{Process.pid}.#{state}")
+
+    def register_child(dir)
+      File.open(child_marker(dir, "running"), File::WRONLY | File::CREAT, 0o600, &:itself)
+    rescue SystemCallError
+      nil # a full temporary directory: the root does not wait for this child
+    end
+
+    def child_ending(dir)
+      File.rename(child_marker(dir, "running"), child_marker(dir, "ending"))
+    rescue SystemCallError
+      nil
+    end
+
+    def child_done(dir)
+      %w[ending running].each do |state|
+        File.unlink(child_marker(dir, state))
+      rescue SystemCallError
+        next
+      end
+    end
+
+    # pid => :running or :ending, for each child marker in the directory.
+    def child_markers(dir)
+      Dir.children(dir).filter_map do |name|
+        m = /\Achild-(\d+)\.(running|ending)\z/.match(name) or next
+        [Integer(m[1]), m[2].to_sym]
+      end.to_h
+    rescue SystemCallError
+      {}
+    end
+
+    # A process that can still write its profile: not gone, not a zombie (a child the root has
+    # not reaped yet: it ended without removing its marker: killed, or exec'd another program).
+    def live_process?(pid)
+      stat = File.read("/proc/#{pid}/stat")
+      !%w[Z X].include?(stat[(stat.rindex(")") || 0) + 2])
+    rescue Errno::ENOENT, Errno::ESRCH
+      false
+    rescue SystemCallError
+      process_alive?(pid)
+    end
+
+    # Waits until the children the root must wait for (see above) have written their files, or
+    # the bounds have passed. Returns how many it waited for in vain, named on stderr: their
+    # profiles are missing from the merge.
+    def await_children(dir, signalled:, grace: CHILD_GRACE, bound: CHILD_WAIT)
+      start = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+      told = false
+      loop do
+        elapsed = Process.clock_gettime(Process::CLOCK_MONOTONIC) - start
+        live = child_markers(dir).select { |pid, _| live_process?(pid) }
+        waiting = live.select { |_, state| elapsed < (state == :ending ? bound : (signalled ? grace : 0)) }
+        if waiting.empty?
+          missed = live.select { |_, state| state == :ending || signalled }.keys.sort
+          unless missed.empty?
+            warn "rperf: #{missed.size} child process#{'es' if missed.size > 1} (pid #{missed.join(', ')}) had not written " \
+                 "#{missed.size > 1 ? 'their profiles' : 'its profile'} after #{elapsed.round(1)} s: the profile lacks #{missed.size > 1 ? 'them' : 'it'}"
+          end
+          return missed.size
+        end
+        if !told && elapsed > 1
+          warn "rperf: waiting for #{waiting.size} child process#{'es' if waiting.size > 1} to write #{waiting.size > 1 ? 'their profiles' : 'its profile'}"
+          told = true
+        end
+        sleep 0.01
+      end
+    end
+
     # --- merging ---------------------------------------------------------------------------
 
     # Every child file in the session directory merged into the root's native profile (child

@@ -29,6 +29,11 @@ module Rperf
     end
 
     def child? = !@child_session_dir.nil?
+
+    # A child's stop has begun (Rperf.stop): its root, if it is ending, waits for its file.
+    def ending
+      Multiprocess.child_ending(@child_session_dir) if child? && @pid == Process.pid
+    end
     def forked? = @forked
 
     # Whether the sampler records line numbers: only what the output needs (the returned
@@ -96,6 +101,8 @@ module Rperf
       profile.fold_lines! unless settings.lines
       Multiprocess.write_child_profile(@child_session_dir, profile)
       profile.to_h
+    ensure
+      Multiprocess.child_done(@child_session_dir) # written, or a lost-<pid> marker says why not
     end
 
     def merge_children(profile)
@@ -104,7 +111,8 @@ module Rperf
       @saved_env&.each { |k, v| v.nil? ? ENV.delete(k) : ENV[k] = v }
       @saved_env = nil
       profile.fold_lines! unless settings.lines || settings.output
-      Session.lost_children = Multiprocess.merge_into(profile, dir)
+      missing = Multiprocess.await_children(dir, signalled: Shutdown.signalled?)
+      Session.lost_children = Multiprocess.merge_into(profile, dir) + missing
     rescue StandardError => e
       warn "rperf: could not merge child profiles (#{e.message}); keeping this process's profile"
     ensure
