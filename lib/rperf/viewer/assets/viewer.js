@@ -29,6 +29,9 @@
     method: null, // the key (name, file, line) of the method whose callers and callees are shown
     tree: null, // the call tree drawn last
     allocField: 'allocated', // or 'retained'
+    search: '', // frames whose name or file holds this (case-insensitive) are highlighted
+    hideIdle: false, // "hide idle threads"
+    stackThread: null, // the stack chart's thread
   };
 
   const $ = (id) => document.getElementById(id);
@@ -124,6 +127,10 @@
     p.roots = roots;
     p.threads = [...new Set(p.samples.map((s) => s[2]))].sort((a, b) => a - b);
     p.labelSets = p.label_sets.map((ls) => ls || {});
+    // Each label set's VM state: an index into STATES (0: running).
+    p.stateOf = Int8Array.from(p.labelSets, (ls) => Math.max(0, STATES.findIndex((s) => s.test(ls))));
+    // The payload's per-thread time off the GVL (Payload#thread_totals): nothing re-summed here.
+    p.idleShare = new Map((p.thread_totals || []).map(([th, total, idle]) => [th, total > 0 ? idle / total : 0]));
     p.trees = new Map(); // filtered call trees from the server, by query
     p.methodTables = new Map(); // filtered method tables, the same way
     return p;
@@ -138,7 +145,7 @@
 
   // Samples [node, weight, thread, label_set] after the time range, label and thread filters.
   function selectSamples(p, opts) {
-    const o = Object.assign({ label: true, thread: true, range: true }, opts);
+    const o = Object.assign({ label: true, thread: true, range: true, hide: true }, opts);
     let rows = p.samples;
     if (o.range && state.range && p.timeline) {
       const [t0, t1] = state.range;
@@ -148,19 +155,42 @@
         if (overlap > 0) rows.push([node, Math.min(w, overlap), th, lsi]);
       }
     }
-    return filterRows(p, rows, o.label ? state.labelFilter : null, o.thread ? state.threadFilter : null);
+    return filterRows(p, rows, o.label ? state.labelFilter : null, o.thread ? state.threadFilter : null, o.hide ? hiddenThreads(p) : null);
   }
 
-  // Rows [node, _, thread, label_set, ...] of the thread and the label filter (the page's by default).
-  function filterRows(p, rows, label = state.labelFilter, thread = state.threadFilter) {
-    if (!label && thread === null) return rows;
-    return rows.filter((s) => (thread === null || s[2] === thread) && labelMatches(p.labelSets[s[3]] || {}, label));
+  // Rows [node, _, thread, label_set, ...] of the thread and the label filter (the page's by
+  // default), without the hidden (idle) threads.
+  function filterRows(p, rows, label = state.labelFilter, thread = state.threadFilter, hidden = hiddenThreads(p)) {
+    if (!label && thread === null && !hidden) return rows;
+    return rows.filter((s) => (thread === null || s[2] === thread) && !(hidden && hidden.has(s[2])) && labelMatches(p.labelSets[s[3]] || {}, label));
+  }
+
+  // "Hide idle threads": the threads that spent at least IDLE_SHARE of their time off the GVL
+  // (the payload's thread_totals), or null when the button is off or there are none. A thread
+  // chosen in the thread filter stays.
+  const IDLE_SHARE = 0.9;
+  function idleThreads(p) {
+    return p.threads.filter((th) => (p.idleShare.get(th) || 0) >= IDLE_SHARE);
+  }
+  function hiddenThreads(p) {
+    if (!state.hideIdle || !p) return null;
+    const idle = idleThreads(p).filter((th) => th !== state.threadFilter);
+    return idle.length ? new Set(idle) : null;
   }
 
   function nodeWeights(p, rows) {
     const n = p.nodes.parent.length;
     const self = new Float64Array(n);
-    for (const s of rows) self[s[0]] += s[1];
+    const stateSelf = new Map(); // node -> [blocked, wait, gc] of its self weight
+    for (const s of rows) {
+      self[s[0]] += s[1];
+      const st = p.stateOf[s[3]];
+      if (st > 0) {
+        let v = stateSelf.get(s[0]);
+        if (!v) stateSelf.set(s[0], v = [0, 0, 0]);
+        v[st - 1] += s[1];
+      }
+    }
     const total = Float64Array.from(self);
     for (let i = n - 1; i >= 0; i--) {
       const parent = p.nodes.parent[i];
@@ -168,7 +198,7 @@
     }
     let sum = 0;
     for (const r of p.roots) sum += total[r];
-    return { self, total, sum };
+    return { self, total, sum, stateSelf };
   }
 
   // Self and total weight per function (frames are unique per name + file in a payload); a
@@ -204,7 +234,7 @@
   function hierarchy(p, weights, deltaOf, leavesOf) {
     const build = (node) => {
       const [name, file] = frameOf(p, node);
-      const out = { name, file, value: weights.total[node], node };
+      const out = { name, file, value: weights.total[node], node, cat: categoryOf(p, node) };
       if (deltaOf) out.delta = deltaOf(node);
       const kids = p.children[node].filter((c) => weights.total[c] > 0).map(build);
       if (leavesOf) for (const leaf of leavesOf(node)) kids.push(leaf);
@@ -212,43 +242,262 @@
       return out;
     };
     const top = p.roots.filter((r) => weights.total[r] > 0).map(build);
-    const root = { name: 'all', file: '', value: weights.sum, node: -1, children: top };
+    const root = { name: 'all', file: '', value: weights.sum, node: -1, children: top, cat: 'other' };
     if (deltaOf) root.delta = 0;
     return root;
   }
 
-  // --- flame graph and icicle --------------------------------------------------------------
+  // --- flame charts ------------------------------------------------------------------------
+  // One renderer for the flame graph, the icicle, the stack chart, the allocations and the
+  // diff: cells {x, w, d, name, file, cat, value, parent} laid out in the chart's units (weight,
+  // objects or time) from `start` over `span`. The chart fits the window (it scrolls inside its
+  // own box, so the root and the hover details stay in view), zooms with the wheel around the
+  // pointer, pans by dragging, and zooms to a frame on click, with a breadcrumb back out.
+  // Presentation only: the weights are those the view computed.
+  const CELL_H = 18;
+  const CATEGORY_STYLE = {
+    app: { hue: 24, sat: 85, text: 'application' },
+    gem: { hue: 268, sat: 45, text: 'gems' },
+    stdlib: { hue: 135, sat: 40, text: 'stdlib' },
+    native: { hue: 205, sat: 30, text: 'native (C)' },
+    gc: { hue: 0, sat: 70, text: 'GC' },
+    'gvl-blocked': { hue: 30, sat: 5, text: 'GVL blocked (off the GVL)' },
+    'gvl-wait': { hue: 48, sat: 90, text: 'GVL wait' },
+    gvl: { hue: 48, sat: 90, text: 'GVL' },
+    other: { hue: 0, sat: 0, text: 'rperf ([pruned], no Ruby frames)' },
+  };
+  const STATE_LEAF = { blocked: ['[GVL blocked]', 'gvl-blocked'], wait: ['[GVL wait]', 'gvl-wait'], gc: ['[GC]', 'gc'] };
+
+  function hashOf(text) {
+    let h = 0;
+    for (let i = 0; i < text.length; i++) h = (h * 31 + text.charCodeAt(i)) | 0;
+    return h;
+  }
+  function categoryColor(cat, name) {
+    const style = CATEGORY_STYLE[cat] || CATEGORY_STYLE.app;
+    const light = 62 + (Math.abs(hashOf(name || '')) % 14); // neighbours stay apart
+    return `hsl(${style.hue},${style.sat}%,${light}%)`;
+  }
+  const categoryOf = (p, node) => (p.categories && p.frame_categories ? p.categories[p.frame_categories[p.nodes.frame[node]]] : 'app');
+
+  function categoryLegend(cats) {
+    return el('div', { class: 'legend categories' }, cats.map((c) =>
+      el('span', { dataset: { category: c } }, el('i', { style: 'background:' + categoryColor(c, '') }), (CATEGORY_STYLE[c] || { text: c }).text)));
+  }
+
+  const searchText = () => (state.search || '').trim().toLowerCase();
+  const matches = (q, name, file) => !!q && (String(name).toLowerCase().includes(q) || String(file || '').toLowerCase().includes(q));
+
+  // A d3-style hierarchy {name, file, value, children, cat} laid out as cells, children sorted
+  // by name (the same function lands at the same place in every snapshot).
+  function layoutTree(root) {
+    const cells = [];
+    let depth = 0;
+    const visit = (node, x, d, parent) => {
+      const i = cells.length;
+      cells.push({ x, w: node.value, d, name: node.name, file: node.file || '', cat: node.cat || 'other', value: node.value, delta: node.delta, parent });
+      if (d > depth) depth = d;
+      const kids = (node.children || []).slice().sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+      let at = x;
+      for (const k of kids) { visit(k, at, d + 1, i); at += k.value; }
+    };
+    visit(root, 0, 0, -1);
+    return { cells, start: 0, span: root.value, depth };
+  }
+
+  // Draws `model` into `container` (a new chart: the zoom starts at `view` or the whole span).
+  function drawChart(container, details, model, opts) {
+    clear(container);
+    container.removeAttribute('data-rendered');
+    container.classList.add('chart-host');
+    const crumbs = el('div', { class: 'crumbs' });
+    const viewport = el('div', { class: 'viewport' });
+    container.append(crumbs, viewport);
+    const chart = { container, details, model, opts, crumbs, viewport, x0: model.start, x1: model.start + model.span, focus: -1, first: true };
+    if (opts.view) { chart.x0 = Math.max(model.start, opts.view[0]); chart.x1 = Math.min(model.start + model.span, opts.view[1]); }
+    container._chart = chart;
+    wireChart(chart);
+    paintChart(chart);
+    return chart;
+  }
+
+  function fitText(text, px) {
+    const chars = Math.floor((px - 6) / 6.6);
+    if (chars < 3) return '';
+    return text.length <= chars ? text : text.slice(0, chars - 1) + '…';
+  }
+
+  function paintChart(chart) {
+    const { model, opts, viewport, container } = chart;
+    const width = Math.max(320, viewport.clientWidth || container.clientWidth || 960);
+    // The box ends at the window's bottom edge: the graph scrolls inside it, the page does not.
+    const top = viewport.getBoundingClientRect().top;
+    viewport.style.maxHeight = Math.max(200, Math.floor(window.innerHeight - Math.max(0, top) - 12)) + 'px';
+    const height = (model.depth + 1) * CELL_H;
+    const scale = width / Math.max(chart.x1 - chart.x0, 1e-9);
+    const q = searchText();
+    const svg = svgEl('svg', { width, height, class: 'chart' });
+    let drawn = 0;
+    const frag = document.createDocumentFragment();
+    for (let i = 0; i < model.cells.length; i++) {
+      const c = model.cells[i];
+      if (c.x + c.w <= chart.x0 || c.x >= chart.x1) continue;
+      let px = (c.x - chart.x0) * scale;
+      let pw = c.w * scale;
+      if (pw < 1) continue;
+      if (px < 0) { pw += px; px = 0; }
+      if (px + pw > width) pw = width - px;
+      const y = opts.inverted ? c.d * CELL_H : (model.depth - c.d) * CELL_H;
+      const hit = matches(q, c.name, c.file);
+      const g = svgEl('g', { class: 'frame' + (q ? (hit ? ' match' : ' dim') : ''), name: c.name, 'data-i': i, 'data-cat': c.cat, transform: `translate(${px.toFixed(1)},${y})` });
+      g.append(svgEl('rect', { width: Math.max(0.5, pw - 0.5).toFixed(1), height: CELL_H - 1, fill: opts.color ? opts.color(c) : categoryColor(c.cat, c.name) }));
+      const label = fitText(c.name, pw);
+      if (label) { const t = svgEl('text', { x: 3, y: 13 }); t.textContent = label; g.append(t); }
+      frag.append(g);
+      drawn++;
+    }
+    svg.append(frag);
+    const keepScroll = viewport.scrollTop;
+    clear(viewport);
+    viewport.append(svg);
+    // A flame graph's root is at the bottom: start there.
+    if (chart.first) { viewport.scrollTop = opts.inverted ? 0 : viewport.scrollHeight; chart.first = false; } else viewport.scrollTop = keepScroll;
+    container.dataset.rendered = String(drawn);
+    container.dataset.view = Math.round(chart.x0) + ',' + Math.round(chart.x1);
+    container.dataset.zoom = chart.focus >= 0 ? model.cells[chart.focus].name : '';
+    paintCrumbs(chart);
+  }
+
+  function paintCrumbs(chart) {
+    const { crumbs, model } = chart;
+    clear(crumbs);
+    const path = [];
+    for (let i = chart.focus; i >= 0; i = model.cells[i].parent) path.unshift(i);
+    const zoomed = chart.x0 > model.start || chart.x1 < model.start + model.span;
+    const reset = el('button', { type: 'button', class: 'reset-zoom', text: 'reset zoom', title: 'Show everything (0)' });
+    reset.disabled = !zoomed;
+    reset.addEventListener('click', () => zoomChart(chart, -1));
+    crumbs.append(reset);
+    for (const i of path) {
+      const b = el('button', { type: 'button', class: 'crumb', text: model.cells[i].name, title: model.cells[i].file });
+      b.addEventListener('click', () => zoomChart(chart, i));
+      crumbs.append(el('span', { class: 'sep', text: '›' }), b);
+    }
+    crumbs.append(el('span', { class: 'hint', text: zoomed ? '' : ' wheel: zoom · drag: pan · click a frame: zoom to it' }));
+  }
+
+  // Zooms to cell i (-1: everything).
+  function zoomChart(chart, i) {
+    const { model } = chart;
+    chart.focus = i;
+    if (i < 0 || (model.cells[i].parent < 0 && model.cells[i].w >= model.span)) {
+      chart.focus = -1;
+      chart.x0 = model.start; chart.x1 = model.start + model.span;
+    } else { chart.x0 = model.cells[i].x; chart.x1 = model.cells[i].x + model.cells[i].w; }
+    paintChart(chart);
+  }
+
+  // Zooms by `factor` (< 1: in) around the chart coordinate `at`, then clamps to the span.
+  function scaleChart(chart, factor, at) {
+    const { model } = chart;
+    const minSpan = Math.max(model.span / 1e6, 1e-6);
+    const w = Math.min(model.span, Math.max(minSpan, (chart.x1 - chart.x0) * factor));
+    const ratio = (at - chart.x0) / (chart.x1 - chart.x0 || 1);
+    chart.x0 = at - ratio * w;
+    chart.x1 = chart.x0 + w;
+    clampChart(chart);
+  }
+  function panChart(chart, by) { chart.x0 += by; chart.x1 += by; clampChart(chart); }
+  function clampChart(chart) {
+    const { start, span } = chart.model;
+    const w = chart.x1 - chart.x0;
+    if (chart.x0 < start) { chart.x0 = start; chart.x1 = start + w; }
+    if (chart.x1 > start + span) { chart.x1 = start + span; chart.x0 = Math.max(start, chart.x1 - w); }
+    if (chart.x1 - chart.x0 >= span) chart.focus = -1;
+  }
+
+  function wireChart(chart) {
+    const { viewport, model, opts, details } = chart;
+    let pending = false;
+    const repaint = () => { if (!pending) { pending = true; requestAnimationFrame(() => { pending = false; paintChart(chart); }); } };
+    const cellAt = (evt) => {
+      const g = evt.target.closest && evt.target.closest('g.frame');
+      return g ? model.cells[Number(g.dataset.i)] : null;
+    };
+    const coordAt = (evt) => {
+      const r = viewport.getBoundingClientRect();
+      return chart.x0 + (evt.clientX - r.left) / Math.max(1, r.width) * (chart.x1 - chart.x0);
+    };
+    viewport.addEventListener('mousemove', (evt) => {
+      const c = cellAt(evt);
+      if (c && details) details.textContent = opts.label(c);
+    });
+    viewport.addEventListener('wheel', (evt) => {
+      evt.preventDefault();
+      if (evt.shiftKey || Math.abs(evt.deltaX) > Math.abs(evt.deltaY)) {
+        const d = evt.shiftKey ? evt.deltaY || evt.deltaX : evt.deltaX;
+        panChart(chart, d / Math.max(1, viewport.clientWidth) * (chart.x1 - chart.x0));
+      } else {
+        scaleChart(chart, Math.exp(evt.deltaY * 0.002), coordAt(evt));
+      }
+      chart.focus = chart.x1 - chart.x0 >= model.span ? -1 : chart.focus;
+      repaint();
+    }, { passive: false });
+    let drag = null;
+    viewport.addEventListener('mousedown', (evt) => {
+      if (evt.button !== 0) return;
+      drag = { x: evt.clientX, y: evt.clientY, x0: chart.x0, x1: chart.x1, top: viewport.scrollTop, moved: false };
+      evt.preventDefault();
+    });
+    window.addEventListener('mousemove', (evt) => {
+      if (!drag || chart.container._chart !== chart) return;
+      const dx = evt.clientX - drag.x;
+      const dy = evt.clientY - drag.y;
+      if (Math.abs(dx) + Math.abs(dy) > 3) drag.moved = true;
+      if (!drag.moved) return;
+      chart.x0 = drag.x0; chart.x1 = drag.x1;
+      panChart(chart, -dx / Math.max(1, viewport.clientWidth) * (drag.x1 - drag.x0));
+      viewport.scrollTop = drag.top - dy;
+      repaint();
+    });
+    viewport.addEventListener('mouseup', (evt) => {
+      if (!drag) return;
+      const moved = drag.moved;
+      drag = null;
+      if (moved) return;
+      const g = evt.target.closest && evt.target.closest('g.frame');
+      if (g) zoomChart(chart, Number(g.dataset.i));
+    });
+    window.addEventListener('mouseup', () => { drag = null; });
+  }
+
+  // The chart of the tab on screen, for the keyboard.
+  const activeChart = () => {
+    const host = document.querySelector('.tab.active .chart-host');
+    return host && host._chart && host.isConnected ? host._chart : null;
+  };
+
   function drawFlame(container, details, data, opts) {
     clear(container);
     container.removeAttribute('data-rendered');
     if (!data.value) {
+      delete container._chart;
       container.append(el('p', { class: 'hint', text: 'No samples match the filters.' }));
       container.dataset.rendered = '0';
       return;
     }
     const total = data.value;
     const fmt = opts.format || fmtTime;
-    const chart = newFlamegraph()
-      .width(Math.max(320, container.clientWidth || 960))
-      .cellHeight(18)
-      .transitionDuration(0)
-      .minFrameSize(1)
-      .sort(true)
-      .inverted(!!opts.inverted)
-      .label((d) => {
-        let text = d.data.name + ' — ' + fmt(d.value) + ' (' + pct(d.value, total) + ')';
-        if (opts.diff) text += ', change ' + fmtSigned(d.delta);
-        if (d.data.file) text += ' — ' + d.data.file;
-        return text;
-      })
-      .setDetailsElement(details);
-    if (opts.diff) chart.computeDelta(true).setColorMapper((d) => diffColor(d.delta, d.value));
-    d3.select(container).datum(data).call(chart);
-    container.dataset.rendered = String(container.querySelectorAll('g.frame').length);
+    const label = (c) => {
+      let text = c.name + ' — ' + fmt(c.value) + ' (' + pct(c.value, total) + ')';
+      if (opts.diff) text += ', change ' + fmtSigned(c.delta || 0);
+      if (c.file) text += ' — ' + c.file;
+      return text;
+    };
+    const color = opts.diff ? (c) => diffColor(c.delta, c.value) : null;
+    drawChart(container, details, layoutTree(data), { inverted: !!opts.inverted, label, color });
+    if (!opts.diff && opts.legend !== false) container.append(categoryLegend(opts.categories || Object.keys(CATEGORY_STYLE).filter((c) => c !== 'gvl')));
   }
-
-  // d3-flame-graph's UMD build exports its constructor as `default`.
-  const newFlamegraph = () => (window.flamegraph.default || window.flamegraph.flamegraph)();
 
   // Red for more time than before, green for less, grey for no change.
   function diffColor(delta, value) {
@@ -256,6 +505,37 @@
     const v = Math.min(1, Math.abs(delta) / Math.max(Math.abs(value), Math.abs(delta), 1));
     const soft = Math.round(215 - 175 * v);
     return delta > 0 ? `rgb(235,${soft},${soft})` : `rgb(${soft},215,${soft})`;
+  }
+
+  // The VM-state part of a node's self weight as leaves of their own ([GVL blocked], [GVL
+  // wait], [GC]), as in the call tree: the time a frame spent off the GVL is seen, and coloured.
+  const stateLeaves = (weights) => (node) => {
+    const v = weights.stateSelf.get(node);
+    if (!v) return [];
+    const out = [];
+    ['blocked', 'wait', 'gc'].forEach((key, k) => {
+      if (v[k] > 0) out.push({ name: STATE_LEAF[key][0], file: '', value: v[k], cat: STATE_LEAF[key][1] });
+    });
+    return out;
+  };
+
+  // The weight of the samples with a frame that matches the search (name or file; the VM-state
+  // leaves too), of `weights`: the one place the search's share is summed, for every view.
+  function searchWeight(p, weights, q) {
+    if (!q) return null;
+    const frameHit = Uint8Array.from(p.frames, ([name, file]) => (matches(q, name, file) ? 1 : 0));
+    const leafHit = ['blocked', 'wait', 'gc'].map((key) => matches(q, STATE_LEAF[key][0], ''));
+    const n = p.nodes.parent.length;
+    const hit = new Uint8Array(n);
+    let sum = 0;
+    for (let i = 0; i < n; i++) { // parents come before their children
+      const parent = p.nodes.parent[i];
+      hit[i] = frameHit[p.nodes.frame[i]] || (parent >= 0 && hit[parent]) ? 1 : 0;
+      if (hit[i]) { sum += weights.self[i]; continue; }
+      const v = weights.stateSelf.get(i);
+      if (v) for (let k = 0; k < 3; k++) if (leafHit[k]) sum += v[k];
+    }
+    return sum;
   }
 
   // --- top table ---------------------------------------------------------------------------
@@ -266,7 +546,7 @@
       .sort((a, b) => b[state.topSort] - a[state.topSort] || a.name.localeCompare(b.name))
       .slice(0, MAX_TABLE_ROWS);
     for (const r of rows) {
-      body.append(el('tr', null,
+      body.append(el('tr', { class: matches(searchText(), r.name, r.file) ? 'match' : null },
         el('td', { class: 'num', text: fmtTime(r.self) }), el('td', { class: 'num', text: pct(r.self, weights.sum) }),
         el('td', { class: 'num', text: fmtTime(r.total) }), el('td', { class: 'num', text: pct(r.total, weights.sum) }),
         el('td', { class: 'fn', text: r.name }), el('td', { class: 'file', text: r.file, title: r.file })));
@@ -283,6 +563,8 @@
     const f = state.labelFilter;
     if (f) { q.set('label', f.key); if (f.value === NOT_SET) q.set('unset', '1'); else q.set('value', f.value); }
     if (state.threadFilter !== null) q.set('thread', String(state.threadFilter));
+    const hidden = state.current && hiddenThreads(state.current);
+    if (hidden) q.set('hide', [...hidden].sort((a, b) => a - b).join(','));
     if (state.range) { q.set('from', String(Math.floor(state.range[0]))); q.set('to', String(Math.ceil(state.range[1]))); }
     return q.toString();
   }
@@ -329,6 +611,8 @@
   }
 
   function clearFilters() {
+    state.search = '';
+    $('search').value = '';
     state.labelFilter = null;
     state.threadFilter = null;
     state.range = null;
@@ -404,6 +688,7 @@
       const toggle = el('button', { class: 'toggle', type: 'button', text: kids ? (open ? '▾' : '▸') : '' });
       const r = row(total, name + (recursive ? ' ↻' : ''), self, methodWhere(tree, m), file);
       r.prepend(toggle);
+      if (matches(searchText(), name, file)) r.classList.add('match');
       const li = el('li', { role: 'treeitem', 'aria-expanded': kids ? String(open) : null, dataset: { node: String(i), totalNs: String(total) } }, r);
       if (open && kids) li.append(list(i));
       if (kids) {
@@ -493,7 +778,7 @@
       const [m, self, total, recursive] = table.entries[i];
       const [name, file] = table.methods[m];
       const key = methodKey(table, m);
-      const tr = el('tr', { class: 'clickable' + (key === state.method ? ' selected' : ''), dataset: { name, selfNs: String(self), totalNs: String(total) } },
+      const tr = el('tr', { class: 'clickable' + (key === state.method ? ' selected' : '') + (matches(searchText(), name, file) ? ' match' : ''), dataset: { name, selfNs: String(self), totalNs: String(total) } },
         el('td', { class: 'num', text: fmtTime(self) }), el('td', { class: 'num', text: pct(self, sum) }),
         el('td', { class: 'num', text: fmtTime(total) }), el('td', { class: 'num', text: pct(total, sum) }),
         el('td', { class: 'fn', text: name + (recursive ? ' ↻' : '') }),
@@ -623,7 +908,8 @@
   function drawThreads(p) {
     const body = $('threads-table').tBodies[0];
     clear(body);
-    const rows = selectSamples(p, { thread: false });
+    const rows = selectSamples(p, { thread: false, hide: false });
+    const hidden = hiddenThreads(p);
     const perThread = new Map();
     for (const [node, w, th, lsi] of rows) {
       let t = perThread.get(th);
@@ -638,8 +924,10 @@
     const sum = [...perThread.values()].reduce((a, t) => a + t.total, 0);
     for (const t of [...perThread.values()].sort((a, b) => a.th - b.th)) {
       const [fn, fw] = [...t.leaf.entries()].reduce((a, b) => (b[1] > a[1] ? b : a), ['', 0]);
-      const tr = el('tr', { class: 'clickable' + (state.threadFilter === t.th ? ' selected' : ''), dataset: { thread: String(t.th) } },
-        el('td', { text: 'thread ' + t.th }),
+      const idle = p.idleShare.get(t.th) || 0;
+      const tr = el('tr', { class: 'clickable' + (state.threadFilter === t.th ? ' selected' : '') + (hidden && hidden.has(t.th) ? ' hidden-idle' : ''),
+        dataset: { thread: String(t.th), idleShare: idle.toFixed(4) } },
+        el('td', { text: 'thread ' + t.th + (idle >= IDLE_SHARE ? ' (idle ' + pct(idle, 1) + ')' : '') }),
         el('td', { class: 'num', text: fmtTime(t.total) + ' (' + pct(t.total, sum) + ')' }),
         el('td', { class: 'num', text: fmtTime(t.running) }), el('td', { class: 'num', text: fmtTime(t.blocked) }),
         el('td', { class: 'num', text: fmtTime(t.wait) }), el('td', { class: 'num', text: fmtTime(t.gc) }),
@@ -669,7 +957,8 @@
     $('timeline-hint').textContent = 'Drag across the timeline to look at that time range only.' +
       (p.timeline.quantum_ns ? ` (samples merged into ${fmtTime(p.timeline.quantum_ns)} slots)` : '');
     const rows = filterRows(p, p.timeline.samples, state.labelFilter, null); // threads are rows of their own
-    const threads = p.threads.filter((th) => state.threadFilter === null || th === state.threadFilter);
+    const hiddenRows = hiddenThreads(p);
+    const threads = p.threads.filter((th) => (state.threadFilter === null || th === state.threadFilter) && !(hiddenRows && hiddenRows.has(th)));
     const end = maxOf(p.timeline.samples.map((s) => s[4]), Math.max(p.duration_ns || 0, 1));
     const left = 90;
     const width = Math.max(400, (box.clientWidth || 960) - 2);
@@ -767,6 +1056,101 @@
   function legend() {
     const names = { running: 'running', blocked: 'GVL blocked', wait: 'GVL wait', gc: 'GC' };
     return el('div', { class: 'legend' }, STATES.map((s) => el('span', null, el('i', { style: 'background:' + s.color }), names[s.key])));
+  }
+
+  // --- stack chart -------------------------------------------------------------------------
+  // The samples of one thread in time order (the timeline rows of aggregate: false), each a
+  // column of its stack over [t - weight, t]: a frame that stays on the stack across samples is
+  // one cell. The same chart as the flame graph (zoom, pan, search, colours); x is time.
+  function stackThreads(p) {
+    const hidden = hiddenThreads(p);
+    return p.threads.filter((th) => !(hidden && hidden.has(th)));
+  }
+
+  function drawStackChart(p) {
+    const box = $('stack');
+    const sel = $('stack-thread');
+    clear(sel);
+    if (!p.timeline) {
+      clear(box);
+      delete box._chart;
+      box.dataset.rendered = '0';
+      $('stack-details').textContent = 'This snapshot has no timestamps: profiles taken with aggregate: false have a stack chart.';
+      return;
+    }
+    const threads = state.threadFilter !== null ? [state.threadFilter] : stackThreads(p);
+    const weightOf = new Map(threads.map((th) => [th, 0]));
+    for (const r of p.timeline.samples) if (weightOf.has(r[2])) weightOf.set(r[2], weightOf.get(r[2]) + r[1]);
+    for (const th of threads) sel.append(el('option', { value: String(th), text: 'thread ' + th + ' (' + fmtTime(weightOf.get(th)) + ')' }));
+    // Default: the thread with the most time that is not idle.
+    if (!threads.includes(state.stackThread)) {
+      const busy = threads.filter((th) => (p.idleShare.get(th) || 0) < IDLE_SHARE);
+      const pool = busy.length ? busy : threads;
+      state.stackThread = pool.reduce((a, th) => (a === null || weightOf.get(th) > weightOf.get(a) ? th : a), null);
+    }
+    if (state.stackThread === null || state.stackThread === undefined) {
+      clear(box);
+      box.dataset.rendered = '0';
+      $('stack-details').textContent = 'No thread to show.';
+      return;
+    }
+    sel.value = String(state.stackThread);
+    const th = state.stackThread;
+    const rows = filterRows(p, p.timeline.samples, state.labelFilter, th, null);
+    const end = maxOf(p.timeline.samples.map((s) => s[4]), Math.max(p.duration_ns || 0, 1));
+    const cells = [];
+    const open = []; // per depth: [cell index, node (or -2 - state)]
+    let depth = 0;
+    let total = 0;
+    const stack = [];
+    for (const [node, w, , lsi, t] of rows) {
+      if (w <= 0) continue;
+      total += w;
+      const from = t - w;
+      stack.length = 0;
+      for (let n = node; n >= 0; n = p.nodes.parent[n]) stack.push(n);
+      stack.reverse();
+      const st = p.stateOf[lsi];
+      if (st > 0) stack.push(-1 - st);
+      let d = 0;
+      for (; d < stack.length; d++) {
+        const o = open[d];
+        const c = o && cells[o[0]];
+        // The same frame at the same place of the stack, continued (no gap longer than this sample).
+        if (o && o[1] === stack[d] && from - (c.x + c.w) <= w && (d === 0 || open[d - 1][0] === c.parent)) {
+          c.w = t - c.x;
+          c.value += w;
+          continue;
+        }
+        break;
+      }
+      open.length = d;
+      for (; d < stack.length; d++) {
+        const n = stack[d];
+        let name; let file; let cat;
+        if (n >= 0) { [name, file] = frameOf(p, n); cat = categoryOf(p, n); } else {
+          const key = STATES[-1 - n].key;
+          [name, cat] = STATE_LEAF[key]; file = '';
+        }
+        open[d] = [cells.length, n];
+        cells.push({ x: from, w, d, name, file, cat, value: w, parent: d > 0 ? open[d - 1][0] : -1 });
+        if (d > depth) depth = d;
+      }
+    }
+    if (!cells.length) {
+      clear(box);
+      delete box._chart;
+      box.dataset.rendered = '0';
+      $('stack-details').textContent = 'No samples of thread ' + th + ' match the filters.';
+      return;
+    }
+    box.dataset.totalNs = String(total);
+    box.dataset.thread = String(th);
+    box.dataset.cells = String(cells.length);
+    $('stack-details').textContent = 'thread ' + th + ': ' + fmtTime(total) + ' in ' + rows.length + ' samples; hover a frame for its time.';
+    const label = (c) => c.name + ' — ' + fmtTime(c.value) + ' (' + pct(c.value, total) + ') from ' + fmtTime(c.x) + ' to ' + fmtTime(c.x + c.w) + (c.file ? ' — ' + c.file : '');
+    drawChart(box, $('stack-details'), { cells, start: 0, span: end, depth }, { inverted: true, label, view: state.range });
+    box.append(categoryLegend(Object.keys(CATEGORY_STYLE).filter((c) => c !== 'gvl')));
   }
 
   // --- diff --------------------------------------------------------------------------------
@@ -964,6 +1348,8 @@
     }
     state.current = p;
     state.range = null;
+    if (pendingView && (pendingView.snap === null || pendingView.snap === id)) applyView(pendingView);
+    pendingView = null;
     fillFilters(p);
     fillDiffBase();
     drawList();
@@ -988,7 +1374,8 @@
         'then reload; intervals without samples are not kept.', 'empty');
       return;
     }
-    const keep = state.current && state.list.find((s) => s.id === state.current.id);
+    const linked = pendingView && pendingView.snap !== null && state.list.find((s) => s.id === pendingView.snap);
+    const keep = linked || (state.current && state.list.find((s) => s.id === state.current.id));
     // The newest snapshot that is readable and has samples (an idle interval has none).
     const readable = state.list.filter((s) => !s.error);
     const useful = readable.filter((s) => !isEmpty(s));
@@ -1015,11 +1402,22 @@
     if (p.timeline && p.timeline.source_count > p.timeline.samples.length) {
       box.append(el('span', { class: 'pruned', text: ` · timeline: ${p.timeline.source_count} samples merged into ${p.timeline.samples.length}` }));
     }
-    const all = nodeWeights(p, selectSamples(p, { label: false, thread: false, range: false })).sum;
+    const all = nodeWeights(p, selectSamples(p, { label: false, thread: false, range: false, hide: false })).sum;
     const totals = $('totals');
     totals.textContent = 'shown: ' + fmtTime(weights.sum) + ' of ' + fmtTime(all) + ' (' + pct(weights.sum, all) + ')';
     totals.dataset.shownNs = String(Math.round(weights.sum));
     totals.dataset.totalNs = String(Math.round(all));
+    const matched = searchWeight(p, weights, searchText());
+    const info = $('search-info');
+    if (matched === null) { info.textContent = ''; delete info.dataset.matchedNs; } else {
+      info.textContent = 'matches ' + fmtTime(matched) + ' (' + pct(matched, weights.sum) + ' of shown)';
+      info.dataset.matchedNs = String(Math.round(matched));
+    }
+    const idle = idleThreads(p);
+    const hide = $('hide-idle');
+    hide.textContent = state.hideIdle ? `show idle threads (${idle.length} hidden)` : `hide idle threads (${idle.length})`;
+    hide.setAttribute('aria-pressed', String(state.hideIdle));
+    hide.disabled = !idle.length && !state.hideIdle;
     $('range-info').hidden = !state.range;
     $('clear-range').hidden = !state.range;
     if (state.range) $('range-info').textContent = 'time range ' + fmtTime(state.range[0]) + ' – ' + fmtTime(state.range[1]);
@@ -1051,8 +1449,9 @@
     }
     for (const s of document.querySelectorAll('.tab')) s.classList.toggle('active', s.id === 'tab-' + state.tab);
     switch (state.tab) {
-      case 'flame': drawFlame($('flame'), $('flame-details'), hierarchy(p, weights), {}); break;
-      case 'icicle': drawFlame($('icicle'), $('icicle-details'), hierarchy(p, weights), { inverted: true }); break;
+      case 'flame': drawFlame($('flame'), $('flame-details'), hierarchy(p, weights, null, stateLeaves(weights)), {}); break;
+      case 'icicle': drawFlame($('icicle'), $('icicle-details'), hierarchy(p, weights, null, stateLeaves(weights)), { inverted: true }); break;
+      case 'stack': drawStackChart(p); break;
       case 'top': drawTop(p, weights); break;
       case 'tree': await drawTree(p); break;
       case 'methods': await drawMethods(p); break;
@@ -1062,8 +1461,57 @@
       case 'diff': await drawDiff(p, weights); break;
       default: break;
     }
-    if (seq === renderSeq) setStatus('snapshot #' + p.id + ': ' + state.tab, 'ready');
+    if (seq === renderSeq) {
+      writeHash();
+      setStatus('snapshot #' + p.id + ': ' + state.tab, 'ready');
+    }
   }
+
+  // --- the view in the address -------------------------------------------------------------
+  // #snap=2&tab=flame&q=...&label=K&value=V (or &unset=1)&thread=N&from=T0&to=T1&idle=hide
+  // &method=name%00file%00line&stack=N: a copied link opens the same view.
+  function viewHash() {
+    const q = new URLSearchParams();
+    if (state.current) q.set('snap', String(state.current.id));
+    q.set('tab', state.tab);
+    if (state.search) q.set('q', state.search);
+    const f = state.labelFilter;
+    if (f) { q.set('label', f.key); if (f.value === NOT_SET) q.set('unset', '1'); else q.set('value', f.value); }
+    if (state.threadFilter !== null) q.set('thread', String(state.threadFilter));
+    if (state.range) { q.set('from', String(Math.floor(state.range[0]))); q.set('to', String(Math.ceil(state.range[1]))); }
+    if (state.hideIdle) q.set('idle', 'hide');
+    if (state.method) q.set('method', state.method);
+    if (state.tab === 'stack' && state.stackThread !== null) q.set('stack', String(state.stackThread));
+    return '#' + q.toString();
+  }
+  function writeHash() {
+    const hash = viewHash();
+    if (location.hash !== hash) history.replaceState(null, '', hash);
+  }
+  const TABS = () => [...$('tabs').querySelectorAll('button')].map((b) => b.dataset.tab);
+  function readHash() {
+    const q = new URLSearchParams(location.hash.slice(1));
+    if (![...q.keys()].length) return null;
+    const num = (k) => (q.has(k) && /^-?\d+$/.test(q.get(k)) ? Number(q.get(k)) : null);
+    const out = { snap: num('snap'), search: q.get('q') || '', hideIdle: q.get('idle') === 'hide', thread: num('thread'),
+      method: q.get('method'), stack: num('stack'), tab: TABS().includes(q.get('tab')) ? q.get('tab') : null, label: null, range: null };
+    if (q.has('label')) out.label = { key: q.get('label'), value: q.get('unset') === '1' ? NOT_SET : (q.get('value') || '') };
+    if (num('from') !== null && num('to') !== null) out.range = [num('from'), num('to')];
+    return out;
+  }
+  // Before fillFilters, which keeps the filters only when the snapshot has them.
+  function applyView(v) {
+    if (v.tab) state.tab = v.tab;
+    state.search = v.search;
+    $('search').value = v.search;
+    state.hideIdle = v.hideIdle;
+    state.labelFilter = v.label;
+    state.threadFilter = v.thread;
+    state.range = v.range;
+    state.method = v.method;
+    if (v.stack !== null) state.stackThread = v.stack;
+  }
+  let pendingView = null;
 
   // Segmented buttons: a click sets the state to the button's data-<attr>, marks it active and redraws.
   function bindToggle(selector, attr, set) {
@@ -1101,14 +1549,72 @@
     $('tree-collapse').addEventListener('click', () => { if (state.tree) state.tree.expanded = new Set(); render(); });
     bindToggle('#tab-alloc [data-field]', 'field', (v) => { state.allocField = v; });
     $('refresh').addEventListener('click', () => loadList());
+    let searchTimer = null;
+    $('search').addEventListener('input', (e) => {
+      clearTimeout(searchTimer);
+      searchTimer = setTimeout(() => { state.search = e.target.value; render(); }, 120);
+    });
+    $('hide-idle').addEventListener('click', () => { state.hideIdle = !state.hideIdle; render(); });
+    $('stack-thread').addEventListener('change', (e) => { state.stackThread = Number(e.target.value); render(); });
+    $('help-button').addEventListener('click', () => { $('help').hidden = !$('help').hidden; });
+    document.addEventListener('keydown', onKey);
+    window.addEventListener('hashchange', () => {
+      if (location.hash === viewHash()) return; // ours
+      const v = readHash();
+      if (!v) return;
+      pendingView = v;
+      const id = v.snap !== null && state.list.some((s) => s.id === v.snap) ? v.snap : state.current && state.current.id;
+      if (id !== null && id !== undefined) open(id);
+    });
     let resizeTimer = null;
     window.addEventListener('resize', () => {
       clearTimeout(resizeTimer);
-      resizeTimer = setTimeout(() => { if (['flame', 'icicle', 'timeline', 'diff', 'alloc'].includes(state.tab)) render(); }, 200);
+      resizeTimer = setTimeout(() => { if (['flame', 'icicle', 'stack', 'timeline', 'diff', 'alloc'].includes(state.tab)) render(); }, 200);
     });
   }
 
+  // Keys (listed by ?), except while typing in a field: / and Escape work there too.
+  function onKey(evt) {
+    if (evt.ctrlKey || evt.metaKey || evt.altKey) return;
+    const typing = evt.target && (evt.target.tagName === 'INPUT' || evt.target.tagName === 'SELECT' || evt.target.tagName === 'TEXTAREA');
+    if (evt.key === 'Escape') {
+      if (!$('help').hidden) $('help').hidden = true;
+      else if (typing) evt.target.blur();
+      return;
+    }
+    if (typing) return;
+    const chart = activeChart();
+    const tabs = TABS();
+    const step = (dir) => {
+      if (!state.current) return;
+      const i = state.list.findIndex((s) => s.id === state.current.id);
+      const next = state.list[i + dir];
+      if (next) open(next.id);
+    };
+    const zoom = (factor) => { if (chart) { scaleChart(chart, factor, (chart.x0 + chart.x1) / 2); paintChart(chart); } };
+    const pan = (dir) => { if (chart) { panChart(chart, dir * 0.2 * (chart.x1 - chart.x0)); paintChart(chart); } };
+    const actions = {
+      '/': () => { $('search').focus(); $('search').select(); },
+      '?': () => { $('help').hidden = !$('help').hidden; },
+      j: () => step(1), k: () => step(-1),
+      '+': () => zoom(0.5), '=': () => zoom(0.5), '-': () => zoom(2),
+      ArrowLeft: () => pan(-1), ArrowRight: () => pan(1),
+      z: () => { if (chart) zoomChart(chart, -1); },
+      h: () => { state.hideIdle = !state.hideIdle; render(); },
+      c: () => clearFilters(),
+    };
+    let action = actions[evt.key];
+    if (!action && /^[0-9]$/.test(evt.key)) {
+      const tab = tabs[(Number(evt.key) + 9) % 10];
+      if (tab) action = () => { state.tab = tab; render(); };
+    }
+    if (!action) return;
+    evt.preventDefault();
+    action();
+  }
+
   window.rperfViewer = { state, open, render, reload: loadList };
+  pendingView = readHash();
   if (embedded) $('refresh').hidden = true;
   wire();
   loadList();

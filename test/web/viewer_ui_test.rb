@@ -1,0 +1,147 @@
+# frozen_string_literal: true
+
+require_relative "web_helper"
+require "rperf/viewer"
+
+# Issue 27: the viewer's navigation in headless Chromium (test/consumers/viewer_ui_check.js),
+# on a generated profile with known totals, in a file written by Rperf::Viewer.static_html:
+# the flame graph fits the window and zooms (wheel, drag, click, breadcrumb, keys), the search
+# highlights and weighs its matches, "hide idle threads" drops the thread that only waited, the
+# stack chart lays a thread's samples out in time, frames are coloured by category, ? lists
+# the keys, and the address reopens the view.
+class ViewerUiTest < Minitest::Test
+  MS = 1_000_000
+
+  def setup
+    skip "chromium is not installed (script/bootstrap consumers)" unless File.executable?(ENV.fetch("CHROMIUM", "/usr/bin/chromium"))
+    skip "npm packages are not installed (script/bootstrap consumers)" unless File.directory?(File.join(RperfTestHelper::ROOT, "node_modules/playwright-core"))
+  end
+
+  APP = "/srv/shop/app/shop.rb"
+  FRAMES = {
+    main: [APP, "Object#main"], checkout: [APP, "Shop#checkout"], price: [APP, "Shop#price"],
+    json: ["/srv/shop/vendor/bundle/ruby/3.3.0/gems/json-2.7.1/lib/json/common.rb", "JSON.generate"],
+    set: ["/opt/ruby/lib/ruby/3.3.0/set.rb", "Set#add"], times: ["<C method>", "Integer#times"],
+    accept: ["/srv/shop/vendor/bundle/ruby/3.3.0/gems/puma-6.4.0/lib/puma/server.rb", "Puma::Server#accept"],
+    select: ["<C method>", "IO.select"], sleep: ["<C method>", "Kernel#sleep"], deep: [APP, "Deep#recurse"],
+  }.freeze
+  DEPTH = 80 # Deep#recurse frames: a graph taller than the window
+
+  # Thread 1 (100 ms): price 40, JSON 20, Set#add 10, Integer#times 10 blocked, price 20.
+  # Thread 2 (100 ms): blocked in IO.select under Puma's accept: idle.
+  # Thread 3 (60 ms): 50 ms 80 calls deep under checkout, 10 ms blocked in sleep.
+  def profile
+    f = FRAMES
+    checkout = [f[:checkout], f[:main]]
+    phases = {
+      1 => [[[f[:price], *checkout], 40, 0], [[f[:json], *checkout], 20, 0], [[f[:set], f[:main]], 10, 0],
+            [[f[:times], f[:main]], 10, 1], [[f[:price], *checkout], 20, 0]],
+      2 => [[[f[:select], f[:accept]], 100, 1]],
+      3 => [[[*Array.new(DEPTH, f[:deep]), *checkout], 50, 0], [[f[:sleep], f[:main]], 10, 1]],
+    }
+    raw = phases.flat_map do |seq, list|
+      t = 0
+      list.flat_map do |stack, ms, lsi|
+        Array.new(ms) { [stack, MS, seq, lsi, (t += 1) * MS] }
+      end
+    end
+    aggregated = raw.group_by { |r| [r[0], r[2], r[3]] }.map { |(stack, seq, lsi), rs| [stack, rs.sum { |r| r[1] }, seq, lsi] }
+    { mode: :wall, frequency: 1000, sampling_count: raw.size, duration_ns: 100 * MS,
+      aggregated_samples: aggregated, raw_samples: raw, label_sets: [{}, { "%GVL": "blocked" }] }
+  end
+
+  def test_navigation_search_idle_threads_stack_chart_and_address
+    result = nil
+    Dir.mktmpdir("rperf-ui") do |dir|
+      path = File.join(dir, "profile.html")
+      File.write(path, Rperf::Viewer.static_html(profile, title: "ui"))
+      out, err, status = Open3.capture3("node", File.join(RperfTestHelper::ROOT, "test/consumers/viewer_ui_check.js"),
+                                        "file://#{path}", *ENV["RPERF_VIEWER_SCREENSHOTS"], chdir: RperfTestHelper::ROOT)
+      assert status.success?, "viewer_ui_check.js failed:\n#{err}\n#{out}"
+      result = JSON.parse(out.lines.last)
+    end
+    assert_empty result["errors"], "errors in the page"
+    assert_empty result["external"]
+    total = 260 * MS
+
+    # Fits the window: the graph (84 rows, 1,512 px) scrolls in a box that ends on screen, and
+    # the root is in view at the box's bottom.
+    fit = result["fit"]
+    assert_operator fit["scrollHeight"], :>, fit["clientHeight"], "the graph is taller than its box"
+    assert_operator fit["bottom"], :<=, fit["windowHeight"]
+    assert_operator fit["rootTop"], :>=, fit["boxTop"]
+    assert_operator fit["rootBottom"], :<=, [fit["boxBottom"], fit["windowHeight"]].min
+    assert_equal "Object#main — 160.0 ms (61.5%) — #{APP}", result.dig("details", "text")
+    assert_operator result.dig("details", "bottom"), :<=, fit["windowHeight"]
+    assert_equal [0, total], result.dig("initial", "view")
+
+    # Categories and their colours.
+    cats = result["categories"]
+    assert_equal %w[app app gem stdlib native native gem gvl-blocked],
+                 ["Shop#price", "Object#main", "JSON.generate", "Set#add", "Integer#times", "IO.select", "Puma::Server#accept", "[GVL blocked]"].map { |n| cats[n] }
+    fills = result["fills"]
+    assert_equal 5, fills.values_at("Shop#price", "JSON.generate", "Set#add", "Integer#times", "[GVL blocked]").map { |c| c[/\Ahsl\((\d+)/, 1] }.uniq.size,
+                 "one hue per category: #{fills}"
+    assert_includes result["legend"], "gvl-wait"
+    assert_includes result["legend"], "gem"
+
+    # Click: the view is the frame's 130 ms; the breadcrumb leads back.
+    assert_equal "Shop#checkout", result.dig("clicked", "zoom")
+    assert_equal 130 * MS, result.dig("clicked", "view").then { |a, b| b - a }
+    assert_equal ["all", "Object#main", "Shop#checkout"], result.dig("clicked", "crumbs")
+    assert_equal "Object#main", result.dig("crumbClicked", "zoom")
+    assert_equal 160 * MS, result.dig("crumbClicked", "view").then { |a, b| b - a }
+    assert_equal [0, total], result.dig("reset", "view")
+    # The wheel zooms in around the pointer (a quarter of the way in), a drag pans right.
+    w0, w1 = result.dig("wheeled", "view")
+    assert_operator w1 - w0, :<, total / 2
+    assert_operator w0, :<, total / 4
+    assert_operator w1, :>, total / 4
+    d0, d1 = result.dig("dragged", "view")
+    assert_operator d0, :>, w0
+    assert_in_delta w1 - w0, d1 - d0, 2
+    assert_equal [0, total], result.dig("keyReset", "view")
+    assert_equal total / 2, result.dig("keyZoom", "view").then { |a, b| b - a }
+
+    # Search: the samples with Shop#price (60 ms of 260), its frames highlighted, the rest dimmed.
+    assert_equal "search", result["searchFocused"]
+    assert_equal 60 * MS, result.dig("search", "info", "ns")
+    assert_equal "matches 60.0 ms (23.1% of shown)", result.dig("search", "info", "text")
+    assert_equal ["Shop#price"], result.dig("search", "matched").uniq
+    assert_operator result.dig("search", "dimmed"), :>, 5
+    assert_equal ["Shop#price"], result["topMatches"]
+
+    # Hide idle threads: thread 2 (all its time off the GVL) goes; 160 ms remain.
+    assert_equal({ "shown" => 160 * MS, "total" => total }, result.dig("hidden", "totals"))
+    assert_equal "show idle threads (1 hidden)", result.dig("hidden", "button")
+    assert_equal 60 * MS, result.dig("hidden", "info")
+    threads = result["threads"].to_h { |t| [t["thread"], t] }
+    assert_equal "1.0000", threads["2"]["idle"]
+    assert_equal "0.1000", threads["1"]["idle"]
+    assert_includes threads["2"]["cls"], "hidden-idle"
+    refute_includes threads["1"]["cls"], "hidden-idle"
+
+    # The stack chart: thread 1, its frames where they were in time; one cell per stretch.
+    stack = result["stack"]
+    assert_equal 1, stack["thread"]
+    assert_equal %w[1 3], stack["options"]
+    assert_equal 100 * MS, stack["total"]
+    names = stack["cells"].tally
+    assert_equal 1, names["Object#main"]
+    assert_equal 2, names["Shop#checkout"]
+    assert_equal 2, names["Shop#price"]
+    assert_equal 1, names["[GVL blocked]"]
+    assert_equal 2, stack["matched"], "the search highlights here too"
+    assert_equal "Object#main — 100.0 ms (100.0%) from 0 ns to 100.0 ms — #{APP}", stack["details"]
+    assert_equal [60 * MS, 70 * MS], stack.dig("zoomed", "view")
+
+    refute result.dig("help", "hidden")
+    assert_includes result.dig("help", "text"), "search frames"
+    assert result["helpAfterEscape"]
+
+    # A new page at the address: the same tab, search, hidden threads and totals.
+    assert_includes result["hash"], "q=price"
+    assert_equal({ "tab" => "stack", "search" => "price", "matchedNs" => 60 * MS, "shownNs" => 160 * MS, "stackThread" => 1, "pressed" => "true" },
+                 result["reopened"])
+  end
+end
