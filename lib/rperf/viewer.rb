@@ -7,6 +7,7 @@ require "time"
 require_relative "viewer/payload"
 require_relative "viewer/call_tree_payload"
 require_relative "viewer/method_table_payload"
+require_relative "viewer/sandwich_payload"
 require_relative "viewer/access"
 require_relative "viewer/static_page"
 
@@ -27,8 +28,9 @@ module Rperf
   # Routes under path: "/" the page, "/assets/..." its scripts, "/snapshots" the list (meta and
   # summary only), "/snapshots/<id>" one profile (Viewer::Payload), "/snapshots/<id>/call_tree"
   # and ".../method_table" its Rperf::CallTree and Rperf::MethodTable for the page's filters
-  # (?label=K&value=V | &unset=1, &thread=N, &from=T0&to=T1; Viewer::SampleFilter,
-  # CallTreePayload, MethodTablePayload).
+  # (?label=K&value=V | &unset=1, &thread=N, &hide=N,..., &from=T0&to=T1; Viewer::SampleFilter,
+  # CallTreePayload, MethodTablePayload), ".../sandwich?method=NAME&file=PATH&..." one method's
+  # callers and callees (SandwichPayload).
   class Viewer
     ASSET_DIR = File.expand_path("viewer/assets", __dir__)
     ASSET_TYPES = {
@@ -53,7 +55,7 @@ module Rperf
     PAYLOAD_CACHE_SIZE = 4
     FILTERED_CACHE_SIZE = 16
     # The views the page asks for per filter: GET <path>/snapshots/<id>/<view>?<filters>.
-    FILTERED_VIEWS = { "call_tree" => CallTreePayload, "method_table" => MethodTablePayload }.freeze
+    FILTERED_VIEWS = { "call_tree" => CallTreePayload, "method_table" => MethodTablePayload, "sandwich" => SandwichPayload }.freeze
 
     @instance = nil
 
@@ -277,7 +279,7 @@ module Rperf
       when %r{\A/assets/(.+)\z} then static_asset(Regexp.last_match(1))
       when "/snapshots" then json_body(200, list_body)
       when %r{\A/snapshots/(\d{1,18})\z} then serve_snapshot(Regexp.last_match(1).to_i)
-      when %r{\A/snapshots/(\d{1,18})/(call_tree|method_table)\z}
+      when %r{\A/snapshots/(\d{1,18})/(call_tree|method_table|sandwich)\z}
         serve_filtered(Regexp.last_match(1).to_i, Regexp.last_match(2), query)
       else not_found
       end
@@ -306,6 +308,10 @@ module Rperf
 
       begin
         filters = SampleFilter.parse_query(query)
+        # Only the sandwich is of one method.
+        raise SampleFilter::BadFilter, "the sandwich needs method= and file=" if view == "sandwich" && !filters[:method]
+
+        filters.delete(:method) unless view == "sandwich"
       rescue SampleFilter::BadFilter => e
         return json(400, { error: "bad #{view} query: #{e.message}" })
       end

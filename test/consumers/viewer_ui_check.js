@@ -2,10 +2,12 @@
 // graph's fit, wheel/drag/click zoom and breadcrumb, the search and its share, hide idle
 // threads, the stack chart, category colours, the keyboard and the view in the address.
 // Prints what the page showed, as JSON, for test/web/viewer_ui_test.rb to check.
-// Usage: node viewer_ui_check.js URL [SCREENSHOT_DIR]
+// Usage: node viewer_ui_check.js URL PLAN [SCREENSHOT_DIR]; PLAN: "nav" (the above, on a file), or
+// "sandwich" (a served page): the Methods tab's method in the Sandwich tab, then a
+// Shift+clicked flame-graph frame's.
 const { chromium } = require('playwright-core');
 
-const [url, shots] = process.argv.slice(2);
+const [url, plan, shots] = process.argv.slice(2);
 
 async function main() {
   const browser = await chromium.launch({
@@ -33,6 +35,37 @@ async function main() {
 
     await page.goto(url);
     await ready();
+    if (plan === 'sandwich') {
+      const sandwich = async () => ({
+        note: await page.$eval('#sandwich-note', (e) => ({ text: e.textContent, ns: Number(e.dataset.totalNs || 0) })),
+        callers: await page.$$eval('#sandwich-callers g.frame', (gs) => gs.map((g) => g.getAttribute('name'))),
+        callees: await page.$$eval('#sandwich-callees g.frame', (gs) => gs.map((g) => g.getAttribute('name'))),
+        callersFit: await page.evaluate(() => { const v = document.querySelector('#sandwich-callers .viewport'); return v ? v.getBoundingClientRect().bottom <= window.innerHeight : null; }),
+      });
+      await page.keyboard.press('7');
+      await ready();
+      out.empty = await sandwich();
+      await page.keyboard.press('6'); // Methods: pick Shop#checkout
+      await ready();
+      const i = await page.$$eval('#methods-table tbody tr', (rows) => rows.findIndex((r) => r.dataset.name === 'Shop#checkout'));
+      await page.locator('#methods-table tbody tr').nth(i).click();
+      await page.keyboard.press('7');
+      await ready();
+      out.checkout = await sandwich();
+      await shot('sandwich');
+      await page.keyboard.press('1');
+      await ready();
+      await page.click('#flame g.frame[name="Deep#recurse"]', { modifiers: ['Shift'] });
+      await ready();
+      out.tab = await page.$eval('#tabs button.active', (b) => b.dataset.tab);
+      out.deep = await sandwich();
+      out.hash = await page.evaluate(() => location.hash);
+      await page.click('#hide-idle'); // a filter: the sandwich of the remaining samples
+      await ready();
+      out.hidden = await sandwich();
+      console.log(JSON.stringify(out));
+      return;
+    }
 
     // Fit: the chart's box ends inside the window, scrolls inside itself, and shows the root.
     out.fit = await page.evaluate(() => {
@@ -99,7 +132,7 @@ async function main() {
     await ready();
     out.hidden = { totals: await totals(), button: await page.$eval('#hide-idle', (b) => b.textContent),
       info: await page.$eval('#search-info', (e) => Number(e.dataset.matchedNs)) };
-    await page.keyboard.press('8'); // Threads
+    await page.keyboard.press('9'); // Threads
     await ready();
     out.threads = await page.$$eval('#threads-table tbody tr', (rows) => rows.map((r) => ({ thread: r.dataset.thread, idle: r.dataset.idleShare, cls: r.className, text: r.cells[0].textContent })));
 

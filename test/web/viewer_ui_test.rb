@@ -10,6 +10,8 @@ require "rperf/viewer"
 # stack chart lays a thread's samples out in time, frames are coloured by category, ? lists
 # the keys, and the address reopens the view.
 class ViewerUiTest < Minitest::Test
+  include WebTestHelper
+
   MS = 1_000_000
 
   def setup
@@ -56,7 +58,7 @@ class ViewerUiTest < Minitest::Test
       path = File.join(dir, "profile.html")
       File.write(path, Rperf::Viewer.static_html(profile, title: "ui"))
       out, err, status = Open3.capture3("node", File.join(RperfTestHelper::ROOT, "test/consumers/viewer_ui_check.js"),
-                                        "file://#{path}", *ENV["RPERF_VIEWER_SCREENSHOTS"], chdir: RperfTestHelper::ROOT)
+                                        "file://#{path}", "nav", *ENV["RPERF_VIEWER_SCREENSHOTS"], chdir: RperfTestHelper::ROOT)
       assert status.success?, "viewer_ui_check.js failed:\n#{err}\n#{out}"
       result = JSON.parse(out.lines.last)
     end
@@ -143,5 +145,45 @@ class ViewerUiTest < Minitest::Test
     assert_includes result["hash"], "q=price"
     assert_equal({ "tab" => "stack", "search" => "price", "matchedNs" => 60 * MS, "shownNs" => 160 * MS, "stackThread" => 1, "pressed" => "true" },
                  result["reopened"])
+  end
+
+  # The sandwich, served (the server builds it natively per method and filter): the methods
+  # tab's method, then a Shift+clicked frame's; the idle-thread filter applies to it.
+  def test_sandwich_of_a_method
+    viewer = Rperf::Viewer.new(nil)
+    viewer.add_snapshot(profile)
+    result = nil
+    with_puma(viewer) do |port|
+      out, err, status = Open3.capture3("node", File.join(RperfTestHelper::ROOT, "test/consumers/viewer_ui_check.js"),
+                                        "http://127.0.0.1:#{port}/rperf/", "sandwich", *ENV["RPERF_VIEWER_SCREENSHOTS"], chdir: RperfTestHelper::ROOT)
+      assert status.success?, "viewer_ui_check.js failed:\n#{err}\n#{out}"
+      result = JSON.parse(out.lines.last)
+    end
+    assert_empty result["errors"], "errors in the page"
+    assert_empty result["external"]
+    assert_match(/Pick a method/, result.dig("empty", "note", "text"))
+
+    # Shop#checkout: 130 ms (threads 1 and 3); called by Object#main only; calls price, JSON,
+    # the recursion.
+    checkout = result["checkout"]
+    assert_equal 130 * MS, checkout.dig("note", "ns")
+    assert_match(/130.0 ms, 50.0% of the shown time/, checkout.dig("note", "text"))
+    assert_equal ["Shop#checkout", "Object#main"], checkout["callers"]
+    assert_equal "Shop#checkout", checkout["callees"].first
+    assert_equal DEPTH, checkout["callees"].count("Deep#recurse")
+    assert_includes checkout["callees"], "Shop#price"
+    assert_includes checkout["callees"], "JSON.generate"
+    refute_includes checkout["callees"], "Set#add"
+    assert checkout["callersFit"]
+
+    # Shift+click: Deep#recurse, counted once however deep (50 ms), its callers up to main.
+    assert_equal "sandwich", result["tab"]
+    assert_equal 50 * MS, result.dig("deep", "note", "ns")
+    assert_equal ["Deep#recurse", "Shop#checkout", "Object#main"], result.dig("deep", "callers")
+    assert_equal DEPTH, result.dig("deep", "callees").size
+    assert_includes result["hash"], "sandwich=Deep%23recurse"
+    # Its share of the shown time grows when the idle thread goes (50 of 160 ms).
+    assert_equal 50 * MS, result.dig("hidden", "note", "ns")
+    assert_match(/31.3% of the shown time/, result.dig("hidden", "note", "text"))
   end
 end

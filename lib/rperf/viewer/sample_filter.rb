@@ -17,12 +17,13 @@ module Rperf
       class Unavailable < StandardError; end
 
       # ?label=K&value=V (or &unset=1: K not set), &thread=N, &hide=N,M,..., &from=T0&to=T1 (ns)
-      # -> keywords.
+      # -> keywords; &method=NAME&file=PATH: the sandwich's method.
       def self.parse_query(query)
         params = URI.decode_www_form(query.to_s).to_h
         filters = {}
         filters[:label] = [params["label"], params["unset"] == "1" ? nil : params["value"].to_s] if params["label"]
         filters[:thread] = integer(params, "thread") if params.key?("thread")
+        filters[:method] = [params["method"], params["file"].to_s] if params["method"]
         filters[:hide] = params["hide"].split(",").map { |n| integer({ "hide" => n }, "hide") }.sort.uniq if params.key?("hide")
         if params.key?("from") || params.key?("to")
           range = [integer(params, "from"), integer(params, "to")]
@@ -71,6 +72,11 @@ module Rperf
         end
 
         tree_of(subset)
+      end
+
+      # The profile of the samples the filters keep (the profile itself when none is set).
+      def data
+        @label || @thread || @range || @hide ? subset : @data
       end
 
       private

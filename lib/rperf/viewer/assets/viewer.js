@@ -32,6 +32,7 @@
     search: '', // frames whose name or file holds this (case-insensitive) are highlighted
     hideIdle: false, // "hide idle threads"
     stackThread: null, // the stack chart's thread
+    sandwich: null, // [name, file] of the Sandwich tab's method
   };
 
   const $ = (id) => document.getElementById(id);
@@ -133,6 +134,7 @@
     p.idleShare = new Map((p.thread_totals || []).map(([th, total, idle]) => [th, total > 0 ? idle / total : 0]));
     p.trees = new Map(); // filtered call trees from the server, by query
     p.methodTables = new Map(); // filtered method tables, the same way
+    p.sandwiches = new Map(); // sandwiches, by method and filters
     return p;
   }
 
@@ -266,6 +268,7 @@
     gvl: { hue: 48, sat: 90, text: 'GVL' },
     other: { hue: 0, sat: 0, text: 'rperf ([pruned], no Ruby frames)' },
   };
+  const LEGEND = Object.keys(CATEGORY_STYLE).filter((c) => c !== 'gvl');
   const STATE_LEAF = { blocked: ['[GVL blocked]', 'gvl-blocked'], wait: ['[GVL wait]', 'gvl-wait'], gc: ['[GC]', 'gc'] };
 
   function hashOf(text) {
@@ -312,7 +315,9 @@
     container.classList.add('chart-host');
     const crumbs = el('div', { class: 'crumbs' });
     const viewport = el('div', { class: 'viewport' });
-    container.append(crumbs, viewport);
+    container.append(crumbs);
+    if (opts.legend) container.append(opts.legend); // above the chart: in view with it
+    container.append(viewport);
     const chart = { container, details, model, opts, crumbs, viewport, x0: model.start, x1: model.start + model.span, focus: -1, first: true };
     if (opts.view) { chart.x0 = Math.max(model.start, opts.view[0]); chart.x1 = Math.min(model.start + model.span, opts.view[1]); }
     container._chart = chart;
@@ -332,7 +337,8 @@
     const width = Math.max(320, viewport.clientWidth || container.clientWidth || 960);
     // The box ends at the window's bottom edge: the graph scrolls inside it, the page does not.
     const top = viewport.getBoundingClientRect().top;
-    viewport.style.maxHeight = Math.max(200, Math.floor(window.innerHeight - Math.max(0, top) - 12)) + 'px';
+    const room = Math.floor(window.innerHeight - Math.max(0, top) - 12);
+    viewport.style.maxHeight = Math.max(160, opts.maxHeight ? Math.min(room, Math.floor(window.innerHeight * opts.maxHeight)) : room) + 'px';
     const height = (model.depth + 1) * CELL_H;
     const scale = width / Math.max(chart.x1 - chart.x0, 1e-9);
     const q = searchText();
@@ -466,7 +472,16 @@
       drag = null;
       if (moved) return;
       const g = evt.target.closest && evt.target.closest('g.frame');
-      if (g) zoomChart(chart, Number(g.dataset.i));
+      if (!g) return;
+      const c = model.cells[Number(g.dataset.i)];
+      // Shift+click: the frame's sandwich (its callers and callees), for a real function.
+      if (evt.shiftKey && c.file && !opts.color) {
+        state.sandwich = [c.name, c.file];
+        state.tab = 'sandwich';
+        render();
+        return;
+      }
+      zoomChart(chart, Number(g.dataset.i));
     });
     window.addEventListener('mouseup', () => { drag = null; });
   }
@@ -495,8 +510,8 @@
       return text;
     };
     const color = opts.diff ? (c) => diffColor(c.delta, c.value) : null;
-    drawChart(container, details, layoutTree(data), { inverted: !!opts.inverted, label, color });
-    if (!opts.diff && opts.legend !== false) container.append(categoryLegend(opts.categories || Object.keys(CATEGORY_STYLE).filter((c) => c !== 'gvl')));
+    const legend = !opts.diff && opts.legend !== false ? categoryLegend(LEGEND) : null;
+    drawChart(container, details, layoutTree(data), { inverted: !!opts.inverted, label, color, maxHeight: opts.maxHeight, legend });
   }
 
   // Red for more time than before, green for less, grey for no change.
@@ -792,6 +807,8 @@
     $('methods-table').dataset.totalNs = String(sum);
     const selectMethod = (key) => {
       state.method = key;
+      const entry = table.entries[byKey.get(key)];
+      if (entry) state.sandwich = table.methods[entry[0]].slice(0, 2);
       for (const [k, tr] of rowOf) tr.classList.toggle('selected', k === key);
       drawMethodGraph(table, byKey, selectMethod);
     };
@@ -1149,8 +1166,61 @@
     box.dataset.cells = String(cells.length);
     $('stack-details').textContent = 'thread ' + th + ': ' + fmtTime(total) + ' in ' + rows.length + ' samples; hover a frame for its time.';
     const label = (c) => c.name + ' — ' + fmtTime(c.value) + ' (' + pct(c.value, total) + ') from ' + fmtTime(c.x) + ' to ' + fmtTime(c.x + c.w) + (c.file ? ' — ' + c.file : '');
-    drawChart(box, $('stack-details'), { cells, start: 0, span: end, depth }, { inverted: true, label, view: state.range });
-    box.append(categoryLegend(Object.keys(CATEGORY_STYLE).filter((c) => c !== 'gvl')));
+    drawChart(box, $('stack-details'), { cells, start: 0, span: end, depth }, { inverted: true, label, view: state.range, legend: categoryLegend(LEGEND) });
+  }
+
+  // --- sandwich ----------------------------------------------------------------------------
+  // One method's callers (above it: a flame graph whose root is the method, each row up its
+  // caller) and callees (below it: an icicle), as the server built them natively
+  // (Viewer::SandwichPayload: CallTreePayload's shape, per filter, as the call tree).
+  function sandwichTree(tree) {
+    const children = tree.nodes.map(() => []);
+    tree.nodes.forEach(([parent], i) => { if (parent >= 0) children[parent].push(i); });
+    const build = (i) => {
+      const [, m, total] = tree.nodes[i];
+      const [name, file] = tree.methods[m];
+      const out = { name, file, value: total, cat: tree.categories ? tree.categories[m] : 'app' };
+      const kids = children[i].map(build);
+      if (kids.length) out.children = kids;
+      return out;
+    };
+    return children[0].length ? build(children[0][0]) : null; // node 0 is [root]; its one child the method
+  }
+
+  let sandwichSeq = 0;
+  async function drawSandwich(p) {
+    const seq = ++sandwichSeq;
+    const boxes = [$('sandwich-callers'), $('sandwich-callees')];
+    const note = $('sandwich-note');
+    const reset = (text) => {
+      for (const b of boxes) { clear(b); delete b._chart; b.dataset.rendered = '0'; }
+      note.textContent = text;
+      delete note.dataset.totalNs;
+    };
+    if (!state.sandwich) { reset('Pick a method: click it in the Methods tab, or Shift+click a frame in a flame graph or the stack chart.'); return; }
+    const [name, file] = state.sandwich;
+    if (embedded) {
+      reset(`The sandwich of ${name} is built by the served viewer (rperf report --port 0 PROFILE, or Rperf::Viewer): this file holds the call tree of all samples only.`);
+      return;
+    }
+    const q = new URLSearchParams(filterQuery());
+    q.set('method', name);
+    q.set('file', file);
+    const query = q.toString();
+    let body;
+    try { body = await filteredView(p, 'sandwich', p.sandwiches, query); } catch (e) {
+      if (seq === sandwichSeq) reset('Cannot load the sandwich of ' + name + ': ' + e.message);
+      return;
+    }
+    if (seq !== sandwichSeq || state.current !== p || state.tab !== 'sandwich') return; // the user moved on meanwhile
+    const callers = sandwichTree(body.callers);
+    const callees = sandwichTree(body.callees);
+    if (!callers || !callees) { reset(`${name} has no samples under the filters.`); return; }
+    const all = nodeWeights(p, selectSamples(p)).sum;
+    note.textContent = `${name} (${file}): ${fmtTime(body.total_ns)}, ${pct(body.total_ns, all)} of the shown time; Shift+click a frame to make it the middle.`;
+    note.dataset.totalNs = String(body.total_ns);
+    drawFlame(boxes[0], $('sandwich-details'), callers, { maxHeight: 0.4, legend: false });
+    drawFlame(boxes[1], $('sandwich-details'), callees, { inverted: true, maxHeight: 0.4 });
   }
 
   // --- diff --------------------------------------------------------------------------------
@@ -1452,6 +1522,7 @@
       case 'flame': drawFlame($('flame'), $('flame-details'), hierarchy(p, weights, null, stateLeaves(weights)), {}); break;
       case 'icicle': drawFlame($('icicle'), $('icicle-details'), hierarchy(p, weights, null, stateLeaves(weights)), { inverted: true }); break;
       case 'stack': drawStackChart(p); break;
+      case 'sandwich': await drawSandwich(p); break;
       case 'top': drawTop(p, weights); break;
       case 'tree': await drawTree(p); break;
       case 'methods': await drawMethods(p); break;
@@ -1481,6 +1552,7 @@
     if (state.range) { q.set('from', String(Math.floor(state.range[0]))); q.set('to', String(Math.ceil(state.range[1]))); }
     if (state.hideIdle) q.set('idle', 'hide');
     if (state.method) q.set('method', state.method);
+    if (state.sandwich) q.set('sandwich', state.sandwich.join('\u0000'));
     if (state.tab === 'stack' && state.stackThread !== null) q.set('stack', String(state.stackThread));
     return '#' + q.toString();
   }
@@ -1494,7 +1566,7 @@
     if (![...q.keys()].length) return null;
     const num = (k) => (q.has(k) && /^-?\d+$/.test(q.get(k)) ? Number(q.get(k)) : null);
     const out = { snap: num('snap'), search: q.get('q') || '', hideIdle: q.get('idle') === 'hide', thread: num('thread'),
-      method: q.get('method'), stack: num('stack'), tab: TABS().includes(q.get('tab')) ? q.get('tab') : null, label: null, range: null };
+      method: q.get('method'), stack: num('stack'), sandwich: q.has('sandwich') ? q.get('sandwich').split('\u0000').slice(0, 2) : null, tab: TABS().includes(q.get('tab')) ? q.get('tab') : null, label: null, range: null };
     if (q.has('label')) out.label = { key: q.get('label'), value: q.get('unset') === '1' ? NOT_SET : (q.get('value') || '') };
     if (num('from') !== null && num('to') !== null) out.range = [num('from'), num('to')];
     return out;
@@ -1509,6 +1581,7 @@
     state.threadFilter = v.thread;
     state.range = v.range;
     state.method = v.method;
+    state.sandwich = v.sandwich;
     if (v.stack !== null) state.stackThread = v.stack;
   }
   let pendingView = null;
