@@ -53,6 +53,10 @@ module Rperf
       "cache-control" => "no-store",
     }.freeze
     PAYLOAD_CACHE_SIZE = 4
+    # A timeline of more rows than this is sent apart (GET <path>/snapshots/<id>/timeline; in a
+    # file, its own data element), when the page first needs it (the Timeline and Stack chart
+    # tabs, a time range): the first view of a big profile does not wait for it (issue 27).
+    TIMELINE_INLINE_ROWS = 50_000
     FILTERED_CACHE_SIZE = 16
     # The views the page asks for per filter: GET <path>/snapshots/<id>/<view>?<filters>.
     FILTERED_VIEWS = { "call_tree" => CallTreePayload, "method_table" => MethodTablePayload, "sandwich" => SandwichPayload }.freeze
@@ -82,6 +86,7 @@ module Rperf
       @access = Access.new(allow: allow, auth: auth, hosts: hosts)
       @snapshots = [] # {id:, taken_at:, data: | path:, meta:, summary:, error:}
       @payloads = {}  # id => JSON body, the few opened last
+      @timelines = {} # id => JSON of a big timeline's rows (Viewer.split_timeline), as @payloads
       @filtered = {}  # [id, view, filters] => JSON body of a filtered call tree or method table
       @loaded = {}    # id => a file's profile, the one opened last (filtered trees need it)
       @mutex = Mutex.new
@@ -97,6 +102,15 @@ module Rperf
     def self.snapshot_body(list_entry, data, max_samples:, max_timeline:)
       list_entry.merge(**Payload.build(data, max_samples: max_samples, max_timeline: max_timeline),
                        mode: data[:mode], frequency: data[:frequency])
+    end
+
+    # [body, timeline rows or nil]: a big timeline's rows apart, the body's timeline saying so
+    # ({deferred: true, rows:, quantum_ns:, source_count:}).
+    def self.split_timeline(body)
+      timeline = body[:timeline]
+      return [body, nil] unless timeline && timeline[:samples].size > TIMELINE_INLINE_ROWS
+
+      [body.merge(timeline: timeline.except(:samples).merge(deferred: true, rows: timeline[:samples].size)), timeline[:samples]]
     end
 
     # What the snapshot list shows of a profile taken in this process (a loaded file brings
@@ -279,6 +293,7 @@ module Rperf
       when %r{\A/assets/(.+)\z} then static_asset(Regexp.last_match(1))
       when "/snapshots" then json_body(200, list_body)
       when %r{\A/snapshots/(\d{1,18})\z} then serve_snapshot(Regexp.last_match(1).to_i)
+      when %r{\A/snapshots/(\d{1,18})/timeline\z} then serve_timeline(Regexp.last_match(1).to_i)
       when %r{\A/snapshots/(\d{1,18})/(call_tree|method_table|sandwich)\z}
         serve_filtered(Regexp.last_match(1).to_i, Regexp.last_match(2), query)
       else not_found
@@ -298,6 +313,20 @@ module Rperf
       return json(422, { error: entry[:error] }) unless body
 
       json_body(200, body)
+    end
+
+    # The rows of a timeline sent apart (Viewer.split_timeline).
+    def serve_timeline(id)
+      entry = @mutex.synchronize { @snapshots.find { |s| s[:id] == id } }
+      return json(404, { error: "no snapshot #{id}" }) unless entry
+
+      rows = @mutex.synchronize { @timelines[id] if @timelines.key?(id) && @payloads.key?(id) }
+      unless rows
+        return json(422, { error: entry[:error] }) unless build_payload(entry)
+
+        rows = @mutex.synchronize { @timelines[id] }
+      end
+      rows ? json_body(200, rows) : json(404, { error: "snapshot #{id} has no timeline sent apart" })
     end
 
     # A call tree or a method table of the page's filters, made once per snapshot and query
@@ -364,7 +393,9 @@ module Rperf
       return nil unless data
 
       begin
-        body = JSON.generate(self.class.snapshot_body(list_entry(entry), data, **@payload_limits))
+        full, rows = self.class.split_timeline(self.class.snapshot_body(list_entry(entry), data, **@payload_limits))
+        body = JSON.generate(full)
+        cache_put(@timelines, entry[:id], rows && JSON.generate(rows), PAYLOAD_CACHE_SIZE)
       rescue JSON::GeneratorError, JSON::NestingError, EncodingError => e
         name = entry[:path] ? File.basename(entry[:path]) : "snapshot #{entry[:id]}"
         @mutex.synchronize { entry[:error] ||= "#{name}: cannot be shown (#{e.message.lines.first.to_s.strip[0, 200]})" }
@@ -414,6 +445,7 @@ module Rperf
         index = @snapshots.index { |s| s[:data] && self.class.empty_profile?(s[:data]) } || @snapshots.index { |s| s[:data] }
         gone = @snapshots.delete_at(index)
         @payloads.delete(gone[:id])
+        @timelines.delete(gone[:id])
         @filtered.delete_if { |(id, *), _| id == gone[:id] }
       end
     end

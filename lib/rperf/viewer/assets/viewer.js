@@ -102,6 +102,12 @@
   async function fetchJSON(url) {
     if (embedded) {
       if (url === 'snapshots') return embedded.list;
+      const apart = /^snapshots\/(\d+)\/timeline$/.exec(url);
+      if (apart) { // a big timeline's own element (Viewer.split_timeline)
+        const element = document.getElementById('rperf-timeline-' + apart[1]);
+        if (!element) throw new Error('not in this file');
+        return JSON.parse(element.textContent);
+      }
       const body = embedded.snapshots[url.slice('snapshots/'.length)];
       if (!body) throw new Error('not in this file');
       return body;
@@ -1115,45 +1121,60 @@
     const th = state.stackThread;
     const rows = filterRows(p, p.timeline.samples, state.labelFilter, th, null);
     const end = maxOf(p.timeline.samples.map((s) => s[4]), Math.max(p.duration_ns || 0, 1));
+    // A cell stays open while the same frame stays at its place of the stack with no gap
+    // longer than a sample; its time is the samples' weight summed while it was open (acc).
     const cells = [];
-    const open = []; // per depth: [cell index, node (or -2 - state)]
+    const open = []; // per depth: the open cell's index
+    const openKey = []; // per depth: its node (or -1 - VM state)
+    const openAcc = []; // per depth: acc when it opened
     let depth = 0;
-    let total = 0;
+    let acc = 0;
+    let lastEnd = -Infinity;
+    let prevNode = -2;
+    let prevState = -1;
     const stack = [];
+    const close = (from) => {
+      for (let d = open.length - 1; d >= from; d--) {
+        const c = cells[open[d]];
+        c.w = lastEnd - c.x;
+        c.value = acc - openAcc[d];
+      }
+      open.length = from; openKey.length = from; openAcc.length = from;
+    };
     for (const [node, w, , lsi, t] of rows) {
       if (w <= 0) continue;
-      total += w;
       const from = t - w;
+      const st = p.stateOf[lsi];
+      const continues = from - lastEnd <= w;
+      if (node === prevNode && st === prevState && continues) { // the same stack: every open cell goes on
+        acc += w;
+        lastEnd = t;
+        continue;
+      }
       stack.length = 0;
       for (let n = node; n >= 0; n = p.nodes.parent[n]) stack.push(n);
       stack.reverse();
-      const st = p.stateOf[lsi];
       if (st > 0) stack.push(-1 - st);
       let d = 0;
-      for (; d < stack.length; d++) {
-        const o = open[d];
-        const c = o && cells[o[0]];
-        // The same frame at the same place of the stack, continued (no gap longer than this sample).
-        if (o && o[1] === stack[d] && from - (c.x + c.w) <= w && (d === 0 || open[d - 1][0] === c.parent)) {
-          c.w = t - c.x;
-          c.value += w;
-          continue;
-        }
-        break;
-      }
-      open.length = d;
+      if (continues) while (d < stack.length && d < open.length && openKey[d] === stack[d]) d++;
+      close(d);
+      acc += w;
       for (; d < stack.length; d++) {
         const n = stack[d];
         let name; let file; let cat;
         if (n >= 0) { [name, file] = frameOf(p, n); cat = categoryOf(p, n); } else {
-          const key = STATES[-1 - n].key;
-          [name, cat] = STATE_LEAF[key]; file = '';
+          [name, cat] = STATE_LEAF[STATES[-1 - n].key]; file = '';
         }
-        open[d] = [cells.length, n];
-        cells.push({ x: from, w, d, name, file, cat, value: w, parent: d > 0 ? open[d - 1][0] : -1 });
+        open.push(cells.length); openKey.push(n); openAcc.push(acc - w);
+        cells.push({ x: from, w, d, name, file, cat, value: w, parent: d > 0 ? open[d - 1] : -1 });
         if (d > depth) depth = d;
       }
+      lastEnd = t;
+      prevNode = node;
+      prevState = st;
     }
+    close(0);
+    const total = acc;
     if (!cells.length) {
       clear(box);
       delete box._chart;
@@ -1469,8 +1490,9 @@
     if (p.pruned && p.pruned.samples) {
       box.append(el('span', { class: 'pruned', text: ` · ${p.pruned.samples} light stacks (${pct(p.pruned.weight_ns, p.total_weight_ns)} of the time) shown as [pruned]` }));
     }
-    if (p.timeline && p.timeline.source_count > p.timeline.samples.length) {
-      box.append(el('span', { class: 'pruned', text: ` · timeline: ${p.timeline.source_count} samples merged into ${p.timeline.samples.length}` }));
+    const timelineRows = p.timeline ? p.timeline.rows ?? p.timeline.samples.length : 0;
+    if (p.timeline && p.timeline.source_count > timelineRows) {
+      box.append(el('span', { class: 'pruned', text: ` · timeline: ${p.timeline.source_count} samples merged into ${timelineRows}` }));
     }
     const all = nodeWeights(p, selectSamples(p, { label: false, thread: false, range: false, hide: false })).sum;
     const totals = $('totals');
@@ -1505,9 +1527,23 @@
     }
   }
 
+  // A big timeline comes apart from the snapshot (Viewer.split_timeline): its rows are asked
+  // for when a view first needs them, so the first view of a big profile does not wait.
+  async function ensureTimeline(p) {
+    if (!p.timeline || p.timeline.samples) return;
+    if (!p.timelineLoad) {
+      p.timelineLoad = fetchJSON('snapshots/' + p.id + '/timeline').then((rows) => { p.timeline.samples = rows; });
+      p.timelineLoad.catch(() => { p.timelineLoad = null; });
+    }
+    setStatus('loading the timeline of snapshot #' + p.id + ' (' + p.timeline.rows + ' rows)…', 'drawing');
+    await p.timelineLoad;
+  }
+
   async function renderViews(seq) {
     const p = state.current;
     if (!p) { document.body.dataset.state = 'ready'; return; }
+    if (p.timeline && (state.range || state.tab === 'timeline' || state.tab === 'stack')) await ensureTimeline(p);
+    if (seq !== renderSeq || state.current !== p) return; // the user moved on meanwhile
     const weights = nodeWeights(p, selectSamples(p));
     drawSummary(p, weights);
     for (const b of $('tabs').querySelectorAll('button')) {
