@@ -4,7 +4,7 @@
 // Prints what the page showed, as JSON, for test/web/viewer_ui_test.rb to check.
 // Usage: node viewer_ui_check.js URL PLAN [SCREENSHOT_DIR]; PLAN: "nav" (the above, on a file), or
 // "sandwich" (a served page): the Methods tab's method in the Sandwich tab, then a
-// Shift+clicked flame-graph frame's.
+// Shift+clicked flame-graph frame's, or "bigfile": a file with its timeline apart, the stack chart.
 const { chromium } = require('playwright-core');
 
 const [url, plan, shots] = process.argv.slice(2);
@@ -35,6 +35,15 @@ async function main() {
 
     await page.goto(url);
     await ready();
+    if (plan === 'bigfile') { // a file whose timeline is an element of its own, read on demand
+      out.apart = await page.evaluate(() => ({ element: !!document.getElementById('rperf-timeline-1'), loaded: !!window.rperfViewer.state.current.timeline.samples }));
+      await page.keyboard.press('3');
+      await ready();
+      out.stack = await page.$eval('#stack', (e) => ({ total: Number(e.dataset.totalNs), thread: Number(e.dataset.thread), rendered: Number(e.dataset.rendered) }));
+      out.rows = await page.evaluate(() => window.rperfViewer.state.current.timeline.samples.length);
+      console.log(JSON.stringify(out));
+      return;
+    }
     if (plan === 'sandwich') {
       const sandwich = async () => ({
         note: await page.$eval('#sandwich-note', (e) => ({ text: e.textContent, ns: Number(e.dataset.totalNs || 0) })),

@@ -2,6 +2,7 @@
 
 require_relative "web_helper"
 require "rperf/viewer"
+require_relative "ui_profile"
 
 # Issue 27: the viewer's navigation in headless Chromium (test/consumers/viewer_ui_check.js),
 # on a generated profile with known totals, in a file written by Rperf::Viewer.static_html:
@@ -11,45 +12,11 @@ require "rperf/viewer"
 # the keys, and the address reopens the view.
 class ViewerUiTest < Minitest::Test
   include WebTestHelper
-
-  MS = 1_000_000
+  include UiProfile
 
   def setup
     skip "chromium is not installed (script/bootstrap consumers)" unless File.executable?(ENV.fetch("CHROMIUM", "/usr/bin/chromium"))
     skip "npm packages are not installed (script/bootstrap consumers)" unless File.directory?(File.join(RperfTestHelper::ROOT, "node_modules/playwright-core"))
-  end
-
-  APP = "/srv/shop/app/shop.rb"
-  FRAMES = {
-    main: [APP, "Object#main"], checkout: [APP, "Shop#checkout"], price: [APP, "Shop#price"],
-    json: ["/srv/shop/vendor/bundle/ruby/3.3.0/gems/json-2.7.1/lib/json/common.rb", "JSON.generate"],
-    set: ["/opt/ruby/lib/ruby/3.3.0/set.rb", "Set#add"], times: ["<C method>", "Integer#times"],
-    accept: ["/srv/shop/vendor/bundle/ruby/3.3.0/gems/puma-6.4.0/lib/puma/server.rb", "Puma::Server#accept"],
-    select: ["<C method>", "IO.select"], sleep: ["<C method>", "Kernel#sleep"], deep: [APP, "Deep#recurse"],
-  }.freeze
-  DEPTH = 80 # Deep#recurse frames: a graph taller than the window
-
-  # Thread 1 (100 ms): price 40, JSON 20, Set#add 10, Integer#times 10 blocked, price 20.
-  # Thread 2 (100 ms): blocked in IO.select under Puma's accept: idle.
-  # Thread 3 (60 ms): 50 ms 80 calls deep under checkout, 10 ms blocked in sleep.
-  def profile
-    f = FRAMES
-    checkout = [f[:checkout], f[:main]]
-    phases = {
-      1 => [[[f[:price], *checkout], 40, 0], [[f[:json], *checkout], 20, 0], [[f[:set], f[:main]], 10, 0],
-            [[f[:times], f[:main]], 10, 1], [[f[:price], *checkout], 20, 0]],
-      2 => [[[f[:select], f[:accept]], 100, 1]],
-      3 => [[[*Array.new(DEPTH, f[:deep]), *checkout], 50, 0], [[f[:sleep], f[:main]], 10, 1]],
-    }
-    raw = phases.flat_map do |seq, list|
-      t = 0
-      list.flat_map do |stack, ms, lsi|
-        Array.new(ms) { [stack, MS, seq, lsi, (t += 1) * MS] }
-      end
-    end
-    aggregated = raw.group_by { |r| [r[0], r[2], r[3]] }.map { |(stack, seq, lsi), rs| [stack, rs.sum { |r| r[1] }, seq, lsi] }
-    { mode: :wall, frequency: 1000, sampling_count: raw.size, duration_ns: 100 * MS,
-      aggregated_samples: aggregated, raw_samples: raw, label_sets: [{}, { "%GVL": "blocked" }] }
   end
 
   def test_navigation_search_idle_threads_stack_chart_and_address
@@ -185,5 +152,29 @@ class ViewerUiTest < Minitest::Test
     # Its share of the shown time grows when the idle thread goes (50 of 160 ms).
     assert_equal 50 * MS, result.dig("hidden", "note", "ns")
     assert_match(/31.3% of the shown time/, result.dig("hidden", "note", "text"))
+  end
+
+  # A timeline of more than Viewer::TIMELINE_INLINE_ROWS rows is its own element of the file,
+  # parsed when a view first needs it: not on arrival, and whole for the stack chart.
+  def test_big_timeline_apart_in_a_file
+    rows = Rperf::Viewer::TIMELINE_INLINE_ROWS + 10_000
+    stack = [FRAMES[:price], FRAMES[:checkout], FRAMES[:main]]
+    raw = Array.new(rows) { |i| [stack, MS, 1, 0, (i + 1) * MS] }
+    data = { mode: :wall, frequency: 1000, sampling_count: rows, duration_ns: rows * MS,
+             aggregated_samples: [[stack, rows * MS, 1, 0]], raw_samples: raw, label_sets: [{}] }
+    result = nil
+    Dir.mktmpdir("rperf-ui") do |dir|
+      path = File.join(dir, "big.html")
+      File.write(path, Rperf::Viewer.static_html(data, max_timeline: rows))
+      out, err, status = Open3.capture3("node", File.join(RperfTestHelper::ROOT, "test/consumers/viewer_ui_check.js"),
+                                        "file://#{path}", "bigfile", chdir: RperfTestHelper::ROOT)
+      assert status.success?, "viewer_ui_check.js failed:\n#{err}\n#{out}"
+      result = JSON.parse(out.lines.last)
+    end
+    assert_empty result["errors"]
+    assert_equal({ "element" => true, "loaded" => false }, result["apart"])
+    assert_equal rows, result["rows"]
+    assert_equal rows * MS, result.dig("stack", "total")
+    assert_equal 3, result.dig("stack", "rendered"), "one cell per frame: the stack never changes"
   end
 end
