@@ -37,11 +37,9 @@ module Rperf
       "index.html" => "text/html; charset=utf-8",
       "viewer.js" => "text/javascript; charset=utf-8",
       "viewer.css" => "text/css; charset=utf-8",
-      "vendor/d3.min.js" => "text/javascript; charset=utf-8",
-      "vendor/d3-flamegraph.min.js" => "text/javascript; charset=utf-8",
     }.freeze
-    # Nothing outside this server: no CDN, no inline script. d3-flame-graph adds its own
-    # <style> element, hence 'unsafe-inline' for styles only.
+    # Nothing outside this server: no CDN, no inline script. The page sets style attributes
+    # (bar widths, the charts' heights), hence 'unsafe-inline' for styles only.
     CONTENT_SECURITY_POLICY = "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; " \
                               "img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; " \
                               "frame-ancestors 'none'"

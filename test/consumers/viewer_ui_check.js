@@ -132,6 +132,7 @@ async function main() {
     };
     await shot('search');
     await page.keyboard.press('Escape');
+    out.afterEscape = await page.evaluate(() => ({ value: document.getElementById('search').value, focused: document.activeElement.id }));
     await page.keyboard.press('4'); // the Top tab
     await ready();
     out.topMatches = await page.$$eval('#top-table tbody tr.match td.fn', (tds) => tds.map((t) => t.textContent));
@@ -155,12 +156,13 @@ async function main() {
       cells: await page.$$eval('#stack g.frame', (gs) => gs.map((g) => g.getAttribute('name'))),
       matched: await page.$$eval('#stack g.frame.match', (gs) => gs.length),
       view: await view('#stack'),
+      axis: await page.$$eval('#stack text.axis', (ts) => ts.map((t) => t.textContent)),
     };
     await page.hover('#stack g.frame[name="Object#main"]');
     out.stack.details = await page.$eval('#stack-details', (e) => e.textContent);
+    await shot('stack');
     await page.click('#stack g.frame[name="Set#add"]');
     out.stack.zoomed = await view('#stack');
-    await shot('stack');
 
     // The keyboard overlay.
     await page.keyboard.press('?');

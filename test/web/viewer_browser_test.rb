@@ -125,7 +125,7 @@ class ViewerBrowserTest < Minitest::Test
     assert_empty result["dialogs"]
     assert_equal [1, 2], result["snapshots"]
     assert_equal 2, result["sparklineDots"]
-    assert_includes result["requests"], "/rperf/assets/vendor/d3.min.js"
+    assert_includes result["requests"], "/rperf/assets/viewer.js"
 
     # Flame graph, icicle, top, tree, threads all drew something real.
     assert_operator result.dig("flame", "rendered"), :>, 10

@@ -79,6 +79,8 @@ class ViewerUiTest < Minitest::Test
     assert_equal ["Shop#price"], result.dig("search", "matched").uniq
     assert_operator result.dig("search", "dimmed"), :>, 5
     assert_equal ["Shop#price"], result["topMatches"]
+    assert_equal "price", result.dig("afterEscape", "value"), "Escape leaves the box, not the search"
+    refute_equal "search", result.dig("afterEscape", "focused")
 
     # Hide idle threads: thread 2 (all its time off the GVL) goes; 160 ms remain.
     assert_equal({ "shown" => 160 * MS, "total" => total }, result.dig("hidden", "totals"))
@@ -103,6 +105,8 @@ class ViewerUiTest < Minitest::Test
     assert_equal 2, stack["matched"], "the search highlights here too"
     assert_equal "Object#main — 100.0 ms (100.0%) from 0 ns to 100.0 ms — #{APP}", stack["details"]
     assert_equal [60 * MS, 70 * MS], stack.dig("zoomed", "view")
+    assert_equal "0 ns", stack["axis"].first
+    assert_equal "100.0 ms", stack["axis"].last
 
     refute result.dig("help", "hidden")
     assert_includes result.dig("help", "text"), "search frames"

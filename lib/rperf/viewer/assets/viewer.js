@@ -237,7 +237,7 @@
     return byFn;
   }
 
-  // The d3-flame-graph hierarchy {name, value, children, delta?} of the nodes that have weight;
+  // The hierarchy {name, file, value, cat, children, delta?} of the nodes that have weight;
   // leavesOf(node): more children (the allocations view's classes).
   function hierarchy(p, weights, deltaOf, leavesOf) {
     const build = (node) => {
@@ -345,7 +345,8 @@
     const top = viewport.getBoundingClientRect().top;
     const room = Math.floor(window.innerHeight - Math.max(0, top) - 12);
     viewport.style.maxHeight = Math.max(160, opts.maxHeight ? Math.min(room, Math.floor(window.innerHeight * opts.maxHeight)) : room) + 'px';
-    const height = (model.depth + 1) * CELL_H;
+    const axisH = opts.axis ? 16 : 0; // the stack chart's time axis, on top
+    const height = (model.depth + 1) * CELL_H + axisH;
     const scale = width / Math.max(chart.x1 - chart.x0, 1e-9);
     const q = searchText();
     const svg = svgEl('svg', { width, height, class: 'chart' });
@@ -359,7 +360,7 @@
       if (pw < 1) continue;
       if (px < 0) { pw += px; px = 0; }
       if (px + pw > width) pw = width - px;
-      const y = opts.inverted ? c.d * CELL_H : (model.depth - c.d) * CELL_H;
+      const y = axisH + (opts.inverted ? c.d * CELL_H : (model.depth - c.d) * CELL_H);
       const hit = matches(q, c.name, c.file);
       const g = svgEl('g', { class: 'frame' + (q ? (hit ? ' match' : ' dim') : ''), name: c.name, 'data-i': i, 'data-cat': c.cat, transform: `translate(${px.toFixed(1)},${y})` });
       g.append(svgEl('rect', { width: Math.max(0.5, pw - 0.5).toFixed(1), height: CELL_H - 1, fill: opts.color ? opts.color(c) : categoryColor(c.cat, c.name) }));
@@ -367,6 +368,14 @@
       if (label) { const t = svgEl('text', { x: 3, y: 13 }); t.textContent = label; g.append(t); }
       frag.append(g);
       drawn++;
+    }
+    if (opts.axis) {
+      const ticks = Math.max(2, Math.floor(width / 140));
+      for (let k = 0; k <= ticks; k++) {
+        const t = svgEl('text', { class: 'axis', x: k * width / ticks, y: 12, 'text-anchor': k === 0 ? 'start' : k === ticks ? 'end' : 'middle' });
+        t.textContent = opts.axis(chart.x0 + k * (chart.x1 - chart.x0) / ticks);
+        frag.append(t);
+      }
     }
     svg.append(frag);
     const keepScroll = viewport.scrollTop;
@@ -1187,7 +1196,7 @@
     box.dataset.cells = String(cells.length);
     $('stack-details').textContent = 'thread ' + th + ': ' + fmtTime(total) + ' in ' + rows.length + ' samples; hover a frame for its time.';
     const label = (c) => c.name + ' — ' + fmtTime(c.value) + ' (' + pct(c.value, total) + ') from ' + fmtTime(c.x) + ' to ' + fmtTime(c.x + c.w) + (c.file ? ' — ' + c.file : '');
-    drawChart(box, $('stack-details'), { cells, start: 0, span: end, depth }, { inverted: true, label, view: state.range, legend: categoryLegend(LEGEND) });
+    drawChart(box, $('stack-details'), { cells, start: 0, span: end, depth }, { inverted: true, label, view: state.range, legend: categoryLegend(LEGEND), axis: fmtTime });
   }
 
   // --- sandwich ----------------------------------------------------------------------------
@@ -1688,7 +1697,7 @@
     const typing = evt.target && (evt.target.tagName === 'INPUT' || evt.target.tagName === 'SELECT' || evt.target.tagName === 'TEXTAREA');
     if (evt.key === 'Escape') {
       if (!$('help').hidden) $('help').hidden = true;
-      else if (typing) evt.target.blur();
+      else if (typing) { evt.preventDefault(); evt.target.blur(); } // leaves the search as it is
       return;
     }
     if (typing) return;
