@@ -7,8 +7,10 @@
 # drawn view (the flame graph), then to each tab. Median of RUNS (3).
 #
 #   bundle exec ruby -Ilib bench/viewer_render_bench.rb
-#   RPERF_VIEWER_ASSETS=DIR ...   the page's assets from DIR (e.g. an older viewer.js), the
-#                                 payload of this tree: to compare pages on the same data
+#   RPERF_VIEWER_ASSETS=DIR ...   the page's assets from DIR (e.g. the viewer before issue 27's
+#                                 changes: git show REV:lib/rperf/viewer/assets/...), the payload
+#                                 of this tree with its timeline inline (an older page reads it
+#                                 there): to compare pages on the same data
 require "rperf"
 require "rperf/viewer"
 require "json"
@@ -22,6 +24,11 @@ TABS = %w[icicle stack top tree methods threads timeline alloc flame].freeze
 if (dir = ENV["RPERF_VIEWER_ASSETS"])
   Rperf::Viewer.send(:remove_const, :ASSET_DIR)
   Rperf::Viewer.const_set(:ASSET_DIR, File.expand_path(dir))
+  types = Rperf::Viewer::ASSET_TYPES.merge(Dir.chdir(dir) { Dir["vendor/*.js"] }.to_h { |f| [f, "text/javascript; charset=utf-8"] })
+  Rperf::Viewer.send(:remove_const, :ASSET_TYPES)
+  Rperf::Viewer.const_set(:ASSET_TYPES, types.freeze)
+  Rperf::Viewer.send(:remove_const, :TIMELINE_INLINE_ROWS)
+  Rperf::Viewer.const_set(:TIMELINE_INLINE_ROWS, Float::INFINITY)
 end
 
 def profile(rows)

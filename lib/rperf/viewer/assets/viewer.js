@@ -464,28 +464,16 @@
       chart.focus = chart.x1 - chart.x0 >= model.span ? -1 : chart.focus;
       repaint();
     }, { passive: false });
-    let drag = null;
+    chart.repaint = repaint;
     viewport.addEventListener('mousedown', (evt) => {
       if (evt.button !== 0) return;
-      drag = { x: evt.clientX, y: evt.clientY, x0: chart.x0, x1: chart.x1, top: viewport.scrollTop, moved: false };
+      chartDrag = { chart, x: evt.clientX, y: evt.clientY, x0: chart.x0, x1: chart.x1, top: viewport.scrollTop, moved: false };
       evt.preventDefault();
     });
-    window.addEventListener('mousemove', (evt) => {
-      if (!drag || chart.container._chart !== chart) return;
-      const dx = evt.clientX - drag.x;
-      const dy = evt.clientY - drag.y;
-      if (Math.abs(dx) + Math.abs(dy) > 3) drag.moved = true;
-      if (!drag.moved) return;
-      chart.x0 = drag.x0; chart.x1 = drag.x1;
-      panChart(chart, -dx / Math.max(1, viewport.clientWidth) * (drag.x1 - drag.x0));
-      viewport.scrollTop = drag.top - dy;
-      repaint();
-    });
     viewport.addEventListener('mouseup', (evt) => {
-      if (!drag) return;
-      const moved = drag.moved;
-      drag = null;
-      if (moved) return;
+      const drag = chartDrag;
+      chartDrag = null;
+      if (!drag || drag.chart !== chart || drag.moved) return;
       const g = evt.target.closest && evt.target.closest('g.frame');
       if (!g) return;
       const c = model.cells[Number(g.dataset.i)];
@@ -498,8 +486,24 @@
       }
       zoomChart(chart, Number(g.dataset.i));
     });
-    window.addEventListener('mouseup', () => { drag = null; });
   }
+
+  // A drag that started in a chart: one pair of window listeners for every chart drawn.
+  let chartDrag = null;
+  window.addEventListener('mousemove', (evt) => {
+    const drag = chartDrag;
+    if (!drag) return;
+    const { chart } = drag;
+    const dx = evt.clientX - drag.x;
+    const dy = evt.clientY - drag.y;
+    if (Math.abs(dx) + Math.abs(dy) > 3) drag.moved = true;
+    if (!drag.moved || !chart.viewport.isConnected) return;
+    chart.x0 = drag.x0; chart.x1 = drag.x1;
+    panChart(chart, -dx / Math.max(1, chart.viewport.clientWidth) * (drag.x1 - drag.x0));
+    chart.viewport.scrollTop = drag.top - dy;
+    chart.repaint();
+  });
+  window.addEventListener('mouseup', () => { chartDrag = null; }); // after the chart's own (bubbling)
 
   // The chart of the tab on screen, for the keyboard.
   const activeChart = () => {
@@ -991,7 +995,7 @@
     const rows = filterRows(p, p.timeline.samples, state.labelFilter, null); // threads are rows of their own
     const hiddenRows = hiddenThreads(p);
     const threads = p.threads.filter((th) => (state.threadFilter === null || th === state.threadFilter) && !(hiddenRows && hiddenRows.has(th)));
-    const end = maxOf(p.timeline.samples.map((s) => s[4]), Math.max(p.duration_ns || 0, 1));
+    const end = timelineEnd(p);
     const left = 90;
     const width = Math.max(400, (box.clientWidth || 960) - 2);
     const plot = width - left - 8;
@@ -1090,6 +1094,13 @@
     return el('div', { class: 'legend' }, STATES.map((s) => el('span', null, el('i', { style: 'background:' + s.color }), names[s.key])));
   }
 
+  // The end of the timeline: its last sample's time (no array of them: 500,000 rows).
+  function timelineEnd(p) {
+    let end = Math.max(p.duration_ns || 0, 1);
+    for (const s of p.timeline.samples) if (s[4] > end) end = s[4];
+    return end;
+  }
+
   // --- stack chart -------------------------------------------------------------------------
   // The samples of one thread in time order (the timeline rows of aggregate: false), each a
   // column of its stack over [t - weight, t]: a frame that stays on the stack across samples is
@@ -1129,7 +1140,7 @@
     sel.value = String(state.stackThread);
     const th = state.stackThread;
     const rows = filterRows(p, p.timeline.samples, state.labelFilter, th, null);
-    const end = maxOf(p.timeline.samples.map((s) => s[4]), Math.max(p.duration_ns || 0, 1));
+    const end = timelineEnd(p);
     // A cell stays open while the same frame stays at its place of the stack with no gap
     // longer than a sample; its time is the samples' weight summed while it was open (acc).
     const cells = [];
