@@ -55,7 +55,8 @@ Dir.mktmpdir("rperf-render") do |dir|
   result = JSON.parse(out.lines.last)
   median = ->(a) { a.sort[a.size / 2] }
   puts "Viewer render, #{ROWS} timeline rows, page #{(File.size(path) / 1e6).round(1)} MB, #{ENV['RPERF_VIEWER_ASSETS'] || 'this tree'}'s assets"
-  puts "first render (flame graph): #{median.(result['first'])} ms (runs: #{result['first'].join(', ')})"
+  puts "first render (flame graph): #{median.(result['first'])} ms (runs: #{result['first'].join(', ')}); " \
+       "page busy #{median.(result['firstBusy'])} ms (runs: #{result['firstBusy'].join(', ')})"
   result["tabs"].each { |tab, ms| puts format("  %-9s %6d ms", tab, median.(ms)) }
   puts "page errors: #{result['errors'].uniq.first(3)}" unless result["errors"].empty?
 end

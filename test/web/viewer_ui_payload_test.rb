@@ -106,7 +106,8 @@ class ViewerUiPayloadTest < Minitest::Test
       assert_equal "404", http_get(port, "/rperf/snapshots/9/timeline").code
     end
     html = Rperf::Viewer.static_html(big, max_timeline: rows)
-    assert_includes html, '<script id="rperf-timeline-1" type="application/json">'
+    gz = html[%r{<script id="rperf-timeline-1" type="application/gzip\+base64">([^<]*)</script>}, 1]
+    assert_equal rows, JSON.parse(Zlib.gunzip(Base64.strict_decode64(gz))).size
     refute_includes Rperf::Viewer.static_html(profile), "rperf-timeline-1"
   end
 end

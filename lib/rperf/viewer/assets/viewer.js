@@ -106,7 +106,10 @@
       if (apart) { // a big timeline's own element (Viewer.split_timeline)
         const element = document.getElementById('rperf-timeline-' + apart[1]);
         if (!element) throw new Error('not in this file');
-        return JSON.parse(element.textContent);
+        if (element.type !== 'application/gzip+base64') return JSON.parse(element.textContent);
+        const bytes = Uint8Array.from(atob(element.textContent), (c) => c.charCodeAt(0));
+        const text = await new Response(new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'))).text();
+        return JSON.parse(text);
       }
       const body = embedded.snapshots[url.slice('snapshots/'.length)];
       if (!body) throw new Error('not in this file');
