@@ -72,6 +72,16 @@ async function main() {
       await page.click('#hide-idle'); // a filter: the sandwich of the remaining samples
       await ready();
       out.hidden = await sandwich();
+      // j / k: the next and the previous snapshot, in the same view.
+      const current = () => page.evaluate(() => window.rperfViewer.state.current.id);
+      out.steps = [await current()];
+      for (const key of ['k', 'k', 'j']) {
+        await page.keyboard.press(key);
+        await page.waitForTimeout(200);
+        await ready();
+        out.steps.push(await current());
+      }
+      out.stepTab = await page.$eval('#tabs button.active', (b) => b.dataset.tab);
       console.log(JSON.stringify(out));
       return;
     }

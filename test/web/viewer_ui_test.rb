@@ -122,6 +122,7 @@ class ViewerUiTest < Minitest::Test
   # tab's method, then a Shift+clicked frame's; the idle-thread filter applies to it.
   def test_sandwich_of_a_method
     viewer = Rperf::Viewer.new(nil)
+    viewer.add_snapshot(profile) # a first one for j/k
     viewer.add_snapshot(profile)
     result = nil
     with_puma(viewer) do |port|
@@ -156,6 +157,9 @@ class ViewerUiTest < Minitest::Test
     # Its share of the shown time grows when the idle thread goes (50 of 160 ms).
     assert_equal 50 * MS, result.dig("hidden", "note", "ns")
     assert_match(/31.3% of the shown time/, result.dig("hidden", "note", "text"))
+    # k: the snapshot before (none before the first), j: the one after; the tab stays.
+    assert_equal [2, 1, 1, 2], result["steps"]
+    assert_equal "sandwich", result["stepTab"]
   end
 
   # A timeline of more than Viewer::TIMELINE_INLINE_ROWS rows is its own element of the file,
