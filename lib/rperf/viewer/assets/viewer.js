@@ -107,7 +107,9 @@
         const element = document.getElementById('rperf-timeline-' + apart[1]);
         if (!element) throw new Error('not in this file');
         if (element.type !== 'application/gzip+base64') return JSON.parse(element.textContent);
-        const bytes = Uint8Array.from(atob(element.textContent), (c) => c.charCodeAt(0));
+        const binary = atob(element.textContent);
+        const bytes = new Uint8Array(binary.length);
+        for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
         const text = await new Response(new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'))).text();
         return JSON.parse(text);
       }
