@@ -13,7 +13,7 @@ Gem::Specification.new do |spec|
   spec.license = "MIT"
   spec.required_ruby_version = ">= 3.3"
   # The C++ sources live in layer subdirectories of ext/rperf (extconf.rb compiles every .cc
-  # there); the viewer's assets include vendored d3 code with its licenses. Built .so files in a
+  # there); the viewer's assets are its own code (no third-party script). Built .so files in a
   # checkout (lib/rperf/<series>/) are not shipped: the gem builds its own. docs/cli.md is the
   # manual `rperf help` prints.
   spec.files = Dir.chdir(__dir__) do

@@ -6,6 +6,7 @@ require "time"
 require_relative "viewer/payload"
 require_relative "viewer/call_tree_payload"
 require_relative "viewer/method_table_payload"
+require_relative "viewer/sandwich_payload"
 require_relative "viewer/access"
 require_relative "viewer/static_page"
 
@@ -26,19 +27,18 @@ module Rperf
   # Routes under path: "/" the page, "/assets/..." its scripts, "/snapshots" the list (meta and
   # summary only), "/snapshots/<id>" one profile (Viewer::Payload), "/snapshots/<id>/call_tree"
   # and ".../method_table" its Rperf::CallTree and Rperf::MethodTable for the page's filters
-  # (?label=K&value=V | &unset=1, &thread=N, &from=T0&to=T1; Viewer::SampleFilter,
-  # CallTreePayload, MethodTablePayload).
+  # (?label=K&value=V | &unset=1, &thread=N, &hide=N,..., &from=T0&to=T1; Viewer::SampleFilter,
+  # CallTreePayload, MethodTablePayload), ".../sandwich?method=NAME&file=PATH&..." one method's
+  # callers and callees (SandwichPayload).
   class Viewer
     ASSET_DIR = File.expand_path("viewer/assets", __dir__)
     ASSET_TYPES = {
       "index.html" => "text/html; charset=utf-8",
       "viewer.js" => "text/javascript; charset=utf-8",
       "viewer.css" => "text/css; charset=utf-8",
-      "vendor/d3.min.js" => "text/javascript; charset=utf-8",
-      "vendor/d3-flamegraph.min.js" => "text/javascript; charset=utf-8",
     }.freeze
-    # Nothing outside this server: no CDN, no inline script. d3-flame-graph adds its own
-    # <style> element, hence 'unsafe-inline' for styles only.
+    # Nothing outside this server: no CDN, no inline script. The page sets style attributes
+    # (bar widths, the charts' heights), hence 'unsafe-inline' for styles only.
     CONTENT_SECURITY_POLICY = "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; " \
                               "img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; " \
                               "frame-ancestors 'none'"
@@ -50,9 +50,13 @@ module Rperf
       "cache-control" => "no-store",
     }.freeze
     PAYLOAD_CACHE_SIZE = 4
+    # A timeline of more rows than this is sent apart (GET <path>/snapshots/<id>/timeline; in a
+    # file, its own data element), when the page first needs it (the Timeline and Stack chart
+    # tabs, a time range): the first view of a big profile does not wait for it (issue 27).
+    TIMELINE_INLINE_ROWS = 50_000
     FILTERED_CACHE_SIZE = 16
     # The views the page asks for per filter: GET <path>/snapshots/<id>/<view>?<filters>.
-    FILTERED_VIEWS = { "call_tree" => CallTreePayload, "method_table" => MethodTablePayload }.freeze
+    FILTERED_VIEWS = { "call_tree" => CallTreePayload, "method_table" => MethodTablePayload, "sandwich" => SandwichPayload }.freeze
 
     @instance = nil
 
@@ -83,6 +87,7 @@ module Rperf
       @access = Access.new(allow: allow, auth: auth, hosts: hosts)
       @snapshots = [] # {id:, taken_at:, data: | path:, meta:, summary:, error:}
       @payloads = {}  # id => JSON body, the few opened last
+      @timelines = {} # id => JSON of a big timeline's rows (Viewer.split_timeline), as @payloads
       @filtered = {}  # [id, view, filters] => JSON body of a filtered call tree or method table
       @loaded = {}    # id => a file's profile, the one opened last (filtered trees need it)
       @mutex = Mutex.new
@@ -101,6 +106,15 @@ module Rperf
                        sampling_count: data[:sampling_count], meta: data[:meta] || list_entry[:meta],
                        summary: data[:summary] || list_entry[:summary],
                        **Payload.build(data, max_samples: max_samples, max_timeline: max_timeline))
+    end
+
+    # [body, timeline rows or nil]: a big timeline's rows apart, the body's timeline saying so
+    # ({deferred: true, rows:, quantum_ns:, source_count:}).
+    def self.split_timeline(body)
+      timeline = body[:timeline]
+      return [body, nil] unless timeline && timeline[:samples].size > TIMELINE_INLINE_ROWS
+
+      [body.merge(timeline: timeline.except(:samples).merge(deferred: true, rows: timeline[:samples].size)), timeline[:samples]]
     end
 
     # The meta and summary of a profile taken in this process are those a saved file carries
@@ -301,7 +315,8 @@ module Rperf
       when %r{\A/assets/(.+)\z} then static_asset(Regexp.last_match(1))
       when "/snapshots" then json_body(200, list_body)
       when %r{\A/snapshots/(\d{1,18})\z} then serve_snapshot(Regexp.last_match(1).to_i)
-      when %r{\A/snapshots/(\d{1,18})/(call_tree|method_table)\z}
+      when %r{\A/snapshots/(\d{1,18})/timeline\z} then serve_timeline(Regexp.last_match(1).to_i)
+      when %r{\A/snapshots/(\d{1,18})/(call_tree|method_table|sandwich)\z}
         serve_filtered(Regexp.last_match(1).to_i, Regexp.last_match(2), query)
       else not_found
       end
@@ -322,6 +337,20 @@ module Rperf
       json_body(200, body)
     end
 
+    # The rows of a timeline sent apart (Viewer.split_timeline).
+    def serve_timeline(id)
+      entry = @mutex.synchronize { @snapshots.find { |s| s[:id] == id } }
+      return json(404, { error: "no snapshot #{id}" }) unless entry
+
+      rows = @mutex.synchronize { @timelines[id] if @timelines.key?(id) && @payloads.key?(id) }
+      unless rows
+        return json(422, { error: entry[:error] }) unless build_payload(entry)
+
+        rows = @mutex.synchronize { @timelines[id] }
+      end
+      rows ? json_body(200, rows) : json(404, { error: "snapshot #{id} has no timeline sent apart" })
+    end
+
     # A call tree or a method table of the page's filters, made once per snapshot and query
     # (the few asked for last are kept).
     def serve_filtered(id, view, query)
@@ -330,6 +359,10 @@ module Rperf
 
       begin
         filters = SampleFilter.parse_query(query)
+        # Only the sandwich is of one method.
+        raise SampleFilter::BadFilter, "the sandwich needs method= and file=" if view == "sandwich" && !filters[:method]
+
+        filters.delete(:method) unless view == "sandwich"
       rescue SampleFilter::BadFilter => e
         return json(400, { error: "bad #{view} query: #{e.message}" })
       end
@@ -382,7 +415,9 @@ module Rperf
       return nil unless data
 
       begin
-        body = JSON.generate(self.class.snapshot_body(list_entry(entry), data, **@payload_limits))
+        full, rows = self.class.split_timeline(self.class.snapshot_body(list_entry(entry), data, **@payload_limits))
+        body = JSON.generate(full)
+        cache_put(@timelines, entry[:id], rows && JSON.generate(rows), PAYLOAD_CACHE_SIZE)
       rescue JSON::GeneratorError, JSON::NestingError, EncodingError => e
         name = entry[:path] ? File.basename(entry[:path]) : "snapshot #{entry[:id]}"
         @mutex.synchronize { entry[:error] ||= "#{name}: cannot be shown (#{e.message.lines.first.to_s.strip[0, 200]})" }
@@ -433,6 +468,7 @@ module Rperf
         index = @snapshots.index { |s| s[:data] && self.class.empty_profile?(s[:data]) } || @snapshots.index { |s| s[:data] }
         gone = @snapshots.delete_at(index)
         @payloads.delete(gone[:id])
+        @timelines.delete(gone[:id])
         @filtered.delete_if { |(id, *), _| id == gone[:id] }
       end
     end

@@ -44,7 +44,7 @@ async function main() {
     page.on('pageerror', (e) => out.errors.push(String(e)));
     page.on('console', (m) => { if (m.type() === 'error') out.errors.push(m.text()); });
     page.on('dialog', (d) => { out.dialogs.push(d.message()); d.dismiss(); });
-    // d3-flame-graph animates new frames for 250 ms: let it finish before a picture.
+    // Let the page settle before a picture.
     const shot = async (name) => { if (shots) { await page.waitForTimeout(400); await page.screenshot({ path: `${shots}/${name}.png` }); } };
     const ready = () => page.waitForFunction(() => document.body.dataset.state === 'ready', null, { timeout: 15000 });
     const tab = async (name) => { await page.click(`#tabs button[data-tab=${name}]`); await ready(); };

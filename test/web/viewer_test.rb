@@ -55,7 +55,7 @@ class ViewerTest < Minitest::Test
       assert_equal "DENY", page["x-frame-options"]
       refute_match %r{(src|href)="(https?:)?//}, page.body, "the page loads nothing from another host"
 
-      %w[viewer.js viewer.css vendor/d3.min.js vendor/d3-flamegraph.min.js].each do |asset|
+      %w[viewer.js viewer.css].each do |asset|
         response = http_get(port, "/rperf/assets/#{asset}")
         assert_equal "200", response.code, asset
         assert_equal File.binread(File.join(Rperf::Viewer::ASSET_DIR, asset)), response.body

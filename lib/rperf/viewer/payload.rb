@@ -1,10 +1,17 @@
 # frozen_string_literal: true
 
+require "rbconfig"
+
 module Rperf
   class Viewer
     # One profile in the compact shape the viewer page reads (GET <path>/snapshots/<id>):
     #
     #   frames:     [[name, path], ...]                  unique frames (method level)
+    #   frame_categories: [category index, ...]          per frame, into CATEGORIES (Payload.category)
+    #   categories: CATEGORIES                           the names, for the page's colours and legend
+    #   thread_totals: [[thread_seq, total_ns, idle_ns], ...] per thread, idle_ns being its time off the
+    #                                                   GVL (%GVL=blocked: sleeping, waiting on IO or a
+    #                                                   lock); the page's "hide idle threads" reads it
     #   nodes:      {parent: [...], frame: [...]}       a prefix tree of stacks, root side first;
     #                                                   parent -1 = a root frame
     #   samples:    [[node, weight_ns, thread_seq, label_set_id], ...]   node = the leaf
@@ -32,6 +39,25 @@ module Rperf
       # e.g. around `rperf record`'s program) gets this root frame: every sample is a node of
       # the tree, so the views' totals add up to the profile's.
       NO_FRAMES = ["(no Ruby frames)", ""].freeze
+      # What a frame is, for the page's colours: the program's own code, a gem's, Ruby's
+      # standard library (and core's <internal:...> files), a C function, a VM state's frame,
+      # or rperf's own ([pruned], no Ruby frames).
+      CATEGORIES = %w[app gem stdlib native gc gvl other].freeze
+      STDLIB_DIRS = [RbConfig::CONFIG["rubylibdir"], RbConfig::CONFIG["rubyarchdir"]].compact.uniq.freeze
+
+      def self.category(name, path)
+        name = name.to_s
+        path = path.to_s
+        return "gc" if name.start_with?("[GC")
+        return "gvl" if name.start_with?("[GVL")
+        return "other" if path.empty? || path == PRUNED_FRAME[1]
+        return "native" if path == "<C method>" || path == "<cfunc>"
+        return "stdlib" if path.start_with?("<internal:")
+        return "gem" if path.include?("/gems/") || path.include?("/bundler/gems/")
+        return "stdlib" if STDLIB_DIRS.any? { |dir| path.start_with?(dir + "/") } || path.match?(%r{/lib/ruby/\d+\.\d+\.\d+/})
+
+        "app"
+      end
 
       def self.build(data, max_samples:, max_timeline:)
         new(max_samples, max_timeline).build(data)
@@ -56,6 +82,9 @@ module Rperf
         {
           total_weight_ns: samples.sum { |s| s[1] },
           frames: @frames,
+          frame_categories: @frames.map { |name, path| CATEGORIES.index(Payload.category(name, path)) },
+          categories: CATEGORIES,
+          thread_totals: thread_totals(samples, data[:label_sets] || [{}]),
           nodes: { parent: @parents, frame: @node_frames },
           samples: body,
           label_sets: (data[:label_sets] || [{}]).map { |set| string_labels(set) },
@@ -84,6 +113,19 @@ module Rperf
         { call_tree: CallTreePayload.of(tree), method_table: MethodTablePayload.of(tree.method_table) }
       rescue SampleFilter::Unavailable => e
         { call_tree: nil, method_table: nil, call_tree_error: e.message }
+      end
+
+      # [[thread_seq, total_ns, idle_ns], ...] by thread_seq: the time each thread spent off the
+      # GVL, as the Threads tab's "GVL blocked" column.
+      def thread_totals(samples, label_sets)
+        idle = label_sets.map { |set| set.is_a?(Hash) && string_labels(set)["%GVL"] == "blocked" }
+        per = Hash.new { |h, seq| h[seq] = [seq, 0, 0] }
+        samples.each do |_, weight, seq, lsi|
+          row = per[seq]
+          row[1] += weight
+          row[2] += weight if idle[lsi]
+        end
+        per.values.sort_by(&:first)
       end
 
       def split_by_weight(samples)
@@ -191,8 +233,10 @@ module Rperf
       end
 
       # Raw stacks are those of the aggregated view: one that is not in the tree was pruned.
+      # A profile's raw samples share their stack Arrays (one per distinct stack): each is
+      # looked up once (500,000 rows of depth 16: 26 s -> a few, issue 27).
       def raw_node(stack)
-        find_node(stack) || @pruned_node || node_for(stack)
+        (@raw_node_of ||= {}.compare_by_identity)[stack] ||= find_node(stack) || @pruned_node || node_for(stack)
       end
 
       # Merges samples of the same stack, thread and labels that fall in the same time slot,

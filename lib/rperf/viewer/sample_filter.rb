@@ -1,5 +1,6 @@
 # frozen_string_literal: true
 
+require "set"
 require "uri"
 require_relative "payload"
 
@@ -7,20 +8,23 @@ module Rperf
   class Viewer
     # The samples the page's filters keep, as a Rperf::CallTree (the call-tree and method-table
     # tabs are both built from it). Filters (each optional): label: [key, value] (value nil:
-    # samples without that key), thread: a thread_seq, range: [t0_ns, t1_ns] (from raw samples,
-    # clipped as the timeline's).
+    # samples without that key), thread: a thread_seq, hide: thread_seqs left out (the page's
+    # "hide idle threads"), range: [t0_ns, t1_ns] (from raw samples, clipped as the timeline's).
     class SampleFilter
       # The filters cannot apply to this profile, or the query names none the page can send.
       class BadFilter < ArgumentError; end
       # The profile cannot be made a call tree (a hand-built Hash Native::Profile refuses).
       class Unavailable < StandardError; end
 
-      # ?label=K&value=V (or &unset=1: K not set), &thread=N, &from=T0&to=T1 (ns) -> keywords.
+      # ?label=K&value=V (or &unset=1: K not set), &thread=N, &hide=N,M,..., &from=T0&to=T1 (ns)
+      # -> keywords; &method=NAME&file=PATH: the sandwich's method.
       def self.parse_query(query)
         params = URI.decode_www_form(query.to_s).to_h
         filters = {}
         filters[:label] = [params["label"], params["unset"] == "1" ? nil : params["value"].to_s] if params["label"]
         filters[:thread] = integer(params, "thread") if params.key?("thread")
+        filters[:method] = [params["method"], params["file"].to_s] if params["method"]
+        filters[:hide] = params["hide"].split(",").map { |n| integer({ "hide" => n }, "hide") }.sort.uniq if params.key?("hide")
         if params.key?("from") || params.key?("to")
           range = [integer(params, "from"), integer(params, "to")]
           raise BadFilter, "the time range's from (#{range[0]}) is after its to (#{range[1]})" if range[0] > range[1]
@@ -45,7 +49,7 @@ module Rperf
       end
       private_class_method :integer
 
-      def initialize(data, label: nil, thread: nil, range: nil)
+      def initialize(data, label: nil, thread: nil, range: nil, hide: nil)
         if range && !data[:raw_samples].is_a?(Array)
           raise BadFilter, "a time range (from/to) needs the profile's raw samples, and this profile has none " \
                            "(it was recorded with aggregate: true)"
@@ -55,18 +59,24 @@ module Rperf
         @label = label
         @thread = thread
         @range = range
+        @hide = hide.nil? || hide.empty? ? nil : hide.to_set
       end
 
       # A plain label filter is the native one; the others select the samples here and build
       # the tree of that subset (the same native code). The page only knows labels as valid
       # UTF-8 (Payload): a key or value it had to repair is compared here, repaired the same way.
       def call_tree
-        return tree_of(@data) unless @label || @thread || @range
-        if @label && !@thread && !@range && @label[1] && intact?(@label[0]) && intact?(@label[1])
+        return tree_of(@data) unless @label || @thread || @range || @hide
+        if @label && !@thread && !@range && !@hide && @label[1] && intact?(@label[0]) && intact?(@label[1])
           return tree_of(@data, filter: { @label[0] => @label[1] })
         end
 
         tree_of(subset)
+      end
+
+      # The profile of the samples the filters keep (the profile itself when none is set).
+      def data
+        @label || @thread || @range || @hide ? subset : @data
       end
 
       private
@@ -86,7 +96,7 @@ module Rperf
         rows = @range ? clipped_raw_samples : @data[:aggregated_samples]
         sets = @data[:label_sets] || [{}]
         rows = rows.select do |_, _, seq, lsi|
-          (@thread.nil? || seq == @thread) && (@label.nil? || label_matches?(sets[lsi]))
+          (@thread.nil? || seq == @thread) && !@hide&.include?(seq) && (@label.nil? || label_matches?(sets[lsi]))
         end
         @data.except(:raw_samples, :allocation_samples, :raw_allocation_samples)
              .merge(aggregated_samples: rows.map { |s| s.first(4) })

@@ -4,6 +4,7 @@ require "base64"
 require "digest"
 require "json"
 require "time"
+require "zlib"
 
 module Rperf
   class Viewer
@@ -36,8 +37,13 @@ module Rperf
         page = page.sub(STYLE_TAG) { "<style>#{asset(Regexp.last_match(1))}</style>" }
         page = page.sub(%r{<title>[^<]*</title>}) { "<title>#{escape_html(@title)}</title>" }
         page = page.sub('<meta charset="utf-8">') { %(<meta charset="utf-8">\n<meta http-equiv="Content-Security-Policy" content="#{policy(scripts)}">) }
-        # The data goes before the scripts that read it.
-        page.sub(/<script>/) { %(<script id="rperf-data" type="application/json">#{embedded_json}</script>\n<script>) }
+        # The data goes before the scripts that read it; a big timeline in its own element, read
+        # when the page first needs it (Viewer.split_timeline), gzipped (base64): the browser's
+        # HTML parser goes through a tenth of the bytes before the first view.
+        data, timeline = embedded_json
+        elements = %(<script id="rperf-data" type="application/json">#{data}</script>\n)
+        elements << %(<script id="rperf-timeline-1" type="application/gzip+base64">#{timeline}</script>\n) if timeline
+        page.sub(/<script>/) { "#{elements}<script>" }
       end
 
       private
@@ -60,15 +66,18 @@ module Rperf
         entry = { id: 1, taken_at: taken_at, file: @title, mode: @data[:mode],
                   duration_ns: @data[:duration_ns], sampling_count: @data[:sampling_count],
                   meta: meta, summary: summary, total_weight_ns: @data[:aggregated_samples].sum { |s| s[1] } }
-        body = Viewer.snapshot_body(entry, @data, **@limits)
+        body, rows = Viewer.split_timeline(Viewer.snapshot_body(entry, @data, **@limits))
         # Inside <script>: no "<" at all, as \u003c (JSON has "<" only in strings): "</script"
         # would close the element and "<!--<script" would make the parser skip the real
         # "</script>" (issue 30), leaving the page at "loading…". JavaScript's line separators
         # escaped too.
-        JSON.generate(list: [entry], snapshots: { "1" => body })
-            .gsub("<", "\\u003c").gsub("\u2028", "\\u2028").gsub("\u2029", "\\u2029")
+        [script_json(list: [entry], snapshots: { "1" => body }), rows && Base64.strict_encode64(Zlib.gzip(JSON.generate(rows), level: 6))]
       rescue JSON::GeneratorError, JSON::NestingError => e
         raise Error, "cannot put the profile in a page: #{e.message.lines.first.to_s.strip[0, 200]}"
+      end
+
+      def script_json(value)
+        JSON.generate(value).gsub("<", "\\u003c").gsub("\u2028", "\\u2028").gsub("\u2029", "\\u2029")
       end
 
       def escape_html(text)

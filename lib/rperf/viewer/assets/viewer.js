@@ -29,6 +29,10 @@
     method: null, // the key (name, file, line) of the method whose callers and callees are shown
     tree: null, // the call tree drawn last
     allocField: 'allocated', // or 'retained'
+    search: '', // frames whose name or file holds this (case-insensitive) are highlighted
+    hideIdle: false, // "hide idle threads"
+    stackThread: null, // the stack chart's thread
+    sandwich: null, // [name, file] of the Sandwich tab's method
   };
 
   const $ = (id) => document.getElementById(id);
@@ -108,6 +112,7 @@
   const source = Object.assign({
     listUrl: () => BASE + '/snapshots',
     snapshotUrl: (id) => BASE + '/snapshots/' + id,
+    timelineUrl: (id) => BASE + '/snapshots/' + id + '/timeline',
     viewUrl: customSource ? null : (id, view, query) => BASE + '/snapshots/' + id + '/' + view + '?' + query,
     onAuthError: null,
   }, customSource || {});
@@ -127,6 +132,20 @@
 
   async function fetchList() {
     return embedded ? embedded.list : fetchJSON(source.listUrl());
+  }
+
+  // A big timeline travels apart from its snapshot (Viewer.split_timeline): in a
+  // self-contained page as its own script element (JSON, or gzip'd JSON in base64).
+  async function fetchTimeline(id) {
+    if (!embedded) return fetchJSON(source.timelineUrl(id));
+    const element = document.getElementById('rperf-timeline-' + id);
+    if (!element) throw new Error('not in this file');
+    if (element.type !== 'application/gzip+base64') return JSON.parse(element.textContent);
+    const binary = atob(element.textContent);
+    const bytes = new Uint8Array(binary.length);
+    for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
+    const text = await new Response(new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'))).text();
+    return JSON.parse(text);
   }
 
   async function fetchSnapshot(id) {
@@ -191,8 +210,13 @@
     p.roots = roots;
     p.threads = [...new Set(p.samples.map((s) => s[2]))].sort((a, b) => a - b);
     p.labelSets = p.label_sets.map((ls) => ls || {});
+    // Each label set's VM state: an index into STATES (0: running).
+    p.stateOf = Int8Array.from(p.labelSets, (ls) => Math.max(0, STATES.findIndex((s) => s.test(ls))));
+    // The payload's per-thread time off the GVL (Payload#thread_totals): nothing re-summed here.
+    p.idleShare = new Map((p.thread_totals || []).map(([th, total, idle]) => [th, total > 0 ? idle / total : 0]));
     p.trees = new Map(); // filtered call trees from the server, by query
     p.methodTables = new Map(); // filtered method tables, the same way
+    p.sandwiches = new Map(); // sandwiches, by method and filters
     return p;
   }
 
@@ -205,7 +229,7 @@
 
   // Samples [node, weight, thread, label_set] after the time range, label and thread filters.
   function selectSamples(p, opts) {
-    const o = Object.assign({ label: true, thread: true, range: true }, opts);
+    const o = Object.assign({ label: true, thread: true, range: true, hide: true }, opts);
     let rows = p.samples;
     if (o.range && state.range && p.timeline) {
       const [t0, t1] = state.range;
@@ -215,19 +239,42 @@
         if (overlap > 0) rows.push([node, Math.min(w, overlap), th, lsi]);
       }
     }
-    return filterRows(p, rows, o.label ? state.labelFilter : null, o.thread ? state.threadFilter : null);
+    return filterRows(p, rows, o.label ? state.labelFilter : null, o.thread ? state.threadFilter : null, o.hide ? hiddenThreads(p) : null);
   }
 
-  // Rows [node, _, thread, label_set, ...] of the thread and the label filter (the page's by default).
-  function filterRows(p, rows, label = state.labelFilter, thread = state.threadFilter) {
-    if (!label && thread === null) return rows;
-    return rows.filter((s) => (thread === null || s[2] === thread) && labelMatches(p.labelSets[s[3]] || {}, label));
+  // Rows [node, _, thread, label_set, ...] of the thread and the label filter (the page's by
+  // default), without the hidden (idle) threads.
+  function filterRows(p, rows, label = state.labelFilter, thread = state.threadFilter, hidden = hiddenThreads(p)) {
+    if (!label && thread === null && !hidden) return rows;
+    return rows.filter((s) => (thread === null || s[2] === thread) && !(hidden && hidden.has(s[2])) && labelMatches(p.labelSets[s[3]] || {}, label));
+  }
+
+  // "Hide idle threads": the threads that spent at least IDLE_SHARE of their time off the GVL
+  // (the payload's thread_totals), or null when the button is off or there are none. A thread
+  // chosen in the thread filter stays.
+  const IDLE_SHARE = 0.9;
+  function idleThreads(p) {
+    return p.threads.filter((th) => (p.idleShare.get(th) || 0) >= IDLE_SHARE);
+  }
+  function hiddenThreads(p) {
+    if (!state.hideIdle || !p) return null;
+    const idle = idleThreads(p).filter((th) => th !== state.threadFilter);
+    return idle.length ? new Set(idle) : null;
   }
 
   function nodeWeights(p, rows) {
     const n = p.nodes.parent.length;
     const self = new Float64Array(n);
-    for (const s of rows) self[s[0]] += s[1];
+    const stateSelf = new Map(); // node -> [blocked, wait, gc] of its self weight
+    for (const s of rows) {
+      self[s[0]] += s[1];
+      const st = p.stateOf[s[3]];
+      if (st > 0) {
+        let v = stateSelf.get(s[0]);
+        if (!v) stateSelf.set(s[0], v = [0, 0, 0]);
+        v[st - 1] += s[1];
+      }
+    }
     const total = Float64Array.from(self);
     for (let i = n - 1; i >= 0; i--) {
       const parent = p.nodes.parent[i];
@@ -235,7 +282,7 @@
     }
     let sum = 0;
     for (const r of p.roots) sum += total[r];
-    return { self, total, sum };
+    return { self, total, sum, stateSelf };
   }
 
   // Self and total weight per function (frames are unique per name + file in a payload); a
@@ -266,12 +313,12 @@
     return byFn;
   }
 
-  // The d3-flame-graph hierarchy {name, value, children, delta?} of the nodes that have weight;
+  // The hierarchy {name, file, value, cat, children, delta?} of the nodes that have weight;
   // leavesOf(node): more children (the allocations view's classes).
   function hierarchy(p, weights, deltaOf, leavesOf) {
     const build = (node) => {
       const [name, file] = frameOf(p, node);
-      const out = { name, file, value: weights.total[node], node };
+      const out = { name, file, value: weights.total[node], node, cat: categoryOf(p, node) };
       if (deltaOf) out.delta = deltaOf(node);
       const kids = p.children[node].filter((c) => weights.total[c] > 0).map(build);
       if (leavesOf) for (const leaf of leavesOf(node)) kids.push(leaf);
@@ -279,43 +326,288 @@
       return out;
     };
     const top = p.roots.filter((r) => weights.total[r] > 0).map(build);
-    const root = { name: 'all', file: '', value: weights.sum, node: -1, children: top };
+    const root = { name: 'all', file: '', value: weights.sum, node: -1, children: top, cat: 'other' };
     if (deltaOf) root.delta = 0;
     return root;
   }
 
-  // --- flame graph and icicle --------------------------------------------------------------
+  // --- flame charts ------------------------------------------------------------------------
+  // One renderer for the flame graph, the icicle, the stack chart, the allocations and the
+  // diff: cells {x, w, d, name, file, cat, value, parent} laid out in the chart's units (weight,
+  // objects or time) from `start` over `span`. The chart fits the window (it scrolls inside its
+  // own box, so the root and the hover details stay in view), zooms with the wheel around the
+  // pointer, pans by dragging, and zooms to a frame on click, with a breadcrumb back out.
+  // Presentation only: the weights are those the view computed.
+  const CELL_H = 18;
+  const CATEGORY_STYLE = {
+    app: { hue: 24, sat: 85, text: 'application' },
+    gem: { hue: 268, sat: 45, text: 'gems' },
+    stdlib: { hue: 135, sat: 40, text: 'stdlib' },
+    native: { hue: 205, sat: 30, text: 'native (C)' },
+    gc: { hue: 0, sat: 70, text: 'GC' },
+    'gvl-blocked': { hue: 30, sat: 5, text: 'GVL blocked (off the GVL)' },
+    'gvl-wait': { hue: 48, sat: 90, text: 'GVL wait' },
+    gvl: { hue: 48, sat: 90, text: 'GVL' },
+    other: { hue: 0, sat: 0, text: 'rperf ([pruned], no Ruby frames)' },
+  };
+  const LEGEND = Object.keys(CATEGORY_STYLE).filter((c) => c !== 'gvl');
+  const STATE_LEAF = { blocked: ['[GVL blocked]', 'gvl-blocked'], wait: ['[GVL wait]', 'gvl-wait'], gc: ['[GC]', 'gc'] };
+
+  function hashOf(text) {
+    let h = 0;
+    for (let i = 0; i < text.length; i++) h = (h * 31 + text.charCodeAt(i)) | 0;
+    return h;
+  }
+  function categoryColor(cat, name) {
+    const style = CATEGORY_STYLE[cat] || CATEGORY_STYLE.app;
+    const light = 62 + (Math.abs(hashOf(name || '')) % 14); // neighbours stay apart
+    return `hsl(${style.hue},${style.sat}%,${light}%)`;
+  }
+  const categoryOf = (p, node) => (p.categories && p.frame_categories ? p.categories[p.frame_categories[p.nodes.frame[node]]] : 'app');
+
+  function categoryLegend(cats) {
+    return el('div', { class: 'legend categories' }, cats.map((c) =>
+      el('span', { dataset: { category: c } }, el('i', { style: 'background:' + categoryColor(c, '') }), (CATEGORY_STYLE[c] || { text: c }).text)));
+  }
+
+  const searchText = () => (state.search || '').trim().toLowerCase();
+  const matches = (q, name, file) => !!q && (String(name).toLowerCase().includes(q) || String(file || '').toLowerCase().includes(q));
+
+  // A d3-style hierarchy {name, file, value, children, cat} laid out as cells, children sorted
+  // by name (the same function lands at the same place in every snapshot).
+  function layoutTree(root) {
+    const cells = [];
+    let depth = 0;
+    const visit = (node, x, d, parent) => {
+      const i = cells.length;
+      cells.push({ x, w: node.value, d, name: node.name, file: node.file || '', cat: node.cat || 'other', value: node.value, delta: node.delta, parent });
+      if (d > depth) depth = d;
+      const kids = (node.children || []).slice().sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+      let at = x;
+      for (const k of kids) { visit(k, at, d + 1, i); at += k.value; }
+    };
+    visit(root, 0, 0, -1);
+    return { cells, start: 0, span: root.value, depth };
+  }
+
+  // Draws `model` into `container` (a new chart: the zoom starts at `view` or the whole span).
+  function drawChart(container, details, model, opts) {
+    clear(container);
+    container.removeAttribute('data-rendered');
+    container.classList.add('chart-host');
+    const crumbs = el('div', { class: 'crumbs' });
+    const viewport = el('div', { class: 'viewport' });
+    container.append(crumbs);
+    if (opts.legend) container.append(opts.legend); // above the chart: in view with it
+    container.append(viewport);
+    const chart = { container, details, model, opts, crumbs, viewport, x0: model.start, x1: model.start + model.span, focus: -1, first: true };
+    if (opts.view) { chart.x0 = Math.max(model.start, opts.view[0]); chart.x1 = Math.min(model.start + model.span, opts.view[1]); }
+    container._chart = chart;
+    wireChart(chart);
+    paintChart(chart);
+    return chart;
+  }
+
+  function fitText(text, px) {
+    const chars = Math.floor((px - 6) / 6.6);
+    if (chars < 3) return '';
+    return text.length <= chars ? text : text.slice(0, chars - 1) + '…';
+  }
+
+  function paintChart(chart) {
+    const { model, opts, viewport, container } = chart;
+    const width = Math.max(320, viewport.clientWidth || container.clientWidth || 960);
+    // The box ends at the window's bottom edge: the graph scrolls inside it, the page does not.
+    const top = viewport.getBoundingClientRect().top;
+    const room = Math.floor(window.innerHeight - Math.max(0, top) - 12);
+    viewport.style.maxHeight = Math.max(160, opts.maxHeight ? Math.min(room, Math.floor(window.innerHeight * opts.maxHeight)) : room) + 'px';
+    const axisH = opts.axis ? 16 : 0; // the stack chart's time axis, on top
+    const height = (model.depth + 1) * CELL_H + axisH;
+    const scale = width / Math.max(chart.x1 - chart.x0, 1e-9);
+    const q = searchText();
+    const svg = svgEl('svg', { width, height, class: 'chart' });
+    let drawn = 0;
+    const frag = document.createDocumentFragment();
+    for (let i = 0; i < model.cells.length; i++) {
+      const c = model.cells[i];
+      if (c.x + c.w <= chart.x0 || c.x >= chart.x1) continue;
+      let px = (c.x - chart.x0) * scale;
+      let pw = c.w * scale;
+      if (pw < 1) continue;
+      if (px < 0) { pw += px; px = 0; }
+      if (px + pw > width) pw = width - px;
+      const y = axisH + (opts.inverted ? c.d * CELL_H : (model.depth - c.d) * CELL_H);
+      const hit = matches(q, c.name, c.file);
+      const g = svgEl('g', { class: 'frame' + (q ? (hit ? ' match' : ' dim') : ''), name: c.name, 'data-i': i, 'data-cat': c.cat, transform: `translate(${px.toFixed(1)},${y})` });
+      g.append(svgEl('rect', { width: Math.max(0.5, pw - 0.5).toFixed(1), height: CELL_H - 1, fill: opts.color ? opts.color(c) : categoryColor(c.cat, c.name) }));
+      const label = fitText(c.name, pw);
+      if (label) { const t = svgEl('text', { x: 3, y: 13 }); t.textContent = label; g.append(t); }
+      frag.append(g);
+      drawn++;
+    }
+    if (opts.axis) {
+      const ticks = Math.max(2, Math.floor(width / 140));
+      for (let k = 0; k <= ticks; k++) {
+        const t = svgEl('text', { class: 'axis', x: k * width / ticks, y: 12, 'text-anchor': k === 0 ? 'start' : k === ticks ? 'end' : 'middle' });
+        t.textContent = opts.axis(chart.x0 + k * (chart.x1 - chart.x0) / ticks);
+        frag.append(t);
+      }
+    }
+    svg.append(frag);
+    const keepScroll = viewport.scrollTop;
+    clear(viewport);
+    viewport.append(svg);
+    // A flame graph's root is at the bottom: start there.
+    if (chart.first) { viewport.scrollTop = opts.inverted ? 0 : viewport.scrollHeight; chart.first = false; } else viewport.scrollTop = keepScroll;
+    container.dataset.rendered = String(drawn);
+    container.dataset.view = Math.round(chart.x0) + ',' + Math.round(chart.x1);
+    container.dataset.zoom = chart.focus >= 0 ? model.cells[chart.focus].name : '';
+    paintCrumbs(chart);
+  }
+
+  function paintCrumbs(chart) {
+    const { crumbs, model } = chart;
+    clear(crumbs);
+    const path = [];
+    for (let i = chart.focus; i >= 0; i = model.cells[i].parent) path.unshift(i);
+    const zoomed = chart.x0 > model.start || chart.x1 < model.start + model.span;
+    const reset = el('button', { type: 'button', class: 'reset-zoom', text: 'reset zoom', title: 'Show everything (0)' });
+    reset.disabled = !zoomed;
+    reset.addEventListener('click', () => zoomChart(chart, -1));
+    crumbs.append(reset);
+    for (const i of path) {
+      const b = el('button', { type: 'button', class: 'crumb', text: model.cells[i].name, title: model.cells[i].file });
+      b.addEventListener('click', () => zoomChart(chart, i));
+      crumbs.append(el('span', { class: 'sep', text: '›' }), b);
+    }
+    crumbs.append(el('span', { class: 'hint', text: zoomed ? '' : ' wheel: zoom · drag: pan · click a frame: zoom to it' }));
+  }
+
+  // Zooms to cell i (-1: everything).
+  function zoomChart(chart, i) {
+    const { model } = chart;
+    chart.focus = i;
+    if (i < 0 || (model.cells[i].parent < 0 && model.cells[i].w >= model.span)) {
+      chart.focus = -1;
+      chart.x0 = model.start; chart.x1 = model.start + model.span;
+    } else { chart.x0 = model.cells[i].x; chart.x1 = model.cells[i].x + model.cells[i].w; }
+    paintChart(chart);
+  }
+
+  // Zooms by `factor` (< 1: in) around the chart coordinate `at`, then clamps to the span.
+  function scaleChart(chart, factor, at) {
+    const { model } = chart;
+    const minSpan = Math.max(model.span / 1e6, 1e-6);
+    const w = Math.min(model.span, Math.max(minSpan, (chart.x1 - chart.x0) * factor));
+    const ratio = (at - chart.x0) / (chart.x1 - chart.x0 || 1);
+    chart.x0 = at - ratio * w;
+    chart.x1 = chart.x0 + w;
+    clampChart(chart);
+  }
+  function panChart(chart, by) { chart.x0 += by; chart.x1 += by; clampChart(chart); }
+  function clampChart(chart) {
+    const { start, span } = chart.model;
+    const w = chart.x1 - chart.x0;
+    if (chart.x0 < start) { chart.x0 = start; chart.x1 = start + w; }
+    if (chart.x1 > start + span) { chart.x1 = start + span; chart.x0 = Math.max(start, chart.x1 - w); }
+    if (chart.x1 - chart.x0 >= span) chart.focus = -1;
+  }
+
+  function wireChart(chart) {
+    const { viewport, model, opts, details } = chart;
+    let pending = false;
+    const repaint = () => { if (!pending) { pending = true; requestAnimationFrame(() => { pending = false; paintChart(chart); }); } };
+    const cellAt = (evt) => {
+      const g = evt.target.closest && evt.target.closest('g.frame');
+      return g ? model.cells[Number(g.dataset.i)] : null;
+    };
+    const coordAt = (evt) => {
+      const r = viewport.getBoundingClientRect();
+      return chart.x0 + (evt.clientX - r.left) / Math.max(1, r.width) * (chart.x1 - chart.x0);
+    };
+    viewport.addEventListener('mousemove', (evt) => {
+      const c = cellAt(evt);
+      if (c && details) details.textContent = opts.label(c);
+    });
+    viewport.addEventListener('wheel', (evt) => {
+      evt.preventDefault();
+      if (evt.shiftKey || Math.abs(evt.deltaX) > Math.abs(evt.deltaY)) {
+        const d = evt.shiftKey ? evt.deltaY || evt.deltaX : evt.deltaX;
+        panChart(chart, d / Math.max(1, viewport.clientWidth) * (chart.x1 - chart.x0));
+      } else {
+        scaleChart(chart, Math.exp(evt.deltaY * 0.002), coordAt(evt));
+      }
+      chart.focus = chart.x1 - chart.x0 >= model.span ? -1 : chart.focus;
+      repaint();
+    }, { passive: false });
+    chart.repaint = repaint;
+    viewport.addEventListener('mousedown', (evt) => {
+      if (evt.button !== 0) return;
+      chartDrag = { chart, x: evt.clientX, y: evt.clientY, x0: chart.x0, x1: chart.x1, top: viewport.scrollTop, moved: false };
+      evt.preventDefault();
+    });
+    viewport.addEventListener('mouseup', (evt) => {
+      const drag = chartDrag;
+      chartDrag = null;
+      if (!drag || drag.chart !== chart || drag.moved) return;
+      const g = evt.target.closest && evt.target.closest('g.frame');
+      if (!g) return;
+      const c = model.cells[Number(g.dataset.i)];
+      // Shift+click: the frame's sandwich (its callers and callees), for a real function.
+      if (evt.shiftKey && c.file && !opts.color) {
+        state.sandwich = [c.name, c.file];
+        state.tab = 'sandwich';
+        render();
+        return;
+      }
+      zoomChart(chart, Number(g.dataset.i));
+    });
+  }
+
+  // A drag that started in a chart: one pair of window listeners for every chart drawn.
+  let chartDrag = null;
+  window.addEventListener('mousemove', (evt) => {
+    const drag = chartDrag;
+    if (!drag) return;
+    const { chart } = drag;
+    const dx = evt.clientX - drag.x;
+    const dy = evt.clientY - drag.y;
+    if (Math.abs(dx) + Math.abs(dy) > 3) drag.moved = true;
+    if (!drag.moved || !chart.viewport.isConnected) return;
+    chart.x0 = drag.x0; chart.x1 = drag.x1;
+    panChart(chart, -dx / Math.max(1, chart.viewport.clientWidth) * (drag.x1 - drag.x0));
+    chart.viewport.scrollTop = drag.top - dy;
+    chart.repaint();
+  });
+  window.addEventListener('mouseup', () => { chartDrag = null; }); // after the chart's own (bubbling)
+
+  // The chart of the tab on screen, for the keyboard.
+  const activeChart = () => {
+    const host = document.querySelector('.tab.active .chart-host');
+    return host && host._chart && host.isConnected ? host._chart : null;
+  };
+
   function drawFlame(container, details, data, opts) {
     clear(container);
     container.removeAttribute('data-rendered');
     if (!data.value) {
+      delete container._chart;
       container.append(el('p', { class: 'hint', text: 'No samples match the filters.' }));
       container.dataset.rendered = '0';
       return;
     }
     const total = data.value;
     const fmt = opts.format || fmtTime;
-    const chart = newFlamegraph()
-      .width(Math.max(320, container.clientWidth || 960))
-      .cellHeight(18)
-      .transitionDuration(0)
-      .minFrameSize(1)
-      .sort(true)
-      .inverted(!!opts.inverted)
-      .label((d) => {
-        let text = d.data.name + ' — ' + fmt(d.value) + ' (' + pct(d.value, total) + ')';
-        if (opts.diff) text += ', change ' + fmtSigned(d.delta);
-        if (d.data.file) text += ' — ' + d.data.file;
-        return text;
-      })
-      .setDetailsElement(details);
-    if (opts.diff) chart.computeDelta(true).setColorMapper((d) => diffColor(d.delta, d.value));
-    d3.select(container).datum(data).call(chart);
-    container.dataset.rendered = String(container.querySelectorAll('g.frame').length);
+    const label = (c) => {
+      let text = c.name + ' — ' + fmt(c.value) + ' (' + pct(c.value, total) + ')';
+      if (opts.diff) text += ', change ' + fmtSigned(c.delta || 0);
+      if (c.file) text += ' — ' + c.file;
+      return text;
+    };
+    const color = opts.diff ? (c) => diffColor(c.delta, c.value) : null;
+    const legend = !opts.diff && opts.legend !== false ? categoryLegend(LEGEND) : null;
+    drawChart(container, details, layoutTree(data), { inverted: !!opts.inverted, label, color, maxHeight: opts.maxHeight, legend });
   }
-
-  // d3-flame-graph's UMD build exports its constructor as `default`.
-  const newFlamegraph = () => (window.flamegraph.default || window.flamegraph.flamegraph)();
 
   // Red for more time than before, green for less, grey for no change.
   function diffColor(delta, value) {
@@ -323,6 +615,37 @@
     const v = Math.min(1, Math.abs(delta) / Math.max(Math.abs(value), Math.abs(delta), 1));
     const soft = Math.round(215 - 175 * v);
     return delta > 0 ? `rgb(235,${soft},${soft})` : `rgb(${soft},215,${soft})`;
+  }
+
+  // The VM-state part of a node's self weight as leaves of their own ([GVL blocked], [GVL
+  // wait], [GC]), as in the call tree: the time a frame spent off the GVL is seen, and coloured.
+  const stateLeaves = (weights) => (node) => {
+    const v = weights.stateSelf.get(node);
+    if (!v) return [];
+    const out = [];
+    ['blocked', 'wait', 'gc'].forEach((key, k) => {
+      if (v[k] > 0) out.push({ name: STATE_LEAF[key][0], file: '', value: v[k], cat: STATE_LEAF[key][1] });
+    });
+    return out;
+  };
+
+  // The weight of the samples with a frame that matches the search (name or file; the VM-state
+  // leaves too), of `weights`: the one place the search's share is summed, for every view.
+  function searchWeight(p, weights, q) {
+    if (!q) return null;
+    const frameHit = Uint8Array.from(p.frames, ([name, file]) => (matches(q, name, file) ? 1 : 0));
+    const leafHit = ['blocked', 'wait', 'gc'].map((key) => matches(q, STATE_LEAF[key][0], ''));
+    const n = p.nodes.parent.length;
+    const hit = new Uint8Array(n);
+    let sum = 0;
+    for (let i = 0; i < n; i++) { // parents come before their children
+      const parent = p.nodes.parent[i];
+      hit[i] = frameHit[p.nodes.frame[i]] || (parent >= 0 && hit[parent]) ? 1 : 0;
+      if (hit[i]) { sum += weights.self[i]; continue; }
+      const v = weights.stateSelf.get(i);
+      if (v) for (let k = 0; k < 3; k++) if (leafHit[k]) sum += v[k];
+    }
+    return sum;
   }
 
   // --- top table ---------------------------------------------------------------------------
@@ -333,7 +656,7 @@
       .sort((a, b) => b[state.topSort] - a[state.topSort] || a.name.localeCompare(b.name))
       .slice(0, MAX_TABLE_ROWS);
     for (const r of rows) {
-      body.append(el('tr', null,
+      body.append(el('tr', { class: matches(searchText(), r.name, r.file) ? 'match' : null },
         el('td', { class: 'num', text: fmtTime(r.self) }), el('td', { class: 'num', text: pct(r.self, weights.sum) }),
         el('td', { class: 'num', text: fmtTime(r.total) }), el('td', { class: 'num', text: pct(r.total, weights.sum) }),
         el('td', { class: 'fn', text: r.name }), el('td', { class: 'file', text: r.file, title: r.file })));
@@ -350,6 +673,8 @@
     const f = state.labelFilter;
     if (f) { q.set('label', f.key); if (f.value === NOT_SET) q.set('unset', '1'); else q.set('value', f.value); }
     if (state.threadFilter !== null) q.set('thread', String(state.threadFilter));
+    const hidden = state.current && hiddenThreads(state.current);
+    if (hidden) q.set('hide', [...hidden].sort((a, b) => a - b).join(','));
     if (state.range) { q.set('from', String(Math.floor(state.range[0]))); q.set('to', String(Math.ceil(state.range[1]))); }
     return q.toString();
   }
@@ -396,6 +721,8 @@
   }
 
   function clearFilters() {
+    state.search = '';
+    $('search').value = '';
     state.labelFilter = null;
     state.threadFilter = null;
     state.range = null;
@@ -471,6 +798,7 @@
       const toggle = el('button', { class: 'toggle', type: 'button', text: kids ? (open ? '▾' : '▸') : '' });
       const r = row(total, name + (recursive ? ' ↻' : ''), self, methodWhere(tree, m), file);
       r.prepend(toggle);
+      if (matches(searchText(), name, file)) r.classList.add('match');
       const li = el('li', { role: 'treeitem', 'aria-expanded': kids ? String(open) : null, dataset: { node: String(i), totalNs: String(total) } }, r);
       if (open && kids) li.append(list(i));
       if (kids) {
@@ -560,7 +888,7 @@
       const [m, self, total, recursive] = table.entries[i];
       const [name, file] = table.methods[m];
       const key = methodKey(table, m);
-      const tr = el('tr', { class: 'clickable' + (key === state.method ? ' selected' : ''), dataset: { name, selfNs: String(self), totalNs: String(total) } },
+      const tr = el('tr', { class: 'clickable' + (key === state.method ? ' selected' : '') + (matches(searchText(), name, file) ? ' match' : ''), dataset: { name, selfNs: String(self), totalNs: String(total) } },
         el('td', { class: 'num', text: fmtTime(self) }), el('td', { class: 'num', text: pct(self, sum) }),
         el('td', { class: 'num', text: fmtTime(total) }), el('td', { class: 'num', text: pct(total, sum) }),
         el('td', { class: 'fn', text: name + (recursive ? ' ↻' : '') }),
@@ -574,6 +902,8 @@
     $('methods-table').dataset.totalNs = String(sum);
     const selectMethod = (key) => {
       state.method = key;
+      const entry = table.entries[byKey.get(key)];
+      if (entry) state.sandwich = table.methods[entry[0]].slice(0, 2);
       for (const [k, tr] of rowOf) tr.classList.toggle('selected', k === key);
       drawMethodGraph(table, byKey, selectMethod);
     };
@@ -690,7 +1020,8 @@
   function drawThreads(p) {
     const body = $('threads-table').tBodies[0];
     clear(body);
-    const rows = selectSamples(p, { thread: false });
+    const rows = selectSamples(p, { thread: false, hide: false });
+    const hidden = hiddenThreads(p);
     const perThread = new Map();
     for (const [node, w, th, lsi] of rows) {
       let t = perThread.get(th);
@@ -705,8 +1036,10 @@
     const sum = [...perThread.values()].reduce((a, t) => a + t.total, 0);
     for (const t of [...perThread.values()].sort((a, b) => a.th - b.th)) {
       const [fn, fw] = [...t.leaf.entries()].reduce((a, b) => (b[1] > a[1] ? b : a), ['', 0]);
-      const tr = el('tr', { class: 'clickable' + (state.threadFilter === t.th ? ' selected' : ''), dataset: { thread: String(t.th) } },
-        el('td', { text: 'thread ' + t.th }),
+      const idle = p.idleShare.get(t.th) || 0;
+      const tr = el('tr', { class: 'clickable' + (state.threadFilter === t.th ? ' selected' : '') + (hidden && hidden.has(t.th) ? ' hidden-idle' : ''),
+        dataset: { thread: String(t.th), idleShare: idle.toFixed(4) } },
+        el('td', { text: 'thread ' + t.th + (idle >= IDLE_SHARE ? ' (idle ' + pct(idle, 1) + ')' : '') }),
         el('td', { class: 'num', text: fmtTime(t.total) + ' (' + pct(t.total, sum) + ')' }),
         el('td', { class: 'num', text: fmtTime(t.running) }), el('td', { class: 'num', text: fmtTime(t.blocked) }),
         el('td', { class: 'num', text: fmtTime(t.wait) }), el('td', { class: 'num', text: fmtTime(t.gc) }),
@@ -736,8 +1069,9 @@
     $('timeline-hint').textContent = 'Drag across the timeline to look at that time range only.' +
       (p.timeline.quantum_ns ? ` (samples merged into ${fmtTime(p.timeline.quantum_ns)} slots)` : '');
     const rows = filterRows(p, p.timeline.samples, state.labelFilter, null); // threads are rows of their own
-    const threads = p.threads.filter((th) => state.threadFilter === null || th === state.threadFilter);
-    const end = maxOf(p.timeline.samples.map((s) => s[4]), Math.max(p.duration_ns || 0, 1));
+    const hiddenRows = hiddenThreads(p);
+    const threads = p.threads.filter((th) => (state.threadFilter === null || th === state.threadFilter) && !(hiddenRows && hiddenRows.has(th)));
+    const end = timelineEnd(p);
     const left = 90;
     const width = Math.max(400, (box.clientWidth || 960) - 2);
     const plot = width - left - 8;
@@ -834,6 +1168,176 @@
   function legend() {
     const names = { running: 'running', blocked: 'GVL blocked', wait: 'GVL wait', gc: 'GC' };
     return el('div', { class: 'legend' }, STATES.map((s) => el('span', null, el('i', { style: 'background:' + s.color }), names[s.key])));
+  }
+
+  // The end of the timeline: its last sample's time (no array of them: 500,000 rows).
+  function timelineEnd(p) {
+    let end = Math.max(p.duration_ns || 0, 1);
+    for (const s of p.timeline.samples) if (s[4] > end) end = s[4];
+    return end;
+  }
+
+  // --- stack chart -------------------------------------------------------------------------
+  // The samples of one thread in time order (the timeline rows of aggregate: false), each a
+  // column of its stack over [t - weight, t]: a frame that stays on the stack across samples is
+  // one cell. The same chart as the flame graph (zoom, pan, search, colours); x is time.
+  function stackThreads(p) {
+    const hidden = hiddenThreads(p);
+    return p.threads.filter((th) => !(hidden && hidden.has(th)));
+  }
+
+  function drawStackChart(p) {
+    const box = $('stack');
+    const sel = $('stack-thread');
+    clear(sel);
+    if (!p.timeline) {
+      clear(box);
+      delete box._chart;
+      box.dataset.rendered = '0';
+      $('stack-details').textContent = 'This snapshot has no timestamps: profiles taken with aggregate: false have a stack chart.';
+      return;
+    }
+    const threads = state.threadFilter !== null ? [state.threadFilter] : stackThreads(p);
+    const weightOf = new Map(threads.map((th) => [th, 0]));
+    for (const r of p.timeline.samples) if (weightOf.has(r[2])) weightOf.set(r[2], weightOf.get(r[2]) + r[1]);
+    for (const th of threads) sel.append(el('option', { value: String(th), text: 'thread ' + th + ' (' + fmtTime(weightOf.get(th)) + ')' }));
+    // Default: the thread with the most time that is not idle.
+    if (!threads.includes(state.stackThread)) {
+      const busy = threads.filter((th) => (p.idleShare.get(th) || 0) < IDLE_SHARE);
+      const pool = busy.length ? busy : threads;
+      state.stackThread = pool.reduce((a, th) => (a === null || weightOf.get(th) > weightOf.get(a) ? th : a), null);
+    }
+    if (state.stackThread === null || state.stackThread === undefined) {
+      clear(box);
+      box.dataset.rendered = '0';
+      $('stack-details').textContent = 'No thread to show.';
+      return;
+    }
+    sel.value = String(state.stackThread);
+    const th = state.stackThread;
+    const rows = filterRows(p, p.timeline.samples, state.labelFilter, th, null);
+    const end = timelineEnd(p);
+    // A cell stays open while the same frame stays at its place of the stack with no gap
+    // longer than a sample; its time is the samples' weight summed while it was open (acc).
+    const cells = [];
+    const open = []; // per depth: the open cell's index
+    const openKey = []; // per depth: its node (or -1 - VM state)
+    const openAcc = []; // per depth: acc when it opened
+    let depth = 0;
+    let acc = 0;
+    let lastEnd = -Infinity;
+    let prevNode = -2;
+    let prevState = -1;
+    const stack = [];
+    const close = (from) => {
+      for (let d = open.length - 1; d >= from; d--) {
+        const c = cells[open[d]];
+        c.w = lastEnd - c.x;
+        c.value = acc - openAcc[d];
+      }
+      open.length = from; openKey.length = from; openAcc.length = from;
+    };
+    for (const [node, w, , lsi, t] of rows) {
+      if (w <= 0) continue;
+      const from = t - w;
+      const st = p.stateOf[lsi];
+      const continues = from - lastEnd <= w;
+      if (node === prevNode && st === prevState && continues) { // the same stack: every open cell goes on
+        acc += w;
+        lastEnd = t;
+        continue;
+      }
+      stack.length = 0;
+      for (let n = node; n >= 0; n = p.nodes.parent[n]) stack.push(n);
+      stack.reverse();
+      if (st > 0) stack.push(-1 - st);
+      let d = 0;
+      if (continues) while (d < stack.length && d < open.length && openKey[d] === stack[d]) d++;
+      close(d);
+      acc += w;
+      for (; d < stack.length; d++) {
+        const n = stack[d];
+        let name; let file; let cat;
+        if (n >= 0) { [name, file] = frameOf(p, n); cat = categoryOf(p, n); } else {
+          [name, cat] = STATE_LEAF[STATES[-1 - n].key]; file = '';
+        }
+        open.push(cells.length); openKey.push(n); openAcc.push(acc - w);
+        cells.push({ x: from, w, d, name, file, cat, value: w, parent: d > 0 ? open[d - 1] : -1 });
+        if (d > depth) depth = d;
+      }
+      lastEnd = t;
+      prevNode = node;
+      prevState = st;
+    }
+    close(0);
+    const total = acc;
+    if (!cells.length) {
+      clear(box);
+      delete box._chart;
+      box.dataset.rendered = '0';
+      $('stack-details').textContent = 'No samples of thread ' + th + ' match the filters.';
+      return;
+    }
+    box.dataset.totalNs = String(total);
+    box.dataset.thread = String(th);
+    box.dataset.cells = String(cells.length);
+    $('stack-details').textContent = 'thread ' + th + ': ' + fmtTime(total) + ' in ' + rows.length + ' samples; hover a frame for its time.';
+    const label = (c) => c.name + ' — ' + fmtTime(c.value) + ' (' + pct(c.value, total) + ') from ' + fmtTime(c.x) + ' to ' + fmtTime(c.x + c.w) + (c.file ? ' — ' + c.file : '');
+    drawChart(box, $('stack-details'), { cells, start: 0, span: end, depth }, { inverted: true, label, view: state.range, legend: categoryLegend(LEGEND), axis: fmtTime });
+  }
+
+  // --- sandwich ----------------------------------------------------------------------------
+  // One method's callers (above it: a flame graph whose root is the method, each row up its
+  // caller) and callees (below it: an icicle), as the server built them natively
+  // (Viewer::SandwichPayload: CallTreePayload's shape, per filter, as the call tree).
+  function sandwichTree(tree) {
+    const children = tree.nodes.map(() => []);
+    tree.nodes.forEach(([parent], i) => { if (parent >= 0) children[parent].push(i); });
+    const build = (i) => {
+      const [, m, total] = tree.nodes[i];
+      const [name, file] = tree.methods[m];
+      const out = { name, file, value: total, cat: tree.categories ? tree.categories[m] : 'app' };
+      const kids = children[i].map(build);
+      if (kids.length) out.children = kids;
+      return out;
+    };
+    return children[0].length ? build(children[0][0]) : null; // node 0 is [root]; its one child the method
+  }
+
+  let sandwichSeq = 0;
+  async function drawSandwich(p) {
+    const seq = ++sandwichSeq;
+    const boxes = [$('sandwich-callers'), $('sandwich-callees')];
+    const note = $('sandwich-note');
+    const reset = (text) => {
+      for (const b of boxes) { clear(b); delete b._chart; b.dataset.rendered = '0'; }
+      note.textContent = text;
+      delete note.dataset.totalNs;
+    };
+    if (!state.sandwich) { reset('Pick a method: click it in the Methods tab, or Shift+click a frame in a flame graph or the stack chart.'); return; }
+    const [name, file] = state.sandwich;
+    if (embedded) {
+      reset(`The sandwich of ${name} is built by the served viewer (rperf report --port 0 PROFILE, or Rperf::Viewer): this file holds the call tree of all samples only.`);
+      return;
+    }
+    const q = new URLSearchParams(filterQuery());
+    q.set('method', name);
+    q.set('file', file);
+    const query = q.toString();
+    let body;
+    try { body = await filteredView(p, 'sandwich', p.sandwiches, query); } catch (e) {
+      if (seq === sandwichSeq) reset('Cannot load the sandwich of ' + name + ': ' + e.message);
+      return;
+    }
+    if (seq !== sandwichSeq || state.current !== p || state.tab !== 'sandwich') return; // the user moved on meanwhile
+    const callers = sandwichTree(body.callers);
+    const callees = sandwichTree(body.callees);
+    if (!callers || !callees) { reset(`${name} has no samples under the filters.`); return; }
+    const all = nodeWeights(p, selectSamples(p)).sum;
+    note.textContent = `${name} (${file}): ${fmtTime(body.total_ns)}, ${pct(body.total_ns, all)} of the shown time; Shift+click a frame to make it the middle.`;
+    note.dataset.totalNs = String(body.total_ns);
+    drawFlame(boxes[0], $('sandwich-details'), callers, { maxHeight: 0.4, legend: false });
+    drawFlame(boxes[1], $('sandwich-details'), callees, { inverted: true, maxHeight: 0.4 });
   }
 
   // --- diff --------------------------------------------------------------------------------
@@ -1044,6 +1548,8 @@
     }
     state.current = p;
     state.range = null;
+    if (pendingView && (pendingView.snap === null || pendingView.snap === id)) applyView(pendingView);
+    pendingView = null;
     fillFilters(p);
     fillDiffBase();
     drawList();
@@ -1068,7 +1574,8 @@
         'then reload; intervals without samples are not kept.', 'empty');
       return;
     }
-    const keep = state.current && state.list.find((s) => s.id === state.current.id);
+    const linked = pendingView && pendingView.snap !== null && state.list.find((s) => s.id === pendingView.snap);
+    const keep = linked || (state.current && state.list.find((s) => s.id === state.current.id));
     // The newest snapshot that is readable and has samples (an idle interval has none).
     const readable = state.list.filter((s) => !s.error);
     const useful = readable.filter((s) => !isEmpty(s));
@@ -1092,14 +1599,26 @@
     if (p.pruned && p.pruned.samples) {
       box.append(el('span', { class: 'pruned', text: ` · ${p.pruned.samples} light stacks (${pct(p.pruned.weight_ns, p.total_weight_ns)} of the time) shown as [pruned]` }));
     }
-    if (p.timeline && p.timeline.source_count > p.timeline.samples.length) {
-      box.append(el('span', { class: 'pruned', text: ` · timeline: ${p.timeline.source_count} samples merged into ${p.timeline.samples.length}` }));
+    const timelineRows = p.timeline ? p.timeline.rows ?? p.timeline.samples.length : 0;
+    if (p.timeline && p.timeline.source_count > timelineRows) {
+      box.append(el('span', { class: 'pruned', text: ` · timeline: ${p.timeline.source_count} samples merged into ${timelineRows}` }));
     }
-    const all = nodeWeights(p, selectSamples(p, { label: false, thread: false, range: false })).sum;
+    const all = nodeWeights(p, selectSamples(p, { label: false, thread: false, range: false, hide: false })).sum;
     const totals = $('totals');
     totals.textContent = 'shown: ' + fmtTime(weights.sum) + ' of ' + fmtTime(all) + ' (' + pct(weights.sum, all) + ')';
     totals.dataset.shownNs = String(Math.round(weights.sum));
     totals.dataset.totalNs = String(Math.round(all));
+    const matched = searchWeight(p, weights, searchText());
+    const info = $('search-info');
+    if (matched === null) { info.textContent = ''; delete info.dataset.matchedNs; } else {
+      info.textContent = 'matches ' + fmtTime(matched) + ' (' + pct(matched, weights.sum) + ' of shown)';
+      info.dataset.matchedNs = String(Math.round(matched));
+    }
+    const idle = idleThreads(p);
+    const hide = $('hide-idle');
+    hide.textContent = state.hideIdle ? `show idle threads (${idle.length} hidden)` : `hide idle threads (${idle.length})`;
+    hide.setAttribute('aria-pressed', String(state.hideIdle));
+    hide.disabled = !idle.length && !state.hideIdle;
     $('range-info').hidden = !state.range;
     $('clear-range').hidden = !state.range;
     if (state.range) $('range-info').textContent = 'time range ' + fmtTime(state.range[0]) + ' – ' + fmtTime(state.range[1]);
@@ -1117,9 +1636,23 @@
     }
   }
 
+  // A big timeline comes apart from the snapshot (Viewer.split_timeline): its rows are asked
+  // for when a view first needs them, so the first view of a big profile does not wait.
+  async function ensureTimeline(p) {
+    if (!p.timeline || p.timeline.samples) return;
+    if (!p.timelineLoad) {
+      p.timelineLoad = fetchTimeline(p.id).then((rows) => { p.timeline.samples = rows; });
+      p.timelineLoad.catch(() => { p.timelineLoad = null; });
+    }
+    setStatus('loading the timeline of snapshot #' + p.id + ' (' + p.timeline.rows + ' rows)…', 'drawing');
+    await p.timelineLoad;
+  }
+
   async function renderViews(seq) {
     const p = state.current;
     if (!p) { document.body.dataset.state = 'ready'; return; }
+    if (p.timeline && (state.range || state.tab === 'timeline' || state.tab === 'stack')) await ensureTimeline(p);
+    if (seq !== renderSeq || state.current !== p) return; // the user moved on meanwhile
     const weights = nodeWeights(p, selectSamples(p));
     drawSummary(p, weights);
     for (const b of $('tabs').querySelectorAll('button')) {
@@ -1131,8 +1664,10 @@
     }
     for (const s of document.querySelectorAll('.tab')) s.classList.toggle('active', s.id === 'tab-' + state.tab);
     switch (state.tab) {
-      case 'flame': drawFlame($('flame'), $('flame-details'), hierarchy(p, weights), {}); break;
-      case 'icicle': drawFlame($('icicle'), $('icicle-details'), hierarchy(p, weights), { inverted: true }); break;
+      case 'flame': drawFlame($('flame'), $('flame-details'), hierarchy(p, weights, null, stateLeaves(weights)), {}); break;
+      case 'icicle': drawFlame($('icicle'), $('icicle-details'), hierarchy(p, weights, null, stateLeaves(weights)), { inverted: true }); break;
+      case 'stack': drawStackChart(p); break;
+      case 'sandwich': await drawSandwich(p); break;
       case 'top': drawTop(p, weights); break;
       case 'tree': await drawTree(p); break;
       case 'methods': await drawMethods(p); break;
@@ -1142,8 +1677,59 @@
       case 'diff': await drawDiff(p, weights); break;
       default: break;
     }
-    if (seq === renderSeq) setStatus('snapshot #' + p.id + ': ' + state.tab, 'ready');
+    if (seq === renderSeq) {
+      writeHash();
+      setStatus('snapshot #' + p.id + ': ' + state.tab, 'ready');
+    }
   }
+
+  // --- the view in the address -------------------------------------------------------------
+  // #snap=2&tab=flame&q=...&label=K&value=V (or &unset=1)&thread=N&from=T0&to=T1&idle=hide
+  // &method=name%00file%00line&stack=N: a copied link opens the same view.
+  function viewHash() {
+    const q = new URLSearchParams();
+    if (state.current) q.set('snap', String(state.current.id));
+    q.set('tab', state.tab);
+    if (state.search) q.set('q', state.search);
+    const f = state.labelFilter;
+    if (f) { q.set('label', f.key); if (f.value === NOT_SET) q.set('unset', '1'); else q.set('value', f.value); }
+    if (state.threadFilter !== null) q.set('thread', String(state.threadFilter));
+    if (state.range) { q.set('from', String(Math.floor(state.range[0]))); q.set('to', String(Math.ceil(state.range[1]))); }
+    if (state.hideIdle) q.set('idle', 'hide');
+    if (state.method) q.set('method', state.method);
+    if (state.sandwich) q.set('sandwich', state.sandwich.join('\u0000'));
+    if (state.tab === 'stack' && state.stackThread !== null) q.set('stack', String(state.stackThread));
+    return '#' + q.toString();
+  }
+  function writeHash() {
+    const hash = viewHash();
+    if (location.hash !== hash) history.replaceState(null, '', hash);
+  }
+  const TABS = () => [...$('tabs').querySelectorAll('button')].map((b) => b.dataset.tab);
+  function readHash() {
+    const q = new URLSearchParams(location.hash.slice(1));
+    if (![...q.keys()].length) return null;
+    const num = (k) => (q.has(k) && /^-?\d+$/.test(q.get(k)) ? Number(q.get(k)) : null);
+    const out = { snap: num('snap'), search: q.get('q') || '', hideIdle: q.get('idle') === 'hide', thread: num('thread'),
+      method: q.get('method'), stack: num('stack'), sandwich: q.has('sandwich') ? q.get('sandwich').split('\u0000').slice(0, 2) : null, tab: TABS().includes(q.get('tab')) ? q.get('tab') : null, label: null, range: null };
+    if (q.has('label')) out.label = { key: q.get('label'), value: q.get('unset') === '1' ? NOT_SET : (q.get('value') || '') };
+    if (num('from') !== null && num('to') !== null) out.range = [num('from'), num('to')];
+    return out;
+  }
+  // Before fillFilters, which keeps the filters only when the snapshot has them.
+  function applyView(v) {
+    if (v.tab) state.tab = v.tab;
+    state.search = v.search;
+    $('search').value = v.search;
+    state.hideIdle = v.hideIdle;
+    state.labelFilter = v.label;
+    state.threadFilter = v.thread;
+    state.range = v.range;
+    state.method = v.method;
+    state.sandwich = v.sandwich;
+    if (v.stack !== null) state.stackThread = v.stack;
+  }
+  let pendingView = null;
 
   // Segmented buttons: a click sets the state to the button's data-<attr>, marks it active and redraws.
   function bindToggle(selector, attr, set) {
@@ -1181,14 +1767,72 @@
     $('tree-collapse').addEventListener('click', () => { if (state.tree) state.tree.expanded = new Set(); render(); });
     bindToggle('#tab-alloc [data-field]', 'field', (v) => { state.allocField = v; });
     $('refresh').addEventListener('click', () => loadList());
+    let searchTimer = null;
+    $('search').addEventListener('input', (e) => {
+      clearTimeout(searchTimer);
+      searchTimer = setTimeout(() => { state.search = e.target.value; render(); }, 120);
+    });
+    $('hide-idle').addEventListener('click', () => { state.hideIdle = !state.hideIdle; render(); });
+    $('stack-thread').addEventListener('change', (e) => { state.stackThread = Number(e.target.value); render(); });
+    $('help-button').addEventListener('click', () => { $('help').hidden = !$('help').hidden; });
+    document.addEventListener('keydown', onKey);
+    window.addEventListener('hashchange', () => {
+      if (location.hash === viewHash()) return; // ours
+      const v = readHash();
+      if (!v) return;
+      pendingView = v;
+      const id = v.snap !== null && state.list.some((s) => s.id === v.snap) ? v.snap : state.current && state.current.id;
+      if (id !== null && id !== undefined) open(id);
+    });
     let resizeTimer = null;
     window.addEventListener('resize', () => {
       clearTimeout(resizeTimer);
-      resizeTimer = setTimeout(() => { if (['flame', 'icicle', 'timeline', 'diff', 'alloc'].includes(state.tab)) render(); }, 200);
+      resizeTimer = setTimeout(() => { if (['flame', 'icicle', 'stack', 'timeline', 'diff', 'alloc'].includes(state.tab)) render(); }, 200);
     });
   }
 
+  // Keys (listed by ?), except while typing in a field: / and Escape work there too.
+  function onKey(evt) {
+    if (evt.ctrlKey || evt.metaKey || evt.altKey) return;
+    const typing = evt.target && (evt.target.tagName === 'INPUT' || evt.target.tagName === 'SELECT' || evt.target.tagName === 'TEXTAREA');
+    if (evt.key === 'Escape') {
+      if (!$('help').hidden) $('help').hidden = true;
+      else if (typing) { evt.preventDefault(); evt.target.blur(); } // leaves the search as it is
+      return;
+    }
+    if (typing) return;
+    const chart = activeChart();
+    const tabs = TABS();
+    const step = (dir) => {
+      if (!state.current) return;
+      const i = state.list.findIndex((s) => s.id === state.current.id);
+      const next = state.list[i + dir];
+      if (next) open(next.id);
+    };
+    const zoom = (factor) => { if (chart) { scaleChart(chart, factor, (chart.x0 + chart.x1) / 2); paintChart(chart); } };
+    const pan = (dir) => { if (chart) { panChart(chart, dir * 0.2 * (chart.x1 - chart.x0)); paintChart(chart); } };
+    const actions = {
+      '/': () => { $('search').focus(); $('search').select(); },
+      '?': () => { $('help').hidden = !$('help').hidden; },
+      j: () => step(1), k: () => step(-1),
+      '+': () => zoom(0.5), '=': () => zoom(0.5), '-': () => zoom(2),
+      ArrowLeft: () => pan(-1), ArrowRight: () => pan(1),
+      z: () => { if (chart) zoomChart(chart, -1); },
+      h: () => { state.hideIdle = !state.hideIdle; render(); },
+      c: () => clearFilters(),
+    };
+    let action = actions[evt.key];
+    if (!action && /^[0-9]$/.test(evt.key)) {
+      const tab = tabs[(Number(evt.key) + 9) % 10];
+      if (tab) action = () => { state.tab = tab; render(); };
+    }
+    if (!action) return;
+    evt.preventDefault();
+    action();
+  }
+
   window.rperfViewer = { state, open, render, reload: loadList };
+  pendingView = readHash();
   if (embedded) $('refresh').hidden = true;
   wire();
   loadList();

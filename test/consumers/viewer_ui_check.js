@@ -1,0 +1,204 @@
+// Drives the rperf viewer's navigation features in headless Chromium (issue 27): the flame
+// graph's fit, wheel/drag/click zoom and breadcrumb, the search and its share, hide idle
+// threads, the stack chart, category colours, the keyboard and the view in the address.
+// Prints what the page showed, as JSON, for test/web/viewer_ui_test.rb to check.
+// Usage: node viewer_ui_check.js URL PLAN [SCREENSHOT_DIR]; PLAN: "nav" (the above, on a file), or
+// "sandwich" (a served page): the Methods tab's method in the Sandwich tab, then a
+// Shift+clicked flame-graph frame's, or "bigfile": a file with its timeline apart, the stack chart.
+const { chromium } = require('playwright-core');
+
+const [url, plan, shots] = process.argv.slice(2);
+
+async function main() {
+  const browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
+           '--disable-component-update', '--disable-sync', '--disable-quic'],
+  });
+  const out = { errors: [], external: [] };
+  try {
+    const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    await page.route('**/*', (route) => {
+      const u = new URL(route.request().url());
+      if (u.hostname === '127.0.0.1' || u.protocol === 'file:') return route.continue();
+      out.external.push(u.href);
+      return route.abort();
+    });
+    page.on('pageerror', (e) => out.errors.push(String(e)));
+    page.on('console', (m) => { if (m.type() === 'error') out.errors.push(m.text()); });
+    const ready = () => page.waitForFunction(() => document.body.dataset.state === 'ready', null, { timeout: 15000 });
+    const shot = async (name) => { if (shots) await page.screenshot({ path: `${shots}/${name}.png` }); };
+    const view = (sel) => page.$eval(sel, (e) => ({ view: e.dataset.view.split(',').map(Number), zoom: e.dataset.zoom, rendered: Number(e.dataset.rendered) }));
+    const crumbs = (sel) => page.$$eval(`${sel} .crumbs .crumb`, (bs) => bs.map((b) => b.textContent));
+    const totals = () => page.$eval('#totals', (e) => ({ shown: Number(e.dataset.shownNs), total: Number(e.dataset.totalNs) }));
+    const settle = () => page.waitForTimeout(300); // the search box waits 120 ms for more typing
+
+    await page.goto(url);
+    await ready();
+    if (plan === 'bigfile') { // a file whose timeline is an element of its own, read on demand
+      out.apart = await page.evaluate(() => ({ element: !!document.getElementById('rperf-timeline-1'), loaded: !!window.rperfViewer.state.current.timeline.samples }));
+      await page.keyboard.press('3');
+      await ready();
+      out.stack = await page.$eval('#stack', (e) => ({ total: Number(e.dataset.totalNs), thread: Number(e.dataset.thread), rendered: Number(e.dataset.rendered) }));
+      out.rows = await page.evaluate(() => window.rperfViewer.state.current.timeline.samples.length);
+      console.log(JSON.stringify(out));
+      return;
+    }
+    if (plan === 'sandwich') {
+      const sandwich = async () => ({
+        note: await page.$eval('#sandwich-note', (e) => ({ text: e.textContent, ns: Number(e.dataset.totalNs || 0) })),
+        callers: await page.$$eval('#sandwich-callers g.frame', (gs) => gs.map((g) => g.getAttribute('name'))),
+        callees: await page.$$eval('#sandwich-callees g.frame', (gs) => gs.map((g) => g.getAttribute('name'))),
+        callersFit: await page.evaluate(() => { const v = document.querySelector('#sandwich-callers .viewport'); return v ? v.getBoundingClientRect().bottom <= window.innerHeight : null; }),
+      });
+      await page.keyboard.press('7');
+      await ready();
+      out.empty = await sandwich();
+      await page.keyboard.press('6'); // Methods: pick Shop#checkout
+      await ready();
+      const i = await page.$$eval('#methods-table tbody tr', (rows) => rows.findIndex((r) => r.dataset.name === 'Shop#checkout'));
+      await page.locator('#methods-table tbody tr').nth(i).click();
+      await page.keyboard.press('7');
+      await ready();
+      out.checkout = await sandwich();
+      await shot('sandwich');
+      await page.keyboard.press('1');
+      await ready();
+      await page.click('#flame g.frame[name="Deep#recurse"]', { modifiers: ['Shift'] });
+      await ready();
+      out.tab = await page.$eval('#tabs button.active', (b) => b.dataset.tab);
+      out.deep = await sandwich();
+      out.hash = await page.evaluate(() => location.hash);
+      await page.click('#hide-idle'); // a filter: the sandwich of the remaining samples
+      await ready();
+      out.hidden = await sandwich();
+      // j / k: the next and the previous snapshot, in the same view.
+      const current = () => page.evaluate(() => window.rperfViewer.state.current.id);
+      out.steps = [await current()];
+      for (const key of ['k', 'k', 'j']) {
+        await page.keyboard.press(key);
+        await page.waitForTimeout(200);
+        await ready();
+        out.steps.push(await current());
+      }
+      out.stepTab = await page.$eval('#tabs button.active', (b) => b.dataset.tab);
+      console.log(JSON.stringify(out));
+      return;
+    }
+
+    // Fit: the chart's box ends inside the window, scrolls inside itself, and shows the root.
+    out.fit = await page.evaluate(() => {
+      const vp = document.querySelector('#flame .viewport');
+      const r = vp.getBoundingClientRect();
+      const root = document.querySelector('#flame g.frame[name="all"]').getBoundingClientRect();
+      return { bottom: r.bottom, windowHeight: window.innerHeight, scrollHeight: vp.scrollHeight, clientHeight: vp.clientHeight,
+        rootTop: root.top, rootBottom: root.bottom, boxTop: r.top, boxBottom: r.bottom };
+    });
+    // Hovering a frame near the root: the details line above the chart is on screen.
+    await page.hover('#flame g.frame[name="Object#main"]');
+    out.details = await page.$eval('#flame-details', (e) => { const r = e.getBoundingClientRect(); return { text: e.textContent, top: r.top, bottom: r.bottom }; });
+    out.categories = await page.$$eval('#flame g.frame', (gs) => Object.fromEntries(gs.map((g) => [g.getAttribute('name'), g.dataset.cat])));
+    out.fills = await page.$$eval('#flame g.frame', (gs) => Object.fromEntries(gs.map((g) => [g.getAttribute('name'), g.querySelector('rect').getAttribute('fill')])));
+    out.legend = await page.$$eval('#flame .legend.categories span', (ss) => ss.map((s) => s.dataset.category));
+    out.initial = await view('#flame');
+    await shot('flame');
+
+    // Click to zoom, the breadcrumb, a crumb, reset.
+    await page.click('#flame g.frame[name="Shop#checkout"]');
+    out.clicked = { ...(await view('#flame')), crumbs: await crumbs('#flame') };
+    await page.locator('#flame .crumbs .crumb').nth(1).click();
+    out.crumbClicked = await view('#flame');
+    await page.click('#flame .reset-zoom');
+    out.reset = await view('#flame');
+    // Wheel zoom around the pointer, drag to pan.
+    const box = await page.$eval('#flame .viewport', (e) => { const r = e.getBoundingClientRect(); return { x: r.left, y: r.top, w: r.width, h: r.height }; });
+    await page.mouse.move(box.x + box.w * 0.25, box.y + box.h - 30);
+    await page.mouse.wheel(0, -600);
+    await page.waitForTimeout(100);
+    out.wheeled = await view('#flame');
+    await page.mouse.move(box.x + box.w * 0.5, box.y + box.h - 30);
+    await page.mouse.down();
+    await page.mouse.move(box.x + box.w * 0.3, box.y + box.h - 30, { steps: 5 });
+    await page.mouse.up();
+    await page.waitForTimeout(100);
+    out.dragged = await view('#flame');
+    await page.keyboard.press('z');
+    out.keyReset = await view('#flame');
+    await page.keyboard.press('+');
+    out.keyZoom = await view('#flame');
+    await page.keyboard.press('z');
+
+    // Search: / focuses the box; the share of the matches; highlighted frames and rows.
+    await page.keyboard.press('/');
+    out.searchFocused = await page.evaluate(() => document.activeElement && document.activeElement.id);
+    await page.keyboard.type('price');
+    await settle();
+    await ready();
+    out.search = {
+      info: await page.$eval('#search-info', (e) => ({ text: e.textContent, ns: Number(e.dataset.matchedNs) })),
+      matched: await page.$$eval('#flame g.frame.match', (gs) => gs.map((g) => g.getAttribute('name'))),
+      dimmed: await page.$$eval('#flame g.frame.dim', (gs) => gs.length),
+      totals: await totals(),
+    };
+    await shot('search');
+    await page.keyboard.press('Escape');
+    out.afterEscape = await page.evaluate(() => ({ value: document.getElementById('search').value, focused: document.activeElement.id }));
+    await page.keyboard.press('4'); // the Top tab
+    await ready();
+    out.topMatches = await page.$$eval('#top-table tbody tr.match td.fn', (tds) => tds.map((t) => t.textContent));
+
+    // Hide idle threads.
+    await page.click('#hide-idle');
+    await ready();
+    out.hidden = { totals: await totals(), button: await page.$eval('#hide-idle', (b) => b.textContent),
+      info: await page.$eval('#search-info', (e) => Number(e.dataset.matchedNs)) };
+    await page.keyboard.press('9'); // Threads
+    await ready();
+    out.threads = await page.$$eval('#threads-table tbody tr', (rows) => rows.map((r) => ({ thread: r.dataset.thread, idle: r.dataset.idleShare, cls: r.className, text: r.cells[0].textContent })));
+
+    // The stack chart of the busiest thread that is not idle.
+    await page.keyboard.press('3');
+    await ready();
+    out.stack = {
+      thread: await page.$eval('#stack', (e) => Number(e.dataset.thread)),
+      total: await page.$eval('#stack', (e) => Number(e.dataset.totalNs)),
+      options: await page.$$eval('#stack-thread option', (os) => os.map((o) => o.value)),
+      cells: await page.$$eval('#stack g.frame', (gs) => gs.map((g) => g.getAttribute('name'))),
+      matched: await page.$$eval('#stack g.frame.match', (gs) => gs.length),
+      view: await view('#stack'),
+      axis: await page.$$eval('#stack text.axis', (ts) => ts.map((t) => t.textContent)),
+    };
+    await page.hover('#stack g.frame[name="Object#main"]');
+    out.stack.details = await page.$eval('#stack-details', (e) => e.textContent);
+    await shot('stack');
+    await page.click('#stack g.frame[name="Set#add"]');
+    out.stack.zoomed = await view('#stack');
+
+    // The keyboard overlay.
+    await page.keyboard.press('?');
+    out.help = await page.$eval('#help', (e) => ({ hidden: e.hidden, text: e.textContent }));
+    await shot('help');
+    await page.keyboard.press('Escape');
+    out.helpAfterEscape = await page.$eval('#help', (e) => e.hidden);
+
+    // The address reproduces the view in a new page.
+    out.hash = await page.evaluate(() => location.hash);
+    const again = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    again.on('pageerror', (e) => out.errors.push(String(e)));
+    await again.goto(url.split('#')[0] + out.hash);
+    await again.waitForFunction(() => document.body.dataset.state === 'ready', null, { timeout: 15000 });
+    out.reopened = await again.evaluate(() => ({
+      tab: document.querySelector('#tabs button.active').dataset.tab,
+      search: document.getElementById('search').value,
+      matchedNs: Number(document.getElementById('search-info').dataset.matchedNs),
+      shownNs: Number(document.getElementById('totals').dataset.shownNs),
+      stackThread: Number(document.getElementById('stack').dataset.thread),
+      pressed: document.getElementById('hide-idle').getAttribute('aria-pressed'),
+    }));
+  } finally {
+    await browser.close();
+  }
+  console.log(JSON.stringify(out));
+}
+
+main().catch((e) => { console.error(e); process.exit(1); });

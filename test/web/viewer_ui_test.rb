@@ -1,0 +1,188 @@
+# frozen_string_literal: true
+
+require_relative "web_helper"
+require "rperf/viewer"
+require_relative "ui_profile"
+
+# Issue 27: the viewer's navigation in headless Chromium (test/consumers/viewer_ui_check.js),
+# on a generated profile with known totals, in a file written by Rperf::Viewer.static_html:
+# the flame graph fits the window and zooms (wheel, drag, click, breadcrumb, keys), the search
+# highlights and weighs its matches, "hide idle threads" drops the thread that only waited, the
+# stack chart lays a thread's samples out in time, frames are coloured by category, ? lists
+# the keys, and the address reopens the view.
+class ViewerUiTest < Minitest::Test
+  include WebTestHelper
+  include UiProfile
+
+  def setup
+    skip "chromium is not installed (script/bootstrap consumers)" unless File.executable?(ENV.fetch("CHROMIUM", "/usr/bin/chromium"))
+    skip "npm packages are not installed (script/bootstrap consumers)" unless File.directory?(File.join(RperfTestHelper::ROOT, "node_modules/playwright-core"))
+  end
+
+  def test_navigation_search_idle_threads_stack_chart_and_address
+    result = nil
+    Dir.mktmpdir("rperf-ui") do |dir|
+      path = File.join(dir, "profile.html")
+      File.write(path, Rperf::Viewer.static_html(profile, title: "ui"))
+      out, err, status = Open3.capture3("node", File.join(RperfTestHelper::ROOT, "test/consumers/viewer_ui_check.js"),
+                                        "file://#{path}", "nav", *ENV["RPERF_VIEWER_SCREENSHOTS"], chdir: RperfTestHelper::ROOT)
+      assert status.success?, "viewer_ui_check.js failed:\n#{err}\n#{out}"
+      result = JSON.parse(out.lines.last)
+    end
+    assert_empty result["errors"], "errors in the page"
+    assert_empty result["external"]
+    total = 260 * MS
+
+    # Fits the window: the graph (84 rows, 1,512 px) scrolls in a box that ends on screen, and
+    # the root is in view at the box's bottom.
+    fit = result["fit"]
+    assert_operator fit["scrollHeight"], :>, fit["clientHeight"], "the graph is taller than its box"
+    assert_operator fit["bottom"], :<=, fit["windowHeight"]
+    assert_operator fit["rootTop"], :>=, fit["boxTop"]
+    assert_operator fit["rootBottom"], :<=, [fit["boxBottom"], fit["windowHeight"]].min
+    assert_equal "Object#main — 160.0 ms (61.5%) — #{APP}", result.dig("details", "text")
+    assert_operator result.dig("details", "bottom"), :<=, fit["windowHeight"]
+    assert_equal [0, total], result.dig("initial", "view")
+
+    # Categories and their colours.
+    cats = result["categories"]
+    assert_equal %w[app app gem stdlib native native gem gvl-blocked],
+                 ["Shop#price", "Object#main", "JSON.generate", "Set#add", "Integer#times", "IO.select", "Puma::Server#accept", "[GVL blocked]"].map { |n| cats[n] }
+    fills = result["fills"]
+    assert_equal 5, fills.values_at("Shop#price", "JSON.generate", "Set#add", "Integer#times", "[GVL blocked]").map { |c| c[/\Ahsl\((\d+)/, 1] }.uniq.size,
+                 "one hue per category: #{fills}"
+    assert_includes result["legend"], "gvl-wait"
+    assert_includes result["legend"], "gem"
+
+    # Click: the view is the frame's 130 ms; the breadcrumb leads back.
+    assert_equal "Shop#checkout", result.dig("clicked", "zoom")
+    assert_equal 130 * MS, result.dig("clicked", "view").then { |a, b| b - a }
+    assert_equal ["all", "Object#main", "Shop#checkout"], result.dig("clicked", "crumbs")
+    assert_equal "Object#main", result.dig("crumbClicked", "zoom")
+    assert_equal 160 * MS, result.dig("crumbClicked", "view").then { |a, b| b - a }
+    assert_equal [0, total], result.dig("reset", "view")
+    # The wheel zooms in around the pointer (a quarter of the way in), a drag pans right.
+    w0, w1 = result.dig("wheeled", "view")
+    assert_operator w1 - w0, :<, total / 2
+    assert_operator w0, :<, total / 4
+    assert_operator w1, :>, total / 4
+    d0, d1 = result.dig("dragged", "view")
+    assert_operator d0, :>, w0
+    assert_in_delta w1 - w0, d1 - d0, 2
+    assert_equal [0, total], result.dig("keyReset", "view")
+    assert_equal total / 2, result.dig("keyZoom", "view").then { |a, b| b - a }
+
+    # Search: the samples with Shop#price (60 ms of 260), its frames highlighted, the rest dimmed.
+    assert_equal "search", result["searchFocused"]
+    assert_equal 60 * MS, result.dig("search", "info", "ns")
+    assert_equal "matches 60.0 ms (23.1% of shown)", result.dig("search", "info", "text")
+    assert_equal ["Shop#price"], result.dig("search", "matched").uniq
+    assert_operator result.dig("search", "dimmed"), :>, 5
+    assert_equal ["Shop#price"], result["topMatches"]
+    assert_equal "price", result.dig("afterEscape", "value"), "Escape leaves the box, not the search"
+    refute_equal "search", result.dig("afterEscape", "focused")
+
+    # Hide idle threads: thread 2 (all its time off the GVL) goes; 160 ms remain.
+    assert_equal({ "shown" => 160 * MS, "total" => total }, result.dig("hidden", "totals"))
+    assert_equal "show idle threads (1 hidden)", result.dig("hidden", "button")
+    assert_equal 60 * MS, result.dig("hidden", "info")
+    threads = result["threads"].to_h { |t| [t["thread"], t] }
+    assert_equal "1.0000", threads["2"]["idle"]
+    assert_equal "0.1000", threads["1"]["idle"]
+    assert_includes threads["2"]["cls"], "hidden-idle"
+    refute_includes threads["1"]["cls"], "hidden-idle"
+
+    # The stack chart: thread 1, its frames where they were in time; one cell per stretch.
+    stack = result["stack"]
+    assert_equal 1, stack["thread"]
+    assert_equal %w[1 3], stack["options"]
+    assert_equal 100 * MS, stack["total"]
+    names = stack["cells"].tally
+    assert_equal 1, names["Object#main"]
+    assert_equal 2, names["Shop#checkout"]
+    assert_equal 2, names["Shop#price"]
+    assert_equal 1, names["[GVL blocked]"]
+    assert_equal 2, stack["matched"], "the search highlights here too"
+    assert_equal "Object#main — 100.0 ms (100.0%) from 0 ns to 100.0 ms — #{APP}", stack["details"]
+    assert_equal [60 * MS, 70 * MS], stack.dig("zoomed", "view")
+    assert_equal "0 ns", stack["axis"].first
+    assert_equal "100.0 ms", stack["axis"].last
+
+    refute result.dig("help", "hidden")
+    assert_includes result.dig("help", "text"), "search frames"
+    assert result["helpAfterEscape"]
+
+    # A new page at the address: the same tab, search, hidden threads and totals.
+    assert_includes result["hash"], "q=price"
+    assert_equal({ "tab" => "stack", "search" => "price", "matchedNs" => 60 * MS, "shownNs" => 160 * MS, "stackThread" => 1, "pressed" => "true" },
+                 result["reopened"])
+  end
+
+  # The sandwich, served (the server builds it natively per method and filter): the methods
+  # tab's method, then a Shift+clicked frame's; the idle-thread filter applies to it.
+  def test_sandwich_of_a_method
+    viewer = Rperf::Viewer.new(nil)
+    viewer.add_snapshot(profile) # a first one for j/k
+    viewer.add_snapshot(profile)
+    result = nil
+    with_puma(viewer) do |port|
+      out, err, status = Open3.capture3("node", File.join(RperfTestHelper::ROOT, "test/consumers/viewer_ui_check.js"),
+                                        "http://127.0.0.1:#{port}/rperf/", "sandwich", *ENV["RPERF_VIEWER_SCREENSHOTS"], chdir: RperfTestHelper::ROOT)
+      assert status.success?, "viewer_ui_check.js failed:\n#{err}\n#{out}"
+      result = JSON.parse(out.lines.last)
+    end
+    assert_empty result["errors"], "errors in the page"
+    assert_empty result["external"]
+    assert_match(/Pick a method/, result.dig("empty", "note", "text"))
+
+    # Shop#checkout: 130 ms (threads 1 and 3); called by Object#main only; calls price, JSON,
+    # the recursion.
+    checkout = result["checkout"]
+    assert_equal 130 * MS, checkout.dig("note", "ns")
+    assert_match(/130.0 ms, 50.0% of the shown time/, checkout.dig("note", "text"))
+    assert_equal ["Shop#checkout", "Object#main"], checkout["callers"]
+    assert_equal "Shop#checkout", checkout["callees"].first
+    assert_equal DEPTH, checkout["callees"].count("Deep#recurse")
+    assert_includes checkout["callees"], "Shop#price"
+    assert_includes checkout["callees"], "JSON.generate"
+    refute_includes checkout["callees"], "Set#add"
+    assert checkout["callersFit"]
+
+    # Shift+click: Deep#recurse, counted once however deep (50 ms), its callers up to main.
+    assert_equal "sandwich", result["tab"]
+    assert_equal 50 * MS, result.dig("deep", "note", "ns")
+    assert_equal ["Deep#recurse", "Shop#checkout", "Object#main"], result.dig("deep", "callers")
+    assert_equal DEPTH, result.dig("deep", "callees").size
+    assert_includes result["hash"], "sandwich=Deep%23recurse"
+    # Its share of the shown time grows when the idle thread goes (50 of 160 ms).
+    assert_equal 50 * MS, result.dig("hidden", "note", "ns")
+    assert_match(/31.3% of the shown time/, result.dig("hidden", "note", "text"))
+    # k: the snapshot before (none before the first), j: the one after; the tab stays.
+    assert_equal [2, 1, 1, 2], result["steps"]
+    assert_equal "sandwich", result["stepTab"]
+  end
+
+  # A timeline of more than Viewer::TIMELINE_INLINE_ROWS rows is its own element of the file,
+  # parsed when a view first needs it: not on arrival, and whole for the stack chart.
+  def test_big_timeline_apart_in_a_file
+    rows = Rperf::Viewer::TIMELINE_INLINE_ROWS + 10_000
+    stack = [FRAMES[:price], FRAMES[:checkout], FRAMES[:main]]
+    raw = Array.new(rows) { |i| [stack, MS, 1, 0, (i + 1) * MS] }
+    data = { mode: :wall, frequency: 1000, sampling_count: rows, duration_ns: rows * MS,
+             aggregated_samples: [[stack, rows * MS, 1, 0]], raw_samples: raw, label_sets: [{}] }
+    result = nil
+    Dir.mktmpdir("rperf-ui") do |dir|
+      path = File.join(dir, "big.html")
+      File.write(path, Rperf::Viewer.static_html(data, max_timeline: rows))
+      out, err, status = Open3.capture3("node", File.join(RperfTestHelper::ROOT, "test/consumers/viewer_ui_check.js"),
+                                        "file://#{path}", "bigfile", chdir: RperfTestHelper::ROOT)
+      assert status.success?, "viewer_ui_check.js failed:\n#{err}\n#{out}"
+      result = JSON.parse(out.lines.last)
+    end
+    assert_empty result["errors"]
+    assert_equal({ "element" => true, "loaded" => false }, result["apart"])
+    assert_equal rows, result["rows"]
+    assert_equal rows * MS, result.dig("stack", "total")
+    assert_equal 3, result.dig("stack", "rendered"), "one cell per frame: the stack never changes"
+  end
+end
