@@ -420,7 +420,7 @@ struct Converter {
       edits.clear();
       long bad;
       // Keys are not checked for UTF-8 here: the encoders replace invalid bytes.
-      if (read_label_pairs(pairs, false, edits, bad) != LabelCheck::kOk) return fail_row("label_sets", i, "label keys must be Symbols or Strings");
+      read_label_pairs(pairs, false, false, edits, bad);  // any key and value (nil too), as given
       LabelSet labels;
       apply_label_edits(edits, labels);
       label_map.push_back(h.profile.label_sets.intern(labels));

@@ -151,9 +151,8 @@ VALUE native_start_allocations(VALUE, VALUE own_source_prefix) {
 // Ruby code may stop the session (and free it and its thread states): a binding function makes
 // its Ruby calls (to_s, to_int) first and looks up g_session only after the last one.
 
-[[noreturn]] void raise_label_error(LabelCheck check, VALUE pairs, long bad) {
+[[noreturn]] void raise_label_error(VALUE pairs, long bad) {
   VALUE key = RARRAY_AREF(pairs, 2 * bad), value = RARRAY_AREF(pairs, 2 * bad + 1);
-  if (check == LabelCheck::kBadKey) rb_raise(rb_eArgError, "rperf: label keys must be Symbols or Strings (got %" PRIsVALUE ")", rb_inspect(key));
   rb_raise(rb_eArgError, "rperf: label keys must be valid UTF-8 (got %" PRIsVALUE " => %" PRIsVALUE ")", rb_inspect(key), rb_inspect(value));
 }
 
@@ -176,7 +175,7 @@ VALUE native_merge_labels(VALUE, VALUE hash, VALUE pin) {
   bool ran = false;
   without_cxx_exceptions([&] {
     std::vector<LabelEdit> edits;
-    check = read_label_pairs(pairs, true, edits, bad);
+    check = read_label_pairs(pairs, true, true, edits, bad);
     if (check != LabelCheck::kOk || !g_session) return;  // stopped by a to_s: as when not running
     ThreadState* ts = g_session->current_thread_state(true);
     if (!ts) {
@@ -192,7 +191,7 @@ VALUE native_merge_labels(VALUE, VALUE hash, VALUE pin) {
     ran = true;
   });
   if (no_thread_state) rb_memerror();
-  if (check != LabelCheck::kOk) raise_label_error(check, pairs, bad);
+  if (check != LabelCheck::kOk) raise_label_error(pairs, bad);
   RB_GC_GUARD(pairs);
   return ran ? label_token(previous) : INT2FIX(0);
 }

@@ -228,23 +228,24 @@ VALUE decode_label_value(std::string_view v) {
 VALUE label_pairs(VALUE hash) {
   VALUE pairs = rb_ary_new_capa(2 * static_cast<long>(RHASH_SIZE(hash)));
   rb_hash_foreach(hash, push_label_pair, pairs);  // runs no Ruby code: the Hash cannot change
-  for (long i = 1; i < RARRAY_LEN(pairs); i += 2) rb_ary_store(pairs, i, plain_label_value(RARRAY_AREF(pairs, i), 0));
+  for (long i = 0; i < RARRAY_LEN(pairs); i++) rb_ary_store(pairs, i, plain_label_value(RARRAY_AREF(pairs, i), 0));
   return pairs;
 }
 
-LabelCheck read_label_pairs(VALUE pairs, bool check_keys_utf8, std::vector<LabelEdit>& out, long& bad) {
+LabelCheck read_label_pairs(VALUE pairs, bool check_keys_utf8, bool nil_removes, std::vector<LabelEdit>& out, long& bad) {
   const long n = RARRAY_LEN(pairs) / 2;
   out.reserve(out.size() + static_cast<size_t>(n));
   for (long i = 0; i < n; i++) {
     VALUE key = RARRAY_AREF(pairs, 2 * i), value = RARRAY_AREF(pairs, 2 * i + 1);
     bad = i;
-    if (!SYMBOL_P(key) && !RB_TYPE_P(key, T_STRING)) return LabelCheck::kBadKey;
     LabelEdit e;
-    const std::string name = text_of(key);
-    if (check_keys_utf8 && !utf8_valid(name.data(), name.size())) return LabelCheck::kInvalidUtf8;
-    // Keys as given: a Symbol stays a Symbol, a String a String (rperf 0.11).
-    e.label.key = SYMBOL_P(key) ? label_value::symbol(name) : label_value::string(name);
-    if (NIL_P(value)) e.remove = true;
+    if (SYMBOL_P(key) || RB_TYPE_P(key, T_STRING)) {
+      const std::string name = text_of(key);
+      if (check_keys_utf8 && !utf8_valid(name.data(), name.size())) return LabelCheck::kInvalidUtf8;
+    }
+    // Keys as given: a Symbol stays a Symbol, a String a String, 1 stays 1 (rperf 0.11).
+    e.label.key = encode_plain(key);
+    if (NIL_P(value) && nil_removes) e.remove = true;
     else e.label.value = encode_plain(value);
     out.push_back(std::move(e));
   }
@@ -265,14 +266,13 @@ void apply_label_edits(const std::vector<LabelEdit>& edits, LabelSet& set) {
   }
 }
 
-bool merge_ruby_labels(VALUE hash, LabelSet& set) {
+void merge_ruby_labels(VALUE hash, LabelSet& set) {
   VALUE pairs = label_pairs(hash);
   std::vector<LabelEdit> edits;
   long bad;
-  bool ok = read_label_pairs(pairs, false, edits, bad) == LabelCheck::kOk;
-  if (ok) apply_label_edits(edits, set);
+  read_label_pairs(pairs, false, true, edits, bad);
+  apply_label_edits(edits, set);
   RB_GC_GUARD(pairs);
-  return ok;
 }
 
 VALUE label_set_to_ruby(const LabelSet& set) {

@@ -36,19 +36,19 @@ struct LabelEdit {
 
 enum class LabelCheck {
   kOk,
-  kBadKey,       // a key is not a Symbol or String
   kInvalidUtf8,  // a key's bytes are not valid UTF-8 (checked only when asked: it could not
                  // become a Symbol; a value's invalid bytes are kept, and replaced in files)
 };
 
 // Appends the edits of label_pairs' Array to `out`. On failure `bad` is the offending entry's
 // index (its key is pairs[2 * bad]) and `out` is partly filled.
-LabelCheck read_label_pairs(VALUE pairs, bool check_keys_utf8, std::vector<LabelEdit>& out, long& bad);
+// `nil_removes`: a nil value deletes its key (Rperf.label), else it is a value (a result Hash).
+LabelCheck read_label_pairs(VALUE pairs, bool check_keys_utf8, bool nil_removes, std::vector<LabelEdit>& out, long& bad);
 // Keys replace earlier values (in place), new keys are appended, removals delete a key.
 void apply_label_edits(const std::vector<LabelEdit>& edits, LabelSet& set);
-// Both steps: merges a Hash of labels into `set` (no UTF-8 check). Returns false (set
-// unchanged) when a key is not a Symbol or String. May throw std::bad_alloc.
-bool merge_ruby_labels(VALUE hash, LabelSet& set);
+// Both steps: merges a Hash of labels into `set` (no UTF-8 check; nil deletes a key). May throw
+// std::bad_alloc.
+void merge_ruby_labels(VALUE hash, LabelSet& set);
 VALUE label_set_to_ruby(const LabelSet& set);  // frozen Hash of the labels as given
 // An Integer that fits int64 (Fixnum or Bignum); false otherwise.
 bool int64_of(VALUE v, int64_t& out);
