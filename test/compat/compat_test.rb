@@ -90,6 +90,10 @@ class CompatTest < Minitest::Test
     [:usage, %r{\A/flags/diff --port 70000/stderr\z}, :ours],
     # The message is 0.11.1's; the usage text after it names our options (as `--help` does).
     [:usage, %r{\A/flags/(report FILE --top|report --port abc)/stderr\z}, :first_line],
+    # Label values of every type (support/labels_probe.rb, issue 25.1/2/8). pprof: an Integer value
+    # is a numeric label (0.11.1: its text); a Hash value's text is Ruby 3.4's inspect spelling.
+    [:labels, %r{\A/aggregated/pprof string labels/i\z}, :ours],
+    [:labels, %r{\A/aggregated/pprof string labels/h\z}, :inspect],
   ].freeze
 
   # Public in 0.11.1 by accident (undocumented helpers of its own printing).
@@ -171,6 +175,15 @@ class CompatTest < Minitest::Test
 
   def test_command_line_options_messages_and_exit_statuses
     check("cli")
+  end
+
+  # Issue 25.1, 25.2, 25.8: label keys and values of any type kept as given (labels, label_sets,
+  # the JSON file, load, pprof's string labels); raw_samples[i][3] the user's set.
+  def test_label_values_of_every_type_kept_as_given
+    facts = check("labels")
+    assert_equal true, facts.dig("aggregated", "labels equal the given Hash")
+    assert_equal "Float", facts.dig("aggregated", "labels[\"k\"]", "class")
+    assert_equal({ "0" => true, "1" => true }, facts.dig("raw", "raw samples under the labels, by VM state, name the user's set"))
   end
 
   # Issue 25: RPERF_ENABLED with the user's RUBYOPT/RUBYLIB, ActiveJobMiddleware as a concern,
