@@ -92,7 +92,7 @@ module Rperf
           key = str.(l[1]&.first)
           if key == "thread_seq" then seq = l[3]&.first.to_i
           elsif key == "object_class" && alloc_index then klass = str.(l[2]&.first)
-          else labels[key.start_with?("%") ? key : key.to_sym] = l[2] ? str.(l[2].first) : signed64(l[3]&.first.to_i)
+          else labels[key.start_with?("%") ? key : key.to_sym] = l[3].empty? ? str.(l[2]&.first) : signed64(l[3].first)
           end
         end
         lsi = label_index[labels] ||= (label_sets << labels).size - 1
