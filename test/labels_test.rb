@@ -336,6 +336,14 @@ class LabelCardinalityTest < Minitest::Test
       Rperf.label(d: 4)
     end
     assert_equal({ d: 4 }, Rperf.labels)
+    # A value whose to_s stops the session: no labels were taken, so the block restores nothing.
+    stops = Object.new
+    def stops.to_s = (Rperf.stop; "x")
+    Rperf.label(v: stops) do
+      Rperf.start(mode: :wall)
+      Rperf.label(e: 5)
+    end
+    assert_equal({ e: 5 }, Rperf.labels)
   ensure
     Rperf.stop
   end

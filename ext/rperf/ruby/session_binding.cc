@@ -159,14 +159,15 @@ VALUE native_start_allocations(VALUE, VALUE own_source_prefix) {
 // A label set id of the running session as handed to Ruby: the session's serial above its id.
 VALUE label_token(uint32_t id) { return ULL2NUM((static_cast<uint64_t>(g_session_serial) << 32) | id); }
 
-// Native.merge_labels(hash, pin) -> a token of the previous label set (for label_set_id=). Sets
+// Native.merge_labels(hash, pin) -> a token of the previous label set (for label_set_id=), nil
+// when no session took the labels (none runs, or a value's to_s stopped it). Sets
 // the current thread's labels to its current ones merged with `hash` (nil values delete keys).
 // `pin`: a block will restore the previous set, which stays alive until then. A key that is not
 // valid UTF-8 is refused (ArgumentError) and nothing changes: stop, snapshot and labels could
 // not make it a Symbol (issue 30.2).
 VALUE native_merge_labels(VALUE, VALUE hash, VALUE pin) {
   Check_Type(hash, T_HASH);
-  if (!g_session) return INT2FIX(0);
+  if (!g_session) return Qnil;
   VALUE pairs = label_pairs(hash);  // every Ruby call of this function
   LabelCheck check = LabelCheck::kOk;
   long bad = -1;
@@ -193,7 +194,7 @@ VALUE native_merge_labels(VALUE, VALUE hash, VALUE pin) {
   if (no_thread_state) rb_memerror();
   if (check != LabelCheck::kOk) raise_label_error(pairs, bad);
   RB_GC_GUARD(pairs);
-  return ran ? label_token(previous) : INT2FIX(0);
+  return ran ? label_token(previous) : Qnil;  // nil: nothing to restore
 }
 
 // Native.label_set_id = token (of merge_labels): the current thread's labels back to that set,
@@ -201,6 +202,7 @@ VALUE native_merge_labels(VALUE, VALUE hash, VALUE pin) {
 // restores the same labels by value; of an older one, nothing changes. A plain id (no serial)
 // names a set of the running session.
 VALUE native_set_label_set(VALUE, VALUE token) {
+  if (NIL_P(token)) return token;
   const uint64_t t = NUM2ULL(token);  // may call to_int: before the session is looked up
   if (!g_session) return token;
   const uint32_t serial = static_cast<uint32_t>(t >> 32), id = static_cast<uint32_t>(t);
