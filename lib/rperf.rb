@@ -103,7 +103,7 @@ module Rperf
     def label(**kw, &block)
       return (block ? yield : nil) unless Native.running?
 
-      previous = Native.merge_labels(kw)
+      previous = Native.merge_labels(kw, !block.nil?)
       return unless block
 
       begin
@@ -122,7 +122,7 @@ module Rperf
       raise ArgumentError, "Rperf.profile requires a block" unless block
       raise RuntimeError, "Rperf is not started" unless Native.running?
 
-      previous = Native.merge_labels(kw)
+      previous = Native.merge_labels(kw, true)
       Native.profile_inc
       begin
         yield

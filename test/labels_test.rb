@@ -112,8 +112,8 @@ class LabelsTest < Minitest::Test
       assert_raises(ArgumentError, kw.inspect) { Rperf.profile(**kw) { flunk "the block runs only with valid labels" } }
       assert_equal({ ok: "1" }, Rperf.labels, "nothing merged from #{kw.inspect}")
     end
-    e = assert_raises(ArgumentError) { Rperf::Native.merge_labels({ 1 => "x" }) }
-    assert_match(/label keys must be Symbols or Strings \(got 1\)/, e.message)
+    # Any other key is kept as given (rperf 0.11 takes any key through **).
+    Rperf.label(**{ 1 => "x", nil => 2 }) { assert_equal({ ok: "1", 1 => "x", nil => 2 }, Rperf.labels) }
     value = Object.new
     def value.to_s = "v\xff".b
     Rperf.label(bin: "abc".b, "caf\u00e9": "\u2713", odd: value)
@@ -196,6 +196,8 @@ end
 # Issue 30 (9): a scanner's endless distinct paths through the middleware cannot grow the
 # session's label-set table without bound: past max_label_sets a new set's values read "(other)".
 class LabelCardinalityTest < Minitest::Test
+  include TempDirTest
+
   def test_label_sets_past_the_cap_fold_into_other
     data = Rperf.start(mode: :wall, max_label_sets: 5) do
       200.times { |i| Rperf.label(endpoint: "GET /scan/#{i}") { burn_cpu(0.001) } }
@@ -208,5 +210,160 @@ class LabelCardinalityTest < Minitest::Test
     other_weight = data[:aggregated_samples].sum { |s| others.include?(s[3]) ? s[1] : 0 }
     assert_operator other_weight, :>, 100_000_000, "the folded requests' time is kept, under (other)"
     assert_raises(ArgumentError) { Rperf.start(max_label_sets: 0) }
+  end
+
+  # ---- values kept as given (issue 25.1, 25.2) ----------------------------------------------
+
+  TYPED = { cached: true, "k" => 1.5, sym: :s, arr: [1, "a", nil, 2.0], h: { x: 1, "y" => [true] }, f: false, i: 3,
+            big: 2**70, neg: -0.5, 1 => "one" }.freeze
+  # As the JSON file loads back (rperf 0.11's JSON.parse(symbolize_names: true)).
+  TYPED_LOADED = { cached: true, k: 1.5, sym: "s", arr: [1, "a", nil, 2.0], h: { x: 1, y: [true] }, f: false, i: 3,
+                   big: 2**70, neg: -0.5, "1": "one" }.freeze
+
+  def test_label_values_and_keys_are_kept_as_given
+    data = Rperf.start(mode: :wall) do
+      Rperf.label(**TYPED) do
+        assert_equal TYPED, Rperf.labels
+        assert_equal true, Rperf.labels[:cached]
+        assert_instance_of Float, Rperf.labels["k"]
+        assert_nil Rperf.labels[:k], "a String key stays a String"
+        Rperf.profile(depth: 2) { assert_equal TYPED.merge(depth: 2), Rperf.labels }
+        burn_cpu(0.05)
+      end
+    end
+    assert_includes data[:label_sets], TYPED
+    assert_operator weight_where(data) { |_s, l| l == TYPED }, :>, 0
+    %w[json json.gz].each do |ext|
+      Rperf.save(tmp("p.#{ext}"), data)
+      loaded = Rperf.load(tmp("p.#{ext}"))
+      assert_includes loaded[:label_sets], TYPED_LOADED, ext
+      assert_equal weight_where(data) { |_s, l| l == TYPED }, weight_where(loaded) { |_s, l| l == TYPED_LOADED }, ext
+    end
+    # pprof: string labels, each value's to_s (Integers are numeric labels).
+    Rperf.save(tmp("p.pb.gz"), data)
+    from_pprof = Rperf.load(tmp("p.pb.gz"))[:label_sets].find { |set| set.key?(:cached) && !set.key?(:"%GVL") }
+    assert_equal({ cached: "true", k: "1.5", sym: "s", arr: '[1, "a", nil, 2.0]', h: '{x: 1, "y" => [true]}', f: "false", i: 3,
+                   big: "1180591620717411303424", neg: "-0.5", "1": "one" }, from_pprof)
+  end
+
+  # The viewer's and CallTree's label filters compare keys and values by their text, as 0.11.1's
+  # page did (String(value)): {cached: "true"} finds true, {k: "1.5"} finds 1.5, a String key
+  # filter finds a Symbol key.
+  def test_label_filters_compare_by_text
+    data = Rperf.start(mode: :cpu) do
+      Rperf.label(cached: true, "k" => 1.5) { burn_cpu(0.05) }
+      Rperf.label(cached: false) { burn_cpu(0.05) }
+    end
+    total = ->(filter) { Rperf::CallTree.new(data, filter: filter).total_ns }
+    cached = weight_where(data) { |_s, l| l[:cached] == true }
+    assert_operator cached, :>, 0
+    assert_equal cached, total.({ cached: "true" })
+    assert_equal cached, total.({ "cached" => true })
+    assert_equal cached, total.({ k: "1.5" })
+    assert_equal weight_where(data) { |_s, l| l[:cached] == false }, total.({ cached: "false" })
+  end
+
+  # Files rperf 0.11.1 wrote with labels of every JSON type (support/write_typed_labels.rb) load
+  # with their values as 0.11.1 loads them.
+  def test_files_of_0111_with_labels_of_any_type_load
+    given = { cached: true, k: 1.5, sym: "s", arr: [1, "a", nil, %w[x y]], h: { x: 1, y: [true] }, f: false, big: 2**70, str: "v" }
+    dir = File.join(__dir__, "compat/fixtures/written_by_0.11.1")
+    %w[typed_labels.json.gz typed_labels_raw.json.gz].each do |name|
+      data = Rperf.load(File.join(dir, name))
+      assert_includes data[:label_sets], given, name
+      assert_includes data[:label_sets], given.merge("%GVL": "blocked"), name
+      assert_operator weight_where(data) { |_s, l| l == given }, :>, 0, name
+      next unless data[:raw_samples]
+
+      # raw_samples[i][3] is the user's set; the VM state is the 5th element (as 0.11.1 wrote it).
+      sets = data[:raw_samples].select { |s| s[4] == 1 }.map { |s| data[:label_sets][s[3]] }.uniq
+      assert_equal [given], sets
+      Rperf.save(tmp("again.json"), data)
+      again = Rperf.load(tmp("again.json"))
+      labelled = ->(d) { d[:raw_samples].map { |s| [s[1], d[:label_sets][s[3]], s[4]] } }
+      assert_equal labelled.(data), labelled.(again), "saved again by ours: the same raw samples"
+    end
+  end
+
+  # ---- raw samples (issue 25.8) --------------------------------------------------------------
+
+  def test_raw_samples_name_the_users_label_set_and_the_vm_state_apart
+    data = Rperf.start(mode: :wall, aggregate: false) { Rperf.label(req: "r") { sleep 0.05 } }
+    sets = data[:label_sets]
+    blocked = data[:raw_samples].select { |s| s[4] == 1 }
+    refute_empty blocked
+    assert_equal [{ req: "r" }], blocked.map { |s| sets[s[3]] }.uniq
+    assert_operator weight_where(data) { |_s, l| l == { req: "r", "%GVL": "blocked" } }, :>, 0.03e9
+  end
+
+  # ---- the label-set table across snapshot(clear: true) (issue 30.9) ------------------------
+
+  def test_label_sets_are_freed_at_snapshot_clear_and_labels_stay_right
+    Rperf.start(mode: :wall, frequency: 100)
+    Rperf.label(app: "x") # the thread's labels persist across every clear
+    worker_ready = Queue.new
+    release = Queue.new
+    worker = Thread.new do
+      Rperf.label(worker: 1)
+      worker_ready << true
+      release.pop
+      Rperf.labels
+    end
+    worker_ready.pop
+    sizes = []
+    Rperf.label(outer: "spans every clear") do
+      200.times do |round|
+        1000.times { |i| Rperf.label(path: "/scan/#{round}/#{i}") { nil } }
+        Rperf.snapshot(clear: true)
+        sizes << Rperf::Native.label_set_count
+      end
+      assert_equal({ app: "x", outer: "spans every clear" }, Rperf.labels)
+    end
+    assert_equal({ app: "x" }, Rperf.labels, "the block restored a set from before 200 clears")
+    release << true
+    assert_equal({ worker: 1 }, worker.value)
+    assert_operator sizes.max, :<=, 10, "200k distinct label sets, cleared every 1000: #{sizes.max} held"
+    Rperf.label(path: "/last") { burn_cpu(0.05) }
+    data = Rperf.snapshot(clear: true)
+    assert_nil data[:label_sets_overflowed]
+    assert_operator weight_where(data) { |_s, l| l == { app: "x", path: "/last" } }, :>, 0
+    assert_equal 0, weight_where(data) { |_s, l| l[:path]&.start_with?("/scan/") }
+  ensure
+    Rperf.stop
+  end
+
+  # ---- a label block that outlives its session (loose end of issue 30.1) ----------------------
+
+  def test_a_block_restores_its_labels_by_value_in_a_session_started_inside_it
+    Rperf.start(mode: :wall)
+    Rperf.label(outer: 1)
+    Rperf.label(filler: 1) { nil } # the new session's ids differ from the old one's
+    Rperf.label(inner: 2) do
+      Rperf.stop
+      Rperf.start(mode: :wall)
+      Rperf.label(a: 1) { nil }
+      Rperf.label(b: 2) { nil }
+      Rperf.label(c: 3)
+    end
+    assert_equal({ outer: 1 }, Rperf.labels)
+    # A session two restarts old: its labels are not known any more, nothing changes.
+    Rperf.label(inner: 3) do
+      2.times do
+        Rperf.stop
+        Rperf.start(mode: :wall)
+      end
+      Rperf.label(d: 4)
+    end
+    assert_equal({ d: 4 }, Rperf.labels)
+    # A value whose to_s stops the session: no labels were taken, so the block restores nothing.
+    stops = Object.new
+    def stops.to_s = (Rperf.stop; "x")
+    Rperf.label(v: stops) do
+      Rperf.start(mode: :wall)
+      Rperf.label(e: 5)
+    end
+    assert_equal({ e: 5 }, Rperf.labels)
+  ensure
+    Rperf.stop
   end
 end

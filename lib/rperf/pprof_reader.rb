@@ -92,7 +92,7 @@ module Rperf
           key = str.(l[1]&.first)
           if key == "thread_seq" then seq = l[3]&.first.to_i
           elsif key == "object_class" && alloc_index then klass = str.(l[2]&.first)
-          else labels[key.start_with?("%") ? key : key.to_sym] = str.(l[2]&.first)
+          else labels[key.start_with?("%") ? key : key.to_sym] = l[3].empty? ? str.(l[2]&.first) : signed64(l[3].first)
           end
         end
         lsi = label_index[labels] ||= (label_sets << labels).size - 1
@@ -137,6 +137,9 @@ module Rperf
     end
 
     def message_value(raw, field) = message(raw)[field]&.first
+
+    # A numeric label's value: an int64 written as a varint (two's complement when negative).
+    def signed64(n) = n >= 2**63 ? n - 2**64 : n
 
     # { field => [values...] } of a message.
     def message(bytes)

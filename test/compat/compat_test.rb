@@ -108,6 +108,10 @@ class CompatTest < Minitest::Test
     # gems (a row per tick would otherwise hold a copy of each frame).
     [:mutation, %r{\A/raw/label_sets <<\z}, :ours],
     [:mutation, %r{\A/raw/a frame edited through one sample shows in the others\z}, :ours],
+    # Label values of every type (support/labels_probe.rb, issue 25.1/2/8). pprof: an Integer value
+    # is a numeric label (0.11.1: its text); a Hash value's text is Ruby 3.4's inspect spelling.
+    [:labels, %r{\A/aggregated/pprof string labels/i\z}, :ours],
+    [:labels, %r{\A/aggregated/pprof string labels/h\z}, :inspect],
   ].freeze
 
   # Public in 0.11.1 by accident (undocumented helpers of its own printing).
@@ -211,6 +215,15 @@ class CompatTest < Minitest::Test
       assert_equal "ok", facts.dig(kind, "frame[1] = label"), kind
       assert_equal true, facts.dig(kind, "loaded: renamed leaf"), kind
     end
+  end
+
+  # Issue 25.1, 25.2, 25.8: label keys and values of any type kept as given (labels, label_sets,
+  # the JSON file, load, pprof's string labels); raw_samples[i][3] the user's set.
+  def test_label_values_of_every_type_kept_as_given
+    facts = check("labels")
+    assert_equal true, facts.dig("aggregated", "labels equal the given Hash")
+    assert_equal "Float", facts.dig("aggregated", "labels[\"k\"]", "class")
+    assert_equal({ "0" => true, "1" => true }, facts.dig("raw", "raw samples under the labels, by VM state, name the user's set"))
   end
 
   # Issue 25: RPERF_ENABLED with the user's RUBYOPT/RUBYLIB, ActiveJobMiddleware as a concern,

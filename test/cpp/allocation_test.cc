@@ -155,7 +155,7 @@ TEST(Allocations, MergeChildLabelsAndSumsThem) {
   EXPECT_EQ(count_of(root, "Array", &AllocationSample::retained), 128);
   size_t labelled = 0;
   for (const AllocationSample& a : root.allocations) {
-    for (const Label& l : root.label_sets[a.label_set]) labelled += l.key == "%pid" && l.value == "123";
+    for (const Label& l : root.label_sets[a.label_set]) labelled += text(l.key) == "%pid" && text(l.value) == "123";
   }
   EXPECT_EQ(labelled, 3u);
 }
@@ -173,7 +173,7 @@ TEST(Allocations, JsonRoundTrip) {
   EXPECT_TRUE(back.has_allocations());
   EXPECT_EQ(count_of(back, "String", &AllocationSample::count), 960);
   EXPECT_EQ(count_of(back, "Array", &AllocationSample::retained), 64);
-  EXPECT_EQ(back.label_sets[back.allocations[2].label_set].at(0).value, "/x");
+  EXPECT_EQ(text(back.label_sets[back.allocations[2].label_set].at(0).value), "/x");
   EXPECT_EQ(stack_text(back, back.allocations[1].stack), "<main>:1;Foo#make:11");
   EXPECT_EQ(back.samples.size(), 1u);  // time samples untouched
 }

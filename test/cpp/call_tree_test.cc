@@ -160,7 +160,7 @@ TEST(CallTree, ThreadsMergedOrSeparateAndLabelFilter) {
   MethodTable mt(t);
   EXPECT_EQ(arcs_text(t, mt, mt.callers(method_named(t, "work")), true), "main=10 [thread 2]=7");
   CallTreeOptions filtered;
-  filtered.filter.labels = {{"endpoint", "/a", false}};
+  filtered.filter.labels = labels({{"endpoint", "/a", false}});
   EXPECT_EQ(shape(CallTree(p, filtered)), "[root](7/0)[work(7/7)]");
 }
 

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "profile/label_value.hh"
 #include "profile/profile.hh"
 
 namespace rperf::fixtures {
@@ -21,15 +22,33 @@ struct SampleSpec {
   int64_t time_ns = 0;
 };
 
+// A label as rperf sets them: a Symbol key, a String (or, `integer`, an Integer) value.
+struct LabelSpec {
+  std::string key;
+  std::string value;
+  bool integer = false;
+};
+
+inline LabelSet labels(const std::vector<LabelSpec>& specs) {
+  LabelSet set;
+  for (const LabelSpec& l : specs) {
+    set.push_back(Label{label_value::symbol(l.key), l.integer ? label_value::integer(std::stoll(l.value)) : label_value::string(l.value)});
+  }
+  return set;
+}
+
+// A label's key or value as text (its to_s).
+inline std::string text(const std::string& encoded) { return label_value::to_s(encoded); }
+
 inline Profile make_profile(const std::vector<FrameSpec>& frames, const std::vector<SampleSpec>& samples,
-                            const std::vector<LabelSet>& label_sets = {}, bool lines = true) {
+                            const std::vector<std::vector<LabelSpec>>& label_sets = {}, bool lines = true) {
   Profile p;
   p.has_lines = lines;
   p.attributes.set("mode", JsonValue::symbol("wall"));
   p.attributes.set("frequency", JsonValue::integer(1000));
   std::vector<uint32_t> ids;
   for (const FrameSpec& f : frames) ids.push_back(p.frames.intern(f.path, f.label, f.line));
-  for (const LabelSet& set : label_sets) p.label_sets.intern(set);
+  for (const std::vector<LabelSpec>& set : label_sets) p.label_sets.intern(labels(set));
   for (const SampleSpec& s : samples) {
     std::vector<uint32_t> stack;
     for (uint32_t f : s.frames) stack.push_back(ids[f]);

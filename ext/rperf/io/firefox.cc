@@ -35,6 +35,7 @@
 #include <unordered_map>
 
 #include "io/encoders.hh"
+#include "profile/label_value.hh"
 #include "io/output.hh"
 
 namespace rperf {
@@ -209,7 +210,7 @@ struct ThreadSamples {
 
 struct LabelSetInfo {
   std::string pid;
-  std::vector<const Label*> labels;  // the user's labels (keys not starting with '%')
+  std::vector<Label> labels;  // the user's labels (keys not starting with '%') as text (to_s)
 };
 
 struct Marker {
@@ -464,18 +465,18 @@ void write_thread(std::string& out, const Profile& p, const Classifier& classes,
       }
       const LabelSetInfo& set = sets[s.label_set];
       for (auto& [key, run] : labels) {
-        bool present = std::any_of(set.labels.begin(), set.labels.end(), [&](const Label* l) { return l->key == key; });
+        bool present = std::any_of(set.labels.begin(), set.labels.end(), [&](const Label& l) { return l.key == key; });
         if (!present) run.close();
       }
-      for (const Label* l : set.labels) {
-        RunTracker& run = labels.try_emplace(l->key, tolerance_ns, markers).first->second;
-        run.add(l->value, start, end, [&] {
+      for (const Label& l : set.labels) {
+        RunTracker& run = labels.try_emplace(l.key, tolerance_ns, markers).first->second;
+        run.add(l.value, start, end, [&] {
           Marker m;
-          m.name = tables.string(l->value);
+          m.name = tables.string(l.value);
           m.data = "{\"type\":\"Label\",\"key\":";
-          append_json_string(m.data, l->key);
+          append_json_string(m.data, l.key);
           m.data += ",\"value\":";
-          append_json_string(m.data, l->value);
+          append_json_string(m.data, l.value);
           m.data += '}';
           return m;
         });
@@ -572,8 +573,9 @@ void encode_firefox(const Profile& p, const FirefoxOptions& options, Output& out
   std::vector<LabelSetInfo> sets(p.label_sets.size());
   for (uint32_t i = 0; i < p.label_sets.size(); i++) {
     for (const Label& l : p.label_sets[i]) {
-      if (l.key == kPidLabelKey) sets[i].pid = l.value;
-      else if (l.key.empty() || l.key[0] != '%') sets[i].labels.push_back(&l);
+      std::string key = label_value::to_s(l.key);
+      if (key == kPidLabelKey) sets[i].pid = label_value::to_s(l.value);
+      else if (key.empty() || key[0] != '%') sets[i].labels.push_back(Label{std::move(key), label_value::to_s(l.value)});
     }
   }
 

@@ -8,9 +8,13 @@
 // meta and summary come first so read_meta can stop there. rperf 0.10/0.11 readers need every
 // frame inline, so the body repeats them (252 MB for 100,000 stacks of depth 40): each frame's
 // JSON is rendered once into one arena and copied per use, and the body streams into an Output.
+#include <cmath>
+
 #include "io/encoders.hh"
 #include "io/output.hh"
+#include "profile/label_value.hh"
 #include "profile/result_keys.hh"
+#include "profile/transform.hh"
 #include "profile/summary.hh"
 
 namespace rperf {
@@ -51,6 +55,7 @@ class FrameArena {
 };
 
 void write_samples(Output& out, const Profile& p, const FrameArena& arena, const std::vector<Sample>& samples, bool raw) {
+  UserLabelSets user_sets(p);  // raw rows: the user's labels, the VM state apart (rperf 0.11)
   for (size_t n = 0; n < samples.size() && !out.failed(); n++) {
     const Sample& s = samples[n];
     out.append(n ? ",[" : "[", n ? 2 : 1);
@@ -60,7 +65,7 @@ void write_samples(Output& out, const Profile& p, const FrameArena& arena, const
     out.append(',');
     out.append_int(s.thread_seq);
     out.append(',');
-    out.append_int(s.label_set);
+    out.append_int(raw ? user_sets.of(s) : s.label_set);
     if (raw) {
       out.append(',');
       out.append_int(s.vm_state);
@@ -87,6 +92,39 @@ void write_allocations(Output& out, const Profile& p, const FrameArena& arena, c
   out.append(']');
 }
 
+// A label key or value as JSON (rperf 0.11 writes them with JSON.generate): Symbols as strings,
+// a Hash's keys by their text; NaN and the infinities, which JSON lacks, as their text.
+void append_label_json(std::string& out, std::string_view v, int depth = 0) {
+  namespace lv = label_value;
+  switch (lv::type_of(v)) {
+    case lv::kString:
+    case lv::kSymbol: append_json_string(out, std::string(lv::text_of(v))); return;
+    case lv::kInteger: out.append(lv::text_of(v).data(), lv::text_of(v).size()); return;
+    case lv::kFloat: {
+      double d = lv::real_of(v);
+      if (std::isfinite(d)) out += lv::float_to_s(d);
+      else append_json_string(out, lv::float_to_s(d));
+      return;
+    }
+    case lv::kTrue: out += "true"; return;
+    case lv::kFalse: out += "false"; return;
+    case lv::kNil: out += "null"; return;
+    case lv::kArray:
+    case lv::kHash: {
+      const bool hash = lv::type_of(v) == lv::kHash;
+      std::vector<std::string_view> items = lv::items_of(v);
+      out += hash ? '{' : '[';
+      for (size_t i = 0; i < items.size(); i++) {
+        if (i) out += hash && i % 2 ? ':' : ',';
+        if (hash && i % 2 == 0) append_json_string(out, lv::to_s(items[i]));
+        else append_label_json(out, items[i], depth + 1);
+      }
+      out += hash ? '}' : ']';
+      return;
+    }
+  }
+}
+
 std::string label_sets_json(const Profile& p) {
   std::string sets = "[";
   for (uint32_t i = 0; i < p.label_sets.size(); i++) {
@@ -95,10 +133,9 @@ std::string label_sets_json(const Profile& p) {
     const LabelSet& set = p.label_sets[i];
     for (size_t k = 0; k < set.size(); k++) {
       if (k) sets += ',';
-      append_json_string(sets, set[k].key);
+      append_json_string(sets, label_value::to_s(set[k].key));
       sets += ':';
-      if (set[k].integer) sets += set[k].value;
-      else append_json_string(sets, set[k].value);
+      append_label_json(sets, set[k].value);
     }
     sets += '}';
   }

@@ -14,6 +14,7 @@
 #include "io/gzip.hh"
 #include "io/json_reader.hh"
 #include "io/text_table.hh"
+#include "profile/label_value.hh"
 #include "profile/transform.hh"
 
 namespace rperf {
@@ -83,7 +84,9 @@ class BodyBuilder {
     Val v;
     v.tag = Val::kInt;
     if (std::from_chars(text, text + len, v.num).ec == std::errc()) return v;
-    return real(text, len);  // beyond int64: a real
+    v = real(text, len);  // beyond int64: a real, or in a label's value an Integer of any size
+    if (in_label_value()) v.node->text.assign(text, len);
+    return v;
   }
   Val real(const char* text, size_t len) {
     Val v = node(JsonValue::Kind::kDouble);
@@ -118,13 +121,16 @@ class BodyBuilder {
     array.node->items.push_back(element);
   }
   bool find_array(const char* raw, size_t raw_len, Val& out) {
+    if (in_label_value()) return false;  // a label's value is kept as it is, never a frame
     const Val* shared = shared_arrays_.find(raw, raw_len);
     if (!shared) return false;
     out = *shared;
     return true;
   }
   Val end_array(Val array, const char* raw, size_t raw_len, size_t, bool scalars) {
+    const bool label_value = context_.back().role == kLabelValue;
     context_.pop_back();
+    if (label_value) return array;
     Val shaped;
     if (!recognise(array.node->items, shaped)) return array;
     array.node->items.clear();  // keeps its capacity for the next array
@@ -139,9 +145,6 @@ class BodyBuilder {
   }
   void set(Val& object, const Val& key, const Val& value) {
     spend(2 * sizeof(Val));
-    if (profile_ && !context_.empty() && context_.back().role == kLabelSet && value.tag != Val::kInt && !is_string(value)) {
-      refuse("label values must be strings or integers");
-    }
     object.node->items.push_back(key);
     object.node->items.push_back(value);
   }
@@ -159,7 +162,7 @@ class BodyBuilder {
   // The place of an open array or object in an rperf profile, so each value is checked when
   // it ends. kFree: anything goes (meta, summary, other attributes; any document when not
   // loading a profile).
-  enum Role : uint8_t { kFree, kRoot, kSamples, kRawSamples, kRow, kStack, kFrame, kLabelSets, kLabelSet, kAllocs, kAllocRow, kStartLines, kStartLine };
+  enum Role : uint8_t { kFree, kRoot, kSamples, kRawSamples, kRow, kStack, kFrame, kLabelSets, kLabelSet, kLabelValue, kAllocs, kAllocRow, kStartLines, kStartLine };
   struct Context {
     Role role;
     uint8_t width;  // kAllocs, kAllocRow: the row's width (6, or 7 when raw); kRow: 1 when raw
@@ -174,6 +177,7 @@ class BodyBuilder {
   static constexpr const char* kFrameShape = "frame is not [path, label(, line)]";
   static constexpr const char* kStartLinesShape = "function_start_lines is not a list of [path, label, line]";
 
+  bool in_label_value() const { return !context_.empty() && (context_.back().role == kLabelSet || context_.back().role == kLabelValue); }
   static bool is_string(const Val& v) { return v.tag == Val::kNode && v.node->kind == JsonValue::Kind::kString; }
   static bool is_empty_array(const Val& v) { return v.tag == Val::kNode && v.node->kind == JsonValue::Kind::kArray && v.node->items.empty(); }
   static bool is_array(const Val& v) { return v.tag == Val::kNode && v.node->kind == JsonValue::Kind::kArray; }
@@ -245,7 +249,8 @@ class BodyBuilder {
       case kLabelSets:
         if (array) refuse("label_sets is not an array of objects");
         return {kLabelSet, 0, nullptr};
-      case kLabelSet: refuse("label values must be strings or integers"); return {kFree, 0, nullptr};
+      case kLabelSet:
+      case kLabelValue: return {kLabelValue, 0, nullptr};  // any JSON value, kept as it is
       case kAllocs:
         if (!array) refuse(parent.width == 7 ? kRawAllocShape : kAllocShape);
         return {kAllocRow, parent.width, nullptr};
@@ -262,6 +267,7 @@ class BodyBuilder {
       case kFree:
       case kRoot:
       case kLabelSet:
+      case kLabelValue:
         return;
       case kSamples:
         if (v.tag != Val::kRow) refuse(kRowShape);
@@ -449,6 +455,7 @@ class ProfileReader {
       return false;
     }
     if (!p_.timestamps) infer_vm_states(p_);  // raw samples carry their state
+    else label_vm_states(p_);                 // and the user's labels only (rperf 0.11)
     return true;
   }
 
@@ -473,16 +480,36 @@ class ProfileReader {
       if (!is_node(&set, JsonValue::Kind::kObject)) return bad("label_sets is not an array of objects");
       LabelSet labels;
       const std::vector<Val>& m = set.node->items;
-      for (size_t i = 0; i + 1 < m.size(); i += 2) {
-        const Val& v = m[i + 1];
-        if (v.tag == Val::kInt) labels.push_back(Label{m[i].node->text, std::to_string(v.num), true});
-        else if (is_node(&v, JsonValue::Kind::kString)) labels.push_back(Label{m[i].node->text, v.node->text, false});
-        else return bad("label values must be strings or integers");
-      }
+      // Keys become Symbols, as rperf 0.11's JSON.parse(symbolize_names: true) makes them.
+      for (size_t i = 0; i + 1 < m.size(); i += 2) labels.push_back(Label{label_value::symbol(m[i].node->text), label_value_of(m[i + 1])});
       label_set_map_.push_back(p_.label_sets.intern(labels));
     }
     if (label_set_map_.empty()) label_set_map_.push_back(0);
     return true;
+  }
+
+  // A label's value from the parsed JSON: every type kept (object keys as Symbols).
+  std::string label_value_of(const Val& v) const {
+    if (v.tag == Val::kInt) return label_value::integer(v.num);
+    if (v.tag != Val::kNode) return label_value::nil();  // not shaped under label_sets
+    const Node* n = v.node;
+    switch (n->kind) {
+      case JsonValue::Kind::kString:
+      case JsonValue::Kind::kSymbol: return label_value::string(n->text);
+      case JsonValue::Kind::kBool: return label_value::boolean(n->truth);
+      case JsonValue::Kind::kDouble: return n->text.empty() ? label_value::real(n->real) : label_value::integer_text(n->text);
+      case JsonValue::Kind::kArray: {
+        std::vector<std::string> items;
+        for (const Val& item : n->items) items.push_back(label_value_of(item));
+        return label_value::array(items);
+      }
+      case JsonValue::Kind::kObject: {
+        std::vector<std::pair<std::string, std::string>> members;
+        for (size_t i = 0; i + 1 < n->items.size(); i += 2) members.emplace_back(label_value::symbol(n->items[i].node->text), label_value_of(n->items[i + 1]));
+        return label_value::hash(members);
+      }
+      default: return label_value::nil();
+    }
   }
 
   // A builder stack -> the profile's (only frames used by samples enter the profile).

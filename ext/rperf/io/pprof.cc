@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "io/encoders.hh"
+#include "profile/label_value.hh"
 
 namespace rperf {
 
@@ -148,9 +149,12 @@ std::string encode_pprof(const Profile& p, const std::vector<std::string>& comme
   for (uint32_t i = 0; i < p.label_sets.size(); i++) {
     ProtoWriter w;
     for (const Label& l : p.label_sets[i]) {
-      // Integer labels are numeric pprof labels (-tagfocus ranges work on them).
-      w.bytes_field(3, l.integer ? label_message(strings.id(l.key), 0, std::strtoll(l.value.c_str(), nullptr, 10))
-                                 : label_message(strings.id(l.key), strings.id(l.value), 0));
+      // Integer labels are numeric pprof labels (-tagfocus ranges work on them); the others
+      // are strings, each value's to_s as rperf 0.11 writes it ("1.5", "true", "[1, 2]").
+      int64_t number;
+      const int64_t key = strings.id(label_value::to_s(l.key));
+      w.bytes_field(3, label_value::int64_of(l.value, number) ? label_message(key, 0, number)
+                                                              : label_message(key, strings.id(label_value::to_s(l.value)), 0));
     }
     label_bytes[i] = w.buffer();
   }

@@ -2,14 +2,23 @@
 
 #include <algorithm>
 
+#include "profile/label_value.hh"
+
 namespace rperf {
 
 bool SampleFilter::keeps(const Profile& p, const Sample& s) const {
   if (labels.empty()) return true;
+  if (kept_.size() != p.label_sets.size()) kept_.assign(p.label_sets.size(), -1);
+  int8_t& known = kept_[s.label_set];
+  if (known >= 0) return known;
+  // Keys and values compare by their text (label_value::to_s), whatever their types.
   const LabelSet& set = p.label_sets[s.label_set];
-  return std::all_of(labels.begin(), labels.end(), [&](const Label& wanted) {
-    return std::any_of(set.begin(), set.end(), [&](const Label& l) { return l.key == wanted.key && l.value == wanted.value; });
+  known = std::all_of(labels.begin(), labels.end(), [&](const Label& wanted) {
+    return std::any_of(set.begin(), set.end(), [&](const Label& l) {
+      return label_value::to_s(l.key) == label_value::to_s(wanted.key) && label_value::to_s(l.value) == label_value::to_s(wanted.value);
+    });
   });
+  return known;
 }
 
 MethodStacks::MethodStacks(const Profile& p) : profile_(p) {

@@ -32,6 +32,9 @@ constexpr const char* kRootLabel = "[root]";
 struct SampleFilter {
   LabelSet labels;
   bool keeps(const Profile& p, const Sample& s) const;
+
+ private:
+  mutable std::vector<int8_t> kept_;  // by label set id: -1 unknown, 0 or 1
 };
 
 class MethodStacks {

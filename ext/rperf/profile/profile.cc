@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "profile/label_value.hh"
+
 namespace rperf {
 
 namespace {
@@ -18,7 +20,7 @@ uint64_t label_set_hash(const LabelSet& set) {
   uint64_t h = set.size();
   for (const Label& l : set) {
     uint64_t k = hash_bytes(l.key.data(), l.key.size());
-    h += mix64(hash_bytes(l.value.data(), l.value.size(), k) + l.integer);
+    h += mix64(hash_bytes(l.value.data(), l.value.size(), k));
   }
   return mix64(h);
 }
@@ -108,27 +110,40 @@ void StackTable::clear() {
   index_.clear();
 }
 
-uint32_t LabelSetTable::intern(const LabelSet& set) {
-  uint64_t h = label_set_hash(set);
-  uint32_t id = index_.find(h, [&](uint32_t i) { return same_labels(sets_[i], set); });
-  if (id != HashIndex::kNotFound) return id;
-  id = static_cast<uint32_t>(sets_.size());
-  sets_.push_back(set);
-  index_.insert(h, id);
+uint32_t LabelSetTable::find(const LabelSet& set) const {
+  return index_.find(label_set_hash(set), [&](uint32_t i) { return !released_[i] && same_labels(sets_[i], set); });
+}
+
+uint32_t LabelSetTable::add(const LabelSet& set, uint64_t hash) {
+  uint32_t id;
+  if (!free_ids_.empty()) {
+    id = free_ids_.back();
+    free_ids_.pop_back();
+    sets_[id] = set;
+    released_[id] = false;
+  } else {
+    id = static_cast<uint32_t>(sets_.size());
+    sets_.push_back(set);
+    released_.push_back(false);
+    pins_.push_back(0);
+  }
+  index_.insert(hash, id);
   return id;
 }
 
-uint32_t LabelSetTable::intern_bounded(const LabelSet& set, size_t cap) {
+uint32_t LabelSetTable::intern(const LabelSet& set) {
   uint64_t h = label_set_hash(set);
-  uint32_t id = index_.find(h, [&](uint32_t i) { return same_labels(sets_[i], set); });
-  if (id != HashIndex::kNotFound) return id;
-  if (sets_.size() < cap) return intern(set);
+  uint32_t id = index_.find(h, [&](uint32_t i) { return !released_[i] && same_labels(sets_[i], set); });
+  return id != HashIndex::kNotFound ? id : add(set, h);
+}
+
+uint32_t LabelSetTable::intern_bounded(const LabelSet& set, size_t cap) {
+  uint32_t id = find(set);
+  if (id != kNotFound) return id;
+  if (held() < cap) return intern(set);
   overflowed_++;
   LabelSet other = set;
-  for (Label& l : other) {
-    l.value = kOtherLabelValue;
-    l.integer = false;
-  }
+  for (Label& l : other) l.value = label_value::string(kOtherLabelValue);
   return intern(other);
 }
 
@@ -145,8 +160,29 @@ uint32_t LabelSetTable::with(uint32_t id, const Label& label) {
   return intern(set);
 }
 
+void LabelSetTable::release_unused(const std::vector<bool>& live) {
+  index_.clear();
+  free_ids_.clear();
+  for (uint32_t id = 0; id < sets_.size(); id++) {
+    bool keep = id == 0 || (id < live.size() && live[id]) || pins_[id] > 0;
+    if (keep && !released_[id]) {
+      index_.insert(label_set_hash(sets_[id]), id);
+      continue;
+    }
+    LabelSet().swap(sets_[id]);
+    released_[id] = true;
+  }
+  // Reused from the lowest id up, so the table stays as short as the sets alive.
+  for (uint32_t id = static_cast<uint32_t>(sets_.size()); id-- > 1;) {
+    if (released_[id]) free_ids_.push_back(id);
+  }
+}
+
 void LabelSetTable::clear() {
   sets_.clear();
+  released_.clear();
+  pins_.clear();
+  free_ids_.clear();
   index_.clear();
   intern({});
 }

@@ -101,11 +101,12 @@ class StackTable {
   HashIndex index_;
 };
 
+// One label: its key and value each as given (profile/label_value.hh: a typed, canonical
+// encoding; "%GVL", "%GC" and "%pid" are Symbol keys with String values, as rperf 0.11 sets them).
 struct Label {
   std::string key;
   std::string value;
-  bool integer = false;  // the value was an Integer (given back as one; a numeric pprof label)
-  bool operator==(const Label& o) const { return key == o.key && value == o.value && integer == o.integer; }
+  bool operator==(const Label& o) const { return key == o.key && value == o.value; }
 };
 using LabelSet = std::vector<Label>;  // insertion order, unique keys
 
@@ -114,22 +115,41 @@ constexpr const char* kOtherLabelValue = "(other)";
 
 class LabelSetTable {
  public:
+  static constexpr uint32_t kNotFound = HashIndex::kNotFound;
   LabelSetTable() { intern({}); }
   // The set's id; the same labels in another order are the same set (the first order is kept).
   uint32_t intern(const LabelSet& set);
-  // As intern, but once `cap` sets exist a new set is interned with every value replaced by
+  // As intern, but once `cap` sets are held a new set is interned with every value replaced by
   // kOtherLabelValue (its keys kept): a scanner's endless paths cannot grow the table without
   // bound. `overflowed` counts the sets so folded.
   uint32_t intern_bounded(const LabelSet& set, size_t cap);
+  uint32_t find(const LabelSet& set) const;  // kNotFound when not held
   uint64_t overflowed() const { return overflowed_; }
   // The set `id` with `label` added (or its key's value replaced).
   uint32_t with(uint32_t id, const Label& label);
   const LabelSet& operator[](uint32_t id) const { return sets_[id]; }
+  // Ids run from 0 to size() - 1; released ones (release_unused) are empty until reused.
   size_t size() const { return sets_.size(); }
+  size_t held() const { return sets_.size() - free_ids_.size(); }  // sets not released
+  bool released(uint32_t id) const { return released_[id]; }
+  // Keeps a set alive across release_unused while someone outside the samples (a label block
+  // that will restore it) holds its id; counted.
+  void pin(uint32_t id) { pins_[id]++; }
+  void unpin(uint32_t id) {
+    if (id < pins_.size() && pins_[id] > 0) pins_[id]--;
+  }
+  // Frees every set that neither `live` (indexed by id) names nor a pin holds; id 0 (no labels)
+  // always stays. The others keep their ids; freed ids are reused by later sets.
+  void release_unused(const std::vector<bool>& live);
   void clear();
 
  private:
+  uint32_t add(const LabelSet& set, uint64_t hash);
+
   std::vector<LabelSet> sets_;
+  std::vector<bool> released_;
+  std::vector<uint32_t> pins_;
+  std::vector<uint32_t> free_ids_;
   HashIndex index_;
   uint64_t overflowed_ = 0;
 };

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <vector>
 
+#include "profile/label_value.hh"
+
 namespace rperf {
 
 namespace {
@@ -88,16 +90,42 @@ void apply_vm_states(Profile& p, bool as_frames) {
   std::vector<uint32_t> ids;
   for (Sample& s : p.samples) {
     if (s.vm_state == kRunning) continue;
-    const VmStateNames& names = vm_state_names(s.vm_state);
     if (as_frames) {
       FrameSpan span = p.stacks[s.stack];
       ids.assign(1, vm_frames[s.vm_state]);
       ids.insert(ids.end(), span.begin(), span.end());
       s.stack = p.stacks.intern(ids);
     } else {
-      s.label_set = p.label_sets.with(s.label_set, Label{names.label_key, names.label_value, false});
+      s.label_set = p.label_sets.with(s.label_set, vm_state_label(s.vm_state));
     }
   }
+}
+
+Label vm_state_label(VmState state) {
+  const VmStateNames& names = vm_state_names(state);
+  return Label{label_value::symbol(names.label_key ? names.label_key : ""), label_value::string(names.label_value ? names.label_value : "")};
+}
+
+void label_vm_states(Profile& p) {
+  for (Sample& s : p.samples) {
+    if (s.vm_state == kRunning) continue;
+    FrameSpan span = p.stacks[s.stack];
+    if (!span.empty() && p.frames[span[0]].path == kVmFramePath) continue;
+    s.label_set = p.label_sets.with(s.label_set, vm_state_label(s.vm_state));
+  }
+}
+
+uint32_t UserLabelSets::of(const Sample& s) {
+  if (s.vm_state == kRunning || s.label_set >= cache_.size()) return s.label_set;
+  uint32_t& known = cache_[s.label_set];
+  if (known != LabelSetTable::kNotFound) return known;
+  const Label state = vm_state_label(s.vm_state);
+  LabelSet user;
+  for (const Label& l : p_.label_sets[s.label_set]) {
+    if (!(l == state)) user.push_back(l);
+  }
+  uint32_t id = p_.label_sets.find(user);
+  return known = id == LabelSetTable::kNotFound ? s.label_set : id;
 }
 
 void infer_vm_states(Profile& p) {
@@ -108,7 +136,7 @@ void infer_vm_states(Profile& p) {
       known = kRunning;
       for (const Label& l : p.label_sets[s.label_set]) {
         for (VmState st : kStates) {
-          if (l.key == vm_state_names(st).label_key && l.value == vm_state_names(st).label_value) known = st;
+          if (l == vm_state_label(st)) known = st;
         }
       }
     }
@@ -136,7 +164,7 @@ void merge_child(Profile& root, const Profile& child, const std::string& pid) {
   std::vector<uint32_t> set_map(child.label_sets.size());
   for (uint32_t i = 0; i < child.label_sets.size(); i++) {
     uint32_t set = root.label_sets.intern(child.label_sets[i]);
-    set_map[i] = root.label_sets.with(set, Label{kPidLabelKey, pid, false});
+    set_map[i] = root.label_sets.with(set, Label{label_value::symbol(kPidLabelKey), label_value::string(pid)});
   }
   SampleAggregator agg;
   if (!root.timestamps) {

@@ -2,6 +2,7 @@
 // or frames, aggregation, and merging a child process's profile into its root's.
 #pragma once
 #include <string>
+#include <vector>
 
 #include "profile/profile.hh"
 
@@ -17,6 +18,24 @@ void apply_vm_states(Profile& p, bool as_frames);
 
 // The VM state of each sample from its labels or synthetic leaf frame (loaded profiles).
 void infer_vm_states(Profile& p);
+
+// The label a VM state adds to a sample's set (Symbol key :"%GVL"/:"%GC", String value).
+Label vm_state_label(VmState state);
+// Raw samples as rperf 0.11 writes them (raw_samples[i][3] the user's labels, the VM state the
+// 5th element): each sample in a GVL/GC state gets that state's label, as apply_vm_states gives
+// it (none when the state is a leaf frame; a set that has it already stays).
+void label_vm_states(Profile& p);
+// A raw sample's label set as the user set it: its set without the label of its VM state
+// (raw_samples[i][3], as rperf 0.11; aggregated_samples carry the state's label). Cached by set.
+class UserLabelSets {
+ public:
+  explicit UserLabelSets(const Profile& p) : p_(p), cache_(p.label_sets.size(), LabelSetTable::kNotFound) {}
+  uint32_t of(const Sample& s);
+
+ private:
+  const Profile& p_;
+  std::vector<uint32_t> cache_;
+};
 
 // Merges samples (time and allocation) by key and drops the per-sample times.
 void aggregate(Profile& p);

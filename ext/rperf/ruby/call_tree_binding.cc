@@ -106,7 +106,7 @@ VALUE call_tree_s_build(VALUE klass, VALUE profile, VALUE separate_threads, VALU
   VALUE obj = TypedData_Wrap_Struct(klass, &kCallTreeType, h);
   h->profile = &p->profile;
   h->options.separate_threads = RTEST(separate_threads);
-  if (!NIL_P(filter) && !merge_ruby_labels(filter, h->options.filter.labels)) rb_raise(rb_eTypeError, "rperf: filter keys must be Symbols or Strings");
+  if (!NIL_P(filter)) merge_ruby_labels(filter, h->options.filter.labels);
   // Other threads go on while the paths are built; `profile` stays alive (guarded below).
   rb_thread_call_without_gvl(run_build<build_paths>, h, nullptr, nullptr);
   h->profile = nullptr;

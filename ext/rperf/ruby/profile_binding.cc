@@ -76,12 +76,13 @@ VALUE stack_value(ProfileHolder& h, uint32_t id) {
   return rb_ary_subseq(root, 0, RARRAY_LEN(root));
 }
 
-VALUE sample_value(ProfileHolder& h, const Sample& s, bool raw) {
+// `label_set`: a raw sample's is the user's set, its VM state apart (rperf 0.11).
+VALUE sample_value(ProfileHolder& h, const Sample& s, bool raw, uint32_t label_set) {
   VALUE e = rb_ary_new_capa(raw ? 6 : 4);
   rb_ary_push(e, stack_value(h, s.stack));
   rb_ary_push(e, LL2NUM(s.weight_ns));
   rb_ary_push(e, UINT2NUM(s.thread_seq));
-  rb_ary_push(e, UINT2NUM(s.label_set));
+  rb_ary_push(e, UINT2NUM(label_set));
   if (raw) {
     rb_ary_push(e, INT2FIX(s.vm_state));
     rb_ary_push(e, LL2NUM(s.time_ns));
@@ -129,11 +130,12 @@ VALUE build_view(VALUE self, ProfileHolder& h) {
   if (!p.summary.is_null()) rb_hash_aset(hash, sym("summary"), json_to_ruby(p.summary));
 
   h.view_samples = rb_ary_new_capa(static_cast<long>(h.shown_samples.size()));
-  for (const Sample& s : h.shown_samples) rb_ary_push(h.view_samples, sample_value(h, s, false));
+  for (const Sample& s : h.shown_samples) rb_ary_push(h.view_samples, sample_value(h, s, false, s.label_set));
   rb_hash_aset(hash, sym("aggregated_samples"), h.view_samples);
   if (p.timestamps) {
     h.view_raw = rb_ary_new_capa(static_cast<long>(p.samples.size()));
-    for (const Sample& s : p.samples) rb_ary_push(h.view_raw, sample_value(h, s, true));
+    UserLabelSets user_sets(p);
+    for (const Sample& s : p.samples) rb_ary_push(h.view_raw, sample_value(h, s, true, user_sets.of(s)));
     rb_hash_aset(hash, sym("raw_samples"), h.view_raw);
   }
   h.label_set_values.assign(p.label_sets.size(), 0);
@@ -214,17 +216,19 @@ bool frames_unchanged(ProfileHolder& h) {
   return true;
 }
 
-bool sample_unchanged(ProfileHolder& h, VALUE e, const Sample& s, bool raw) {
+bool sample_unchanged(ProfileHolder& h, VALUE e, const Sample& s, bool raw, uint32_t label_set) {
   if (!RB_TYPE_P(e, T_ARRAY) || RARRAY_LEN(e) != (raw ? 6 : 4)) return false;
   return stack_unchanged(h, RARRAY_AREF(e, 0), s.stack) && same_int(RARRAY_AREF(e, 1), s.weight_ns) &&
-         same_int(RARRAY_AREF(e, 2), s.thread_seq) && same_int(RARRAY_AREF(e, 3), s.label_set) &&
+         same_int(RARRAY_AREF(e, 2), s.thread_seq) && same_int(RARRAY_AREF(e, 3), label_set) &&
          (!raw || (same_int(RARRAY_AREF(e, 4), s.vm_state) && same_int(RARRAY_AREF(e, 5), s.time_ns)));
 }
 
 bool samples_unchanged(ProfileHolder& h, VALUE ary, VALUE expected, const std::vector<Sample>& samples, bool raw) {
   if (ary != expected || !RB_TYPE_P(ary, T_ARRAY) || RARRAY_LEN(ary) != static_cast<long>(samples.size())) return false;
+  UserLabelSets user_sets(h.profile);
   for (size_t i = 0; i < samples.size(); i++) {
-    if (!sample_unchanged(h, RARRAY_AREF(ary, static_cast<long>(i)), samples[i], raw)) return false;
+    const Sample& s = samples[i];
+    if (!sample_unchanged(h, RARRAY_AREF(ary, static_cast<long>(i)), s, raw, raw ? user_sets.of(s) : s.label_set)) return false;
   }
   return true;
 }
@@ -461,7 +465,7 @@ struct Converter {
       edits.clear();
       long bad;
       // Keys are not checked for UTF-8 here: the encoders replace invalid bytes.
-      if (read_label_pairs(pairs, false, edits, bad) != LabelCheck::kOk) return fail_row("label_sets", i, "label keys must be Symbols or Strings");
+      read_label_pairs(pairs, false, false, edits, bad);  // any key and value (nil too), as given
       LabelSet labels;
       apply_label_edits(edits, labels);
       label_map.push_back(h.profile.label_sets.intern(labels));
@@ -571,6 +575,7 @@ VALUE profile_s_from_hash(VALUE, VALUE hash) {
     }
   }
   if (!raw) infer_vm_states(h->profile);
+  else label_vm_states(h->profile);  // raw_samples[i][3]: the user's labels (rperf 0.11)
   return obj;
 }
 

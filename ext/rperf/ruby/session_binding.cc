@@ -22,6 +22,13 @@ namespace {
 
 VALUE g_marker = Qnil;  // holds the frame VALUEs of the live session alive and pinned
 Session* g_abandoned = nullptr;  // sessions a forked child inherited and must not free
+// Each session's serial (from 1), in the tokens merge_labels hands out, so a label block that
+// outlives its session restores its labels by value, not by an id of another session's table.
+uint32_t g_session_serial = 0;
+// The last stopped session's label sets, kept until the next stop: a block that began in it and
+// ends in a session started inside the block restores its labels from there.
+LabelSetTable* g_stopped_label_sets = nullptr;
+uint32_t g_stopped_serial = 0;
 
 void marker_mark(void*) {
   if (g_session) g_session->mark();
@@ -72,6 +79,7 @@ VALUE native_start(VALUE, VALUE options) {
   without_cxx_exceptions([&] { s = new Session(o); });  // the ring's buffers are allocated here
   {
     g_session = s;
+    g_session_serial++;
     std::string message;
     if (!s->start(&message)) {
       g_session = nullptr;
@@ -106,6 +114,10 @@ VALUE native_stop(VALUE, VALUE vm_state_frames) {
   s->stop();
   VALUE profile = build(*s, false, vm_state_frames);  // frames still marked: g_session is set
   g_session = nullptr;
+  delete g_stopped_label_sets;
+  g_stopped_label_sets = new (std::nothrow) LabelSetTable();
+  if (g_stopped_label_sets) *g_stopped_label_sets = std::move(s->label_sets);
+  g_stopped_serial = g_session_serial;
   delete s;
   return profile;
 }
@@ -116,7 +128,11 @@ VALUE native_snapshot(VALUE, VALUE clear, VALUE vm_state_frames) {
   if (!s) return Qnil;
   if (!s->opts.aggregate) rb_raise(rb_eRuntimeError, "snapshot requires aggregate mode (aggregate: true)");
   without_cxx_exceptions([&] { s->close_intervals_for_snapshot(); });
-  return build(*s, RTEST(clear), vm_state_frames);
+  VALUE profile = build(*s, RTEST(clear), vm_state_frames);
+  // A new interval: the label sets no sample refers to any more are freed (a long-running
+  // app's table stays as large as the labels in use, issue 30.9).
+  if (RTEST(clear)) without_cxx_exceptions([&] { s->release_unused_label_sets(); });
+  return profile;
 }
 
 VALUE native_running_p(VALUE) { return g_session ? Qtrue : Qfalse; }
@@ -135,27 +151,32 @@ VALUE native_start_allocations(VALUE, VALUE own_source_prefix) {
 // Ruby code may stop the session (and free it and its thread states): a binding function makes
 // its Ruby calls (to_s, to_int) first and looks up g_session only after the last one.
 
-[[noreturn]] void raise_label_error(LabelCheck check, VALUE pairs, long bad) {
+[[noreturn]] void raise_label_error(VALUE pairs, long bad) {
   VALUE key = RARRAY_AREF(pairs, 2 * bad), value = RARRAY_AREF(pairs, 2 * bad + 1);
-  if (check == LabelCheck::kBadKey) rb_raise(rb_eArgError, "rperf: label keys must be Symbols or Strings (got %" PRIsVALUE ")", rb_inspect(key));
   rb_raise(rb_eArgError, "rperf: label keys must be valid UTF-8 (got %" PRIsVALUE " => %" PRIsVALUE ")", rb_inspect(key), rb_inspect(value));
 }
 
-// Native.merge_labels(hash) -> the previous label set id. Sets the current thread's labels to
-// its current ones merged with `hash` (nil values delete keys). A key that is not valid UTF-8
-// is refused (ArgumentError) and nothing changes: stop, snapshot and labels could not make it
-// a Symbol (issue 30.2).
-VALUE native_merge_labels(VALUE, VALUE hash) {
+// A label set id of the running session as handed to Ruby: the session's serial above its id.
+VALUE label_token(uint32_t id) { return ULL2NUM((static_cast<uint64_t>(g_session_serial) << 32) | id); }
+
+// Native.merge_labels(hash, pin) -> a token of the previous label set (for label_set_id=), nil
+// when no session took the labels (none runs, or a value's to_s stopped it). Sets
+// the current thread's labels to its current ones merged with `hash` (nil values delete keys).
+// `pin`: a block will restore the previous set, which stays alive until then. A key that is not
+// valid UTF-8 is refused (ArgumentError) and nothing changes: stop, snapshot and labels could
+// not make it a Symbol (issue 30.2).
+VALUE native_merge_labels(VALUE, VALUE hash, VALUE pin) {
   Check_Type(hash, T_HASH);
-  if (!g_session) return INT2FIX(0);
+  if (!g_session) return Qnil;
   VALUE pairs = label_pairs(hash);  // every Ruby call of this function
   LabelCheck check = LabelCheck::kOk;
   long bad = -1;
   bool no_thread_state = false;
   uint32_t previous = 0;
+  bool ran = false;
   without_cxx_exceptions([&] {
     std::vector<LabelEdit> edits;
-    check = read_label_pairs(pairs, true, edits, bad);
+    check = read_label_pairs(pairs, true, true, edits, bad);
     if (check != LabelCheck::kOk || !g_session) return;  // stopped by a to_s: as when not running
     ThreadState* ts = g_session->current_thread_state(true);
     if (!ts) {
@@ -166,28 +187,55 @@ VALUE native_merge_labels(VALUE, VALUE hash) {
     LabelSet set = g_session->label_sets[previous];
     apply_label_edits(edits, set);
     const uint32_t id = g_session->label_sets.intern_bounded(set, g_session->opts.max_label_sets);
+    if (RTEST(pin)) g_session->label_sets.pin(previous);
     g_session->set_label(ts, id);  // the one change to the thread's state (closes its interval)
+    ran = true;
   });
   if (no_thread_state) rb_memerror();
-  if (check != LabelCheck::kOk) raise_label_error(check, pairs, bad);
+  if (check != LabelCheck::kOk) raise_label_error(pairs, bad);
   RB_GC_GUARD(pairs);
-  return UINT2NUM(previous);
+  return ran ? label_token(previous) : Qnil;  // nil: nothing to restore
 }
 
-VALUE native_set_label_set(VALUE, VALUE id) {
-  const uint32_t set = NUM2UINT(id);  // may call to_int: before the session is looked up
-  if (!g_session) return id;
-  if (set >= g_session->label_sets.size()) rb_raise(rb_eArgError, "rperf: no label set %u", set);
-  ThreadState* ts = g_session->current_thread_state(true);
-  if (!ts) rb_memerror();
-  without_cxx_exceptions([&] { g_session->set_label(ts, set); });
-  return id;
+// Native.label_set_id = token (of merge_labels): the current thread's labels back to that set,
+// releasing its pin. A token of the session stopped last (the session was restarted since)
+// restores the same labels by value; of an older one, nothing changes. A plain id (no serial)
+// names a set of the running session.
+VALUE native_set_label_set(VALUE, VALUE token) {
+  if (NIL_P(token)) return token;
+  const uint64_t t = NUM2ULL(token);  // may call to_int: before the session is looked up
+  if (!g_session) return token;
+  const uint32_t serial = static_cast<uint32_t>(t >> 32), id = static_cast<uint32_t>(t);
+  LabelSetTable& table = g_session->label_sets;
+  bool unknown = false;
+  without_cxx_exceptions([&] {
+    uint32_t set;
+    if (serial == 0 || serial == g_session_serial) {
+      if (id >= table.size() || table.released(id)) {
+        unknown = true;
+        return;
+      }
+      if (serial) table.unpin(id);
+      set = id;
+    } else if (serial == g_stopped_serial && g_stopped_label_sets && id < g_stopped_label_sets->size()) {
+      set = table.intern_bounded((*g_stopped_label_sets)[id], g_session->opts.max_label_sets);
+    } else {
+      return;
+    }
+    ThreadState* ts = g_session->current_thread_state(true);
+    if (ts) g_session->set_label(ts, set);
+  });
+  if (unknown) rb_raise(rb_eArgError, "rperf: no label set %u", id);
+  return token;
 }
 
 VALUE native_label_set_id(VALUE) {
   ThreadState* ts = g_session ? g_session->current_thread_state(false) : nullptr;
   return UINT2NUM(ts ? ts->timeline.label_set() : 0);
 }
+
+// Native.label_set_count -> the sets the running session's table holds (0 when not running).
+VALUE native_label_set_count(VALUE) { return SIZET2NUM(g_session ? g_session->label_sets.held() : 0); }
 
 // The label sets read below are the session's own: label_set_to_ruby only makes Strings,
 // Symbols, Integers and a Hash (no Ruby code runs that could free them), and no C++ object
@@ -204,7 +252,10 @@ VALUE native_labels(VALUE) {
 VALUE native_label_sets(VALUE) {
   VALUE out = rb_ary_new();
   if (!g_session) return rb_ary_push(out, empty_labels());
-  for (uint32_t i = 0; i < g_session->label_sets.size(); i++) rb_ary_push(out, label_set_to_ruby(g_session->label_sets[i]));
+  // A released id (snapshot(clear: true) freed its set) reads nil.
+  for (uint32_t i = 0; i < g_session->label_sets.size(); i++) {
+    rb_ary_push(out, g_session->label_sets.released(i) ? Qnil : label_set_to_ruby(g_session->label_sets[i]));
+  }
   return out;
 }
 
@@ -272,11 +323,12 @@ void init_session_binding(VALUE native) {
   rb_define_singleton_method(native, "snapshot", RUBY_METHOD_FUNC(native_snapshot), 2);
   rb_define_singleton_method(native, "running?", RUBY_METHOD_FUNC(native_running_p), 0);
   rb_define_singleton_method(native, "start_allocations", RUBY_METHOD_FUNC(native_start_allocations), 1);
-  rb_define_singleton_method(native, "merge_labels", RUBY_METHOD_FUNC(native_merge_labels), 1);
+  rb_define_singleton_method(native, "merge_labels", RUBY_METHOD_FUNC(native_merge_labels), 2);
   rb_define_singleton_method(native, "label_set_id=", RUBY_METHOD_FUNC(native_set_label_set), 1);
   rb_define_singleton_method(native, "label_set_id", RUBY_METHOD_FUNC(native_label_set_id), 0);
   rb_define_singleton_method(native, "labels", RUBY_METHOD_FUNC(native_labels), 0);
   rb_define_singleton_method(native, "label_sets", RUBY_METHOD_FUNC(native_label_sets), 0);
+  rb_define_singleton_method(native, "label_set_count", RUBY_METHOD_FUNC(native_label_set_count), 0);
   rb_define_singleton_method(native, "profile_inc", RUBY_METHOD_FUNC(native_profile_inc), 0);
   rb_define_singleton_method(native, "profile_dec", RUBY_METHOD_FUNC(native_profile_dec), 0);
   rb_define_singleton_method(native, "after_fork_child", RUBY_METHOD_FUNC(native_after_fork_child), 0);

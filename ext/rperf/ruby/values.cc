@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "io/encoders.hh"
+#include "profile/label_value.hh"
 
 namespace rperf {
 
@@ -112,49 +113,140 @@ int push_label_pair(VALUE key, VALUE value, VALUE pairs) {
   return ST_CONTINUE;
 }
 
-bool plain_label_value(VALUE v) {
+// Mark the Arrays that plain_label_value makes of Hashes ([g_hash_mark, key, value, ...]) and
+// of Integers beyond 64 bits ([g_bignum_mark, decimal String]).
+VALUE g_hash_mark = Qnil, g_bignum_mark = Qnil;
+
+VALUE new_mark(VALUE& mark) {
+  if (NIL_P(mark)) {
+    mark = rb_obj_freeze(rb_obj_alloc(rb_cObject));
+    rb_gc_register_mark_object(mark);
+  }
+  return mark;
+}
+
+constexpr int kMaxLabelDepth = 32;  // deeper (or recursive) Arrays and Hashes: their to_s
+
+VALUE text_instead(VALUE v) {
+  int state = 0;
+  VALUE s = rb_protect(protected_to_s, v, &state);
+  if (state) {
+    rb_set_errinfo(Qnil);
+    s = rb_str_new_cstr("?");
+  }
+  return s;
+}
+
+// A label value as read_label_pairs can encode it without calling Ruby: nil, true, false,
+// Strings, Symbols, Integers (int64), Floats and Arrays of those as they are; a Hash as an Array
+// [hash_mark, key, value, ...], an Integer beyond 64 bits as [bignum_mark, its digits]; anything
+// else by its to_s. Every
+// Ruby call of the conversion is made here.
+VALUE plain_label_value(VALUE v, int depth) {
   int64_t i;
-  return NIL_P(v) || RB_TYPE_P(v, T_STRING) || SYMBOL_P(v) || (RB_INTEGER_TYPE_P(v) && int64_of(v, i));
+  if (NIL_P(v) || v == Qtrue || v == Qfalse || RB_TYPE_P(v, T_STRING) || SYMBOL_P(v) || RB_FLOAT_TYPE_P(v)) return v;
+  if (RB_INTEGER_TYPE_P(v)) return int64_of(v, i) ? v : rb_ary_new_from_args(2, new_mark(g_bignum_mark), rb_big2str(v, 10));
+  if (depth >= kMaxLabelDepth || (!RB_TYPE_P(v, T_ARRAY) && !RB_TYPE_P(v, T_HASH))) return text_instead(v);
+  VALUE items;
+  if (RB_TYPE_P(v, T_HASH)) {
+    items = rb_ary_new_capa(1 + 2 * static_cast<long>(RHASH_SIZE(v)));
+    rb_ary_push(items, new_mark(g_hash_mark));
+    rb_hash_foreach(v, push_label_pair, items);  // runs no Ruby code
+    for (long k = 1; k < RARRAY_LEN(items); k++) rb_ary_store(items, k, plain_label_value(RARRAY_AREF(items, k), depth + 1));
+  } else {
+    items = rb_ary_new_capa(RARRAY_LEN(v));
+    for (long k = 0; k < RARRAY_LEN(v); k++) rb_ary_push(items, plain_label_value(RARRAY_AREF(v, k), depth + 1));
+  }
+  return items;
+}
+
+std::string bytes_of(VALUE str) { return std::string(RSTRING_PTR(str), static_cast<size_t>(RSTRING_LEN(str))); }
+
+// Encodes what plain_label_value made (label_value.hh), calling no Ruby.
+std::string encode_plain(VALUE v) {
+  if (NIL_P(v)) return label_value::nil();
+  if (v == Qtrue || v == Qfalse) return label_value::boolean(v == Qtrue);
+  if (RB_TYPE_P(v, T_STRING)) return label_value::string(bytes_of(v));
+  if (SYMBOL_P(v)) return label_value::symbol(bytes_of(rb_sym2str(v)));
+  if (RB_FLOAT_TYPE_P(v)) return label_value::real(RFLOAT_VALUE(v));
+  int64_t i;
+  if (RB_INTEGER_TYPE_P(v) && int64_of(v, i)) return label_value::integer(i);
+  if (!RB_TYPE_P(v, T_ARRAY)) return label_value::string("?");  // not made by plain_label_value
+  const long n = RARRAY_LEN(v);
+  if (n == 2 && RARRAY_AREF(v, 0) == g_bignum_mark) return label_value::integer_text(bytes_of(RARRAY_AREF(v, 1)));
+  if (n > 0 && RARRAY_AREF(v, 0) == g_hash_mark) {
+    std::vector<std::pair<std::string, std::string>> members;
+    for (long k = 1; k + 1 < n; k += 2) members.emplace_back(encode_plain(RARRAY_AREF(v, k)), encode_plain(RARRAY_AREF(v, k + 1)));
+    return label_value::hash(members);
+  }
+  std::vector<std::string> items;
+  for (long k = 0; k < n; k++) items.push_back(encode_plain(RARRAY_AREF(v, k)));
+  return label_value::array(items);
+}
+
+// A Ruby object for an encoded value: frozen, as the label sets holding it.
+VALUE decode_label_value(std::string_view v) {
+  namespace lv = label_value;
+  switch (lv::type_of(v)) {
+    case lv::kString: {
+      std::string_view t = lv::text_of(v);
+      return rb_enc_interned_str(t.data(), static_cast<long>(t.size()), rb_utf8_encoding());
+    }
+    case lv::kSymbol: {
+      std::string_view t = lv::text_of(v);
+      return ID2SYM(rb_intern3(t.data(), static_cast<long>(t.size()), rb_utf8_encoding()));
+    }
+    case lv::kInteger: {
+      int64_t i;
+      if (lv::int64_of(v, i)) return LL2NUM(i);
+      std::string_view t = lv::text_of(v);
+      return rb_str_to_inum(rb_str_new(t.data(), static_cast<long>(t.size())), 10, 0);
+    }
+    case lv::kFloat: return DBL2NUM(lv::real_of(v));
+    case lv::kTrue: return Qtrue;
+    case lv::kFalse: return Qfalse;
+    case lv::kNil: return Qnil;
+    case lv::kArray: {
+      VALUE a = rb_ary_new();
+      size_t pos = 1;
+      std::string_view item;
+      while (lv::next_item(v, pos, item)) rb_ary_push(a, decode_label_value(item));
+      return rb_ary_freeze(a);
+    }
+    case lv::kHash: {
+      VALUE h = rb_hash_new();
+      size_t pos = 1;
+      std::string_view k, item;
+      while (lv::next_item(v, pos, k) && lv::next_item(v, pos, item)) rb_hash_aset(h, decode_label_value(k), decode_label_value(item));
+      return rb_hash_freeze(h);
+    }
+  }
+  return Qnil;
 }
 }  // namespace
 
 VALUE label_pairs(VALUE hash) {
   VALUE pairs = rb_ary_new_capa(2 * static_cast<long>(RHASH_SIZE(hash)));
   rb_hash_foreach(hash, push_label_pair, pairs);  // runs no Ruby code: the Hash cannot change
-  for (long i = 1; i < RARRAY_LEN(pairs); i += 2) {
-    VALUE v = RARRAY_AREF(pairs, i);
-    if (plain_label_value(v)) continue;
-    int state = 0;
-    VALUE s = rb_protect(protected_to_s, v, &state);
-    if (state) {
-      rb_set_errinfo(Qnil);
-      s = rb_str_new_cstr("?");
-    }
-    rb_ary_store(pairs, i, s);
-  }
+  for (long i = 0; i < RARRAY_LEN(pairs); i++) rb_ary_store(pairs, i, plain_label_value(RARRAY_AREF(pairs, i), 0));
   return pairs;
 }
 
-LabelCheck read_label_pairs(VALUE pairs, bool check_keys_utf8, std::vector<LabelEdit>& out, long& bad) {
+LabelCheck read_label_pairs(VALUE pairs, bool check_keys_utf8, bool nil_removes, std::vector<LabelEdit>& out, long& bad) {
   const long n = RARRAY_LEN(pairs) / 2;
   out.reserve(out.size() + static_cast<size_t>(n));
   for (long i = 0; i < n; i++) {
     VALUE key = RARRAY_AREF(pairs, 2 * i), value = RARRAY_AREF(pairs, 2 * i + 1);
     bad = i;
-    if (!SYMBOL_P(key) && !RB_TYPE_P(key, T_STRING)) return LabelCheck::kBadKey;
     LabelEdit e;
-    e.label.key = text_of(key);
-    if (check_keys_utf8 && !utf8_valid(e.label.key.data(), e.label.key.size())) return LabelCheck::kInvalidUtf8;
-    int64_t integer;
-    if (NIL_P(value)) e.remove = true;
-    else if (RB_INTEGER_TYPE_P(value) && int64_of(value, integer)) {
-      e.label.value = std::to_string(integer);
-      e.label.integer = true;
-    } else if (RB_TYPE_P(value, T_STRING) || SYMBOL_P(value)) {
-      e.label.value = text_of(value);
-    } else {
-      e.label.value = "?";  // not made by label_pairs
+    if (SYMBOL_P(key) || RB_TYPE_P(key, T_STRING)) {
+      const std::string name = text_of(key);
+      if (check_keys_utf8 && !utf8_valid(name.data(), name.size())) return LabelCheck::kInvalidUtf8;
     }
+    // Keys as given: a Symbol stays a Symbol, a String a String, 1 stays 1 (rperf 0.11).
+    e.label.key = encode_plain(key);
+    if (NIL_P(value) && nil_removes) e.remove = true;
+    else e.label.value = encode_plain(value);
     out.push_back(std::move(e));
   }
   bad = -1;
@@ -174,21 +266,18 @@ void apply_label_edits(const std::vector<LabelEdit>& edits, LabelSet& set) {
   }
 }
 
-bool merge_ruby_labels(VALUE hash, LabelSet& set) {
+void merge_ruby_labels(VALUE hash, LabelSet& set) {
   VALUE pairs = label_pairs(hash);
   std::vector<LabelEdit> edits;
   long bad;
-  bool ok = read_label_pairs(pairs, false, edits, bad) == LabelCheck::kOk;
-  if (ok) apply_label_edits(edits, set);
+  read_label_pairs(pairs, false, true, edits, bad);
+  apply_label_edits(edits, set);
   RB_GC_GUARD(pairs);
-  return ok;
 }
 
 VALUE label_set_to_ruby(const LabelSet& set) {
   VALUE h = rb_hash_new();
-  for (const Label& l : set) {
-    rb_hash_aset(h, key_symbol(l.key), l.integer ? rb_cstr2inum(l.value.c_str(), 10) : utf8_string(l.value));
-  }
+  for (const Label& l : set) rb_hash_aset(h, decode_label_value(l.key), decode_label_value(l.value));
   return rb_hash_freeze(h);
 }
 

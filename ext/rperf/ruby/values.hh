@@ -21,9 +21,11 @@ bool ruby_to_json(VALUE v, JsonValue& out, int depth = 0);
 // A Hash of labels is converted in two steps, so that no C++ object is alive while Ruby code
 // runs (and no pointer into a session is held: a value's to_s may stop it):
 // 1. label_pairs(hash) makes every Ruby call: a flat Array [key, value, key, value, ...] of the
-//    Hash's entries, each value a String, Symbol, Integer (int64) or nil; other values are
-//    replaced by their to_s ("?" when it raises). Raises only NoMemoryError.
-// 2. read_label_pairs reads that Array without calling Ruby (it may throw std::bad_alloc).
+//    Hash's entries, each value kept when it is nil, true, false, a String, Symbol, Integer
+//    (int64), Float, or an Array or Hash of those (copied), else replaced by its to_s ("?" when
+//    it raises). Raises only NoMemoryError.
+// 2. read_label_pairs encodes that Array (profile/label_value.hh) without calling Ruby (it may
+//    throw std::bad_alloc). Keys and values keep their types.
 VALUE label_pairs(VALUE hash);
 
 // One entry of a Hash of labels: the label, or (remove) the deletion of its key (a nil value).
@@ -34,20 +36,20 @@ struct LabelEdit {
 
 enum class LabelCheck {
   kOk,
-  kBadKey,       // a key is not a Symbol or String
   kInvalidUtf8,  // a key's bytes are not valid UTF-8 (checked only when asked: it could not
                  // become a Symbol; a value's invalid bytes are kept, and replaced in files)
 };
 
 // Appends the edits of label_pairs' Array to `out`. On failure `bad` is the offending entry's
 // index (its key is pairs[2 * bad]) and `out` is partly filled.
-LabelCheck read_label_pairs(VALUE pairs, bool check_keys_utf8, std::vector<LabelEdit>& out, long& bad);
+// `nil_removes`: a nil value deletes its key (Rperf.label), else it is a value (a result Hash).
+LabelCheck read_label_pairs(VALUE pairs, bool check_keys_utf8, bool nil_removes, std::vector<LabelEdit>& out, long& bad);
 // Keys replace earlier values (in place), new keys are appended, removals delete a key.
 void apply_label_edits(const std::vector<LabelEdit>& edits, LabelSet& set);
-// Both steps: merges a Hash of labels into `set` (no UTF-8 check). Returns false (set
-// unchanged) when a key is not a Symbol or String. May throw std::bad_alloc.
-bool merge_ruby_labels(VALUE hash, LabelSet& set);
-VALUE label_set_to_ruby(const LabelSet& set);  // frozen Hash, Symbol keys
+// Both steps: merges a Hash of labels into `set` (no UTF-8 check; nil deletes a key). May throw
+// std::bad_alloc.
+void merge_ruby_labels(VALUE hash, LabelSet& set);
+VALUE label_set_to_ruby(const LabelSet& set);  // frozen Hash of the labels as given
 // An Integer that fits int64 (Fixnum or Bignum); false otherwise.
 bool int64_of(VALUE v, int64_t& out);
 

@@ -91,7 +91,17 @@ void build_profile(Session& s, const BuildOptions& opts, Profile& out) {
   int64_t now = monotonic_ns();
   out.has_lines = s.opts.lines;
   out.timestamps = !s.opts.aggregate;
-  out.label_sets = s.label_sets;
+  // The session's table may have ids freed by snapshot(clear: true): the profile's is dense.
+  std::vector<uint32_t> set_map;
+  if (s.label_sets.held() == s.label_sets.size()) {
+    out.label_sets = s.label_sets;
+  } else {
+    set_map.assign(s.label_sets.size(), 0);
+    for (uint32_t id = 1; id < s.label_sets.size(); id++) {
+      if (!s.label_sets.released(id)) set_map[id] = out.label_sets.intern(s.label_sets[id]);
+    }
+  }
+  auto map_set = [&](uint32_t id) { return set_map.empty() || id >= set_map.size() ? id : set_map[id]; };
   {
     Resolver resolver(store, out);
     std::vector<uint32_t> stack_map(store.node_count() + 1, kUnresolved);  // [node_count] = empty stack
@@ -100,6 +110,7 @@ void build_profile(Session& s, const BuildOptions& opts, Profile& out) {
       size_t slot = sample.stack < store.node_count() ? sample.stack : store.node_count();
       if (stack_map[slot] == kUnresolved) stack_map[slot] = resolver.stack(sample.stack);
       sample.stack = stack_map[slot];
+      sample.label_set = map_set(sample.label_set);
       out.samples.push_back(sample);
     }
     ClassNamer namer(out);
@@ -109,6 +120,7 @@ void build_profile(Session& s, const BuildOptions& opts, Profile& out) {
       if (stack_map[slot] == kUnresolved) stack_map[slot] = resolver.stack(a.stack);
       a.stack = stack_map[slot];
       a.type = namer.name(a.type);
+      a.label_set = map_set(a.label_set);
       out.allocations.push_back(a);
     }
   }

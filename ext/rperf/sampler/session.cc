@@ -449,6 +449,21 @@ std::vector<Sample> Session::take_samples(bool clear, StackStore* store_copy, st
   return out;
 }
 
+void Session::release_unused_label_sets() {
+  ScopedLock lock(consumer_mutex);  // the samples and the ring's records the worker reads
+  std::vector<bool> live(label_sets.size(), false);
+  auto keep = [&](uint32_t id) {
+    if (id < live.size()) live[id] = true;
+  };
+  threads.each([&](ThreadState* ts) { keep(ts->timeline.label_set()); });
+  ring.each_pending_record([&](const SampleRecord& r) { keep(r.label_set); });
+  for (const Sample& s : aggregated.samples()) keep(s.label_set);
+  for (const Sample& s : raw) keep(s.label_set);
+  for (const AllocationSample& a : alloc.aggregated.samples()) keep(a.label_set);
+  for (const AllocationSample& a : alloc.raw) keep(a.label_set);
+  label_sets.release_unused(live);
+}
+
 void Session::mark() {
   // In a forked child the lock may be held by the parent's worker, which does not exist
   // here; the child abandons this session without reading its frames.

@@ -117,6 +117,11 @@ class Session final : public ChargeSink {
   // Whether the innermost Ruby-level frame of the `depth` frames just walked is rperf's own.
   bool allocated_by_rperf(int depth);
 
+  // After snapshot(clear: true), GVL held: frees the label sets that nothing refers to any more
+  // (no thread's current labels, no sample not yet taken, no pin of a label block); the others
+  // keep their ids.
+  void release_unused_label_sets();
+
   void mark();  // GC: frame VALUEs in the stack store and in the ring
 
   // The kernel id of the thread that holds the GVL (0: none known), for the timer signal.

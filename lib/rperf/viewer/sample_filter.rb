@@ -62,12 +62,14 @@ module Rperf
         @hide = hide.nil? || hide.empty? ? nil : hide.to_set
       end
 
-      # A plain label filter is the native one; the others select the samples here and build
-      # the tree of that subset (the same native code). The page only knows labels as valid
-      # UTF-8 (Payload): a key or value it had to repair is compared here, repaired the same way.
+      # A plain label filter is the native one (keys and values compared by their text); the
+      # others select the samples here and build the tree of that subset (the same native code).
+      # The page only knows labels as valid UTF-8 (Payload): a key or value it had to repair is
+      # compared here, repaired the same way, and so is a Hash value's text (the page has Ruby's
+      # to_s of it, whose spelling differs between Ruby versions).
       def call_tree
         return tree_of(@data) unless @label || @thread || @range || @hide
-        if @label && !@thread && !@range && !@hide && @label[1] && intact?(@label[0]) && intact?(@label[1])
+        if @label && !@thread && !@range && !@hide && @label[1] && intact?(@label[0]) && intact?(@label[1]) && !@label[1].include?("{")
           return tree_of(@data, filter: { @label[0] => @label[1] })
         end
 

@@ -10,7 +10,7 @@ require_relative "round_trip"
 
 lib = CompatProbe::Compare.peer_lib
 parts = ARGV.empty? ? %w[probes files] : ARGV
-%w[api_probe.rb file_probe.rb cli_probe.rb usage_probe.rb viewer_probe.rb mutation_probe.rb].each do |probe|
+%w[api_probe.rb file_probe.rb cli_probe.rb usage_probe.rb viewer_probe.rb mutation_probe.rb labels_probe.rb].each do |probe|
   next unless parts.include?("probes")
 
   facts = CompatProbe::Compare.run(probe, lib)
