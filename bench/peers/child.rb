@@ -53,7 +53,7 @@ module PeerBench
       [count / 10, 1].max.times { Workloads.public_send(method) }
       GC.start
       whole0 = monotonic
-      profiler.start(spec.fetch("mode").to_sym, spec.fetch("frequency"), spec["allocations"])
+      profiler.start(spec.fetch("mode").to_sym, spec.fetch("frequency"), spec["allocations"], spec["capture"]&.to_sym)
       work0 = monotonic
       cpu0 = thread_cpu
       objects0 = GC.stat(:total_allocated_objects)
