@@ -22,7 +22,7 @@ class CaptureTest < Minitest::Test
       data, (handler, job) = profile_with_paths(mode: mode, capture: :signal) { burn_cpu(0.2) }
       assert_operator handler, :>, 20, "ticks sampled in the handler"
       assert_operator job, :<=, handler / 4, "fallbacks to the job (GC, rperf's own code)"
-      assert_equal data[:sampling_count], handler + job
+      assert_operator data[:sampling_count], :>=, handler + job # and the ticks up to stop
       top = data[:aggregated_samples].sort_by { -_2 }.first(5).map { |f, w, t, l| [w, t, data[:label_sets][l], f.first(3).map { _1[1] }] }
       assert_operator weight_including(data, "RperfTestHelper#burn_cpu"), :>, 0.8 * data[:aggregated_samples].sum { _2 }, top.inspect
     end
