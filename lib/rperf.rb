@@ -43,11 +43,11 @@ module Rperf
     def start(frequency: 1000, mode: :cpu, output: nil, verbose: false, format: nil, stat: false,
               signal: nil, aggregate: true, defer: false, inherit: :fork, lines: false,
               max_depth: DEFAULT_MAX_DEPTH, vm_state_frames: false, allocations: nil,
-              max_label_sets: Settings::DEFAULTS[:max_label_sets])
+              max_label_sets: Settings::DEFAULTS[:max_label_sets], capture: nil)
       settings = Settings.new(frequency: frequency, mode: mode, output: output, verbose: verbose, format: format,
                               stat: stat, signal: signal, aggregate: aggregate, defer: defer, inherit: inherit,
                               lines: lines, max_depth: max_depth, vm_state_frames: vm_state_frames,
-                              allocations: allocations, max_label_sets: max_label_sets)
+                              allocations: allocations, max_label_sets: max_label_sets, capture: capture)
       start_session(Session.new(settings))
       return unless block_given?
 
@@ -209,7 +209,8 @@ module Rperf
       s = session.settings
       Native.start({ frequency: s.frequency, mode: s.wall? ? :wall : :cpu, aggregate: s.aggregate, signal: s.signal,
                      defer: s.defer, max_depth: s.max_depth, lines: session.capture_lines?, forked_child: session.forked?,
-                     allocation_interval: s.allocation_interval, max_label_sets: s.max_label_sets })
+                     allocation_interval: s.allocation_interval, max_label_sets: s.max_label_sets,
+                     capture: s.capture_path })
       @session = session
       session.start_inheritance
       ForkHook.install

@@ -89,6 +89,14 @@ module RperfTestHelper
   end
 end
 
+# RPERF_TEST_CAPTURE=signal|postponed runs every Rperf.start of the suite on that capture path
+# (the default follows YJIT: `RUBYOPT=--yjit` alone gives the signal path).
+if (test_capture = ENV["RPERF_TEST_CAPTURE"]&.to_sym)
+  Rperf.singleton_class.prepend(Module.new do
+    define_method(:start) { |capture: test_capture, **kw, &blk| super(capture: capture, **kw, &blk) }
+  end)
+end
+
 # A private temporary directory per test, removed after it: @dir, and tmp(name) in it.
 module TempDirTest
   def setup

@@ -28,6 +28,7 @@ module PeerBench
       when "calibrate" then calibrate(spec.fetch("unit"), spec.fetch("seconds", 0.3))
       when "fixed" then fixed(spec)
       when "rss" then rss(spec)
+      when "yjit" then yjit(spec)
       else raise ArgumentError, "unknown task #{spec["task"].inspect}"
       end
     end
@@ -52,7 +53,7 @@ module PeerBench
       [count / 10, 1].max.times { Workloads.public_send(method) }
       GC.start
       whole0 = monotonic
-      profiler.start(spec.fetch("mode").to_sym, spec.fetch("frequency"), spec["allocations"])
+      profiler.start(spec.fetch("mode").to_sym, spec.fetch("frequency"), spec["allocations"], spec["capture"]&.to_sym)
       work0 = monotonic
       cpu0 = thread_cpu
       objects0 = GC.stat(:total_allocated_objects)
@@ -64,6 +65,26 @@ module PeerBench
       whole1 = monotonic
       report.merge(version: version, feature: @feature, whole_s: whole1 - whole0, work_s: work1 - work0, work_cpu_s: cpu1 - cpu0,
                    allocated: objects1 - objects0)
+    end
+
+    # As `fixed`, and the share of instructions YJIT ran between start and stop (--yjit-stats).
+    def yjit(spec)
+      profiler, version = load_profiler(spec)
+      method = Workloads::UNITS.fetch(spec.fetch("unit"))
+      count = spec.fetch("count")
+      [count / 5, 3].max.times { Workloads.public_send(method) }
+      GC.start
+      profiler.start(spec.fetch("mode").to_sym, spec.fetch("frequency"), nil, spec["capture"]&.to_sym)
+      s0 = RubyVM::YJIT.runtime_stats
+      cpu0 = thread_cpu
+      count.times { Workloads.public_send(method) }
+      cpu1 = thread_cpu
+      s1 = RubyVM::YJIT.runtime_stats
+      report = profiler.stop
+      yjit = s1[:yjit_insns_count] - s0[:yjit_insns_count]
+      vm = s1[:vm_insns_count] - s0[:vm_insns_count]
+      report.merge(version: version, feature: @feature, work_cpu_s: cpu1 - cpu0, yjit_share: yjit.fdiv(yjit + vm),
+                   side_exits: s1[:side_exit_count] - s0[:side_exit_count])
     end
 
     def rss(spec)

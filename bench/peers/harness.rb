@@ -78,25 +78,27 @@ module PeerBench
   #   RPERF_BENCH_ALLOC=0        no allocation table (default 1: after the time table; rperf
   #                              0.11.1 has no allocation profiling and is not in it)
   #   RPERF_BENCH_TIME=0         no time table (nor peak RSS): the allocation table alone
-  Config = Struct.new(:runs, :seconds, :rss_seconds, :profilers, :quick, :alloc, :time, keyword_init: true) do
+  #   RPERF_BENCH_YJIT=0         no YJIT table (default 1: share of instructions in YJIT while
+  #                              profiled, bench/peers/yjit.rb)
+  Config = Struct.new(:runs, :seconds, :rss_seconds, :profilers, :quick, :alloc, :time, :yjit, keyword_init: true) do
     def self.from_env(env = ENV)
       quick = env["RPERF_BENCH_QUICK"] == "1"
       profilers = (env["RPERF_BENCH_PROFILERS"] || "ours,rperf,stackprof,vernier").split(",").map(&:strip)
       unknown = profilers - %w[ours rperf stackprof vernier]
       raise ArgumentError, "RPERF_BENCH_PROFILERS: unknown #{unknown.join(", ")}" unless unknown.empty?
 
-      alloc, time = %w[RPERF_BENCH_ALLOC RPERF_BENCH_TIME].map do |name|
+      alloc, time, yjit = %w[RPERF_BENCH_ALLOC RPERF_BENCH_TIME RPERF_BENCH_YJIT].map do |name|
         value = env.fetch(name, "1")
         raise ArgumentError, "#{name}: 0 or 1, got #{value.inspect}" unless %w[0 1].include?(value)
 
         value == "1"
       end
-      raise ArgumentError, "RPERF_BENCH_TIME=0 and RPERF_BENCH_ALLOC=0: nothing to measure" unless alloc || time
+      raise ArgumentError, "RPERF_BENCH_TIME=0, RPERF_BENCH_ALLOC=0 and RPERF_BENCH_YJIT=0: nothing to measure" unless alloc || time || yjit
 
       new(runs: Integer(env["RPERF_BENCH_RUNS"] || (quick ? 1 : 7)),
           seconds: Float(env["RPERF_BENCH_SECONDS"] || (quick ? 0.1 : 0.6)),
           rss_seconds: Float(env["RPERF_BENCH_RSS_SECONDS"] || (quick ? 0.5 : 30)),
-          profilers: profilers, quick: quick, alloc: alloc, time: time)
+          profilers: profilers, quick: quick, alloc: alloc, time: time, yjit: yjit)
     end
 
     def variants = ALL_VARIANTS.select { |v| v.baseline? || profilers.include?(v.profiler) }
@@ -105,7 +107,7 @@ module PeerBench
     def alloc? = alloc && alloc_variants.any? { |v| !v.baseline? }
     def peers_needed?
       measured = (time ? variants : []) + (alloc? ? alloc_variants : [])
-      measured.any? { |v| !%w[ours none].include?(v.profiler) }
+      measured.any? { |v| !%w[ours none].include?(v.profiler) } || (yjit && profilers.any? { |p| p != "ours" })
     end
   end
 
@@ -179,6 +181,21 @@ module PeerBench
         @rss[v.label] = run_child(v, spec, yjit: false)
       end
       @log.puts
+    end
+
+    # Units of `unit` per run (the YJIT table's workloads).
+    def calibrate_unit(unit, yjit:) = calibrate(Experiment.new(:"#{unit}_yjit", unit, 0, yjit))
+
+    # One child for a profiler by name (the YJIT table's variants); extra Ruby options first.
+    def run_child_for(profiler, label, spec, yjit:, ruby_args: [])
+      variant = Variant.new(profiler, :wall)
+      argv = [RbConfig.ruby, *("--yjit" if yjit), *ruby_args, *load_path(variant), CHILD, JSON.generate(spec)]
+      out, err, status = Open3.capture3(child_env, *argv)
+      raise "#{label} child failed (#{status}):\n#{err}" unless status.success?
+
+      report = JSON.parse(out.lines.last)
+      check_loaded!(variant, report)
+      report
     end
 
     private

@@ -16,9 +16,10 @@ module PeerBench
         Rperf::VERSION
       end
 
-      def self.start(mode, frequency, allocations = nil)
+      def self.start(mode, frequency, allocations = nil, capture = nil)
         options = { mode: mode, frequency: frequency, inherit: false }
         options[:allocations] = allocations if allocations # rperf 0.11.1 has no such keyword
+        options[:capture] = capture if capture # nor this one
         Rperf.start(**options)
       end
 
@@ -38,7 +39,7 @@ module PeerBench
       end
 
       # :object mode: one sample every `interval` allocations (a counter), no time samples.
-      def self.start(mode, frequency, allocations = nil)
+      def self.start(mode, frequency, allocations = nil, _capture = nil)
         @object = !allocations.nil?
         if @object
           StackProf.start(mode: :object, interval: allocations, raw: false)
@@ -64,7 +65,7 @@ module PeerBench
       end
 
       # allocation_interval: N records one allocation every N (a counter), besides time samples.
-      def self.start(mode, frequency, allocations = nil)
+      def self.start(mode, frequency, allocations = nil, _capture = nil)
         raise ArgumentError, "vernier has no #{mode} mode" unless mode == :wall
 
         options = { mode: :wall, interval: 1_000_000 / frequency }
@@ -85,7 +86,7 @@ module PeerBench
 
     module Unprofiled
       def self.load = nil
-      def self.start(_mode, _frequency, _allocations = nil) = nil
+      def self.start(_mode, _frequency, _allocations = nil, _capture = nil) = nil
       def self.stop = { samples: 0, sampling_time_ns: nil }
     end
 

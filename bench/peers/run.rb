@@ -9,6 +9,7 @@ require_relative "harness"
 require_relative "locate"
 require_relative "table"
 require_relative "workloads"
+require_relative "yjit"
 
 module PeerBench
   ROOT = Locate::ROOT
@@ -25,6 +26,7 @@ module PeerBench
     config = Config.from_env
     load_before = load_average
     runner = Runner.new(config, root: ROOT, peers: config.peers_needed? ? Locate.peers : nil).run
+    yjit = Yjit::Runner.new(runner).run if config.yjit && defined?(RubyVM::YJIT)
     versions = runner.versions.map { |name, v| "#{name} #{v}" }.join(", ")
     header = [
       "Peer benchmark, Ruby #{RUBY_VERSION}, #{machine}; load average #{load_before} before, #{load_average} after.",
@@ -33,10 +35,14 @@ module PeerBench
     ]
     puts header
     puts Table.new(runner) if config.time
-    return unless runner.alloc_results
+    if runner.alloc_results
+      puts if config.time
+      puts AllocationTable.new(runner)
+    end
+    return unless yjit
 
-    puts if config.time
-    puts AllocationTable.new(runner)
+    puts if config.time || runner.alloc_results
+    puts Yjit::Table.new(yjit)
   end
 end
 

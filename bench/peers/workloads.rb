@@ -62,7 +62,21 @@ module PeerBench
       end
     end
 
-    UNITS = { "cold" => :cold_unit, "hot" => :hot_unit, "alloc" => :alloc_unit }.freeze
+    # The YJIT table's units: a `while` loop method called 300 times; blocks over small
+    # collections (times, map, a Hash of Strings); a recursive fib.
+    LOOP_ITERATIONS = 3_000
+    def self.loop_unit = 300.times { spin(LOOP_ITERATIONS) }
+
+    def self.block_unit
+      counts = Hash.new(0)
+      200.times { |i| counts["k#{i % 16}"] += [i, i + 1, i + 2].map { |x| x * 2 }.sum }
+      counts.sum { |_k, v| v }
+    end
+
+    def self.fib_unit = fib(20)
+
+    UNITS = { "cold" => :cold_unit, "hot" => :hot_unit, "alloc" => :alloc_unit,
+              "loop" => :loop_unit, "block" => :block_unit, "fib" => :fib_unit }.freeze
 
     # DISTINCT_SIDE outer x DISTINCT_SIDE inner methods: each (outer, inner) pair is a stack of
     # its own, visited in turn under the chain, for the memory measurement.

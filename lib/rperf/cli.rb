@@ -125,6 +125,8 @@ module Rperf
         end
         o.on("--label KEY=VALUE", "Add a label to profile metadata (repeatable)") { |v| add_label(opts, v) }
         o.on("--signal VALUE", "Timer signal (Linux only): signal number, or 'false' for nanosleep thread") { |v| opts[:signal] = signal_option(v) }
+        o.on("--capture PATH", %w[signal postponed],
+             "Stack capture: signal (in the signal handler) or postponed (default: signal under YJIT)") { |v| opts[:capture] = v.to_sym }
         o.on("--no-aggregate", "Disable sample aggregation (keep raw samples)") { opts[:aggregate] = false }
         o.on("--report", "Include flat/cumulative profile tables in output") { opts[:report] = true } if kind == :stat
         o.on("--no-inherit", "Do not profile forked/spawned child processes (default: inherit)") { opts[:inherit] = false }
@@ -158,7 +160,7 @@ module Rperf
       settings = begin
         Settings.new(mode: opts[:mode].to_sym, frequency: opts[:frequency], aggregate: opts[:aggregate],
                      inherit: opts[:inherit], vm_state_frames: opts[:vm_state_frames] || false, signal: opts[:signal],
-                     allocations: opts[:allocations],
+                     allocations: opts[:allocations], capture: opts[:capture],
                      format: opts[:print] ? :text : opts[:format]&.to_sym, output: output,
                      verbose: opts[:verbose] || false, stat: kind != :record)
       rescue ArgumentError => e

@@ -8,8 +8,11 @@ module Rperf
     DEFAULTS = {
       mode: :cpu, frequency: 1000, signal: nil, aggregate: true, defer: false, lines: false,
       max_depth: 512, vm_state_frames: false, output: nil, format: nil, inherit: :fork,
-      verbose: false, stat: false, allocations: nil, max_label_sets: 10_000,
+      verbose: false, stat: false, allocations: nil, max_label_sets: 10_000, capture: nil,
     }.freeze
+    # How a tick's stack is captured: in the GVL holder's signal handler (YJIT code keeps
+    # running) or by a postponed job (an interrupt: YJIT code side-exits to the interpreter).
+    CAPTURES = %i[signal postponed].freeze
     # `allocations: true` / `--alloc` without a number: one allocation in this many is sampled.
     DEFAULT_ALLOCATION_INTERVAL = 512
     MAX_ALLOCATION_INTERVAL = 2**31
@@ -22,7 +25,7 @@ module Rperf
     SAMPLING_ENV = {
       mode: "RPERF_MODE", frequency: "RPERF_FREQUENCY", signal: "RPERF_SIGNAL", aggregate: "RPERF_AGGREGATE",
       defer: "RPERF_DEFER", lines: "RPERF_LINES", max_depth: "RPERF_MAX_DEPTH", vm_state_frames: "RPERF_VM_STATE_FRAMES",
-      allocations: "RPERF_ALLOCATIONS", max_label_sets: "RPERF_MAX_LABEL_SETS",
+      allocations: "RPERF_ALLOCATIONS", max_label_sets: "RPERF_MAX_LABEL_SETS", capture: "RPERF_CAPTURE",
     }.freeze
     PROCESS_ENV = { output: "RPERF_OUTPUT", format: "RPERF_FORMAT", verbose: "RPERF_VERBOSE", stat: "RPERF_STAT" }.freeze
     INHERIT_ENV = "RPERF_INHERIT"
@@ -50,7 +53,7 @@ module Rperf
     # A setting from its text form (environment, command line).
     def self.parse_env(key, value)
       case key
-      when :mode then value.to_sym
+      when :mode, :capture then value.to_sym
       when :frequency, :max_depth, :max_label_sets then Integer(value, 10)
       when :allocations then value == "0" ? nil : Integer(value, 10)
       when :signal then %w[false 0].include?(value) ? false : Integer(value, 10)
@@ -68,6 +71,16 @@ module Rperf
     def to_h = DEFAULTS.keys.to_h { |key| [key, public_send(key)] }
 
     def wall? = mode == :wall
+
+    # The capture path the session uses: the one asked for, else the signal handler when YJIT
+    # is on (its code then stays compiled; measured in docs/benchmarks.md) and there is a
+    # signal, else the postponed job (without YJIT it costs the Ruby thread no signal).
+    def capture_path
+      return capture if capture
+      return :postponed if signal == false
+
+      defined?(RubyVM::YJIT) && RubyVM::YJIT.enabled? ? :signal : :postponed
+    end
 
     # One allocation in this many is sampled; nil: no allocation profiling.
     def allocation_interval = allocations
@@ -99,6 +112,7 @@ module Rperf
     # (as false) and a negative signal for the default one (as nil).
     def normalize!
       @format = @format.to_sym if @format.is_a?(String)
+      @capture = @capture.to_sym if @capture.is_a?(String)
       @signal = @signal.zero? ? false : nil if @signal.is_a?(Integer) && @signal <= 0
       @allocations = { true => DEFAULT_ALLOCATION_INTERVAL, false => nil, 0 => nil }.fetch(@allocations, @allocations)
     end
@@ -121,6 +135,13 @@ module Rperf
       end
       validate_signal!
       validate_allocations!
+      validate_capture!
+    end
+
+    def validate_capture!
+      return if capture.nil? || capture == :postponed
+      raise ArgumentError, "capture must be :signal or :postponed, got #{capture.inspect}" unless capture == :signal
+      raise ArgumentError, "capture: :signal needs a timer signal (signal: false has none)" if signal == false
     end
 
     def validate_allocations!

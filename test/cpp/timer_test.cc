@@ -14,7 +14,7 @@
 namespace {
 std::atomic<int> g_ticks{0};
 std::atomic<int> g_background{0};
-void tick() { g_ticks.fetch_add(1); }
+void tick(pid_t) { g_ticks.fetch_add(1); }
 void background(void*) { g_background.fetch_add(1); }
 
 int run_for_ms(rperf::Timer::Options opts, int ms) {
@@ -93,8 +93,14 @@ namespace {
 std::atomic<pid_t> g_target{0};
 std::atomic<int> g_on_target{0};
 std::atomic<int> g_elsewhere{0};
+std::atomic<int> g_self_wrong{0};
 pid_t gettid_now() { return static_cast<pid_t>(syscall(SYS_gettid)); }
-void tick_where() { (gettid_now() == g_target.load() ? g_on_target : g_elsewhere).fetch_add(1); }
+// `self` names the thread the tick runs on when forwarded, 0 on the timer thread.
+void tick_where(pid_t self) {
+  pid_t me = gettid_now();
+  if (self != 0 && self != me) g_self_wrong.fetch_add(1);
+  (self != 0 && me == g_target.load() ? g_on_target : g_elsewhere).fetch_add(1);
+}
 pid_t forward_target() { return g_target.load(); }
 }  // namespace
 
@@ -126,4 +132,5 @@ TEST(Timer, TicksAreForwardedToTheTargetThread) {
   EXPECT_GE(forwarded, 50);
   EXPECT_GE(g_elsewhere.load(), 20);
   EXPECT_LE(g_on_target.load(), forwarded + 1);
+  EXPECT_EQ(g_self_wrong.load(), 0);
 }

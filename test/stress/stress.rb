@@ -7,6 +7,13 @@
 # before and after the cycles.
 require "rperf"
 
+# STRESS_CAPTURE=signal|postponed: every session on that capture path (default: by YJIT).
+if (stress_capture = ENV["STRESS_CAPTURE"]&.to_sym)
+  Rperf.singleton_class.prepend(Module.new do
+    define_method(:start) { |capture: stress_capture, **kw, &blk| super(capture: capture, **kw, &blk) }
+  end)
+end
+
 def rss_kb = File.read("/proc/self/status")[/VmRSS:\s+(\d+)/, 1].to_i
 def recurse(n, &blk) = n.zero? ? blk.call : recurse(n - 1, &blk)
 

@@ -2,6 +2,7 @@
 // Validation of user arguments happens in lib/rperf (Settings); these are the private layer
 // under it.
 #include <ruby/ruby.h>
+#include <ruby/vm.h>
 
 #include <pthread.h>
 
@@ -45,12 +46,13 @@ const rb_data_type_t kMarkerType = {"rperf/marker", {marker_mark, nullptr, nullp
 VALUE start_option(VALUE options, const char* name) { return rb_hash_lookup2(options, ID2SYM(rb_intern(name)), Qundef); }
 
 // Native.start(frequency:, mode: :cpu|:wall, aggregate:, signal: nil|false|Integer, defer:,
-// max_depth:, lines:, forked_child:, allocation_interval: nil|Integer, max_label_sets:). Validated by
+// max_depth:, lines:, forked_child:, allocation_interval: nil|Integer, max_label_sets:,
+// capture: :signal|:postponed). Validated by
 // Rperf::Settings; unknown keys are a programming error.
 VALUE native_start(VALUE, VALUE options) {
   if (g_session) rb_raise(rb_eRuntimeError, "Rperf is already running");
   Check_Type(options, T_HASH);
-  static const char* const kKeys[] = {"frequency", "mode", "aggregate", "signal", "defer", "max_depth", "lines", "forked_child", "allocation_interval", "max_label_sets"};
+  static const char* const kKeys[] = {"frequency", "mode", "aggregate", "signal", "defer", "max_depth", "lines", "forked_child", "allocation_interval", "max_label_sets", "capture"};
   VALUE keys = rb_funcall(options, rb_intern("keys"), 0);
   for (long i = 0; i < RARRAY_LEN(keys); i++) {
     VALUE key = RARRAY_AREF(keys, i);
@@ -74,6 +76,11 @@ VALUE native_start(VALUE, VALUE options) {
   if ((v = start_option(options, "forked_child")) != Qundef) o.forked_child = RTEST(v);
   if ((v = start_option(options, "allocation_interval")) != Qundef && !NIL_P(v)) o.allocation_interval = NUM2UINT(v);
   if ((v = start_option(options, "max_label_sets")) != Qundef) o.max_label_sets = NUM2UINT(v);
+  // :signal: the GVL holder's signal handler samples (Session::capture_in_handler); :postponed.
+  if ((v = start_option(options, "capture")) != Qundef) {
+    if (v != ID2SYM(rb_intern("signal")) && v != ID2SYM(rb_intern("postponed"))) rb_raise(rb_eArgError, "rperf: capture must be :signal or :postponed");
+    o.signal_capture = v == ID2SYM(rb_intern("signal"));
+  }
   VALUE error = Qnil;
   Session* s = nullptr;
   without_cxx_exceptions([&] { s = new Session(o); });  // the ring's buffers are allocated here
@@ -289,6 +296,14 @@ VALUE native_after_fork_child(VALUE) {
   return Qtrue;
 }
 
+// Native.sampling_paths -> [ticks sampled in the signal handler, by the postponed job] of the
+// running session (nil when none): which path capture: took.
+VALUE native_sampling_paths(VALUE) {
+  if (!g_session) return Qnil;
+  uint64_t handler = g_session->handler_samples;
+  return rb_assoc_new(ULL2NUM(handler), ULL2NUM(g_session->sampling_count - handler));
+}
+
 VALUE native_monotonic_ns(VALUE) { return LL2NUM(monotonic_ns()); }
 
 VALUE native_default_signal(VALUE) { return INT2NUM(Timer::default_signal()); }
@@ -313,6 +328,12 @@ void init_session_binding(VALUE native) {
   pthread_atfork(nullptr, nullptr, [] {
     if (g_session) g_session->mark_forked();
   });
+  // A VM being destroyed (a session left running past the at_exit handlers) is no place for
+  // a stack walk: ticks go back to the postponed job, which the dying VM ignores.
+  ruby_vm_at_exit([](ruby_vm_t*) {
+    Session::signal_capture.store(false, std::memory_order_relaxed);
+    Session::clear_gvl_holder();
+  });
   // Ruby calls dmark only for a non-NULL data pointer.
   static int marker_data;
   g_marker = TypedData_Wrap_Struct(rb_cObject, &kMarkerType, &marker_data);
@@ -332,6 +353,7 @@ void init_session_binding(VALUE native) {
   rb_define_singleton_method(native, "profile_inc", RUBY_METHOD_FUNC(native_profile_inc), 0);
   rb_define_singleton_method(native, "profile_dec", RUBY_METHOD_FUNC(native_profile_dec), 0);
   rb_define_singleton_method(native, "after_fork_child", RUBY_METHOD_FUNC(native_after_fork_child), 0);
+  rb_define_singleton_method(native, "sampling_paths", RUBY_METHOD_FUNC(native_sampling_paths), 0);
   rb_define_singleton_method(native, "monotonic_ns", RUBY_METHOD_FUNC(native_monotonic_ns), 0);
   rb_define_singleton_method(native, "default_signal", RUBY_METHOD_FUNC(native_default_signal), 0);
   rb_define_singleton_method(native, "inject_allocation_failures", RUBY_METHOD_FUNC(native_inject_allocation_failures), 2);

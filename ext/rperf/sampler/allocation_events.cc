@@ -63,6 +63,7 @@ void Session::sample_allocation(VALUE obj) {
   // Another Ractor's thread allocates in parallel with the main Ractor's GVL holder, the sample
   // ring's one producer: its allocations are not sampled (see on_main_ractor).
   if (!on_main_ractor()) return;
+  ProducerScope producer;
   const int64_t t0 = monotonic_ns();  // hook_time_ns counts the sampled allocations' work
   ThreadState* ts = current_thread_state(true);
   int depth = ts ? walk_stack() : -1;

@@ -14,6 +14,7 @@ namespace rperf {
 void gc_event_hook(VALUE tpval, void*) {
   Session* s = g_session;
   if (!s || !s->active() || !on_main_ractor()) return;
+  ProducerScope producer;
   rb_event_flag_t event = rb_tracearg_event_flag(rb_tracearg_from_tracepoint(tpval));
   GcTracking& gc = s->gc;
   int64_t t0 = monotonic_ns();

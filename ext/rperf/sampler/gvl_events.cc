@@ -23,7 +23,7 @@ namespace {
 void on_suspended(Session& s, VALUE thread) {
   if (rb_thread_current() != thread) return;  // only the releasing thread's own stack is readable
   int64_t t0 = monotonic_ns();
-  Session::gvl_holder.store(0, std::memory_order_relaxed);
+  Session::clear_gvl_holder();
   ThreadState* ts = s.current_thread_state(true);
   if (!ts) return;  // out of memory: dropped (counted)
   ts->timeline.suspended(s.mode_now(), t0, s.walk_stack(), s);
@@ -37,27 +37,20 @@ void on_resumed(Session& s, VALUE thread) {
   if (!ts) ts = s.current_thread_state(true);  // first sight: counted from here
   else if (ts->born) s.own_thread_state();
   if (!ts) return;  // out of memory: dropped (counted)
-  Session::gvl_holder.store(ts->tid, std::memory_order_relaxed);
+  s.reap_threads();  // the signal path takes no postponed jobs, which reap too
+  if (!ts->ending) Session::publish_gvl_holder(ts);
   ts->timeline.resumed(s.opts.wall ? t0 : thread_cpu_ns(), t0, s);
   s.hook_time_ns += monotonic_ns() - t0;
 }
 
 rb_internal_thread_event_hook_t* g_gvl_hook = nullptr;
 
-void gvl_event_hook(rb_event_flag_t event, const rb_internal_thread_event_data_t* data, void*) {
-  Session* s = g_session;
-  if (!s) return;
-  VALUE thread = data->thread;
+void gvl_event(Session* s, rb_event_flag_t event, VALUE thread) {
   // Only the main Ractor's threads get states (see on_main_ractor). READY may run on Ruby's
   // timer thread, and EXITED only retires an existing state (lock-free): neither needs it.
   switch (event) {
     case RUBY_INTERNAL_THREAD_EVENT_SUSPENDED:
       if (s->active() && on_main_ractor()) on_suspended(*s, thread);
-      break;
-    case RUBY_INTERNAL_THREAD_EVENT_READY:
-      if (s->active() && s->opts.wall) {
-        if (ThreadState* ts = s->thread_state(thread)) ts->timeline.ready(monotonic_ns());
-      }
       break;
     case RUBY_INTERNAL_THREAD_EVENT_RESUMED:
       if (s->active() && on_main_ractor()) on_resumed(*s, thread);
@@ -75,13 +68,27 @@ void gvl_event_hook(rb_event_flag_t event, const rb_internal_thread_event_data_t
           ts->exit_wall_ns = monotonic_ns();
           ts->exit_ns = s->opts.wall ? ts->exit_wall_ns : thread_cpu_ns();
         }
-        pid_t tid = ts->tid;
-        Session::gvl_holder.compare_exchange_strong(tid, 0, std::memory_order_relaxed);
+        Session::release_gvl_holder(ts);
         s->threads.retire(ts);
       }
       break;
     default:
       break;
+  }
+}
+
+void gvl_event_hook(rb_event_flag_t event, const rb_internal_thread_event_data_t* data, void*) {
+  Session* s = g_session;
+  if (!s) return;
+  VALUE thread = data->thread;
+  // READY (maybe on Ruby's timer thread) only stores an atomic: no scope for it.
+  if (event != RUBY_INTERNAL_THREAD_EVENT_READY) {
+    ProducerScope producer;
+    gvl_event(s, event, thread);
+    return;
+  }
+  if (s->active() && s->opts.wall) {
+    if (ThreadState* ts = s->thread_state(thread)) ts->timeline.ready(monotonic_ns());
   }
 }
 }  // namespace

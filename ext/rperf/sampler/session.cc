@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <new>
 
+#include "sampler/vm_frames.hh"
 #include "util/clock.hh"
 #include "util/fault_injection.hh"
 #include "util/scoped_lock.hh"
@@ -17,6 +18,40 @@ rb_internal_thread_specific_key_t g_thread_key;
 rb_postponed_job_handle_t g_sample_job;
 
 std::atomic<pid_t> Session::gvl_holder{0};
+std::atomic<ThreadState*> Session::gvl_holder_state{nullptr};
+std::atomic<int> Session::producing{0};
+std::atomic<bool> Session::signal_capture{false};
+
+// Relaxed atomics plus signal fences: the handler that reads these runs on the thread that
+// wrote them (a handler on another thread finds the id is not its own and stops there).
+ProducerScope::ProducerScope() {
+  Session::producing.fetch_add(1, std::memory_order_relaxed);
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+}
+ProducerScope::~ProducerScope() {
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  Session::producing.fetch_sub(1, std::memory_order_relaxed);
+}
+
+void Session::publish_gvl_holder(ThreadState* ts) {
+  gvl_holder_state.store(ts, std::memory_order_relaxed);
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  gvl_holder.store(ts->tid, std::memory_order_relaxed);
+}
+
+void Session::clear_gvl_holder() {
+  gvl_holder.store(0, std::memory_order_relaxed);
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  gvl_holder_state.store(nullptr, std::memory_order_relaxed);
+}
+
+void Session::release_gvl_holder(const ThreadState* ts) {
+  ThreadState* expected = const_cast<ThreadState*>(ts);
+  if (gvl_holder_state.load(std::memory_order_relaxed) != ts) return;
+  pid_t tid = ts->tid;
+  gvl_holder.compare_exchange_strong(tid, 0, std::memory_order_relaxed);
+  gvl_holder_state.compare_exchange_strong(expected, nullptr, std::memory_order_relaxed);
+}
 std::atomic<bool> Session::forward_ticks{false};
 std::atomic<bool> Session::tick_reads_cpu{false};
 
@@ -30,7 +65,12 @@ std::atomic<int64_t> g_tick_cpu{0};
 void sample_job(void*) {
   if (g_session && g_session->active() && on_main_ractor()) g_session->sample_current_thread();
 }
-void trigger_sample() { rb_postponed_job_trigger(g_sample_job); }  // async-signal-safe
+// The tick (async-signal-safe): on the GVL holder under capture: :signal the handler samples
+// it there; else (or when a condition for that fails) the postponed job does.
+void on_tick(pid_t self) {
+  if (self > 0 && Session::signal_capture.load(std::memory_order_relaxed) && Session::capture_in_handler(self)) return;
+  rb_postponed_job_trigger(g_sample_job);
+}
 // On the timer thread at each tick (async-signal-safe). Returns the tick's target: the GVL
 // holder when more than one Ruby thread may run, else none (the postponed job then finds the
 // only thread by itself).
@@ -48,6 +88,9 @@ pid_t tick_target() {
     }
   }
   return Session::forward_ticks.load(std::memory_order_relaxed) ? holder : 0;
+}
+void thread_end_hook(VALUE, void*) {
+  if (g_session && on_main_ractor()) g_session->thread_ending();
 }
 void worker_drain(void* ctx) { static_cast<Session*>(ctx)->drain(); }
 }  // namespace
@@ -95,6 +138,10 @@ Session::~Session() { pthread_mutex_destroy(&consumer_mutex); }
 int64_t Session::mode_now() const { return opts.wall ? monotonic_ns() : thread_cpu_ns(); }
 
 bool Session::start(std::string* error) {
+  // A scope left open by a Ruby exception (a longjmp past its destructor) would only have
+  // disabled capture in the handler; a new session starts from a known state.
+  producing.store(0, std::memory_order_relaxed);
+  ProducerScope producer;
   start_mono_ns = monotonic_ns();
   start_realtime_ns = realtime_ns();
   paused_ = opts.defer;
@@ -111,7 +158,11 @@ bool Session::start(std::string* error) {
   // from fork, copy-on-write faults, restarting the session) is the child's and is counted.
   ts->timeline.start_running(opts.forked_child && !opts.wall ? 0 : mode_now());
   adopt_existing_threads();
-  gvl_holder.store(ts->tid, std::memory_order_relaxed);
+  publish_gvl_holder(ts);
+  // The signal path needs vm_frames.hh's reading of the stack to agree with rb_profile_frames
+  // here (Native.start's caller: Ruby frames under a C frame); else ticks use the job.
+  bool layout_ok = opts.signal_capture && ts->vm_thread && vm::layout_matches(ts->vm_thread);
+  if (opts.signal_capture && !layout_ok) opts.signal_capture = false;
   tick_reads_cpu.store(!opts.wall, std::memory_order_relaxed);
   update_forwarding();
 
@@ -124,7 +175,9 @@ bool Session::start(std::string* error) {
   topts.armed = !opts.defer;
   topts.target = tick_target;
   install_hooks();
-  if (!timer.start(topts, trigger_sample, worker_drain, this, error)) {
+  signal_capture.store(opts.signal_capture && topts.signal > 0, std::memory_order_relaxed);
+  if (!timer.start(topts, on_tick, worker_drain, this, error)) {
+    signal_capture.store(false, std::memory_order_relaxed);
     remove_hooks();
     running_ = false;
     forget_threads();
@@ -142,6 +195,12 @@ void Session::install_hooks() {
                                      gc_event_hook, nullptr);
   rb_gc_register_address(&gc_tracepoint_);
   rb_tracepoint_enable(gc_tracepoint_);
+  if (opts.signal_capture) {
+    // Not an ISEQ event: enabling it leaves YJIT's code in place.
+    thread_end_tracepoint_ = rb_tracepoint_new(0, RUBY_EVENT_THREAD_END, thread_end_hook, nullptr);
+    rb_gc_register_address(&thread_end_tracepoint_);
+    rb_tracepoint_enable(thread_end_tracepoint_);
+  }
   // The allocation hooks wait for start_allocations(): rperf's own start-up is not profiled.
 }
 
@@ -162,10 +221,17 @@ void Session::remove_gc_hook() {
     rb_gc_unregister_address(&gc_tracepoint_);
     gc_tracepoint_ = Qnil;
   }
+  if (thread_end_tracepoint_ != Qnil) {
+    rb_tracepoint_disable(thread_end_tracepoint_);
+    rb_gc_unregister_address(&thread_end_tracepoint_);
+    thread_end_tracepoint_ = Qnil;
+  }
 }
 
 void Session::stop() {
   if (!running_) return;
+  ProducerScope producer;
+  signal_capture.store(false, std::memory_order_relaxed);
   if (!paused_) close_all_intervals();
   timer.stop();  // joins the worker, which drains one last time
   remove_hooks();
@@ -179,6 +245,7 @@ void Session::stop() {
 // threads that are blocked right now end here, so every thread's weights add up to its
 // observed time.
 void Session::close_all_intervals() {
+  ProducerScope producer;
   int64_t t0 = monotonic_ns();
   ThreadState* self = current_thread_state(true);
   // The caller's own stack is rperf's stop/profile code: the tail interval goes to the stack the
@@ -204,6 +271,7 @@ int64_t Session::cpu_clock_of(const ThreadState* ts) const {
 
 void Session::pause() {
   if (!running_ || paused_) return;
+  ProducerScope producer;
   close_all_intervals();
   paused_ = true;
   timer.disarm();
@@ -211,6 +279,7 @@ void Session::pause() {
 
 void Session::resume() {
   if (!running_ || !paused_) return;
+  ProducerScope producer;
   ThreadState* self = current_thread_state(true);
   if (!self) return;  // out of memory: stays paused
   // While paused the hooks were inert: nothing is known of the other threads until their next
@@ -219,7 +288,7 @@ void Session::resume() {
     if (ts != self) ts->timeline.unobserve();
   });
   self->timeline.start_running(mode_now());
-  gvl_holder.store(self->tid, std::memory_order_relaxed);
+  if (!self->ending) publish_gvl_holder(self);
   paused_ = false;
   timer.arm();
 }
@@ -228,7 +297,7 @@ void Session::resume() {
 void Session::forget_threads() {
   forward_ticks.store(false);
   tick_reads_cpu.store(false);
-  gvl_holder.store(0);
+  clear_gvl_holder();
   VALUE list = rb_funcall(rb_cThread, rb_intern("list"), 0);
   for (long i = 0; i < RARRAY_LEN(list); i++) rb_internal_thread_specific_set(RARRAY_AREF(list, i), g_thread_key, nullptr);
   // Also threads that Thread.list does not show: a Ractor's first thread (created by a main
@@ -250,6 +319,8 @@ void Session::after_fork_child() {
   remove_allocation_hooks();
   rb_internal_thread_specific_set(rb_thread_current(), g_thread_key, nullptr);
   running_ = false;
+  signal_capture.store(false, std::memory_order_relaxed);
+  clear_gvl_holder();
 }
 
 ThreadState* Session::thread_state(VALUE thread) const {
@@ -257,6 +328,7 @@ ThreadState* Session::thread_state(VALUE thread) const {
 }
 
 ThreadState* Session::current_thread_state(bool create) {
+  ProducerScope producer;
   VALUE thread = rb_thread_current();
   ThreadState* ts = thread_state(thread);
   if (ts) {
@@ -271,8 +343,7 @@ ThreadState* Session::current_thread_state(bool create) {
     return nullptr;
   }
   ts->timeline.start_running(mode_now());  // first seen on its own thread, holding the GVL
-  ts->thread = static_cast<uintptr_t>(thread);
-  rb_internal_thread_specific_set(thread, g_thread_key, ts);
+  set_thread(ts, thread);
   update_forwarding();
   return ts;
 }
@@ -288,6 +359,7 @@ ThreadState* Session::own_thread_state() {
 }
 
 void Session::thread_born(VALUE thread) {
+  ProducerScope producer;
   if (thread_state(thread)) return;
   reap_threads();
   ThreadState* ts = threads.create(-1, opts.wall);
@@ -296,9 +368,14 @@ void Session::thread_born(VALUE thread) {
   // No stack yet: in cpu mode its clock starts at zero, so everything it burns is counted; in
   // wall mode it counts from its first event (RESUMED).
   ts->timeline.unobserve(opts.wall ? -1 : 0);
-  ts->thread = static_cast<uintptr_t>(thread);
-  rb_internal_thread_specific_set(thread, g_thread_key, ts);
+  set_thread(ts, thread);
   update_forwarding();
+}
+
+void Session::set_thread(ThreadState* ts, VALUE thread) {
+  ts->thread = static_cast<uintptr_t>(thread);
+  ts->vm_thread = RTYPEDDATA_GET_DATA(thread);
+  rb_internal_thread_specific_set(thread, g_thread_key, ts);
 }
 
 // Threads that exist at start count from start: the caller holds the GVL, so each of them
@@ -316,36 +393,41 @@ void Session::adopt_existing_threads() {
     ThreadState* ts = threads.create(static_cast<pid_t>(FIX2LONG(tid)), opts.wall);
     if (!ts) continue;  // out of memory: adopted at its first event instead
     ts->timeline.unobserve(opts.wall ? -1 : cpu_clock_of(ts));
-    ts->thread = static_cast<uintptr_t>(th);
-    rb_internal_thread_specific_set(th, g_thread_key, ts);
+    set_thread(ts, th);
   }
 }
 
-void Session::update_forwarding() { forward_ticks.store(threads.live() > 1, std::memory_order_relaxed); }
+// capture: :signal forwards every tick, also with one thread: the sample is taken where Ruby runs.
+void Session::update_forwarding() { forward_ticks.store(threads.live() > 1 || opts.signal_capture, std::memory_order_relaxed); }
 
 void Session::reap_threads() {
   bool any = false;
+  ProducerScope producer;
   threads.reap_retired([&](ThreadState* ts) {
     any = true;
+    release_gvl_holder(ts);  // before it is freed
     if (ts->exit_ns != 0 && active()) ts->timeline.exited(ts->exit_ns, ts->exit_wall_ns, *this);
     SampleRecord r;
     r.kind = SampleRecord::kThreadGone;
     r.thread_seq = ts->seq;
     ring.push(r);  // when full, the worker keeps that thread's path until stop
     if (gc.thread == ts) gc.thread = nullptr;
-    pid_t tid = ts->tid;
-    gvl_holder.compare_exchange_strong(tid, 0, std::memory_order_relaxed);
   });
   if (any) update_forwarding();
 }
 
-int Session::walk_stack() {
+int Session::walk_stack(VALUE leaf) {
   int32_t* lines = nullptr;
   uint64_t* slots = ring.frame_slots(&lines);
   if (!slots) return Charge::kNoRoom;  // the frame ring is full
   static_assert(sizeof(VALUE) == sizeof(uint64_t), "VALUE must be 64-bit");
   const int limit = opts.max_depth + 1;
-  int n = rb_profile_frames(0, limit, reinterpret_cast<VALUE*>(slots), opts.lines ? lines : nullptr);
+  const int k = leaf ? 1 : 0;
+  if (leaf) {
+    slots[0] = leaf;
+    if (opts.lines) lines[0] = 0;  // its pc was never written: no line is known
+  }
+  int n = k + rb_profile_frames(0, limit - k, reinterpret_cast<VALUE*>(slots + k), opts.lines ? lines + k : nullptr);
   if (n == limit) {  // deeper than max_depth: keep the leaf side, mark the cut at the root
     slots[n - 1] = 0;
     if (opts.lines) lines[n - 1] = 0;
@@ -376,6 +458,7 @@ bool Session::charge(uint32_t thread_seq, const Charge& c) {
 }
 
 void Session::set_label(ThreadState* ts, uint32_t label_set) {
+  ProducerScope producer;
   if (!active()) {
     ts->timeline.relabel(label_set);
     return;
@@ -387,6 +470,7 @@ void Session::set_label(ThreadState* ts, uint32_t label_set) {
 }
 
 void Session::sample_current_thread() {
+  ProducerScope producer;
   int64_t t0 = monotonic_ns();
   reap_threads();
   ThreadState* ts = current_thread_state(true);
@@ -401,6 +485,69 @@ void Session::sample_current_thread() {
   ts->timeline.tick(now, t0, walk_stack(), *this);
   sampling_count++;
   sampling_time_ns += monotonic_ns() - t0;
+}
+
+void Session::thread_ending() {
+  ProducerScope producer;
+  ThreadState* ts = thread_state(rb_thread_current());
+  if (!ts) return;
+  ts->ending = true;
+  release_gvl_holder(ts);
+}
+
+// The signal handler's sample (capture: :signal). It walks the stack with rb_profile_frames
+// from inside a signal handler, which is safe only while ALL of these hold; each is checked
+// here, in this order, with loads only (no lock, no allocation, no Ruby call that allocates or
+// raises), and any failure leaves the tick to the postponed job:
+//  1. The handler runs on the thread that holds the GVL. The timer forwarded the tick to
+//     `self` (rt_tgsigqueueinfo delivers to exactly that thread), and `gvl_holder` is `self`:
+//     only this thread can have written its own id there (RESUMED/start/resume, on itself), and
+//     it clears it before releasing the GVL (SUSPENDED) or exiting (EXITED, reap). So no other
+//     thread runs Ruby or rperf's producer code now, and `gvl_holder_state` is this thread's
+//     live state. Only main-Ractor threads are ever named: the main Ractor's stack and GVL.
+//  2. Not inside rperf's own producer code (ProducerScope): the timeline and the ring have
+//     one producer at a time, and the handler must not re-enter an event half done.
+//  3. Not during GC (rb_during_gc: a load of the VM's objspace flag): objects may be moving
+//     (compaction) or being marked; the marker reads the ring then. GC on another Ractor also
+//     needs this thread at a barrier, which it cannot reach while in the handler.
+//  4. Not mid frame push: Ruby 3.3/3.4 publish a frame only when it is complete
+//     (vm_push_frame: atomic_signal_fence before `ec->cfp = cfp`; YJIT stores ec->cfp after
+//     the frame and its jit_return), and a pop is one store. rb_profile_frames reads the
+//     execution context through the same thread-local Ruby's async-signal-safe
+//     rb_postponed_job_trigger reads, and only loads from the frames.
+//  5. Not in thread teardown: after THREAD_END Ruby frees/clears the thread's VM stack
+//     (vm_stack and cfp are cleared by two stores); thread_ending() unnames the thread first.
+//  6. A frame was found (depth > 0): none at thread start; the job then decides.
+// The frame VALUEs written to the ring are iseqs/method entries of live frames (so alive now)
+// and pinned by the session's marker from the next GC on, until the worker interns them
+// (the marker is not write-barrier protected: an incremental mark rescans it at its end).
+bool Session::capture_in_handler(pid_t self) {
+  if (producing.load(std::memory_order_relaxed) != 0) return false;                  // 2
+  if (gvl_holder.load(std::memory_order_relaxed) != self) return false;              // 1
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  ThreadState* ts = gvl_holder_state.load(std::memory_order_relaxed);
+  Session* s = g_session;
+  if (ts == nullptr || s == nullptr || !s->active() || ts->ending) return false;     // 1, 5
+  if (rb_during_gc()) return false;                                                  // 3
+  return s->sample_in_handler(ts);
+}
+
+bool Session::sample_in_handler(ThreadState* ts) {
+  ThreadPhase phase = ts->timeline.phase();
+  if (phase == ThreadPhase::kInGc || phase == ThreadPhase::kExited) return false;
+  int64_t t0 = monotonic_ns();
+  int64_t now = t0;
+  if (!opts.wall) {
+    now = tick_cpu_ns(ts->tid);  // the timer's reading of this thread's clock, just before
+    if (now <= ts->timeline.since()) now = thread_cpu_ns();
+  }
+  int depth = walk_stack(ts->vm_thread ? vm::skipped_top_frame(ts->vm_thread) : 0);
+  if (depth == 0) return false;  // 6
+  ts->timeline.tick(now, t0, depth, *this);
+  sampling_count++;
+  handler_samples++;
+  sampling_time_ns += monotonic_ns() - t0;
+  return true;
 }
 
 void Session::drain() {

@@ -34,6 +34,20 @@ struct SessionOptions {
   bool forked_child = false;  // a forked child's session: its thread's CPU counts from the fork
   uint32_t allocation_interval = 0;  // > 0: sample one allocation in this many on average
   uint32_t max_label_sets = 10000;   // distinct label sets before new ones fold into "(other)"
+  // capture: :signal — the GVL holder's signal handler takes the sample itself (no postponed
+  // job, no interrupt flag: YJIT code keeps running); see Session::capture_in_handler.
+  bool signal_capture = false;
+};
+
+// Marks rperf's own producer code (hooks, the sample job, labels, start/stop) running on the
+// GVL holder: a tick whose handler interrupts it must not touch the timeline or the ring, and
+// falls back to the postponed job. A counter, as these nest (a GC inside a hook).
+class ProducerScope {
+ public:
+  ProducerScope();
+  ~ProducerScope();
+  ProducerScope(const ProducerScope&) = delete;
+  ProducerScope& operator=(const ProducerScope&) = delete;
 };
 
 struct GcTracking {
@@ -98,7 +112,8 @@ class Session final : public ChargeSink {
   ThreadState* own_thread_state();
   // Walks the current thread's stack into the frame ring (unpublished until charged); returns
   // its depth, or Charge::kNoRoom when the ring has no room.
-  int walk_stack();
+  // `leaf` (a frame VALUE, or 0) is put first: the frame rb_profile_frames would skip.
+  int walk_stack(VALUE leaf = 0);
   // The timeline's charges: pushed to the sample ring (ChargeSink).
   bool charge(uint32_t thread_seq, const Charge& c) override;
   // Rperf.label and friends on the calling thread: the interval so far keeps the old labels.
@@ -124,8 +139,25 @@ class Session final : public ChargeSink {
 
   void mark();  // GC: frame VALUEs in the stack store and in the ring
 
-  // The kernel id of the thread that holds the GVL (0: none known), for the timer signal.
+  // The kernel id of the thread that holds the GVL (0: none known), for the timer signal, and
+  // its state. Written only on the holder itself (start/resume, RESUMED, SUSPENDED) or cleared
+  // for an exiting/reaped thread when it is the one named: state first, then the id, so a
+  // handler that reads its own id here also reads its own state.
   static std::atomic<pid_t> gvl_holder;
+  static std::atomic<ThreadState*> gvl_holder_state;
+  static void publish_gvl_holder(ThreadState* ts);
+  static void clear_gvl_holder();
+  static void release_gvl_holder(const ThreadState* ts);  // only if `ts` is the one named
+  // > 0 while a ProducerScope is open.
+  static std::atomic<int> producing;
+  // capture: :signal is on for the running session.
+  static std::atomic<bool> signal_capture;
+  // The signal handler's sample on thread `self` (capture: :signal); false: a condition for it
+  // does not hold, and the postponed job takes the sample instead. Async-signal-safe.
+  static bool capture_in_handler(pid_t self);
+  // THREAD_END (GVL held, on the ending thread): from here Ruby tears its VM stack down; the
+  // thread is never again named the GVL holder, so no handler walks that stack.
+  void thread_ending();
   // Whether ticks are forwarded to the GVL holder (more than one Ruby thread seen).
   static std::atomic<bool> forward_ticks;
   // cpu mode: the timer thread reads the GVL holder's CPU clock at each tick (a system call
@@ -147,6 +179,7 @@ class Session final : public ChargeSink {
   AllocationTracking alloc;
 
   uint64_t sampling_count = 0;
+  uint64_t handler_samples = 0;  // of sampling_count, taken in the signal handler
   int64_t sampling_time_ns = 0;  // in sample jobs (as rperf reports it)
   int64_t hook_time_ns = 0;      // in the GVL and GC hooks, and the sampled allocations' hook work
   std::atomic<uint64_t> dropped_samples{0};
@@ -178,6 +211,9 @@ class Session final : public ChargeSink {
   VALUE gc_tracepoint_ = Qnil;
   VALUE newobj_tracepoint_ = Qnil;
   VALUE freeobj_tracepoint_ = Qnil;
+  VALUE thread_end_tracepoint_ = Qnil;
+  bool sample_in_handler(ThreadState* ts);  // capture_in_handler's work, conditions checked
+  void set_thread(ThreadState* ts, VALUE thread);
 };
 
 extern Session* g_session;

@@ -22,8 +22,10 @@ struct ThreadState {
   uint32_t seq = 0;                // 1-based, in order of first sight
   ThreadTimeline timeline;         // this thread's time: the only place its intervals live
   bool born = false;               // created while profiling: nothing seen on its own thread yet
+  bool ending = false;             // past THREAD_END: its VM stack is being torn down
   pid_t tid = 0;                   // kernel thread id (0 until seen on its own thread)
   uintptr_t thread = 0;            // the Thread VALUE whose specific slot points here (until EXITED)
+  const void* vm_thread = nullptr;  // its rb_thread_t (malloc'ed: does not move), for vm_frames.hh
   clockid_t cpu_clock = CLOCK_THREAD_CPUTIME_ID;  // this thread's CPU clock, readable from others
   int64_t exit_ns = 0;             // mode clock at EXITED, read on the thread (0: not profiled)
   int64_t exit_wall_ns = 0;        // monotonic time at EXITED

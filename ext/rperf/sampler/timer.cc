@@ -38,17 +38,43 @@ int Timer::default_signal() {
 #endif
 }
 
+namespace {
+// A forwarded tick's siginfo value: a tag in the high half (not a stray sigqueue from the
+// application) and the target's kernel id in the low half.
+constexpr uint64_t kForwardTag = 0x72706600ULL << 32;  // "rpf"
+
+bool forward(pid_t pid, pid_t tid, int sig) {
+  siginfo_t si;
+  std::memset(&si, 0, sizeof(si));
+  si.si_signo = sig;
+  si.si_code = SI_QUEUE;  // negative: allowed for a signal to our own process
+  si.si_pid = pid;
+  si.si_uid = getuid();
+  si.si_value.sival_ptr = reinterpret_cast<void*>(static_cast<uintptr_t>(kForwardTag | static_cast<uint32_t>(tid)));
+  return syscall(SYS_rt_tgsigqueueinfo, pid, tid, sig, &si) == 0;
+}
+
+// The target kernel id of a forwarded tick, or 0 when `info` is not one.
+pid_t forwarded_to(const siginfo_t* info, pid_t pid) {
+  if (info == nullptr || info->si_code != SI_QUEUE || info->si_pid != pid) return 0;
+  uint64_t v = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(info->si_value.sival_ptr));
+  if ((v & 0xffffffff00000000ULL) != kForwardTag) return 0;
+  return static_cast<pid_t>(v & 0xffffffffULL);
+}
+}  // namespace
+
 void Timer::on_signal(int sig, siginfo_t* info, void*) {
   int saved_errno = errno;
   TickFn tick = signal_tick_.load(std::memory_order_relaxed);
   if (tick) {
-    if (info == nullptr || info->si_code != SI_TKILL) {  // the timer's own signal
+    pid_t self = forwarded_to(info, pid_);
+    if (self > 0) {
+      tick(self);  // forwarded: the kernel delivered it to thread `self`, the GVL holder a moment ago
+    } else if (info == nullptr || info->si_code != SI_TKILL) {  // the timer's own signal
       trigger_count_.fetch_add(1, std::memory_order_relaxed);
       TargetFn target = signal_target_.load(std::memory_order_relaxed);
       pid_t tid = target ? target() : 0;
-      if (tid <= 0 || syscall(SYS_tgkill, pid_, tid, sig) != 0) tick();
-    } else {
-      tick();  // forwarded: we are the thread that held the GVL a moment ago
+      if (tid <= 0 || !forward(pid_, tid, sig)) tick(0);
     }
   }
   errno = saved_errno;
@@ -224,7 +250,7 @@ void Timer::worker_loop() {
     if (sleeping_ticks && now >= next_deadline_ns_) {
       trigger_count_.fetch_add(1, std::memory_order_relaxed);
       if (target_) target_();
-      tick_();
+      tick_(0);
       next_deadline_ns_ += interval_ns_;
       if (next_deadline_ns_ <= now) next_deadline_ns_ = now + interval_ns_;  // skip missed ticks
     }

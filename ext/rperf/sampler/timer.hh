@@ -5,6 +5,8 @@
 //  - sleep mode (signal 0): the worker sleeps to absolute deadlines and calls `tick` itself.
 // Between ticks the worker calls `background` (the aggregation drain) about every 10 ms.
 // Ruby-independent: `tick` must be async-signal-safe (rb_postponed_job_trigger is).
+// A forwarded tick carries its target's kernel id (rt_tgsigqueueinfo's value), so the handler
+// on that thread knows which thread it runs on without a system call.
 #pragma once
 #include <pthread.h>
 #include <signal.h>
@@ -19,7 +21,9 @@ namespace rperf {
 
 class Timer {
  public:
-  using TickFn = void (*)();
+  // `self`: the kernel id of the thread the tick runs on when it was forwarded there, else 0
+  // (the timer thread).
+  using TickFn = void (*)(pid_t self);
   // Called on the timer thread at each tick, before `tick` (async-signal-safe in signal
   // mode); returns the kernel id of the thread that should run the tick, or 0.
   using TargetFn = pid_t (*)();
@@ -29,9 +33,9 @@ class Timer {
     int frequency = 1000;  // Hz, 1..10000
     int signal = 0;        // real-time signal number, or 0 for sleep mode
     bool armed = true;     // false: start paused (defer)
-    // Signal mode: each tick is re-sent (tgkill, same signal) to the thread this names, whose
-    // handler then calls `tick` there; 0 or a failed send runs it on the timer thread (and
-    // in sleep mode always).
+    // Signal mode: each tick is re-sent (rt_tgsigqueueinfo, same signal) to the thread this
+    // names, whose handler then calls `tick(tid)` there; 0 or a failed send runs `tick(0)` on
+    // the timer thread (and in sleep mode always).
     TargetFn target = nullptr;
   };
 

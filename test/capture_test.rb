@@ -1,0 +1,140 @@
+# frozen_string_literal: true
+
+require_relative "test_helper"
+
+# capture: :signal samples in the GVL holder's signal handler; capture: :postponed through a
+# postponed job. Both must charge the same time to the same stacks.
+class CaptureTest < Minitest::Test
+  extend TimingRetry
+
+  def yjit? = defined?(RubyVM::YJIT) && RubyVM::YJIT.enabled?
+
+  # [ticks the handler sampled, ticks the job sampled] just before stop.
+  def profile_with_paths(**opts)
+    Rperf.start(**opts)
+    yield
+    paths = Rperf::Native.sampling_paths
+    [Rperf.stop, paths]
+  end
+
+  %i[cpu wall].each do |mode|
+    define_method("test_signal_path_samples_in_the_handler_in_#{mode}_mode") do
+      data, (handler, job) = profile_with_paths(mode: mode, capture: :signal) { burn_cpu(0.2) }
+      assert_operator handler, :>, 20, "ticks sampled in the handler"
+      assert_operator job, :<=, handler / 4, "fallbacks to the job (GC, rperf's own code)"
+      assert_operator data[:sampling_count], :>=, handler + job # and the ticks up to stop
+      top = data[:aggregated_samples].sort_by { -_2 }.first(5).map { |f, w, t, l| [w, t, data[:label_sets][l], f.first(3).map { _1[1] }] }
+      assert_operator weight_including(data, "RperfTestHelper#burn_cpu"), :>, 0.8 * data[:aggregated_samples].sum { _2 }, top.inspect
+    end
+
+    define_method("test_postponed_path_never_samples_in_the_handler_in_#{mode}_mode") do
+      _, (handler, job) = profile_with_paths(mode: mode, capture: :postponed) { burn_cpu(0.1) }
+      assert_equal 0, handler
+      assert_operator job, :>, 10
+    end
+  end
+
+  def test_signal_path_wall_conservation
+    elapsed = nil
+    data = Rperf.start(mode: :wall, capture: :signal) do
+      t0 = Process.clock_gettime(Process::CLOCK_MONOTONIC, :nanosecond)
+      burn_cpu(0.3)
+      elapsed = Process.clock_gettime(Process::CLOCK_MONOTONIC, :nanosecond) - t0
+    end
+    assert_within elapsed, weight_including(data, "RperfTestHelper#burn_cpu"), 0.05
+  end
+
+  def test_signal_path_cpu_conservation_per_thread
+    cpu = {}
+    data = Rperf.start(mode: :cpu, capture: :signal, frequency: 2000) do
+      3.times.map do |i|
+        Thread.new do
+          burn_cpu(0.05 * (i + 1))
+          cpu[i] = Process.clock_gettime(Process::CLOCK_THREAD_CPUTIME_ID, :nanosecond)
+        end
+      end.each(&:join)
+    end
+    by_thread = data[:aggregated_samples].group_by { _1[2] }.transform_values { |ss| ss.sum { _2 } }
+    # The three threads are the last seen, in order of creation; each is charged its CPU time
+    # (its last interval closes at its exit: the instructions after the clock read are included).
+    created = by_thread.keys.sort.last(3)
+    cpu.sort.each_with_index do |(_, spent), k|
+      assert_within spent, by_thread.fetch(created[k]), 0.05, "thread #{created[k]}"
+    end
+  end
+  timing_sensitive :test_signal_path_wall_conservation, :test_signal_path_cpu_conservation_per_thread
+
+  def test_signal_path_under_gc_stress_compaction_and_thread_churn
+    data = Rperf.start(mode: :wall, capture: :signal, frequency: 10_000) do
+      GC.stress = true
+      200.times { |i| "x#{i}" }
+      GC.stress = false
+      5.times do
+        Array.new(20_000) { |i| "s#{i}" }
+        GC.compact
+        10.times.map { Thread.new { 500.times { |i| i.to_s } } }.each(&:join)
+      end
+    ensure
+      GC.stress = false
+    end
+    refute_empty data[:aggregated_samples]
+    data[:aggregated_samples].each do |frames, *|
+      frames.each { |path, label| assert_kind_of String, path; assert_kind_of String, label }
+    end
+  end
+
+  def test_signal_path_start_stop_loop_and_fork
+    200.times { Rperf.start(mode: :cpu, capture: :signal, frequency: 10_000); 200.times { |j| j * j }; Rperf.stop }
+    Rperf.start(mode: :wall, capture: :signal, inherit: false, frequency: 5000)
+    pid = fork { exit!(Rperf.running? ? 1 : (Rperf.start(capture: :signal) { burn_cpu(0.02) }[:sampling_count] > 0 ? 0 : 2)) }
+    burn_cpu(0.05)
+    _, status = Process.wait2(pid)
+    data = Rperf.stop
+    assert_equal 0, status.exitstatus
+    assert_operator data[:sampling_count], :>, 0
+  end
+
+  # Under YJIT a leaf method running only JIT code has a frame whose pc YJIT never wrote:
+  # rb_profile_frames skips it when the stale value is 0 (the leaf then read as its caller).
+  # vm_frames.hh puts it back; its line is unknown (0). Both paths must name it.
+  LEAF_PROGRAM = <<~RUBY
+    require "rperf"
+    def loop_method(n) = (i = 0; i += 1 while i < n; i)
+    def work(rounds) = rounds.times { loop_method(20_000) }
+    work(60)
+    lines = ARGV[1] == "lines"
+    data = Rperf.start(mode: :cpu, frequency: 2000, capture: ARGV[0].to_sym, lines: lines) { work(10_000) }
+    total = data[:aggregated_samples].sum { _2 }
+    leaf = data[:aggregated_samples].select { |f, _| f.first[1] == "Object#loop_method" }.sum { _2 }
+    leaf_lines = data[:aggregated_samples].select { |f, _| f.first[1] == "Object#loop_method" }.map { |f, _| f.first[2] }.uniq
+    puts [leaf.fdiv(total).round(3), RubyVM::YJIT.enabled?, leaf_lines.inspect].join(" ")
+  RUBY
+
+  %w[signal postponed].each do |capture|
+    define_method("test_yjit_leaf_method_is_named_with_#{capture}_capture") do
+      skip "no YJIT in this Ruby" unless defined?(RubyVM::YJIT)
+      %w[nolines lines].each do |lines|
+        out, err, status = Open3.capture3(RbConfig.ruby, "--yjit", "-I#{RperfTestHelper::ROOT}/lib", "-e", LEAF_PROGRAM, capture, lines)
+        assert status.success?, err
+        share, yjit, line_list = out.split(" ", 3)
+        assert_equal "true", yjit
+        assert_operator share.to_f, :>=, 0.9, "#{capture}/#{lines}: share of weight with Object#loop_method as leaf"
+        next unless lines == "lines"
+
+        # The method's lines (2) or, for a frame YJIT pushed without a pc, 0.
+        eval(line_list).each { |l| assert_includes [0, 2], l, "#{capture}: loop_method's line" } # rubocop:disable Security/Eval
+      end
+    end
+  end
+
+  def test_settings
+    assert_raises(ArgumentError) { Rperf.start(capture: :bogus) }
+    err = assert_raises(ArgumentError) { Rperf.start(capture: :signal, signal: false) }
+    assert_match(/needs a timer signal/, err.message)
+    refute Rperf.running?
+    assert_equal :signal, Rperf::Settings.from_env("RPERF_CAPTURE" => "signal").capture
+    assert_equal({ "RPERF_CAPTURE" => "postponed" }, Rperf::Settings.new(capture: :postponed).child_env.slice("RPERF_CAPTURE"))
+    assert_equal :postponed, Rperf::Settings.new(signal: false).capture_path
+    assert_equal(yjit? ? :signal : :postponed, Rperf::Settings.new.capture_path)
+  end
+end
