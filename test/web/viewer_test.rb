@@ -139,7 +139,7 @@ class ViewerTest < Minitest::Test
           page = http_get(port, page_path)
           assert_equal "200", page.code, "#{how} #{page_path}"
           urls = asset_urls(page.body)
-          assert_equal %w[/rperf/assets/viewer.css /rperf/assets/vendor/d3.min.js /rperf/assets/vendor/d3-flamegraph.min.js /rperf/assets/viewer.js].sort,
+          assert_equal %w[/rperf/assets/viewer.css /rperf/assets/viewer.js].sort,
                        urls.sort, "#{how} #{page_path}"
           urls.each { |url| assert_equal "200", http_get(port, url).code, "#{how} #{url}" }
         end
@@ -152,7 +152,7 @@ class ViewerTest < Minitest::Test
       end
     end
     with_puma(viewer) do |port|
-      assert_equal %w[/assets/viewer.css /assets/vendor/d3.min.js /assets/vendor/d3-flamegraph.min.js /assets/viewer.js].sort,
+      assert_equal %w[/assets/viewer.css /assets/viewer.js].sort,
                    asset_urls(http_get(port, "/").body).sort
       assert_equal 1, get_json(port, "/snapshots")[1].size
       assert_equal ["404", "Snapshot not found"], http_get(port, "/snapshots/2").then { |r| [r.code, r.body] }
