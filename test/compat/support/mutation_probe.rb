@@ -16,11 +16,12 @@ module CompatProbe
     def a(n) = n < 2 ? n : a(n - 1) + a(n - 2)
     def b(n) = n < 2 ? n : b(n - 1) + b(n - 2)
 
-    # Two stacks at least (a and b under the same caller), each sampled more than once.
+    # Two stacks at least (a and b under the same caller), each sampled more than once: about
+    # 40 ms of CPU each, so a busy machine still samples both (24, 5 ms, was missed).
     def profile(aggregate)
       Rperf.start(mode: :cpu, frequency: 1000, aggregate: aggregate)
-      a(24)
-      b(24)
+      a(27)
+      b(27)
       Rperf.stop
     end
 
@@ -37,6 +38,7 @@ module CompatProbe
       samples = data[key]
       # Two samples that share a frame (the caller), and a frame of the first one.
       first, second = samples.combination(2).find { |x, y| x[0].any? { |f| y[0].include?(f) } }
+      return { "sampled" => "too few samples: #{samples.size}" } unless first
       shared = first[0].find { |f| second[0].include?(f) }
       facts = {}
       facts["frames.map!"] = attempt { first[0].map! { |f| f } }
@@ -58,6 +60,8 @@ module CompatProbe
       # A frame shared by two samples: does an edit through one show in the other?
       marker = "Edited#frame"
       target = samples.find { |s| s[0].any? { |f| f[1].end_with?("#a") || f[1].end_with?(".a") } }
+      return facts.merge("sampled" => "no sample of a") unless target
+
       target_frame = target[0].find { |f| f[1].end_with?("#a") || f[1].end_with?(".a") }
       others = samples.reject { |s| s.equal?(target) }.select { |s| s[0].any? { |f| f[1] == target_frame[1] } }
       attempt { target_frame[1] = marker }
