@@ -20,6 +20,15 @@ FileKind sniff_file_kind(const char* data, size_t len);
 // to what is wrong and where ("invalid JSON (expected ',' at byte 17)", "malformed profile: ...").
 bool load_json_profile(const char* data, size_t len, Profile& out, std::string& error);
 
+// Parses `data` (a pprof protobuf, or gzip of one) into `out`: the samples, labels, frames
+// (line and start line), allocation sample types and interval rperf's writer puts there. On
+// failure returns false and sets `error` ("not a readable pprof profile (truncated)").
+bool load_pprof_profile(const char* data, size_t len, Profile& out, std::string& error);
+
+// What a reader may spend building a profile from `input_len` bytes (its estimate of its
+// memory): 64 MiB plus 8 bytes per byte of input, at most 8 GiB.
+size_t load_budget(size_t input_len);
+
 // Any JSON document as a JsonValue (integers beyond int64 become reals).
 bool parse_json(const char* data, size_t len, JsonValue& out, std::string& error);
 

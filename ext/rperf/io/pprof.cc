@@ -64,12 +64,18 @@ class StringTable {
   std::vector<std::string> strings_;
 };
 
-// Label fields: key 1, str 2, num 3, num_unit 4.
-std::string label_message(int64_t key, int64_t str, int64_t num) {
+// Label fields: key 1, str 2, num 3, num_unit 4. A numeric label's num is written even when 0,
+// so the reader tells it from an empty string label.
+std::string label_message(int64_t key, int64_t str, int64_t num, bool numeric = false) {
   ProtoWriter w;
   w.int_field(1, key);
   w.int_field(2, str);
-  w.int_field(3, num);
+  if (numeric && num == 0) {
+    w.tag(3, 0);
+    w.varint(0);
+  } else {
+    w.int_field(3, num);
+  }
   return w.buffer();
 }
 
@@ -149,7 +155,7 @@ std::string encode_pprof(const Profile& p, const std::vector<std::string>& comme
     ProtoWriter w;
     for (const Label& l : p.label_sets[i]) {
       // Integer labels are numeric pprof labels (-tagfocus ranges work on them).
-      w.bytes_field(3, l.integer ? label_message(strings.id(l.key), 0, std::strtoll(l.value.c_str(), nullptr, 10))
+      w.bytes_field(3, l.integer ? label_message(strings.id(l.key), 0, std::strtoll(l.value.c_str(), nullptr, 10), true)
                                  : label_message(strings.id(l.key), strings.id(l.value), 0));
     }
     label_bytes[i] = w.buffer();
@@ -206,6 +212,7 @@ std::string encode_pprof(const Profile& p, const std::vector<std::string>& comme
   // Everything that adds strings comes before the string table.
   std::vector<int64_t> comment_ids;
   for (const std::string& c : comments) comment_ids.push_back(strings.id(c));
+  if (allocations) comment_ids.push_back(strings.id(kPprofAllocationComment + std::to_string(p.attributes.int_or("allocation_interval", 1))));
   const int64_t period_unit = nanoseconds;
   for (const std::string& s : strings.strings()) out.bytes_field(6, s);  // string_table (6)
   out.int_field(9, p.attributes.int_or("start_time_ns", 0));                                    // time_nanos
