@@ -599,17 +599,21 @@ FileKind sniff_file_kind(const char* data, size_t len) {
   return FileKind::kUnknown;
 }
 
+bool inflate_if_gzip(const char*& data, size_t& len, std::string& inflated, std::string& error) {
+  if (!is_gzip(data, len)) return true;
+  std::string gz_error = gunzip(data, len, inflated);
+  if (!gz_error.empty()) {
+    error = "corrupt gzip data (" + gz_error + ")";
+    return false;
+  }
+  data = inflated.data();
+  len = inflated.size();
+  return true;
+}
+
 bool load_json_profile(const char* data, size_t len, Profile& out, std::string& error) {
   std::string inflated;
-  if (is_gzip(data, len)) {
-    std::string gz_error = gunzip(data, len, inflated);
-    if (!gz_error.empty()) {
-      error = "corrupt gzip data (" + gz_error + ")";
-      return false;
-    }
-    data = inflated.data();
-    len = inflated.size();
-  }
+  if (!inflate_if_gzip(data, len, inflated, error)) return false;
   BodyBuilder builder(len, true);
   Val doc;
   return parse_document(data, len, builder, doc, error) && ProfileReader(builder, out, error).read(doc);

@@ -9,6 +9,9 @@
 namespace rperf {
 
 bool is_gzip(const char* data, size_t len);
+// A file's bytes as the readers parse them: gzip data is inflated into `inflated` and
+// `data`/`len` point there. False, with `error` ("corrupt gzip data (truncated)"), when it fails.
+bool inflate_if_gzip(const char*& data, size_t& len, std::string& inflated, std::string& error);
 
 enum class FileKind { kJson, kPprof, kUnknown };
 // What a profile file holds, from its first bytes (decompressed when gzipped): JSON starts

@@ -17,7 +17,6 @@
 #include <unordered_map>
 
 #include "io/encoders.hh"
-#include "io/gzip.hh"
 #include "io/loader.hh"
 #include "profile/profile_rows.hh"
 
@@ -460,15 +459,7 @@ class PprofLoader {
 
 bool load_pprof_profile(const char* data, size_t len, Profile& out, std::string& error) {
   std::string inflated;
-  if (is_gzip(data, len)) {
-    std::string gz_error = gunzip(data, len, inflated);
-    if (!gz_error.empty()) {
-      error = "corrupt gzip data (" + gz_error + ")";
-      return false;
-    }
-    data = inflated.data();
-    len = inflated.size();
-  }
+  if (!inflate_if_gzip(data, len, inflated, error)) return false;
   try {
     PprofLoader(std::string_view(data, len), out).load();
   } catch (const Failure& f) {
