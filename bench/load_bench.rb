@@ -2,7 +2,8 @@
 
 # Loader benchmark (not a test): the synthetic profile saved as json.gz and json, then read
 # back by Rperf.load (C++ gunzip + JSON reader sharing frames) and, for comparison, by
-# Zlib.gunzip + JSON.parse (what rperf 0.10's load does). 3 runs each in a forked child.
+# Zlib.gunzip + JSON.parse (what rperf 0.10's load does); and the same profile as .pb.gz read
+# back by the native pprof reader. 3 runs each in a forked child.
 require "rperf"
 require "tmpdir"
 require "zlib"
@@ -13,16 +14,16 @@ puts "Load benchmark: #{SyntheticProfile::STACKS} stacks x depth #{SyntheticProf
      "#{SyntheticProfile::FRAMES} distinct frames"
 puts format("%-34s %9s %9s %12s", "reader", "median s", "max s", "peak +RSS")
 Dir.mktmpdir do |dir|
-  %w[json.gz json].each do |ext|
+  %w[json.gz json pb.gz].each do |ext|
     path = File.join(dir, "bench.#{ext}")
     Rperf.save(path, data)
-    readers = {
-      "Rperf.load #{ext}" => -> { Rperf.load(path) },
-      "JSON.parse #{ext}" => lambda {
+    readers = { "Rperf.load #{ext}" => -> { Rperf.load(path) } }
+    unless ext == "pb.gz" # pprof: the native reader (io/pprof_reader.cc) only
+      readers["JSON.parse #{ext}"] = lambda {
         raw = File.binread(path)
         JSON.parse(ext.end_with?(".gz") ? Zlib.gunzip(raw) : raw, symbolize_names: true)
-      },
-    }
+      }
+    end
     readers.each do |name, read|
       runs = Array.new(3) { SyntheticProfile.measure(&read) }
       times = runs.map(&:first).sort

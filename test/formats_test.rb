@@ -296,20 +296,48 @@ class FormatsTest < Minitest::Test
 
     refute loaded.key?(:allocation_interval_guessed), "the file names its interval"
     bytes = Rperf::Storage.native(data).encode(:pprof, { comments: [] })
-    read = Rperf::PprofReader.read(bytes, "x.pb")
-    assert_equal [32, true], read.values_at(:allocation_interval, :allocation_interval_guessed), "no comment: the counts' gcd, guessed"
-    File.binwrite(tmp("guessed.pb.gz"), Zlib.gzip(bytes))
-    guessed = Rperf.load(tmp("guessed.pb.gz"))
+    assert_includes bytes.b, "allocations: one in 32", "the writer names the interval itself"
+    # A file without that comment (rperf before it was written): the counts' gcd, guessed.
+    guessed = load_pprof_bytes(bytes.b.sub("allocations: one in 32", "allocations: one of 32"))
     assert_equal [32, true], guessed.values_at(:allocation_interval, :allocation_interval_guessed)
     assert_match(/one in 32 sampled; the interval estimated from the counts: the file does not name it\)/, Rperf::Report.allocations(guessed))
     assert_match(/one in 32 sampled\), /, Rperf::Report.allocations(loaded))
-    e = assert_raises(Rperf::FormatError) { Rperf::PprofReader.read(bytes.b.sub("object_class", "object_clasz"), "x.pb") }
+    e = assert_raises(Rperf::FormatError) { load_pprof_bytes(bytes.b.sub("object_class", "object_clasz")) }
     assert_match(/x\.pb.*allocation sample without an object_class label/, e.message)
     # Retained objects without allocated ones: the error says what is missing.
-    e = assert_raises(Rperf::FormatError) { Rperf::PprofReader.read(bytes.b.sub("alloc_objects", "alloc_objectz"), "x.pb") }
+    e = assert_raises(Rperf::FormatError) { load_pprof_bytes(bytes.b.sub("alloc_objects", "alloc_objectz")) }
     assert_match(/x\.pb.*inuse_objects without alloc_objects/, e.message)
-    assert_equal 32, Rperf::PprofReader.allocation_interval_in(Rperf::PprofReader.allocation_comment(32))
-    assert_nil Rperf::PprofReader.allocation_interval_in("allocations: one in many")
+  end
+
+  # `bytes` (a pprof protobuf, gzipped or not) saved as x.pb and loaded.
+  def load_pprof_bytes(bytes)
+    File.binwrite(tmp("x.pb"), Zlib.gzip(bytes))
+    Rperf.load(tmp("x.pb"))
+  end
+
+  # The native pprof reader gives back what the writer was given: samples, weights, threads,
+  # labels (numeric ones as Integers, empty strings as such), frames with lines, start lines,
+  # samples without Ruby frames; and the same as go tool pprof's re-encoding of the file.
+  def test_pprof_round_trips_the_profile
+    frames = [["a.rb", "A#m", 3], ["b.rb", "B#n", 7]]
+    data = { mode: :wall, frequency: 250, start_time_ns: 5, duration_ns: 9,
+             aggregated_samples: [[frames, 100, 1, 1], [frames.drop(1), 50, 2, 0], [[], 7, 1, 2], [frames, 3, 3, 3]],
+             label_sets: [{}, { endpoint: "/x", n: 5, big: -(2**40) }, { "%GVL": "blocked" }, { e: "", z: 0 }],
+             function_start_lines: [["a.rb", "A#m", 1]] }
+    Rperf.save(tmp("r.pb.gz"), data)
+    loaded = Rperf.load(tmp("r.pb.gz"))
+    assert_equal data.except(:label_sets, :aggregated_samples), loaded.slice(*data.keys).except(:label_sets, :aggregated_samples)
+    rows = ->(d) { d[:aggregated_samples].map { |f, w, t, l| [f, w, t, d[:label_sets][l]] } }
+    assert_equal rows.(data), rows.(loaded)
+    assert_equal 7, Rperf::Storage.native(loaded).vm_state_totals[:gvl_blocked], "%GVL labels are VM states again"
+    # go tool pprof's re-encoding of the file (its own ids, string order, label order) reads
+    # the same; labels of 0 and "" are the same to it, and left out here.
+    out, err, status = Open3.capture3("go", "tool", "pprof", "-proto", "-output", tmp("go.pb.gz"), tmp("r.pb.gz"))
+    assert status.success?, "#{out}#{err}"
+    again = Rperf.load(tmp("go.pb.gz"))
+    plain = ->(d) { rows.(d).map { |f, w, t, l| [f.map { |x| x.first(2) }, w, t, l.except(:e, :z)] }.sort_by(&:inspect) }
+    assert_equal plain.(data), plain.(again)
+    assert_equal [:wall, 250], again.values_at(:mode, :frequency)
   end
 
   def test_load_any_tells_pprof_from_json_by_content

@@ -39,7 +39,7 @@ module Rperf
     def root = node(0)
     def total_ns = @native.total_ns
     def size = @native.node_count
-    def node(id) = Node.new(self, id, *@native.node(id))
+    def node(id) = Node.new(self, id, @native.node(id))
     def method_ref(id) = @method_refs[id] ||= MethodRef.new(*@native.method_info(id))
 
     # Depth first, heaviest children first: yields (node, :enter) and, after its children,
@@ -68,15 +68,16 @@ module Rperf
     class Node
       attr_reader :tree, :id, :total_ns, :self_ns, :depth
 
-      def initialize(tree, id, method_id, parent_id, total_ns, self_ns, recursive, depth)
+      # `info`: the native node's fields (Native::CallTree::NodeInfo).
+      def initialize(tree, id, info)
         @tree = tree
         @id = id
-        @method_id = method_id
-        @parent_id = parent_id
-        @total_ns = total_ns
-        @self_ns = self_ns
-        @recursive = recursive
-        @depth = depth
+        @method_id = info.method_id
+        @parent_id = info.parent_id
+        @total_ns = info.total_ns
+        @self_ns = info.self_ns
+        @recursive = info.recursive
+        @depth = info.depth
       end
 
       # The node's method (MethodRef); with arguments, Object#method.

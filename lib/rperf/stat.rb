@@ -3,10 +3,10 @@
 module Rperf
   # The perf-stat-like summary (`rperf stat`, `stat: true`), printed to stderr.
   module Stat
-    # Rows of the VM-state breakdown, in Native::VM_STATES order (state 0 runs Ruby code), with
-    # rperf 0.11's wording (scripts match these lines).
-    BREAKDOWN = ["[Rperf] CPU execution", "[Rperf] GVL blocked (I/O, sleep)", "[Rperf] GVL wait (contention)",
-                 "[Rperf] GC marking", "[Rperf] GC sweeping"].freeze
+    # The VM-state breakdown's row of each state (by the name Profile#vm_state_totals gives it),
+    # with rperf 0.11's wording (scripts match these lines). The rows come in the model's order.
+    BREAKDOWN = { running: "[Rperf] CPU execution", gvl_blocked: "[Rperf] GVL blocked (I/O, sleep)",
+                  gvl_wait: "[Rperf] GVL wait (contention)", gc_mark: "[Rperf] GC marking", gc_sweep: "[Rperf] GC sweeping" }.freeze
 
     @command = nil
     @report = false
@@ -39,7 +39,7 @@ module Rperf
     def line(value, unit, label) = format("  %14s %-2s         %s", value, unit, label)
 
     def breakdown(data)
-      BREAKDOWN.zip(Storage.native(data).vm_state_totals).to_h
+      Storage.native(data).vm_state_totals.to_h { |state, weight| [BREAKDOWN.fetch(state), weight] }
     end
 
     def print(data, command: @command, report: @report, io: $stderr)

@@ -88,10 +88,9 @@ module Rperf
       out&.force_encoding(gzip ? Encoding::BINARY : Encoding::UTF_8)
     end
 
+    # The writer adds the allocation interval's comment itself (its reader reads it back).
     def pprof_comments(profile)
-      interval = profile.attribute(:allocation_interval)
-      ["rperf #{VERSION}", "mode: #{profile.attribute(:mode)}", "frequency: #{profile.attribute(:frequency)}Hz", "ruby #{RUBY_VERSION}",
-       *(PprofReader.allocation_comment(interval) if interval)]
+      ["rperf #{VERSION}", "mode: #{profile.attribute(:mode)}", "frequency: #{profile.attribute(:frequency)}Hz", "ruby #{RUBY_VERSION}"]
     end
 
     # A missing or unreadable file raises its Errno (as rperf 0.11); bad content raises FormatError.
@@ -128,17 +127,14 @@ module Rperf
     end
 
     # A json(.gz) profile, or a .pb.gz profile (as rperf writes them), told apart by content.
+    # Both are read natively into the one model (io/loader, io/pprof_reader).
     def load_any(path)
       raw = read_file(path)
       kind = Native.sniff(raw)
       kind = :pprof if kind.nil? && path.to_s.end_with?(".pb.gz", ".pprof")
       return load(path, raw) unless kind == :pprof
 
-      bytes = Native.gzip?(raw) ? with_path(path) { Native.gunzip(raw) } : raw
-      read = PprofReader.read(bytes, path)
-      data = Native::Profile.from_hash(read).to_h
-      data[:allocation_interval_guessed] = true if read[:allocation_interval_guessed]
-      data
+      with_path(path) { Native::Profile.load_pprof(raw) }.to_h
     end
 
     # Only the head of the file: meta and summary come first, so the body is never read.

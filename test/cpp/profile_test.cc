@@ -266,7 +266,7 @@ TEST(Loader, MalformedProfilesSayWhat) {
       {"{\"mode\":\"cpu\"}", "not an rperf profile"},
       {"{\"aggregated_samples\":[[[[\"a\"]],1,1,0]]}", "frame is not"},
       {"{\"aggregated_samples\":[[[],\"x\",1,0]]}", "sample is not"},
-      {"{\"aggregated_samples\":[[[],1,1,3]],\"label_sets\":[{}]}", "label_set_id 3 out of range"},
+      {"{\"aggregated_samples\":[[[],1,1,3]],\"label_sets\":[{}]}", "aggregated_samples[0]: label_set_id 3 has no label set (ids: 0 to 0)"},
       {"{\"aggregated_samples\":[],\"label_sets\":[[1]]}", "label_sets is not an array of objects"},
       {"{\"aggregated_samples\":[", "invalid JSON"},
   };

@@ -11,7 +11,10 @@ namespace rperf {
 
 class Output;
 
-std::string encode_pprof(const Profile& p, const std::vector<std::string>& comments);  // profile.proto
+// profile.proto; read back by load_pprof_profile (io/loader.hh). With allocation samples, the
+// comments end with kPprofAllocationComment and the interval, which the reader reads.
+std::string encode_pprof(const Profile& p, const std::vector<std::string>& comments);
+constexpr const char* kPprofAllocationComment = "allocations: one in ";
 std::string encode_speedscope(const Profile& p, const std::string& name);
 std::string encode_text(const Profile& p, int top_n, bool header = true);  // flat + cumulative tables
 // Allocation sites and classes; `interval_guessed`: the file did not name the interval (a

@@ -16,6 +16,7 @@
 #include "io/text_table.hh"
 #include "profile/label_value.hh"
 #include "profile/transform.hh"
+#include "profile/profile_rows.hh"
 
 namespace rperf {
 
@@ -64,10 +65,6 @@ constexpr size_t kBudgetPerByte = 8;
 constexpr size_t kBudgetCap = size_t{8} << 30;
 constexpr size_t kFreeFormBudget = size_t{128} << 20;
 
-size_t parse_budget(size_t json_len) {
-  size_t per_byte = json_len > kBudgetCap / kBudgetPerByte ? kBudgetCap : json_len * kBudgetPerByte;
-  return std::min(kBudgetCap, kBudgetFloor + per_byte);
-}
 
 class BodyBuilder {
  public:
@@ -75,7 +72,7 @@ class BodyBuilder {
 
   // `profile`: the document must be an rperf profile, and its body is checked as it is
   // parsed (a value that is not what its place in the body holds stops the parse at once).
-  BodyBuilder(size_t json_len, bool profile) : budget_(parse_budget(json_len)), profile_(profile) {}
+  BodyBuilder(size_t json_len, bool profile) : budget_(load_budget(json_len)), profile_(profile) {}
 
   Val null_value() { return node(JsonValue::Kind::kNull); }
   Val true_value() { Val v = node(JsonValue::Kind::kBool); v.node->truth = true; return v; }
@@ -419,7 +416,8 @@ JsonValue to_value(const BodyBuilder& b, const Val& v) {
 bool is_node(const Val* v, JsonValue::Kind kind) { return v && v->tag == Val::kNode && v->node->kind == kind; }
 
 // Builds the profile from what the builder recognised; false with `error` set on a shape it
-// cannot use.
+// cannot use. The rows themselves are checked and added by ProfileRows (profile/profile_rows),
+// as the pprof reader's and a Ruby Hash's are.
 class ProfileReader {
  public:
   ProfileReader(const BodyBuilder& b, Profile& p, std::string& error) : b_(b), p_(p), error_(error) {}
@@ -435,56 +433,45 @@ class ProfileReader {
       if (key == "meta") p_.meta = to_value(b_, value);
       else if (key == "summary") p_.summary = to_value(b_, value);
       else if (key == "mode" && is_node(&value, JsonValue::Kind::kString)) p_.attributes.set(key, JsonValue::symbol(value.node->text));
-      else if (!derived(key)) p_.attributes.set(key, to_value(b_, value));
+      else if (!is_body_key(key) && key != kTrailerVersionKey) p_.attributes.set(key, to_value(b_, value));
     }
     frame_map_.assign(b_.frames.size(), kEmptyStack);
     stack_map_.assign(b_.stacks.size(), kEmptyStack);
-    if (!read_label_sets(d->get("label_sets"))) return false;
     const Val* raw = d->get("raw_samples");
-    if (is_node(raw, JsonValue::Kind::kArray)) {
-      p_.timestamps = true;
-      if (!read_samples(*raw, true)) return false;
-    } else if (!read_samples(*aggregated, false)) {
-      return false;
-    }
-    if (!read_start_lines(d->get("function_start_lines"))) return false;
+    ProfileRows rows(p_, is_node(raw, JsonValue::Kind::kArray));
+    if (!read_label_sets(rows, d->get("label_sets"))) return false;
+    if (!read_samples(rows, p_.timestamps ? *raw : *aggregated)) return false;
+    if (!read_start_lines(rows, d->get("function_start_lines"))) return false;
     const Val* raw_allocations = d->get("raw_allocation_samples");
     if (p_.timestamps && raw_allocations) {
-      if (!read_allocations(raw_allocations, true)) return false;
-    } else if (!read_allocations(d->get("allocation_samples"), false)) {
+      if (!read_allocations(rows, raw_allocations, true)) return false;
+    } else if (!read_allocations(rows, d->get("allocation_samples"), false)) {
       return false;
     }
-    if (!p_.timestamps) infer_vm_states(p_);  // raw samples carry their state
-    else label_vm_states(p_);                 // and the user's labels only (rperf 0.11)
+    rows.finish();
     return true;
   }
 
  private:
-  // Keys computed from the samples, never stored as attributes.
-  static bool derived(const std::string& key) {
-    return key == "aggregated_samples" || key == "raw_samples" || key == "label_sets" || key == "function_start_lines" ||
-           key == "allocation_samples" || key == "raw_allocation_samples" ||
-           key == "unique_frames" || key == "unique_stacks" || key == "rperf_version";
-  }
+  // The JSON writer's trailer names the version that wrote the file: not the profile's.
+  static constexpr const char* kTrailerVersionKey = "rperf_version";
 
   bool bad(const std::string& what) {
     error_ = what.rfind("not an", 0) == 0 ? what : "malformed profile: " + what;
     return false;
   }
 
-  bool read_label_sets(const Val* sets) {
+  bool read_label_sets(ProfileRows& rows, const Val* sets) {
     if (!sets) return true;  // only the empty set
     if (!is_node(sets, JsonValue::Kind::kArray)) return bad("label_sets is not an array of objects");
-    label_set_map_.clear();
     for (const Val& set : sets->node->items) {
       if (!is_node(&set, JsonValue::Kind::kObject)) return bad("label_sets is not an array of objects");
       LabelSet labels;
       const std::vector<Val>& m = set.node->items;
       // Keys become Symbols, as rperf 0.11's JSON.parse(symbolize_names: true) makes them.
       for (size_t i = 0; i + 1 < m.size(); i += 2) labels.push_back(Label{label_value::symbol(m[i].node->text), label_value_of(m[i + 1])});
-      label_set_map_.push_back(p_.label_sets.intern(labels));
+      rows.label_set(labels);
     }
-    if (label_set_map_.empty()) label_set_map_.push_back(0);
     return true;
   }
 
@@ -543,7 +530,8 @@ class ProfileReader {
     return bad(shape);
   }
 
-  bool read_samples(const Val& samples, bool raw) {
+  bool read_samples(ProfileRows& rows, const Val& samples) {
+    const bool raw = p_.timestamps;
     if (!is_node(&samples, JsonValue::Kind::kArray)) return bad("aggregated_samples is not an array");
     const char* shape = raw ? "raw sample is not [frames, weight, thread_seq, label_set_id, ...]"
                             : "sample is not [frames, weight, thread_seq, label_set_id]";
@@ -552,36 +540,20 @@ class ProfileReader {
       if (v.tag != Val::kRow) return explain(v, shape);
       const Row& r = b_.rows[static_cast<size_t>(v.num)];
       if (!raw && r.count != 3) return bad(shape);
-      Sample sample;
-      sample.stack = stack(r.stack);
-      sample.weight_ns = r.values[0];
-      sample.thread_seq = static_cast<uint32_t>(r.values[1]);
-      int64_t set = r.values[2];
-      if (set < 0 || static_cast<size_t>(set) >= label_set_map_.size()) return bad("label_set_id " + std::to_string(set) + " out of range");
-      sample.label_set = label_set_map_[static_cast<size_t>(set)];
-      if (r.count >= 4) {
-        // [..., vm_state(, time_ns)] (rperf 0.11: 5 elements); early builds of ours wrote [..., time_ns].
-        int64_t fifth = r.values[3];
-        bool state = r.count == 5 || (fifth >= 0 && fifth < kVmStateCount);
-        if (state) sample.vm_state = static_cast<VmState>(fifth >= 0 && fifth < kVmStateCount ? fifth : 0);
-        else sample.time_ns = fifth;
-        if (r.count == 5) sample.time_ns = r.values[4];
-      }
-      p_.samples.push_back(sample);
+      if (!rows.sample(stack(r.stack), r.values[0], r.values[1], r.values[2], r.values + 3, r.count - 3u)) return bad(rows.error());
     }
     return true;
   }
 
   // [frames, count, thread_seq, label_set_id, class_name, retained_count(, time_ns when raw)]
   // rows: not shaped by the builder (the class name is a string), read from their nodes.
-  bool read_allocations(const Val* rows, bool raw) {
-    if (!rows) return true;
+  bool read_allocations(ProfileRows& rows, const Val* list, bool raw) {
+    if (!list) return true;
     const char* shape = raw ? "raw allocation sample is not [frames, count, thread_seq, label_set_id, class_name, retained_count, time_ns]"
                             : "allocation sample is not [frames, count, thread_seq, label_set_id, class_name, retained_count]";
     const size_t width = raw ? 7 : 6;
-    if (!is_node(rows, JsonValue::Kind::kArray)) return bad("allocation_samples is not an array");
-    AllocationAggregator agg;
-    for (const Val& row : rows->node->items) {
+    if (!is_node(list, JsonValue::Kind::kArray)) return bad("allocation_samples is not an array");
+    for (const Val& row : list->node->items) {
       if (!is_node(&row, JsonValue::Kind::kArray) || row.node->items.size() != width) return explain(row, shape);
       const std::vector<Val>& v = row.node->items;
       bool empty_stack = is_node(&v[0], JsonValue::Kind::kArray) && v[0].node->items.empty();
@@ -589,50 +561,26 @@ class ProfileReader {
           !is_node(&v[4], JsonValue::Kind::kString) || v[5].tag != Val::kInt || (raw && v[6].tag != Val::kInt)) {
         return explain(row, shape);
       }
-      int64_t set = v[3].num;
-      if (set < 0 || static_cast<size_t>(set) >= label_set_map_.size()) return bad("label_set_id " + std::to_string(set) + " out of range");
-      AllocationSample a;
-      a.stack = stack(empty_stack ? kEmptyStack : static_cast<uint32_t>(v[0].num));
-      a.count = v[1].num;
-      a.thread_seq = static_cast<uint32_t>(v[2].num);
-      a.label_set = label_set_map_[static_cast<size_t>(set)];
-      a.type = p_.class_names.intern(v[4].node->text);
-      a.retained = v[5].num;
-      if (raw) {
-        a.time_ns = v[6].num;
-        p_.allocations.push_back(a);
-      } else {
-        agg.add(a);
+      const std::string& name = v[4].node->text;
+      if (!rows.allocation(stack(empty_stack ? kEmptyStack : static_cast<uint32_t>(v[0].num)), v[1].num, v[2].num, v[3].num,
+                           rows.class_name(name.data(), name.size()), v[5].num, raw, raw ? v[6].num : 0)) {
+        return bad(rows.error());
       }
     }
-    if (!raw) p_.allocations = agg.take();
     return true;
   }
 
-  bool read_start_lines(const Val* starts) {
+  bool read_start_lines(ProfileRows& rows, const Val* starts) {
     if (!starts) return true;
     // A list of [path, label, line] looks like a stack to the builder; an empty one is [].
-    std::vector<uint32_t> entries;
-    if (starts->tag == Val::kStack) {
-      FrameSpan span = b_.stacks[static_cast<uint32_t>(starts->num)];
-      entries.assign(span.begin(), span.end());
-    } else if (!is_node(starts, JsonValue::Kind::kArray) || !starts->node->items.empty()) {
-      return bad("function_start_lines is not a list of [path, label, line]");
+    if (starts->tag != Val::kStack) {
+      if (!is_node(starts, JsonValue::Kind::kArray) || !starts->node->items.empty()) return bad("function_start_lines is not a list of [path, label, line]");
+      return true;
     }
-    FrameTable methods;  // (path, label) -> start line
-    std::vector<int32_t> start_of_method;
-    for (uint32_t e : entries) {
+    for (uint32_t e : b_.stacks[static_cast<uint32_t>(starts->num)]) {
       const Frame& f = b_.frames[e];
       if (f.line == kNoLine) return bad("function_start_lines is not a list of [path, label, line]");
-      uint32_t m = methods.intern(f.path, f.label, 0);
-      start_of_method.resize(methods.size(), 0);
-      start_of_method[m] = f.line;
-    }
-    for (uint32_t i = 0; i < p_.frames.size() && methods.size(); i++) {
-      Frame& f = p_.frames.at(i);
-      size_t before = methods.size();
-      uint32_t m = methods.intern(f.path, f.label, 0);
-      if (methods.size() == before) f.start_line = start_of_method[m];
+      rows.start_line(f.path.data(), f.path.size(), f.label.data(), f.label.size(), f.line);
     }
     return true;
   }
@@ -640,7 +588,6 @@ class ProfileReader {
   const BodyBuilder& b_;
   Profile& p_;
   std::string& error_;
-  std::vector<uint32_t> label_set_map_{0};
   std::vector<uint32_t> frame_map_, stack_map_;  // builder ids -> profile ids
   std::vector<uint32_t> ids_;
 };
@@ -653,6 +600,11 @@ bool parse_document(const char* data, size_t len, BodyBuilder& builder, Val& doc
 }
 
 }  // namespace
+
+size_t load_budget(size_t input_len) {
+  size_t per_byte = input_len > kBudgetCap / kBudgetPerByte ? kBudgetCap : input_len * kBudgetPerByte;
+  return std::min(kBudgetCap, kBudgetFloor + per_byte);
+}
 
 bool is_gzip(const char* data, size_t len) {
   return len >= 2 && static_cast<unsigned char>(data[0]) == 0x1f && static_cast<unsigned char>(data[1]) == 0x8b;
@@ -674,17 +626,21 @@ FileKind sniff_file_kind(const char* data, size_t len) {
   return FileKind::kUnknown;
 }
 
+bool inflate_if_gzip(const char*& data, size_t& len, std::string& inflated, std::string& error) {
+  if (!is_gzip(data, len)) return true;
+  std::string gz_error = gunzip(data, len, inflated);
+  if (!gz_error.empty()) {
+    error = "corrupt gzip data (" + gz_error + ")";
+    return false;
+  }
+  data = inflated.data();
+  len = inflated.size();
+  return true;
+}
+
 bool load_json_profile(const char* data, size_t len, Profile& out, std::string& error) {
   std::string inflated;
-  if (is_gzip(data, len)) {
-    std::string gz_error = gunzip(data, len, inflated);
-    if (!gz_error.empty()) {
-      error = "corrupt gzip data (" + gz_error + ")";
-      return false;
-    }
-    data = inflated.data();
-    len = inflated.size();
-  }
+  if (!inflate_if_gzip(data, len, inflated, error)) return false;
   BodyBuilder builder(len, true);
   Val doc;
   return parse_document(data, len, builder, doc, error) && ProfileReader(builder, out, error).read(doc);

@@ -65,12 +65,18 @@ class StringTable {
   std::vector<std::string> strings_;
 };
 
-// Label fields: key 1, str 2, num 3, num_unit 4.
-std::string label_message(int64_t key, int64_t str, int64_t num) {
+// Label fields: key 1, str 2, num 3, num_unit 4. A numeric label's num is written even when 0,
+// so the reader tells it from an empty string label.
+std::string label_message(int64_t key, int64_t str, int64_t num, bool numeric = false) {
   ProtoWriter w;
   w.int_field(1, key);
   w.int_field(2, str);
-  w.int_field(3, num);
+  if (numeric && num == 0) {
+    w.tag(3, 0);
+    w.varint(0);
+  } else {
+    w.int_field(3, num);
+  }
   return w.buffer();
 }
 
@@ -153,7 +159,7 @@ std::string encode_pprof(const Profile& p, const std::vector<std::string>& comme
       // are strings, each value's to_s as rperf 0.11 writes it ("1.5", "true", "[1, 2]").
       int64_t number;
       const int64_t key = strings.id(label_value::to_s(l.key));
-      w.bytes_field(3, label_value::int64_of(l.value, number) ? label_message(key, 0, number)
+      w.bytes_field(3, label_value::int64_of(l.value, number) ? label_message(key, 0, number, true)
                                                               : label_message(key, strings.id(label_value::to_s(l.value)), 0));
     }
     label_bytes[i] = w.buffer();
@@ -210,6 +216,7 @@ std::string encode_pprof(const Profile& p, const std::vector<std::string>& comme
   // Everything that adds strings comes before the string table.
   std::vector<int64_t> comment_ids;
   for (const std::string& c : comments) comment_ids.push_back(strings.id(c));
+  if (allocations) comment_ids.push_back(strings.id(kPprofAllocationComment + std::to_string(p.attributes.int_or("allocation_interval", 1))));
   const int64_t period_unit = nanoseconds;
   for (const std::string& s : strings.strings()) out.bytes_field(6, s);  // string_table (6)
   out.int_field(9, p.attributes.int_or("start_time_ns", 0));                                    // time_nanos

@@ -10,6 +10,7 @@ enum VmState : uint8_t { kRunning = 0, kGvlBlocked = 1, kGvlWait = 2, kGcMark = 
 constexpr int kVmStateCount = 5;
 
 struct VmStateNames {
+  const char* name;         // the state's own name ("running", "gvl_blocked", ...): Ruby's Symbol for it
   const char* label_key;    // "%GVL" / "%GC" (nullptr for kRunning)
   const char* label_value;  // "blocked", "wait", "mark", "sweep"
   const char* frame_label;  // synthetic leaf frame with vm_state_frames: "[GVL blocked]", ...
@@ -17,11 +18,11 @@ struct VmStateNames {
 
 inline const VmStateNames& vm_state_names(VmState state) {
   static constexpr VmStateNames kNames[kVmStateCount] = {
-      {nullptr, nullptr, nullptr},
-      {"%GVL", "blocked", "[GVL blocked]"},
-      {"%GVL", "wait", "[GVL wait]"},
-      {"%GC", "mark", "[GC marking]"},
-      {"%GC", "sweep", "[GC sweeping]"},
+      {"running", nullptr, nullptr, nullptr},
+      {"gvl_blocked", "%GVL", "blocked", "[GVL blocked]"},
+      {"gvl_wait", "%GVL", "wait", "[GVL wait]"},
+      {"gc_mark", "%GC", "mark", "[GC marking]"},
+      {"gc_sweep", "%GC", "sweep", "[GC sweeping]"},
   };
   return kNames[state < kVmStateCount ? state : 0];
 }

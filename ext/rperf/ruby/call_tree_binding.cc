@@ -43,6 +43,7 @@ size_t holder_size(const void* p) {
 }
 const rb_data_type_t kCallTreeType = {"rperf/call_tree", {nullptr, holder_free, holder_size, nullptr, {nullptr}}, nullptr, nullptr, 0};
 VALUE g_call_tree_class = Qnil;
+VALUE g_node_info_class = Qnil;  // Native::CallTree::NodeInfo: a node's fields by name
 
 CallTreeHolder* holder(VALUE self) { return static_cast<CallTreeHolder*>(rb_check_typeddata(self, &kCallTreeType)); }
 
@@ -129,14 +130,15 @@ VALUE call_tree_node_count(VALUE self) { return SIZET2NUM(tree_of(self).size());
 // #total_ns -> the weight of the samples kept (the root's total), without building the tree.
 VALUE call_tree_total_ns(VALUE self) { return LL2NUM(paths_of(self).total_ns()); }
 
-// #node(id) -> [method_id, parent_id (nil for the root), total_ns, self_ns, recursive, depth]
+// #node(id) -> Native::CallTree::NodeInfo (method_id, parent_id: nil for the root, total_ns,
+// self_ns, recursive, depth).
 VALUE call_tree_node(VALUE self, VALUE id) {
   const CallTree& t = tree_of(self);
   uint32_t node = checked_id(id, t.size(), "node");
   CallTree::Node n = t.node(node);
   VALUE parent = n.parent == CallTree::kNoNode ? Qnil : UINT2NUM(n.parent);
-  return rb_ary_new_from_args(6, UINT2NUM(n.method), parent, LL2NUM(n.total_ns), LL2NUM(n.self_ns), n.recursive ? Qtrue : Qfalse,
-                              UINT2NUM(n.depth));
+  return rb_struct_new(g_node_info_class, UINT2NUM(n.method), parent, LL2NUM(n.total_ns), LL2NUM(n.self_ns), n.recursive ? Qtrue : Qfalse,
+                       UINT2NUM(n.depth));
 }
 
 // #children(id) -> node ids, heaviest first. Sorted into the holder's scratch vector: no C++
@@ -232,6 +234,8 @@ VALUE call_tree_arc_counts(VALUE self, VALUE method) {
 
 void init_call_tree_binding(VALUE native) {
   g_call_tree_class = rb_define_class_under(native, "CallTree", rb_cObject);
+  g_node_info_class = rb_struct_define_under(g_call_tree_class, "NodeInfo", "method_id", "parent_id", "total_ns", "self_ns", "recursive", "depth",
+                                             nullptr);
   rb_undef_alloc_func(g_call_tree_class);
   rb_define_singleton_method(g_call_tree_class, "build", RUBY_METHOD_FUNC(call_tree_s_build), 3);
   rb_define_method(g_call_tree_class, "method_count", RUBY_METHOD_FUNC(call_tree_method_count), 0);

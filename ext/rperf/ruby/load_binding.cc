@@ -1,11 +1,10 @@
 // Ruby binding of the loader: file bytes -> Native::Profile (io/loader.hh does the work without
-// Ruby), the meta/summary head of a file, and gunzip for the pprof reader.
+// Ruby), and the meta/summary head of a file.
 #include <ruby/ruby.h>
 
 #include <new>
 #include <string>
 
-#include "io/gzip.hh"
 #include "io/loader.hh"
 #include "ruby/profile_binding.hh"
 #include "ruby/values.hh"
@@ -18,9 +17,10 @@ VALUE format_error() { return rb_path2class("Rperf::FormatError"); }
 
 VALUE message_of(const std::string& s) { return rb_str_new(s.data(), static_cast<long>(s.size())); }
 
-// Native::Profile.load_json(bytes) -> Native::Profile. Raises Rperf::FormatError naming what
-// is wrong and where.
-VALUE profile_s_load_json(VALUE, VALUE bytes) {
+// A file's bytes -> Native::Profile by `load` (io/loader.hh). Raises Rperf::FormatError naming
+// what is wrong and where.
+template <typename Load>
+VALUE load_profile(VALUE bytes, Load&& load) {
   StringValue(bytes);
   ProfileHolder* h = new_profile_holder();
   VALUE obj = wrap_profile(h);
@@ -29,7 +29,7 @@ VALUE profile_s_load_json(VALUE, VALUE bytes) {
     std::string message;
     bool ok;
     try {
-      ok = load_json_profile(RSTRING_PTR(bytes), static_cast<size_t>(RSTRING_LEN(bytes)), h->profile, message);
+      ok = load(RSTRING_PTR(bytes), static_cast<size_t>(RSTRING_LEN(bytes)), h->profile, message);
     } catch (const std::bad_alloc&) {
       ok = false;
       message = "out of memory while loading";
@@ -40,6 +40,12 @@ VALUE profile_s_load_json(VALUE, VALUE bytes) {
   RB_GC_GUARD(bytes);
   return obj;
 }
+
+// Native::Profile.load_json(bytes) -> Native::Profile (JSON, gzipped or not).
+VALUE profile_s_load_json(VALUE, VALUE bytes) { return load_profile(bytes, load_json_profile); }
+
+// Native::Profile.load_pprof(bytes) -> Native::Profile (a pprof protobuf, gzipped or not).
+VALUE profile_s_load_pprof(VALUE, VALUE bytes) { return load_profile(bytes, load_pprof_profile); }
 
 // Native.read_meta(head_bytes) -> {meta:, summary:} or nil (not an rperf JSON head).
 VALUE native_read_meta(VALUE, VALUE bytes) {
@@ -62,26 +68,6 @@ VALUE native_read_meta(VALUE, VALUE bytes) {
   delete summary;
   RB_GC_GUARD(bytes);
   return out;
-}
-
-// Native.gunzip(bytes) -> String; raises Rperf::FormatError for corrupt or truncated data.
-VALUE native_gunzip(VALUE, VALUE bytes) {
-  StringValue(bytes);
-  VALUE out = Qnil, error = Qnil;
-  {
-    std::string inflated;
-    std::string message = gunzip(RSTRING_PTR(bytes), static_cast<size_t>(RSTRING_LEN(bytes)), inflated);
-    if (message.empty()) out = rb_str_new(inflated.data(), static_cast<long>(inflated.size()));
-    else error = message_of("corrupt gzip data (" + message + ")");
-  }
-  if (!NIL_P(error)) rb_exc_raise(rb_exc_new_str(format_error(), error));
-  RB_GC_GUARD(bytes);
-  return out;
-}
-
-VALUE native_gzip_p(VALUE, VALUE bytes) {
-  StringValue(bytes);
-  return is_gzip(RSTRING_PTR(bytes), static_cast<size_t>(RSTRING_LEN(bytes))) ? Qtrue : Qfalse;
 }
 
 // Native.parse_json(text) -> the document, objects with Symbol keys (the loader's reader, for
@@ -120,9 +106,8 @@ VALUE native_sniff(VALUE, VALUE bytes) {
 
 void init_load_binding(VALUE native) {
   rb_define_singleton_method(profile_class(), "load_json", RUBY_METHOD_FUNC(profile_s_load_json), 1);
+  rb_define_singleton_method(profile_class(), "load_pprof", RUBY_METHOD_FUNC(profile_s_load_pprof), 1);
   rb_define_singleton_method(native, "read_meta", RUBY_METHOD_FUNC(native_read_meta), 1);
-  rb_define_singleton_method(native, "gunzip", RUBY_METHOD_FUNC(native_gunzip), 1);
-  rb_define_singleton_method(native, "gzip?", RUBY_METHOD_FUNC(native_gzip_p), 1);
   rb_define_singleton_method(native, "parse_json", RUBY_METHOD_FUNC(native_parse_json), 1);
   rb_define_singleton_method(native, "sniff", RUBY_METHOD_FUNC(native_sniff), 1);
 }

@@ -5,6 +5,7 @@
 #include <new>
 
 #include "profile/functions.hh"
+#include "profile/profile_rows.hh"
 #include "profile/result_keys.hh"
 #include "profile/summary.hh"
 #include "profile/transform.hh"
@@ -33,15 +34,11 @@ size_t holder_size(const void* p) {
 }
 const rb_data_type_t kProfileType = {"rperf/profile", {holder_mark, holder_free, holder_size, nullptr, {nullptr}}, nullptr, nullptr, 0};
 
-// Keys of a result Hash that are not attributes: the body, and what is derived from it.
+// Keys of a result Hash that are not attributes (profile/profile_rows.hh has the list).
 bool body_key(VALUE key) {
-  static const char* const kKeys[] = {"aggregated_samples", "raw_samples", "label_sets", "allocation_samples", "raw_allocation_samples", "unique_frames",
-                                      "unique_stacks", "function_start_lines", "meta", "summary"};
   if (!SYMBOL_P(key)) return false;
-  for (const char* k : kKeys) {
-    if (key == sym(k)) return true;
-  }
-  return false;
+  VALUE name = rb_sym2str(key);
+  return is_body_key(RSTRING_PTR(name), static_cast<size_t>(RSTRING_LEN(name)));
 }
 
 // ---- the view ----------------------------------------------------------------------------
@@ -308,7 +305,10 @@ struct PendingFrame {
 };
 
 struct Converter {
+  Converter(ProfileHolder& holder, bool raw) : h(holder), rows(holder.profile, raw) {}
+
   ProfileHolder& h;
+  ProfileRows rows;  // checks and adds each row (as the JSON loader's and the pprof reader's)
   IdentityCache frames_seen, stacks_seen;
   std::vector<PendingFrame> pending;  // reused from stack to stack
 
@@ -376,35 +376,26 @@ struct Converter {
     if (!RB_TYPE_P(ary, T_ARRAY)) return fail(std::string(name) + " must be an Array");
     h.profile.samples.reserve(static_cast<size_t>(RARRAY_LEN(ary)));
     if (!raw) reserve_stacks(ary);  // raw rows (one per tick) repeat few stacks
+    ProfileRows::Kind kind = raw ? ProfileRows::kRaw : ProfileRows::kAggregated;
     for (long i = 0; i < RARRAY_LEN(ary); i++) {
       VALUE e = RARRAY_AREF(ary, i);
       if (!RB_TYPE_P(e, T_ARRAY) || RARRAY_LEN(e) < 2) return fail("a sample must be [frames, weight, thread_seq, label_set_id]");
-      Sample s;
-      if (!stack(RARRAY_AREF(e, 0), s.stack)) return false;
-      if (!int64_of(RARRAY_AREF(e, 1), s.weight_ns)) return fail("a sample's weight must be an Integer");
-      int64_t v;
-      if (RARRAY_LEN(e) > 2 && int64_of(RARRAY_AREF(e, 2), v)) s.thread_seq = static_cast<uint32_t>(v);
-      if (RARRAY_LEN(e) > 3 && !NIL_P(RARRAY_AREF(e, 3))) {
-        // An index into the Hash's label_sets (label_map), not into the interned table.
-        if (!int64_of(RARRAY_AREF(e, 3), v) || v < 0 || static_cast<size_t>(v) >= label_map.size()) return fail_row(name, i, no_label_set(RARRAY_AREF(e, 3)));
-        s.label_set = label_map[static_cast<size_t>(v)];
+      uint32_t stack_id;
+      int64_t weight, thread = 0, set = ProfileRows::kNoLabels, extra[2];
+      size_t extras = 0;
+      if (!stack(RARRAY_AREF(e, 0), stack_id)) return false;
+      if (!int64_of(RARRAY_AREF(e, 1), weight)) return fail("a sample's weight must be an Integer");
+      if (RARRAY_LEN(e) > 2 && !int64_of(RARRAY_AREF(e, 2), thread)) thread = 0;
+      // nil: the empty set; else an index into the Hash's label_sets.
+      if (RARRAY_LEN(e) > 3 && !NIL_P(RARRAY_AREF(e, 3)) && !int64_of(RARRAY_AREF(e, 3), set)) {
+        return fail(rows.row_name(kind, static_cast<size_t>(i)) + ": label_set_id is not an Integer");
       }
-      if (raw && RARRAY_LEN(e) > 5 && int64_of(RARRAY_AREF(e, 4), v) && v >= 0 && v < kVmStateCount) {
-        s.vm_state = static_cast<VmState>(v);
-        int64_of(RARRAY_AREF(e, 5), s.time_ns);
+      if (raw) {
+        while (extras < 2 && RARRAY_LEN(e) > 4 + static_cast<long>(extras) && int64_of(RARRAY_AREF(e, 4 + static_cast<long>(extras)), extra[extras])) extras++;
       }
-      h.profile.samples.push_back(s);
+      if (!rows.sample(stack_id, weight, thread, set, extra, extras)) return fail(rows.error());
     }
     return true;
-  }
-
-  // The interned id of each of the Hash's label sets (by their index in its label_sets).
-  std::vector<uint32_t> label_map{0};
-
-  std::string no_label_set(VALUE id) const {  // calls no Ruby
-    int64_t v;
-    if (!int64_of(id, v)) return "label_set_id is not an Integer";
-    return "label_set_id " + std::to_string(v) + " has no label set (ids: 0 to " + std::to_string(label_map.size() - 1) + ")";
   }
 
   // Sizes the stack table for every sample's stack being new: regrowing its arrays of millions
@@ -430,26 +421,22 @@ struct Converter {
     if (!RB_TYPE_P(ary, T_ARRAY)) return fail("allocation_samples must be an Array");
     const char* shape = raw ? "a raw allocation sample must be [frames, count, thread_seq, label_set_id, class_name, retained_count, time_ns]"
                             : "an allocation sample must be [frames, count, thread_seq, label_set_id, class_name, retained_count]";
-    AllocationAggregator agg;
     for (long i = 0; i < RARRAY_LEN(ary); i++) {
       VALUE e = RARRAY_AREF(ary, i);
       if (!RB_TYPE_P(e, T_ARRAY) || RARRAY_LEN(e) != (raw ? 7 : 6) || !RB_TYPE_P(RARRAY_AREF(e, 4), T_STRING)) return fail(shape);
-      AllocationSample a;
-      int64_t thread, set;
-      if (!stack(RARRAY_AREF(e, 0), a.stack)) return false;
-      if (!int64_of(RARRAY_AREF(e, 1), a.count) || !int64_of(RARRAY_AREF(e, 2), thread) || !int64_of(RARRAY_AREF(e, 3), set) ||
-          !int64_of(RARRAY_AREF(e, 5), a.retained) || (raw && !int64_of(RARRAY_AREF(e, 6), a.time_ns))) {
+      uint32_t stack_id;
+      int64_t count, thread, set, retained, time_ns = 0;
+      if (!stack(RARRAY_AREF(e, 0), stack_id)) return false;
+      if (!int64_of(RARRAY_AREF(e, 1), count) || !int64_of(RARRAY_AREF(e, 2), thread) || !int64_of(RARRAY_AREF(e, 3), set) ||
+          !int64_of(RARRAY_AREF(e, 5), retained) || (raw && !int64_of(RARRAY_AREF(e, 6), time_ns))) {
         return fail(shape);
       }
-      if (set < 0 || static_cast<size_t>(set) >= label_map.size()) return fail_row(raw ? "raw_allocation_samples" : "allocation_samples", i, no_label_set(RARRAY_AREF(e, 3)));
-      a.thread_seq = static_cast<uint32_t>(thread);
-      a.label_set = label_map[static_cast<size_t>(set)];
       VALUE name = RARRAY_AREF(e, 4);
-      a.type = h.profile.class_names.intern(std::string(RSTRING_PTR(name), static_cast<size_t>(RSTRING_LEN(name))));
-      if (raw) h.profile.allocations.push_back(a);
-      else agg.add(a);
+      if (!rows.allocation(stack_id, count, thread, set, rows.class_name(RSTRING_PTR(name), static_cast<size_t>(RSTRING_LEN(name))), retained, raw,
+                           time_ns)) {
+        return fail(rows.error());
+      }
     }
-    if (!raw) h.profile.allocations = agg.take();
     return true;
   }
 
@@ -457,7 +444,6 @@ struct Converter {
   bool label_sets(VALUE sets) {
     if (NIL_P(sets)) return true;
     if (!RB_TYPE_P(sets, T_ARRAY)) return fail("label_sets must be an Array of Hashes");
-    label_map.clear();
     std::vector<LabelEdit> edits;
     for (long i = 0; i < RARRAY_LEN(sets); i++) {
       VALUE pairs = RARRAY_AREF(sets, i);
@@ -468,10 +454,22 @@ struct Converter {
       read_label_pairs(pairs, false, false, edits, bad);  // any key and value (nil too), as given
       LabelSet labels;
       apply_label_edits(edits, labels);
-      label_map.push_back(h.profile.label_sets.intern(labels));
+      rows.label_set(labels);
     }
-    if (label_map.empty()) label_map.push_back(0);
     return true;
+  }
+
+  // function_start_lines: [[path, label, line], ...]; other entries are skipped.
+  void start_lines(VALUE starts) {
+    if (!RB_TYPE_P(starts, T_ARRAY)) return;
+    for (long i = 0; i < RARRAY_LEN(starts); i++) {
+      VALUE e = RARRAY_AREF(starts, i);
+      if (!RB_TYPE_P(e, T_ARRAY) || RARRAY_LEN(e) < 3 || !RB_TYPE_P(RARRAY_AREF(e, 0), T_STRING) ||
+          !RB_TYPE_P(RARRAY_AREF(e, 1), T_STRING) || !FIXNUM_P(RARRAY_AREF(e, 2))) continue;
+      VALUE path = RARRAY_AREF(e, 0), label = RARRAY_AREF(e, 1);
+      rows.start_line(RSTRING_PTR(path), static_cast<size_t>(RSTRING_LEN(path)), RSTRING_PTR(label), static_cast<size_t>(RSTRING_LEN(label)),
+                      static_cast<int32_t>(FIX2LONG(RARRAY_AREF(e, 2))));
+    }
   }
 };
 
@@ -542,40 +540,22 @@ VALUE profile_s_from_hash(VALUE, VALUE hash) {
   bool raw = RB_TYPE_P(rb_hash_lookup(hash, sym("raw_samples")), T_ARRAY);
   bool ok = false;
   VALUE sets = label_set_pairs(rb_hash_lookup(hash, sym("label_sets")));  // before any C++ object
+  VALUE starts = rb_hash_lookup(hash, sym("function_start_lines"));
   without_cxx_exceptions([&] {
-    Converter c{*h, {}, {}, {}};
+    Converter c(*h, raw);
     ok = c.label_sets(sets) &&
          c.samples(rb_hash_lookup(hash, sym(raw ? "raw_samples" : "aggregated_samples")), raw) &&
          (raw && RB_TYPE_P(rb_hash_lookup(hash, sym("raw_allocation_samples")), T_ARRAY)
               ? c.allocations(rb_hash_lookup(hash, sym("raw_allocation_samples")), true)
               : c.allocations(rb_hash_lookup(hash, sym("allocation_samples")), false));
+    if (ok) {
+      c.start_lines(starts);
+      c.rows.finish();
+    }
   });
   RB_GC_GUARD(sets);
   if (!ok) raise_error(rb_eTypeError, rb_sprintf("rperf: %" PRIsVALUE, take_error(*h)));
-  h->profile.timestamps = raw;
   read_attributes(h->profile, hash);
-  VALUE starts = rb_hash_lookup(hash, sym("function_start_lines"));
-  if (RB_TYPE_P(starts, T_ARRAY)) {
-    FrameTable methods;
-    std::vector<int32_t> start_of;
-    for (long i = 0; i < RARRAY_LEN(starts); i++) {
-      VALUE e = RARRAY_AREF(starts, i);
-      if (!RB_TYPE_P(e, T_ARRAY) || RARRAY_LEN(e) < 3 || !RB_TYPE_P(RARRAY_AREF(e, 0), T_STRING) ||
-          !RB_TYPE_P(RARRAY_AREF(e, 1), T_STRING) || !FIXNUM_P(RARRAY_AREF(e, 2))) continue;
-      VALUE path = RARRAY_AREF(e, 0), label = RARRAY_AREF(e, 1);
-      uint32_t m = methods.intern(RSTRING_PTR(path), RSTRING_LEN(path), RSTRING_PTR(label), RSTRING_LEN(label), 0);
-      start_of.resize(methods.size(), 0);
-      start_of[m] = static_cast<int32_t>(FIX2LONG(RARRAY_AREF(e, 2)));
-    }
-    for (uint32_t i = 0; i < h->profile.frames.size() && methods.size(); i++) {
-      Frame& f = h->profile.frames.at(i);
-      size_t before = methods.size();
-      uint32_t m = methods.intern(f.path, f.label, 0);
-      if (methods.size() == before) f.start_line = start_of[m];
-    }
-  }
-  if (!raw) infer_vm_states(h->profile);
-  else label_vm_states(h->profile);  // raw_samples[i][3]: the user's labels (rperf 0.11)
   return obj;
 }
 
@@ -640,12 +620,13 @@ VALUE profile_summary(VALUE self) {
 
 VALUE profile_total_weight(VALUE self) { return LL2NUM(holder_of(self)->profile.total_weight()); }
 
-// #vm_state_totals -> [running, GVL blocked, GVL wait, GC mark, GC sweep] weights in ns.
+// #vm_state_totals -> {running: ns, gvl_blocked: ns, gvl_wait: ns, gc_mark: ns, gc_sweep: ns}:
+// every state by its name (profile/vm_state.hh), in the model's order.
 VALUE profile_vm_state_totals(VALUE self) {
   int64_t totals[kVmStateCount] = {};
   for (const Sample& s : holder_of(self)->profile.samples) totals[s.vm_state] += s.weight_ns;
-  VALUE out = rb_ary_new_capa(kVmStateCount);
-  for (int64_t t : totals) rb_ary_push(out, LL2NUM(t));
+  VALUE out = rb_hash_new();
+  for (int i = 0; i < kVmStateCount; i++) rb_hash_aset(out, sym(vm_state_names(static_cast<VmState>(i)).name), LL2NUM(totals[i]));
   return out;
 }
 
