@@ -16,7 +16,7 @@ class BenchPeersTest < Minitest::Test
   INTERVALS = [64, 512, 4096].freeze
 
   def run_bench(env)
-    out, err, status = Open3.capture3({ "RPERF_BENCH_QUICK" => "1" }.merge(env), RUBY, RUN)
+    out, err, status = Open3.capture3({ "RPERF_BENCH_QUICK" => "1", "RPERF_BENCH_YJIT" => "0" }.merge(env), RUBY, RUN)
     assert status.success?, "bench/peers/run.rb failed:\n#{err}"
     out
   end
@@ -75,7 +75,11 @@ class BenchPeersTest < Minitest::Test
 
   def test_allocation_knobs
     assert_raises(ArgumentError) { PeerBench::Config.from_env("RPERF_BENCH_ALLOC" => "yes") }
-    assert_raises(ArgumentError) { PeerBench::Config.from_env("RPERF_BENCH_ALLOC" => "0", "RPERF_BENCH_TIME" => "0") }
+    assert_raises(ArgumentError) do
+      PeerBench::Config.from_env("RPERF_BENCH_ALLOC" => "0", "RPERF_BENCH_TIME" => "0", "RPERF_BENCH_YJIT" => "0")
+    end
+    assert PeerBench::Config.from_env("RPERF_BENCH_ALLOC" => "0", "RPERF_BENCH_TIME" => "0").yjit, "the YJIT table alone"
+    assert_raises(ArgumentError) { PeerBench::Config.from_env("RPERF_BENCH_YJIT" => "yes") }
     refute PeerBench::Config.from_env("RPERF_BENCH_ALLOC" => "0").alloc?
     refute PeerBench::Config.from_env("RPERF_BENCH_PROFILERS" => "rperf").alloc?, "rperf 0.11.1 has no allocation rows"
     refute PeerBench::Config.from_env("RPERF_BENCH_PROFILERS" => "ours", "RPERF_BENCH_TIME" => "0").peers_needed?
