@@ -41,7 +41,6 @@ int hash_member(VALUE key, VALUE value, VALUE arg) {
   return ST_CONTINUE;
 }
 
-VALUE protected_to_s(VALUE v) { return rb_obj_as_string(v); }
 }  // namespace
 
 bool int64_of(VALUE v, int64_t& out) {
@@ -124,13 +123,10 @@ VALUE label_pairs(VALUE hash) {
   for (long i = 1; i < RARRAY_LEN(pairs); i += 2) {
     VALUE v = RARRAY_AREF(pairs, i);
     if (plain_label_value(v)) continue;
-    int state = 0;
-    VALUE s = rb_protect(protected_to_s, v, &state);
-    if (state) {
-      rb_set_errinfo(Qnil);
-      s = rb_str_new_cstr("?");
-    }
-    rb_ary_store(pairs, i, s);
+    // What to_s raises goes on: it may be another thread's Thread#raise or Thread#kill, which
+    // lands in whatever the thread runs (rb_protect swallowed them: a killed thread went on
+    // running, and a process waiting for it at exit hung). No C++ object is alive here.
+    rb_ary_store(pairs, i, rb_obj_as_string(v));
   }
   return pairs;
 }
