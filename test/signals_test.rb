@@ -152,6 +152,7 @@ class SignalsTest < Minitest::Test
       end
     end
     reader.close
+    assert_operator body.bytesize, :>, 3 * 4096, "the premise: the write waited for this reader"
     assert status.signaled? && status.termsig == Signal.list["INT"], status.inspect
     assert_match(/rperf: SIG(INT|TERM) during the final write of the profile was held back until it was written/, err)
     copy = File.join(@dir, "copy.json")
@@ -167,7 +168,8 @@ class SignalsTest < Minitest::Test
     reader = File.open(fifo, File::RDONLY | File::NONBLOCK)
     reader.fcntl(F_SETPIPE_SZ, 4096) # one page: the writer waits for this reader after 4 KB
     body = +""
-    status, err = run_group(["record", "-o", fifo], "def burn = (i = 0; i += 1 while i < 200_000); 20.times { burn }") do |_stdout, pid|
+    script = "def burn = (i = 0; i += 1 while i < 200_000); 40.times { burn }"
+    status, err = run_group(["record", "--no-aggregate", "-f", "5000", "-o", fifo], script) do |_stdout, pid|
       IO.select([reader]) until (chunk = read_some(reader)) && !chunk.empty?
       body << chunk
       Process.kill("TERM", -pid)
@@ -180,10 +182,11 @@ class SignalsTest < Minitest::Test
       end
     end
     reader.close
+    assert_operator body.bytesize, :>, 3 * 4096, "the premise: the write waited for this reader"
     assert_equal 128 + Signal.list["TERM"], status.exitstatus, err
     assert_match(/SIGTERM during the final write of the profile was held back/, err)
     File.write(File.join(@dir, "copy.json"), body)
-    assert_operator Rperf.load(File.join(@dir, "copy.json"))[:aggregated_samples].size, :>, 0
+    assert_operator Rperf.load(File.join(@dir, "copy.json"))[:raw_samples].size, :>, 0
   end
 
   private
