@@ -4,6 +4,34 @@ require_relative "test_helper"
 
 # Lifecycle and robustness: none of these may crash, leak or lose the parent's profile.
 class StressTest < Minitest::Test
+  # test/stress/reentrancy.rb (also under ASan and valgrind): a label's to_s that stops or
+  # restarts the profiler, Thread#raise inside Rperf.label, concurrent stop/start. In a child
+  # process: a crash or a hang fails the test (before, a Thread#raise landing in to_s was
+  # swallowed: the script's thread never saw one).
+  def test_reentrancy_script
+    out, err, status = Open3.capture3({ "REENTRANCY_ITERATIONS" => "30", "REENTRANCY_SECONDS" => "1" },
+                                      RUBY, "-I#{ROOT}/lib", File.join(ROOT, "test/stress/reentrancy.rb"))
+    assert status.success?, "#{status.inspect}\n#{err.lines.first(30).join}"
+    assert_match(/\Aok: reentrancy: Thread#raise [1-9]\d* times/, out)
+  end
+
+  # Thread#kill of a thread inside a label value's to_s ends it (rb_protect swallowed the kill:
+  # the thread went on, and the process hung at exit waiting for it).
+  def test_thread_kill_during_a_label_values_to_s
+    out, err, status = Open3.capture3(RUBY, "-I#{ROOT}/lib", "-rrperf", "-e", <<~RUBY)
+      entered = Queue.new
+      value = Object.new
+      value.define_singleton_method(:to_s) { entered << true; sleep; "v" }
+      Rperf.start(mode: :wall)
+      t = Thread.new { Rperf.label(k: value); :returned }
+      entered.pop
+      t.kill
+      p t.join(10) ? t.value : :still_running
+      Rperf.stop
+    RUBY
+    assert status.success?, err
+    assert_equal "nil\n", out, "killed: no value"
+  end
   def test_thousand_start_stop_cycles
     1000.times do |i|
       Rperf.start(mode: i.even? ? :cpu : :wall, frequency: 10_000)

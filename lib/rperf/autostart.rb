@@ -75,8 +75,6 @@ module Rperf
     # A second Ctrl-C meanwhile is held back until the profile is written (Shutdown).
     def stop_at_exit(ending)
       Shutdown.stop(ending) do
-        next unless Rperf.running?
-
         Session.output_error = nil
         Session.lost_children = 0
         Rperf.stop

@@ -19,12 +19,16 @@ module Rperf
 
       # Stops the running session, if any, as the process ends with `ending` ($! in at_exit);
       # with a block, runs it instead of Rperf.stop (Autostart's, which also sets the status).
+      # Handlers are replaced only while a session runs (a process that merely loaded rperf
+      # keeps its own, which may be a C extension's).
       def stop(ending)
+        return unless Rperf.running?
+
         received = []
-        previous = hold_signals(received) # first: a signal before this ends the handler
+        previous = hold_signals(received)
         begin
           @signalled ||= ending.is_a?(SignalException)
-          block_given? ? yield : (Rperf.stop if Rperf.running?)
+          block_given? ? yield : Rperf.stop
         ensure
           restore(previous)
           report_held(received, previous, ending)

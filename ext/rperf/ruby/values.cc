@@ -42,7 +42,6 @@ int hash_member(VALUE key, VALUE value, VALUE arg) {
   return ST_CONTINUE;
 }
 
-VALUE protected_to_s(VALUE v) { return rb_obj_as_string(v); }
 }  // namespace
 
 bool int64_of(VALUE v, int64_t& out) {
@@ -127,15 +126,10 @@ VALUE new_mark(VALUE& mark) {
 
 constexpr int kMaxLabelDepth = 32;  // deeper (or recursive) Arrays and Hashes: their to_s
 
-VALUE text_instead(VALUE v) {
-  int state = 0;
-  VALUE s = rb_protect(protected_to_s, v, &state);
-  if (state) {
-    rb_set_errinfo(Qnil);
-    s = rb_str_new_cstr("?");
-  }
-  return s;
-}
+// What to_s raises goes on: it may be another thread's Thread#raise or Thread#kill, which lands
+// in whatever the thread runs (swallowing it left a killed thread running, and a process waiting
+// for it at exit hung). No C++ object is alive here.
+VALUE text_instead(VALUE v) { return rb_obj_as_string(v); }
 
 // A label value as read_label_pairs can encode it without calling Ruby: nil, true, false,
 // Strings, Symbols, Integers (int64), Floats and Arrays of those as they are; a Hash as an Array

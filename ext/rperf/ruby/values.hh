@@ -22,8 +22,9 @@ bool ruby_to_json(VALUE v, JsonValue& out, int depth = 0);
 // runs (and no pointer into a session is held: a value's to_s may stop it):
 // 1. label_pairs(hash) makes every Ruby call: a flat Array [key, value, key, value, ...] of the
 //    Hash's entries, each value kept when it is nil, true, false, a String, Symbol, Integer
-//    (int64), Float, or an Array or Hash of those (copied), else replaced by its to_s ("?" when
-//    it raises). Raises only NoMemoryError.
+//    (int64), Float, or an Array or Hash of those (copied), else replaced by its to_s. Raises
+//    what to_s raises (another thread's Thread#raise or Thread#kill too): no C++ object may be
+//    alive in the caller.
 // 2. read_label_pairs encodes that Array (profile/label_value.hh) without calling Ruby (it may
 //    throw std::bad_alloc). Keys and values keep their types.
 VALUE label_pairs(VALUE hash);
