@@ -147,7 +147,8 @@ class EngineApiTest < Minitest::Test
 
   # At 1 Hz the timer fires once a second of wall time: running until the first sample is
   # taken (a loaded machine delays the timer thread: none within 1.15 s was seen), the profile
-  # holds one trigger per whole second it lasted, at least one.
+  # holds at most one trigger per whole second it lasted (a delayed first sample may let the
+  # second tick in before the loop sees it), a sample for each at most.
   def test_frequency_one_and_sleep_mode_timer
     Rperf.start(frequency: 1, mode: :wall)
     deadline = monotonic_ns + 30e9
@@ -156,8 +157,8 @@ class EngineApiTest < Minitest::Test
       nil while monotonic_ns - t < 10_000_000 # running: the tick samples the GVL holder
     end
     data = Rperf.stop
-    assert_equal 1, data[:sampling_count]
-    assert_operator data[:trigger_count], :>=, 1
+    assert_operator data[:sampling_count], :>=, 1
+    assert_operator data[:trigger_count], :>=, data[:sampling_count]
     assert_operator data[:trigger_count], :<=, data[:duration_ns] / 1_000_000_000
     data = Rperf.start(frequency: 500, signal: false) { burn_cpu(0.2) }
     assert_operator data[:sampling_count], :>, 50
