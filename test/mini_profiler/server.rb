@@ -41,8 +41,12 @@ module MiniProfilerTestApp
     n
   end
 
+  # The wall time of the last nap, for the tests to compare with (GET /last_nap).
   def nap
+    t0 = Process.clock_gettime(Process::CLOCK_MONOTONIC, :nanosecond)
     sleep SLEEP_SECONDS
+  ensure
+    @last_nap_ns = Process.clock_gettime(Process::CLOCK_MONOTONIC, :nanosecond) - t0
   end
 
   # Wakes up while another thread burns CPU holding the GVL: [GVL wait].
@@ -80,6 +84,8 @@ module MiniProfilerTestApp
       contend
       allocate
       page("work done; rperf running during the request: #{Rperf.running?}")
+    when "/last_nap"
+      json(ns: @last_nap_ns)
     when "/fast"
       # An admin (this header) is authorized, as a Rails before_action would do it.
       Rack::MiniProfiler.authorize_request if env["HTTP_X_TEST_ADMIN"] == "1"
