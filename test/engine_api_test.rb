@@ -233,9 +233,11 @@ class EngineApiTest < Minitest::Test
     assert_operator weight, :>=, second_before - t1
     assert_operator weight, :<=, t2 - cleared_before
     assert_operator second[:duration_ns], :<=, t2 - cleared_before
-    # The counters restart too: the timer fires at most once a period (1 ms) in the new interval.
+    # The counters restart too: the timer fires at most once a period (1 ms) in the new interval,
+    # plus the ticks at its two ends (one due just before the clear and delivered after it counts
+    # in the new interval: seen once on 3.4, 51 ticks in 50.x ms).
     assert_operator first[:sampling_count], :>, 0
-    assert_operator second[:trigger_count], :<=, second[:duration_ns] / 1_000_000 + 1
+    assert_operator second[:trigger_count], :<=, second[:duration_ns] / 1_000_000 + 2
     assert_operator second[:sampling_count], :<=, second[:trigger_count]
     final = Rperf.stop
     assert_operator mine.(final), :>=, mine.(second)
