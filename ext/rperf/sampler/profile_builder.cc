@@ -89,6 +89,7 @@ void build_profile(Session& s, const BuildOptions& opts, Profile& out) {
   std::vector<Sample> samples = s.take_samples(opts.clear, worker_running ? &copy : nullptr, with_allocations ? &allocations : nullptr);
   const StackStore& store = worker_running ? copy : s.stacks;
   int64_t now = monotonic_ns();
+  const uint64_t triggers = s.timer.trigger_count();  // read with `now`: the ticks of duration_ns
   out.has_lines = s.opts.lines;
   out.timestamps = !s.opts.aggregate;
   // The session's table may have ids freed by snapshot(clear: true): the profile's is dense.
@@ -130,7 +131,7 @@ void build_profile(Session& s, const BuildOptions& opts, Profile& out) {
   JsonValue& a = out.attributes;
   a.set("mode", JsonValue::symbol(s.opts.wall ? "wall" : "cpu"));
   a.set("frequency", JsonValue::integer(s.opts.frequency));
-  a.set("trigger_count", JsonValue::integer(static_cast<int64_t>(s.timer.trigger_count())));
+  a.set("trigger_count", JsonValue::integer(static_cast<int64_t>(triggers)));
   a.set("sampling_count", JsonValue::integer(static_cast<int64_t>(s.sampling_count)));
   a.set("sampling_time_ns", JsonValue::integer(s.sampling_time_ns));
   a.set("hook_time_ns", JsonValue::integer(s.hook_time_ns));

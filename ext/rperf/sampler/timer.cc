@@ -214,7 +214,17 @@ void Timer::restore_signal() {
   if (opts_.signal > 0 && signal_tick_.load() != nullptr) {
     signal_tick_.store(nullptr);
     signal_target_.store(nullptr);
-    sigaction(opts_.signal, &old_action_, nullptr);
+    // A tick still queued (real-time signals queue, and forwarded ticks go to one thread) would
+    // arrive after the handler is gone and, at the default action, end the process (seen once:
+    // "signal 42" in the re-entrancy stress on Ruby 3.4). Ignoring the signal discards pending
+    // instances; it stays ignored when the previous action was the default (which only kills).
+    struct sigaction ignore;
+    memset(&ignore, 0, sizeof ignore);
+    ignore.sa_handler = SIG_IGN;
+    sigemptyset(&ignore.sa_mask);
+    sigaction(opts_.signal, &ignore, nullptr);
+    const bool was_default = !(old_action_.sa_flags & SA_SIGINFO) && old_action_.sa_handler == SIG_DFL;
+    if (!was_default) sigaction(opts_.signal, &old_action_, nullptr);
   }
 }
 
