@@ -77,8 +77,10 @@ class LabelsTest < Minitest::Test
     assert_operator total, :<=, outer, "only the profile block's time"
     assert_equal 0, weight_where(data) { |_s, l| l[:"%GVL"] == "blocked" }, "idle time before profile is not GVL blocked"
     assert(data[:aggregated_samples].all? { |s| data[:label_sets][s[3]][:endpoint] == "/a" })
-    # The timer fires at most once a period (1 ms) while it is armed.
-    assert_operator data[:trigger_count], :<=, outer / 1_000_000 + 1, "the timer ran only inside profile"
+    # The timer fires about once a period (1 ms) while it is armed. An armed timer during the
+    # >= 150 ms after the block would add >= 150 ticks; 50 of slack absorbs late expirations
+    # that the kernel delivers as separate signals when the timer thread was descheduled.
+    assert_operator data[:trigger_count], :<=, outer / 1_000_000 + 1 + 50, "the timer ran only inside profile"
   end
 
   def test_profile_requires_a_block_and_a_running_profiler
