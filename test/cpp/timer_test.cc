@@ -3,7 +3,10 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cstdint>
+#include <cstdio>
 #include <string>
 #include <thread>
 
@@ -14,18 +17,63 @@
 namespace {
 std::atomic<int> g_ticks{0};
 std::atomic<int> g_background{0};
-void tick(pid_t) { g_ticks.fetch_add(1); }
+std::atomic<pid_t> g_tick_thread{0};
+void tick(pid_t) {
+  g_ticks.fetch_add(1);
+  g_tick_thread.store(static_cast<pid_t>(syscall(SYS_gettid)));  // async-signal-safe
+}
 void background(void*) { g_background.fetch_add(1); }
 
-int run_for_ms(rperf::Timer::Options opts, int ms) {
+// Nanoseconds the thread spent runnable but waiting for a CPU (schedstat's second field, since
+// the thread started), or -1 when the kernel does not say.
+int64_t run_delay_ns(pid_t tid) {
+  std::string path = "/proc/self/task/" + std::to_string(tid) + "/schedstat";
+  FILE* f = std::fopen(path.c_str(), "r");
+  if (!f) return -1;
+  long long on_cpu = 0, waiting = -1;
+  if (std::fscanf(f, "%lld %lld", &on_cpu, &waiting) != 2) waiting = -1;
+  std::fclose(f);
+  return waiting;
+}
+
+struct Run {
+  int ticks;
+  int64_t elapsed_ns;   // wall time measured around the run
+  int64_t delayed_ns;   // of it, the tick thread's time waiting for a CPU (load on the machine)
+};
+
+Run run_for_ms(rperf::Timer::Options opts, int ms) {
   g_ticks = 0;
+  g_tick_thread = 0;
   rperf::Timer timer;
   std::string error;
+  int64_t t0 = rperf::monotonic_ns();
   EXPECT_TRUE(timer.start(opts, tick, background, nullptr, &error)) << error;
   usleep(ms * 1000);
+  pid_t tid = g_tick_thread.load();
+  int64_t delayed = tid > 0 ? run_delay_ns(tid) : 0;
   timer.stop();
+  int64_t elapsed = rperf::monotonic_ns() - t0;
   EXPECT_EQ(timer.trigger_count(), static_cast<uint64_t>(g_ticks.load()));
-  return g_ticks.load();
+  return Run{g_ticks.load(), elapsed, delayed < 0 ? 0 : delayed};
+}
+
+// The ticks a timer must give in `elapsed_ns` when its threads waited `delayed_ns` for a CPU:
+// a wait of d loses at most d / period ticks in sleep mode and, in signal mode, as expirations
+// merge while the signal is pending, one more per wait (bounded by the same again); 90% of the
+// rest and 2 for the ends allow for the timer's own jitter.
+int min_ticks(int64_t elapsed_ns, int64_t delayed_ns, double period_ns) {
+  return static_cast<int>(0.9 * (elapsed_ns - 2.0 * delayed_ns) / period_ns) - 2;
+}
+
+// At most one tick per period of the time measured around the run (+1 for the phase; the
+// kernel may deliver a few late expirations separately: +2); at least min_ticks.
+void expect_ticks_at_frequency(const Run& r, int frequency) {
+  const double period_ns = 1e9 / frequency;
+  EXPECT_LE(r.ticks, static_cast<int>(r.elapsed_ns / period_ns) + 3) << "elapsed " << r.elapsed_ns;
+  EXPECT_GE(r.ticks, min_ticks(r.elapsed_ns, r.delayed_ns, period_ns))
+      << "elapsed " << r.elapsed_ns << " ns, waiting for a CPU " << r.delayed_ns << " ns";
+  EXPECT_GT(r.ticks, 0);
 }
 }  // namespace
 
@@ -33,9 +81,7 @@ TEST(Timer, SleepModeTicksAtTheFrequency) {
   rperf::Timer::Options o;
   o.frequency = 200;
   o.signal = 0;
-  int ticks = run_for_ms(o, 500);
-  EXPECT_GE(ticks, 80);
-  EXPECT_LE(ticks, 101);
+  expect_ticks_at_frequency(run_for_ms(o, 500), o.frequency);
   EXPECT_GT(g_background.load(), 0);
 }
 
@@ -43,9 +89,7 @@ TEST(Timer, SignalModeTicksAtTheFrequency) {
   rperf::Timer::Options o;
   o.frequency = 200;
   o.signal = rperf::Timer::default_signal();
-  int ticks = run_for_ms(o, 500);
-  EXPECT_GE(ticks, 80);
-  EXPECT_LE(ticks, 101);
+  expect_ticks_at_frequency(run_for_ms(o, 500), o.frequency);
 }
 
 TEST(Timer, OneHertzIsAValidInterval) {
@@ -64,9 +108,9 @@ TEST(Timer, DisarmedTimerDoesNotTick) {
   o.frequency = 1000;
   o.signal = rperf::Timer::default_signal();
   o.armed = false;
-  EXPECT_EQ(run_for_ms(o, 100), 0);
+  EXPECT_EQ(run_for_ms(o, 100).ticks, 0);
   o.signal = 0;
-  EXPECT_EQ(run_for_ms(o, 100), 0);
+  EXPECT_EQ(run_for_ms(o, 100).ticks, 0);
 }
 
 TEST(Timer, ProcessSignalsAreNotDeliveredToTheWorker) {
@@ -78,15 +122,21 @@ TEST(Timer, ProcessSignalsAreNotDeliveredToTheWorker) {
   rperf::Timer timer;
   std::string error;
   g_ticks = 0;
+  g_tick_thread = 0;
+  int64_t t0 = rperf::monotonic_ns();
   ASSERT_TRUE(timer.start(o, tick, background, nullptr, &error)) << error;
   int interrupted = 0;
   for (int i = 0; i < 50; i++) {
     timespec ts{0, 2000000};
     if (nanosleep(&ts, &ts) != 0) interrupted++;
   }
+  pid_t tid = g_tick_thread.load();
+  int64_t delayed = tid > 0 ? std::max<int64_t>(run_delay_ns(tid), 0) : 0;
+  int64_t elapsed = rperf::monotonic_ns() - t0;
   timer.stop();
   EXPECT_EQ(interrupted, 0);
-  EXPECT_GT(g_ticks.load(), 50);
+  EXPECT_GT(g_ticks.load(), 0);
+  EXPECT_GE(g_ticks.load(), min_ticks(elapsed, delayed, 1e9 / o.frequency)) << "waiting for a CPU " << delayed << " ns";
 }
 
 namespace {
@@ -101,7 +151,11 @@ void tick_where(pid_t self) {
   if (self != 0 && self != me) g_self_wrong.fetch_add(1);
   (self != 0 && me == g_target.load() ? g_on_target : g_elsewhere).fetch_add(1);
 }
-pid_t forward_target() { return g_target.load(); }
+std::atomic<pid_t> g_timer_thread{0};
+pid_t forward_target() {
+  g_timer_thread.store(gettid_now());  // runs on the timer thread, before it forwards
+  return g_target.load();
+}
 }  // namespace
 
 // Each tick is re-sent to the thread the target function names (the GVL holder in the
@@ -121,16 +175,33 @@ TEST(Timer, TicksAreForwardedToTheTargetThread) {
   rperf::Timer timer;
   std::string error;
   g_target = worker_tid.load();
+  // Each phase is bounded by what the machine gave both threads (the timer thread and the
+  // target): their time waiting for a CPU, read from the kernel around each phase.
+  auto delayed = [&] {
+    pid_t timer_tid = g_timer_thread.load();
+    return std::max<int64_t>(run_delay_ns(worker_tid.load()), 0) + (timer_tid > 0 ? std::max<int64_t>(run_delay_ns(timer_tid), 0) : 0);
+  };
+  const double period_ns = 1e9 / o.frequency;
+  int64_t t0 = rperf::monotonic_ns();
+  int64_t delayed0 = std::max<int64_t>(run_delay_ns(worker_tid.load()), 0);
   ASSERT_TRUE(timer.start(o, tick_where, background, nullptr, &error)) << error;
   usleep(200 * 1000);
   g_target = 0;  // no target: the timer thread runs the tick itself
   int forwarded = g_on_target.load();
+  int64_t t1 = rperf::monotonic_ns();
+  int64_t delayed1 = delayed();
   usleep(100 * 1000);
+  int64_t t2 = rperf::monotonic_ns();
+  int64_t delayed2 = delayed();
   timer.stop();
   stop = true;
   worker.join();
-  EXPECT_GE(forwarded, 50);
-  EXPECT_GE(g_elsewhere.load(), 20);
-  EXPECT_LE(g_on_target.load(), forwarded + 1);
+  EXPECT_GE(forwarded, min_ticks(t1 - t0, delayed1 - delayed0, period_ns));
+  EXPECT_GT(forwarded, 0);
+  EXPECT_GE(g_elsewhere.load(), min_ticks(t2 - t1, delayed2 - delayed1, period_ns));
+  EXPECT_GT(g_elsewhere.load(), 0);
+  // Forwarded ticks still queued at the switch land on the target afterwards: at most one per
+  // period the target waited for a CPU, plus one.
+  EXPECT_LE(g_on_target.load(), forwarded + 1 + static_cast<int>((delayed2 - delayed0) / period_ns));
   EXPECT_EQ(g_self_wrong.load(), 0);
 }
