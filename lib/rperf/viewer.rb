@@ -7,6 +7,7 @@ require_relative "viewer/payload"
 require_relative "viewer/call_tree_payload"
 require_relative "viewer/method_table_payload"
 require_relative "viewer/sandwich_payload"
+require_relative "viewer/stack_chart_payload"
 require_relative "viewer/access"
 require_relative "viewer/static_page"
 
@@ -56,7 +57,8 @@ module Rperf
     TIMELINE_INLINE_ROWS = 50_000
     FILTERED_CACHE_SIZE = 16
     # The views the page asks for per filter: GET <path>/snapshots/<id>/<view>?<filters>.
-    FILTERED_VIEWS = { "call_tree" => CallTreePayload, "method_table" => MethodTablePayload, "sandwich" => SandwichPayload }.freeze
+    FILTERED_VIEWS = { "call_tree" => CallTreePayload, "method_table" => MethodTablePayload, "sandwich" => SandwichPayload,
+                       "stack_chart" => StackChartPayload }.freeze
 
     @instance = nil
 
@@ -316,7 +318,7 @@ module Rperf
       when "/snapshots" then json_body(200, list_body)
       when %r{\A/snapshots/(\d{1,18})\z} then serve_snapshot(Regexp.last_match(1).to_i)
       when %r{\A/snapshots/(\d{1,18})/timeline\z} then serve_timeline(Regexp.last_match(1).to_i)
-      when %r{\A/snapshots/(\d{1,18})/(call_tree|method_table|sandwich)\z}
+      when %r{\A/snapshots/(\d{1,18})/(call_tree|method_table|sandwich|stack_chart)\z}
         serve_filtered(Regexp.last_match(1).to_i, Regexp.last_match(2), query)
       else not_found
       end

@@ -4,7 +4,8 @@
 // Prints what the page showed, as JSON, for test/web/viewer_ui_test.rb to check.
 // Usage: node viewer_ui_check.js URL PLAN [SCREENSHOT_DIR]; PLAN: "nav" (the above, on a file), or
 // "sandwich" (a served page): the Methods tab's method in the Sandwich tab, then a
-// Shift+clicked flame-graph frame's, or "bigfile": a file with its timeline apart, the stack chart.
+// Shift+clicked flame-graph frame's, or "bigfile": a file with its timeline apart, the stack chart (merged by the server, in its
+// own element) then the timeline.
 const { chromium } = require('playwright-core');
 
 const [url, plan, shots] = process.argv.slice(2);
@@ -40,6 +41,9 @@ async function main() {
       await page.keyboard.press('3');
       await ready();
       out.stack = await page.$eval('#stack', (e) => ({ total: Number(e.dataset.totalNs), thread: Number(e.dataset.thread), rendered: Number(e.dataset.rendered) }));
+      out.stackLoadedTimeline = await page.evaluate(() => !!window.rperfViewer.state.current.timeline.samples);
+      await page.keyboard.press('0'); // the Timeline tab reads it
+      await ready();
       out.rows = await page.evaluate(() => window.rperfViewer.state.current.timeline.samples.length);
       console.log(JSON.stringify(out));
       return;

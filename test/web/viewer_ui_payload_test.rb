@@ -110,4 +110,51 @@ class ViewerUiPayloadTest < Minitest::Test
     assert_equal rows, JSON.parse(Zlib.gunzip(Base64.strict_decode64(gz))).size
     refute_includes Rperf::Viewer.static_html(profile), "rperf-timeline-1"
   end
+
+  # The stack chart's cells, merged by the server (the page only draws them): thread 1 of the
+  # profile, in time order; a frame on the stack across samples is one cell, the VM state a leaf.
+  def test_stack_chart_cells
+    chart = Rperf::Viewer::StackChartPayload.build(profile, thread: 1)
+    names = chart[:frames].map(&:first)
+    assert_equal ["Object#main", "Shop#checkout", "Shop#price", "JSON.generate", "Set#add", "Integer#times"], names
+    assert_equal %w[app app app gem stdlib native], chart[:frames].map(&:last)
+    assert_equal [0, 1, 2, 3, 4, 5, -2, 1, 2], chart[:f], "-2: the VM state 1 (GVL blocked)"
+    assert_equal [0, 1, 2, 2, 1, 1, 2, 1, 2], chart[:d]
+    assert_equal [0, 0, 0, 40, 20, 10, 0, 10, 0].map { |ms| ms * MS }, chart[:dx]
+    assert_equal [100, 60, 40, 20, 10, 10, 10, 20, 20].map { |ms| ms * MS }, chart[:w]
+    assert_equal [0] * 9, chart[:gap]
+    assert_equal({ thread: 1, total_ns: 100 * MS, samples: 100, end_ns: 100 * MS },
+                 chart.slice(:thread, :total_ns, :samples, :end_ns))
+
+    # The label filter: only the blocked samples of thread 3 (Kernel#sleep under main).
+    blocked = Rperf::Viewer::StackChartPayload.build(profile, thread: 3, label: ["%GVL", "blocked"])
+    assert_equal [["Object#main", APP, "app"], ["Kernel#sleep", "<C method>", "native"]], blocked[:frames]
+    assert_equal [0, 1, -2], blocked[:f]
+    assert_equal [50 * MS, 0, 0], blocked[:dx]
+    assert_equal [10 * MS] * 3, blocked[:w]
+    assert_equal 10 * MS, blocked[:total_ns]
+
+    # A gap no longer than a sample keeps the cell open (its time is the samples'); a longer one
+    # closes it. Samples end at 1, 2, 4 and 10 ms.
+    stack = [FRAMES[:price], FRAMES[:main]]
+    gaps = { raw_samples: [1, 2, 4, 10].map { |ms| [stack, MS, 1, 0, ms * MS] }, label_sets: [{}], duration_ns: 10 * MS }
+    chart = Rperf::Viewer::StackChartPayload.build(gaps, thread: 1)
+    assert_equal [0, 1, 0, 1], chart[:d]
+    assert_equal [0, 0, 9, 0].map { |ms| ms * MS }, chart[:dx]
+    assert_equal [4, 4, 1, 1].map { |ms| ms * MS }, chart[:w]
+    assert_equal [MS, MS, 0, 0], chart[:gap]
+
+    assert_raises(Rperf::Viewer::SampleFilter::BadFilter) { Rperf::Viewer::StackChartPayload.build(profile) }
+    assert_raises(Rperf::Viewer::SampleFilter::Unavailable) { Rperf::Viewer::StackChartPayload.build(profile.except(:raw_samples), thread: 1) }
+    assert_equal [1, 2, 3], Rperf::Viewer::StackChartPayload.threads(profile).keys
+
+    # Served per thread and label, as the page asks for it.
+    viewer = Rperf::Viewer.new(nil)
+    viewer.add_snapshot(profile)
+    with_puma(viewer) do |port|
+      served = JSON.parse(http_get(port, "/rperf/snapshots/1/stack_chart?thread=3&label=%25GVL&value=blocked").body)
+      assert_equal JSON.parse(JSON.generate(blocked)), served
+      assert_equal "400", http_get(port, "/rperf/snapshots/1/stack_chart").code
+    end
+  end
 end

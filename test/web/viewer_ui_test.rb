@@ -163,7 +163,8 @@ class ViewerUiTest < Minitest::Test
   end
 
   # A timeline of more than Viewer::TIMELINE_INLINE_ROWS rows is its own element of the file,
-  # parsed when a view first needs it: not on arrival, and whole for the stack chart.
+  # parsed when a view first needs it: not on arrival, not for the stack chart (whose cells are
+  # merged when the file is written, StackChartPayload), whole for the Timeline.
   def test_big_timeline_apart_in_a_file
     rows = Rperf::Viewer::TIMELINE_INLINE_ROWS + 10_000
     stack = [FRAMES[:price], FRAMES[:checkout], FRAMES[:main]]
@@ -181,6 +182,7 @@ class ViewerUiTest < Minitest::Test
     end
     assert_empty result["errors"]
     assert_equal({ "element" => true, "loaded" => false }, result["apart"])
+    assert_equal false, result["stackLoadedTimeline"]
     assert_equal rows, result["rows"]
     assert_equal rows * MS, result.dig("stack", "total")
     assert_equal 3, result.dig("stack", "rendered"), "one cell per frame: the stack never changes"

@@ -81,6 +81,16 @@ module Rperf
         @label || @thread || @range || @hide ? subset : @data
       end
 
+      # The raw samples (aggregate: false) of the label, thread and hidden-thread filters, as
+      # they are (the time range is the caller's).
+      def raw_samples
+        rows = @data[:raw_samples] || []
+        return rows unless @label || @thread || @hide
+
+        keep = (@data[:label_sets] || [{}]).map { |set| @label.nil? || label_matches?(set) }
+        rows.select { |s| (@thread.nil? || s[2] == @thread) && !@hide&.include?(s[2]) && keep[s[3].to_i] }
+      end
+
       private
 
       # Native::Profile.from_hash refuses a Hash that is not a profile (add_snapshot of one

@@ -140,6 +140,11 @@
     if (!embedded) return fetchJSON(source.timelineUrl(id));
     const element = document.getElementById('rperf-timeline-' + id);
     if (!element) throw new Error('not in this file');
+    return readDataElement(element);
+  }
+
+  // A data element of a self-contained page: JSON, or gzip'd JSON in base64.
+  async function readDataElement(element) {
     if (element.type !== 'application/gzip+base64') return JSON.parse(element.textContent);
     const binary = atob(element.textContent);
     const bytes = new Uint8Array(binary.length);
@@ -709,6 +714,10 @@
       return 'The time range does not apply to allocations (their samples have no time); the label and thread filters do.';
     }
     if (tab === 'diff' && state.list.length < 2) return 'There is no other snapshot to compare with.';
+    if (tab === 'stack' && embedded && state.labelFilter && state.current && state.current.timeline) {
+      return 'This file holds the stack chart of all samples only: the stack chart of a label is built by the served viewer ' +
+        '(rperf report --port 0 PROFILE, or Rperf::Viewer). Clear the filters to see it.';
+    }
     return null;
   }
 
@@ -1178,112 +1187,109 @@
   }
 
   // --- stack chart -------------------------------------------------------------------------
-  // The samples of one thread in time order (the timeline rows of aggregate: false), each a
-  // column of its stack over [t - weight, t]: a frame that stays on the stack across samples is
-  // one cell. The same chart as the flame graph (zoom, pan, search, colours); x is time.
+  // One thread's samples in time order, each a column of its stack: the server merges them into
+  // cells (Viewer::StackChartPayload: a frame that stays on the stack is one cell) and the page
+  // only draws them. The same chart as the flame graph (zoom, pan, search, colours); x is time.
   function stackThreads(p) {
     const hidden = hiddenThreads(p);
     return p.threads.filter((th) => !(hidden && hidden.has(th)));
   }
 
-  function drawStackChart(p) {
+  // The thread's cells under the label filter: asked of the server (kept per query), or read
+  // from the file's element (all samples only); null with a reason when neither can.
+  async function stackCells(p, th) {
+    const q = new URLSearchParams();
+    q.set('thread', String(th));
+    const f = state.labelFilter;
+    if (f) { q.set('label', f.key); if (f.value === NOT_SET) q.set('unset', '1'); else q.set('value', f.value); }
+    const query = q.toString();
+    if (!p.stackCharts) p.stackCharts = new Map();
+    if (!p.stackCharts.has(query)) {
+      let body;
+      if (filteredFromServer) body = await fetchJSON(source.viewUrl(p.id, 'stack_chart', query));
+      else {
+        const element = embedded && !f ? document.getElementById('rperf-stack-' + p.id + '-' + th) : null;
+        if (!element) return null;
+        body = await readDataElement(element);
+      }
+      while (p.stackCharts.size >= FILTERED_CACHE_SIZE) p.stackCharts.delete(p.stackCharts.keys().next().value);
+      p.stackCharts.set(query, body);
+    }
+    return p.stackCharts.get(query);
+  }
+
+  // The chart's cells from the server's columns (StackChartPayload): each cell's parent is the
+  // last cell before it one level up.
+  function stackModel(body) {
+    const n = body.dx.length;
+    const cells = new Array(n);
+    const lastAt = [];
+    // Frame f >= 0 is body.frames[f]; f < 0 is the VM state -1 - f (StackChartPayload::VM_STATES).
+    const frameAt = (f) => (f >= 0 ? body.frames[f] : [STATE_LEAF[STATES[-1 - f].key][0], '', STATE_LEAF[STATES[-1 - f].key][1]]);
+    const frames = new Map();
+    const { dx, w, d: depths, f: fs, gap } = body;
+    let x = 0;
+    let depth = 0;
+    for (let i = 0; i < n; i++) {
+      x += dx[i];
+      const d = depths[i];
+      let frame = frames.get(fs[i]);
+      if (!frame) { frame = frameAt(fs[i]); frames.set(fs[i], frame); }
+      cells[i] = { x, w: w[i], d, name: frame[0], file: frame[1], cat: frame[2], value: w[i] - gap[i], parent: d > 0 ? lastAt[d - 1] : -1 };
+      lastAt[d] = i;
+      if (d > depth) depth = d;
+    }
+    return { cells, start: 0, span: body.end_ns, depth };
+  }
+
+  let stackSeq = 0;
+  async function drawStackChart(p) {
+    const seq = ++stackSeq;
     const box = $('stack');
     const sel = $('stack-thread');
-    clear(sel);
-    if (!p.timeline) {
+    const empty = (text) => {
       clear(box);
       delete box._chart;
       box.dataset.rendered = '0';
-      $('stack-details').textContent = 'This snapshot has no timestamps: profiles taken with aggregate: false have a stack chart.';
-      return;
-    }
+      delete box.dataset.totalNs;
+      $('stack-details').textContent = text;
+    };
+    clear(sel);
+    if (!p.timeline) { empty('This snapshot has no timestamps: profiles taken with aggregate: false have a stack chart.'); return; }
     const threads = state.threadFilter !== null ? [state.threadFilter] : stackThreads(p);
-    const weightOf = new Map(threads.map((th) => [th, 0]));
-    for (const r of p.timeline.samples) if (weightOf.has(r[2])) weightOf.set(r[2], weightOf.get(r[2]) + r[1]);
-    for (const th of threads) sel.append(el('option', { value: String(th), text: 'thread ' + th + ' (' + fmtTime(weightOf.get(th)) + ')' }));
+    const weightOf = new Map((p.thread_totals || []).map(([th, total]) => [th, total]));
+    for (const th of threads) sel.append(el('option', { value: String(th), text: 'thread ' + th + ' (' + fmtTime(weightOf.get(th) || 0) + ')' }));
     // Default: the thread with the most time that is not idle.
     if (!threads.includes(state.stackThread)) {
       const busy = threads.filter((th) => (p.idleShare.get(th) || 0) < IDLE_SHARE);
       const pool = busy.length ? busy : threads;
-      state.stackThread = pool.reduce((a, th) => (a === null || weightOf.get(th) > weightOf.get(a) ? th : a), null);
+      state.stackThread = pool.reduce((a, th) => (a === null || (weightOf.get(th) || 0) > (weightOf.get(a) || 0) ? th : a), null);
     }
-    if (state.stackThread === null || state.stackThread === undefined) {
-      clear(box);
-      box.dataset.rendered = '0';
-      $('stack-details').textContent = 'No thread to show.';
-      return;
-    }
+    if (state.stackThread === null || state.stackThread === undefined) { empty('No thread to show.'); return; }
     sel.value = String(state.stackThread);
     const th = state.stackThread;
-    const rows = filterRows(p, p.timeline.samples, state.labelFilter, th, null);
-    const end = timelineEnd(p);
-    // A cell stays open while the same frame stays at its place of the stack with no gap
-    // longer than a sample; its time is the samples' weight summed while it was open (acc).
-    const cells = [];
-    const open = []; // per depth: the open cell's index
-    const openKey = []; // per depth: its node (or -1 - VM state)
-    const openAcc = []; // per depth: acc when it opened
-    let depth = 0;
-    let acc = 0;
-    let lastEnd = -Infinity;
-    let prevNode = -2;
-    let prevState = -1;
-    const stack = [];
-    const close = (from) => {
-      for (let d = open.length - 1; d >= from; d--) {
-        const c = cells[open[d]];
-        c.w = lastEnd - c.x;
-        c.value = acc - openAcc[d];
-      }
-      open.length = from; openKey.length = from; openAcc.length = from;
-    };
-    for (const [node, w, , lsi, t] of rows) {
-      if (w <= 0) continue;
-      const from = t - w;
-      const st = p.stateOf[lsi];
-      const continues = from - lastEnd <= w;
-      if (node === prevNode && st === prevState && continues) { // the same stack: every open cell goes on
-        acc += w;
-        lastEnd = t;
-        continue;
-      }
-      stack.length = 0;
-      for (let n = node; n >= 0; n = p.nodes.parent[n]) stack.push(n);
-      stack.reverse();
-      if (st > 0) stack.push(-1 - st);
-      let d = 0;
-      if (continues) while (d < stack.length && d < open.length && openKey[d] === stack[d]) d++;
-      close(d);
-      acc += w;
-      for (; d < stack.length; d++) {
-        const n = stack[d];
-        let name; let file; let cat;
-        if (n >= 0) { [name, file] = frameOf(p, n); cat = categoryOf(p, n); } else {
-          [name, cat] = STATE_LEAF[STATES[-1 - n].key]; file = '';
-        }
-        open.push(cells.length); openKey.push(n); openAcc.push(acc - w);
-        cells.push({ x: from, w, d, name, file, cat, value: w, parent: d > 0 ? open[d - 1] : -1 });
-        if (d > depth) depth = d;
-      }
-      lastEnd = t;
-      prevNode = node;
-      prevState = st;
-    }
-    close(0);
-    const total = acc;
-    if (!cells.length) {
-      clear(box);
-      delete box._chart;
-      box.dataset.rendered = '0';
-      $('stack-details').textContent = 'No samples of thread ' + th + ' match the filters.';
+    let body;
+    try { body = await stackCells(p, th); } catch (e) {
+      if (seq === stackSeq) empty('Cannot load the stack chart of thread ' + th + ': ' + e.message);
       return;
     }
+    if (seq !== stackSeq || state.current !== p || state.tab !== 'stack') return; // the user moved on meanwhile
+    if (!body) {
+      const reason = unfilteredReason('stack');
+      if (reason) drawUnfiltered(box, reason); else empty('This data source has no stack chart: the served viewer and --html files have one.');
+      box.dataset.rendered = '0';
+      delete box._chart;
+      return;
+    }
+    if (!body.dx.length) { empty('No samples of thread ' + th + ' match the filters.'); return; }
+    const model = stackModel(body);
+    const total = body.total_ns;
     box.dataset.totalNs = String(total);
     box.dataset.thread = String(th);
-    box.dataset.cells = String(cells.length);
-    $('stack-details').textContent = 'thread ' + th + ': ' + fmtTime(total) + ' in ' + rows.length + ' samples; hover a frame for its time.';
+    box.dataset.cells = String(model.cells.length);
+    $('stack-details').textContent = 'thread ' + th + ': ' + fmtTime(total) + ' in ' + body.samples + ' samples; hover a frame for its time.';
     const label = (c) => c.name + ' — ' + fmtTime(c.value) + ' (' + pct(c.value, total) + ') from ' + fmtTime(c.x) + ' to ' + fmtTime(c.x + c.w) + (c.file ? ' — ' + c.file : '');
-    drawChart(box, $('stack-details'), { cells, start: 0, span: end, depth }, { inverted: true, label, view: state.range, legend: categoryLegend(LEGEND), axis: fmtTime });
+    drawChart(box, $('stack-details'), model, { inverted: true, label, view: state.range, legend: categoryLegend(LEGEND), axis: fmtTime });
   }
 
   // --- sandwich ----------------------------------------------------------------------------
@@ -1651,7 +1657,7 @@
   async function renderViews(seq) {
     const p = state.current;
     if (!p) { document.body.dataset.state = 'ready'; return; }
-    if (p.timeline && (state.range || state.tab === 'timeline' || state.tab === 'stack')) await ensureTimeline(p);
+    if (p.timeline && (state.range || state.tab === 'timeline')) await ensureTimeline(p);
     if (seq !== renderSeq || state.current !== p) return; // the user moved on meanwhile
     const weights = nodeWeights(p, selectSamples(p));
     drawSummary(p, weights);
@@ -1666,7 +1672,7 @@
     switch (state.tab) {
       case 'flame': drawFlame($('flame'), $('flame-details'), hierarchy(p, weights, null, stateLeaves(weights)), {}); break;
       case 'icicle': drawFlame($('icicle'), $('icicle-details'), hierarchy(p, weights, null, stateLeaves(weights)), { inverted: true }); break;
-      case 'stack': drawStackChart(p); break;
+      case 'stack': await drawStackChart(p); break;
       case 'sandwich': await drawSandwich(p); break;
       case 'top': drawTop(p, weights); break;
       case 'tree': await drawTree(p); break;
