@@ -8,6 +8,7 @@ require_relative "viewer/call_tree_payload"
 require_relative "viewer/method_table_payload"
 require_relative "viewer/sandwich_payload"
 require_relative "viewer/stack_chart_payload"
+require_relative "viewer/inverted_tree_payload"
 require_relative "viewer/access"
 require_relative "viewer/static_page"
 
@@ -58,7 +59,7 @@ module Rperf
     FILTERED_CACHE_SIZE = 16
     # The views the page asks for per filter: GET <path>/snapshots/<id>/<view>?<filters>.
     FILTERED_VIEWS = { "call_tree" => CallTreePayload, "method_table" => MethodTablePayload, "sandwich" => SandwichPayload,
-                       "stack_chart" => StackChartPayload }.freeze
+                       "stack_chart" => StackChartPayload, "inverted_tree" => InvertedTreePayload }.freeze
 
     @instance = nil
 
@@ -318,7 +319,7 @@ module Rperf
       when "/snapshots" then json_body(200, list_body)
       when %r{\A/snapshots/(\d{1,18})\z} then serve_snapshot(Regexp.last_match(1).to_i)
       when %r{\A/snapshots/(\d{1,18})/timeline\z} then serve_timeline(Regexp.last_match(1).to_i)
-      when %r{\A/snapshots/(\d{1,18})/(call_tree|method_table|sandwich|stack_chart)\z}
+      when %r{\A/snapshots/(\d{1,18})/(call_tree|method_table|sandwich|stack_chart|inverted_tree)\z}
         serve_filtered(Regexp.last_match(1).to_i, Regexp.last_match(2), query)
       else not_found
       end

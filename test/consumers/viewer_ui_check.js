@@ -150,6 +150,18 @@ async function main() {
     await page.keyboard.press('4'); // the Top tab
     await ready();
     out.topMatches = await page.$$eval('#top-table tbody tr.match td.fn', (tds) => tds.map((t) => t.textContent));
+    // The bottom-up tree: the running functions first, each with its callers under it.
+    await page.click('#tabs button[data-tab=inverted]');
+    await ready();
+    const invertedRows = () => page.$$eval('#inverted > ul > li', (lis) => lis.map((li) => [li.querySelector('.name').textContent, Number(li.dataset.totalNs)]));
+    out.inverted = { roots: await invertedRows(), total: await page.$eval('#inverted', (e) => Number(e.dataset.totalNs)),
+      matched: await page.$$eval('#inverted .row.match .name', (ns) => ns.map((n) => n.textContent)) };
+    await page.locator('#inverted > ul > li', { hasText: 'Shop#price' }).locator('.toggle').first().click();
+    out.inverted.priceCallers = await page.$$eval('#inverted > ul > li', (lis) => {
+      const li = lis.find((l) => l.querySelector('.name').textContent === 'Shop#price');
+      return [...li.querySelectorAll(':scope > ul > li')].map((c) => [c.querySelector('.name').textContent, Number(c.dataset.totalNs)]);
+    });
+    await shot('bottom-up');
 
     // Hide idle threads.
     await page.click('#hide-idle');

@@ -155,6 +155,26 @@ class ViewerUiPayloadTest < Minitest::Test
       served = JSON.parse(http_get(port, "/rperf/snapshots/1/stack_chart?thread=3&label=%25GVL&value=blocked").body)
       assert_equal JSON.parse(JSON.generate(blocked)), served
       assert_equal "400", http_get(port, "/rperf/snapshots/1/stack_chart").code
+      assert_equal 160 * MS, JSON.parse(http_get(port, "/rperf/snapshots/1/inverted_tree?hide=2").body)["total_ns"]
     end
+  end
+
+  # The bottom-up tree: each stack reversed (native CallTree), the running functions first.
+  def test_inverted_tree
+    tree = Rperf::Viewer::InvertedTreePayload.build(profile)
+    assert_equal 260 * MS, tree[:total_ns]
+    roots = tree[:nodes].select { |parent, *| parent.zero? }.to_h { |_, m, total| [tree[:methods][m][0], total] }
+    assert_equal({ "IO.select" => 100 * MS, "Shop#price" => 60 * MS, "Deep#recurse" => 50 * MS, "JSON.generate" => 20 * MS,
+                   "Set#add" => 10 * MS, "Integer#times" => 10 * MS, "Kernel#sleep" => 10 * MS }, roots)
+    price = tree[:nodes].index { |parent, m| parent.zero? && tree[:methods][m][0] == "Shop#price" }
+    path = []
+    node = price
+    while node
+      path << [tree[:methods][tree[:nodes][node][1]][0], tree[:nodes][node][2]]
+      node = tree[:nodes].index { |parent, *| parent == node }
+    end
+    assert_equal [["Shop#price", 60 * MS], ["Shop#checkout", 60 * MS], ["Object#main", 60 * MS]], path
+    assert_equal 160 * MS, Rperf::Viewer::InvertedTreePayload.build(profile, hide: [2])[:total_ns]
+    assert_equal tree, payload[:inverted_tree], "the payload holds the tree of every sample"
   end
 end

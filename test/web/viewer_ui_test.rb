@@ -79,6 +79,14 @@ class ViewerUiTest < Minitest::Test
     assert_equal ["Shop#price"], result.dig("search", "matched").uniq
     assert_operator result.dig("search", "dimmed"), :>, 5
     assert_equal ["Shop#price"], result["topMatches"]
+    # The bottom-up tree (built natively, InvertedTreePayload): each running function with its
+    # time, heaviest first; under Shop#price its only caller.
+    assert_equal [["IO.select", 100 * MS], ["Shop#price", 60 * MS], ["Deep#recurse", 50 * MS], ["JSON.generate", 20 * MS]],
+                 result.dig("inverted", "roots").first(4)
+    assert_equal [["Integer#times", 10 * MS], ["Kernel#sleep", 10 * MS], ["Set#add", 10 * MS]], result.dig("inverted", "roots").drop(4).sort
+    assert_equal total, result.dig("inverted", "total")
+    assert_includes result.dig("inverted", "matched"), "Shop#price"
+    assert_equal [["Shop#checkout", 60 * MS]], result.dig("inverted", "priceCallers")
     assert_equal "price", result.dig("afterEscape", "value"), "Escape leaves the box, not the search"
     refute_equal "search", result.dig("afterEscape", "focused")
 

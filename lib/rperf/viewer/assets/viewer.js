@@ -705,8 +705,8 @@
   // samples only (they are built natively, per filter, by the server); allocation samples have
   // no time, so the time range does not apply to them.
   function unfilteredReason(tab) {
-    if (!filteredFromServer && (tab === 'tree' || tab === 'methods') && filterQuery()) {
-      const what = tab === 'tree' ? 'call tree' : 'method table';
+    if (!filteredFromServer && (tab === 'tree' || tab === 'methods' || tab === 'inverted') && filterQuery()) {
+      const what = { tree: 'call tree', methods: 'method table', inverted: 'bottom-up tree' }[tab];
       return `This ${embedded ? 'file' : 'data source'} holds the ${what} of all samples only: the ${what} of the filtered samples is built by the served viewer ` +
         `(rperf report --port 0 PROFILE, or Rperf::Viewer). Clear the filters to see the ${what} of all samples.`;
     }
@@ -740,8 +740,16 @@
     render();
   }
 
-  async function callTree(p, query) {
-    const tree = await filteredView(p, 'call_tree', p.trees, query);
+  // The two trees drawn as lists: the call tree (root first) and the bottom-up tree (the
+  // running functions first, each child a caller), both built natively by the server.
+  const TREE_KINDS = {
+    tree: { view: 'call_tree', cache: 'trees', box: 'tree', note: 'tree-note', what: 'call tree' },
+    inverted: { view: 'inverted_tree', cache: 'invertedTrees', box: 'inverted', note: 'inverted-note', what: 'bottom-up tree', bottomUp: true },
+  };
+
+  async function callTree(p, query, kind = TREE_KINDS.tree) {
+    if (!p[kind.cache]) p[kind.cache] = new Map();
+    const tree = await filteredView(p, kind.view, p[kind.cache], query);
     if (!tree.children) {
       tree.children = tree.nodes.map(() => []);
       tree.nodes.forEach(([parent], i) => { if (parent >= 0) tree.children[parent].push(i); });
@@ -753,34 +761,36 @@
   // Trees arrive out of order (a label's tree is quick, a range's or a thread's slower): only
   // the answer to the latest request is drawn, never a previous filter's tree.
   let treeSeq = 0;
-  async function drawTree(p) {
+  async function drawTree(p, tab = 'tree') {
+    const kind = TREE_KINDS[tab];
     const seq = ++treeSeq;
     const query = filterQuery();
-    const current = () => seq === treeSeq && state.current === p && state.tab === 'tree' && filterQuery() === query;
-    const box = $('tree');
-    const unfiltered = unfilteredReason('tree');
+    const current = () => seq === treeSeq && state.current === p && state.tab === tab && filterQuery() === query;
+    const box = $(kind.box);
+    const unfiltered = unfilteredReason(tab);
     if (unfiltered) {
       state.tree = null;
-      $('tree-note').textContent = '';
+      $(kind.note).textContent = '';
       delete box.dataset.totalNs;
       drawUnfiltered(box, unfiltered);
       return;
     }
     let tree;
-    try { tree = await callTree(p, query); } catch (e) {
+    try { tree = await callTree(p, query, kind); } catch (e) {
       if (!current()) return;
       clear(box);
-      $('tree-note').textContent = '';
+      $(kind.note).textContent = '';
       state.tree = null;
-      box.append(el('p', { class: 'hint', text: 'Cannot load the call tree: ' + e.message }));
+      box.append(el('p', { class: 'hint', text: 'Cannot load the ' + kind.what + ': ' + e.message }));
       return;
     }
     if (!current()) return; // the user moved on meanwhile
     state.tree = tree;
     clear(box);
     const sum = tree.total_ns;
-    const note = `${tree.nodes.length} of ${tree.node_count} calls shown: calls below ${tree.min_percent}% of the total are left out (their time is in the "lighter calls" rows).`;
-    $('tree-note').textContent = note;
+    const note = `${tree.nodes.length} of ${tree.node_count} calls shown: calls below ${tree.min_percent}% of the total are left out (their time is in the "lighter calls" rows).` +
+      (kind.bottomUp ? ' The functions that were running come first, each with its time; under each, who called it.' : '');
+    $(kind.note).textContent = note;
     box.dataset.totalNs = String(sum);
     const row = (total, name, self, file, title) => el('div', { class: 'row' },
       el('span', { class: 'num', text: fmtTime(total) }), el('span', { class: 'num', text: pct(total, sum) }),
@@ -805,7 +815,8 @@
       const kids = tree.children[i].length > 0;
       const open = tree.expanded.has(i);
       const toggle = el('button', { class: 'toggle', type: 'button', text: kids ? (open ? '▾' : '▸') : '' });
-      const r = row(total, name + (recursive ? ' ↻' : ''), self, methodWhere(tree, m), file);
+      // Bottom-up, a node's self is the time of stacks that end there: not a function's self.
+      const r = row(total, name + (recursive ? ' ↻' : ''), kind.bottomUp ? null : self, methodWhere(tree, m), file);
       r.prepend(toggle);
       if (matches(searchText(), name, file)) r.classList.add('match');
       const li = el('li', { role: 'treeitem', 'aria-expanded': kids ? String(open) : null, dataset: { node: String(i), totalNs: String(total) } }, r);
@@ -1676,6 +1687,7 @@
       case 'sandwich': await drawSandwich(p); break;
       case 'top': drawTop(p, weights); break;
       case 'tree': await drawTree(p); break;
+      case 'inverted': await drawTree(p, 'inverted'); break;
       case 'methods': await drawMethods(p); break;
       case 'alloc': drawAllocations(p); break;
       case 'threads': drawThreads(p); break;
@@ -1771,6 +1783,8 @@
     });
     bindToggle('#tab-methods [data-sort]', 'sort', (v) => { state.methodSort = v; });
     $('tree-collapse').addEventListener('click', () => { if (state.tree) state.tree.expanded = new Set(); render(); });
+    $('inverted-expand').addEventListener('click', () => { if (state.tree) { expandAtLeast(state.tree, 0.01); render(); } });
+    $('inverted-collapse').addEventListener('click', () => { if (state.tree) state.tree.expanded = new Set(); render(); });
     bindToggle('#tab-alloc [data-field]', 'field', (v) => { state.allocField = v; });
     $('refresh').addEventListener('click', () => loadList());
     let searchTimer = null;
