@@ -48,6 +48,74 @@ async function main() {
       console.log(JSON.stringify(out));
       return;
     }
+    if (plan === 'tags') { // rperf 0.11.1's tag filters and pin, on a served page of two snapshots
+      const shown = async () => (await totals()).shown;
+      const cells = (sel, prefix) => page.$eval(sel, (e, pre) => e._chart.model.cells.filter((c) => c.name.startsWith(pre))
+        .map((c) => [c.name, c.value, c.parent >= 0 ? e._chart.model.cells[c.parent].name : null]), prefix);
+      const typeFocus = async (text) => { await page.fill('#tag-focus', text); await settle(); await ready(); };
+      const check = async (sel, on) => { await page.click('#tag-menu summary'); await page.setChecked(sel, on); await ready(); await page.click('#tag-menu summary'); };
+      out.opened = await page.evaluate(() => window.rperfViewer.state.current.id);
+      out.all = await shown();
+      await typeFocus('GET /a');
+      out.focus = { shown: await shown() };
+      await page.click('#tabs button[data-tab=tree]');
+      await ready();
+      out.focus.tree = await page.$eval('#tree', (e) => Number(e.dataset.totalNs));
+      await page.click('#tabs button[data-tab=flame]');
+      await ready();
+      await typeFocus('(');
+      out.invalid = { shown: await shown(), cls: await page.$eval('#tag-focus', (e) => e.className) };
+      await typeFocus('');
+      await check('#tag-options input[data-kind=ignore][data-key=endpoint][data-none="1"]', true);
+      out.ignore = { shown: await shown(), summary: await page.$eval('#tag-summary', (e) => e.textContent), hash: await page.evaluate(() => location.hash) };
+      await page.click('#tabs button[data-tab=methods]');
+      await ready();
+      out.ignore.methods = await page.$eval('#methods-table', (t) => Number(t.dataset.totalNs));
+      await page.click('#tabs button[data-tab=flame]');
+      await ready();
+      await check('#tag-options input[data-kind=ignore][data-key=endpoint][data-none="1"]', false);
+      await check('#tag-options input[data-kind=ignore][data-key="%GVL"][data-value=blocked]', true);
+      out.ignoreBlocked = await shown();
+      await page.click('#tabs button[data-tab=stack]');
+      await ready();
+      out.stackIgnoreBlocked = await page.$eval('#stack', (e) => ({ thread: Number(e.dataset.thread), total: Number(e.dataset.totalNs) }));
+      await page.click('#tabs button[data-tab=flame]');
+      await ready();
+      await check('#tag-options input[data-kind=ignore][data-key="%GVL"][data-value=blocked]', false);
+      await check('#tag-options input[data-kind=root][data-key=endpoint]', true);
+      out.root = { shown: await shown(), cells: await cells('#flame', '[endpoint') };
+      await shot('tagroot');
+      await check('#tag-options input[data-kind=root][data-key=endpoint]', false);
+      await check('#tag-options input[data-kind=leaf][data-key=endpoint]', true);
+      out.leaf = { cells: await cells('#flame', '[endpoint') };
+      await check('#tag-options input[data-kind=leaf][data-key=endpoint]', false);
+      // Shift+click pins Shop#price: outlined, and its share of each snapshot.
+      await page.click('#flame g.frame[name="Shop#price"]', { modifiers: ['Shift'] });
+      await ready();
+      await page.waitForFunction(() => document.getElementById('pin-panel').dataset.loaded === '1', null, { timeout: 15000 });
+      out.pin = {
+        tab: await page.$eval('#tabs button.active', (b) => b.dataset.tab),
+        name: await page.$eval('#pin-name', (e) => e.textContent),
+        outlined: await page.$$eval('#flame g.frame.pinned', (gs) => gs.map((g) => g.getAttribute('name'))),
+        shares: await page.$$eval('#pin-trend circle', (cs) => cs.map((c) => [Number(c.dataset.id), Number(c.dataset.share)])),
+        text: await page.$eval('#pin-share', (e) => e.textContent),
+        hash: await page.evaluate(() => location.hash),
+      };
+      await shot('pin');
+      await page.keyboard.press('k');
+      await page.waitForTimeout(200);
+      await ready();
+      out.pin.afterK = { id: await page.evaluate(() => window.rperfViewer.state.current.id), text: await page.$eval('#pin-share', (e) => e.textContent),
+        outlined: await page.$$eval('#flame g.frame.pinned', (gs) => gs.length) };
+      await page.click('#pin-sandwich');
+      await ready();
+      out.pin.sandwich = { tab: await page.$eval('#tabs button.active', (b) => b.dataset.tab), ns: await page.$eval('#sandwich-note', (e) => Number(e.dataset.totalNs || 0)) };
+      await page.click('#pin-close');
+      await ready();
+      out.pin.closed = await page.$eval('#pin-panel', (e) => e.hidden);
+      console.log(JSON.stringify(out));
+      return;
+    }
     if (plan === 'sandwich') {
       const sandwich = async () => ({
         note: await page.$eval('#sandwich-note', (e) => ({ text: e.textContent, ns: Number(e.dataset.totalNs || 0) })),
@@ -68,7 +136,9 @@ async function main() {
       await shot('sandwich');
       await page.keyboard.press('1');
       await ready();
-      await page.click('#flame g.frame[name="Deep#recurse"]', { modifiers: ['Shift'] });
+      await page.click('#flame g.frame[name="Deep#recurse"]', { modifiers: ['Shift'] }); // pins it
+      await ready();
+      await page.click('#pin-sandwich');
       await ready();
       out.tab = await page.$eval('#tabs button.active', (b) => b.dataset.tab);
       out.deep = await sandwich();

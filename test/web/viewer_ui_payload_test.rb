@@ -177,4 +177,19 @@ class ViewerUiPayloadTest < Minitest::Test
     assert_equal 160 * MS, Rperf::Viewer::InvertedTreePayload.build(profile, hide: [2])[:total_ns]
     assert_equal tree, payload[:inverted_tree], "the payload holds the tree of every sample"
   end
+
+  # rperf 0.11.1's tagfocus / tagignore, as the server reads them from the page's query.
+  def test_tag_filters_query
+    parse = Rperf::Viewer::SampleFilter.method(:parse_query)
+    tags = parse.("tagfocus=%5EGET&tagignore=%5B%5B%22endpoint%22%2Cnull%5D%5D")[:tags]
+    assert_equal [/^GET/, [["endpoint", nil]]], [tags[:focus], tags[:ignore]]
+    assert_nil parse.("thread=1")[:tags]
+    assert_raises(Rperf::Viewer::SampleFilter::BadFilter) { parse.("tagfocus=(") }
+    assert_raises(Rperf::Viewer::SampleFilter::BadFilter) { parse.("tagignore=%5B1%5D") }
+    assert_raises(Rperf::Viewer::SampleFilter::BadFilter) { parse.("tagignore=nope") }
+    blocked = { focus: nil, ignore: [["%GVL", "blocked"]] }
+    assert_equal 140 * MS, Rperf::Viewer::CallTreePayload.build(profile, tags: blocked)[:total_ns]
+    assert_equal 120 * MS, Rperf::Viewer::CallTreePayload.build(profile, tags: { focus: /blocked/, ignore: [] })[:total_ns]
+    assert_equal 90 * MS, Rperf::Viewer::StackChartPayload.build(profile, thread: 1, tags: blocked)[:total_ns]
+  end
 end

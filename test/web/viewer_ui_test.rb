@@ -195,4 +195,76 @@ class ViewerUiTest < Minitest::Test
     assert_equal rows * MS, result.dig("stack", "total")
     assert_equal 3, result.dig("stack", "rendered"), "one cell per frame: the stack never changes"
   end
+
+  # rperf 0.11.1's tag filters and pin, served: tagfocus (a regex over label values) and
+  # tagignore (key = value, key = (none)) filter every view, the server's trees and stack chart
+  # too; tagroot / tagleaf add "[key: value]" frames to the flame graph; Shift+click pins a
+  # method: outlined, with its share of each snapshot (its method-table total over the
+  # snapshot's), and j/k keep it.
+  def test_tag_filters_and_pin
+    tagged = tagged_profile
+    viewer = Rperf::Viewer.new(nil)
+    viewer.add_snapshot(tagged.merge(aggregated_samples: tagged[:aggregated_samples].reject { |s| s[2] == 2 },
+                                     raw_samples: tagged[:raw_samples].reject { |s| s[2] == 2 }))
+    viewer.add_snapshot(tagged)
+    result = nil
+    with_puma(viewer) do |port|
+      out, err, status = Open3.capture3("node", File.join(RperfTestHelper::ROOT, "test/consumers/viewer_ui_check.js"),
+                                        "http://127.0.0.1:#{port}/rperf/", "tags", *ENV["RPERF_VIEWER_SCREENSHOTS"], chdir: RperfTestHelper::ROOT)
+      assert status.success?, "viewer_ui_check.js failed:\n#{err}\n#{out}"
+      result = JSON.parse(out.lines.last)
+    end
+    assert_empty result["errors"], "errors in the page"
+    assert_empty result["external"]
+    assert_equal 2, result["opened"]
+    assert_equal 260 * MS, result["all"]
+    # tagfocus GET /a: thread 1's 100 ms, in the page and in the server's call tree.
+    assert_equal({ "shown" => 100 * MS, "tree" => 100 * MS }, result["focus"])
+    # Not a regex: marked, and skipped.
+    assert_equal 260 * MS, result.dig("invalid", "shown")
+    assert_includes result.dig("invalid", "cls"), "invalid"
+    # tagignore endpoint = (none): the 110 ms without an endpoint go.
+    assert_equal 150 * MS, result.dig("ignore", "shown")
+    assert_equal 150 * MS, result.dig("ignore", "methods")
+    assert_equal "tags (1)", result.dig("ignore", "summary")
+    assert_includes result.dig("ignore", "hash"), "tagignore="
+    # tagignore %GVL = blocked: 260 - 120 ms blocked; thread 1's stack chart loses its 10 ms.
+    assert_equal 140 * MS, result["ignoreBlocked"]
+    assert_equal({ "thread" => 1, "total" => 90 * MS }, result["stackIgnoreBlocked"])
+    # tagroot endpoint: one subtree per endpoint under the root; no frame where it is not set.
+    assert_equal 260 * MS, result.dig("root", "shown")
+    assert_equal [["[endpoint: GET /a]", 100 * MS, "all"], ["[endpoint: GET /b]", 50 * MS, "all"]], result.dig("root", "cells").sort
+    # tagleaf endpoint: each stack's self time under its endpoint.
+    leaf = result.dig("leaf", "cells")
+    assert_includes leaf, ["[endpoint: GET /a]", 60 * MS, "Shop#price"]
+    assert_includes leaf, ["[endpoint: GET /b]", 50 * MS, "Deep#recurse"]
+    assert_equal 150 * MS, leaf.sum { |_, ns, _| ns }
+
+    pin = result["pin"]
+    assert_equal "flame", pin["tab"], "Shift+click pins, the view stays"
+    assert_equal "📌 Shop#price", pin["name"]
+    assert_equal ["Shop#price"], pin["outlined"]
+    assert_equal [[1, 60.0 / 160], [2, 60.0 / 260]], pin["shares"]
+    assert_equal "share 23.1% @ #2", pin["text"]
+    assert_includes pin["hash"], "pin=Shop%23price"
+    assert_equal({ "id" => 1, "text" => "share 37.5% @ #1", "outlined" => 1 }, pin["afterK"])
+    assert_equal({ "tab" => "sandwich", "ns" => 60 * MS }, pin["sandwich"])
+    assert pin["closed"]
+  end
+
+  # The profile with labels: thread 1's samples are GET /a, thread 3's running ones GET /b.
+  def tagged_profile
+    data = profile
+    sets = [{}, { "%GVL": "blocked" }, { endpoint: "GET /a" }, { endpoint: "GET /b" }, { endpoint: "GET /a", "%GVL": "blocked" }]
+    relabel = lambda do |seq, lsi|
+      case seq
+      when 1 then lsi == 1 ? 4 : 2
+      when 3 then lsi == 1 ? 1 : 3
+      else lsi
+      end
+    end
+    data.merge(label_sets: sets,
+               aggregated_samples: data[:aggregated_samples].map { |st, w, seq, lsi| [st, w, seq, relabel.(seq, lsi)] },
+               raw_samples: data[:raw_samples].map { |st, w, seq, lsi, t| [st, w, seq, relabel.(seq, lsi), t] })
+  end
 end

@@ -11,8 +11,8 @@ module Rperf
     # caller of the one above it. A sample's VM state is not a frame here (it would end up
     # at the wrong end of the stack): its time stays with the function it was in.
     class InvertedTreePayload
-      def self.build(data, label: nil, thread: nil, range: nil, hide: nil, **limits)
-        of(SampleFilter.new(data, label: label, thread: thread, range: range, hide: hide).data, **limits)
+      def self.build(data, label: nil, thread: nil, range: nil, hide: nil, tags: nil, **limits)
+        of(SampleFilter.new(data, label: label, thread: thread, range: range, hide: hide, tags: tags).data, **limits)
       end
 
       def self.of(data, **limits)

@@ -25,14 +25,14 @@ module Rperf
 
       # The cells of one thread (the label filter applies; time ranges and hidden threads are
       # the page's zoom and thread list).
-      def self.build(data, thread: nil, label: nil, **_filters)
+      def self.build(data, thread: nil, label: nil, tags: nil, **_filters)
         raise SampleFilter::BadFilter, "the stack chart needs thread=" if thread.nil?
 
         unless data[:raw_samples].is_a?(Array)
           raise SampleFilter::Unavailable, "the stack chart needs raw samples (a profile recorded with aggregate: false)"
         end
 
-        rows = SampleFilter.new(data, label: label, thread: thread).raw_samples
+        rows = SampleFilter.new(data, label: label, thread: thread, tags: tags).raw_samples
         new(data).build(thread, rows)
       end
 

@@ -33,6 +33,14 @@
     hideIdle: false, // "hide idle threads"
     stackThread: null, // the stack chart's thread
     sandwich: null, // [name, file] of the Sandwich tab's method
+    // rperf 0.11.1's tag filters: tagfocus keeps the samples with a label value matching the
+    // regex, tagignore drops those with a key = value (value null: without the key); tagroot and
+    // tagleaf add "[key: value]" frames at the root or the leaf of the flame graph and icicle.
+    tagFocus: '',
+    tagIgnore: [], // [[key, value or null], ...]
+    tagRoot: [], // keys
+    tagLeaf: [], // keys
+    pin: null, // [name, file] of the pinned method (Shift+click): outlined, its share per snapshot
   };
 
   const $ = (id) => document.getElementById(id);
@@ -244,14 +252,37 @@
         if (overlap > 0) rows.push([node, Math.min(w, overlap), th, lsi]);
       }
     }
-    return filterRows(p, rows, o.label ? state.labelFilter : null, o.thread ? state.threadFilter : null, o.hide ? hiddenThreads(p) : null);
+    return filterRows(p, rows, o.label ? state.labelFilter : null, o.thread ? state.threadFilter : null, o.hide ? hiddenThreads(p) : null, o.label ? tagSets(p) : null);
+  }
+
+  // The tag focus regex, or null (none, or not a valid one: then only it is skipped, as 0.11.1).
+  function tagFocusRegex() {
+    if (!state.tagFocus) return null;
+    try { return new RegExp(state.tagFocus); } catch (_) { return null; }
+  }
+
+  // Per label set, whether tagfocus and tagignore keep its samples; null when neither is set.
+  function tagSets(p) {
+    const focus = tagFocusRegex();
+    if (!focus && !state.tagIgnore.length) return null;
+    const key = state.tagFocus + '\u0000' + JSON.stringify(state.tagIgnore);
+    if (p.tagSetsKey !== key) {
+      p.tagSetsKey = key;
+      p.tagSetsKept = Uint8Array.from(p.labelSets, (ls) => {
+        const values = Object.values(ls);
+        if (focus && !values.some((v) => focus.test(String(v)))) return 0;
+        return state.tagIgnore.some(([k, v]) => (v === null ? !(k in ls) : ls[k] === v)) ? 0 : 1;
+      });
+    }
+    return p.tagSetsKept;
   }
 
   // Rows [node, _, thread, label_set, ...] of the thread and the label filter (the page's by
   // default), without the hidden (idle) threads.
-  function filterRows(p, rows, label = state.labelFilter, thread = state.threadFilter, hidden = hiddenThreads(p)) {
-    if (!label && thread === null && !hidden) return rows;
-    return rows.filter((s) => (thread === null || s[2] === thread) && !(hidden && hidden.has(s[2])) && labelMatches(p.labelSets[s[3]] || {}, label));
+  function filterRows(p, rows, label = state.labelFilter, thread = state.threadFilter, hidden = hiddenThreads(p), tags = tagSets(p)) {
+    if (!label && thread === null && !hidden && !tags) return rows;
+    return rows.filter((s) => (thread === null || s[2] === thread) && !(hidden && hidden.has(s[2])) && (!tags || tags[s[3]]) &&
+      labelMatches(p.labelSets[s[3]] || {}, label));
   }
 
   // "Hide idle threads": the threads that spent at least IDLE_SHARE of their time off the GVL
@@ -333,6 +364,56 @@
     const top = p.roots.filter((r) => weights.total[r] > 0).map(build);
     const root = { name: 'all', file: '', value: weights.sum, node: -1, children: top, cat: 'other' };
     if (deltaOf) root.delta = 0;
+    return root;
+  }
+
+  // The flame graph's and icicle's hierarchy. With tagroot keys: the samples grouped by their
+  // values, each group's tree under "[key: value]" frames (a sample without a key gets no frame
+  // for it, as 0.11.1); with tagleaf keys: each stack's self time under "[key: value]" leaves
+  // (instead of the VM-state leaves).
+  function flameHierarchy(p, rows, weights) {
+    const tagPath = (keys, lsi) => {
+      const ls = p.labelSets[lsi] || {};
+      return keys.filter((k) => k in ls).map((k) => '[' + k + ': ' + ls[k] + ']');
+    };
+    // Adds `value` along the tag frames `path` under `parent` (merging equal names); the last one.
+    const along = (parent, path, value) => {
+      let at = parent;
+      for (const name of path) {
+        if (!at.children) at.children = [];
+        let next = at.children.find((c) => c.tag && c.name === name);
+        if (!next) { next = { name, file: '', value: 0, cat: 'other', tag: true }; at.children.push(next); }
+        next.value += value;
+        at = next;
+      }
+      return at;
+    };
+    const build = (groupRows, w) => {
+      if (!state.tagLeaf.length) return hierarchy(p, w, null, stateLeaves(w));
+      const byNode = new Map(); // node -> its self time's tag leaves
+      for (const r of groupRows) {
+        const path = tagPath(state.tagLeaf, r[3]);
+        if (!path.length) continue;
+        let holder = byNode.get(r[0]);
+        if (!holder) byNode.set(r[0], holder = { children: [] });
+        along(holder, path, r[1]);
+      }
+      return hierarchy(p, w, null, (node) => (byNode.has(node) ? byNode.get(node).children : []));
+    };
+    if (!state.tagRoot.length) return build(rows, weights);
+    const groups = new Map();
+    for (const r of rows) {
+      const key = JSON.stringify(tagPath(state.tagRoot, r[3]));
+      if (!groups.has(key)) groups.set(key, []);
+      groups.get(key).push(r);
+    }
+    const root = { name: 'all', file: '', value: weights.sum, node: -1, children: [], cat: 'other' };
+    for (const [key, group] of groups) {
+      const tree = build(group, nodeWeights(p, group));
+      const end = along(root, JSON.parse(key), tree.value);
+      if (!end.children) end.children = [];
+      for (const c of tree.children || []) end.children.push(c);
+    }
     return root;
   }
 
@@ -443,7 +524,8 @@
       if (px + pw > width) pw = width - px;
       const y = axisH + (opts.inverted ? c.d * CELL_H : (model.depth - c.d) * CELL_H);
       const hit = matches(q, c.name, c.file);
-      const g = svgEl('g', { class: 'frame' + (q ? (hit ? ' match' : ' dim') : ''), name: c.name, 'data-i': i, 'data-cat': c.cat, transform: `translate(${px.toFixed(1)},${y})` });
+      const pinned = state.pin && c.name === state.pin[0] && c.file === state.pin[1];
+      const g = svgEl('g', { class: 'frame' + (q ? (hit ? ' match' : ' dim') : '') + (pinned ? ' pinned' : ''), name: c.name, 'data-i': i, 'data-cat': c.cat, transform: `translate(${px.toFixed(1)},${y})` });
       g.append(svgEl('rect', { width: Math.max(0.5, pw - 0.5).toFixed(1), height: CELL_H - 1, fill: opts.color ? opts.color(c) : categoryColor(c.cat, c.name) }));
       const label = fitText(c.name, pw);
       if (label) { const t = svgEl('text', { x: 3, y: 13 }); t.textContent = label; g.append(t); }
@@ -558,11 +640,9 @@
       const g = evt.target.closest && evt.target.closest('g.frame');
       if (!g) return;
       const c = model.cells[Number(g.dataset.i)];
-      // Shift+click: the frame's sandwich (its callers and callees), for a real function.
+      // Shift+click: pins the function (0.11.1's pin: outlined, its share per snapshot).
       if (evt.shiftKey && c.file && !opts.color) {
-        state.sandwich = [c.name, c.file];
-        state.tab = 'sandwich';
-        render();
+        togglePin([c.name, c.file]);
         return;
       }
       zoomChart(chart, Number(g.dataset.i));
@@ -681,7 +761,12 @@
     const hidden = state.current && hiddenThreads(state.current);
     if (hidden) q.set('hide', [...hidden].sort((a, b) => a - b).join(','));
     if (state.range) { q.set('from', String(Math.floor(state.range[0]))); q.set('to', String(Math.ceil(state.range[1]))); }
+    tagQuery(q);
     return q.toString();
+  }
+  function tagQuery(q) {
+    if (tagFocusRegex()) q.set('tagfocus', state.tagFocus);
+    if (state.tagIgnore.length) q.set('tagignore', JSON.stringify(state.tagIgnore));
   }
 
   // A view the server builds per filter (view: 'call_tree' or 'method_table'): the payload
@@ -714,7 +799,7 @@
       return 'The time range does not apply to allocations (their samples have no time); the label and thread filters do.';
     }
     if (tab === 'diff' && state.list.length < 2) return 'There is no other snapshot to compare with.';
-    if (tab === 'stack' && embedded && state.labelFilter && state.current && state.current.timeline) {
+    if (tab === 'stack' && embedded && (state.labelFilter || tagSets(state.current || { labelSets: [] })) && state.current && state.current.timeline) {
       return 'This file holds the stack chart of all samples only: the stack chart of a label is built by the served viewer ' +
         '(rperf report --port 0 PROFILE, or Rperf::Viewer). Clear the filters to see it.';
     }
@@ -735,6 +820,11 @@
     state.labelFilter = null;
     state.threadFilter = null;
     state.range = null;
+    state.tagFocus = '';
+    $('tag-focus').value = '';
+    state.tagIgnore = [];
+    state.tagRoot = [];
+    state.tagLeaf = [];
     $('filter-label').value = '';
     $('filter-thread').value = '';
     render();
@@ -1213,13 +1303,14 @@
     q.set('thread', String(th));
     const f = state.labelFilter;
     if (f) { q.set('label', f.key); if (f.value === NOT_SET) q.set('unset', '1'); else q.set('value', f.value); }
+    tagQuery(q);
     const query = q.toString();
     if (!p.stackCharts) p.stackCharts = new Map();
     if (!p.stackCharts.has(query)) {
       let body;
       if (filteredFromServer) body = await fetchJSON(source.viewUrl(p.id, 'stack_chart', query));
       else {
-        const element = embedded && !f ? document.getElementById('rperf-stack-' + p.id + '-' + th) : null;
+        const element = embedded && !f && !tagSets(p) ? document.getElementById('rperf-stack-' + p.id + '-' + th) : null;
         if (!element) return null;
         body = await readDataElement(element);
       }
@@ -1459,12 +1550,136 @@
     const keep = f ? state.filterChoices.findIndex((c) => c.key === f.key && c.value === f.value) : -1;
     if (keep >= 0) labelSel.value = String(keep); else { state.labelFilter = null; labelSel.value = ''; }
 
+    fillTagMenu(p, perPair);
+
     const threadSel = $('filter-thread');
     clear(threadSel);
     threadSel.append(el('option', { value: '', text: 'all threads' }));
     for (const th of p.threads) threadSel.append(el('option', { value: String(th), text: 'thread ' + th }));
     if (state.threadFilter !== null && p.threads.includes(state.threadFilter)) threadSel.value = String(state.threadFilter);
     else { state.threadFilter = null; threadSel.value = ''; }
+  }
+
+  // The tag menu: tagignore (each key = value, and key = (none)), tagroot and tagleaf (keys).
+  // Choices this snapshot does not have are dropped.
+  function fillTagMenu(p, perPair) {
+    const box = $('tag-options');
+    clear(box);
+    const keys = [...perPair.keys()].sort();
+    const has = (k, v) => perPair.has(k) && (v === null || perPair.get(k).has(v));
+    state.tagIgnore = state.tagIgnore.filter(([k, v]) => has(k, v));
+    state.tagRoot = state.tagRoot.filter((k) => perPair.has(k));
+    state.tagLeaf = state.tagLeaf.filter((k) => perPair.has(k));
+    const box1 = (kind, text, checked, onChange, data) => {
+      const input = el('input', { type: 'checkbox', dataset: Object.assign({ kind }, data) });
+      input.checked = checked;
+      input.addEventListener('change', () => { onChange(input.checked); render(); });
+      return el('label', null, input, ' ' + text);
+    };
+    const ignore = el('fieldset', null, el('legend', { text: 'tagignore' }));
+    for (const k of keys) {
+      const values = [null, ...[...perPair.get(k).keys()].sort()];
+      for (const v of values) {
+        const on = state.tagIgnore.some(([a, b]) => a === k && b === v);
+        ignore.append(box1('ignore', k + ' = ' + (v === null ? '(none)' : v), on, (checked) => {
+          state.tagIgnore = state.tagIgnore.filter(([a, b]) => !(a === k && b === v));
+          if (checked) state.tagIgnore.push([k, v]);
+        }, { key: k, value: v === null ? '' : v, none: v === null ? '1' : '0' }));
+      }
+    }
+    const keyBoxes = (kind, list) => {
+      const set = el('fieldset', null, el('legend', { text: 'tag' + kind }));
+      for (const k of keys) {
+        set.append(box1(kind, k, list().includes(k), (checked) => {
+          const next = list().filter((x) => x !== k);
+          if (checked) next.push(k);
+          if (kind === 'root') state.tagRoot = next; else state.tagLeaf = next;
+        }, { key: k }));
+      }
+      return set;
+    };
+    box.append(ignore, keyBoxes('root', () => state.tagRoot), keyBoxes('leaf', () => state.tagLeaf));
+    if (!keys.length) box.append(el('p', { class: 'hint', text: 'This snapshot has no labels.' }));
+    tagSummary();
+  }
+  function tagSummary() {
+    for (const input of $('tag-options').querySelectorAll('input')) {
+      const { kind, key, value, none } = input.dataset;
+      if (kind === 'ignore') input.checked = state.tagIgnore.some(([k, v]) => k === key && (none === '1' ? v === null : v === value));
+      else input.checked = (kind === 'root' ? state.tagRoot : state.tagLeaf).includes(key);
+    }
+    const n = state.tagIgnore.length + state.tagRoot.length + state.tagLeaf.length;
+    $('tag-summary').textContent = n ? 'tags (' + n + ')' : 'tags';
+    $('tag-focus').classList.toggle('invalid', !!state.tagFocus && !tagFocusRegex());
+    $('tag-focus').title = state.tagFocus && !tagFocusRegex() ? 'Not a valid regular expression: tagfocus is skipped' : '';
+  }
+
+  // --- the pinned method (Shift+click) -----------------------------------------------------
+  // rperf 0.11.1's pin: the method is outlined in the charts, and its share of each snapshot
+  // (its total in the snapshot's method table over the snapshot's total) is drawn as a line.
+  function togglePin(frame) {
+    state.pin = state.pin && frame && state.pin[0] === frame[0] && state.pin[1] === frame[1] ? null : frame;
+    render();
+  }
+  const pinShares = new Map(); // "id\0name\0file" -> share, or null when unknown
+  function shareOfBody(body, pin) {
+    const table = body.method_table;
+    if (!table || !table.total_ns) return null;
+    let ns = 0;
+    for (const entry of table.entries) {
+      const [name, file] = table.methods[entry[0]];
+      if (name === pin[0] && file === pin[1]) ns += entry[2];
+    }
+    return ns / table.total_ns;
+  }
+  let pinSeq = 0;
+  async function drawPin() {
+    const panel = $('pin-panel');
+    const pin = state.pin;
+    panel.hidden = !pin;
+    if (!pin) return;
+    $('pin-name').textContent = '📌 ' + pin[0];
+    $('pin-name').title = pin[0] + ' — ' + pin[1];
+    const seq = ++pinSeq;
+    const key = (id) => id + '\u0000' + pin[0] + '\u0000' + pin[1];
+    const paint = () => {
+      const svg = $('pin-trend');
+      clear(svg);
+      const w = Number(svg.getAttribute('width'));
+      const h = Number(svg.getAttribute('height'));
+      const values = state.list.map((s) => (pinShares.has(key(s.id)) ? pinShares.get(key(s.id)) : null));
+      const max = maxOf(values.filter((v) => v !== null), 0.0001);
+      const x = (i) => (values.length === 1 ? w / 2 : 6 + i * (w - 12) / (values.length - 1));
+      const y = (v) => h - 5 - (v / max) * (h - 12);
+      const points = [];
+      values.forEach((v, i) => { if (v !== null) points.push(x(i) + ',' + y(v)); });
+      svg.append(svgEl('polyline', { points: points.join(' '), fill: 'none', stroke: '#b4451f', 'stroke-width': 1.5 }));
+      state.list.forEach((s, i) => {
+        if (values[i] === null) return;
+        const current = state.current && state.current.id === s.id;
+        const dot = svgEl('circle', { cx: x(i), cy: y(values[i]), r: current ? 4 : 2.5, fill: current ? '#b4451f' : '#fff', stroke: '#b4451f', class: current ? 'current' : '', 'data-id': String(s.id), 'data-share': String(values[i]) });
+        const title = svgEl('title');
+        title.textContent = '#' + s.id + ': ' + (values[i] * 100).toFixed(1) + '%';
+        dot.append(title);
+        dot.addEventListener('click', () => open(s.id));
+        svg.append(dot);
+      });
+      const cur = state.current && pinShares.get(key(state.current.id));
+      $('pin-share').textContent = cur === undefined || cur === null ? '' : 'share ' + (cur * 100).toFixed(1) + '% @ #' + state.current.id;
+      $('pin-share').dataset.share = cur === undefined || cur === null ? '' : String(cur);
+    };
+    if (state.current && !pinShares.has(key(state.current.id))) pinShares.set(key(state.current.id), shareOfBody(state.current, pin));
+    paint();
+    // The other snapshots, one at a time; a newer pin stops this walk.
+    for (const s of state.list) {
+      if (pinShares.has(key(s.id)) || s.error || isEmpty(s)) continue;
+      let share = null;
+      try { share = shareOfBody(await fetchSnapshot(s.id), pin); } catch (_) { /* left out */ }
+      if (seq !== pinSeq || state.pin !== pin) return;
+      pinShares.set(key(s.id), share);
+      paint();
+    }
+    panel.dataset.loaded = '1';
   }
 
   // --- snapshot list and sparkline ---------------------------------------------------------
@@ -1670,8 +1885,11 @@
     if (!p) { document.body.dataset.state = 'ready'; return; }
     if (p.timeline && (state.range || state.tab === 'timeline')) await ensureTimeline(p);
     if (seq !== renderSeq || state.current !== p) return; // the user moved on meanwhile
-    const weights = nodeWeights(p, selectSamples(p));
+    const rows = selectSamples(p);
+    const weights = nodeWeights(p, rows);
     drawSummary(p, weights);
+    tagSummary();
+    drawPin();
     for (const b of $('tabs').querySelectorAll('button')) {
       b.classList.toggle('active', b.dataset.tab === state.tab);
       // A tab that cannot show the filters says so before it is opened.
@@ -1681,8 +1899,8 @@
     }
     for (const s of document.querySelectorAll('.tab')) s.classList.toggle('active', s.id === 'tab-' + state.tab);
     switch (state.tab) {
-      case 'flame': drawFlame($('flame'), $('flame-details'), hierarchy(p, weights, null, stateLeaves(weights)), {}); break;
-      case 'icicle': drawFlame($('icicle'), $('icicle-details'), hierarchy(p, weights, null, stateLeaves(weights)), { inverted: true }); break;
+      case 'flame': drawFlame($('flame'), $('flame-details'), flameHierarchy(p, rows, weights), {}); break;
+      case 'icicle': drawFlame($('icicle'), $('icicle-details'), flameHierarchy(p, rows, weights), { inverted: true }); break;
       case 'stack': await drawStackChart(p); break;
       case 'sandwich': await drawSandwich(p); break;
       case 'top': drawTop(p, weights); break;
@@ -1717,6 +1935,11 @@
     if (state.method) q.set('method', state.method);
     if (state.sandwich) q.set('sandwich', state.sandwich.join('\u0000'));
     if (state.tab === 'stack' && state.stackThread !== null) q.set('stack', String(state.stackThread));
+    if (state.tagFocus) q.set('tagfocus', state.tagFocus);
+    if (state.tagIgnore.length) q.set('tagignore', JSON.stringify(state.tagIgnore));
+    if (state.tagRoot.length) q.set('tagroot', JSON.stringify(state.tagRoot));
+    if (state.tagLeaf.length) q.set('tagleaf', JSON.stringify(state.tagLeaf));
+    if (state.pin) q.set('pin', state.pin.join('\u0000'));
     return '#' + q.toString();
   }
   function writeHash() {
@@ -1732,6 +1955,14 @@
       method: q.get('method'), stack: num('stack'), sandwich: q.has('sandwich') ? q.get('sandwich').split('\u0000').slice(0, 2) : null, tab: TABS().includes(q.get('tab')) ? q.get('tab') : null, label: null, range: null };
     if (q.has('label')) out.label = { key: q.get('label'), value: q.get('unset') === '1' ? NOT_SET : (q.get('value') || '') };
     if (num('from') !== null && num('to') !== null) out.range = [num('from'), num('to')];
+    const list = (k, ok) => {
+      try { const v = JSON.parse(q.get(k) || '[]'); return Array.isArray(v) ? v.filter(ok) : []; } catch (_) { return []; }
+    };
+    out.tagFocus = q.get('tagfocus') || '';
+    out.tagIgnore = list('tagignore', (e) => Array.isArray(e) && typeof e[0] === 'string' && (e[1] === null || typeof e[1] === 'string')).map((e) => [e[0], e[1]]);
+    out.tagRoot = list('tagroot', (k) => typeof k === 'string');
+    out.tagLeaf = list('tagleaf', (k) => typeof k === 'string');
+    out.pin = q.has('pin') ? q.get('pin').split('\u0000').slice(0, 2) : null;
     return out;
   }
   // Before fillFilters, which keeps the filters only when the snapshot has them.
@@ -1746,6 +1977,12 @@
     state.method = v.method;
     state.sandwich = v.sandwich;
     if (v.stack !== null) state.stackThread = v.stack;
+    state.tagFocus = v.tagFocus;
+    $('tag-focus').value = v.tagFocus;
+    state.tagIgnore = v.tagIgnore;
+    state.tagRoot = v.tagRoot;
+    state.tagLeaf = v.tagLeaf;
+    state.pin = v.pin && v.pin.length === 2 ? v.pin : null;
   }
   let pendingView = null;
 
@@ -1793,6 +2030,18 @@
       searchTimer = setTimeout(() => { state.search = e.target.value; render(); }, 120);
     });
     $('hide-idle').addEventListener('click', () => { state.hideIdle = !state.hideIdle; render(); });
+    let tagTimer = null;
+    $('tag-focus').addEventListener('input', (e) => {
+      clearTimeout(tagTimer);
+      tagTimer = setTimeout(() => { state.tagFocus = e.target.value.trim(); render(); }, 120);
+    });
+    $('pin-close').addEventListener('click', () => togglePin(null));
+    $('pin-sandwich').addEventListener('click', () => {
+      if (!state.pin) return;
+      state.sandwich = state.pin.slice();
+      state.tab = 'sandwich';
+      render();
+    });
     $('stack-thread').addEventListener('change', (e) => { state.stackThread = Number(e.target.value); render(); });
     $('help-button').addEventListener('click', () => { $('help').hidden = !$('help').hidden; });
     document.addEventListener('keydown', onKey);
