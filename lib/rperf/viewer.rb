@@ -9,6 +9,7 @@ require_relative "viewer/method_table_payload"
 require_relative "viewer/sandwich_payload"
 require_relative "viewer/stack_chart_payload"
 require_relative "viewer/inverted_tree_payload"
+require_relative "viewer/source_payload"
 require_relative "viewer/access"
 require_relative "viewer/static_page"
 
@@ -59,7 +60,8 @@ module Rperf
     FILTERED_CACHE_SIZE = 16
     # The views the page asks for per filter: GET <path>/snapshots/<id>/<view>?<filters>.
     FILTERED_VIEWS = { "call_tree" => CallTreePayload, "method_table" => MethodTablePayload, "sandwich" => SandwichPayload,
-                       "stack_chart" => StackChartPayload, "inverted_tree" => InvertedTreePayload }.freeze
+                       "stack_chart" => StackChartPayload, "inverted_tree" => InvertedTreePayload,
+                       "source" => SourcePayload }.freeze
 
     @instance = nil
 
@@ -319,7 +321,7 @@ module Rperf
       when "/snapshots" then json_body(200, list_body)
       when %r{\A/snapshots/(\d{1,18})\z} then serve_snapshot(Regexp.last_match(1).to_i)
       when %r{\A/snapshots/(\d{1,18})/timeline\z} then serve_timeline(Regexp.last_match(1).to_i)
-      when %r{\A/snapshots/(\d{1,18})/(call_tree|method_table|sandwich|stack_chart|inverted_tree)\z}
+      when %r{\A/snapshots/(\d{1,18})/(call_tree|method_table|sandwich|stack_chart|inverted_tree|source)\z}
         serve_filtered(Regexp.last_match(1).to_i, Regexp.last_match(2), query)
       else not_found
       end
@@ -365,7 +367,10 @@ module Rperf
         # Only the sandwich is of one method.
         raise SampleFilter::BadFilter, "the sandwich needs method= and file=" if view == "sandwich" && !filters[:method]
 
+        raise SampleFilter::BadFilter, "the source needs path=" if view == "source" && !filters[:source]
+
         filters.delete(:method) unless view == "sandwich"
+        filters.delete(:source) unless view == "source"
       rescue SampleFilter::BadFilter => e
         return json(400, { error: "bad #{view} query: #{e.message}" })
       end
@@ -377,6 +382,8 @@ module Rperf
 
         begin
           body = JSON.generate(FILTERED_VIEWS.fetch(view).build(data, **filters))
+        rescue SourcePayload::Refused => e
+          return json(404, { error: e.message })
         rescue SampleFilter::BadFilter => e
           return json(400, { error: e.message })
         rescue SampleFilter::Unavailable => e

@@ -48,6 +48,21 @@ async function main() {
       console.log(JSON.stringify(out));
       return;
     }
+    if (plan === 'source') { // pin a frame, its file's lines with their time; a file page has none
+      await page.click('#flame g.frame[name="Shop#price"]', { modifiers: ['Shift'] });
+      await ready();
+      await page.click('#pin-source');
+      await ready();
+      out.tab = await page.$eval('#tabs button.active', (b) => b.dataset.tab);
+      out.note = await page.$eval('#source-note', (e) => e.textContent);
+      out.path = await page.$eval('#source-table', (t) => t.dataset.path || null);
+      out.lines = await page.$$eval('#source-table tbody tr', (rows) => rows.map((r) => ({ line: Number(r.dataset.line), self: Number(r.dataset.selfNs),
+        total: Number(r.dataset.totalNs), cls: r.className, code: r.cells[3].textContent })));
+      out.hash = await page.evaluate(() => location.hash);
+      await shot('source');
+      console.log(JSON.stringify(out));
+      return;
+    }
     if (plan === 'tags') { // rperf 0.11.1's tag filters and pin, on a served page of two snapshots
       const shown = async () => (await totals()).shown;
       const cells = (sel, prefix) => page.$eval(sel, (e, pre) => e._chart.model.cells.filter((c) => c.name.startsWith(pre))

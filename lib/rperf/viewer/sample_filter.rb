@@ -19,13 +19,15 @@ module Rperf
 
       # ?label=K&value=V (or &unset=1: K not set), &thread=N, &hide=N,M,..., &from=T0&to=T1 (ns),
       # &tagfocus=REGEX, &tagignore=[[K, V or null], ...] (JSON) -> keywords (tags: {focus:,
-      # ignore:}, rperf 0.11.1's tag filters); &method=NAME&file=PATH: the sandwich's method.
+      # ignore:}, rperf 0.11.1's tag filters); &method=NAME&file=PATH: the sandwich's method;
+      # &path=PATH: the source view's file.
       def self.parse_query(query)
         params = URI.decode_www_form(query.to_s).to_h
         filters = {}
         filters[:label] = [params["label"], params["unset"] == "1" ? nil : params["value"].to_s] if params["label"]
         filters[:thread] = integer(params, "thread") if params.key?("thread")
         filters[:method] = [params["method"], params["file"].to_s] if params["method"]
+        filters[:source] = params["path"] if params["path"]
         filters[:hide] = params["hide"].split(",").map { |n| integer({ "hide" => n }, "hide") }.sort.uniq if params.key?("hide")
         tags = tag_filters(params)
         filters[:tags] = tags if tags

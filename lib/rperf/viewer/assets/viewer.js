@@ -41,6 +41,7 @@
     tagRoot: [], // keys
     tagLeaf: [], // keys
     pin: null, // [name, file] of the pinned method (Shift+click): outlined, its share per snapshot
+    source: null, // [file, name]: the Source tab's file, and the method it was opened for
   };
 
   const $ = (id) => document.getElementById(id);
@@ -640,9 +641,10 @@
       const g = evt.target.closest && evt.target.closest('g.frame');
       if (!g) return;
       const c = model.cells[Number(g.dataset.i)];
-      // Shift+click: pins the function (0.11.1's pin: outlined, its share per snapshot).
+      // Shift+click: pins the function (0.11.1's pin: outlined, its share per snapshot); in
+      // the sandwich, makes it the middle.
       if (evt.shiftKey && c.file && !opts.color) {
-        togglePin([c.name, c.file]);
+        if (state.tab === 'sandwich') { state.sandwich = [c.name, c.file]; render(); } else togglePin([c.name, c.file]);
         return;
       }
       zoomChart(chart, Number(g.dataset.i));
@@ -1422,7 +1424,7 @@
       note.textContent = text;
       delete note.dataset.totalNs;
     };
-    if (!state.sandwich) { reset('Pick a method: click it in the Methods tab, or Shift+click a frame in a flame graph or the stack chart.'); return; }
+    if (!state.sandwich) { reset('Pick a method: click it in the Methods tab, or pin a frame (Shift+click it in a flame graph or the stack chart) and press "sandwich" by the pin.'); return; }
     const [name, file] = state.sandwich;
     if (embedded) {
       reset(`The sandwich of ${name} is built by the served viewer (rperf report --port 0 PROFILE, or Rperf::Viewer): this file holds the call tree of all samples only.`);
@@ -1446,6 +1448,52 @@
     note.dataset.totalNs = String(body.total_ns);
     drawFlame(boxes[0], $('sandwich-details'), callers, { maxHeight: 0.4, legend: false });
     drawFlame(boxes[1], $('sandwich-details'), callees, { inverted: true, maxHeight: 0.4 });
+  }
+
+  // --- source ------------------------------------------------------------------------------
+  // A file of the profile with each line's time (recorded with lines: true), read by the
+  // served viewer (Viewer::SourcePayload: only the profile's own files); a file page has none.
+  let sourceSeq = 0;
+  async function drawSource(p) {
+    const seq = ++sourceSeq;
+    const body = $('source-table').tBodies[0];
+    const note = $('source-note');
+    clear(body);
+    delete $('source-table').dataset.path;
+    if (!state.source) { note.textContent = 'Pin a frame (Shift+click it in a flame graph) and press "source" by the pin.'; return; }
+    const [file, name] = state.source;
+    if (!filteredFromServer) {
+      note.textContent = `The source of ${file} is read by the served viewer (rperf report --port 0 PROFILE, or Rperf::Viewer), which reads the profile's own files: this ${embedded ? 'file' : 'data source'} holds no source.`;
+      return;
+    }
+    const q = new URLSearchParams(filterQuery());
+    q.set('path', file);
+    if (!p.sources) p.sources = new Map();
+    let src;
+    try { src = await filteredView(p, 'source', p.sources, q.toString()); } catch (e) {
+      if (seq === sourceSeq) note.textContent = 'Cannot show ' + file + ': ' + e.message;
+      return;
+    }
+    if (seq !== sourceSeq || state.current !== p || state.tab !== 'source') return;
+    const byLine = new Map(src.weights.map(([line, self, total]) => [line, [self, total]]));
+    const sum = src.total_ns;
+    // The line to show first: the file's hottest (by total).
+    let focus = null;
+    for (const [line, , total] of src.weights) if (focus === null || total > byLine.get(focus)[1]) focus = line;
+    note.textContent = file + (name ? ' — ' + name : '') + ': ' + src.lines.length + ' lines' +
+      (src.lines_recorded ? '; self and total per line, of ' + fmtTime(sum) + '.' : '. This profile was recorded without line numbers (lines: true records them): no time per line.');
+    const rows = src.lines.map((text, i) => {
+      const w = byLine.get(i + 1);
+      return el('tr', { class: (w ? 'hot' : '') + (i + 1 === focus ? ' focus' : ''), dataset: { line: String(i + 1), selfNs: String(w ? w[0] : 0), totalNs: String(w ? w[1] : 0) } },
+        el('td', { class: 'num', text: String(i + 1) }),
+        el('td', { class: 'num', text: w && w[0] ? fmtTime(w[0]) + ' ' + pct(w[0], sum) : '' }),
+        el('td', { class: 'num', text: w ? fmtTime(w[1]) + ' ' + pct(w[1], sum) : '' }),
+        el('td', { class: 'code', text: text }));
+    });
+    appendAll(body, rows);
+    $('source-table').dataset.path = file;
+    const hot = body.querySelector('tr.focus');
+    if (hot) hot.scrollIntoView({ block: 'center' });
   }
 
   // --- diff --------------------------------------------------------------------------------
@@ -1906,6 +1954,7 @@
       case 'top': drawTop(p, weights); break;
       case 'tree': await drawTree(p); break;
       case 'inverted': await drawTree(p, 'inverted'); break;
+      case 'source': await drawSource(p); break;
       case 'methods': await drawMethods(p); break;
       case 'alloc': drawAllocations(p); break;
       case 'threads': drawThreads(p); break;
@@ -1940,6 +1989,7 @@
     if (state.tagRoot.length) q.set('tagroot', JSON.stringify(state.tagRoot));
     if (state.tagLeaf.length) q.set('tagleaf', JSON.stringify(state.tagLeaf));
     if (state.pin) q.set('pin', state.pin.join('\u0000'));
+    if (state.source) q.set('source', state.source.join('\u0000'));
     return '#' + q.toString();
   }
   function writeHash() {
@@ -1963,6 +2013,7 @@
     out.tagRoot = list('tagroot', (k) => typeof k === 'string');
     out.tagLeaf = list('tagleaf', (k) => typeof k === 'string');
     out.pin = q.has('pin') ? q.get('pin').split('\u0000').slice(0, 2) : null;
+    out.source = q.has('source') ? q.get('source').split('\u0000').slice(0, 2) : null;
     return out;
   }
   // Before fillFilters, which keeps the filters only when the snapshot has them.
@@ -1983,6 +2034,7 @@
     state.tagRoot = v.tagRoot;
     state.tagLeaf = v.tagLeaf;
     state.pin = v.pin && v.pin.length === 2 ? v.pin : null;
+    state.source = v.source && v.source[0] ? v.source : null;
   }
   let pendingView = null;
 
@@ -2036,6 +2088,12 @@
       tagTimer = setTimeout(() => { state.tagFocus = e.target.value.trim(); render(); }, 120);
     });
     $('pin-close').addEventListener('click', () => togglePin(null));
+    $('pin-source').addEventListener('click', () => {
+      if (!state.pin) return;
+      state.source = [state.pin[1], state.pin[0]];
+      state.tab = 'source';
+      render();
+    });
     $('pin-sandwich').addEventListener('click', () => {
       if (!state.pin) return;
       state.sandwich = state.pin.slice();
