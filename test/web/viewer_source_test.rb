@@ -109,10 +109,11 @@ class ViewerSourceTest < Minitest::Test
     end
   end
 
+  # The served page's screenshot only (RPERF_VIEWER_SCREENSHOTS).
   def run_check(url, viewer)
     go = lambda do |address|
       out, err, status = Open3.capture3("node", File.join(RperfTestHelper::ROOT, "test/consumers/viewer_ui_check.js"),
-                                        address, "source", *ENV["RPERF_VIEWER_SCREENSHOTS"], chdir: RperfTestHelper::ROOT)
+                                        address, "source", *(ENV["RPERF_VIEWER_SCREENSHOTS"] if viewer), chdir: RperfTestHelper::ROOT)
       assert status.success?, "viewer_ui_check.js failed:\n#{err}\n#{out}"
       JSON.parse(out.lines.last)
     end

@@ -242,7 +242,7 @@ class ViewerUiTest < Minitest::Test
 
     pin = result["pin"]
     assert_equal "flame", pin["tab"], "Shift+click pins, the view stays"
-    assert_equal "📌 Shop#price", pin["name"]
+    assert_equal "pinned: Shop#price", pin["name"]
     assert_equal ["Shop#price"], pin["outlined"]
     assert_equal [[1, 60.0 / 160], [2, 60.0 / 260]], pin["shares"]
     assert_equal "share 23.1% @ #2", pin["text"]

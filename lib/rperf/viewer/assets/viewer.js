@@ -1686,7 +1686,7 @@
     const pin = state.pin;
     panel.hidden = !pin;
     if (!pin) return;
-    $('pin-name').textContent = '📌 ' + pin[0];
+    $('pin-name').textContent = 'pinned: ' + pin[0];
     $('pin-name').title = pin[0] + ' — ' + pin[1];
     const seq = ++pinSeq;
     const key = (id) => id + '\u0000' + pin[0] + '\u0000' + pin[1];
