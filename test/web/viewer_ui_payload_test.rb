@@ -97,9 +97,11 @@ class ViewerUiPayloadTest < Minitest::Test
     with_puma(viewer) do |port|
       body = JSON.parse(http_get(port, "/rperf/snapshots/1").body)
       assert_equal({ "quantum_ns" => 0, "source_count" => rows, "deferred" => true, "rows" => rows }, body["timeline"])
-      timeline = JSON.parse(http_get(port, "/rperf/snapshots/1/timeline").body)
-      assert_equal rows, timeline.size
-      assert_equal rows * MS, timeline.sum { |r| r[1] }
+      # As columns (Viewer.timeline_columns): nodes, weights, threads, label sets, times.
+      columns = JSON.parse(http_get(port, "/rperf/snapshots/1/timeline").body)["columns"]
+      assert_equal [rows] * 5, columns.map(&:size)
+      assert_equal rows * MS, columns[1].sum
+      assert_equal (1..rows).map { |i| i * MS }, columns[4]
       small = JSON.parse(http_get(port, "/rperf/snapshots/2").body)
       assert_equal 260, small.dig("timeline", "samples").size
       assert_equal "404", http_get(port, "/rperf/snapshots/2/timeline").code
@@ -107,7 +109,7 @@ class ViewerUiPayloadTest < Minitest::Test
     end
     html = Rperf::Viewer.static_html(big, max_timeline: rows)
     gz = html[%r{<script id="rperf-timeline-1" type="application/gzip\+base64">([^<]*)</script>}, 1]
-    assert_equal rows, JSON.parse(Zlib.gunzip(Base64.strict_decode64(gz))).size
+    assert_equal [rows] * 5, JSON.parse(Zlib.gunzip(Base64.strict_decode64(gz)))["columns"].map(&:size)
     refute_includes Rperf::Viewer.static_html(profile), "rperf-timeline-1"
   end
 

@@ -75,7 +75,7 @@ module Rperf
         # would close the element and "<!--<script" would make the parser skip the real
         # "</script>" (issue 30), leaving the page at "loading…". JavaScript's line separators
         # escaped too.
-        [script_json(list: [entry], snapshots: { "1" => body }), rows && gzip64(rows)]
+        [script_json(list: [entry], snapshots: { "1" => body }), rows && gzip64(Viewer.timeline_columns(rows))]
       rescue JSON::GeneratorError, JSON::NestingError => e
         raise Error, "cannot put the profile in a page: #{e.message.lines.first.to_s.strip[0, 200]}"
       end

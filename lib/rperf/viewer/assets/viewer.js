@@ -146,18 +146,34 @@
   // A big timeline travels apart from its snapshot (Viewer.split_timeline): in a
   // self-contained page as its own script element (JSON, or gzip'd JSON in base64).
   async function fetchTimeline(id) {
-    if (!embedded) return fetchJSON(source.timelineUrl(id));
-    const element = document.getElementById('rperf-timeline-' + id);
-    if (!element) throw new Error('not in this file');
-    return readDataElement(element);
+    let body;
+    if (!embedded) body = await fetchJSON(source.timelineUrl(id));
+    else {
+      const element = document.getElementById('rperf-timeline-' + id);
+      if (!element) throw new Error('not in this file');
+      body = await readDataElement(element);
+    }
+    return Array.isArray(body) ? body : rowsOfColumns(body.columns);
+  }
+
+  // The rows [node, weight, thread, label set, time] of a timeline sent as columns
+  // (Viewer.timeline_columns).
+  function rowsOfColumns([nodes, weights, threads, sets, times]) {
+    const rows = new Array(nodes.length);
+    for (let i = 0; i < nodes.length; i++) rows[i] = [nodes[i], weights[i], threads[i], sets[i], times[i]];
+    return rows;
   }
 
   // A data element of a self-contained page: JSON, or gzip'd JSON in base64.
   async function readDataElement(element) {
     if (element.type !== 'application/gzip+base64') return JSON.parse(element.textContent);
-    const binary = atob(element.textContent);
-    const bytes = new Uint8Array(binary.length);
-    for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
+    let bytes;
+    if (typeof Uint8Array.fromBase64 === 'function') bytes = Uint8Array.fromBase64(element.textContent);
+    else {
+      const binary = atob(element.textContent);
+      bytes = new Uint8Array(binary.length);
+      for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
+    }
     const text = await new Response(new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'))).text();
     return JSON.parse(text);
   }
