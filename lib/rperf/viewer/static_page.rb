@@ -80,7 +80,12 @@ module Rperf
         raise Error, "cannot put the profile in a page: #{e.message.lines.first.to_s.strip[0, 200]}"
       end
 
-      def gzip64(value) = Base64.strict_encode64(Zlib.gzip(JSON.generate(value), level: 6))
+      # No time in the gzip header (MTIME 0, RFC 1952): the same profile makes the same page.
+      def gzip64(value)
+        gz = Zlib.gzip(JSON.generate(value), level: 6)
+        gz[4, 4] = "\0\0\0\0".b
+        Base64.strict_encode64(gz)
+      end
 
       def script_json(value)
         JSON.generate(value).gsub("<", "\\u003c").gsub("\u2028", "\\u2028").gsub("\u2029", "\\u2029")
