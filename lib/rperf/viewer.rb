@@ -10,6 +10,7 @@ require_relative "viewer/sandwich_payload"
 require_relative "viewer/stack_chart_payload"
 require_relative "viewer/inverted_tree_payload"
 require_relative "viewer/source_payload"
+require_relative "viewer/transforms"
 require_relative "viewer/access"
 require_relative "viewer/static_page"
 
@@ -95,6 +96,7 @@ module Rperf
       @timelines = {} # id => JSON of a big timeline's rows (Viewer.split_timeline), as @payloads
       @filtered = {}  # [id, view, filters] => JSON body of a filtered call tree or method table
       @loaded = {}    # id => a file's profile, the one opened last (filtered trees need it)
+      @transformed = nil # [[id, transforms], the transformed profile]: the last one made
       @mutex = Mutex.new
       @load_mutex = Mutex.new # one file loaded at a time: concurrent requests share it
       @next_id = 0
@@ -326,8 +328,8 @@ module Rperf
       when "/" then page(env)
       when %r{\A/assets/(.+)\z} then static_asset(Regexp.last_match(1))
       when "/snapshots" then json_body(200, list_body)
-      when %r{\A/snapshots/(\d{1,18})\z} then serve_snapshot(Regexp.last_match(1).to_i)
-      when %r{\A/snapshots/(\d{1,18})/timeline\z} then serve_timeline(Regexp.last_match(1).to_i)
+      when %r{\A/snapshots/(\d{1,18})\z} then serve_snapshot(Regexp.last_match(1).to_i, query)
+      when %r{\A/snapshots/(\d{1,18})/timeline\z} then serve_timeline(Regexp.last_match(1).to_i, query)
       when %r{\A/snapshots/(\d{1,18})/(call_tree|method_table|sandwich|stack_chart|inverted_tree|source)\z}
         serve_filtered(Regexp.last_match(1).to_i, Regexp.last_match(2), query)
       else not_found
@@ -338,27 +340,44 @@ module Rperf
       @app ? @app.call(env) : not_found
     end
 
-    def serve_snapshot(id)
+    # ?transforms=...: the payload of the transformed profile (Transforms), cached the same way.
+    def serve_snapshot(id, query = nil)
       entry = @mutex.synchronize { @snapshots.find { |s| s[:id] == id } }
       return text(404, "Snapshot not found") unless entry # rperf 0.11's answer
 
-      body = @mutex.synchronize { @payloads[id] }
-      body ||= build_payload(entry)
+      transforms = transforms_of(query)
+      return transforms if transforms.is_a?(Array) && transforms[0].is_a?(Integer) # an error response
+
+      key = transforms ? [id, transforms] : id
+      body = @mutex.synchronize { @payloads[key] }
+      body ||= build_payload(entry, transforms)
       return json(422, { error: entry[:error] }) unless body
 
       json_body(200, body)
     end
 
+    # The query's transforms (nil for none), or a 400 response.
+    def transforms_of(query)
+      text = URI.decode_www_form(query.to_s).to_h["transforms"]
+      Transforms.parse(text)
+    rescue SampleFilter::BadFilter, ArgumentError => e
+      json(400, { error: "bad transforms: #{e.message}" })
+    end
+
     # The rows of a timeline sent apart (Viewer.split_timeline).
-    def serve_timeline(id)
+    def serve_timeline(id, query = nil)
       entry = @mutex.synchronize { @snapshots.find { |s| s[:id] == id } }
       return json(404, { error: "no snapshot #{id}" }) unless entry
 
-      rows = @mutex.synchronize { @timelines[id] if @timelines.key?(id) && @payloads.key?(id) }
-      unless rows
-        return json(422, { error: entry[:error] }) unless build_payload(entry)
+      transforms = transforms_of(query)
+      return transforms if transforms.is_a?(Array) && transforms[0].is_a?(Integer)
 
-        rows = @mutex.synchronize { @timelines[id] }
+      key = transforms ? [id, transforms] : id
+      rows = @mutex.synchronize { @timelines[key] if @timelines.key?(key) && @payloads.key?(key) }
+      unless rows
+        return json(422, { error: entry[:error] }) unless build_payload(entry, transforms)
+
+        rows = @mutex.synchronize { @timelines[key] }
       end
       rows ? json_body(200, rows) : json(404, { error: "snapshot #{id} has no timeline sent apart" })
     end
@@ -378,15 +397,17 @@ module Rperf
 
         filters.delete(:method) unless view == "sandwich"
         filters.delete(:source) unless view == "source"
+        transforms = Transforms.parse(URI.decode_www_form(query.to_s).to_h["transforms"])
       rescue SampleFilter::BadFilter => e
         return json(400, { error: "bad #{view} query: #{e.message}" })
       end
-      key = [id, view, filters]
+      key = [id, view, filters, transforms]
       body = @mutex.synchronize { @filtered[key] }
       unless body
         data = entry[:data] || loaded(entry)
         return json(422, { error: entry[:error] }) unless data
 
+        data = transformed(entry[:id], data, transforms)
         begin
           body = JSON.generate(FILTERED_VIEWS.fetch(view).build(data, **filters))
         rescue SourcePayload::Refused => e
@@ -427,20 +448,35 @@ module Rperf
       "[#{entries.join(',')}]"
     end
 
-    def build_payload(entry)
+    # The profile after the page's transforms: the last one made is kept (a page asks for its
+    # payload, then its trees, of the same transforms).
+    def transformed(id, data, transforms)
+      return data unless transforms
+
+      key = [id, transforms]
+      kept = @mutex.synchronize { @transformed if @transformed&.first == key }
+      return kept[1] if kept
+
+      out = Transforms.apply(data, transforms)
+      @mutex.synchronize { @transformed = [key, out] }
+      out
+    end
+
+    def build_payload(entry, transforms = nil)
       data = entry[:data] || loaded(entry)
       return nil unless data
 
+      key = transforms ? [entry[:id], transforms] : entry[:id]
       begin
-        full, rows = self.class.split_timeline(self.class.snapshot_body(list_entry(entry), data, **@payload_limits))
+        full, rows = self.class.split_timeline(self.class.snapshot_body(list_entry(entry), transformed(entry[:id], data, transforms), **@payload_limits))
         body = JSON.generate(full)
-        cache_put(@timelines, entry[:id], rows && JSON.generate(self.class.timeline_columns(rows)), PAYLOAD_CACHE_SIZE)
+        cache_put(@timelines, key, rows && JSON.generate(self.class.timeline_columns(rows)), PAYLOAD_CACHE_SIZE)
       rescue JSON::GeneratorError, JSON::NestingError, EncodingError => e
         name = entry[:path] ? File.basename(entry[:path]) : "snapshot #{entry[:id]}"
         @mutex.synchronize { entry[:error] ||= "#{name}: cannot be shown (#{e.message.lines.first.to_s.strip[0, 200]})" }
         return nil
       end
-      cache_put(@payloads, entry[:id], body, PAYLOAD_CACHE_SIZE)
+      cache_put(@payloads, key, body, PAYLOAD_CACHE_SIZE)
     end
 
     # Keeps value under key in one of the small caches, evicting the oldest entries past limit.

@@ -48,6 +48,44 @@ async function main() {
       console.log(JSON.stringify(out));
       return;
     }
+    if (plan === 'transforms') { // focus / merge / drop a pinned function, collapse recursion: every view
+      const flame = () => page.$eval('#flame', (e) => e._chart.model.cells.map((c) => [c.name, c.value, c.parent >= 0 ? e._chart.model.cells[c.parent].name : null]));
+      const view = async () => ({ totals: await totals(), flame: await flame(), chips: await page.$$eval('#transforms .transform', (bs) => bs.map((b) => b.textContent)) });
+      const pinAnd = async (name, op) => {
+        await page.click(`#flame g.frame[name="${name}"]`, { modifiers: ['Shift'] });
+        await ready();
+        await page.click(`.pin-transforms button[data-transform=${op}]`);
+        await page.waitForTimeout(200);
+        await ready();
+      };
+      const undo = async () => { // and unpin (a Shift+click on the pinned frame would unpin it)
+        await page.click('#transforms .transform'); await page.waitForTimeout(200); await ready();
+        await page.click('#pin-close'); await ready();
+      };
+      const tree = async () => { await page.click('#tabs button[data-tab=tree]'); await ready(); const ns = await page.$eval('#tree', (e) => Number(e.dataset.totalNs)); await page.click('#tabs button[data-tab=flame]'); await ready(); return ns; };
+      out.disabled = await page.$eval('#collapse-recursion', (b) => b.disabled);
+      await pinAnd('Shop#checkout', 'focus');
+      out.focus = { ...(await view()), tree: await tree(), hash: await page.evaluate(() => location.hash) };
+      await shot('focus');
+      await undo();
+      out.undone = (await totals()).shown;
+      await pinAnd('Shop#checkout', 'merge');
+      out.merge = { ...(await view()), tree: await tree() };
+      await undo();
+      await pinAnd('Deep#recurse', 'drop');
+      out.drop = { ...(await view()), tree: await tree() };
+      await undo();
+      await page.click('#collapse-recursion');
+      await page.waitForTimeout(200);
+      await ready();
+      out.recursion = { ...(await view()), pressed: await page.$eval('#collapse-recursion', (b) => b.getAttribute('aria-pressed')) };
+      await page.click('#tabs button[data-tab=stack]');
+      await ready();
+      out.recursion.stackCells = await page.$$eval('#stack g.frame[name="Deep#recurse"]', (gs) => gs.length);
+      out.recursion.stackThread = await page.$eval('#stack', (e) => Number(e.dataset.thread));
+      console.log(JSON.stringify(out));
+      return;
+    }
     if (plan === 'source') { // pin a frame, its file's lines with their time; a file page has none
       await page.click('#flame g.frame[name="Shop#price"]', { modifiers: ['Shift'] });
       await ready();
@@ -191,6 +229,7 @@ async function main() {
     out.legend = await page.$$eval('#flame .legend.categories span', (ss) => ss.map((s) => s.dataset.category));
     out.initial = await view('#flame');
     await shot('flame');
+    out.transformsDisabled = await page.$eval('#collapse-recursion', (b) => ({ disabled: b.disabled, title: b.title }));
 
     // Click to zoom, the breadcrumb, a crumb, reset.
     await page.click('#flame g.frame[name="Shop#checkout"]');

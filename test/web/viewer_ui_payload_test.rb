@@ -194,4 +194,38 @@ class ViewerUiPayloadTest < Minitest::Test
     assert_equal 120 * MS, Rperf::Viewer::CallTreePayload.build(profile, tags: { focus: /blocked/, ignore: [] })[:total_ns]
     assert_equal 90 * MS, Rperf::Viewer::StackChartPayload.build(profile, thread: 1, tags: blocked)[:total_ns]
   end
+
+  # The transforms, on the stacks of every kind of sample.
+  def test_transforms
+    apply = ->(list) { Rperf::Viewer::Transforms.apply(profile, list) }
+    weight = ->(data) { data[:aggregated_samples].sum { |s| s[1] } }
+    checkout = ["Shop#checkout", APP]
+    focus = apply.([["focus", *checkout]])
+    assert_equal 130 * MS, weight.(focus)
+    assert(focus[:aggregated_samples].all? { |stack, *| stack.last == FRAMES[:checkout] }, "the function is the root")
+    assert_equal 130, focus[:raw_samples].size
+    merged = apply.([["merge", *checkout]])
+    assert_equal 260 * MS, weight.(merged)
+    refute(merged[:raw_samples].any? { |stack, *| stack.include?(FRAMES[:checkout]) })
+    assert_equal 210 * MS, weight.(apply.([["drop", "Deep#recurse", APP]]))
+    collapsed = apply.([["recursion"]])
+    assert_equal [1], collapsed[:aggregated_samples].map { |stack, *| stack.count(FRAMES[:deep]) }.reject(&:zero?).uniq
+    assert_equal 80 * MS, weight.(apply.([["focus", *checkout], ["drop", "Deep#recurse", APP]]))
+    parse = Rperf::Viewer::Transforms.method(:parse)
+    assert_nil parse.("")
+    assert_nil parse.("[]")
+    assert_equal [["recursion"]], parse.('[["recursion"]]')
+    assert_raises(Rperf::Viewer::SampleFilter::BadFilter) { parse.('[["explode", "a", "b"]]') }
+    assert_raises(Rperf::Viewer::SampleFilter::BadFilter) { parse.("{") }
+
+    viewer = Rperf::Viewer.new(nil)
+    viewer.add_snapshot(profile)
+    with_puma(viewer) do |port|
+      q = URI.encode_www_form_component(JSON.generate([["focus", *checkout]]))
+      assert_equal 130 * MS, JSON.parse(http_get(port, "/rperf/snapshots/1?transforms=#{q}").body)["total_weight_ns"]
+      assert_equal 130 * MS, JSON.parse(http_get(port, "/rperf/snapshots/1/call_tree?transforms=#{q}").body)["total_ns"]
+      assert_equal 260 * MS, JSON.parse(http_get(port, "/rperf/snapshots/1").body)["total_weight_ns"]
+      assert_equal "400", http_get(port, "/rperf/snapshots/1?transforms=nope").code
+    end
+  end
 end

@@ -43,6 +43,9 @@ class ViewerUiTest < Minitest::Test
     assert_equal "Object#main — 160.0 ms (61.5%) — #{APP}", result.dig("details", "text")
     assert_operator result.dig("details", "bottom"), :<=, fit["windowHeight"]
     assert_equal [0, total], result.dig("initial", "view")
+    # A file cannot transform its profile: the buttons say who can.
+    assert result.dig("transformsDisabled", "disabled")
+    assert_match(/served viewer/, result.dig("transformsDisabled", "title"))
 
     # Categories and their colours.
     cats = result["categories"]
@@ -266,5 +269,52 @@ class ViewerUiTest < Minitest::Test
     data.merge(label_sets: sets,
                aggregated_samples: data[:aggregated_samples].map { |st, w, seq, lsi| [st, w, seq, relabel.(seq, lsi)] },
                raw_samples: data[:raw_samples].map { |st, w, seq, lsi, t| [st, w, seq, relabel.(seq, lsi), t] })
+  end
+
+  # Focus / merge / drop a (pinned) function and collapse recursion: the server transforms the
+  # profile every view is built from (Viewer::Transforms), so the flame graph, the totals and
+  # the server's call tree all show the transformed samples; a chip undoes each one.
+  def test_transforms
+    viewer = Rperf::Viewer.new(nil)
+    viewer.add_snapshot(profile)
+    result = nil
+    with_puma(viewer) do |port|
+      out, err, status = Open3.capture3("node", File.join(RperfTestHelper::ROOT, "test/consumers/viewer_ui_check.js"),
+                                        "http://127.0.0.1:#{port}/rperf/", "transforms", *ENV["RPERF_VIEWER_SCREENSHOTS"], chdir: RperfTestHelper::ROOT)
+      assert status.success?, "viewer_ui_check.js failed:\n#{err}\n#{out}"
+      result = JSON.parse(out.lines.last)
+    end
+    assert_empty result["errors"], "errors in the page"
+    assert_equal false, result["disabled"]
+    total = 260 * MS
+    # Focus on Shop#checkout: its 130 ms, it is the root.
+    focus = result["focus"]
+    assert_equal({ "shown" => 130 * MS, "total" => 130 * MS }, focus["totals"])
+    assert_equal [["Shop#checkout", 130 * MS, "all"]], focus["flame"].select { |_, _, parent| parent == "all" }
+    refute(focus["flame"].any? { |name, *| name == "Object#main" })
+    assert_equal 130 * MS, focus["tree"]
+    assert_equal ["focus Shop#checkout ✕"], focus["chips"]
+    assert_includes focus["hash"], "transforms="
+    assert_equal total, result["undone"]
+    # Merge Shop#checkout: gone, its callees hang from main, nothing lost.
+    merge = result["merge"]
+    assert_equal total, merge.dig("totals", "shown")
+    refute(merge["flame"].any? { |name, *| name == "Shop#checkout" })
+    assert_includes merge["flame"], ["Shop#price", 60 * MS, "Object#main"]
+    assert_equal total, merge["tree"]
+    # Drop Deep#recurse: its 50 ms go.
+    drop = result["drop"]
+    assert_equal 210 * MS, drop.dig("totals", "shown")
+    assert_equal 210 * MS, drop["tree"]
+    refute(drop["flame"].any? { |name, *| name == "Deep#recurse" })
+    # Collapse recursion: the 80 Deep#recurse calls are one frame, in the flame graph and the
+    # stack chart (thread 1 is its default thread: no Deep#recurse there).
+    rec = result["recursion"]
+    assert_equal "true", rec["pressed"]
+    assert_equal [["Deep#recurse", 50 * MS, "Shop#checkout"]], rec["flame"].select { |name, *| name == "Deep#recurse" }
+    assert_equal total, rec.dig("totals", "shown")
+    assert_equal ["recursion collapsed ✕"], rec["chips"]
+    assert_equal 1, rec["stackThread"]
+    assert_equal 0, rec["stackCells"]
   end
 end

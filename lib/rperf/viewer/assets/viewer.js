@@ -42,6 +42,9 @@
     tagLeaf: [], // keys
     pin: null, // [name, file] of the pinned method (Shift+click): outlined, its share per snapshot
     source: null, // [file, name]: the Source tab's file, and the method it was opened for
+    // Transforms of the stacks, applied by the server to the profile every view is built from
+    // (Viewer::Transforms): [op, name, file] (focus, merge, drop) or ['recursion'].
+    transforms: [],
   };
 
   const $ = (id) => document.getElementById(id);
@@ -145,9 +148,14 @@
 
   // A big timeline travels apart from its snapshot (Viewer.split_timeline): in a
   // self-contained page as its own script element (JSON, or gzip'd JSON in base64).
+  // ?transforms=... of a served page's requests ('' for none): the server applies them.
+  const transformsKey = () => (state.transforms.length ? JSON.stringify(state.transforms) : '');
+  const transformsQuery = () => (filteredFromServer && state.transforms.length ? 'transforms=' + encodeURIComponent(transformsKey()) : '');
+  const withTransforms = (url) => (transformsQuery() ? url + (url.includes('?') ? '&' : '?') + transformsQuery() : url);
+
   async function fetchTimeline(id) {
     let body;
-    if (!embedded) body = await fetchJSON(source.timelineUrl(id));
+    if (!embedded) body = await fetchJSON(withTransforms(source.timelineUrl(id)));
     else {
       const element = document.getElementById('rperf-timeline-' + id);
       if (!element) throw new Error('not in this file');
@@ -179,7 +187,7 @@
   }
 
   async function fetchSnapshot(id) {
-    if (!embedded) return fetchJSON(source.snapshotUrl(id));
+    if (!embedded) return fetchJSON(withTransforms(source.snapshotUrl(id)));
     const body = embedded.snapshots[String(id)];
     if (!body) throw new Error('not in this file');
     return body;
@@ -780,6 +788,7 @@
     if (hidden) q.set('hide', [...hidden].sort((a, b) => a - b).join(','));
     if (state.range) { q.set('from', String(Math.floor(state.range[0]))); q.set('to', String(Math.ceil(state.range[1]))); }
     tagQuery(q);
+    if (transformsQuery()) q.set('transforms', transformsKey());
     return q.toString();
   }
   function tagQuery(q) {
@@ -1322,6 +1331,7 @@
     const f = state.labelFilter;
     if (f) { q.set('label', f.key); if (f.value === NOT_SET) q.set('unset', '1'); else q.set('value', f.value); }
     tagQuery(q);
+    if (transformsQuery()) q.set('transforms', transformsKey());
     const query = q.toString();
     if (!p.stackCharts) p.stackCharts = new Map();
     if (!p.stackCharts.has(query)) {
@@ -1678,6 +1688,31 @@
     $('tag-focus').title = state.tagFocus && !tagFocusRegex() ? 'Not a valid regular expression: tagfocus is skipped' : '';
   }
 
+  // --- transforms --------------------------------------------------------------------------
+  // Changing them reopens the snapshot: the server sends the transformed profile's payload.
+  function setTransforms(list) {
+    state.transforms = list;
+    if (state.current) open(state.current.id); else render();
+  }
+  function drawTransforms() {
+    const box = $('transforms');
+    clear(box);
+    const served = filteredFromServer;
+    const why = 'Transforms are applied by the served viewer (rperf report --port 0 PROFILE, or Rperf::Viewer)';
+    for (const b of document.querySelectorAll('.pin-transforms button, #collapse-recursion')) {
+      b.disabled = !served;
+      if (!served) b.title = why;
+    }
+    const recursion = state.transforms.some((t) => t[0] === 'recursion');
+    $('collapse-recursion').setAttribute('aria-pressed', String(recursion));
+    state.transforms.forEach((t, i) => {
+      const text = t[0] === 'recursion' ? 'recursion collapsed' : t[0] + ' ' + t[1];
+      const chip = el('button', { type: 'button', class: 'transform', text: text + ' ✕', title: 'Undo this transform', dataset: { op: t[0] } });
+      chip.addEventListener('click', () => setTransforms(state.transforms.filter((_, k) => k !== i)));
+      box.append(chip);
+    });
+  }
+
   // --- the pinned method (Shift+click) -----------------------------------------------------
   // rperf 0.11.1's pin: the method is outlined in the charts, and its share of each snapshot
   // (its total in the snapshot's method table over the snapshot's total) is drawn as a line.
@@ -1824,9 +1859,10 @@
 
   // --- loading -----------------------------------------------------------------------------
   async function snapshot(id) {
-    if (state.payloads.has(id)) return state.payloads.get(id);
+    const key = id + '\u0000' + transformsKey();
+    if (state.payloads.has(key)) return state.payloads.get(key);
     const p = prepare(await fetchSnapshot(id));
-    state.payloads.set(id, p);
+    state.payloads.set(key, p);
     while (state.payloads.size > 4) state.payloads.delete(state.payloads.keys().next().value);
     return p;
   }
@@ -1954,6 +1990,7 @@
     drawSummary(p, weights);
     tagSummary();
     drawPin();
+    drawTransforms();
     for (const b of $('tabs').querySelectorAll('button')) {
       b.classList.toggle('active', b.dataset.tab === state.tab);
       // A tab that cannot show the filters says so before it is opened.
@@ -2006,6 +2043,7 @@
     if (state.tagLeaf.length) q.set('tagleaf', JSON.stringify(state.tagLeaf));
     if (state.pin) q.set('pin', state.pin.join('\u0000'));
     if (state.source) q.set('source', state.source.join('\u0000'));
+    if (state.transforms.length) q.set('transforms', transformsKey());
     return '#' + q.toString();
   }
   function writeHash() {
@@ -2030,6 +2068,7 @@
     out.tagLeaf = list('tagleaf', (k) => typeof k === 'string');
     out.pin = q.has('pin') ? q.get('pin').split('\u0000').slice(0, 2) : null;
     out.source = q.has('source') ? q.get('source').split('\u0000').slice(0, 2) : null;
+    out.transforms = list('transforms', (t) => Array.isArray(t) && (t.length === 3 || (t.length === 1 && t[0] === 'recursion')) && t.every((x) => typeof x === 'string'));
     return out;
   }
   // Before fillFilters, which keeps the filters only when the snapshot has them.
@@ -2051,6 +2090,7 @@
     state.tagLeaf = v.tagLeaf;
     state.pin = v.pin && v.pin.length === 2 ? v.pin : null;
     state.source = v.source && v.source[0] ? v.source : null;
+    state.transforms = v.transforms;
   }
   let pendingView = null;
 
@@ -2104,6 +2144,13 @@
       tagTimer = setTimeout(() => { state.tagFocus = e.target.value.trim(); render(); }, 120);
     });
     $('pin-close').addEventListener('click', () => togglePin(null));
+    for (const b of document.querySelectorAll('.pin-transforms button')) {
+      b.addEventListener('click', () => { if (state.pin) setTransforms([...state.transforms, [b.dataset.transform, state.pin[0], state.pin[1]]]); });
+    }
+    $('collapse-recursion').addEventListener('click', () => {
+      const on = state.transforms.some((t) => t[0] === 'recursion');
+      setTransforms(on ? state.transforms.filter((t) => t[0] !== 'recursion') : [...state.transforms, ['recursion']]);
+    });
     $('pin-source').addEventListener('click', () => {
       if (!state.pin) return;
       state.source = [state.pin[1], state.pin[0]];
@@ -2124,6 +2171,7 @@
       const v = readHash();
       if (!v) return;
       pendingView = v;
+      state.transforms = v.transforms; // before the snapshot is asked for
       const id = v.snap !== null && state.list.some((s) => s.id === v.snap) ? v.snap : state.current && state.current.id;
       if (id !== null && id !== undefined) open(id);
     });
@@ -2176,6 +2224,7 @@
 
   window.rperfViewer = { state, open, render, reload: loadList };
   pendingView = readHash();
+  if (pendingView) state.transforms = pendingView.transforms;
   if (embedded) $('refresh').hidden = true;
   wire();
   loadList();
