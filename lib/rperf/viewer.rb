@@ -345,8 +345,8 @@ module Rperf
       entry = @mutex.synchronize { @snapshots.find { |s| s[:id] == id } }
       return text(404, "Snapshot not found") unless entry # rperf 0.11's answer
 
-      transforms = transforms_of(query)
-      return transforms if transforms.is_a?(Array) && transforms[0].is_a?(Integer) # an error response
+      transforms, refusal = transforms_of(query)
+      return refusal if refusal
 
       key = transforms ? [id, transforms] : id
       body = @mutex.synchronize { @payloads[key] }
@@ -356,12 +356,11 @@ module Rperf
       json_body(200, body)
     end
 
-    # The query's transforms (nil for none), or a 400 response.
+    # [the query's transforms (nil for none), nil], or [nil, a 400 response].
     def transforms_of(query)
-      text = URI.decode_www_form(query.to_s).to_h["transforms"]
-      Transforms.parse(text)
+      [Transforms.parse(URI.decode_www_form(query.to_s).to_h["transforms"]), nil]
     rescue SampleFilter::BadFilter, ArgumentError => e
-      json(400, { error: "bad transforms: #{e.message}" })
+      [nil, json(400, { error: "bad transforms: #{e.message}" })]
     end
 
     # The rows of a timeline sent apart (Viewer.split_timeline).
@@ -369,8 +368,8 @@ module Rperf
       entry = @mutex.synchronize { @snapshots.find { |s| s[:id] == id } }
       return json(404, { error: "no snapshot #{id}" }) unless entry
 
-      transforms = transforms_of(query)
-      return transforms if transforms.is_a?(Array) && transforms[0].is_a?(Integer)
+      transforms, refusal = transforms_of(query)
+      return refusal if refusal
 
       key = transforms ? [id, transforms] : id
       rows = @mutex.synchronize { @timelines[key] if @timelines.key?(key) && @payloads.key?(key) }

@@ -65,7 +65,8 @@ async function main() {
       const tree = async () => { await page.click('#tabs button[data-tab=tree]'); await ready(); const ns = await page.$eval('#tree', (e) => Number(e.dataset.totalNs)); await page.click('#tabs button[data-tab=flame]'); await ready(); return ns; };
       out.disabled = await page.$eval('#collapse-recursion', (b) => b.disabled);
       await pinAnd('Shop#checkout', 'focus');
-      out.focus = { ...(await view()), tree: await tree(), hash: await page.evaluate(() => location.hash) };
+      out.focus = { ...(await view()), tree: await tree(), hash: await page.evaluate(() => location.hash),
+        pinShare: await page.$eval('#pin-share', (e) => e.textContent) };
       await shot('focus');
       await undo();
       out.undone = (await totals()).shown;

@@ -295,6 +295,7 @@ class ViewerUiTest < Minitest::Test
     assert_equal 130 * MS, focus["tree"]
     assert_equal ["focus Shop#checkout ✕"], focus["chips"]
     assert_includes focus["hash"], "transforms="
+    assert_equal "share 100.0% @ #1", focus["pinShare"], "the pin's share in the transformed profile"
     assert_equal total, result["undone"]
     # Merge Shop#checkout: gone, its callees hang from main, nothing lost.
     merge = result["merge"]

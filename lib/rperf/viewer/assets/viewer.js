@@ -1720,7 +1720,7 @@
     state.pin = state.pin && frame && state.pin[0] === frame[0] && state.pin[1] === frame[1] ? null : frame;
     render();
   }
-  const pinShares = new Map(); // "id\0name\0file" -> share, or null when unknown
+  const pinShares = new Map(); // "id\0name\0file\0transforms" -> share, or null when unknown
   function shareOfBody(body, pin) {
     const table = body.method_table;
     if (!table || !table.total_ns) return null;
@@ -1740,7 +1740,7 @@
     $('pin-name').textContent = 'pinned: ' + pin[0];
     $('pin-name').title = pin[0] + ' — ' + pin[1];
     const seq = ++pinSeq;
-    const key = (id) => id + '\u0000' + pin[0] + '\u0000' + pin[1];
+    const key = (id) => id + '\u0000' + pin[0] + '\u0000' + pin[1] + '\u0000' + transformsKey(); // shares of the transformed profiles
     const paint = () => {
       const svg = $('pin-trend');
       clear(svg);
