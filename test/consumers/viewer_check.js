@@ -132,11 +132,13 @@ async function main() {
       out.opened = await page.evaluate(() => window.rperfViewer.state.current.id);
       out.rows = await page.$$eval('#snapshot-list tbody tr', (rows) => rows.map((r) => ({ id: Number(r.dataset.id), cls: r.className, text: r.textContent })));
       out.tabs = {};
-      for (const name of ['timeline', 'flame', 'icicle', 'top', 'tree', 'methods', 'threads', 'diff', 'alloc']) {
+      for (const name of plan.tabs || ['timeline', 'flame', 'icicle', 'stack', 'sandwich', 'top', 'tree', 'methods', 'threads', 'diff', 'alloc']) {
         const t = Date.now();
         await tab(name);
         out.tabs[name] = Date.now() - t;
       }
+      await tab('stack');
+      out.stack = await page.$eval('#stack', (e) => ({ total: Number(e.dataset.totalNs), thread: Number(e.dataset.thread), cells: Number(e.dataset.cells) }));
       await tab('timeline');
       out.timeline = { rendered: await rendered('#timeline'), rows: await page.evaluate(() => window.rperfViewer.state.current.timeline.samples.length) };
       const box = await page.$eval('#timeline svg', (s) => { const r = s.getBoundingClientRect(); return { x: r.x, y: r.y, w: r.width, h: r.height }; });

@@ -4,7 +4,8 @@
 // Prints what the page showed, as JSON, for test/web/viewer_ui_test.rb to check.
 // Usage: node viewer_ui_check.js URL PLAN [SCREENSHOT_DIR]; PLAN: "nav" (the above, on a file), or
 // "sandwich" (a served page): the Methods tab's method in the Sandwich tab, then a
-// Shift+clicked flame-graph frame's, or "bigfile": a file with its timeline apart, the stack chart.
+// Shift+clicked flame-graph frame's, or "bigfile": a file with its timeline apart, the stack chart (merged by the server, in its
+// own element) then the timeline.
 const { chromium } = require('playwright-core');
 
 const [url, plan, shots] = process.argv.slice(2);
@@ -40,7 +41,132 @@ async function main() {
       await page.keyboard.press('3');
       await ready();
       out.stack = await page.$eval('#stack', (e) => ({ total: Number(e.dataset.totalNs), thread: Number(e.dataset.thread), rendered: Number(e.dataset.rendered) }));
+      out.stackLoadedTimeline = await page.evaluate(() => !!window.rperfViewer.state.current.timeline.samples);
+      await page.keyboard.press('0'); // the Timeline tab reads it
+      await ready();
       out.rows = await page.evaluate(() => window.rperfViewer.state.current.timeline.samples.length);
+      console.log(JSON.stringify(out));
+      return;
+    }
+    if (plan === 'transforms') { // focus / merge / drop a pinned function, collapse recursion: every view
+      const flame = () => page.$eval('#flame', (e) => e._chart.model.cells.map((c) => [c.name, c.value, c.parent >= 0 ? e._chart.model.cells[c.parent].name : null]));
+      const view = async () => ({ totals: await totals(), flame: await flame(), chips: await page.$$eval('#transforms .transform', (bs) => bs.map((b) => b.textContent)) });
+      const pinAnd = async (name, op) => {
+        await page.click(`#flame g.frame[name="${name}"]`, { modifiers: ['Shift'] });
+        await ready();
+        await page.click(`.pin-transforms button[data-transform=${op}]`);
+        await page.waitForTimeout(200);
+        await ready();
+      };
+      const undo = async () => { // and unpin (a Shift+click on the pinned frame would unpin it)
+        await page.click('#transforms .transform'); await page.waitForTimeout(200); await ready();
+        await page.click('#pin-close'); await ready();
+      };
+      const tree = async () => { await page.click('#tabs button[data-tab=tree]'); await ready(); const ns = await page.$eval('#tree', (e) => Number(e.dataset.totalNs)); await page.click('#tabs button[data-tab=flame]'); await ready(); return ns; };
+      out.disabled = await page.$eval('#collapse-recursion', (b) => b.disabled);
+      await pinAnd('Shop#checkout', 'focus');
+      out.focus = { ...(await view()), tree: await tree(), hash: await page.evaluate(() => location.hash),
+        pinShare: await page.$eval('#pin-share', (e) => e.textContent) };
+      await shot('focus');
+      await undo();
+      out.undone = (await totals()).shown;
+      await pinAnd('Shop#checkout', 'merge');
+      out.merge = { ...(await view()), tree: await tree() };
+      await undo();
+      await pinAnd('Deep#recurse', 'drop');
+      out.drop = { ...(await view()), tree: await tree() };
+      await undo();
+      await page.click('#collapse-recursion');
+      await page.waitForTimeout(200);
+      await ready();
+      out.recursion = { ...(await view()), pressed: await page.$eval('#collapse-recursion', (b) => b.getAttribute('aria-pressed')) };
+      await page.click('#tabs button[data-tab=stack]');
+      await ready();
+      out.recursion.stackCells = await page.$$eval('#stack g.frame[name="Deep#recurse"]', (gs) => gs.length);
+      out.recursion.stackThread = await page.$eval('#stack', (e) => Number(e.dataset.thread));
+      console.log(JSON.stringify(out));
+      return;
+    }
+    if (plan === 'source') { // pin a frame, its file's lines with their time; a file page has none
+      await page.click('#flame g.frame[name="Shop#price"]', { modifiers: ['Shift'] });
+      await ready();
+      await page.click('#pin-source');
+      await ready();
+      out.tab = await page.$eval('#tabs button.active', (b) => b.dataset.tab);
+      out.note = await page.$eval('#source-note', (e) => e.textContent);
+      out.path = await page.$eval('#source-table', (t) => t.dataset.path || null);
+      out.lines = await page.$$eval('#source-table tbody tr', (rows) => rows.map((r) => ({ line: Number(r.dataset.line), self: Number(r.dataset.selfNs),
+        total: Number(r.dataset.totalNs), cls: r.className, code: r.cells[3].textContent })));
+      out.hash = await page.evaluate(() => location.hash);
+      await shot('source');
+      console.log(JSON.stringify(out));
+      return;
+    }
+    if (plan === 'tags') { // rperf 0.11.1's tag filters and pin, on a served page of two snapshots
+      const shown = async () => (await totals()).shown;
+      const cells = (sel, prefix) => page.$eval(sel, (e, pre) => e._chart.model.cells.filter((c) => c.name.startsWith(pre))
+        .map((c) => [c.name, c.value, c.parent >= 0 ? e._chart.model.cells[c.parent].name : null]), prefix);
+      const typeFocus = async (text) => { await page.fill('#tag-focus', text); await settle(); await ready(); };
+      const check = async (sel, on) => { await page.click('#tag-menu summary'); await page.setChecked(sel, on); await ready(); await page.click('#tag-menu summary'); };
+      out.opened = await page.evaluate(() => window.rperfViewer.state.current.id);
+      out.all = await shown();
+      await typeFocus('GET /a');
+      out.focus = { shown: await shown() };
+      await page.click('#tabs button[data-tab=tree]');
+      await ready();
+      out.focus.tree = await page.$eval('#tree', (e) => Number(e.dataset.totalNs));
+      await page.click('#tabs button[data-tab=flame]');
+      await ready();
+      await typeFocus('(');
+      out.invalid = { shown: await shown(), cls: await page.$eval('#tag-focus', (e) => e.className) };
+      await typeFocus('');
+      await check('#tag-options input[data-kind=ignore][data-key=endpoint][data-none="1"]', true);
+      out.ignore = { shown: await shown(), summary: await page.$eval('#tag-summary', (e) => e.textContent), hash: await page.evaluate(() => location.hash) };
+      await page.click('#tabs button[data-tab=methods]');
+      await ready();
+      out.ignore.methods = await page.$eval('#methods-table', (t) => Number(t.dataset.totalNs));
+      await page.click('#tabs button[data-tab=flame]');
+      await ready();
+      await check('#tag-options input[data-kind=ignore][data-key=endpoint][data-none="1"]', false);
+      await check('#tag-options input[data-kind=ignore][data-key="%GVL"][data-value=blocked]', true);
+      out.ignoreBlocked = await shown();
+      await page.click('#tabs button[data-tab=stack]');
+      await ready();
+      out.stackIgnoreBlocked = await page.$eval('#stack', (e) => ({ thread: Number(e.dataset.thread), total: Number(e.dataset.totalNs) }));
+      await page.click('#tabs button[data-tab=flame]');
+      await ready();
+      await check('#tag-options input[data-kind=ignore][data-key="%GVL"][data-value=blocked]', false);
+      await check('#tag-options input[data-kind=root][data-key=endpoint]', true);
+      out.root = { shown: await shown(), cells: await cells('#flame', '[endpoint') };
+      await shot('tagroot');
+      await check('#tag-options input[data-kind=root][data-key=endpoint]', false);
+      await check('#tag-options input[data-kind=leaf][data-key=endpoint]', true);
+      out.leaf = { cells: await cells('#flame', '[endpoint') };
+      await check('#tag-options input[data-kind=leaf][data-key=endpoint]', false);
+      // Shift+click pins Shop#price: outlined, and its share of each snapshot.
+      await page.click('#flame g.frame[name="Shop#price"]', { modifiers: ['Shift'] });
+      await ready();
+      await page.waitForFunction(() => document.getElementById('pin-panel').dataset.loaded === '1', null, { timeout: 15000 });
+      out.pin = {
+        tab: await page.$eval('#tabs button.active', (b) => b.dataset.tab),
+        name: await page.$eval('#pin-name', (e) => e.textContent),
+        outlined: await page.$$eval('#flame g.frame.pinned', (gs) => gs.map((g) => g.getAttribute('name'))),
+        shares: await page.$$eval('#pin-trend circle', (cs) => cs.map((c) => [Number(c.dataset.id), Number(c.dataset.share)])),
+        text: await page.$eval('#pin-share', (e) => e.textContent),
+        hash: await page.evaluate(() => location.hash),
+      };
+      await shot('pin');
+      await page.keyboard.press('k');
+      await page.waitForTimeout(200);
+      await ready();
+      out.pin.afterK = { id: await page.evaluate(() => window.rperfViewer.state.current.id), text: await page.$eval('#pin-share', (e) => e.textContent),
+        outlined: await page.$$eval('#flame g.frame.pinned', (gs) => gs.length) };
+      await page.click('#pin-sandwich');
+      await ready();
+      out.pin.sandwich = { tab: await page.$eval('#tabs button.active', (b) => b.dataset.tab), ns: await page.$eval('#sandwich-note', (e) => Number(e.dataset.totalNs || 0)) };
+      await page.click('#pin-close');
+      await ready();
+      out.pin.closed = await page.$eval('#pin-panel', (e) => e.hidden);
       console.log(JSON.stringify(out));
       return;
     }
@@ -64,7 +190,9 @@ async function main() {
       await shot('sandwich');
       await page.keyboard.press('1');
       await ready();
-      await page.click('#flame g.frame[name="Deep#recurse"]', { modifiers: ['Shift'] });
+      await page.click('#flame g.frame[name="Deep#recurse"]', { modifiers: ['Shift'] }); // pins it
+      await ready();
+      await page.click('#pin-sandwich');
       await ready();
       out.tab = await page.$eval('#tabs button.active', (b) => b.dataset.tab);
       out.deep = await sandwich();
@@ -102,6 +230,7 @@ async function main() {
     out.legend = await page.$$eval('#flame .legend.categories span', (ss) => ss.map((s) => s.dataset.category));
     out.initial = await view('#flame');
     await shot('flame');
+    out.transformsDisabled = await page.$eval('#collapse-recursion', (b) => ({ disabled: b.disabled, title: b.title }));
 
     // Click to zoom, the breadcrumb, a crumb, reset.
     await page.click('#flame g.frame[name="Shop#checkout"]');
@@ -146,6 +275,18 @@ async function main() {
     await page.keyboard.press('4'); // the Top tab
     await ready();
     out.topMatches = await page.$$eval('#top-table tbody tr.match td.fn', (tds) => tds.map((t) => t.textContent));
+    // The bottom-up tree: the running functions first, each with its callers under it.
+    await page.click('#tabs button[data-tab=inverted]');
+    await ready();
+    const invertedRows = () => page.$$eval('#inverted > ul > li', (lis) => lis.map((li) => [li.querySelector('.name').textContent, Number(li.dataset.totalNs)]));
+    out.inverted = { roots: await invertedRows(), total: await page.$eval('#inverted', (e) => Number(e.dataset.totalNs)),
+      matched: await page.$$eval('#inverted .row.match .name', (ns) => ns.map((n) => n.textContent)) };
+    await page.locator('#inverted > ul > li', { hasText: 'Shop#price' }).locator('.toggle').first().click();
+    out.inverted.priceCallers = await page.$$eval('#inverted > ul > li', (lis) => {
+      const li = lis.find((l) => l.querySelector('.name').textContent === 'Shop#price');
+      return [...li.querySelectorAll(':scope > ul > li')].map((c) => [c.querySelector('.name').textContent, Number(c.dataset.totalNs)]);
+    });
+    await shot('bottom-up');
 
     // Hide idle threads.
     await page.click('#hide-idle');

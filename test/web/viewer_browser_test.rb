@@ -383,7 +383,7 @@ class ViewerBrowserTest < Minitest::Test
     result = nil
     with_puma(viewer) do |port|
       out, err, status = Open3.capture3("node", File.join(RperfTestHelper::ROOT, "test/consumers/viewer_check.js"),
-                                        "http://127.0.0.1:#{port}/rperf/", JSON.generate(big: true), chdir: RperfTestHelper::ROOT)
+                                        "http://127.0.0.1:#{port}/rperf/", JSON.generate(big: true, tabs: ENV["RPERF_BIG_TABS"]&.split(",")), chdir: RperfTestHelper::ROOT)
       assert status.success?, "viewer_check.js failed:\n#{err}\n#{out}"
       result = JSON.parse(out.lines.last)
     end
@@ -406,6 +406,12 @@ class ViewerBrowserTest < Minitest::Test
     assert_in_delta total, result.dig("timeline", "totals", "total"), 1
     assert_in_delta in_range, result["treeInRange"], 4 * 2, "the call tree of the range (from/to rounded to whole ns)"
     assert_operator result["flameInRange"], :>, 3
+    # The stack chart of the busiest thread that is not idle (all are busy: the first): its
+    # 125,000 samples, one cell per change of stack (the server merged them).
+    stack_thread = result.dig("stack", "thread")
+    assert_equal 1, stack_thread
+    assert_equal data[:raw_samples].sum { |s| s[2] == stack_thread ? s[1] : 0 }, result.dig("stack", "total")
+    assert_equal Rperf::Viewer::StackChartPayload.build(data, thread: 1)[:dx].size, result.dig("stack", "cells")
     timings = result["tabs"].map { |tab, ms| "#{tab} #{ms} ms" }.join(", ")
     puts "\n#{BIG_ROWS} timeline rows: first render #{result['firstRender']} ms; #{timings}" if ENV["VERBOSE"] || ENV["RPERF_TIMINGS"]
   end

@@ -97,9 +97,11 @@ class ViewerUiPayloadTest < Minitest::Test
     with_puma(viewer) do |port|
       body = JSON.parse(http_get(port, "/rperf/snapshots/1").body)
       assert_equal({ "quantum_ns" => 0, "source_count" => rows, "deferred" => true, "rows" => rows }, body["timeline"])
-      timeline = JSON.parse(http_get(port, "/rperf/snapshots/1/timeline").body)
-      assert_equal rows, timeline.size
-      assert_equal rows * MS, timeline.sum { |r| r[1] }
+      # As columns (Viewer.timeline_columns): nodes, weights, threads, label sets, times.
+      columns = JSON.parse(http_get(port, "/rperf/snapshots/1/timeline").body)["columns"]
+      assert_equal [rows] * 5, columns.map(&:size)
+      assert_equal rows * MS, columns[1].sum
+      assert_equal (1..rows).map { |i| i * MS }, columns[4]
       small = JSON.parse(http_get(port, "/rperf/snapshots/2").body)
       assert_equal 260, small.dig("timeline", "samples").size
       assert_equal "404", http_get(port, "/rperf/snapshots/2/timeline").code
@@ -107,7 +109,123 @@ class ViewerUiPayloadTest < Minitest::Test
     end
     html = Rperf::Viewer.static_html(big, max_timeline: rows)
     gz = html[%r{<script id="rperf-timeline-1" type="application/gzip\+base64">([^<]*)</script>}, 1]
-    assert_equal rows, JSON.parse(Zlib.gunzip(Base64.strict_decode64(gz))).size
+    assert_equal [rows] * 5, JSON.parse(Zlib.gunzip(Base64.strict_decode64(gz)))["columns"].map(&:size)
     refute_includes Rperf::Viewer.static_html(profile), "rperf-timeline-1"
+  end
+
+  # The stack chart's cells, merged by the server (the page only draws them): thread 1 of the
+  # profile, in time order; a frame on the stack across samples is one cell, the VM state a leaf.
+  def test_stack_chart_cells
+    chart = Rperf::Viewer::StackChartPayload.build(profile, thread: 1)
+    names = chart[:frames].map(&:first)
+    assert_equal ["Object#main", "Shop#checkout", "Shop#price", "JSON.generate", "Set#add", "Integer#times"], names
+    assert_equal %w[app app app gem stdlib native], chart[:frames].map(&:last)
+    assert_equal [0, 1, 2, 3, 4, 5, -2, 1, 2], chart[:f], "-2: the VM state 1 (GVL blocked)"
+    assert_equal [0, 1, 2, 2, 1, 1, 2, 1, 2], chart[:d]
+    assert_equal [0, 0, 0, 40, 20, 10, 0, 10, 0].map { |ms| ms * MS }, chart[:dx]
+    assert_equal [100, 60, 40, 20, 10, 10, 10, 20, 20].map { |ms| ms * MS }, chart[:w]
+    assert_equal [0] * 9, chart[:gap]
+    assert_equal({ thread: 1, total_ns: 100 * MS, samples: 100, end_ns: 100 * MS },
+                 chart.slice(:thread, :total_ns, :samples, :end_ns))
+
+    # The label filter: only the blocked samples of thread 3 (Kernel#sleep under main).
+    blocked = Rperf::Viewer::StackChartPayload.build(profile, thread: 3, label: ["%GVL", "blocked"])
+    assert_equal [["Object#main", APP, "app"], ["Kernel#sleep", "<C method>", "native"]], blocked[:frames]
+    assert_equal [0, 1, -2], blocked[:f]
+    assert_equal [50 * MS, 0, 0], blocked[:dx]
+    assert_equal [10 * MS] * 3, blocked[:w]
+    assert_equal 10 * MS, blocked[:total_ns]
+
+    # A gap no longer than a sample keeps the cell open (its time is the samples'); a longer one
+    # closes it. Samples end at 1, 2, 4 and 10 ms.
+    stack = [FRAMES[:price], FRAMES[:main]]
+    gaps = { raw_samples: [1, 2, 4, 10].map { |ms| [stack, MS, 1, 0, ms * MS] }, label_sets: [{}], duration_ns: 10 * MS }
+    chart = Rperf::Viewer::StackChartPayload.build(gaps, thread: 1)
+    assert_equal [0, 1, 0, 1], chart[:d]
+    assert_equal [0, 0, 9, 0].map { |ms| ms * MS }, chart[:dx]
+    assert_equal [4, 4, 1, 1].map { |ms| ms * MS }, chart[:w]
+    assert_equal [MS, MS, 0, 0], chart[:gap]
+
+    assert_raises(Rperf::Viewer::SampleFilter::BadFilter) { Rperf::Viewer::StackChartPayload.build(profile) }
+    assert_raises(Rperf::Viewer::SampleFilter::Unavailable) { Rperf::Viewer::StackChartPayload.build(profile.except(:raw_samples), thread: 1) }
+    assert_equal [1, 2, 3], Rperf::Viewer::StackChartPayload.threads(profile).keys
+
+    # Served per thread and label, as the page asks for it.
+    viewer = Rperf::Viewer.new(nil)
+    viewer.add_snapshot(profile)
+    with_puma(viewer) do |port|
+      served = JSON.parse(http_get(port, "/rperf/snapshots/1/stack_chart?thread=3&label=%25GVL&value=blocked").body)
+      assert_equal JSON.parse(JSON.generate(blocked)), served
+      assert_equal "400", http_get(port, "/rperf/snapshots/1/stack_chart").code
+      assert_equal 160 * MS, JSON.parse(http_get(port, "/rperf/snapshots/1/inverted_tree?hide=2").body)["total_ns"]
+    end
+  end
+
+  # The bottom-up tree: each stack reversed (native CallTree), the running functions first.
+  def test_inverted_tree
+    tree = Rperf::Viewer::InvertedTreePayload.build(profile)
+    assert_equal 260 * MS, tree[:total_ns]
+    roots = tree[:nodes].select { |parent, *| parent.zero? }.to_h { |_, m, total| [tree[:methods][m][0], total] }
+    assert_equal({ "IO.select" => 100 * MS, "Shop#price" => 60 * MS, "Deep#recurse" => 50 * MS, "JSON.generate" => 20 * MS,
+                   "Set#add" => 10 * MS, "Integer#times" => 10 * MS, "Kernel#sleep" => 10 * MS }, roots)
+    price = tree[:nodes].index { |parent, m| parent.zero? && tree[:methods][m][0] == "Shop#price" }
+    path = []
+    node = price
+    while node
+      path << [tree[:methods][tree[:nodes][node][1]][0], tree[:nodes][node][2]]
+      node = tree[:nodes].index { |parent, *| parent == node }
+    end
+    assert_equal [["Shop#price", 60 * MS], ["Shop#checkout", 60 * MS], ["Object#main", 60 * MS]], path
+    assert_equal 160 * MS, Rperf::Viewer::InvertedTreePayload.build(profile, hide: [2])[:total_ns]
+    assert_equal tree, payload[:inverted_tree], "the payload holds the tree of every sample"
+  end
+
+  # rperf 0.11.1's tagfocus / tagignore, as the server reads them from the page's query.
+  def test_tag_filters_query
+    parse = Rperf::Viewer::SampleFilter.method(:parse_query)
+    tags = parse.("tagfocus=%5EGET&tagignore=%5B%5B%22endpoint%22%2Cnull%5D%5D")[:tags]
+    assert_equal [/^GET/, [["endpoint", nil]]], [tags[:focus], tags[:ignore]]
+    assert_nil parse.("thread=1")[:tags]
+    assert_raises(Rperf::Viewer::SampleFilter::BadFilter) { parse.("tagfocus=(") }
+    assert_raises(Rperf::Viewer::SampleFilter::BadFilter) { parse.("tagignore=%5B1%5D") }
+    assert_raises(Rperf::Viewer::SampleFilter::BadFilter) { parse.("tagignore=nope") }
+    blocked = { focus: nil, ignore: [["%GVL", "blocked"]] }
+    assert_equal 140 * MS, Rperf::Viewer::CallTreePayload.build(profile, tags: blocked)[:total_ns]
+    assert_equal 120 * MS, Rperf::Viewer::CallTreePayload.build(profile, tags: { focus: /blocked/, ignore: [] })[:total_ns]
+    assert_equal 90 * MS, Rperf::Viewer::StackChartPayload.build(profile, thread: 1, tags: blocked)[:total_ns]
+  end
+
+  # The transforms, on the stacks of every kind of sample.
+  def test_transforms
+    apply = ->(list) { Rperf::Viewer::Transforms.apply(profile, list) }
+    weight = ->(data) { data[:aggregated_samples].sum { |s| s[1] } }
+    checkout = ["Shop#checkout", APP]
+    focus = apply.([["focus", *checkout]])
+    assert_equal 130 * MS, weight.(focus)
+    assert(focus[:aggregated_samples].all? { |stack, *| stack.last == FRAMES[:checkout] }, "the function is the root")
+    assert_equal 130, focus[:raw_samples].size
+    merged = apply.([["merge", *checkout]])
+    assert_equal 260 * MS, weight.(merged)
+    refute(merged[:raw_samples].any? { |stack, *| stack.include?(FRAMES[:checkout]) })
+    assert_equal 210 * MS, weight.(apply.([["drop", "Deep#recurse", APP]]))
+    collapsed = apply.([["recursion"]])
+    assert_equal [1], collapsed[:aggregated_samples].map { |stack, *| stack.count(FRAMES[:deep]) }.reject(&:zero?).uniq
+    assert_equal 80 * MS, weight.(apply.([["focus", *checkout], ["drop", "Deep#recurse", APP]]))
+    parse = Rperf::Viewer::Transforms.method(:parse)
+    assert_nil parse.("")
+    assert_nil parse.("[]")
+    assert_equal [["recursion"]], parse.('[["recursion"]]')
+    assert_raises(Rperf::Viewer::SampleFilter::BadFilter) { parse.('[["explode", "a", "b"]]') }
+    assert_raises(Rperf::Viewer::SampleFilter::BadFilter) { parse.("{") }
+
+    viewer = Rperf::Viewer.new(nil)
+    viewer.add_snapshot(profile)
+    with_puma(viewer) do |port|
+      q = URI.encode_www_form_component(JSON.generate([["focus", *checkout]]))
+      assert_equal 130 * MS, JSON.parse(http_get(port, "/rperf/snapshots/1?transforms=#{q}").body)["total_weight_ns"]
+      assert_equal 130 * MS, JSON.parse(http_get(port, "/rperf/snapshots/1/call_tree?transforms=#{q}").body)["total_ns"]
+      assert_equal 260 * MS, JSON.parse(http_get(port, "/rperf/snapshots/1").body)["total_weight_ns"]
+      assert_equal "400", http_get(port, "/rperf/snapshots/1?transforms=nope").code
+    end
   end
 end

@@ -43,6 +43,9 @@ class ViewerUiTest < Minitest::Test
     assert_equal "Object#main — 160.0 ms (61.5%) — #{APP}", result.dig("details", "text")
     assert_operator result.dig("details", "bottom"), :<=, fit["windowHeight"]
     assert_equal [0, total], result.dig("initial", "view")
+    # A file cannot transform its profile: the buttons say who can.
+    assert result.dig("transformsDisabled", "disabled")
+    assert_match(/served viewer/, result.dig("transformsDisabled", "title"))
 
     # Categories and their colours.
     cats = result["categories"]
@@ -79,6 +82,14 @@ class ViewerUiTest < Minitest::Test
     assert_equal ["Shop#price"], result.dig("search", "matched").uniq
     assert_operator result.dig("search", "dimmed"), :>, 5
     assert_equal ["Shop#price"], result["topMatches"]
+    # The bottom-up tree (built natively, InvertedTreePayload): each running function with its
+    # time, heaviest first; under Shop#price its only caller.
+    assert_equal [["IO.select", 100 * MS], ["Shop#price", 60 * MS], ["Deep#recurse", 50 * MS], ["JSON.generate", 20 * MS]],
+                 result.dig("inverted", "roots").first(4)
+    assert_equal [["Integer#times", 10 * MS], ["Kernel#sleep", 10 * MS], ["Set#add", 10 * MS]], result.dig("inverted", "roots").drop(4).sort
+    assert_equal total, result.dig("inverted", "total")
+    assert_includes result.dig("inverted", "matched"), "Shop#price"
+    assert_equal [["Shop#checkout", 60 * MS]], result.dig("inverted", "priceCallers")
     assert_equal "price", result.dig("afterEscape", "value"), "Escape leaves the box, not the search"
     refute_equal "search", result.dig("afterEscape", "focused")
 
@@ -163,7 +174,8 @@ class ViewerUiTest < Minitest::Test
   end
 
   # A timeline of more than Viewer::TIMELINE_INLINE_ROWS rows is its own element of the file,
-  # parsed when a view first needs it: not on arrival, and whole for the stack chart.
+  # parsed when a view first needs it: not on arrival, not for the stack chart (whose cells are
+  # merged when the file is written, StackChartPayload), whole for the Timeline.
   def test_big_timeline_apart_in_a_file
     rows = Rperf::Viewer::TIMELINE_INLINE_ROWS + 10_000
     stack = [FRAMES[:price], FRAMES[:checkout], FRAMES[:main]]
@@ -181,8 +193,129 @@ class ViewerUiTest < Minitest::Test
     end
     assert_empty result["errors"]
     assert_equal({ "element" => true, "loaded" => false }, result["apart"])
+    assert_equal false, result["stackLoadedTimeline"]
     assert_equal rows, result["rows"]
     assert_equal rows * MS, result.dig("stack", "total")
     assert_equal 3, result.dig("stack", "rendered"), "one cell per frame: the stack never changes"
+  end
+
+  # rperf 0.11.1's tag filters and pin, served: tagfocus (a regex over label values) and
+  # tagignore (key = value, key = (none)) filter every view, the server's trees and stack chart
+  # too; tagroot / tagleaf add "[key: value]" frames to the flame graph; Shift+click pins a
+  # method: outlined, with its share of each snapshot (its method-table total over the
+  # snapshot's), and j/k keep it.
+  def test_tag_filters_and_pin
+    tagged = tagged_profile
+    viewer = Rperf::Viewer.new(nil)
+    viewer.add_snapshot(tagged.merge(aggregated_samples: tagged[:aggregated_samples].reject { |s| s[2] == 2 },
+                                     raw_samples: tagged[:raw_samples].reject { |s| s[2] == 2 }))
+    viewer.add_snapshot(tagged)
+    result = nil
+    with_puma(viewer) do |port|
+      out, err, status = Open3.capture3("node", File.join(RperfTestHelper::ROOT, "test/consumers/viewer_ui_check.js"),
+                                        "http://127.0.0.1:#{port}/rperf/", "tags", *ENV["RPERF_VIEWER_SCREENSHOTS"], chdir: RperfTestHelper::ROOT)
+      assert status.success?, "viewer_ui_check.js failed:\n#{err}\n#{out}"
+      result = JSON.parse(out.lines.last)
+    end
+    assert_empty result["errors"], "errors in the page"
+    assert_empty result["external"]
+    assert_equal 2, result["opened"]
+    assert_equal 260 * MS, result["all"]
+    # tagfocus GET /a: thread 1's 100 ms, in the page and in the server's call tree.
+    assert_equal({ "shown" => 100 * MS, "tree" => 100 * MS }, result["focus"])
+    # Not a regex: marked, and skipped.
+    assert_equal 260 * MS, result.dig("invalid", "shown")
+    assert_includes result.dig("invalid", "cls"), "invalid"
+    # tagignore endpoint = (none): the 110 ms without an endpoint go.
+    assert_equal 150 * MS, result.dig("ignore", "shown")
+    assert_equal 150 * MS, result.dig("ignore", "methods")
+    assert_equal "tags (1)", result.dig("ignore", "summary")
+    assert_includes result.dig("ignore", "hash"), "tagignore="
+    # tagignore %GVL = blocked: 260 - 120 ms blocked; thread 1's stack chart loses its 10 ms.
+    assert_equal 140 * MS, result["ignoreBlocked"]
+    assert_equal({ "thread" => 1, "total" => 90 * MS }, result["stackIgnoreBlocked"])
+    # tagroot endpoint: one subtree per endpoint under the root; no frame where it is not set.
+    assert_equal 260 * MS, result.dig("root", "shown")
+    assert_equal [["[endpoint: GET /a]", 100 * MS, "all"], ["[endpoint: GET /b]", 50 * MS, "all"]], result.dig("root", "cells").sort
+    # tagleaf endpoint: each stack's self time under its endpoint.
+    leaf = result.dig("leaf", "cells")
+    assert_includes leaf, ["[endpoint: GET /a]", 60 * MS, "Shop#price"]
+    assert_includes leaf, ["[endpoint: GET /b]", 50 * MS, "Deep#recurse"]
+    assert_equal 150 * MS, leaf.sum { |_, ns, _| ns }
+
+    pin = result["pin"]
+    assert_equal "flame", pin["tab"], "Shift+click pins, the view stays"
+    assert_equal "pinned: Shop#price", pin["name"]
+    assert_equal ["Shop#price"], pin["outlined"]
+    assert_equal [[1, 60.0 / 160], [2, 60.0 / 260]], pin["shares"]
+    assert_equal "share 23.1% @ #2", pin["text"]
+    assert_includes pin["hash"], "pin=Shop%23price"
+    assert_equal({ "id" => 1, "text" => "share 37.5% @ #1", "outlined" => 1 }, pin["afterK"])
+    assert_equal({ "tab" => "sandwich", "ns" => 60 * MS }, pin["sandwich"])
+    assert pin["closed"]
+  end
+
+  # The profile with labels: thread 1's samples are GET /a, thread 3's running ones GET /b.
+  def tagged_profile
+    data = profile
+    sets = [{}, { "%GVL": "blocked" }, { endpoint: "GET /a" }, { endpoint: "GET /b" }, { endpoint: "GET /a", "%GVL": "blocked" }]
+    relabel = lambda do |seq, lsi|
+      case seq
+      when 1 then lsi == 1 ? 4 : 2
+      when 3 then lsi == 1 ? 1 : 3
+      else lsi
+      end
+    end
+    data.merge(label_sets: sets,
+               aggregated_samples: data[:aggregated_samples].map { |st, w, seq, lsi| [st, w, seq, relabel.(seq, lsi)] },
+               raw_samples: data[:raw_samples].map { |st, w, seq, lsi, t| [st, w, seq, relabel.(seq, lsi), t] })
+  end
+
+  # Focus / merge / drop a (pinned) function and collapse recursion: the server transforms the
+  # profile every view is built from (Viewer::Transforms), so the flame graph, the totals and
+  # the server's call tree all show the transformed samples; a chip undoes each one.
+  def test_transforms
+    viewer = Rperf::Viewer.new(nil)
+    viewer.add_snapshot(profile)
+    result = nil
+    with_puma(viewer) do |port|
+      out, err, status = Open3.capture3("node", File.join(RperfTestHelper::ROOT, "test/consumers/viewer_ui_check.js"),
+                                        "http://127.0.0.1:#{port}/rperf/", "transforms", *ENV["RPERF_VIEWER_SCREENSHOTS"], chdir: RperfTestHelper::ROOT)
+      assert status.success?, "viewer_ui_check.js failed:\n#{err}\n#{out}"
+      result = JSON.parse(out.lines.last)
+    end
+    assert_empty result["errors"], "errors in the page"
+    assert_equal false, result["disabled"]
+    total = 260 * MS
+    # Focus on Shop#checkout: its 130 ms, it is the root.
+    focus = result["focus"]
+    assert_equal({ "shown" => 130 * MS, "total" => 130 * MS }, focus["totals"])
+    assert_equal [["Shop#checkout", 130 * MS, "all"]], focus["flame"].select { |_, _, parent| parent == "all" }
+    refute(focus["flame"].any? { |name, *| name == "Object#main" })
+    assert_equal 130 * MS, focus["tree"]
+    assert_equal ["focus Shop#checkout ✕"], focus["chips"]
+    assert_includes focus["hash"], "transforms="
+    assert_equal "share 100.0% @ #1", focus["pinShare"], "the pin's share in the transformed profile"
+    assert_equal total, result["undone"]
+    # Merge Shop#checkout: gone, its callees hang from main, nothing lost.
+    merge = result["merge"]
+    assert_equal total, merge.dig("totals", "shown")
+    refute(merge["flame"].any? { |name, *| name == "Shop#checkout" })
+    assert_includes merge["flame"], ["Shop#price", 60 * MS, "Object#main"]
+    assert_equal total, merge["tree"]
+    # Drop Deep#recurse: its 50 ms go.
+    drop = result["drop"]
+    assert_equal 210 * MS, drop.dig("totals", "shown")
+    assert_equal 210 * MS, drop["tree"]
+    refute(drop["flame"].any? { |name, *| name == "Deep#recurse" })
+    # Collapse recursion: the 80 Deep#recurse calls are one frame, in the flame graph and the
+    # stack chart (thread 1 is its default thread: no Deep#recurse there).
+    rec = result["recursion"]
+    assert_equal "true", rec["pressed"]
+    assert_equal [["Deep#recurse", 50 * MS, "Shop#checkout"]], rec["flame"].select { |name, *| name == "Deep#recurse" }
+    assert_equal total, rec.dig("totals", "shown")
+    assert_equal ["recursion collapsed ✕"], rec["chips"]
+    assert_equal 1, rec["stackThread"]
+    assert_equal 0, rec["stackCells"]
   end
 end

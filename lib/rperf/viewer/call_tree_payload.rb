@@ -22,8 +22,8 @@ module Rperf
       MIN_PERCENT = 0.1
       MAX_NODES = 20_000
 
-      def self.build(data, label: nil, thread: nil, range: nil, hide: nil, min_percent: MIN_PERCENT, max_nodes: MAX_NODES)
-        of(SampleFilter.new(data, label: label, thread: thread, range: range, hide: hide).call_tree, min_percent: min_percent, max_nodes: max_nodes)
+      def self.build(data, label: nil, thread: nil, range: nil, hide: nil, tags: nil, min_percent: MIN_PERCENT, max_nodes: MAX_NODES)
+        of(SampleFilter.new(data, label: label, thread: thread, range: range, hide: hide, tags: tags).call_tree, min_percent: min_percent, max_nodes: max_nodes)
       end
 
       # The payload of a tree already built (Payload sends it with its method table).

@@ -26,6 +26,7 @@ module Rperf
     #               call tree (a hand-built Hash), with call_tree_error: why; the other views work
     #   method_table: Rperf::MethodTable of every sample (MethodTablePayload), the same way:
     #               the page asks for its filters' table; nil with the call tree
+    #   inverted_tree: the bottom-up tree of every sample (InvertedTreePayload), the same way
     #   allocations: nil, or {interval:, classes: [name, ...], allocated:, retained:,
     #               samples: [[node, objects, thread_seq, label_set_id, class, retained], ...],
     #               pruned: {samples:, objects:}}     from allocation_samples (allocations: N);
@@ -110,9 +111,10 @@ module Rperf
       # One native tree for both tabs: the method table is built from its method paths.
       def tree_views(data)
         tree = SampleFilter.new(data).call_tree
-        { call_tree: CallTreePayload.of(tree), method_table: MethodTablePayload.of(tree.method_table) }
+        { call_tree: CallTreePayload.of(tree), method_table: MethodTablePayload.of(tree.method_table),
+          inverted_tree: InvertedTreePayload.of(data) }
       rescue SampleFilter::Unavailable => e
-        { call_tree: nil, method_table: nil, call_tree_error: e.message }
+        { call_tree: nil, method_table: nil, inverted_tree: nil, call_tree_error: e.message }
       end
 
       # [[thread_seq, total_ns, idle_ns], ...] by thread_seq: the time each thread spent off the

@@ -1,5 +1,6 @@
 # frozen_string_literal: true
 
+require "json"
 require "set"
 require "uri"
 require_relative "payload"
@@ -16,15 +17,20 @@ module Rperf
       # The profile cannot be made a call tree (a hand-built Hash Native::Profile refuses).
       class Unavailable < StandardError; end
 
-      # ?label=K&value=V (or &unset=1: K not set), &thread=N, &hide=N,M,..., &from=T0&to=T1 (ns)
-      # -> keywords; &method=NAME&file=PATH: the sandwich's method.
+      # ?label=K&value=V (or &unset=1: K not set), &thread=N, &hide=N,M,..., &from=T0&to=T1 (ns),
+      # &tagfocus=REGEX, &tagignore=[[K, V or null], ...] (JSON) -> keywords (tags: {focus:,
+      # ignore:}, rperf 0.11.1's tag filters); &method=NAME&file=PATH: the sandwich's method;
+      # &path=PATH: the source view's file.
       def self.parse_query(query)
         params = URI.decode_www_form(query.to_s).to_h
         filters = {}
         filters[:label] = [params["label"], params["unset"] == "1" ? nil : params["value"].to_s] if params["label"]
         filters[:thread] = integer(params, "thread") if params.key?("thread")
         filters[:method] = [params["method"], params["file"].to_s] if params["method"]
+        filters[:source] = params["path"] if params["path"]
         filters[:hide] = params["hide"].split(",").map { |n| integer({ "hide" => n }, "hide") }.sort.uniq if params.key?("hide")
+        tags = tag_filters(params)
+        filters[:tags] = tags if tags
         if params.key?("from") || params.key?("to")
           range = [integer(params, "from"), integer(params, "to")]
           raise BadFilter, "the time range's from (#{range[0]}) is after its to (#{range[1]})" if range[0] > range[1]
@@ -38,6 +44,28 @@ module Rperf
         raise BadFilter, "cannot read the query #{query.inspect}: #{e.message}"
       end
 
+      # tagfocus: a label value matches the regex (a second at most: it is the user's); tagignore:
+      # none of the pairs is the sample's (a nil value: the key is not set).
+      def self.tag_filters(params)
+        focus = params["tagfocus"].to_s
+        ignore = params["tagignore"].to_s
+        return nil if focus.empty? && ignore.empty?
+
+        regex = begin
+          focus.empty? ? nil : Regexp.new(focus, timeout: 1.0)
+        rescue RegexpError => e
+          raise BadFilter, "tagfocus is not a regular expression: #{e.message}"
+        end
+        pairs = ignore.empty? ? [] : JSON.parse(ignore)
+        unless pairs.is_a?(Array) && pairs.all? { |p| p.is_a?(Array) && p.size == 2 && p[0].is_a?(String) && (p[1].nil? || p[1].is_a?(String)) }
+          raise BadFilter, "tagignore must be a JSON list of [key, value or null], got #{ignore[0, 100].inspect}"
+        end
+        { focus: regex, ignore: pairs }
+      rescue JSON::ParserError => e
+        raise BadFilter, "tagignore is not JSON: #{e.message.lines.first.to_s.strip[0, 100]}"
+      end
+      private_class_method :tag_filters
+
       def self.integer(params, key)
         raise BadFilter, "#{key} is missing (from and to come together)" unless params.key?(key)
 
@@ -49,7 +77,7 @@ module Rperf
       end
       private_class_method :integer
 
-      def initialize(data, label: nil, thread: nil, range: nil, hide: nil)
+      def initialize(data, label: nil, thread: nil, range: nil, hide: nil, tags: nil)
         if range && !data[:raw_samples].is_a?(Array)
           raise BadFilter, "a time range (from/to) needs the profile's raw samples, and this profile has none " \
                            "(it was recorded with aggregate: true)"
@@ -60,6 +88,7 @@ module Rperf
         @thread = thread
         @range = range
         @hide = hide.nil? || hide.empty? ? nil : hide.to_set
+        @tags = tags
       end
 
       # A plain label filter is the native one (keys and values compared by their text); the
@@ -68,8 +97,8 @@ module Rperf
       # compared here, repaired the same way, and so is a Hash value's text (the page has Ruby's
       # to_s of it, whose spelling differs between Ruby versions).
       def call_tree
-        return tree_of(@data) unless @label || @thread || @range || @hide
-        if @label && !@thread && !@range && !@hide && @label[1] && intact?(@label[0]) && intact?(@label[1]) && !@label[1].include?("{")
+        return tree_of(@data) unless @label || @thread || @range || @hide || @tags
+        if @label && !@thread && !@range && !@hide && !@tags && @label[1] && intact?(@label[0]) && intact?(@label[1]) && !@label[1].include?("{")
           return tree_of(@data, filter: { @label[0] => @label[1] })
         end
 
@@ -78,7 +107,17 @@ module Rperf
 
       # The profile of the samples the filters keep (the profile itself when none is set).
       def data
-        @label || @thread || @range || @hide ? subset : @data
+        @label || @thread || @range || @hide || @tags ? subset : @data
+      end
+
+      # The raw samples (aggregate: false) of the label, thread and hidden-thread filters, as
+      # they are (the time range is the caller's).
+      def raw_samples
+        rows = @data[:raw_samples] || []
+        return rows unless @label || @thread || @hide || @tags
+
+        keep = kept_label_sets
+        rows.select { |s| (@thread.nil? || s[2] == @thread) && !@hide&.include?(s[2]) && keep[s[3].to_i] }
       end
 
       private
@@ -96,12 +135,29 @@ module Rperf
 
       def subset
         rows = @range ? clipped_raw_samples : @data[:aggregated_samples]
-        sets = @data[:label_sets] || [{}]
+        keep = kept_label_sets
         rows = rows.select do |_, _, seq, lsi|
-          (@thread.nil? || seq == @thread) && !@hide&.include?(seq) && (@label.nil? || label_matches?(sets[lsi]))
+          (@thread.nil? || seq == @thread) && !@hide&.include?(seq) && keep[lsi.to_i]
         end
         @data.except(:raw_samples, :allocation_samples, :raw_allocation_samples)
              .merge(aggregated_samples: rows.map { |s| s.first(4) })
+      end
+
+      # Per label set: whether the label filter and the tag filters keep its samples.
+      def kept_label_sets
+        (@data[:label_sets] || [{}]).map { |set| (@label.nil? || label_matches?(set)) && tags_keep?(set) }
+      end
+
+      # As the page's (its label sets are valid UTF-8 text, Payload#string_labels).
+      def tags_keep?(set)
+        return true unless @tags
+
+        labels = set.is_a?(Hash) ? set.to_h { |k, v| [utf8(k.to_s), utf8(v.to_s)] } : {}
+        return false if @tags[:focus] && labels.each_value.none? { |v| @tags[:focus].match?(v) }
+
+        @tags[:ignore].none? { |k, v| v.nil? ? !labels.key?(k) : labels[k] == v }
+      rescue Regexp::TimeoutError
+        raise BadFilter, "tagfocus took too long to match (over a second)"
       end
 
       def label_matches?(set)

@@ -17,8 +17,8 @@ module Rperf
     # Each sample is cut at the method's outermost call, so a recursive method counts once, as
     # MethodTable's total. The callers tree has no VM-state leaves (their time is the method's).
     class SandwichPayload
-      def self.build(data, method:, label: nil, thread: nil, range: nil, hide: nil, **limits)
-        new(SampleFilter.new(data, label: label, thread: thread, range: range, hide: hide).data, method).build(**limits)
+      def self.build(data, method:, label: nil, thread: nil, range: nil, hide: nil, tags: nil, **limits)
+        new(SampleFilter.new(data, label: label, thread: thread, range: range, hide: hide, tags: tags).data, method).build(**limits)
       end
 
       def initialize(data, method)

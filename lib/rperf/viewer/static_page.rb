@@ -43,6 +43,10 @@ module Rperf
         data, timeline = embedded_json
         elements = %(<script id="rperf-data" type="application/json">#{data}</script>\n)
         elements << %(<script id="rperf-timeline-1" type="application/gzip+base64">#{timeline}</script>\n) if timeline
+        # Each thread's stack chart, merged here (StackChartPayload), read when it is shown.
+        StackChartPayload.threads(@data).each do |seq, chart|
+          elements << %(<script id="rperf-stack-1-#{Integer(seq)}" type="application/gzip+base64">#{gzip64(chart)}</script>\n)
+        end
         page.sub(/<script>/) { "#{elements}<script>" }
       end
 
@@ -71,9 +75,16 @@ module Rperf
         # would close the element and "<!--<script" would make the parser skip the real
         # "</script>" (issue 30), leaving the page at "loading…". JavaScript's line separators
         # escaped too.
-        [script_json(list: [entry], snapshots: { "1" => body }), rows && Base64.strict_encode64(Zlib.gzip(JSON.generate(rows), level: 6))]
+        [script_json(list: [entry], snapshots: { "1" => body }), rows && gzip64(Viewer.timeline_columns(rows))]
       rescue JSON::GeneratorError, JSON::NestingError => e
         raise Error, "cannot put the profile in a page: #{e.message.lines.first.to_s.strip[0, 200]}"
+      end
+
+      # No time in the gzip header (MTIME 0, RFC 1952): the same profile makes the same page.
+      def gzip64(value)
+        gz = Zlib.gzip(JSON.generate(value), level: 6)
+        gz[4, 4] = "\0\0\0\0".b
+        Base64.strict_encode64(gz)
       end
 
       def script_json(value)

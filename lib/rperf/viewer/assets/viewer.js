@@ -33,6 +33,18 @@
     hideIdle: false, // "hide idle threads"
     stackThread: null, // the stack chart's thread
     sandwich: null, // [name, file] of the Sandwich tab's method
+    // rperf 0.11.1's tag filters: tagfocus keeps the samples with a label value matching the
+    // regex, tagignore drops those with a key = value (value null: without the key); tagroot and
+    // tagleaf add "[key: value]" frames at the root or the leaf of the flame graph and icicle.
+    tagFocus: '',
+    tagIgnore: [], // [[key, value or null], ...]
+    tagRoot: [], // keys
+    tagLeaf: [], // keys
+    pin: null, // [name, file] of the pinned method (Shift+click): outlined, its share per snapshot
+    source: null, // [file, name]: the Source tab's file, and the method it was opened for
+    // Transforms of the stacks, applied by the server to the profile every view is built from
+    // (Viewer::Transforms): [op, name, file] (focus, merge, drop) or ['recursion'].
+    transforms: [],
   };
 
   const $ = (id) => document.getElementById(id);
@@ -136,20 +148,46 @@
 
   // A big timeline travels apart from its snapshot (Viewer.split_timeline): in a
   // self-contained page as its own script element (JSON, or gzip'd JSON in base64).
+  // ?transforms=... of a served page's requests ('' for none): the server applies them.
+  const transformsKey = () => (state.transforms.length ? JSON.stringify(state.transforms) : '');
+  const transformsQuery = () => (filteredFromServer && state.transforms.length ? 'transforms=' + encodeURIComponent(transformsKey()) : '');
+  const withTransforms = (url) => (transformsQuery() ? url + (url.includes('?') ? '&' : '?') + transformsQuery() : url);
+
   async function fetchTimeline(id) {
-    if (!embedded) return fetchJSON(source.timelineUrl(id));
-    const element = document.getElementById('rperf-timeline-' + id);
-    if (!element) throw new Error('not in this file');
+    let body;
+    if (!embedded) body = await fetchJSON(withTransforms(source.timelineUrl(id)));
+    else {
+      const element = document.getElementById('rperf-timeline-' + id);
+      if (!element) throw new Error('not in this file');
+      body = await readDataElement(element);
+    }
+    return Array.isArray(body) ? body : rowsOfColumns(body.columns);
+  }
+
+  // The rows [node, weight, thread, label set, time] of a timeline sent as columns
+  // (Viewer.timeline_columns).
+  function rowsOfColumns([nodes, weights, threads, sets, times]) {
+    const rows = new Array(nodes.length);
+    for (let i = 0; i < nodes.length; i++) rows[i] = [nodes[i], weights[i], threads[i], sets[i], times[i]];
+    return rows;
+  }
+
+  // A data element of a self-contained page: JSON, or gzip'd JSON in base64.
+  async function readDataElement(element) {
     if (element.type !== 'application/gzip+base64') return JSON.parse(element.textContent);
-    const binary = atob(element.textContent);
-    const bytes = new Uint8Array(binary.length);
-    for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
+    let bytes;
+    if (typeof Uint8Array.fromBase64 === 'function') bytes = Uint8Array.fromBase64(element.textContent);
+    else {
+      const binary = atob(element.textContent);
+      bytes = new Uint8Array(binary.length);
+      for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
+    }
     const text = await new Response(new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'))).text();
     return JSON.parse(text);
   }
 
   async function fetchSnapshot(id) {
-    if (!embedded) return fetchJSON(source.snapshotUrl(id));
+    if (!embedded) return fetchJSON(withTransforms(source.snapshotUrl(id)));
     const body = embedded.snapshots[String(id)];
     if (!body) throw new Error('not in this file');
     return body;
@@ -239,14 +277,37 @@
         if (overlap > 0) rows.push([node, Math.min(w, overlap), th, lsi]);
       }
     }
-    return filterRows(p, rows, o.label ? state.labelFilter : null, o.thread ? state.threadFilter : null, o.hide ? hiddenThreads(p) : null);
+    return filterRows(p, rows, o.label ? state.labelFilter : null, o.thread ? state.threadFilter : null, o.hide ? hiddenThreads(p) : null, o.label ? tagSets(p) : null);
+  }
+
+  // The tag focus regex, or null (none, or not a valid one: then only it is skipped, as 0.11.1).
+  function tagFocusRegex() {
+    if (!state.tagFocus) return null;
+    try { return new RegExp(state.tagFocus); } catch (_) { return null; }
+  }
+
+  // Per label set, whether tagfocus and tagignore keep its samples; null when neither is set.
+  function tagSets(p) {
+    const focus = tagFocusRegex();
+    if (!focus && !state.tagIgnore.length) return null;
+    const key = state.tagFocus + '\u0000' + JSON.stringify(state.tagIgnore);
+    if (p.tagSetsKey !== key) {
+      p.tagSetsKey = key;
+      p.tagSetsKept = Uint8Array.from(p.labelSets, (ls) => {
+        const values = Object.values(ls);
+        if (focus && !values.some((v) => focus.test(String(v)))) return 0;
+        return state.tagIgnore.some(([k, v]) => (v === null ? !(k in ls) : ls[k] === v)) ? 0 : 1;
+      });
+    }
+    return p.tagSetsKept;
   }
 
   // Rows [node, _, thread, label_set, ...] of the thread and the label filter (the page's by
   // default), without the hidden (idle) threads.
-  function filterRows(p, rows, label = state.labelFilter, thread = state.threadFilter, hidden = hiddenThreads(p)) {
-    if (!label && thread === null && !hidden) return rows;
-    return rows.filter((s) => (thread === null || s[2] === thread) && !(hidden && hidden.has(s[2])) && labelMatches(p.labelSets[s[3]] || {}, label));
+  function filterRows(p, rows, label = state.labelFilter, thread = state.threadFilter, hidden = hiddenThreads(p), tags = tagSets(p)) {
+    if (!label && thread === null && !hidden && !tags) return rows;
+    return rows.filter((s) => (thread === null || s[2] === thread) && !(hidden && hidden.has(s[2])) && (!tags || tags[s[3]]) &&
+      labelMatches(p.labelSets[s[3]] || {}, label));
   }
 
   // "Hide idle threads": the threads that spent at least IDLE_SHARE of their time off the GVL
@@ -328,6 +389,56 @@
     const top = p.roots.filter((r) => weights.total[r] > 0).map(build);
     const root = { name: 'all', file: '', value: weights.sum, node: -1, children: top, cat: 'other' };
     if (deltaOf) root.delta = 0;
+    return root;
+  }
+
+  // The flame graph's and icicle's hierarchy. With tagroot keys: the samples grouped by their
+  // values, each group's tree under "[key: value]" frames (a sample without a key gets no frame
+  // for it, as 0.11.1); with tagleaf keys: each stack's self time under "[key: value]" leaves
+  // (instead of the VM-state leaves).
+  function flameHierarchy(p, rows, weights) {
+    const tagPath = (keys, lsi) => {
+      const ls = p.labelSets[lsi] || {};
+      return keys.filter((k) => k in ls).map((k) => '[' + k + ': ' + ls[k] + ']');
+    };
+    // Adds `value` along the tag frames `path` under `parent` (merging equal names); the last one.
+    const along = (parent, path, value) => {
+      let at = parent;
+      for (const name of path) {
+        if (!at.children) at.children = [];
+        let next = at.children.find((c) => c.tag && c.name === name);
+        if (!next) { next = { name, file: '', value: 0, cat: 'other', tag: true }; at.children.push(next); }
+        next.value += value;
+        at = next;
+      }
+      return at;
+    };
+    const build = (groupRows, w) => {
+      if (!state.tagLeaf.length) return hierarchy(p, w, null, stateLeaves(w));
+      const byNode = new Map(); // node -> its self time's tag leaves
+      for (const r of groupRows) {
+        const path = tagPath(state.tagLeaf, r[3]);
+        if (!path.length) continue;
+        let holder = byNode.get(r[0]);
+        if (!holder) byNode.set(r[0], holder = { children: [] });
+        along(holder, path, r[1]);
+      }
+      return hierarchy(p, w, null, (node) => (byNode.has(node) ? byNode.get(node).children : []));
+    };
+    if (!state.tagRoot.length) return build(rows, weights);
+    const groups = new Map();
+    for (const r of rows) {
+      const key = JSON.stringify(tagPath(state.tagRoot, r[3]));
+      if (!groups.has(key)) groups.set(key, []);
+      groups.get(key).push(r);
+    }
+    const root = { name: 'all', file: '', value: weights.sum, node: -1, children: [], cat: 'other' };
+    for (const [key, group] of groups) {
+      const tree = build(group, nodeWeights(p, group));
+      const end = along(root, JSON.parse(key), tree.value);
+      if (!end.children) end.children = [];
+      for (const c of tree.children || []) end.children.push(c);
+    }
     return root;
   }
 
@@ -438,7 +549,8 @@
       if (px + pw > width) pw = width - px;
       const y = axisH + (opts.inverted ? c.d * CELL_H : (model.depth - c.d) * CELL_H);
       const hit = matches(q, c.name, c.file);
-      const g = svgEl('g', { class: 'frame' + (q ? (hit ? ' match' : ' dim') : ''), name: c.name, 'data-i': i, 'data-cat': c.cat, transform: `translate(${px.toFixed(1)},${y})` });
+      const pinned = state.pin && c.name === state.pin[0] && c.file === state.pin[1];
+      const g = svgEl('g', { class: 'frame' + (q ? (hit ? ' match' : ' dim') : '') + (pinned ? ' pinned' : ''), name: c.name, 'data-i': i, 'data-cat': c.cat, transform: `translate(${px.toFixed(1)},${y})` });
       g.append(svgEl('rect', { width: Math.max(0.5, pw - 0.5).toFixed(1), height: CELL_H - 1, fill: opts.color ? opts.color(c) : categoryColor(c.cat, c.name) }));
       const label = fitText(c.name, pw);
       if (label) { const t = svgEl('text', { x: 3, y: 13 }); t.textContent = label; g.append(t); }
@@ -553,11 +665,10 @@
       const g = evt.target.closest && evt.target.closest('g.frame');
       if (!g) return;
       const c = model.cells[Number(g.dataset.i)];
-      // Shift+click: the frame's sandwich (its callers and callees), for a real function.
+      // Shift+click: pins the function (0.11.1's pin: outlined, its share per snapshot); in
+      // the sandwich, makes it the middle.
       if (evt.shiftKey && c.file && !opts.color) {
-        state.sandwich = [c.name, c.file];
-        state.tab = 'sandwich';
-        render();
+        if (state.tab === 'sandwich') { state.sandwich = [c.name, c.file]; render(); } else togglePin([c.name, c.file]);
         return;
       }
       zoomChart(chart, Number(g.dataset.i));
@@ -676,7 +787,13 @@
     const hidden = state.current && hiddenThreads(state.current);
     if (hidden) q.set('hide', [...hidden].sort((a, b) => a - b).join(','));
     if (state.range) { q.set('from', String(Math.floor(state.range[0]))); q.set('to', String(Math.ceil(state.range[1]))); }
+    tagQuery(q);
+    if (transformsQuery()) q.set('transforms', transformsKey());
     return q.toString();
+  }
+  function tagQuery(q) {
+    if (tagFocusRegex()) q.set('tagfocus', state.tagFocus);
+    if (state.tagIgnore.length) q.set('tagignore', JSON.stringify(state.tagIgnore));
   }
 
   // A view the server builds per filter (view: 'call_tree' or 'method_table'): the payload
@@ -700,8 +817,8 @@
   // samples only (they are built natively, per filter, by the server); allocation samples have
   // no time, so the time range does not apply to them.
   function unfilteredReason(tab) {
-    if (!filteredFromServer && (tab === 'tree' || tab === 'methods') && filterQuery()) {
-      const what = tab === 'tree' ? 'call tree' : 'method table';
+    if (!filteredFromServer && (tab === 'tree' || tab === 'methods' || tab === 'inverted') && filterQuery()) {
+      const what = { tree: 'call tree', methods: 'method table', inverted: 'bottom-up tree' }[tab];
       return `This ${embedded ? 'file' : 'data source'} holds the ${what} of all samples only: the ${what} of the filtered samples is built by the served viewer ` +
         `(rperf report --port 0 PROFILE, or Rperf::Viewer). Clear the filters to see the ${what} of all samples.`;
     }
@@ -709,6 +826,10 @@
       return 'The time range does not apply to allocations (their samples have no time); the label and thread filters do.';
     }
     if (tab === 'diff' && state.list.length < 2) return 'There is no other snapshot to compare with.';
+    if (tab === 'stack' && embedded && (state.labelFilter || tagSets(state.current || { labelSets: [] })) && state.current && state.current.timeline) {
+      return 'This file holds the stack chart of all samples only: the stack chart of a label is built by the served viewer ' +
+        '(rperf report --port 0 PROFILE, or Rperf::Viewer). Clear the filters to see it.';
+    }
     return null;
   }
 
@@ -726,13 +847,26 @@
     state.labelFilter = null;
     state.threadFilter = null;
     state.range = null;
+    state.tagFocus = '';
+    $('tag-focus').value = '';
+    state.tagIgnore = [];
+    state.tagRoot = [];
+    state.tagLeaf = [];
     $('filter-label').value = '';
     $('filter-thread').value = '';
     render();
   }
 
-  async function callTree(p, query) {
-    const tree = await filteredView(p, 'call_tree', p.trees, query);
+  // The two trees drawn as lists: the call tree (root first) and the bottom-up tree (the
+  // running functions first, each child a caller), both built natively by the server.
+  const TREE_KINDS = {
+    tree: { view: 'call_tree', cache: 'trees', box: 'tree', note: 'tree-note', what: 'call tree' },
+    inverted: { view: 'inverted_tree', cache: 'invertedTrees', box: 'inverted', note: 'inverted-note', what: 'bottom-up tree', bottomUp: true },
+  };
+
+  async function callTree(p, query, kind = TREE_KINDS.tree) {
+    if (!p[kind.cache]) p[kind.cache] = new Map();
+    const tree = await filteredView(p, kind.view, p[kind.cache], query);
     if (!tree.children) {
       tree.children = tree.nodes.map(() => []);
       tree.nodes.forEach(([parent], i) => { if (parent >= 0) tree.children[parent].push(i); });
@@ -744,34 +878,36 @@
   // Trees arrive out of order (a label's tree is quick, a range's or a thread's slower): only
   // the answer to the latest request is drawn, never a previous filter's tree.
   let treeSeq = 0;
-  async function drawTree(p) {
+  async function drawTree(p, tab = 'tree') {
+    const kind = TREE_KINDS[tab];
     const seq = ++treeSeq;
     const query = filterQuery();
-    const current = () => seq === treeSeq && state.current === p && state.tab === 'tree' && filterQuery() === query;
-    const box = $('tree');
-    const unfiltered = unfilteredReason('tree');
+    const current = () => seq === treeSeq && state.current === p && state.tab === tab && filterQuery() === query;
+    const box = $(kind.box);
+    const unfiltered = unfilteredReason(tab);
     if (unfiltered) {
       state.tree = null;
-      $('tree-note').textContent = '';
+      $(kind.note).textContent = '';
       delete box.dataset.totalNs;
       drawUnfiltered(box, unfiltered);
       return;
     }
     let tree;
-    try { tree = await callTree(p, query); } catch (e) {
+    try { tree = await callTree(p, query, kind); } catch (e) {
       if (!current()) return;
       clear(box);
-      $('tree-note').textContent = '';
+      $(kind.note).textContent = '';
       state.tree = null;
-      box.append(el('p', { class: 'hint', text: 'Cannot load the call tree: ' + e.message }));
+      box.append(el('p', { class: 'hint', text: 'Cannot load the ' + kind.what + ': ' + e.message }));
       return;
     }
     if (!current()) return; // the user moved on meanwhile
     state.tree = tree;
     clear(box);
     const sum = tree.total_ns;
-    const note = `${tree.nodes.length} of ${tree.node_count} calls shown: calls below ${tree.min_percent}% of the total are left out (their time is in the "lighter calls" rows).`;
-    $('tree-note').textContent = note;
+    const note = `${tree.nodes.length} of ${tree.node_count} calls shown: calls below ${tree.min_percent}% of the total are left out (their time is in the "lighter calls" rows).` +
+      (kind.bottomUp ? ' The functions that were running come first, each with its time; under each, who called it.' : '');
+    $(kind.note).textContent = note;
     box.dataset.totalNs = String(sum);
     const row = (total, name, self, file, title) => el('div', { class: 'row' },
       el('span', { class: 'num', text: fmtTime(total) }), el('span', { class: 'num', text: pct(total, sum) }),
@@ -796,7 +932,8 @@
       const kids = tree.children[i].length > 0;
       const open = tree.expanded.has(i);
       const toggle = el('button', { class: 'toggle', type: 'button', text: kids ? (open ? '▾' : '▸') : '' });
-      const r = row(total, name + (recursive ? ' ↻' : ''), self, methodWhere(tree, m), file);
+      // Bottom-up, a node's self is the time of stacks that end there: not a function's self.
+      const r = row(total, name + (recursive ? ' ↻' : ''), kind.bottomUp ? null : self, methodWhere(tree, m), file);
       r.prepend(toggle);
       if (matches(searchText(), name, file)) r.classList.add('match');
       const li = el('li', { role: 'treeitem', 'aria-expanded': kids ? String(open) : null, dataset: { node: String(i), totalNs: String(total) } }, r);
@@ -1178,112 +1315,111 @@
   }
 
   // --- stack chart -------------------------------------------------------------------------
-  // The samples of one thread in time order (the timeline rows of aggregate: false), each a
-  // column of its stack over [t - weight, t]: a frame that stays on the stack across samples is
-  // one cell. The same chart as the flame graph (zoom, pan, search, colours); x is time.
+  // One thread's samples in time order, each a column of its stack: the server merges them into
+  // cells (Viewer::StackChartPayload: a frame that stays on the stack is one cell) and the page
+  // only draws them. The same chart as the flame graph (zoom, pan, search, colours); x is time.
   function stackThreads(p) {
     const hidden = hiddenThreads(p);
     return p.threads.filter((th) => !(hidden && hidden.has(th)));
   }
 
-  function drawStackChart(p) {
+  // The thread's cells under the label filter: asked of the server (kept per query), or read
+  // from the file's element (all samples only); null with a reason when neither can.
+  async function stackCells(p, th) {
+    const q = new URLSearchParams();
+    q.set('thread', String(th));
+    const f = state.labelFilter;
+    if (f) { q.set('label', f.key); if (f.value === NOT_SET) q.set('unset', '1'); else q.set('value', f.value); }
+    tagQuery(q);
+    if (transformsQuery()) q.set('transforms', transformsKey());
+    const query = q.toString();
+    if (!p.stackCharts) p.stackCharts = new Map();
+    if (!p.stackCharts.has(query)) {
+      let body;
+      if (filteredFromServer) body = await fetchJSON(source.viewUrl(p.id, 'stack_chart', query));
+      else {
+        const element = embedded && !f && !tagSets(p) ? document.getElementById('rperf-stack-' + p.id + '-' + th) : null;
+        if (!element) return null;
+        body = await readDataElement(element);
+      }
+      while (p.stackCharts.size >= FILTERED_CACHE_SIZE) p.stackCharts.delete(p.stackCharts.keys().next().value);
+      p.stackCharts.set(query, body);
+    }
+    return p.stackCharts.get(query);
+  }
+
+  // The chart's cells from the server's columns (StackChartPayload): each cell's parent is the
+  // last cell before it one level up.
+  function stackModel(body) {
+    const n = body.dx.length;
+    const cells = new Array(n);
+    const lastAt = [];
+    // Frame f >= 0 is body.frames[f]; f < 0 is the VM state -1 - f (StackChartPayload::VM_STATES).
+    const frameAt = (f) => (f >= 0 ? body.frames[f] : [STATE_LEAF[STATES[-1 - f].key][0], '', STATE_LEAF[STATES[-1 - f].key][1]]);
+    const frames = new Map();
+    const { dx, w, d: depths, f: fs, gap } = body;
+    let x = 0;
+    let depth = 0;
+    for (let i = 0; i < n; i++) {
+      x += dx[i];
+      const d = depths[i];
+      let frame = frames.get(fs[i]);
+      if (!frame) { frame = frameAt(fs[i]); frames.set(fs[i], frame); }
+      cells[i] = { x, w: w[i], d, name: frame[0], file: frame[1], cat: frame[2], value: w[i] - gap[i], parent: d > 0 ? lastAt[d - 1] : -1 };
+      lastAt[d] = i;
+      if (d > depth) depth = d;
+    }
+    return { cells, start: 0, span: body.end_ns, depth };
+  }
+
+  let stackSeq = 0;
+  async function drawStackChart(p) {
+    const seq = ++stackSeq;
     const box = $('stack');
     const sel = $('stack-thread');
-    clear(sel);
-    if (!p.timeline) {
+    const empty = (text) => {
       clear(box);
       delete box._chart;
       box.dataset.rendered = '0';
-      $('stack-details').textContent = 'This snapshot has no timestamps: profiles taken with aggregate: false have a stack chart.';
-      return;
-    }
+      delete box.dataset.totalNs;
+      $('stack-details').textContent = text;
+    };
+    clear(sel);
+    if (!p.timeline) { empty('This snapshot has no timestamps: profiles taken with aggregate: false have a stack chart.'); return; }
     const threads = state.threadFilter !== null ? [state.threadFilter] : stackThreads(p);
-    const weightOf = new Map(threads.map((th) => [th, 0]));
-    for (const r of p.timeline.samples) if (weightOf.has(r[2])) weightOf.set(r[2], weightOf.get(r[2]) + r[1]);
-    for (const th of threads) sel.append(el('option', { value: String(th), text: 'thread ' + th + ' (' + fmtTime(weightOf.get(th)) + ')' }));
+    const weightOf = new Map((p.thread_totals || []).map(([th, total]) => [th, total]));
+    for (const th of threads) sel.append(el('option', { value: String(th), text: 'thread ' + th + ' (' + fmtTime(weightOf.get(th) || 0) + ')' }));
     // Default: the thread with the most time that is not idle.
     if (!threads.includes(state.stackThread)) {
       const busy = threads.filter((th) => (p.idleShare.get(th) || 0) < IDLE_SHARE);
       const pool = busy.length ? busy : threads;
-      state.stackThread = pool.reduce((a, th) => (a === null || weightOf.get(th) > weightOf.get(a) ? th : a), null);
+      state.stackThread = pool.reduce((a, th) => (a === null || (weightOf.get(th) || 0) > (weightOf.get(a) || 0) ? th : a), null);
     }
-    if (state.stackThread === null || state.stackThread === undefined) {
-      clear(box);
-      box.dataset.rendered = '0';
-      $('stack-details').textContent = 'No thread to show.';
-      return;
-    }
+    if (state.stackThread === null || state.stackThread === undefined) { empty('No thread to show.'); return; }
     sel.value = String(state.stackThread);
     const th = state.stackThread;
-    const rows = filterRows(p, p.timeline.samples, state.labelFilter, th, null);
-    const end = timelineEnd(p);
-    // A cell stays open while the same frame stays at its place of the stack with no gap
-    // longer than a sample; its time is the samples' weight summed while it was open (acc).
-    const cells = [];
-    const open = []; // per depth: the open cell's index
-    const openKey = []; // per depth: its node (or -1 - VM state)
-    const openAcc = []; // per depth: acc when it opened
-    let depth = 0;
-    let acc = 0;
-    let lastEnd = -Infinity;
-    let prevNode = -2;
-    let prevState = -1;
-    const stack = [];
-    const close = (from) => {
-      for (let d = open.length - 1; d >= from; d--) {
-        const c = cells[open[d]];
-        c.w = lastEnd - c.x;
-        c.value = acc - openAcc[d];
-      }
-      open.length = from; openKey.length = from; openAcc.length = from;
-    };
-    for (const [node, w, , lsi, t] of rows) {
-      if (w <= 0) continue;
-      const from = t - w;
-      const st = p.stateOf[lsi];
-      const continues = from - lastEnd <= w;
-      if (node === prevNode && st === prevState && continues) { // the same stack: every open cell goes on
-        acc += w;
-        lastEnd = t;
-        continue;
-      }
-      stack.length = 0;
-      for (let n = node; n >= 0; n = p.nodes.parent[n]) stack.push(n);
-      stack.reverse();
-      if (st > 0) stack.push(-1 - st);
-      let d = 0;
-      if (continues) while (d < stack.length && d < open.length && openKey[d] === stack[d]) d++;
-      close(d);
-      acc += w;
-      for (; d < stack.length; d++) {
-        const n = stack[d];
-        let name; let file; let cat;
-        if (n >= 0) { [name, file] = frameOf(p, n); cat = categoryOf(p, n); } else {
-          [name, cat] = STATE_LEAF[STATES[-1 - n].key]; file = '';
-        }
-        open.push(cells.length); openKey.push(n); openAcc.push(acc - w);
-        cells.push({ x: from, w, d, name, file, cat, value: w, parent: d > 0 ? open[d - 1] : -1 });
-        if (d > depth) depth = d;
-      }
-      lastEnd = t;
-      prevNode = node;
-      prevState = st;
-    }
-    close(0);
-    const total = acc;
-    if (!cells.length) {
-      clear(box);
-      delete box._chart;
-      box.dataset.rendered = '0';
-      $('stack-details').textContent = 'No samples of thread ' + th + ' match the filters.';
+    let body;
+    try { body = await stackCells(p, th); } catch (e) {
+      if (seq === stackSeq) empty('Cannot load the stack chart of thread ' + th + ': ' + e.message);
       return;
     }
+    if (seq !== stackSeq || state.current !== p || state.tab !== 'stack') return; // the user moved on meanwhile
+    if (!body) {
+      const reason = unfilteredReason('stack');
+      if (reason) drawUnfiltered(box, reason); else empty('This data source has no stack chart: the served viewer and --html files have one.');
+      box.dataset.rendered = '0';
+      delete box._chart;
+      return;
+    }
+    if (!body.dx.length) { empty('No samples of thread ' + th + ' match the filters.'); return; }
+    const model = stackModel(body);
+    const total = body.total_ns;
     box.dataset.totalNs = String(total);
     box.dataset.thread = String(th);
-    box.dataset.cells = String(cells.length);
-    $('stack-details').textContent = 'thread ' + th + ': ' + fmtTime(total) + ' in ' + rows.length + ' samples; hover a frame for its time.';
+    box.dataset.cells = String(model.cells.length);
+    $('stack-details').textContent = 'thread ' + th + ': ' + fmtTime(total) + ' in ' + body.samples + ' samples; hover a frame for its time.';
     const label = (c) => c.name + ' — ' + fmtTime(c.value) + ' (' + pct(c.value, total) + ') from ' + fmtTime(c.x) + ' to ' + fmtTime(c.x + c.w) + (c.file ? ' — ' + c.file : '');
-    drawChart(box, $('stack-details'), { cells, start: 0, span: end, depth }, { inverted: true, label, view: state.range, legend: categoryLegend(LEGEND), axis: fmtTime });
+    drawChart(box, $('stack-details'), model, { inverted: true, label, view: state.range, legend: categoryLegend(LEGEND), axis: fmtTime });
   }
 
   // --- sandwich ----------------------------------------------------------------------------
@@ -1314,7 +1450,7 @@
       note.textContent = text;
       delete note.dataset.totalNs;
     };
-    if (!state.sandwich) { reset('Pick a method: click it in the Methods tab, or Shift+click a frame in a flame graph or the stack chart.'); return; }
+    if (!state.sandwich) { reset('Pick a method: click it in the Methods tab, or pin a frame (Shift+click it in a flame graph or the stack chart) and press "sandwich" by the pin.'); return; }
     const [name, file] = state.sandwich;
     if (embedded) {
       reset(`The sandwich of ${name} is built by the served viewer (rperf report --port 0 PROFILE, or Rperf::Viewer): this file holds the call tree of all samples only.`);
@@ -1338,6 +1474,52 @@
     note.dataset.totalNs = String(body.total_ns);
     drawFlame(boxes[0], $('sandwich-details'), callers, { maxHeight: 0.4, legend: false });
     drawFlame(boxes[1], $('sandwich-details'), callees, { inverted: true, maxHeight: 0.4 });
+  }
+
+  // --- source ------------------------------------------------------------------------------
+  // A file of the profile with each line's time (recorded with lines: true), read by the
+  // served viewer (Viewer::SourcePayload: only the profile's own files); a file page has none.
+  let sourceSeq = 0;
+  async function drawSource(p) {
+    const seq = ++sourceSeq;
+    const body = $('source-table').tBodies[0];
+    const note = $('source-note');
+    clear(body);
+    delete $('source-table').dataset.path;
+    if (!state.source) { note.textContent = 'Pin a frame (Shift+click it in a flame graph) and press "source" by the pin.'; return; }
+    const [file, name] = state.source;
+    if (!filteredFromServer) {
+      note.textContent = `The source of ${file} is read by the served viewer (rperf report --port 0 PROFILE, or Rperf::Viewer), which reads the profile's own files: this ${embedded ? 'file' : 'data source'} holds no source.`;
+      return;
+    }
+    const q = new URLSearchParams(filterQuery());
+    q.set('path', file);
+    if (!p.sources) p.sources = new Map();
+    let src;
+    try { src = await filteredView(p, 'source', p.sources, q.toString()); } catch (e) {
+      if (seq === sourceSeq) note.textContent = 'Cannot show ' + file + ': ' + e.message;
+      return;
+    }
+    if (seq !== sourceSeq || state.current !== p || state.tab !== 'source') return;
+    const byLine = new Map(src.weights.map(([line, self, total]) => [line, [self, total]]));
+    const sum = src.total_ns;
+    // The line to show first: the file's hottest (by total).
+    let focus = null;
+    for (const [line, , total] of src.weights) if (focus === null || total > byLine.get(focus)[1]) focus = line;
+    note.textContent = file + (name ? ' — ' + name : '') + ': ' + src.lines.length + ' lines' +
+      (src.lines_recorded ? '; self and total per line, of ' + fmtTime(sum) + '.' : '. This profile was recorded without line numbers (lines: true records them): no time per line.');
+    const rows = src.lines.map((text, i) => {
+      const w = byLine.get(i + 1);
+      return el('tr', { class: (w ? 'hot' : '') + (i + 1 === focus ? ' focus' : ''), dataset: { line: String(i + 1), selfNs: String(w ? w[0] : 0), totalNs: String(w ? w[1] : 0) } },
+        el('td', { class: 'num', text: String(i + 1) }),
+        el('td', { class: 'num', text: w && w[0] ? fmtTime(w[0]) + ' ' + pct(w[0], sum) : '' }),
+        el('td', { class: 'num', text: w ? fmtTime(w[1]) + ' ' + pct(w[1], sum) : '' }),
+        el('td', { class: 'code', text: text }));
+    });
+    appendAll(body, rows);
+    $('source-table').dataset.path = file;
+    const hot = body.querySelector('tr.focus');
+    if (hot) hot.scrollIntoView({ block: 'center' });
   }
 
   // --- diff --------------------------------------------------------------------------------
@@ -1442,12 +1624,161 @@
     const keep = f ? state.filterChoices.findIndex((c) => c.key === f.key && c.value === f.value) : -1;
     if (keep >= 0) labelSel.value = String(keep); else { state.labelFilter = null; labelSel.value = ''; }
 
+    fillTagMenu(p, perPair);
+
     const threadSel = $('filter-thread');
     clear(threadSel);
     threadSel.append(el('option', { value: '', text: 'all threads' }));
     for (const th of p.threads) threadSel.append(el('option', { value: String(th), text: 'thread ' + th }));
     if (state.threadFilter !== null && p.threads.includes(state.threadFilter)) threadSel.value = String(state.threadFilter);
     else { state.threadFilter = null; threadSel.value = ''; }
+  }
+
+  // The tag menu: tagignore (each key = value, and key = (none)), tagroot and tagleaf (keys).
+  // Choices this snapshot does not have are dropped.
+  function fillTagMenu(p, perPair) {
+    const box = $('tag-options');
+    clear(box);
+    const keys = [...perPair.keys()].sort();
+    const has = (k, v) => perPair.has(k) && (v === null || perPair.get(k).has(v));
+    state.tagIgnore = state.tagIgnore.filter(([k, v]) => has(k, v));
+    state.tagRoot = state.tagRoot.filter((k) => perPair.has(k));
+    state.tagLeaf = state.tagLeaf.filter((k) => perPair.has(k));
+    const box1 = (kind, text, checked, onChange, data) => {
+      const input = el('input', { type: 'checkbox', dataset: Object.assign({ kind }, data) });
+      input.checked = checked;
+      input.addEventListener('change', () => { onChange(input.checked); render(); });
+      return el('label', null, input, ' ' + text);
+    };
+    const ignore = el('fieldset', null, el('legend', { text: 'tagignore' }));
+    for (const k of keys) {
+      const values = [null, ...[...perPair.get(k).keys()].sort()];
+      for (const v of values) {
+        const on = state.tagIgnore.some(([a, b]) => a === k && b === v);
+        ignore.append(box1('ignore', k + ' = ' + (v === null ? '(none)' : v), on, (checked) => {
+          state.tagIgnore = state.tagIgnore.filter(([a, b]) => !(a === k && b === v));
+          if (checked) state.tagIgnore.push([k, v]);
+        }, { key: k, value: v === null ? '' : v, none: v === null ? '1' : '0' }));
+      }
+    }
+    const keyBoxes = (kind, list) => {
+      const set = el('fieldset', null, el('legend', { text: 'tag' + kind }));
+      for (const k of keys) {
+        set.append(box1(kind, k, list().includes(k), (checked) => {
+          const next = list().filter((x) => x !== k);
+          if (checked) next.push(k);
+          if (kind === 'root') state.tagRoot = next; else state.tagLeaf = next;
+        }, { key: k }));
+      }
+      return set;
+    };
+    box.append(ignore, keyBoxes('root', () => state.tagRoot), keyBoxes('leaf', () => state.tagLeaf));
+    if (!keys.length) box.append(el('p', { class: 'hint', text: 'This snapshot has no labels.' }));
+    tagSummary();
+  }
+  function tagSummary() {
+    for (const input of $('tag-options').querySelectorAll('input')) {
+      const { kind, key, value, none } = input.dataset;
+      if (kind === 'ignore') input.checked = state.tagIgnore.some(([k, v]) => k === key && (none === '1' ? v === null : v === value));
+      else input.checked = (kind === 'root' ? state.tagRoot : state.tagLeaf).includes(key);
+    }
+    const n = state.tagIgnore.length + state.tagRoot.length + state.tagLeaf.length;
+    $('tag-summary').textContent = n ? 'tags (' + n + ')' : 'tags';
+    $('tag-focus').classList.toggle('invalid', !!state.tagFocus && !tagFocusRegex());
+    $('tag-focus').title = state.tagFocus && !tagFocusRegex() ? 'Not a valid regular expression: tagfocus is skipped' : '';
+  }
+
+  // --- transforms --------------------------------------------------------------------------
+  // Changing them reopens the snapshot: the server sends the transformed profile's payload.
+  function setTransforms(list) {
+    state.transforms = list;
+    if (state.current) open(state.current.id); else render();
+  }
+  function drawTransforms() {
+    const box = $('transforms');
+    clear(box);
+    const served = filteredFromServer;
+    const why = 'Transforms are applied by the served viewer (rperf report --port 0 PROFILE, or Rperf::Viewer)';
+    for (const b of document.querySelectorAll('.pin-transforms button, #collapse-recursion')) {
+      b.disabled = !served;
+      if (!served) b.title = why;
+    }
+    const recursion = state.transforms.some((t) => t[0] === 'recursion');
+    $('collapse-recursion').setAttribute('aria-pressed', String(recursion));
+    state.transforms.forEach((t, i) => {
+      const text = t[0] === 'recursion' ? 'recursion collapsed' : t[0] + ' ' + t[1];
+      const chip = el('button', { type: 'button', class: 'transform', text: text + ' ✕', title: 'Undo this transform', dataset: { op: t[0] } });
+      chip.addEventListener('click', () => setTransforms(state.transforms.filter((_, k) => k !== i)));
+      box.append(chip);
+    });
+  }
+
+  // --- the pinned method (Shift+click) -----------------------------------------------------
+  // rperf 0.11.1's pin: the method is outlined in the charts, and its share of each snapshot
+  // (its total in the snapshot's method table over the snapshot's total) is drawn as a line.
+  function togglePin(frame) {
+    state.pin = state.pin && frame && state.pin[0] === frame[0] && state.pin[1] === frame[1] ? null : frame;
+    render();
+  }
+  const pinShares = new Map(); // "id\0name\0file\0transforms" -> share, or null when unknown
+  function shareOfBody(body, pin) {
+    const table = body.method_table;
+    if (!table || !table.total_ns) return null;
+    let ns = 0;
+    for (const entry of table.entries) {
+      const [name, file] = table.methods[entry[0]];
+      if (name === pin[0] && file === pin[1]) ns += entry[2];
+    }
+    return ns / table.total_ns;
+  }
+  let pinSeq = 0;
+  async function drawPin() {
+    const panel = $('pin-panel');
+    const pin = state.pin;
+    panel.hidden = !pin;
+    if (!pin) return;
+    $('pin-name').textContent = 'pinned: ' + pin[0];
+    $('pin-name').title = pin[0] + ' — ' + pin[1];
+    const seq = ++pinSeq;
+    const key = (id) => id + '\u0000' + pin[0] + '\u0000' + pin[1] + '\u0000' + transformsKey(); // shares of the transformed profiles
+    const paint = () => {
+      const svg = $('pin-trend');
+      clear(svg);
+      const w = Number(svg.getAttribute('width'));
+      const h = Number(svg.getAttribute('height'));
+      const values = state.list.map((s) => (pinShares.has(key(s.id)) ? pinShares.get(key(s.id)) : null));
+      const max = maxOf(values.filter((v) => v !== null), 0.0001);
+      const x = (i) => (values.length === 1 ? w / 2 : 6 + i * (w - 12) / (values.length - 1));
+      const y = (v) => h - 5 - (v / max) * (h - 12);
+      const points = [];
+      values.forEach((v, i) => { if (v !== null) points.push(x(i) + ',' + y(v)); });
+      svg.append(svgEl('polyline', { points: points.join(' '), fill: 'none', stroke: '#b4451f', 'stroke-width': 1.5 }));
+      state.list.forEach((s, i) => {
+        if (values[i] === null) return;
+        const current = state.current && state.current.id === s.id;
+        const dot = svgEl('circle', { cx: x(i), cy: y(values[i]), r: current ? 4 : 2.5, fill: current ? '#b4451f' : '#fff', stroke: '#b4451f', class: current ? 'current' : '', 'data-id': String(s.id), 'data-share': String(values[i]) });
+        const title = svgEl('title');
+        title.textContent = '#' + s.id + ': ' + (values[i] * 100).toFixed(1) + '%';
+        dot.append(title);
+        dot.addEventListener('click', () => open(s.id));
+        svg.append(dot);
+      });
+      const cur = state.current && pinShares.get(key(state.current.id));
+      $('pin-share').textContent = cur === undefined || cur === null ? '' : 'share ' + (cur * 100).toFixed(1) + '% @ #' + state.current.id;
+      $('pin-share').dataset.share = cur === undefined || cur === null ? '' : String(cur);
+    };
+    if (state.current && !pinShares.has(key(state.current.id))) pinShares.set(key(state.current.id), shareOfBody(state.current, pin));
+    paint();
+    // The other snapshots, one at a time; a newer pin stops this walk.
+    for (const s of state.list) {
+      if (pinShares.has(key(s.id)) || s.error || isEmpty(s)) continue;
+      let share = null;
+      try { share = shareOfBody(await fetchSnapshot(s.id), pin); } catch (_) { /* left out */ }
+      if (seq !== pinSeq || state.pin !== pin) return;
+      pinShares.set(key(s.id), share);
+      paint();
+    }
+    panel.dataset.loaded = '1';
   }
 
   // --- snapshot list and sparkline ---------------------------------------------------------
@@ -1528,9 +1859,10 @@
 
   // --- loading -----------------------------------------------------------------------------
   async function snapshot(id) {
-    if (state.payloads.has(id)) return state.payloads.get(id);
+    const key = id + '\u0000' + transformsKey();
+    if (state.payloads.has(key)) return state.payloads.get(key);
     const p = prepare(await fetchSnapshot(id));
-    state.payloads.set(id, p);
+    state.payloads.set(key, p);
     while (state.payloads.size > 4) state.payloads.delete(state.payloads.keys().next().value);
     return p;
   }
@@ -1651,10 +1983,14 @@
   async function renderViews(seq) {
     const p = state.current;
     if (!p) { document.body.dataset.state = 'ready'; return; }
-    if (p.timeline && (state.range || state.tab === 'timeline' || state.tab === 'stack')) await ensureTimeline(p);
+    if (p.timeline && (state.range || state.tab === 'timeline')) await ensureTimeline(p);
     if (seq !== renderSeq || state.current !== p) return; // the user moved on meanwhile
-    const weights = nodeWeights(p, selectSamples(p));
+    const rows = selectSamples(p);
+    const weights = nodeWeights(p, rows);
     drawSummary(p, weights);
+    tagSummary();
+    drawPin();
+    drawTransforms();
     for (const b of $('tabs').querySelectorAll('button')) {
       b.classList.toggle('active', b.dataset.tab === state.tab);
       // A tab that cannot show the filters says so before it is opened.
@@ -1664,12 +2000,14 @@
     }
     for (const s of document.querySelectorAll('.tab')) s.classList.toggle('active', s.id === 'tab-' + state.tab);
     switch (state.tab) {
-      case 'flame': drawFlame($('flame'), $('flame-details'), hierarchy(p, weights, null, stateLeaves(weights)), {}); break;
-      case 'icicle': drawFlame($('icicle'), $('icicle-details'), hierarchy(p, weights, null, stateLeaves(weights)), { inverted: true }); break;
-      case 'stack': drawStackChart(p); break;
+      case 'flame': drawFlame($('flame'), $('flame-details'), flameHierarchy(p, rows, weights), {}); break;
+      case 'icicle': drawFlame($('icicle'), $('icicle-details'), flameHierarchy(p, rows, weights), { inverted: true }); break;
+      case 'stack': await drawStackChart(p); break;
       case 'sandwich': await drawSandwich(p); break;
       case 'top': drawTop(p, weights); break;
       case 'tree': await drawTree(p); break;
+      case 'inverted': await drawTree(p, 'inverted'); break;
+      case 'source': await drawSource(p); break;
       case 'methods': await drawMethods(p); break;
       case 'alloc': drawAllocations(p); break;
       case 'threads': drawThreads(p); break;
@@ -1699,6 +2037,13 @@
     if (state.method) q.set('method', state.method);
     if (state.sandwich) q.set('sandwich', state.sandwich.join('\u0000'));
     if (state.tab === 'stack' && state.stackThread !== null) q.set('stack', String(state.stackThread));
+    if (state.tagFocus) q.set('tagfocus', state.tagFocus);
+    if (state.tagIgnore.length) q.set('tagignore', JSON.stringify(state.tagIgnore));
+    if (state.tagRoot.length) q.set('tagroot', JSON.stringify(state.tagRoot));
+    if (state.tagLeaf.length) q.set('tagleaf', JSON.stringify(state.tagLeaf));
+    if (state.pin) q.set('pin', state.pin.join('\u0000'));
+    if (state.source) q.set('source', state.source.join('\u0000'));
+    if (state.transforms.length) q.set('transforms', transformsKey());
     return '#' + q.toString();
   }
   function writeHash() {
@@ -1714,6 +2059,16 @@
       method: q.get('method'), stack: num('stack'), sandwich: q.has('sandwich') ? q.get('sandwich').split('\u0000').slice(0, 2) : null, tab: TABS().includes(q.get('tab')) ? q.get('tab') : null, label: null, range: null };
     if (q.has('label')) out.label = { key: q.get('label'), value: q.get('unset') === '1' ? NOT_SET : (q.get('value') || '') };
     if (num('from') !== null && num('to') !== null) out.range = [num('from'), num('to')];
+    const list = (k, ok) => {
+      try { const v = JSON.parse(q.get(k) || '[]'); return Array.isArray(v) ? v.filter(ok) : []; } catch (_) { return []; }
+    };
+    out.tagFocus = q.get('tagfocus') || '';
+    out.tagIgnore = list('tagignore', (e) => Array.isArray(e) && typeof e[0] === 'string' && (e[1] === null || typeof e[1] === 'string')).map((e) => [e[0], e[1]]);
+    out.tagRoot = list('tagroot', (k) => typeof k === 'string');
+    out.tagLeaf = list('tagleaf', (k) => typeof k === 'string');
+    out.pin = q.has('pin') ? q.get('pin').split('\u0000').slice(0, 2) : null;
+    out.source = q.has('source') ? q.get('source').split('\u0000').slice(0, 2) : null;
+    out.transforms = list('transforms', (t) => Array.isArray(t) && (t.length === 3 || (t.length === 1 && t[0] === 'recursion')) && t.every((x) => typeof x === 'string'));
     return out;
   }
   // Before fillFilters, which keeps the filters only when the snapshot has them.
@@ -1728,6 +2083,14 @@
     state.method = v.method;
     state.sandwich = v.sandwich;
     if (v.stack !== null) state.stackThread = v.stack;
+    state.tagFocus = v.tagFocus;
+    $('tag-focus').value = v.tagFocus;
+    state.tagIgnore = v.tagIgnore;
+    state.tagRoot = v.tagRoot;
+    state.tagLeaf = v.tagLeaf;
+    state.pin = v.pin && v.pin.length === 2 ? v.pin : null;
+    state.source = v.source && v.source[0] ? v.source : null;
+    state.transforms = v.transforms;
   }
   let pendingView = null;
 
@@ -1765,6 +2128,8 @@
     });
     bindToggle('#tab-methods [data-sort]', 'sort', (v) => { state.methodSort = v; });
     $('tree-collapse').addEventListener('click', () => { if (state.tree) state.tree.expanded = new Set(); render(); });
+    $('inverted-expand').addEventListener('click', () => { if (state.tree) { expandAtLeast(state.tree, 0.01); render(); } });
+    $('inverted-collapse').addEventListener('click', () => { if (state.tree) state.tree.expanded = new Set(); render(); });
     bindToggle('#tab-alloc [data-field]', 'field', (v) => { state.allocField = v; });
     $('refresh').addEventListener('click', () => loadList());
     let searchTimer = null;
@@ -1773,6 +2138,31 @@
       searchTimer = setTimeout(() => { state.search = e.target.value; render(); }, 120);
     });
     $('hide-idle').addEventListener('click', () => { state.hideIdle = !state.hideIdle; render(); });
+    let tagTimer = null;
+    $('tag-focus').addEventListener('input', (e) => {
+      clearTimeout(tagTimer);
+      tagTimer = setTimeout(() => { state.tagFocus = e.target.value.trim(); render(); }, 120);
+    });
+    $('pin-close').addEventListener('click', () => togglePin(null));
+    for (const b of document.querySelectorAll('.pin-transforms button')) {
+      b.addEventListener('click', () => { if (state.pin) setTransforms([...state.transforms, [b.dataset.transform, state.pin[0], state.pin[1]]]); });
+    }
+    $('collapse-recursion').addEventListener('click', () => {
+      const on = state.transforms.some((t) => t[0] === 'recursion');
+      setTransforms(on ? state.transforms.filter((t) => t[0] !== 'recursion') : [...state.transforms, ['recursion']]);
+    });
+    $('pin-source').addEventListener('click', () => {
+      if (!state.pin) return;
+      state.source = [state.pin[1], state.pin[0]];
+      state.tab = 'source';
+      render();
+    });
+    $('pin-sandwich').addEventListener('click', () => {
+      if (!state.pin) return;
+      state.sandwich = state.pin.slice();
+      state.tab = 'sandwich';
+      render();
+    });
     $('stack-thread').addEventListener('change', (e) => { state.stackThread = Number(e.target.value); render(); });
     $('help-button').addEventListener('click', () => { $('help').hidden = !$('help').hidden; });
     document.addEventListener('keydown', onKey);
@@ -1781,6 +2171,7 @@
       const v = readHash();
       if (!v) return;
       pendingView = v;
+      state.transforms = v.transforms; // before the snapshot is asked for
       const id = v.snap !== null && state.list.some((s) => s.id === v.snap) ? v.snap : state.current && state.current.id;
       if (id !== null && id !== undefined) open(id);
     });
@@ -1833,6 +2224,7 @@
 
   window.rperfViewer = { state, open, render, reload: loadList };
   pendingView = readHash();
+  if (pendingView) state.transforms = pendingView.transforms;
   if (embedded) $('refresh').hidden = true;
   wire();
   loadList();
