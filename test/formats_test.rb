@@ -161,6 +161,12 @@ class FormatsTest < Minitest::Test
     # A non-String argument is a TypeError (its bytes were once read as a String's).
     assert_raises(TypeError) { Rperf::Native.capture(["echo", Object.new]) }
     assert_raises(TypeError) { Rperf::Native.capture(["echo", Pathname("x")]) }
+    # A signal Ruby handles without raising (here the SIGCHLD of another child that exits
+    # meanwhile) lets the program run on: it was once killed, and the meta lost its git facts.
+    other = spawn("sleep", "0.05")
+    assert_equal ["done\n", true], Rperf::Native.capture(["sh", "-c", "sleep 0.5; echo done"])
+    Process.wait(other)
+    assert_equal ["", true], Rperf::Native.capture(["sh", "-c", "exec >&-; sleep 0.1"]), "output closed before the exit"
     # An interrupt (Timeout here) stops a program that hangs: it is killed and reaped.
     t0 = Process.clock_gettime(Process::CLOCK_MONOTONIC)
     assert_raises(Timeout::Error) { Timeout.timeout(0.2) { Rperf::Native.capture(["sleep", "30"]) } }

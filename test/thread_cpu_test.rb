@@ -81,12 +81,12 @@ class ThreadCpuTest < Minitest::Test
   # The sampling interval as delivered: the largest running interval recorded on the thread's
   # own methods. A method boundary falls inside one interval, which goes whole to the method
   # sampled at its end; on an idle machine that is 0.1 ms, on a loaded one the timer thread
-  # itself waits for a CPU and intervals stretch to milliseconds. Capped at 10 ms: far below
-  # the first time slice (~100 ms) that is lost or misplaced without the fix.
+  # itself waits for a CPU and intervals stretch to milliseconds (6 ms seen at load 12). Capped
+  # at 40 ms: well below the first time slice (~100 ms) that is lost or misplaced without the fix.
   def boundary_slack(samples, thread)
     own = samples.select { |method, _ms, _seq, gvl| !gvl && method&.start_with?("Object#spin_t#{thread}_") }
     widest = own.map { |s| s[1] }.max.to_f
-    [2 * widest, 10.0].min
+    [2 * widest, 40.0].min
   end
 
   def test_cpu_mode_counts_every_thread_from_its_first_instruction
