@@ -17,6 +17,9 @@ namespace {
 
 VALUE g_profile_class = Qnil;
 ID g_view_link;  // hidden instance variable of a view Hash: its Native::Profile
+// Hash views built in this process (Native::Profile.views_built): the tests check that the
+// paths nobody reads a Hash from (output:-only stops, children, the CLI) build none.
+uint64_t g_views_built = 0;
 
 void holder_mark(void* p) {
   auto* h = static_cast<ProfileHolder*>(p);
@@ -117,6 +120,7 @@ VALUE in_order(VALUE all, const std::vector<const char*>& order) {
 }
 
 VALUE build_view(VALUE self, ProfileHolder& h) {
+  g_views_built++;
   Profile& p = h.profile;
   h.frame_values.assign(p.frames.size(), 0);
   h.stack_values.assign(p.stacks.size(), 0);
@@ -608,6 +612,27 @@ VALUE profile_attribute(VALUE self, VALUE key) {
 
 VALUE profile_meta_p(VALUE self) { return holder_of(self)->profile.meta.is_object() ? Qtrue : Qfalse; }
 
+// #meta -> the file's meta Hash (nil when it has none), without building the Hash view.
+VALUE profile_meta(VALUE self) {
+  const Profile& p = holder_of(self)->profile;
+  return p.meta.is_null() ? Qnil : json_to_ruby(p.meta);
+}
+
+// #saved_summary -> the summary a file carried (the Hash view's :summary), nil when none;
+// #summary computes it.
+VALUE profile_saved_summary(VALUE self) {
+  const Profile& p = holder_of(self)->profile;
+  return p.summary.is_null() ? Qnil : json_to_ruby(p.summary);
+}
+
+// #samples? / #allocations? / #raw?: whether the result has time samples, allocation samples,
+// raw (timestamped) samples; what a caller of the Hash view asks with its keys.
+VALUE profile_samples_p(VALUE self) { return holder_of(self)->profile.samples.empty() ? Qfalse : Qtrue; }
+VALUE profile_allocations_p(VALUE self) { return holder_of(self)->profile.has_allocations() ? Qtrue : Qfalse; }
+VALUE profile_raw_p(VALUE self) { return holder_of(self)->profile.timestamps ? Qtrue : Qfalse; }
+
+VALUE profile_s_views_built(VALUE) { return ULL2NUM(g_views_built); }
+
 // #summary -> Hash (computed from the profile: rperf 0.11's summary fields).
 VALUE profile_summary(VALUE self) {
   JsonValue* summary = new JsonValue();
@@ -691,6 +716,12 @@ void init_profile_binding(VALUE native) {
   rb_define_method(g_profile_class, "meta=", RUBY_METHOD_FUNC(profile_set_meta), 1);
   rb_define_method(g_profile_class, "attribute", RUBY_METHOD_FUNC(profile_attribute), 1);
   rb_define_method(g_profile_class, "meta?", RUBY_METHOD_FUNC(profile_meta_p), 0);
+  rb_define_method(g_profile_class, "meta", RUBY_METHOD_FUNC(profile_meta), 0);
+  rb_define_method(g_profile_class, "saved_summary", RUBY_METHOD_FUNC(profile_saved_summary), 0);
+  rb_define_method(g_profile_class, "samples?", RUBY_METHOD_FUNC(profile_samples_p), 0);
+  rb_define_method(g_profile_class, "allocations?", RUBY_METHOD_FUNC(profile_allocations_p), 0);
+  rb_define_method(g_profile_class, "raw?", RUBY_METHOD_FUNC(profile_raw_p), 0);
+  rb_define_singleton_method(g_profile_class, "views_built", RUBY_METHOD_FUNC(profile_s_views_built), 0);
   rb_define_method(g_profile_class, "summary", RUBY_METHOD_FUNC(profile_summary), 0);
   rb_define_method(g_profile_class, "total_weight", RUBY_METHOD_FUNC(profile_total_weight), 0);
   rb_define_method(g_profile_class, "vm_state_totals", RUBY_METHOD_FUNC(profile_vm_state_totals), 0);
