@@ -631,6 +631,15 @@ VALUE profile_samples_p(VALUE self) { return holder_of(self)->profile.samples.em
 VALUE profile_allocations_p(VALUE self) { return holder_of(self)->profile.has_allocations() ? Qtrue : Qfalse; }
 VALUE profile_raw_p(VALUE self) { return holder_of(self)->profile.timestamps ? Qtrue : Qfalse; }
 
+// #label_sets -> [Hash, ...] by label set id (the Hash view's :label_sets), without the view.
+VALUE profile_label_sets(VALUE self) {
+  ProfileHolder* h = holder_of(self);
+  if (!NIL_P(h->view)) return rb_ary_dup(h->view_label_sets);
+  VALUE out = rb_ary_new_capa(static_cast<long>(h->profile.label_sets.size()));
+  for (uint32_t i = 0; i < h->profile.label_sets.size(); i++) rb_ary_push(out, label_set_to_ruby(h->profile.label_sets[i]));
+  return out;
+}
+
 VALUE profile_s_views_built(VALUE) { return ULL2NUM(g_views_built); }
 
 // #summary -> Hash (computed from the profile: rperf 0.11's summary fields).
@@ -721,6 +730,7 @@ void init_profile_binding(VALUE native) {
   rb_define_method(g_profile_class, "samples?", RUBY_METHOD_FUNC(profile_samples_p), 0);
   rb_define_method(g_profile_class, "allocations?", RUBY_METHOD_FUNC(profile_allocations_p), 0);
   rb_define_method(g_profile_class, "raw?", RUBY_METHOD_FUNC(profile_raw_p), 0);
+  rb_define_method(g_profile_class, "label_sets", RUBY_METHOD_FUNC(profile_label_sets), 0);
   rb_define_singleton_method(g_profile_class, "views_built", RUBY_METHOD_FUNC(profile_s_views_built), 0);
   rb_define_method(g_profile_class, "summary", RUBY_METHOD_FUNC(profile_summary), 0);
   rb_define_method(g_profile_class, "total_weight", RUBY_METHOD_FUNC(profile_total_weight), 0);
