@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <new>
 
 #include "profile/functions.hh"
 #include "profile/profile_rows.hh"
 #include "profile/result_keys.hh"
+#include "profile/stack_tree.hh"
 #include "profile/summary.hh"
 #include "profile/transform.hh"
 #include "ruby/values.hh"
@@ -640,6 +642,54 @@ VALUE profile_label_sets(VALUE self) {
   return out;
 }
 
+// Native::Profile.of_view(hash) -> the profile whose unchanged Hash view `hash` is (its rows
+// are the profile's, in the profile's order), else nil; converts nothing.
+VALUE profile_s_of_view(VALUE, VALUE hash) {
+  if (!RB_TYPE_P(hash, T_HASH)) return Qnil;
+  VALUE linked = rb_attr_get(hash, g_view_link);
+  if (!rb_typeddata_is_kind_of(linked, &kProfileType)) return Qnil;
+  ProfileHolder* h = holder_of(linked);
+  return h->view == hash && view_unchanged(*h, hash) ? linked : Qnil;
+}
+
+VALUE int_array(const std::vector<uint32_t>& ids) {
+  VALUE a = rb_ary_new_capa(static_cast<long>(ids.size()));
+  for (uint32_t id : ids) rb_ary_push(a, UINT2NUM(id));
+  return a;
+}
+
+// #stack_tree(max_samples) -> {frames: [[label, path], ...], parents:, node_frames:, order:,
+// kept_nodes:, pruned_node:, no_frames_node:} of the aggregated samples (profile/stack_tree.hh).
+VALUE profile_stack_tree(VALUE self, VALUE max_samples) {
+  ProfileHolder* h = holder_of(self);
+  size_t max = NUM2SIZET(max_samples);
+  StackTree* tree = nullptr;
+  without_cxx_exceptions([&] {
+    std::unique_ptr<StackTree> built(new StackTree());
+    if (NIL_P(h->view)) {
+      *built = build_stack_tree(h->profile, h->profile.aggregated_samples(), max);
+    } else {
+      *built = build_stack_tree(h->profile, h->shown_samples, max);
+    }
+    tree = built.release();
+  });
+  // Only NoMemoryError can be raised below: it would leak this one tree.
+  VALUE frames = rb_ary_new_capa(static_cast<long>(tree->frames.size()));
+  for (const auto& f : tree->frames) rb_ary_push(frames, rb_ary_new_from_args(2, utf8_string(f.first), utf8_string(f.second)));
+  VALUE parents = rb_ary_new_capa(static_cast<long>(tree->parents.size()));
+  for (int32_t parent : tree->parents) rb_ary_push(parents, INT2FIX(parent));
+  VALUE out = rb_hash_new();
+  rb_hash_aset(out, sym("frames"), frames);
+  rb_hash_aset(out, sym("parents"), parents);
+  rb_hash_aset(out, sym("node_frames"), int_array(tree->node_frames));
+  rb_hash_aset(out, sym("order"), tree->order.empty() ? Qnil : int_array(tree->order));
+  rb_hash_aset(out, sym("kept_nodes"), int_array(tree->kept_nodes));
+  rb_hash_aset(out, sym("pruned_node"), tree->pruned_node < 0 ? Qnil : INT2FIX(tree->pruned_node));
+  rb_hash_aset(out, sym("no_frames_node"), tree->no_frames_node < 0 ? Qnil : INT2FIX(tree->no_frames_node));
+  delete tree;
+  return out;
+}
+
 VALUE profile_s_views_built(VALUE) { return ULL2NUM(g_views_built); }
 
 // #summary -> Hash (computed from the profile: rperf 0.11's summary fields).
@@ -731,6 +781,8 @@ void init_profile_binding(VALUE native) {
   rb_define_method(g_profile_class, "allocations?", RUBY_METHOD_FUNC(profile_allocations_p), 0);
   rb_define_method(g_profile_class, "raw?", RUBY_METHOD_FUNC(profile_raw_p), 0);
   rb_define_method(g_profile_class, "label_sets", RUBY_METHOD_FUNC(profile_label_sets), 0);
+  rb_define_singleton_method(g_profile_class, "of_view", RUBY_METHOD_FUNC(profile_s_of_view), 1);
+  rb_define_method(g_profile_class, "stack_tree", RUBY_METHOD_FUNC(profile_stack_tree), 1);
   rb_define_singleton_method(g_profile_class, "views_built", RUBY_METHOD_FUNC(profile_s_views_built), 0);
   rb_define_method(g_profile_class, "summary", RUBY_METHOD_FUNC(profile_summary), 0);
   rb_define_method(g_profile_class, "total_weight", RUBY_METHOD_FUNC(profile_total_weight), 0);
