@@ -144,8 +144,8 @@ module Rperf
     def initialize(data, threads: :merge, filter: nil)
       @tree = data.is_a?(CallTree) ? data : CallTree.new(data, threads: threads, filter: filter)
       # Heaviest total first, then self; then name and path (sorted natively).
-      @entries = @tree.native.method_entries.map do |id, self_ns, total_ns, recursive|
-        Entry.new(self, id, self_ns, total_ns, recursive)
+      @entries = @tree.native.method_entries.map do |e|
+        Entry.new(self, e.method_id, e.self_ns, e.total_ns, e.recursive)
       end.freeze
     end
 

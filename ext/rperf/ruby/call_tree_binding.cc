@@ -43,7 +43,8 @@ size_t holder_size(const void* p) {
 }
 const rb_data_type_t kCallTreeType = {"rperf/call_tree", {nullptr, holder_free, holder_size, nullptr, {nullptr}}, nullptr, nullptr, 0};
 VALUE g_call_tree_class = Qnil;
-VALUE g_node_info_class = Qnil;  // Native::CallTree::NodeInfo: a node's fields by name
+VALUE g_node_info_class = Qnil;     // Native::CallTree::NodeInfo: a node's fields by name
+VALUE g_method_entry_class = Qnil;  // Native::CallTree::MethodEntry: a method table entry's
 
 CallTreeHolder* holder(VALUE self) { return static_cast<CallTreeHolder*>(rb_check_typeddata(self, &kCallTreeType)); }
 
@@ -189,8 +190,8 @@ VALUE call_tree_children(VALUE self, VALUE id) {
   return out;
 }
 
-// #method_entries -> [[method_id, self_ns, total_ns, recursive], ...] of the methods sampled,
-// heaviest total first (then self, descending; then label and path, as String#<=>).
+// #method_entries -> [Native::CallTree::MethodEntry (method_id, self_ns, total_ns, recursive),
+// ...] of the methods sampled, heaviest total first (then self, descending; then label and path, as String#<=>).
 VALUE call_tree_method_entries(VALUE self) {
   const MethodTable& mt = table_of(self);
   const std::vector<Method>& methods = paths_of(self).methods();
@@ -213,7 +214,7 @@ VALUE call_tree_method_entries(VALUE self) {
   VALUE out = rb_ary_new_capa(static_cast<long>(count));
   for (size_t i = 0; i < count; i++) {
     const MethodTable::Entry& e = mt.entries()[ids[i]];
-    rb_ary_push(out, rb_ary_new_from_args(4, UINT2NUM(ids[i]), LL2NUM(e.self_ns), LL2NUM(e.total_ns), e.recursive ? Qtrue : Qfalse));
+    rb_ary_push(out, rb_struct_new(g_method_entry_class, UINT2NUM(ids[i]), LL2NUM(e.self_ns), LL2NUM(e.total_ns), e.recursive ? Qtrue : Qfalse));
   }
   ALLOCV_END(buffer);
   return out;
@@ -272,6 +273,7 @@ void init_call_tree_binding(VALUE native) {
   g_call_tree_class = rb_define_class_under(native, "CallTree", rb_cObject);
   g_node_info_class = rb_struct_define_under(g_call_tree_class, "NodeInfo", "method_id", "parent_id", "total_ns", "self_ns", "recursive", "depth",
                                              nullptr);
+  g_method_entry_class = rb_struct_define_under(g_call_tree_class, "MethodEntry", "method_id", "self_ns", "total_ns", "recursive", nullptr);
   rb_undef_alloc_func(g_call_tree_class);
   rb_define_singleton_method(g_call_tree_class, "build", RUBY_METHOD_FUNC(call_tree_s_build), 4);
   rb_define_method(g_call_tree_class, "method_count", RUBY_METHOD_FUNC(call_tree_method_count), 0);
