@@ -55,6 +55,19 @@ TEST(StackTree, EverySampleKeptInItsOrder) {
   EXPECT_EQ(-1, t.pruned_node);
 }
 
+TEST(StackTree, RawSamplesFindTheirNodeOrThePrunedOne) {
+  Profile p = tree_profile();
+  p.timestamps = true;  // the same rows as raw samples
+  StackTree t = build_stack_tree(p, p.samples, 3, true);
+  ASSERT_EQ(5u, t.raw_nodes.size());
+  EXPECT_EQ(t.kept_nodes[2], t.raw_nodes[0]);
+  EXPECT_EQ(t.kept_nodes[0], t.raw_nodes[1]);
+  EXPECT_EQ(static_cast<uint32_t>(t.pruned_node), t.raw_nodes[2]) << "main>a>b was pruned";
+  EXPECT_EQ(static_cast<uint32_t>(t.pruned_node), t.raw_nodes[3]) << "so was the empty stack";
+  EXPECT_EQ(4u, t.frames.size()) << "looking a pruned stack up adds no frame";
+  EXPECT_EQ(4u, t.parents.size()) << "nor a node";
+}
+
 TEST(SampleFilter, ThreadHiddenThreadsLabelSetsAndClippedRange) {
   // Raw samples: each covers [time - weight, time].
   Profile p = make_profile({{"m.rb", "main", 1}},

@@ -36,6 +36,21 @@ class TreeBuilder {
     return id;
   }
 
+  // The leaf node of a stack already in the tree, or -1; adds nothing.
+  int32_t find(FrameSpan frames) {
+    if (frames.empty()) return tree_.no_frames_node;
+    int32_t parent = -1;
+    for (size_t i = frames.size(); i-- > 0;) {
+      uint32_t f = known_frame(frames[i]);
+      if (f == HashIndex::kNotFound) return -1;
+      uint64_t hash = mix64((static_cast<uint64_t>(parent + 1) << 32) | f);
+      uint32_t id = nodes_.find(hash, [&](uint32_t n) { return tree_.parents[n] == parent && tree_.node_frames[n] == f; });
+      if (id == HashIndex::kNotFound) return -1;
+      parent = static_cast<int32_t>(id);
+    }
+    return parent;
+  }
+
   // The leaf node of a stack (frame ids leaf first), walked from the root.
   uint32_t leaf(FrameSpan frames) {
     if (frames.empty()) {
@@ -49,6 +64,12 @@ class TreeBuilder {
 
  private:
   static constexpr uint32_t kUnknown = UINT32_MAX;
+
+  // The tree's frame of a profile frame when the tree has it, else kNotFound (nothing added).
+  uint32_t known_frame(uint32_t id) const {
+    if (frame_of_[id] != kUnknown) return frame_of_[id];
+    return names_.find(p_.frames[id].path, p_.frames[id].label, 0);
+  }
 
   uint32_t frame(uint32_t id) {
     uint32_t& known = frame_of_[id];
@@ -65,7 +86,7 @@ class TreeBuilder {
 
 }  // namespace
 
-StackTree build_stack_tree(const Profile& p, const std::vector<Sample>& samples, size_t max_samples) {
+StackTree build_stack_tree(const Profile& p, const std::vector<Sample>& samples, size_t max_samples, bool raw) {
   StackTree tree;
   TreeBuilder builder(p, tree);
   size_t kept = samples.size();
@@ -84,6 +105,19 @@ StackTree build_stack_tree(const Profile& p, const std::vector<Sample>& samples,
     tree.kept_nodes.push_back(builder.leaf(p.stacks[s.stack]));
   }
   if (kept < samples.size()) tree.pruned_node = static_cast<int32_t>(builder.node(-1, builder.name(StackTree::kPrunedLabel, StackTree::kPrunedPath)));
+  if (raw) {
+    // Raw samples repeat few stacks: each stack is walked once.
+    std::vector<int64_t> node_of_stack(p.stacks.size(), -2);
+    tree.raw_nodes.reserve(p.samples.size());
+    for (const Sample& s : p.samples) {
+      int64_t& node = node_of_stack[s.stack];
+      if (node == -2) {
+        int32_t found = builder.find(p.stacks[s.stack]);
+        node = found >= 0 ? found : tree.pruned_node >= 0 ? tree.pruned_node : static_cast<int32_t>(builder.leaf(p.stacks[s.stack]));
+      }
+      tree.raw_nodes.push_back(static_cast<uint32_t>(node));
+    }
+  }
   return tree;
 }
 

@@ -25,8 +25,11 @@ struct StackTree {
   std::vector<uint32_t> kept_nodes;  // the leaf node of each kept sample, in kept order
   int32_t pruned_node = -1;          // when samples were left out
   int32_t no_frames_node = -1;       // when a kept sample has no frame
+  // With `raw`: the node of each raw sample (the profile's samples, one per tick), for the
+  // timeline: its stack's node when in the tree, else the [pruned] node (else a new node).
+  std::vector<uint32_t> raw_nodes;
 };
 
-StackTree build_stack_tree(const Profile& p, const std::vector<Sample>& samples, size_t max_samples);
+StackTree build_stack_tree(const Profile& p, const std::vector<Sample>& samples, size_t max_samples, bool raw = false);
 
 }  // namespace rperf

@@ -659,17 +659,19 @@ VALUE int_array(const std::vector<uint32_t>& ids) {
 }
 
 // #stack_tree(max_samples) -> {frames: [[label, path], ...], parents:, node_frames:, order:,
-// kept_nodes:, pruned_node:, no_frames_node:} of the aggregated samples (profile/stack_tree.hh).
+// kept_nodes:, pruned_node:, no_frames_node:, raw_nodes: (nil without raw samples)} of the
+// aggregated samples (profile/stack_tree.hh).
 VALUE profile_stack_tree(VALUE self, VALUE max_samples) {
   ProfileHolder* h = holder_of(self);
   size_t max = NUM2SIZET(max_samples);
   StackTree* tree = nullptr;
   without_cxx_exceptions([&] {
     std::unique_ptr<StackTree> built(new StackTree());
+    bool raw = h->profile.timestamps;
     if (NIL_P(h->view)) {
-      *built = build_stack_tree(h->profile, h->profile.aggregated_samples(), max);
+      *built = build_stack_tree(h->profile, h->profile.aggregated_samples(), max, raw);
     } else {
-      *built = build_stack_tree(h->profile, h->shown_samples, max);
+      *built = build_stack_tree(h->profile, h->shown_samples, max, raw);
     }
     tree = built.release();
   });
@@ -686,6 +688,7 @@ VALUE profile_stack_tree(VALUE self, VALUE max_samples) {
   rb_hash_aset(out, sym("kept_nodes"), int_array(tree->kept_nodes));
   rb_hash_aset(out, sym("pruned_node"), tree->pruned_node < 0 ? Qnil : INT2FIX(tree->pruned_node));
   rb_hash_aset(out, sym("no_frames_node"), tree->no_frames_node < 0 ? Qnil : INT2FIX(tree->no_frames_node));
+  rb_hash_aset(out, sym("raw_nodes"), h->profile.timestamps ? int_array(tree->raw_nodes) : Qnil);
   delete tree;
   return out;
 }

@@ -156,6 +156,7 @@ module Rperf
         @node_index = nil # made when first needed (node_index)
         @pruned_node = tree[:pruned_node]
         @no_frames_node = tree[:no_frames_node]
+        @raw_nodes = tree[:raw_nodes] # the timeline's nodes, by raw sample
       end
 
       def node_index
@@ -258,9 +259,10 @@ module Rperf
         return nil unless raw.is_a?(Array)
 
         # [frames, weight, thread_seq, label_set_id, ..., time_ns]: the time comes last.
-        rows = raw.map do |sample|
+        nodes = @raw_nodes if @raw_nodes&.size == raw.size
+        rows = raw.each_with_index.map do |sample, i|
           stack, weight, seq, lsi = sample
-          [raw_node(stack), weight, seq, lsi, sample.last.to_i]
+          [nodes ? nodes[i] : raw_node(stack), weight, seq, lsi, sample.last.to_i]
         end
         rows, quantum = coarsen(rows)
         rows.sort_by! { |r| r[4] }
