@@ -59,16 +59,13 @@ module Rperf
     end
 
     # Stops profiling and returns the result Hash (nil when not running).
-    def stop
-      adopt_unhooked_fork
-      @session&.ending # a child: its root waits for the profile from now on
-      profile = Native.stop(@session&.settings&.vm_state_frames)
-      session = @session
-      @session = nil
-      return nil unless profile && session
+    def stop = stop_session(result: true)
 
-      session.finish(profile)
-    end
+    # Stops profiling as Rperf.stop does (output: written, stat: and verbose: printed, a
+    # child's file written) without building the result Hash, which nobody reads at a
+    # session's end at exit (Shutdown, Autostart). Returns the Native::Profile, or nil when not
+    # running.
+    def stop_without_result = stop_session(result: false)
 
     def running?
       adopt_unhooked_fork
@@ -194,6 +191,17 @@ module Rperf
     end
 
     private
+
+    def stop_session(result:)
+      adopt_unhooked_fork
+      @session&.ending # a child: its root waits for the profile from now on
+      profile = Native.stop(@session&.settings&.vm_state_frames)
+      session = @session
+      @session = nil
+      return nil unless profile && session
+
+      session.finish(profile, result: result)
+    end
 
     # Process.daemon and forks from C extensions do not go through Process._fork: the child
     # finds its parent's session, whose timer and worker threads do not exist here. It is

@@ -77,7 +77,7 @@ module Rperf
       Shutdown.stop(ending) do
         Session.output_error = nil
         Session.lost_children = 0
-        Rperf.stop
+        Rperf.stop_without_result
         lost = Session.output_error || Session.lost_children.to_i.positive?
         exit 1 if lost && (ending.nil? || (ending.is_a?(SystemExit) && ending.success?))
       end

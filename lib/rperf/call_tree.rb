@@ -26,13 +26,15 @@ module Rperf
 
     attr_reader :max_depth, :native
 
-    def initialize(data, max_depth: nil, threads: :merge, filter: nil)
+    # select: the Viewer's filters, applied natively ({thread:, hide: [...], label_sets: [...],
+    # range: [from_ns, to_ns]}; Viewer::SampleFilter).
+    def initialize(data, max_depth: nil, threads: :merge, filter: nil, select: nil)
       raise ArgumentError, "threads: must be :merge or :separate (got #{threads.inspect})" unless THREADS.include?(threads)
       raise ArgumentError, "max_depth: must be nil or an Integer >= 0 (got #{max_depth.inspect})" unless max_depth.nil? || (max_depth.is_a?(Integer) && max_depth >= 0)
       raise ArgumentError, "filter: must be a Hash of labels (got #{filter.class})" unless filter.nil? || filter.is_a?(Hash)
 
       @max_depth = max_depth
-      @native = Native::CallTree.build(Storage.native(data), threads == :separate, filter)
+      @native = Native::CallTree.build(Storage.native(data), threads == :separate, filter, select)
       @method_refs = Array.new(@native.method_count) # made when first asked for
     end
 
@@ -142,8 +144,8 @@ module Rperf
     def initialize(data, threads: :merge, filter: nil)
       @tree = data.is_a?(CallTree) ? data : CallTree.new(data, threads: threads, filter: filter)
       # Heaviest total first, then self; then name and path (sorted natively).
-      @entries = @tree.native.method_entries.map do |id, self_ns, total_ns, recursive|
-        Entry.new(self, id, self_ns, total_ns, recursive)
+      @entries = @tree.native.method_entries.map do |e|
+        Entry.new(self, e.method_id, e.self_ns, e.total_ns, e.recursive)
       end.freeze
     end
 

@@ -371,7 +371,7 @@ module Rperf
         output ||= "#{path.sub(/(\.json(\.gz)?|\.pb\.gz|\.pprof)\z/, '')}.firefox.json.gz"
         data = load_profile(path, :firefox)
         Storage.write(output, data, :firefox)
-        timeline = data.key?(:raw_samples)
+        timeline = data.raw?
         @out.puts "wrote #{output}"
       end
       @out.puts FIREFOX_HOWTO % { path: output.shellescape }
@@ -463,12 +463,13 @@ module Rperf
     end
 
     # Tables read JSON profiles only (as rperf 0.11); the other views read pprof files too.
+    # The native model, no Hash view: every printer and encoder reads it directly.
     def load_profile(path, mode)
       fail_with("File not found: #{path}") unless File.exist?(path)
       if %i[table table_json].include?(mode) && !path.end_with?(".json", ".json.gz")
         fail_with("--format #{mode.to_s.tr('_', '-')} requires a .json.gz / .json profile (got: #{path})")
       end
-      Storage.load_any(path)
+      Storage.load_profile(path)
     rescue SystemCallError => e
       fail_with("Error: #{path}: #{e.message}")
     end

@@ -11,24 +11,25 @@ module Rperf
     # (self and total) and classes. A pprof file that does not name its interval (Rperf.load
     # guessed it from the counts) says so.
     def allocations(data, top: 20)
-      guessed = data.is_a?(Hash) && data[:allocation_interval_guessed] ? true : false
+      guessed = (data.is_a?(Hash) || data.is_a?(Native::Profile)) && Storage.value(data, :allocation_interval_guessed) ? true : false
       Storage.native(data).encode(:allocations, { top: top, interval_guessed: guessed }).force_encoding(Encoding::UTF_8)
     end
 
     # `verbose: true` / `rperf record -v`, in rperf 0.11's lines: sampling statistics, then the
-    # top functions by self (flat) and total (cum) time.
+    # top functions by self (flat) and total (cum) time. `data`: a result Hash or a
+    # Native::Profile (a session's end builds no Hash for it).
     def print_verbose(data, io: $stderr)
-      count = data[:sampling_count] || 0
-      total = data[:sampling_time_ns] || 0
+      count = Storage.value(data, :sampling_count) || 0
+      total = Storage.value(data, :sampling_time_ns) || 0
       avg_us = count.positive? ? total / count / 1000.0 : 0.0
-      io.puts "[Rperf] mode=#{data[:mode]} frequency=#{data[:frequency]}Hz"
+      io.puts "[Rperf] mode=#{Storage.value(data, :mode)} frequency=#{Storage.value(data, :frequency)}Hz"
       io.puts "[Rperf] sampling: #{count} calls, #{format('%.2f', total / 1e6)}ms total, #{format('%.1f', avg_us)}us/call avg"
       io.puts "[Rperf] samples recorded: #{count}"
       print_top(data, io: io)
     end
 
     def print_top(data, io: $stderr)
-      return if data[:aggregated_samples].to_a.empty?
+      return unless Storage.samples?(data)
 
       totals = Result.flat_and_cumulative(data)
       { "flat" => totals[:flat], "cum" => totals[:cum] }.each do |kind, table|

@@ -61,22 +61,25 @@ module Rperf
       @session_dir || @child_session_dir
     end
 
-    # Native::Profile -> the result Hash: process counters added, children merged (root), the
-    # output file written, lines folded unless asked for.
-    def finish(profile)
+    # Native::Profile -> the result: process counters added, children merged (root), the
+    # output file written, lines folded unless asked for. result: true returns the Hash view
+    # (Rperf.stop's, as rperf 0.11); false builds none (a session's end at exit: nobody reads
+    # it) and returns the native profile.
+    def finish(profile, result: true)
       add_process_counters(profile, @gc_base)
-      return finish_child(profile) if child?
+      return finish_child(profile, result) if child?
 
       merge_children(profile) if @session_dir
       write_output(profile) if settings.output
       profile.fold_lines! unless settings.lines
-      data = profile.to_h
-      Report.print_verbose(data) if settings.verbose || ENV["RPERF_VERBOSE"] == "1"
-      Stat.print(data) if settings.stat
-      data
+      Report.print_verbose(profile) if settings.verbose || ENV["RPERF_VERBOSE"] == "1"
+      Stat.print(profile) if settings.stat
+      result ? profile.to_h : profile
     end
 
-    def snapshot(clear:)
+    # The profile so far: the Hash view (Rperf.snapshot), or the native profile with
+    # result: false (the Viewer's snapshots).
+    def snapshot(clear:, result: true)
       profile = Native.snapshot(clear, settings.vm_state_frames)
       return nil unless profile
 
@@ -84,7 +87,7 @@ module Rperf
       add_process_counters(profile, @snapshot_gc_base, gc_now)
       @snapshot_gc_base = gc_now if clear
       profile.fold_lines! unless settings.lines
-      profile.to_h
+      result ? profile.to_h : profile
     end
 
     private
@@ -97,10 +100,10 @@ module Rperf
       profile.set_attribute(:maxrss_mb, Result.maxrss_mb)
     end
 
-    def finish_child(profile)
+    def finish_child(profile, result)
       profile.fold_lines! unless settings.lines
       Multiprocess.write_child_profile(@child_session_dir, profile)
-      profile.to_h
+      result ? profile.to_h : profile
     ensure
       Multiprocess.child_done(@child_session_dir) # written, or a lost-<pid> marker says why not
     end

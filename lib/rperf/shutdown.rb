@@ -18,7 +18,8 @@ module Rperf
       def signalled? = @signalled
 
       # Stops the running session, if any, as the process ends with `ending` ($! in at_exit);
-      # with a block, runs it instead of Rperf.stop (Autostart's, which also sets the status).
+      # with a block, runs it instead of Rperf.stop_without_result (Autostart's, which also sets
+      # the status). No result Hash is built: nothing reads it at exit.
       # Handlers are replaced only while a session runs (a process that merely loaded rperf
       # keeps its own, which may be a C extension's).
       def stop(ending)
@@ -28,7 +29,7 @@ module Rperf
         previous = hold_signals(received)
         begin
           @signalled ||= ending.is_a?(SignalException)
-          block_given? ? yield : Rperf.stop
+          block_given? ? yield : Rperf.stop_without_result
         ensure
           restore(previous)
           report_held(received, previous, ending)

@@ -42,18 +42,20 @@ module Rperf
       Storage.native(data).vm_state_totals.to_h { |state, weight| [BREAKDOWN.fetch(state), weight] }
     end
 
+    # `data`: a result Hash or a Native::Profile (a session's end builds no Hash for it).
     def print(data, command: @command, report: @report, io: $stderr)
-      real_ns = data[:duration_ns] || 0
+      value = ->(key) { Storage.value(data, key) }
+      real_ns = value.(:duration_ns) || 0
       io.puts
       io.puts " Performance stats for '#{command || '(unknown)'}':"
       io.puts
-      io.puts format("  %14s ms   user", ms(data[:user_ns] || 0))
-      io.puts format("  %14s ms   sys", ms(data[:sys_ns] || 0))
+      io.puts format("  %14s ms   user", ms(value.(:user_ns) || 0))
+      io.puts format("  %14s ms   sys", ms(value.(:sys_ns) || 0))
       io.puts format("  %14s ms   real", ms(real_ns))
-      unless data[:aggregated_samples].to_a.empty?
+      if Storage.samples?(data)
         io.puts
-        multi = data[:process_count].to_i > 1
-        io.puts line(count(data[:process_count]), "", "[Rperf] Ruby processes profiled") if multi
+        multi = value.(:process_count).to_i > 1
+        io.puts line(count(value.(:process_count)), "", "[Rperf] Ruby processes profiled") if multi
         totals = breakdown(data)
         total = totals.values.sum
         totals.each do |name, weight|
@@ -64,25 +66,26 @@ module Rperf
         (runtime_lines(data) + os_lines).each { |l| io.puts l }
         io.puts line("", "", "(GC/OS stats are from root process only; user/sys/[Rperf] lines are aggregated)") if multi
         io.puts("", Text.encode(data, header: false)) if report
-        io.puts("", Report.allocations(data, top: 10)) if data.key?(:allocation_samples)
+        io.puts("", Report.allocations(data, top: 10)) if data.is_a?(Native::Profile) ? data.allocations? : data.key?(:allocation_samples)
         io.puts
-        denominator = data[:total_duration_ns] || real_ns
-        profiler_ns = data[:sampling_time_ns].to_i + data[:hook_time_ns].to_i # sample jobs + GVL/GC hooks
+        denominator = value.(:total_duration_ns) || real_ns
+        profiler_ns = value.(:sampling_time_ns).to_i + value.(:hook_time_ns).to_i # sample jobs + GVL/GC hooks
         overhead = denominator.positive? ? profiler_ns * 100.0 / denominator : 0.0
         io.puts format("  %d samples / %d triggers, %.1f%% profiler overhead",
-                       data[:sampling_count].to_i, data[:trigger_count].to_i, overhead)
+                       value.(:sampling_count).to_i, value.(:trigger_count).to_i, overhead)
       end
       io.puts
     end
 
     # GC counters of the whole process (as rperf 0.11: not only the profiled interval).
     def runtime_lines(data)
+      value = ->(key) { Storage.value(data, key) }
       gc = GC.stat
       lines = [line(ms(gc[:time].to_i * 1_000_000), "ms", "[Ruby ] GC time (#{count(gc[:count])} count: " \
                     "#{count(gc[:minor_gc_count])} minor, #{count(gc[:major_gc_count])} major)"),
                line(count(gc[:total_allocated_objects]), "", "[Ruby ] allocated objects"),
                line(count(gc[:total_freed_objects]), "", "[Ruby ] freed objects")]
-      threads = data[:detected_thread_count].to_i
+      threads = value.(:detected_thread_count).to_i
       lines << line(count(threads), "", "[Ruby ] detected threads") if threads.positive?
       if defined?(RubyVM::YJIT) && RubyVM::YJIT.enabled? && (ratio = RubyVM::YJIT.runtime_stats[:ratio_in_yjit])
         lines << line(format("%.1f%%", ratio * 100), "", "[Ruby ] YJIT code execution ratio")

@@ -66,6 +66,21 @@ module Rperf
       Native::Profile.from_hash(data)
     end
 
+    # A top-level value of a result: the Hash's own, or the native profile's (meta, summary or
+    # an attribute such as :duration_ns), so printers take either without building a Hash.
+    def value(data, key)
+      return data[key] unless data.is_a?(Native::Profile)
+
+      case key
+      when :meta then data.meta
+      when :summary then data.saved_summary
+      else data.attribute(key)
+      end
+    end
+
+    # Whether a result has time samples (a Hash's :aggregated_samples is not empty).
+    def samples?(data) = data.is_a?(Native::Profile) ? data.samples? : !data[:aggregated_samples].to_a.empty?
+
     # The encoded file as a String, or nil after writing it to `path`.
     def encode(data, format, gzip: false, path: nil, meta: true)
       profile = native(data)
@@ -103,10 +118,13 @@ module Rperf
 
     # A json(.gz) profile. The C++ loader builds the native profile; its Hash view shares
     # identical frames (frozen) as a result of Rperf.stop does.
-    def load(path, raw = read_file(path))
-      data = with_path(path) { Native::Profile.load_json(raw) }.to_h
-      warn_about_version(data[:meta].is_a?(Hash) ? data[:meta][:rperf_version] : nil)
-      data
+    def load(path, raw = read_file(path)) = load_json(path, raw).to_h
+
+    def load_json(path, raw)
+      profile = with_path(path) { Native::Profile.load_json(raw) }
+      meta = profile.meta
+      warn_about_version(meta.is_a?(Hash) ? meta[:rperf_version] : nil)
+      profile
     end
 
     # Files of this version and older ones (rperf 0.10, 0.11) load silently; a newer writer may
@@ -126,15 +144,19 @@ module Rperf
       raise FormatError.new(e.message, path: path)
     end
 
-    # A json(.gz) profile, or a .pb.gz profile (as rperf writes them), told apart by content.
-    # Both are read natively into the one model (io/loader, io/pprof_reader).
-    def load_any(path)
+    # A json(.gz) profile, or a .pb.gz profile (as rperf writes them), told apart by content,
+    # as its Hash view (Rperf.load).
+    def load_any(path) = load_profile(path).to_h
+
+    # The same as the native model, no Hash view: what the CLI's report and diff and the
+    # Viewer's files read. Both formats are read natively (io/loader, io/pprof_reader).
+    def load_profile(path)
       raw = read_file(path)
       kind = Native.sniff(raw)
       kind = :pprof if kind.nil? && path.to_s.end_with?(".pb.gz", ".pprof")
-      return load(path, raw) unless kind == :pprof
+      return load_json(path, raw) unless kind == :pprof
 
-      with_path(path) { Native::Profile.load_pprof(raw) }.to_h
+      with_path(path) { Native::Profile.load_pprof(raw) }
     end
 
     # Only the head of the file: meta and summary come first, so the body is never read.

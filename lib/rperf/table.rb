@@ -25,7 +25,7 @@ module Rperf
     end
 
     def report_summary(data)
-      summary = data[:summary] || Meta.build_summary(data)
+      summary = Storage.value(data, :summary) || Meta.build_summary(data)
       SUMMARY_KEYS.each_with_object({}) { |k, out| out[k] = summary[k] unless summary[k].nil? }
     end
 

@@ -164,6 +164,7 @@ module Rperf
     # The viewer page as one self-contained HTML document holding one profile: scripts, styles
     # and data inline, no request at all (for `rperf report --html`-style files).
     def self.static_html(data, title: "rperf profile", max_samples: 20_000, max_timeline: 200_000)
+      data = data.to_h if data.is_a?(Native::Profile)
       StaticPage.new(data, title: title, max_samples: max_samples, max_timeline: max_timeline).html
     end
 
@@ -188,6 +189,7 @@ module Rperf
     # Keeps a profile Hash (as returned by Rperf.stop, snapshot or load). The oldest in-memory
     # snapshots beyond max_snapshots are dropped; files from add_snapshot_dir are not counted.
     def add_snapshot(data)
+      data = data.to_h if data.is_a?(Native::Profile)
       unless data.is_a?(Hash) && data[:aggregated_samples].is_a?(Array)
         raise ArgumentError, "add_snapshot needs a profile Hash with :aggregated_samples, got #{data.class}"
       end

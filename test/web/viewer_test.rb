@@ -504,16 +504,17 @@ class ViewerTest < Minitest::Test
 
   # The profile's own samples kept by `keep` (and raw ones clipped to `range`), as a profile
   # Rperf::MethodTable can read: the expected tables of the filters the native core cannot apply.
+  # Clipped raw samples keep their VM state (a sleep's part of the range still ends in
+  # [GVL blocked], as in the unfiltered table).
   def samples_where(data, range: nil, &keep)
-    rows = if range
-             data[:raw_samples].filter_map do |s|
-               overlap = [s.last, range[1]].min - [s.last - s[1], range[0]].max
-               [s[0], [s[1], overlap].min, s[2], s[3]] if overlap.positive?
-             end
-           else
-             data[:aggregated_samples]
-           end
-    data.except(:raw_samples).merge(aggregated_samples: rows.select { |s| keep.(s) }.map { |s| s.first(4) })
+    if range
+      rows = data[:raw_samples].filter_map do |s|
+        overlap = [s.last, range[1]].min - [s.last - s[1], range[0]].max
+        [s[0], [s[1], overlap].min, *s[2..]] if overlap.positive?
+      end
+      return data.except(:aggregated_samples).merge(raw_samples: rows.select { |s| keep.(s) })
+    end
+    data.except(:raw_samples).merge(aggregated_samples: data[:aggregated_samples].select { |s| keep.(s) }.map { |s| s.first(4) })
   end
 
   # The methods tab is Rperf::MethodTable's, entry for entry and arc for arc (ruby-prof's method

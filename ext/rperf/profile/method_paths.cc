@@ -22,7 +22,8 @@ void MethodPaths::collect(const Profile& p, const CallTreeOptions& options) {
   offsets_.reserve(p.samples.size() + 1);
   weights_.reserve(p.samples.size());
   for (const Sample& s : p.samples) {
-    if (!options.filter.keeps(p, s)) continue;
+    int64_t weight;
+    if (!options.filter.keeps(p, s, weight)) continue;
     if (options.separate_threads) {
       auto found = thread_methods.find(s.thread_seq);
       if (found == thread_methods.end()) {
@@ -33,8 +34,8 @@ void MethodPaths::collect(const Profile& p, const CallTreeOptions& options) {
     }
     stacks.append_methods(s, methods_on_paths_);
     offsets_.push_back(methods_on_paths_.size());
-    weights_.push_back(s.weight_ns);
-    total_ns_ += s.weight_ns;
+    weights_.push_back(weight);
+    total_ns_ += weight;
   }
 }
 

@@ -28,12 +28,32 @@ struct CallSite {
 constexpr uint32_t kRootMethod = 0;
 constexpr const char* kRootLabel = "[root]";
 
-// Samples kept by a label filter: those whose label set has every (key, value) given.
+// The samples a view keeps, and how much of each: every filter set must hold.
+//   labels      the label set has every (key, value) given (compared by their text)
+//   label_sets  the sample's label set id is one of these (the Viewer's label filter, whose
+//               matching of the page's spelling is done once per label set)
+//   thread      the sample's thread_seq; hidden_threads: thread_seqs left out
+//   range       [from, to] in ns (raw samples): a sample covers [time - weight, time] and keeps
+//               the part inside the range
 struct SampleFilter {
   LabelSet labels;
-  bool keeps(const Profile& p, const Sample& s) const;
+  bool by_label_sets = false;
+  std::vector<uint32_t> label_sets;  // sorted
+  bool by_thread = false;
+  uint32_t thread = 0;
+  std::vector<uint32_t> hidden_threads;  // sorted
+  bool by_range = false;
+  int64_t from_ns = 0, to_ns = 0;
+
+  // Whether `s` is kept; `weight` its kept weight (its own, or its part of the range).
+  bool keeps(const Profile& p, const Sample& s, int64_t& weight) const;
+  bool keeps(const Profile& p, const Sample& s) const {
+    int64_t weight;
+    return keeps(p, s, weight);
+  }
 
  private:
+  bool labels_match(const Profile& p, const Sample& s) const;
   mutable std::vector<int8_t> kept_;  // by label set id: -1 unknown, 0 or 1
 };
 

@@ -52,6 +52,11 @@ class FrameTable {
     if (id < key_offsets_.size()) __builtin_prefetch(keys_.data() + key_offsets_[id]);
   }
   uint32_t intern_hashed(uint64_t hash, const char* path, size_t path_len, const char* label, size_t label_len, int32_t line);
+  // The id of a frame already in the table, or HashIndex::kNotFound; adds nothing.
+  uint32_t find(const std::string& path, const std::string& label, int32_t line) const {
+    return index_.find(hash(path.data(), path.size(), label.data(), label.size(), line),
+                       [&](uint32_t i) { return key_equals(i, path.data(), path.size(), label.data(), label.size(), line); });
+  }
   const Frame& operator[](uint32_t id) const { return frames_[id]; }
   Frame& at(uint32_t id) { return frames_[id]; }
   size_t size() const { return frames_.size(); }

@@ -43,7 +43,8 @@ size_t holder_size(const void* p) {
 }
 const rb_data_type_t kCallTreeType = {"rperf/call_tree", {nullptr, holder_free, holder_size, nullptr, {nullptr}}, nullptr, nullptr, 0};
 VALUE g_call_tree_class = Qnil;
-VALUE g_node_info_class = Qnil;  // Native::CallTree::NodeInfo: a node's fields by name
+VALUE g_node_info_class = Qnil;     // Native::CallTree::NodeInfo: a node's fields by name
+VALUE g_method_entry_class = Qnil;  // Native::CallTree::MethodEntry: a method table entry's
 
 CallTreeHolder* holder(VALUE self) { return static_cast<CallTreeHolder*>(rb_check_typeddata(self, &kCallTreeType)); }
 
@@ -98,16 +99,52 @@ uint32_t checked_id(VALUE id, size_t count, const char* what) {
   return static_cast<uint32_t>(i);
 }
 
-// Native::CallTree.build(profile, separate_threads, filter) -> CallTree. filter: nil or a Hash
-// of labels every sample kept must carry (values compared as Strings).
-VALUE call_tree_s_build(VALUE klass, VALUE profile, VALUE separate_threads, VALUE filter) {
+// A sorted Array of thread_seqs or label set ids, into `ids` (owned by a Ruby object: the
+// conversions may raise).
+void read_ids(VALUE ary, const char* what, std::vector<uint32_t>& ids) {
+  if (!RB_TYPE_P(ary, T_ARRAY)) rb_raise(rb_eTypeError, "rperf: %s must be an Array of Integers", what);
+  for (long i = 0; i < RARRAY_LEN(ary); i++) ids.push_back(NUM2UINT(RARRAY_AREF(ary, i)));
+  std::sort(ids.begin(), ids.end());
+}
+
+// `select`: {thread: N, hide: [N, ...], label_sets: [id, ...], range: [from_ns, to_ns]}, each
+// optional (SampleFilter in profile/method_stacks.hh), into the holder's filter.
+void read_select(VALUE select, const Profile& p, SampleFilter& f) {
+  Check_Type(select, T_HASH);
+  VALUE thread = rb_hash_lookup(select, ID2SYM(rb_intern("thread")));
+  VALUE hide = rb_hash_lookup(select, ID2SYM(rb_intern("hide")));
+  VALUE sets = rb_hash_lookup(select, ID2SYM(rb_intern("label_sets")));
+  VALUE range = rb_hash_lookup(select, ID2SYM(rb_intern("range")));
+  if (!NIL_P(thread)) {
+    f.by_thread = true;
+    f.thread = NUM2UINT(thread);
+  }
+  if (!NIL_P(hide)) read_ids(hide, "hide:", f.hidden_threads);
+  if (!NIL_P(sets)) {
+    f.by_label_sets = true;
+    read_ids(sets, "label_sets:", f.label_sets);
+  }
+  if (!NIL_P(range)) {
+    if (!RB_TYPE_P(range, T_ARRAY) || RARRAY_LEN(range) != 2) rb_raise(rb_eTypeError, "rperf: range: must be [from_ns, to_ns]");
+    if (!p.timestamps) rb_raise(rb_eArgError, "rperf: a time range needs the profile's raw samples (aggregate: false)");
+    f.by_range = true;
+    f.from_ns = NUM2LL(RARRAY_AREF(range, 0));
+    f.to_ns = NUM2LL(RARRAY_AREF(range, 1));
+  }
+}
+
+// Native::CallTree.build(profile, separate_threads, filter, select) -> CallTree. filter: nil or
+// a Hash of labels every sample kept must carry (values compared as Strings); select: nil or
+// the Viewer's filters (read_select).
+VALUE call_tree_s_build(VALUE klass, VALUE profile, VALUE separate_threads, VALUE filter, VALUE select) {
   ProfileHolder* p = holder_of(profile);
   if (!NIL_P(filter)) Check_Type(filter, T_HASH);
   auto* h = new CallTreeHolder();
   VALUE obj = TypedData_Wrap_Struct(klass, &kCallTreeType, h);
-  h->profile = &p->profile;
   h->options.separate_threads = RTEST(separate_threads);
+  if (!NIL_P(select)) read_select(select, p->profile, h->options.filter);
   if (!NIL_P(filter)) merge_ruby_labels(filter, h->options.filter.labels);
+  h->profile = &p->profile;
   // Other threads go on while the paths are built; `profile` stays alive (guarded below).
   rb_thread_call_without_gvl(run_build<build_paths>, h, nullptr, nullptr);
   h->profile = nullptr;
@@ -153,8 +190,8 @@ VALUE call_tree_children(VALUE self, VALUE id) {
   return out;
 }
 
-// #method_entries -> [[method_id, self_ns, total_ns, recursive], ...] of the methods sampled,
-// heaviest total first (then self, descending; then label and path, as String#<=>).
+// #method_entries -> [Native::CallTree::MethodEntry (method_id, self_ns, total_ns, recursive),
+// ...] of the methods sampled, heaviest total first (then self, descending; then label and path, as String#<=>).
 VALUE call_tree_method_entries(VALUE self) {
   const MethodTable& mt = table_of(self);
   const std::vector<Method>& methods = paths_of(self).methods();
@@ -177,7 +214,7 @@ VALUE call_tree_method_entries(VALUE self) {
   VALUE out = rb_ary_new_capa(static_cast<long>(count));
   for (size_t i = 0; i < count; i++) {
     const MethodTable::Entry& e = mt.entries()[ids[i]];
-    rb_ary_push(out, rb_ary_new_from_args(4, UINT2NUM(ids[i]), LL2NUM(e.self_ns), LL2NUM(e.total_ns), e.recursive ? Qtrue : Qfalse));
+    rb_ary_push(out, rb_struct_new(g_method_entry_class, UINT2NUM(ids[i]), LL2NUM(e.self_ns), LL2NUM(e.total_ns), e.recursive ? Qtrue : Qfalse));
   }
   ALLOCV_END(buffer);
   return out;
@@ -236,8 +273,9 @@ void init_call_tree_binding(VALUE native) {
   g_call_tree_class = rb_define_class_under(native, "CallTree", rb_cObject);
   g_node_info_class = rb_struct_define_under(g_call_tree_class, "NodeInfo", "method_id", "parent_id", "total_ns", "self_ns", "recursive", "depth",
                                              nullptr);
+  g_method_entry_class = rb_struct_define_under(g_call_tree_class, "MethodEntry", "method_id", "self_ns", "total_ns", "recursive", nullptr);
   rb_undef_alloc_func(g_call_tree_class);
-  rb_define_singleton_method(g_call_tree_class, "build", RUBY_METHOD_FUNC(call_tree_s_build), 3);
+  rb_define_singleton_method(g_call_tree_class, "build", RUBY_METHOD_FUNC(call_tree_s_build), 4);
   rb_define_method(g_call_tree_class, "method_count", RUBY_METHOD_FUNC(call_tree_method_count), 0);
   rb_define_method(g_call_tree_class, "method_info", RUBY_METHOD_FUNC(call_tree_method_info), 1);
   rb_define_method(g_call_tree_class, "node_count", RUBY_METHOD_FUNC(call_tree_node_count), 0);

@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <new>
 
 #include "profile/functions.hh"
 #include "profile/profile_rows.hh"
 #include "profile/result_keys.hh"
+#include "profile/stack_tree.hh"
 #include "profile/summary.hh"
 #include "profile/transform.hh"
 #include "ruby/values.hh"
@@ -17,6 +19,9 @@ namespace {
 
 VALUE g_profile_class = Qnil;
 ID g_view_link;  // hidden instance variable of a view Hash: its Native::Profile
+// Hash views built in this process (Native::Profile.views_built): the tests check that the
+// paths nobody reads a Hash from (output:-only stops, children, the CLI) build none.
+uint64_t g_views_built = 0;
 
 void holder_mark(void* p) {
   auto* h = static_cast<ProfileHolder*>(p);
@@ -117,6 +122,7 @@ VALUE in_order(VALUE all, const std::vector<const char*>& order) {
 }
 
 VALUE build_view(VALUE self, ProfileHolder& h) {
+  g_views_built++;
   Profile& p = h.profile;
   h.frame_values.assign(p.frames.size(), 0);
   h.stack_values.assign(p.stacks.size(), 0);
@@ -608,6 +614,87 @@ VALUE profile_attribute(VALUE self, VALUE key) {
 
 VALUE profile_meta_p(VALUE self) { return holder_of(self)->profile.meta.is_object() ? Qtrue : Qfalse; }
 
+// #meta -> the file's meta Hash (nil when it has none), without building the Hash view.
+VALUE profile_meta(VALUE self) {
+  const Profile& p = holder_of(self)->profile;
+  return p.meta.is_null() ? Qnil : json_to_ruby(p.meta);
+}
+
+// #saved_summary -> the summary a file carried (the Hash view's :summary), nil when none;
+// #summary computes it.
+VALUE profile_saved_summary(VALUE self) {
+  const Profile& p = holder_of(self)->profile;
+  return p.summary.is_null() ? Qnil : json_to_ruby(p.summary);
+}
+
+// #samples? / #allocations? / #raw?: whether the result has time samples, allocation samples,
+// raw (timestamped) samples; what a caller of the Hash view asks with its keys.
+VALUE profile_samples_p(VALUE self) { return holder_of(self)->profile.samples.empty() ? Qfalse : Qtrue; }
+VALUE profile_allocations_p(VALUE self) { return holder_of(self)->profile.has_allocations() ? Qtrue : Qfalse; }
+VALUE profile_raw_p(VALUE self) { return holder_of(self)->profile.timestamps ? Qtrue : Qfalse; }
+
+// #label_sets -> [Hash, ...] by label set id (the Hash view's :label_sets), without the view.
+VALUE profile_label_sets(VALUE self) {
+  ProfileHolder* h = holder_of(self);
+  if (!NIL_P(h->view)) return rb_ary_dup(h->view_label_sets);
+  VALUE out = rb_ary_new_capa(static_cast<long>(h->profile.label_sets.size()));
+  for (uint32_t i = 0; i < h->profile.label_sets.size(); i++) rb_ary_push(out, label_set_to_ruby(h->profile.label_sets[i]));
+  return out;
+}
+
+// Native::Profile.of_view(hash) -> the profile whose unchanged Hash view `hash` is (its rows
+// are the profile's, in the profile's order), else nil; converts nothing.
+VALUE profile_s_of_view(VALUE, VALUE hash) {
+  if (!RB_TYPE_P(hash, T_HASH)) return Qnil;
+  VALUE linked = rb_attr_get(hash, g_view_link);
+  if (!rb_typeddata_is_kind_of(linked, &kProfileType)) return Qnil;
+  ProfileHolder* h = holder_of(linked);
+  return h->view == hash && view_unchanged(*h, hash) ? linked : Qnil;
+}
+
+VALUE int_array(const std::vector<uint32_t>& ids) {
+  VALUE a = rb_ary_new_capa(static_cast<long>(ids.size()));
+  for (uint32_t id : ids) rb_ary_push(a, UINT2NUM(id));
+  return a;
+}
+
+// #stack_tree(max_samples) -> {frames: [[label, path], ...], parents:, node_frames:, order:,
+// kept_nodes:, pruned_node:, no_frames_node:, raw_nodes: (nil without raw samples)} of the
+// aggregated samples (profile/stack_tree.hh).
+VALUE profile_stack_tree(VALUE self, VALUE max_samples) {
+  ProfileHolder* h = holder_of(self);
+  size_t max = NUM2SIZET(max_samples);
+  StackTree* tree = nullptr;
+  without_cxx_exceptions([&] {
+    std::unique_ptr<StackTree> built(new StackTree());
+    bool raw = h->profile.timestamps;
+    if (NIL_P(h->view)) {
+      *built = build_stack_tree(h->profile, h->profile.aggregated_samples(), max, raw);
+    } else {
+      *built = build_stack_tree(h->profile, h->shown_samples, max, raw);
+    }
+    tree = built.release();
+  });
+  // Only NoMemoryError can be raised below: it would leak this one tree.
+  VALUE frames = rb_ary_new_capa(static_cast<long>(tree->frames.size()));
+  for (const auto& f : tree->frames) rb_ary_push(frames, rb_ary_new_from_args(2, utf8_string(f.first), utf8_string(f.second)));
+  VALUE parents = rb_ary_new_capa(static_cast<long>(tree->parents.size()));
+  for (int32_t parent : tree->parents) rb_ary_push(parents, INT2FIX(parent));
+  VALUE out = rb_hash_new();
+  rb_hash_aset(out, sym("frames"), frames);
+  rb_hash_aset(out, sym("parents"), parents);
+  rb_hash_aset(out, sym("node_frames"), int_array(tree->node_frames));
+  rb_hash_aset(out, sym("order"), tree->order.empty() ? Qnil : int_array(tree->order));
+  rb_hash_aset(out, sym("kept_nodes"), int_array(tree->kept_nodes));
+  rb_hash_aset(out, sym("pruned_node"), tree->pruned_node < 0 ? Qnil : INT2FIX(tree->pruned_node));
+  rb_hash_aset(out, sym("no_frames_node"), tree->no_frames_node < 0 ? Qnil : INT2FIX(tree->no_frames_node));
+  rb_hash_aset(out, sym("raw_nodes"), h->profile.timestamps ? int_array(tree->raw_nodes) : Qnil);
+  delete tree;
+  return out;
+}
+
+VALUE profile_s_views_built(VALUE) { return ULL2NUM(g_views_built); }
+
 // #summary -> Hash (computed from the profile: rperf 0.11's summary fields).
 VALUE profile_summary(VALUE self) {
   JsonValue* summary = new JsonValue();
@@ -691,6 +778,15 @@ void init_profile_binding(VALUE native) {
   rb_define_method(g_profile_class, "meta=", RUBY_METHOD_FUNC(profile_set_meta), 1);
   rb_define_method(g_profile_class, "attribute", RUBY_METHOD_FUNC(profile_attribute), 1);
   rb_define_method(g_profile_class, "meta?", RUBY_METHOD_FUNC(profile_meta_p), 0);
+  rb_define_method(g_profile_class, "meta", RUBY_METHOD_FUNC(profile_meta), 0);
+  rb_define_method(g_profile_class, "saved_summary", RUBY_METHOD_FUNC(profile_saved_summary), 0);
+  rb_define_method(g_profile_class, "samples?", RUBY_METHOD_FUNC(profile_samples_p), 0);
+  rb_define_method(g_profile_class, "allocations?", RUBY_METHOD_FUNC(profile_allocations_p), 0);
+  rb_define_method(g_profile_class, "raw?", RUBY_METHOD_FUNC(profile_raw_p), 0);
+  rb_define_method(g_profile_class, "label_sets", RUBY_METHOD_FUNC(profile_label_sets), 0);
+  rb_define_singleton_method(g_profile_class, "of_view", RUBY_METHOD_FUNC(profile_s_of_view), 1);
+  rb_define_method(g_profile_class, "stack_tree", RUBY_METHOD_FUNC(profile_stack_tree), 1);
+  rb_define_singleton_method(g_profile_class, "views_built", RUBY_METHOD_FUNC(profile_s_views_built), 0);
   rb_define_method(g_profile_class, "summary", RUBY_METHOD_FUNC(profile_summary), 0);
   rb_define_method(g_profile_class, "total_weight", RUBY_METHOD_FUNC(profile_total_weight), 0);
   rb_define_method(g_profile_class, "vm_state_totals", RUBY_METHOD_FUNC(profile_vm_state_totals), 0);

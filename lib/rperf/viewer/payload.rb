@@ -77,8 +77,7 @@ module Rperf
 
       def build(data)
         samples = data[:aggregated_samples] || []
-        kept, pruned = split_by_weight(samples)
-        body = kept.map { |stack, weight, seq, lsi| [node_for(stack), weight, seq, lsi] }
+        body, pruned = kept_rows(data, samples)
         body.concat(fold_pruned(pruned)) unless pruned.empty?
         {
           total_weight_ns: samples.sum { |s| s[1] },
@@ -130,10 +129,47 @@ module Rperf
         per.values.sort_by(&:first)
       end
 
+      # [[node, weight, thread_seq, label_set_id] per kept sample, the pruned samples]. A
+      # profile's own Hash view has the native tree (profile/stack_tree: the same rows in the
+      # same order); a Hash built by hand is interned here.
+      def kept_rows(data, samples)
+        profile = Native::Profile.of_view(data)
+        unless profile
+          kept, pruned = split_by_weight(samples)
+          return [kept.map { |stack, weight, seq, lsi| [node_for(stack), weight, seq, lsi] }, pruned]
+        end
+
+        tree = profile.stack_tree(@max_samples)
+        seed(tree)
+        order = tree[:order]
+        nodes = tree[:kept_nodes]
+        kept = Array.new(nodes.size) do |k|
+          _, weight, seq, lsi = samples[order ? order[k] : k]
+          [nodes[k], weight, seq, lsi]
+        end
+        [kept, order ? order.drop(nodes.size).map { |i| samples[i] } : []]
+      end
+
+      # The native tree as this builder's own: the timeline and allocations may add to it.
+      def seed(tree)
+        tree[:frames].each { |name, path| intern_name(name, path) }
+        @parents = tree[:parents]
+        @node_frames = tree[:node_frames]
+        @node_index = nil # made when first needed (node_index)
+        @pruned_node = tree[:pruned_node]
+        @no_frames_node = tree[:no_frames_node]
+        @raw_nodes = tree[:raw_nodes] # the timeline's nodes, by raw sample
+      end
+
+      def node_index
+        @node_index ||= @parents.each_index.to_h { |i| [node_key(@parents[i], @node_frames[i]), i] }
+      end
+
       def split_by_weight(samples)
         return [samples, []] if samples.size <= @max_samples
 
-        sorted = samples.sort_by { |s| -s[1] }
+        # Heaviest first, equal weights in their order (as profile/stack_tree sorts them).
+        sorted = samples.each_with_index.sort_by { |s, i| [-s[1], i] }.map!(&:first)
         [sorted.first(@max_samples), sorted.drop(@max_samples)]
       end
 
@@ -169,7 +205,7 @@ module Rperf
         parent = -1
         stack.reverse_each do |frame|
           index = @frame_of_object[frame] || @frame_index[[frame[1], frame[0]]]
-          parent = index && @node_index[node_key(parent, index)]
+          parent = index && node_index[node_key(parent, index)]
           return nil unless parent
         end
         parent
@@ -191,7 +227,7 @@ module Rperf
       def node_key(parent, frame) = ((parent + 1) << 32) | frame
 
       def intern_node(parent, frame)
-        @node_index[node_key(parent, frame)] ||= begin
+        node_index[node_key(parent, frame)] ||= begin
           @parents << parent
           @node_frames << frame
           @parents.size - 1
@@ -225,9 +261,10 @@ module Rperf
         return nil unless raw.is_a?(Array)
 
         # [frames, weight, thread_seq, label_set_id, ..., time_ns]: the time comes last.
-        rows = raw.map do |sample|
+        nodes = @raw_nodes if @raw_nodes&.size == raw.size
+        rows = raw.each_with_index.map do |sample, i|
           stack, weight, seq, lsi = sample
-          [raw_node(stack), weight, seq, lsi, sample.last.to_i]
+          [nodes ? nodes[i] : raw_node(stack), weight, seq, lsi, sample.last.to_i]
         end
         rows, quantum = coarsen(rows)
         rows.sort_by! { |r| r[4] }

@@ -78,7 +78,7 @@ module Rperf
       private_class_method :integer
 
       def initialize(data, label: nil, thread: nil, range: nil, hide: nil, tags: nil)
-        if range && !data[:raw_samples].is_a?(Array)
+        if range && !(data.is_a?(Native::Profile) ? data.raw? : data[:raw_samples].is_a?(Array))
           raise BadFilter, "a time range (from/to) needs the profile's raw samples, and this profile has none " \
                            "(it was recorded with aggregate: true)"
         end
@@ -91,18 +91,23 @@ module Rperf
         @tags = tags
       end
 
-      # A plain label filter is the native one (keys and values compared by their text); the
-      # others select the samples here and build the tree of that subset (the same native code).
-      # The page only knows labels as valid UTF-8 (Payload): a key or value it had to repair is
-      # compared here, repaired the same way, and so is a Hash value's text (the page has Ruby's
-      # to_s of it, whose spelling differs between Ruby versions).
+      # The filters select the samples natively (CallTree's select:, the model's SampleFilter).
+      # The page only knows labels as valid UTF-8 (Payload), and a Hash value as Ruby's to_s
+      # (whose spelling differs between Ruby versions): which label sets match the page's
+      # spelling is decided here, once per label set, and the native filter keeps their ids.
       def call_tree
         return tree_of(@data) unless @label || @thread || @range || @hide || @tags
-        if @label && !@thread && !@range && !@hide && !@tags && @label[1] && intact?(@label[0]) && intact?(@label[1]) && !@label[1].include?("{")
-          return tree_of(@data, filter: { @label[0] => @label[1] })
-        end
 
-        tree_of(subset)
+        profile = native_profile
+        select = {}
+        select[:thread] = @thread if @thread
+        select[:hide] = @hide.to_a if @hide
+        select[:range] = @range if @range
+        if @label || @tags
+          sets = profile.label_sets
+          select[:label_sets] = sets.each_index.select { |i| (@label.nil? || label_matches?(sets[i])) && tags_keep?(sets[i]) }
+        end
+        tree_of(profile, select: select)
       end
 
       # The profile of the samples the filters keep (the profile itself when none is set).
@@ -122,6 +127,12 @@ module Rperf
 
       private
 
+      def native_profile
+        Storage.native(@data)
+      rescue TypeError, Rperf::Error => e
+        raise Unavailable, "cannot build the call tree: #{e.message}"
+      end
+
       # Native::Profile.from_hash refuses a Hash that is not a profile (add_snapshot of one
       # built by hand): the tree is unavailable, the other views may still work.
       def tree_of(data, **options)
@@ -130,10 +141,9 @@ module Rperf
         raise Unavailable, "cannot build the call tree: #{e.message}"
       end
 
-      # Not repaired by the page: the native filter compares it byte for byte.
-      def intact?(str) = str.valid_encoding? && !str.include?("\uFFFD")
-
+      # The sandwich's samples as a Hash (SandwichPayload cuts each stack in Ruby).
       def subset
+        @data = @data.to_h if @data.is_a?(Native::Profile)
         rows = @range ? clipped_raw_samples : @data[:aggregated_samples]
         keep = kept_label_sets
         rows = rows.select do |_, _, seq, lsi|
