@@ -172,18 +172,33 @@ VALUE label_token(uint32_t id) { return ULL2NUM((static_cast<uint64_t>(g_session
 // `pin`: a block will restore the previous set, which stays alive until then. A key that is not
 // valid UTF-8 is refused (ArgumentError) and nothing changes: stop, snapshot and labels could
 // not make it a Symbol (issue 30.2).
+// Reused by every label change, so that a label block allocates nothing here once warm: only
+// the main Ractor calls the binding (GVL held) and no Ruby code runs while they are in use.
+struct LabelScratch {
+  std::vector<LabelEdit> edits;
+  LabelSet set;
+};
+LabelScratch& label_scratch() {
+  static LabelScratch* scratch = new LabelScratch();  // never destroyed: no exit-time destructor
+  return *scratch;
+}
+
 VALUE native_merge_labels(VALUE, VALUE hash, VALUE pin) {
   Check_Type(hash, T_HASH);
   if (!g_session) return Qnil;
-  VALUE pairs = label_pairs(hash);  // every Ruby call of this function
+  InlineLabelPairs in_place;
+  // Every Ruby call of this function (none for plain keys and values read in place).
+  VALUE pairs = inline_label_pairs(hash, in_place) ? Qnil : label_pairs(hash);
   LabelCheck check = LabelCheck::kOk;
   long bad = -1;
   bool no_thread_state = false;
   uint32_t previous = 0;
   bool ran = false;
   without_cxx_exceptions([&] {
-    std::vector<LabelEdit> edits;
-    check = read_label_pairs(pairs, true, true, edits, bad);
+    LabelScratch& scratch = label_scratch();
+    scratch.edits.clear();
+    check = NIL_P(pairs) ? read_label_items(in_place.items, in_place.pairs, true, true, scratch.edits, bad)
+                         : read_label_pairs(pairs, true, true, scratch.edits, bad);
     if (check != LabelCheck::kOk || !g_session) return;  // stopped by a to_s: as when not running
     ThreadState* ts = g_session->current_thread_state(true);
     if (!ts) {
@@ -191,16 +206,17 @@ VALUE native_merge_labels(VALUE, VALUE hash, VALUE pin) {
       return;
     }
     previous = ts->timeline.label_set();
-    LabelSet set = g_session->label_sets[previous];
-    apply_label_edits(edits, set);
-    const uint32_t id = g_session->label_sets.intern_bounded(set, g_session->opts.max_label_sets);
+    scratch.set = g_session->label_sets[previous];
+    apply_label_edits(scratch.edits, scratch.set);
+    const uint32_t id = g_session->label_sets.intern_bounded(scratch.set, g_session->opts.max_label_sets);
     if (RTEST(pin)) g_session->label_sets.pin(previous);
     g_session->set_label(ts, id);  // the one change to the thread's state (closes its interval)
     ran = true;
   });
   if (no_thread_state) rb_memerror();
-  if (check != LabelCheck::kOk) raise_label_error(pairs, bad);
+  if (check != LabelCheck::kOk) raise_label_error(NIL_P(pairs) ? label_pairs(hash) : pairs, bad);
   RB_GC_GUARD(pairs);
+  RB_GC_GUARD(hash);  // holds what in_place read
   return ran ? label_token(previous) : Qnil;  // nil: nothing to restore
 }
 
