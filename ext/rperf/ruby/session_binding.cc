@@ -166,12 +166,6 @@ VALUE native_start_allocations(VALUE, VALUE own_source_prefix) {
 // A label set id of the running session as handed to Ruby: the session's serial above its id.
 VALUE label_token(uint32_t id) { return ULL2NUM((static_cast<uint64_t>(g_session_serial) << 32) | id); }
 
-// Native.merge_labels(hash, pin) -> a token of the previous label set (for label_set_id=), nil
-// when no session took the labels (none runs, or a value's to_s stopped it). Sets
-// the current thread's labels to its current ones merged with `hash` (nil values delete keys).
-// `pin`: a block will restore the previous set, which stays alive until then. A key that is not
-// valid UTF-8 is refused (ArgumentError) and nothing changes: stop, snapshot and labels could
-// not make it a Symbol (issue 30.2).
 // Reused by every label change, so that a label block allocates nothing here once warm: only
 // the main Ractor calls the binding (GVL held) and no Ruby code runs while they are in use.
 struct LabelScratch {
@@ -183,6 +177,12 @@ LabelScratch& label_scratch() {
   return *scratch;
 }
 
+// Native.merge_labels(hash, pin) -> a token of the previous label set (for label_set_id=), nil
+// when no session took the labels (none runs, or a value's to_s stopped it). Sets
+// the current thread's labels to its current ones merged with `hash` (nil values delete keys).
+// `pin`: a block will restore the previous set, which stays alive until then. A key that is not
+// valid UTF-8 is refused (ArgumentError) and nothing changes: stop, snapshot and labels could
+// not make it a Symbol (issue 30.2).
 VALUE native_merge_labels(VALUE, VALUE hash, VALUE pin) {
   Check_Type(hash, T_HASH);
   if (!g_session) return Qnil;
