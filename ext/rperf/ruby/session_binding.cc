@@ -183,41 +183,64 @@ LabelScratch& label_scratch() {
 // `pin`: a block will restore the previous set, which stays alive until then. A key that is not
 // valid UTF-8 is refused (ArgumentError) and nothing changes: stop, snapshot and labels could
 // not make it a Symbol (issue 30.2).
-VALUE native_merge_labels(VALUE, VALUE hash, VALUE pin) {
-  Check_Type(hash, T_HASH);
-  if (!g_session) return Qnil;
-  InlineLabelPairs in_place;
-  // Every Ruby call of this function (none for plain keys and values read in place).
-  VALUE pairs = inline_label_pairs(hash, in_place) ? Qnil : label_pairs(hash);
+// The labels of `hash` merged into the thread's and interned (merge_labels' C++ part, no Ruby
+// call). `items`: `pairs` keys and values read in place or label_pairs' Array's.
+struct MergeResult {
   LabelCheck check = LabelCheck::kOk;
   long bad = -1;
   bool no_thread_state = false;
-  uint32_t previous = 0;
   bool ran = false;
+  uint32_t previous = 0;
+};
+void merge_label_items(const VALUE* items, long pairs, VALUE pin, MergeResult& r) {
   without_cxx_exceptions([&] {
     LabelScratch& scratch = label_scratch();
     scratch.edits.clear();
-    check = NIL_P(pairs) ? read_label_items(in_place.items, in_place.pairs, true, true, scratch.edits, bad)
-                         : read_label_pairs(pairs, true, true, scratch.edits, bad);
-    if (check != LabelCheck::kOk || !g_session) return;  // stopped by a to_s: as when not running
+    r.check = read_label_items(items, pairs, true, true, scratch.edits, r.bad);
+    if (r.check != LabelCheck::kOk || !g_session) return;  // stopped by a to_s: as when not running
     ThreadState* ts = g_session->current_thread_state(true);
     if (!ts) {
-      no_thread_state = true;
+      r.no_thread_state = true;
       return;
     }
-    previous = ts->timeline.label_set();
-    scratch.set = g_session->label_sets[previous];
+    r.previous = ts->timeline.label_set();
+    scratch.set = g_session->label_sets[r.previous];
     apply_label_edits(scratch.edits, scratch.set);
     const uint32_t id = g_session->label_sets.intern_bounded(scratch.set, g_session->opts.max_label_sets);
-    if (RTEST(pin)) g_session->label_sets.pin(previous);
+    if (RTEST(pin)) g_session->label_sets.pin(r.previous);
     g_session->set_label(ts, id);  // the one change to the thread's state (closes its interval)
-    ran = true;
+    r.ran = true;
   });
-  if (no_thread_state) rb_memerror();
-  if (check != LabelCheck::kOk) raise_label_error(NIL_P(pairs) ? label_pairs(hash) : pairs, bad);
-  RB_GC_GUARD(pairs);
+}
+
+// Plain keys and values read in place (no Array, no Ruby call), in a frame of its own that
+// never raises: a frame a Ruby exception jumps out of keeps ASan's poison on its arrays (Ruby's
+// longjmp is not intercepted), which a later frame at that depth then trips. false: nothing was
+// changed and the general path decides (and raises).
+__attribute__((noinline)) bool merge_plain_labels(VALUE hash, VALUE pin, VALUE& token) {
+  InlineLabelPairs in_place;
+  if (!inline_label_pairs(hash, in_place)) return false;
+  MergeResult r;
+  merge_label_items(in_place.items, in_place.pairs, pin, r);
+  if (r.check != LabelCheck::kOk || r.no_thread_state) return false;  // nothing changed
+  token = r.ran ? label_token(r.previous) : Qnil;
   RB_GC_GUARD(hash);  // holds what in_place read
-  return ran ? label_token(previous) : Qnil;  // nil: nothing to restore
+  return true;
+}
+
+VALUE native_merge_labels(VALUE, VALUE hash, VALUE pin) {
+  Check_Type(hash, T_HASH);
+  if (!g_session) return Qnil;
+  VALUE token;
+  if (merge_plain_labels(hash, pin, token)) return token;
+  VALUE pairs = label_pairs(hash);  // every Ruby call of this function
+  MergeResult r;
+  // No Ruby object is made in the merge (no GC, so no compaction): the Array's storage stays put.
+  merge_label_items(RARRAY_CONST_PTR(pairs), RARRAY_LEN(pairs) / 2, pin, r);
+  if (r.no_thread_state) rb_memerror();
+  if (r.check != LabelCheck::kOk) raise_label_error(pairs, r.bad);
+  RB_GC_GUARD(pairs);
+  return r.ran ? label_token(r.previous) : Qnil;  // nil: nothing to restore
 }
 
 // Native.label_set_id = token (of merge_labels): the current thread's labels back to that set,
