@@ -64,6 +64,50 @@ class CaptureTest < Minitest::Test
     end
   end
 
+  # cpu mode on a CPU shared with a busy loop: the thread is descheduled for whole periods, and
+  # the timer's ticks (on the monotonic clock) keep coming. A tick during which the thread burned
+  # no CPU has nothing to charge: it must not become a sample of almost no weight (each a clock
+  # read and a stack walk; the signal path took one per waiting tick, a third of its samples
+  # here), and the weights must still add up to the CPU the thread burned.
+  CONTENDED_PROGRAM = <<~RUBY
+    require "rperf"
+    def burn(seconds)
+      t0 = Process.clock_gettime(Process::CLOCK_THREAD_CPUTIME_ID)
+      x = 0
+      x += 1 while Process.clock_gettime(Process::CLOCK_THREAD_CPUTIME_ID) - t0 < seconds
+    end
+    cpu = -> { Process.clock_gettime(Process::CLOCK_THREAD_CPUTIME_ID, :nanosecond) }
+    burn(0.02)
+    spent = nil
+    data = Rperf.start(mode: :cpu, frequency: 1000, capture: ARGV[0].to_sym, aggregate: false, inherit: false) do
+      c0 = cpu.()
+      burn(0.3)
+      spent = cpu.() - c0
+    end
+    weights = data[:raw_samples].map { _2 }
+    in_burn = data[:raw_samples].select { |s| s[0].any? { |f| f[1] == "Object#burn" } }.sum { _2 }
+    puts [weights.size, weights.count { _1 < 50_000 }, in_burn, spent].join(" ")
+  RUBY
+
+  %w[signal postponed].each do |capture|
+    define_method("test_cpu_mode_#{capture}_path_skips_ticks_while_the_thread_waits_for_its_cpu") do
+      skip "taskset not available" unless system("taskset -c 0 true", out: File::NULL, err: File::NULL)
+      hog = spawn("taskset", "-c", "0", RbConfig.ruby, "-e", "loop {}")
+      begin
+        out, err, status = Open3.capture3("taskset", "-c", "0", RbConfig.ruby, "-I#{RperfTestHelper::ROOT}/lib", "-e", CONTENDED_PROGRAM, capture)
+      ensure
+        Process.kill(:KILL, hog)
+        Process.wait(hog)
+      end
+      assert status.success?, err
+      samples, light, in_burn, spent = out.split.map(&:to_i)
+      assert_operator samples, :>, 100
+      # A thread given the CPU for a moment before a tick makes a light sample too: a few.
+      assert_operator light, :<=, samples / 20 + 3, "samples of < 5% of a period, of #{samples}"
+      assert_within spent, in_burn, 0.05, "burn's weight vs its CPU time"
+    end
+  end
+
   def test_signal_path_under_gc_stress_compaction_and_thread_churn
     data = Rperf.start(mode: :wall, capture: :signal, frequency: 10_000) do
       GC.stress = true

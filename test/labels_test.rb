@@ -128,6 +128,24 @@ class LabelsTest < Minitest::Test
     assert_operator data[:aggregated_samples].size, :>, 0
   end
 
+  def take_keywords(**) = yield
+
+  # A label block of plain keys and values makes about what Ruby makes for any such call (the
+  # keyword Hash): no Proc for the block, no Array of the pairs (it made 5 objects, now 2).
+  def test_a_label_block_of_plain_values_allocates_no_objects_of_its_own
+    Rperf.start(mode: :wall, frequency: 10)
+    label = -> { Rperf.label(endpoint: "GET /users/:id", "id" => 42, cached: true) { nil } }
+    empty = -> { take_keywords(endpoint: "GET /users/:id", "id" => 42, cached: true) { nil } }
+    per_call = lambda do |blk|
+      100.times { blk.call }
+      before = GC.stat(:total_allocated_objects)
+      1000.times { blk.call }
+      (GC.stat(:total_allocated_objects) - before) / 1000.0
+    end
+    assert_operator per_call.(label), :<=, per_call.(empty) + 1, "objects per label block, vs a method taking the keywords"
+    Rperf.stop
+  end
+
   def run_child(code)
     out, err, status = run_ruby("require 'rperf'\n#{code}")
     assert status.success?, "child exited with #{status.inspect}\nstdout: #{out}\nstderr: #{err.lines.first(30).join}"

@@ -90,10 +90,14 @@ module RperfTestHelper
 end
 
 # RPERF_TEST_CAPTURE=signal|postponed runs every Rperf.start of the suite on that capture path
-# (the default follows YJIT: `RUBYOPT=--yjit` alone gives the signal path).
+# (the default follows YJIT: `RUBYOPT=--yjit` alone gives the signal path). A start with
+# `signal: false` has no signal to capture in and keeps the default.
 if (test_capture = ENV["RPERF_TEST_CAPTURE"]&.to_sym)
   Rperf.singleton_class.prepend(Module.new do
-    define_method(:start) { |capture: test_capture, **kw, &blk| super(capture: capture, **kw, &blk) }
+    define_method(:start) do |**kw, &blk|
+      kw[:capture] = test_capture unless kw.key?(:capture) || kw[:signal] == false
+      super(**kw, &blk)
+    end
   end)
 end
 

@@ -205,3 +205,30 @@ TEST(Timer, TicksAreForwardedToTheTargetThread) {
   EXPECT_LE(g_on_target.load(), forwarded + 1 + static_cast<int>((delayed2 - delayed0) / period_ns));
   EXPECT_EQ(g_self_wrong.load(), 0);
 }
+
+namespace {
+std::atomic<int> g_target_calls{0};
+// Every other tick has nothing to do (the extension: a GVL holder whose CPU clock did not move).
+pid_t skip_every_other() { return g_target_calls.fetch_add(1) % 2 == 0 ? rperf::Timer::kSkipTick : 0; }
+}  // namespace
+
+// A tick the target function skips is counted as triggered and runs nowhere, in both modes.
+TEST(Timer, SkippedTicksAreCountedButNotRun) {
+  for (int signal : {rperf::Timer::default_signal(), 0}) {
+    rperf::Timer::Options o;
+    o.frequency = 500;
+    o.signal = signal;
+    o.target = skip_every_other;
+    g_ticks = 0;
+    g_target_calls = 0;
+    rperf::Timer timer;
+    std::string error;
+    ASSERT_TRUE(timer.start(o, tick, background, nullptr, &error)) << error;
+    usleep(200 * 1000);
+    timer.stop();
+    const int calls = g_target_calls.load();
+    EXPECT_GE(calls, 20) << "signal " << signal;
+    EXPECT_EQ(timer.trigger_count(), static_cast<uint64_t>(calls)) << "signal " << signal;
+    EXPECT_EQ(g_ticks.load(), calls / 2) << "signal " << signal;  // the odd calls ran
+  }
+}

@@ -107,7 +107,9 @@ void ProfileRows::finish() {
     Frame& f = p_.frames.at(i);
     size_t before = methods_.size();
     uint32_t m = methods_.intern(f.path, f.label, 0);
-    if (methods_.size() == before) f.start_line = start_of_method_[m];
+    // Only methods start_line named have a start line: one first interned here (an earlier
+    // frame of this loop) has none (ASan: a read past start_of_method_ on a corrupt pprof).
+    if (methods_.size() == before && m < start_of_method_.size()) f.start_line = start_of_method_[m];
   }
   if (aggregated_allocations_) p_.allocations = allocations_.take();
   if (!p_.timestamps) infer_vm_states(p_);  // raw samples carry their state

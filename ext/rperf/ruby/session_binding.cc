@@ -166,42 +166,81 @@ VALUE native_start_allocations(VALUE, VALUE own_source_prefix) {
 // A label set id of the running session as handed to Ruby: the session's serial above its id.
 VALUE label_token(uint32_t id) { return ULL2NUM((static_cast<uint64_t>(g_session_serial) << 32) | id); }
 
+// Reused by every label change, so that a label block allocates nothing here once warm: only
+// the main Ractor calls the binding (GVL held) and no Ruby code runs while they are in use.
+struct LabelScratch {
+  std::vector<LabelEdit> edits;
+  LabelSet set;
+};
+LabelScratch& label_scratch() {
+  static LabelScratch* scratch = new LabelScratch();  // never destroyed: no exit-time destructor
+  return *scratch;
+}
+
 // Native.merge_labels(hash, pin) -> a token of the previous label set (for label_set_id=), nil
 // when no session took the labels (none runs, or a value's to_s stopped it). Sets
 // the current thread's labels to its current ones merged with `hash` (nil values delete keys).
 // `pin`: a block will restore the previous set, which stays alive until then. A key that is not
 // valid UTF-8 is refused (ArgumentError) and nothing changes: stop, snapshot and labels could
 // not make it a Symbol (issue 30.2).
-VALUE native_merge_labels(VALUE, VALUE hash, VALUE pin) {
-  Check_Type(hash, T_HASH);
-  if (!g_session) return Qnil;
-  VALUE pairs = label_pairs(hash);  // every Ruby call of this function
+// The labels of `hash` merged into the thread's and interned (merge_labels' C++ part, no Ruby
+// call). `items`: `pairs` keys and values read in place or label_pairs' Array's.
+struct MergeResult {
   LabelCheck check = LabelCheck::kOk;
   long bad = -1;
   bool no_thread_state = false;
-  uint32_t previous = 0;
   bool ran = false;
+  uint32_t previous = 0;
+};
+void merge_label_items(const VALUE* items, long pairs, VALUE pin, MergeResult& r) {
   without_cxx_exceptions([&] {
-    std::vector<LabelEdit> edits;
-    check = read_label_pairs(pairs, true, true, edits, bad);
-    if (check != LabelCheck::kOk || !g_session) return;  // stopped by a to_s: as when not running
+    LabelScratch& scratch = label_scratch();
+    scratch.edits.clear();
+    r.check = read_label_items(items, pairs, true, true, scratch.edits, r.bad);
+    if (r.check != LabelCheck::kOk || !g_session) return;  // stopped by a to_s: as when not running
     ThreadState* ts = g_session->current_thread_state(true);
     if (!ts) {
-      no_thread_state = true;
+      r.no_thread_state = true;
       return;
     }
-    previous = ts->timeline.label_set();
-    LabelSet set = g_session->label_sets[previous];
-    apply_label_edits(edits, set);
-    const uint32_t id = g_session->label_sets.intern_bounded(set, g_session->opts.max_label_sets);
-    if (RTEST(pin)) g_session->label_sets.pin(previous);
+    r.previous = ts->timeline.label_set();
+    scratch.set = g_session->label_sets[r.previous];
+    apply_label_edits(scratch.edits, scratch.set);
+    const uint32_t id = g_session->label_sets.intern_bounded(scratch.set, g_session->opts.max_label_sets);
+    if (RTEST(pin)) g_session->label_sets.pin(r.previous);
     g_session->set_label(ts, id);  // the one change to the thread's state (closes its interval)
-    ran = true;
+    r.ran = true;
   });
-  if (no_thread_state) rb_memerror();
-  if (check != LabelCheck::kOk) raise_label_error(pairs, bad);
+}
+
+// Plain keys and values read in place (no Array, no Ruby call), in a frame of its own that
+// never raises: a frame a Ruby exception jumps out of keeps ASan's poison on its arrays (Ruby's
+// longjmp is not intercepted), which a later frame at that depth then trips. false: nothing was
+// changed and the general path decides (and raises).
+__attribute__((noinline)) bool merge_plain_labels(VALUE hash, VALUE pin, VALUE& token) {
+  InlineLabelPairs in_place;
+  if (!inline_label_pairs(hash, in_place)) return false;
+  MergeResult r;
+  merge_label_items(in_place.items, in_place.pairs, pin, r);
+  if (r.check != LabelCheck::kOk || r.no_thread_state) return false;  // nothing changed
+  token = r.ran ? label_token(r.previous) : Qnil;
+  RB_GC_GUARD(hash);  // holds what in_place read
+  return true;
+}
+
+VALUE native_merge_labels(VALUE, VALUE hash, VALUE pin) {
+  Check_Type(hash, T_HASH);
+  if (!g_session) return Qnil;
+  VALUE token;
+  if (merge_plain_labels(hash, pin, token)) return token;
+  VALUE pairs = label_pairs(hash);  // every Ruby call of this function
+  MergeResult r;
+  // No Ruby object is made in the merge (no GC, so no compaction): the Array's storage stays put.
+  merge_label_items(RARRAY_CONST_PTR(pairs), RARRAY_LEN(pairs) / 2, pin, r);
+  if (r.no_thread_state) rb_memerror();
+  if (r.check != LabelCheck::kOk) raise_label_error(pairs, r.bad);
   RB_GC_GUARD(pairs);
-  return ran ? label_token(previous) : Qnil;  // nil: nothing to restore
+  return r.ran ? label_token(r.previous) : Qnil;  // nil: nothing to restore
 }
 
 // Native.label_set_id = token (of merge_labels): the current thread's labels back to that set,

@@ -226,16 +226,48 @@ VALUE label_pairs(VALUE hash) {
   return pairs;
 }
 
+namespace {
+// A label key or value that encode_plain takes as it is (no Array, Hash, Bignum or to_s).
+bool scalar_label_value(VALUE v) {
+  int64_t i;
+  return NIL_P(v) || v == Qtrue || v == Qfalse || RB_TYPE_P(v, T_STRING) || SYMBOL_P(v) || RB_FLOAT_TYPE_P(v) ||
+         (RB_INTEGER_TYPE_P(v) && int64_of(v, i));
+}
+
+int push_inline_pair(VALUE key, VALUE value, VALUE arg) {
+  auto* out = reinterpret_cast<InlineLabelPairs*>(arg);
+  if (out->pairs == kInlineLabelPairs || !scalar_label_value(key) || !scalar_label_value(value)) {
+    out->pairs = -1;
+    return ST_STOP;
+  }
+  out->items[2 * out->pairs] = key;
+  out->items[2 * out->pairs + 1] = value;
+  out->pairs++;
+  return ST_CONTINUE;
+}
+}  // namespace
+
+bool inline_label_pairs(VALUE hash, InlineLabelPairs& out) {
+  out.pairs = 0;
+  if (RHASH_SIZE(hash) > static_cast<size_t>(kInlineLabelPairs)) return false;
+  rb_hash_foreach(hash, push_inline_pair, reinterpret_cast<VALUE>(&out));  // runs no Ruby code
+  return out.pairs >= 0;
+}
+
 LabelCheck read_label_pairs(VALUE pairs, bool check_keys_utf8, bool nil_removes, std::vector<LabelEdit>& out, long& bad) {
-  const long n = RARRAY_LEN(pairs) / 2;
+  // No Ruby object is made below (no GC, so no compaction): the Array's storage stays put.
+  return read_label_items(RARRAY_CONST_PTR(pairs), RARRAY_LEN(pairs) / 2, check_keys_utf8, nil_removes, out, bad);
+}
+
+LabelCheck read_label_items(const VALUE* items, long n, bool check_keys_utf8, bool nil_removes, std::vector<LabelEdit>& out, long& bad) {
   out.reserve(out.size() + static_cast<size_t>(n));
   for (long i = 0; i < n; i++) {
-    VALUE key = RARRAY_AREF(pairs, 2 * i), value = RARRAY_AREF(pairs, 2 * i + 1);
+    VALUE key = items[2 * i], value = items[2 * i + 1];
     bad = i;
     LabelEdit e;
-    if (SYMBOL_P(key) || RB_TYPE_P(key, T_STRING)) {
-      const std::string name = text_of(key);
-      if (check_keys_utf8 && !utf8_valid(name.data(), name.size())) return LabelCheck::kInvalidUtf8;
+    if (check_keys_utf8 && (SYMBOL_P(key) || RB_TYPE_P(key, T_STRING))) {
+      VALUE name = SYMBOL_P(key) ? rb_sym2str(key) : key;
+      if (!utf8_valid(RSTRING_PTR(name), static_cast<size_t>(RSTRING_LEN(name)))) return LabelCheck::kInvalidUtf8;
     }
     // Keys as given: a Symbol stays a Symbol, a String a String, 1 stays 1 (rperf 0.11).
     e.label.key = encode_plain(key);

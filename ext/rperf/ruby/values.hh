@@ -28,6 +28,15 @@ bool ruby_to_json(VALUE v, JsonValue& out, int depth = 0);
 // 2. read_label_pairs encodes that Array (profile/label_value.hh) without calling Ruby (it may
 //    throw std::bad_alloc). Keys and values keep their types.
 VALUE label_pairs(VALUE hash);
+// Rperf.label's common case without step 1's Array: a Hash of at most kInlineLabelPairs
+// entries whose keys and values are all nil, true, false, Strings, Symbols, Integers (int64) or
+// Floats needs no Ruby call, so its entries are read in place (false: use label_pairs).
+constexpr long kInlineLabelPairs = 8;
+struct InlineLabelPairs {
+  VALUE items[2 * kInlineLabelPairs];  // key, value, key, value... (on the stack: seen by the GC)
+  long pairs = 0;
+};
+bool inline_label_pairs(VALUE hash, InlineLabelPairs& out);
 
 // One entry of a Hash of labels: the label, or (remove) the deletion of its key (a nil value).
 struct LabelEdit {
@@ -45,6 +54,8 @@ enum class LabelCheck {
 // index (its key is pairs[2 * bad]) and `out` is partly filled.
 // `nil_removes`: a nil value deletes its key (Rperf.label), else it is a value (a result Hash).
 LabelCheck read_label_pairs(VALUE pairs, bool check_keys_utf8, bool nil_removes, std::vector<LabelEdit>& out, long& bad);
+// The same of `pairs` entries read in place (items: key, value, key, value...).
+LabelCheck read_label_items(const VALUE* items, long pairs, bool check_keys_utf8, bool nil_removes, std::vector<LabelEdit>& out, long& bad);
 // Keys replace earlier values (in place), new keys are appended, removals delete a key.
 void apply_label_edits(const std::vector<LabelEdit>& edits, LabelSet& set);
 // Both steps: merges a Hash of labels into `set` (no UTF-8 check; nil deletes a key). May throw

@@ -73,17 +73,26 @@ void on_tick(pid_t self) {
 }
 // On the timer thread at each tick (async-signal-safe). Returns the tick's target: the GVL
 // holder when more than one Ruby thread may run, else none (the postponed job then finds the
-// only thread by itself).
+// only thread by itself); or, in cpu mode, Timer::kSkipTick when the holder's CPU clock has not
+// moved since the previous tick read it: it was descheduled in between, and that tick (queued,
+// or already sampled) covers it, so there is nothing to charge. On a loaded machine a tick
+// would otherwise reach the thread for every period it waited, each a signal, a clock read and
+// a walk for a few nanoseconds of weight.
 pid_t tick_target() {
   pid_t holder = Session::gvl_holder.load(std::memory_order_relaxed);
   if (holder > 0 && Session::tick_reads_cpu.load(std::memory_order_relaxed)) {
     timespec cpu;
     if (clock_gettime(thread_cpu_clock(holder), &cpu) == 0) {
+      const int64_t cpu_ns = static_cast<int64_t>(cpu.tv_sec) * 1000000000LL + cpu.tv_nsec;
+      // Only this (timer) thread writes them: plain loads of its own last writes.
+      if (g_tick_tid.load(std::memory_order_relaxed) == holder && g_tick_cpu.load(std::memory_order_relaxed) == cpu_ns) {
+        return Timer::kSkipTick;
+      }
       uint32_t seq = g_tick_seq.load(std::memory_order_relaxed);
       g_tick_seq.store(seq + 1, std::memory_order_relaxed);
       std::atomic_thread_fence(std::memory_order_release);
       g_tick_tid.store(holder, std::memory_order_relaxed);
-      g_tick_cpu.store(static_cast<int64_t>(cpu.tv_sec) * 1000000000LL + cpu.tv_nsec, std::memory_order_relaxed);
+      g_tick_cpu.store(cpu_ns, std::memory_order_relaxed);
       g_tick_seq.store(seq + 2, std::memory_order_release);
     }
   }
@@ -535,12 +544,19 @@ bool Session::capture_in_handler(pid_t self) {
 bool Session::sample_in_handler(ThreadState* ts) {
   ThreadPhase phase = ts->timeline.phase();
   if (phase == ThreadPhase::kInGc || phase == ThreadPhase::kExited) return false;
-  int64_t t0 = monotonic_ns();
-  int64_t now = t0;
+  int64_t now = 0;
   if (!opts.wall) {
-    now = tick_cpu_ns(ts->tid);  // the timer's reading of this thread's clock, just before
-    if (now <= ts->timeline.since()) now = thread_cpu_ns();
+    now = tick_cpu_ns(ts->tid);  // the timer's latest reading of this thread's clock
+    // Not after the interval's start: a tick that waited in the queue while the thread was
+    // descheduled, behind one already sampled with that latest reading (or an event since).
+    // The CPU burned since then stays in the open interval, charged by the next event, so the
+    // weights still add up; sampling here would read the clock again (a system call) and walk
+    // the stack for almost no weight.
+    if (now >= 0 && now <= ts->timeline.since() && phase == ThreadPhase::kRunning) return true;
   }
+  int64_t t0 = monotonic_ns();
+  if (opts.wall) now = t0;
+  else if (now <= ts->timeline.since()) now = thread_cpu_ns();  // no reading of this thread
   int depth = walk_stack(ts->vm_thread ? vm::skipped_top_frame(ts->vm_thread) : 0);
   if (depth == 0) return false;  // 6
   ts->timeline.tick(now, t0, depth, *this);

@@ -74,7 +74,7 @@ void Timer::on_signal(int sig, siginfo_t* info, void*) {
       trigger_count_.fetch_add(1, std::memory_order_relaxed);
       TargetFn target = signal_target_.load(std::memory_order_relaxed);
       pid_t tid = target ? target() : 0;
-      if (tid <= 0 || !forward(pid_, tid, sig)) tick(0);
+      if (tid != kSkipTick && (tid <= 0 || !forward(pid_, tid, sig))) tick(0);
     }
   }
   errno = saved_errno;
@@ -259,8 +259,7 @@ void Timer::worker_loop() {
     }
     if (sleeping_ticks && now >= next_deadline_ns_) {
       trigger_count_.fetch_add(1, std::memory_order_relaxed);
-      if (target_) target_();
-      tick_(0);
+      if (!target_ || target_() != kSkipTick) tick_(0);
       next_deadline_ns_ += interval_ns_;
       if (next_deadline_ns_ <= now) next_deadline_ns_ = now + interval_ns_;  // skip missed ticks
     }

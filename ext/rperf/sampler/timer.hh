@@ -25,8 +25,10 @@ class Timer {
   // (the timer thread).
   using TickFn = void (*)(pid_t self);
   // Called on the timer thread at each tick, before `tick` (async-signal-safe in signal
-  // mode); returns the kernel id of the thread that should run the tick, or 0.
+  // mode); returns the kernel id of the thread that should run the tick, 0, or kSkipTick.
   using TargetFn = pid_t (*)();
+  // TargetFn's answer for a tick with nothing to do: it is counted and goes no further.
+  static constexpr pid_t kSkipTick = -1;
   using BackgroundFn = void (*)(void* ctx);
 
   struct Options {
