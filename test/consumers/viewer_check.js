@@ -49,6 +49,12 @@ async function main() {
     const ready = () => page.waitForFunction(() => document.body.dataset.state === 'ready', null, { timeout: 15000 });
     const tab = async (name) => { await page.click(`#tabs button[data-tab=${name}]`); await ready(); };
     const rendered = (sel) => page.$eval(sel, (e) => Number(e.dataset.rendered || 0));
+    // A view drawn after a tab switch: its nodes once drawn (the switch may answer 'ready' before
+    // the view's own render starts); 0 when nothing is drawn within the wait.
+    const drawn = async (sel) => {
+      await page.waitForFunction((s) => Number(document.querySelector(s)?.dataset.rendered || 0) > 0, sel, { timeout: 15000 }).catch(() => {});
+      return rendered(sel);
+    };
     const totals = () => page.$eval('#totals', (e) => ({ shown: Number(e.dataset.shownNs), total: Number(e.dataset.totalNs) }));
     const frameNames = (sel) => page.$$eval(`${sel} g.frame`, (gs) => gs.map((g) => g.getAttribute('name')));
 
@@ -150,7 +156,7 @@ async function main() {
       out.timeline.stateRange = await page.evaluate(() => window.rperfViewer.state.range);
       out.timeline.totals = await totals();
       await tab('flame');
-      out.flameInRange = await rendered('#flame');
+      out.flameInRange = await drawn('#flame');
       await tab('tree');
       out.treeInRange = await page.$eval('#tree', (t) => Number(t.dataset.totalNs));
       console.log(JSON.stringify(out));
@@ -399,7 +405,7 @@ async function main() {
     out.timeline.stateRange = await page.evaluate(() => window.rperfViewer.state.range);
     await shot('timeline');
     await tab('flame');
-    out.timeline.flameInRange = await rendered('#flame');
+    out.timeline.flameInRange = await drawn('#flame');
     await page.click('#clear-range');
     await ready();
     out.timeline.cleared = await totals();
