@@ -67,7 +67,8 @@ module PeerBench
                    allocated: objects1 - objects0)
     end
 
-    # As `fixed`, and the share of instructions YJIT ran between start and stop (--yjit-stats).
+    # As `fixed`, and the share of instructions YJIT ran between start and stop (when run with
+    # --yjit-stats; without it, only the CPU time: the stats counters slow YJIT code down).
     def yjit(spec)
       profiler, version = load_profiler(spec)
       method = Workloads::UNITS.fetch(spec.fetch("unit"))
@@ -75,16 +76,18 @@ module PeerBench
       [count / 5, 3].max.times { Workloads.public_send(method) }
       GC.start
       profiler.start(spec.fetch("mode").to_sym, spec.fetch("frequency"), nil, spec["capture"]&.to_sym)
-      s0 = RubyVM::YJIT.runtime_stats
+      stats = RubyVM::YJIT.stats_enabled?
+      s0 = RubyVM::YJIT.runtime_stats if stats
       cpu0 = thread_cpu
       count.times { Workloads.public_send(method) }
       cpu1 = thread_cpu
-      s1 = RubyVM::YJIT.runtime_stats
-      report = profiler.stop
+      s1 = RubyVM::YJIT.runtime_stats if stats
+      report = profiler.stop.merge(version: version, feature: @feature, work_cpu_s: cpu1 - cpu0)
+      return report unless stats
+
       yjit = s1[:yjit_insns_count] - s0[:yjit_insns_count]
       vm = s1[:vm_insns_count] - s0[:vm_insns_count]
-      report.merge(version: version, feature: @feature, work_cpu_s: cpu1 - cpu0, yjit_share: yjit.fdiv(yjit + vm),
-                   side_exits: s1[:side_exit_count] - s0[:side_exit_count])
+      report.merge(yjit_share: yjit.fdiv(yjit + vm), side_exits: s1[:side_exit_count] - s0[:side_exit_count])
     end
 
     def rss(spec)
