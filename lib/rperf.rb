@@ -223,6 +223,7 @@ module Rperf
       @session = session
       session.start_inheritance
       ForkHook.install
+      ExecHook.install
       # Allocation sampling (allocations: N) begins here: rperf's own start-up above (session
       # files, child environment) and, under the CLI, its requires are not the program's, nor
       # are later allocations made by rperf's files (stop, the at_exit handler, labels).
@@ -232,6 +233,7 @@ module Rperf
 end
 
 require_relative "rperf/fork_hook"
+require_relative "rperf/exec_hook"
 require_relative "rperf/autostart"
 
 # A session still running when the program ends is stopped before the VM goes away (its timer

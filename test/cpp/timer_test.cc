@@ -232,3 +232,30 @@ TEST(Timer, SkippedTicksAreCountedButNotRun) {
     EXPECT_EQ(g_ticks.load(), calls / 2) << "signal " << signal;  // the odd calls ran
   }
 }
+
+// restart() (around a failed exec) ticks again with the same options, the count carried over;
+// a disarmed timer stays disarmed.
+TEST(Timer, RestartKeepsTheCountAndTheArmedState) {
+  g_ticks = 0;
+  rperf::Timer::Options o;
+  o.frequency = 1000;
+  o.signal = rperf::Timer::default_signal();
+  rperf::Timer timer;
+  std::string error;
+  ASSERT_TRUE(timer.start(o, tick, background, nullptr, &error)) << error;
+  while (g_ticks.load() < 5) usleep(1000);
+  timer.stop();
+  const uint64_t before = timer.trigger_count();
+  ASSERT_TRUE(timer.restart(&error)) << error;
+  EXPECT_TRUE(timer.running());
+  while (timer.trigger_count() < before + 5) usleep(1000);  // ticks again (the test's own timeout bounds it)
+  timer.disarm();
+  timer.stop();
+  EXPECT_GE(timer.trigger_count(), before + 5);
+  EXPECT_EQ(timer.trigger_count(), static_cast<uint64_t>(g_ticks.load()));
+  const uint64_t disarmed = timer.trigger_count();
+  ASSERT_TRUE(timer.restart(&error)) << error;
+  usleep(50 * 1000);
+  timer.stop();
+  EXPECT_EQ(timer.trigger_count(), disarmed);
+}

@@ -5,6 +5,7 @@
 #include <ruby/vm.h>
 
 #include <pthread.h>
+#include <cstdio>
 
 #include <new>
 #include <string>
@@ -335,6 +336,25 @@ VALUE native_after_fork_child(VALUE) {
   return Qtrue;
 }
 
+// Native.suspend_for_exec / Native.resume_after_failed_exec: see Session::suspend_for_exec.
+VALUE native_suspend_for_exec(VALUE) {
+  if (g_session) g_session->suspend_for_exec();
+  return Qnil;
+}
+
+// true, or the reason the timer could not start again (the session then takes no more ticks).
+VALUE native_resume_after_failed_exec(VALUE) {
+  if (!g_session) return Qtrue;
+  bool ok = true;
+  char reason[256] = "";
+  without_cxx_exceptions([&] {
+    std::string error;
+    ok = g_session->resume_after_failed_exec(&error);
+    snprintf(reason, sizeof reason, "%s", error.c_str());
+  });
+  return ok ? Qtrue : rb_str_new_cstr(reason);
+}
+
 // Native.sampling_paths -> [ticks sampled in the signal handler, by the postponed job] of the
 // running session (nil when none): which path capture: took.
 VALUE native_sampling_paths(VALUE) {
@@ -392,6 +412,8 @@ void init_session_binding(VALUE native) {
   rb_define_singleton_method(native, "profile_inc", RUBY_METHOD_FUNC(native_profile_inc), 0);
   rb_define_singleton_method(native, "profile_dec", RUBY_METHOD_FUNC(native_profile_dec), 0);
   rb_define_singleton_method(native, "after_fork_child", RUBY_METHOD_FUNC(native_after_fork_child), 0);
+  rb_define_singleton_method(native, "suspend_for_exec", RUBY_METHOD_FUNC(native_suspend_for_exec), 0);
+  rb_define_singleton_method(native, "resume_after_failed_exec", RUBY_METHOD_FUNC(native_resume_after_failed_exec), 0);
   rb_define_singleton_method(native, "sampling_paths", RUBY_METHOD_FUNC(native_sampling_paths), 0);
   rb_define_singleton_method(native, "monotonic_ns", RUBY_METHOD_FUNC(native_monotonic_ns), 0);
   rb_define_singleton_method(native, "default_signal", RUBY_METHOD_FUNC(native_default_signal), 0);

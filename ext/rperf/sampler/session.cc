@@ -250,6 +250,18 @@ void Session::stop() {
   forget_threads();
 }
 
+void Session::suspend_for_exec() {
+  if (!running_ || forked_ || !timer.running()) return;
+  timer.stop();  // joins the worker (it drains once more) and discards queued ticks
+  exec_suspended_ = true;
+}
+
+bool Session::resume_after_failed_exec(std::string* error) {
+  if (!exec_suspended_) return true;
+  exec_suspended_ = false;
+  return timer.restart(error);
+}
+
 // Stop/pause/snapshot: the current thread's running interval and the off-GVL intervals of
 // threads that are blocked right now end here, so every thread's weights add up to its
 // observed time.

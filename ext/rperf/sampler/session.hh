@@ -103,6 +103,12 @@ class Session final : public ChargeSink {
   }
   void pause();   // defer: last `profile` block ended
   void resume();  // defer: first `profile` block began
+  // Around exec: a tick queued to this thread survives exec, and in the new program, before
+  // any handler exists, the real-time signal's default action ends it. So the timer stops
+  // (its thread joined: no tick in flight) and queued ticks are discarded; if exec fails
+  // (it raised), the timer starts again and the profile goes on.
+  void suspend_for_exec();
+  bool resume_after_failed_exec(std::string* error);
 
   ThreadState* current_thread_state(bool create);
   ThreadState* thread_state(VALUE thread) const;
@@ -208,6 +214,7 @@ class Session final : public ChargeSink {
   bool running_ = false;
   bool paused_ = false;
   bool forked_ = false;  // set in a child forked behind Ruby's back: no worker, no timer here
+  bool exec_suspended_ = false;
   VALUE gc_tracepoint_ = Qnil;
   VALUE newobj_tracepoint_ = Qnil;
   VALUE freeobj_tracepoint_ = Qnil;

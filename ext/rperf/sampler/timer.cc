@@ -201,6 +201,16 @@ void Timer::stop() {
   running_ = false;
 }
 
+bool Timer::restart(std::string* error) {
+  if (running_) return true;
+  Options again = opts_;
+  again.armed = armed_.load();
+  const uint64_t ticks = trigger_count_.load(std::memory_order_relaxed);
+  if (!start(again, tick_, background_, ctx_, error)) return false;
+  trigger_count_.fetch_add(ticks, std::memory_order_relaxed);
+  return true;
+}
+
 void Timer::abandon_after_fork() {
   if (!running_) return;
   have_timer_ = false;  // POSIX timers are not inherited by fork

@@ -46,6 +46,9 @@ class Timer {
   // Starts the worker thread (and the signal timer). Returns false with `error` set on failure.
   bool start(const Options& opts, TickFn tick, BackgroundFn background, void* ctx, std::string* error);
   void stop();  // joins the worker and restores the previous signal disposition
+  // stop(), then start() again with the same options and armed state, the tick count kept:
+  // around an exec that failed (see Session::suspend_for_exec).
+  bool restart(std::string* error);
   void arm();
   void disarm();
   // In a forked child: the worker thread and the POSIX timer do not exist there. Forget them
