@@ -193,8 +193,10 @@ class FirefoxTest < Minitest::Test
     pid = Process.spawn(env, RUBY, "-r#{preload}", PROFILE_VIEWER, path, out: log, err: log)
     begin
       deadline = Process.clock_gettime(Process::CLOCK_MONOTONIC) + 30
-      sleep 0.1 until File.exist?(urls) || Process.clock_gettime(Process::CLOCK_MONOTONIC) > deadline
-      assert File.exist?(urls), "profile-viewer did not start:\n#{File.read(log)}"
+      # The shell creates the file before it writes the line (seen empty once under load).
+      written = -> { File.exist?(urls) && File.read(urls).include?("\n") }
+      sleep 0.1 until written.call || Process.clock_gettime(Process::CLOCK_MONOTONIC) > deadline
+      assert written.call, "profile-viewer did not start:\n#{File.read(log)}"
       url = File.read(urls).lines.first.strip
       port = url[%r{\Ahttp://localhost:(\d+)/}, 1].to_i
       assert_raises(SystemCallError, "profile-viewer listens on 127.0.0.1 only") do

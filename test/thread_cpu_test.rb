@@ -71,11 +71,14 @@ class ThreadCpuTest < Minitest::Test
     end
   end
 
-  # thread index -> total weight of its thread_seq (found through its own methods)
+  # thread index -> total weight of its thread_seq (found through its own methods, which must
+  # all carry one: a thread whose samples split over two ids would lose time here, which is
+  # how a run under load once came out 6% short; this names the cause if it happens again)
   def per_thread(samples)
-    seq_of = {}
-    samples.each { |method, _, seq, _| seq_of[method[/spin_t(\d)/, 1].to_i] = seq if method }
-    THREADS.times.to_h { |t| [t, samples.select { |s| s[2] == seq_of[t] }.sum { |s| s[1] }] }
+    seqs = Hash.new { |h, k| h[k] = [] }
+    samples.each { |method, _, seq, _| seqs[method[/spin_t(\d)/, 1].to_i] |= [seq] if method }
+    seqs.each { |t, ids| assert_equal 1, ids.size, "thread #{t}'s methods under thread ids #{ids}" }
+    THREADS.times.to_h { |t| [t, samples.select { |s| s[2] == seqs[t].first }.sum { |s| s[1] }] }
   end
 
   # The sampling interval as delivered: the largest running interval recorded on the thread's
