@@ -17,8 +17,9 @@ module Rperf
     #   samples:    [[node, weight_ns, thread_seq, label_set_id], ...]   node = the leaf
     #   label_sets: [{"key" => "value"}, ...]           Symbol and String keys both as strings
     #   timeline:   nil, or {samples: [[node, weight_ns, thread_seq, label_set_id, time_ns], ...],
-    #               quantum_ns:, source_count:}          from raw_samples (aggregate: false),
-    #                                                   whose entries end with the time
+    #               quantum_ns:, source_count:, bins:}   from raw_samples (aggregate: false),
+    #                                                   whose entries end with the time; bins: the
+    #                                                   Timeline tab's of every sample (TimelinePayload)
     #   pruned:     {samples:, weight_ns:}               the lightest stacks, folded into one
     #                                                   "[pruned]" frame beyond max_samples
     #   call_tree:  Rperf::CallTree of every sample (CallTreePayload); the page asks the server
@@ -89,7 +90,7 @@ module Rperf
           samples: body,
           label_sets: (data[:label_sets] || [{}]).map { |set| string_labels(set) },
           pruned: { samples: pruned.size, weight_ns: pruned.sum { |s| s[1] } },
-          timeline: timeline(data[:raw_samples]),
+          timeline: timeline(data),
           **tree_views(data),
           # After the timeline: it takes a stack missing from the tree for a pruned one.
           allocations: allocations(data),
@@ -257,7 +258,8 @@ module Rperf
           pruned: { samples: pruned.size, objects: pruned.sum { |r| r[1] } } }
       end
 
-      def timeline(raw)
+      def timeline(data)
+        raw = data[:raw_samples]
         return nil unless raw.is_a?(Array)
 
         # [frames, weight, thread_seq, label_set_id, ..., time_ns]: the time comes last.
@@ -268,7 +270,15 @@ module Rperf
         end
         rows, quantum = coarsen(rows)
         rows.sort_by! { |r| r[4] }
-        { samples: rows, quantum_ns: quantum, source_count: raw.size }
+        { samples: rows, quantum_ns: quantum, source_count: raw.size, bins: timeline_bins(data) }
+      end
+
+      # The Timeline tab's bins of every sample (TimelinePayload): the page draws them unless a
+      # filter asks for others. nil for a Hash the model refuses (the page bins the rows then).
+      def timeline_bins(data)
+        SampleFilter.new(data).timeline_bins(TimelinePayload::BINS)
+      rescue SampleFilter::Unavailable
+        nil
       end
 
       # Raw stacks are those of the aggregated view: one that is not in the tree was pruned.
