@@ -400,10 +400,11 @@ async function main() {
     out.timeline = { rendered: await rendered('#timeline') };
     // Under the label filter, the server's bins of its samples; then every sample's (the payload's).
     await choose(plan.label[0], plan.label[1]);
-    out.timeline.filtered = await page.$eval('#timeline', (e) => ({ source: e.dataset.source, stateNs: JSON.parse(e.dataset.stateNs) }));
+    const timelineDrawn = () => page.$eval('#timeline', (e) => ({ source: e.dataset.source, stateNs: JSON.parse(e.dataset.stateNs), threads: e.dataset.threads.split(',').map(Number) }));
+    out.timeline.filtered = await timelineDrawn();
     await page.selectOption('#filter-label', '');
     await ready();
-    out.timeline.all = await page.$eval('#timeline', (e) => ({ source: e.dataset.source, stateNs: JSON.parse(e.dataset.stateNs) }));
+    out.timeline.all = await timelineDrawn();
     const box = await page.$eval('#timeline svg', (s) => { const r = s.getBoundingClientRect(); return { x: r.x, y: r.y, w: r.width, h: r.height }; });
     const plotLeft = box.x + 90;
     const plotWidth = box.w - 98;

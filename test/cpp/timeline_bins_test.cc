@@ -43,6 +43,19 @@ TEST(TimelineBins, StatesOfLabelSetsAsThePageReadsThem) {
   EXPECT_EQ(kTimelineBlocked, timeline_state(labels({{"%GC", "mark"}, {"%GVL", "blocked"}})));
 }
 
+TEST(TimelineBins, ASamplesOwnVmStateWithoutItsLabel) {
+  // As a recorded profile's raw samples: the user's label set, the VM state apart.
+  Profile p = make_profile({{"a.rb", "a", 1}}, {{{0}, 10, 1, 1, kGvlBlocked, 10}, {{0}, 10, 1, 1, kGcSweep, 20}, {{0}, 10, 1, 1, kRunning, 30}},
+                           {{{"endpoint", "GET /"}}});
+  p.timestamps = true;
+  TimelineBins t = bin_timeline(p, SampleFilter{}, 3, 0);
+  EXPECT_DOUBLE_EQ(10, t.at(0, kTimelineBlocked, 0));
+  EXPECT_DOUBLE_EQ(10, t.at(0, kTimelineGc, 1));
+  EXPECT_DOUBLE_EQ(10, t.at(0, kTimelineRunning, 2));
+  EXPECT_EQ(kTimelineWait, timeline_state(kGvlWait));
+  EXPECT_EQ(kTimelineRunning, timeline_state(kRunning));
+}
+
 TEST(TimelineBins, EveryThreadStateAndBinExactly) {
   Profile p = raw_profile();
   TimelineBins t = bin_timeline(p, SampleFilter{}, 4, 0);

@@ -171,11 +171,12 @@ class ViewerBrowserTest < Minitest::Test
     assert_operator result.dig("timeline", "rendered"), :>, 10
     # Drawn from the model's bins (the payload's; the server's under the label filter): each
     # VM state's time is its raw samples' weight (each bin's ns rounded once).
-    threads = before[:raw_samples].map { |s| s[2] }.uniq.size
-    rounding = threads * Rperf::Viewer::TimelinePayload::BINS
     { "all" => nil, "filtered" => "GET /slow" }.each do |view, endpoint|
       assert_equal "bins", result.dig("timeline", view, "source"), view
-      expected = timeline_state_ns(before) { |labels| endpoint.nil? || labels[:endpoint] == endpoint }
+      drawn = result.dig("timeline", view, "threads") # without the idle ones the page hides
+      refute_empty drawn
+      rounding = drawn.size * Rperf::Viewer::TimelinePayload::BINS
+      expected = timeline_state_ns(before) { |labels, seq| drawn.include?(seq) && (endpoint.nil? || labels[:endpoint] == endpoint) }
       expected.each { |state, ns| assert_in_delta ns, result.dig("timeline", view, "stateNs", state), rounding, "#{view} #{state}" }
     end
     assert_operator result.dig("timeline", "filtered", "stateNs", "running"), :<, result.dig("timeline", "all", "stateNs", "running")
@@ -380,15 +381,20 @@ class ViewerBrowserTest < Minitest::Test
       aggregated_samples: aggregated, raw_samples: raw, label_sets: [{}, { "%GVL": "blocked" }] }
   end
 
-  # Per VM state (the page's STATES), the weight of the raw samples whose labels the block keeps.
+  # Per VM state (the page's STATES), the weight of the raw samples whose labels (and thread) the
+  # block keeps. A recorded sample's state is its 5th element (0 running, 1 GVL blocked, 2 GVL
+  # wait, 3/4 GC), a hand-built one's its label set's.
   def timeline_state_ns(data)
     sets = data[:label_sets] || [{}]
-    out = Rperf::Viewer::StackChartPayload::VM_STATES.to_h { |state| [state, 0] }
+    states = Rperf::Viewer::StackChartPayload::VM_STATES
+    out = states.to_h { |state| [state, 0] }
     data[:raw_samples].each do |sample|
       set = sets[sample[3].to_i] || {}
-      next unless yield(set.transform_keys(&:to_sym)) if block_given?
+      next unless yield(set.transform_keys(&:to_sym), sample[2]) if block_given?
 
-      out[Rperf::Viewer::StackChartPayload::VM_STATES[Rperf::Viewer::StackChartPayload.vm_state(set)]] += sample[1]
+      recorded = sample.size == 6 ? sample[4].to_i : 0
+      state = recorded.positive? ? [recorded, 3].min : Rperf::Viewer::StackChartPayload.vm_state(set)
+      out[states[state]] += sample[1]
     end
     out
   end

@@ -23,6 +23,16 @@ TimelineState timeline_state(const LabelSet& set) {
   return gc ? kTimelineGc : kTimelineRunning;
 }
 
+TimelineState timeline_state(VmState state) {
+  switch (state) {
+    case kGvlBlocked: return kTimelineBlocked;
+    case kGvlWait: return kTimelineWait;
+    case kGcMark:
+    case kGcSweep: return kTimelineGc;
+    default: return kTimelineRunning;
+  }
+}
+
 TimelineBins bin_timeline(const Profile& p, const SampleFilter& filter, uint32_t bins, int64_t min_end_ns) {
   TimelineBins out;
   out.bins = std::max<uint32_t>(bins, 1);
@@ -66,8 +76,12 @@ TimelineBins bin_timeline(const Profile& p, const SampleFilter& filter, uint32_t
       out.threads.push_back(s.thread_seq);
       out.occupancy.resize(out.occupancy.size() + static_cast<size_t>(kTimelineStates) * out.bins, 0.0);
     }
-    int8_t& state = state_of[s.label_set];
-    if (state < 0) state = static_cast<int8_t>(timeline_state(p.label_sets[s.label_set]));
+    int8_t state = static_cast<int8_t>(timeline_state(s.vm_state));
+    if (state == kTimelineRunning) {
+      int8_t& of_set = state_of[s.label_set];
+      if (of_set < 0) of_set = static_cast<int8_t>(timeline_state(p.label_sets[s.label_set]));
+      state = of_set;
+    }
     double* row = &out.occupancy[(static_cast<size_t>(t) * kTimelineStates + static_cast<size_t>(state)) * out.bins];
     uint64_t name = leaf_name(p.stacks[s.stack]);
     for (uint32_t b = static_cast<uint32_t>(std::floor(from / bin_ns)); b < out.bins && b * bin_ns < to; b++) {

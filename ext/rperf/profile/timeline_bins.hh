@@ -13,11 +13,13 @@
 
 namespace rperf {
 
-// The page's four states, in its order (viewer.js STATES), read from a sample's label set as the
+// The page's four states, in its order (viewer.js STATES). A sample's own VM state (a recorded
+// profile's raw samples keep it apart from the user's label set), else its label set's as the
 // page's Threads tab reads it: %GVL=blocked, %GVL=wait, any %GC, else running.
 enum TimelineState : uint8_t { kTimelineRunning = 0, kTimelineBlocked = 1, kTimelineWait = 2, kTimelineGc = 3 };
 constexpr int kTimelineStates = 4;
 TimelineState timeline_state(const LabelSet& set);
+TimelineState timeline_state(VmState state);  // kTimelineRunning for kRunning
 
 struct TimelineBins {
   static constexpr size_t kTopLeaves = 3;

@@ -1203,6 +1203,7 @@
     box.removeAttribute('data-rendered');
     delete box.dataset.source;
     delete box.dataset.stateNs;
+    delete box.dataset.threads;
     if (!p.timeline) {
       $('timeline-hint').textContent = 'This snapshot has no timestamps: profiles taken with aggregate: false have a timeline.';
       box.dataset.rendered = '0';
@@ -1287,6 +1288,7 @@
       render();
     });
     box.append(svg, legend());
+    box.dataset.threads = threads.join(',');
     box.dataset.stateNs = JSON.stringify(Object.fromEntries(STATES.map((st, si) => [st.key, Math.round(stateNs[si])])));
     box.dataset.rendered = String(drawn);
   }
