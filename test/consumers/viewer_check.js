@@ -124,6 +124,10 @@ async function main() {
       out.flame = { rendered: await rendered('#flame'), names: await frameNames('#flame') };
       await tab('tree');
       out.tree = await page.$eval('#tab-tree', (e) => e.textContent);
+      // No stack chart without the server's views: the tab is marked and says why.
+      out.stackTab = await page.$eval('#tabs button[data-tab="stack"]', (b) => ({ cls: b.className, title: b.title }));
+      await tab('stack');
+      out.stack = await page.$eval('#stack-details', (e) => e.textContent);
       console.log(JSON.stringify(out));
       return;
     }

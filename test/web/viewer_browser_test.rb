@@ -509,6 +509,9 @@ class ViewerBrowserTest < Minitest::Test
     assert_in_delta total, result.dig("totals", "total"), 1
     assert_includes result.dig("flame", "names"), "#{Shop}#slow_path"
     assert_match(/rperf 0\.11's format/, result["tree"], "no call tree from names only, and it says so")
+    assert_includes result.dig("stackTab", "cls"), "unavailable"
+    assert_match(/has no stack chart/, result.dig("stackTab", "title"))
+    assert_match(/RPERF_DATA_SOURCE\) has no stack chart.*viewUrl/, result["stack"])
   end
 
   # Issue 30 (10): "<!--<script" in a profile's strings made the HTML parser skip the data

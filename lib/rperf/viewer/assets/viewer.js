@@ -816,6 +816,15 @@
   // honour which filter. A file (static_html) holds the call tree and the method table of all
   // samples only (they are built natively, per filter, by the server); allocation samples have
   // no time, so the time range does not apply to them.
+  // A tab this page cannot draw at all, and why (its button is marked, the tab says so).
+  function unavailableReason(tab) {
+    if (tab === 'stack' && !embedded && !filteredFromServer) {
+      return 'This data source (window.RPERF_DATA_SOURCE) has no stack chart: its cells are merged by the Viewer\'s server. ' +
+        'Give the source a viewUrl(id, view, query) naming the Viewer\'s <base>/snapshots/<id>/<view>?<query>, or use the served viewer.';
+    }
+    return null;
+  }
+
   function unfilteredReason(tab) {
     if (!filteredFromServer && (tab === 'tree' || tab === 'methods' || tab === 'inverted') && filterQuery()) {
       const what = { tree: 'call tree', methods: 'method table', inverted: 'bottom-up tree' }[tab];
@@ -1440,6 +1449,8 @@
       $('stack-details').textContent = text;
     };
     clear(sel);
+    const unavailable = unavailableReason('stack');
+    if (unavailable) { empty(unavailable); return; }
     if (!p.timeline) { empty('This snapshot has no timestamps: profiles taken with aggregate: false have a stack chart.'); return; }
     const threads = state.threadFilter !== null ? [state.threadFilter] : stackThreads(p);
     const weightOf = new Map((p.thread_totals || []).map(([th, total]) => [th, total]));
@@ -1775,6 +1786,7 @@
     state.pin = state.pin && frame && state.pin[0] === frame[0] && state.pin[1] === frame[1] ? null : frame;
     render();
   }
+  const PIN_FETCHES = 4;
   const pinShares = new Map(); // "id\0name\0file\0transforms" -> share, or null when unknown
   function shareOfBody(body, pin) {
     const table = body.method_table;
@@ -1824,16 +1836,22 @@
     };
     if (state.current && !pinShares.has(key(state.current.id))) pinShares.set(key(state.current.id), shareOfBody(state.current, pin));
     paint();
-    // The other snapshots, one at a time; a newer pin stops this walk.
-    for (const s of state.list) {
-      if (pinShares.has(key(s.id)) || s.error || isEmpty(s)) continue;
-      let share = null;
-      try { share = shareOfBody(await fetchSnapshot(s.id), pin); } catch (_) { /* left out */ }
-      if (seq !== pinSeq || state.pin !== pin) return;
-      pinShares.set(key(s.id), share);
-      paint();
-    }
-    panel.dataset.loaded = '1';
+    // The other snapshots, PIN_FETCHES at a time (each is a whole payload); a newer pin stops them.
+    const todo = state.list.filter((s) => !pinShares.has(key(s.id)) && !s.error && !isEmpty(s));
+    let next = 0;
+    const stale = () => seq !== pinSeq || state.pin !== pin;
+    const fetcher = async () => {
+      while (next < todo.length && !stale()) {
+        const s = todo[next++];
+        let share = null;
+        try { share = shareOfBody(await fetchSnapshot(s.id), pin); } catch (_) { /* left out */ }
+        if (stale()) return;
+        pinShares.set(key(s.id), share);
+        paint();
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(PIN_FETCHES, todo.length) }, fetcher));
+    if (!stale()) panel.dataset.loaded = '1';
   }
 
   // --- snapshot list and sparkline ---------------------------------------------------------
@@ -2049,8 +2067,10 @@
     for (const b of $('tabs').querySelectorAll('button')) {
       b.classList.toggle('active', b.dataset.tab === state.tab);
       // A tab that cannot show the filters says so before it is opened.
-      const reason = unfilteredReason(b.dataset.tab);
+      const unavailable = unavailableReason(b.dataset.tab);
+      const reason = unavailable || unfilteredReason(b.dataset.tab);
       b.classList.toggle('unfiltered', !!reason);
+      b.classList.toggle('unavailable', !!unavailable);
       if (reason) b.title = reason; else b.removeAttribute('title');
     }
     for (const s of document.querySelectorAll('.tab')) s.classList.toggle('active', s.id === 'tab-' + state.tab);
