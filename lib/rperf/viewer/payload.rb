@@ -77,6 +77,7 @@ module Rperf
       end
 
       def build(data)
+        @native = native_of(data)
         samples = data[:aggregated_samples] || []
         body, pruned = kept_rows(data, samples)
         body.concat(fold_pruned(pruned)) unless pruned.empty?
@@ -108,9 +109,17 @@ module Rperf
 
       private
 
+      # The model of the profile, converted once for the trees and the timeline's bins (a Hash
+      # built by hand: 500,000 rows take a while); nil when it refuses the Hash.
+      def native_of(data)
+        Native::Profile.of_view(data) || Storage.native(data)
+      rescue TypeError, Rperf::Error
+        nil
+      end
+
       # One native tree for both tabs: the method table is built from its method paths.
       def tree_views(data)
-        tree = SampleFilter.new(data).call_tree
+        tree = SampleFilter.new(@native || data).call_tree
         { call_tree: CallTreePayload.of(tree), method_table: MethodTablePayload.of(tree.method_table),
           inverted_tree: InvertedTreePayload.of(data) }
       rescue SampleFilter::Unavailable => e
@@ -276,7 +285,9 @@ module Rperf
       # The Timeline tab's bins of every sample (TimelinePayload): the page draws them unless a
       # filter asks for others. nil for a Hash the model refuses (the page bins the rows then).
       def timeline_bins(data)
-        SampleFilter.new(data).timeline_bins(TimelinePayload::BINS)
+        return nil unless @native
+
+        SampleFilter.new(@native).timeline_bins(TimelinePayload::BINS)
       rescue SampleFilter::Unavailable
         nil
       end
