@@ -154,6 +154,25 @@ class ViewerUiPayloadTest < Minitest::Test
     assert_match(/aggregate: false/, error.message)
   end
 
+  # A recorded raw sample keeps its VM state apart (its 5th of 6 elements) and the user's label
+  # set: the stack chart ends its stack in the state's leaf, the payload's timeline row names the
+  # label set with the state's label (as the aggregated sample does), the bins count it blocked.
+  def test_recorded_vm_state_of_raw_samples
+    stack = [FRAMES[:price], FRAMES[:main]]
+    data = { mode: :wall, frequency: 1000, sampling_count: 2, duration_ns: 2 * MS,
+             aggregated_samples: [[stack, MS, 1, 1], [stack, MS, 1, 2]],
+             raw_samples: [[stack, MS, 1, 1, 0, MS], [stack, MS, 1, 1, 1, 2 * MS]],
+             label_sets: [{}, { endpoint: "a" }, { endpoint: "a", "%GVL": "blocked" }] }
+    chart = Rperf::Viewer::StackChartPayload.build(data, thread: 1)
+    assert_equal [-2], chart[:f].select(&:negative?), "one [GVL blocked] leaf"
+    rows = Rperf::Viewer::Payload.build(data, max_samples: 10, max_timeline: 10).dig(:timeline, :samples)
+    assert_equal [1, 2], rows.map { |r| r[3] }
+    bins = Rperf::Viewer::TimelinePayload.build(data)
+    running, blocked, *others = bins.dig(:threads, 0, 1)
+    assert_equal [nil, nil], others
+    [running, blocked].each { |ns| assert_in_delta MS, ns.sum, Rperf::Viewer::TimelinePayload::BINS / 2 } # each bin rounded
+  end
+
   # The stack chart's cells, merged by the server (the page only draws them): thread 1 of the
   # profile, in time order; a frame on the stack across samples is one cell, the VM state a leaf.
   def test_stack_chart_cells

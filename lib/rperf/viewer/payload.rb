@@ -273,9 +273,11 @@ module Rperf
 
         # [frames, weight, thread_seq, label_set_id, ..., time_ns]: the time comes last.
         nodes = @raw_nodes if @raw_nodes&.size == raw.size
+        with_state = vm_state_sets(data[:label_sets] || [{}])
         rows = raw.each_with_index.map do |sample, i|
           stack, weight, seq, lsi = sample
-          [nodes ? nodes[i] : raw_node(stack), weight, seq, lsi, sample.last.to_i]
+          state = StackChartPayload.recorded_state(sample)
+          [nodes ? nodes[i] : raw_node(stack), weight, seq, state ? with_state.(lsi, sample[4].to_i) : lsi, sample.last.to_i]
         end
         rows, quantum = coarsen(rows)
         rows.sort_by! { |r| r[4] }
@@ -290,6 +292,24 @@ module Rperf
         SampleFilter.new(@native).timeline_bins(TimelinePayload::BINS)
       rescue SampleFilter::Unavailable
         nil
+      end
+
+      # A recorded raw sample's label set is the user's, its VM state apart; the page reads the
+      # state from the label set, as the aggregated samples carry it: (user set, state) -> the id
+      # of that set with the state's label, when the profile has it (else the user's set).
+      VM_STATE_LABELS = { 1 => ["%GVL", "blocked"], 2 => ["%GVL", "wait"], 3 => ["%GC", "mark"], 4 => ["%GC", "sweep"] }.freeze
+      def vm_state_sets(sets)
+        index = nil
+        known = {}
+        lambda do |lsi, state|
+          known[[lsi, state]] ||= begin
+            index ||= sets.each_with_index.to_h { |set, i| [set.is_a?(Hash) ? set.to_h { |k, v| [k.to_s, v.to_s] } : {}, i] }
+            key, value = VM_STATE_LABELS[state]
+            user = sets[lsi.to_i]
+            user = user.is_a?(Hash) ? user.to_h { |k, v| [k.to_s, v.to_s] } : {}
+            key ? index.fetch(user.merge(key => value), lsi) : lsi
+          end
+        end
       end
 
       # Raw stacks are those of the aggregated view: one that is not in the tree was pruned.
