@@ -199,9 +199,11 @@ class ViewerUiTest < Minitest::Test
     assert_equal false, result["timelineLoadedRows"], "the Timeline draws the bins written in the file"
     assert_in_delta rows * MS, result.dig("timeline", "stateNs", "running"), Rperf::Viewer::TimelinePayload::BINS
     assert_operator result.dig("timeline", "rendered"), :>=, Rperf::Viewer::TimelinePayload::BINS - 1
+    assert_match(/\Aat [\d.]+ m?s: Shop#price\z/, result.dig("timeline", "details"), "the hovered slice's leaf, from the bins")
     # A tag filter that keeps nothing: the rows, binned by the page, draw nothing.
     assert_equal({ "source" => "rows", "stateNs" => { "running" => 0, "blocked" => 0, "wait" => 0, "gc" => 0 }, "rendered" => 0 },
-                 result["timelineFiltered"])
+                 result["timelineFiltered"].except("details"))
+    assert_match(/: no samples\z/, result.dig("timelineFiltered", "details"))
     assert_equal rows, result["rows"]
     assert_equal rows * MS, result.dig("stack", "total")
     assert_equal 3, result.dig("stack", "rendered"), "one cell per frame: the stack never changes"
