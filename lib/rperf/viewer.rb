@@ -8,6 +8,7 @@ require_relative "viewer/call_tree_payload"
 require_relative "viewer/method_table_payload"
 require_relative "viewer/sandwich_payload"
 require_relative "viewer/stack_chart_payload"
+require_relative "viewer/timeline_payload"
 require_relative "viewer/inverted_tree_payload"
 require_relative "viewer/source_payload"
 require_relative "viewer/transforms"
@@ -62,7 +63,7 @@ module Rperf
     # The views the page asks for per filter: GET <path>/snapshots/<id>/<view>?<filters>.
     FILTERED_VIEWS = { "call_tree" => CallTreePayload, "method_table" => MethodTablePayload, "sandwich" => SandwichPayload,
                        "stack_chart" => StackChartPayload, "inverted_tree" => InvertedTreePayload,
-                       "source" => SourcePayload }.freeze
+                       "source" => SourcePayload, "timeline_bins" => TimelinePayload }.freeze
 
     @instance = nil
 
@@ -332,7 +333,7 @@ module Rperf
       when "/snapshots" then json_body(200, list_body)
       when %r{\A/snapshots/(\d{1,18})\z} then serve_snapshot(Regexp.last_match(1).to_i, query)
       when %r{\A/snapshots/(\d{1,18})/timeline\z} then serve_timeline(Regexp.last_match(1).to_i, query)
-      when %r{\A/snapshots/(\d{1,18})/(call_tree|method_table|sandwich|stack_chart|inverted_tree|source)\z}
+      when %r{\A/snapshots/(\d{1,18})/(call_tree|method_table|sandwich|stack_chart|inverted_tree|source|timeline_bins)\z}
         serve_filtered(Regexp.last_match(1).to_i, Regexp.last_match(2), query)
       else not_found
       end

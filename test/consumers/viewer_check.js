@@ -124,6 +124,10 @@ async function main() {
       out.flame = { rendered: await rendered('#flame'), names: await frameNames('#flame') };
       await tab('tree');
       out.tree = await page.$eval('#tab-tree', (e) => e.textContent);
+      // No stack chart without the server's views: the tab is marked and says why.
+      out.stackTab = await page.$eval('#tabs button[data-tab="stack"]', (b) => ({ cls: b.className, title: b.title }));
+      await tab('stack');
+      out.stack = await page.$eval('#stack-details', (e) => e.textContent);
       console.log(JSON.stringify(out));
       return;
     }
@@ -146,7 +150,13 @@ async function main() {
       await tab('stack');
       out.stack = await page.$eval('#stack', (e) => ({ total: Number(e.dataset.totalNs), thread: Number(e.dataset.thread), cells: Number(e.dataset.cells) }));
       await tab('timeline');
-      out.timeline = { rendered: await rendered('#timeline'), rows: await page.evaluate(() => window.rperfViewer.state.current.timeline.samples.length) };
+      // Drawn from the model's bins, with no row unpacked; a range then loads the rows.
+      out.timeline = {
+        rendered: await rendered('#timeline'),
+        source: await page.$eval('#timeline', (e) => e.dataset.source),
+        stateNs: await page.$eval('#timeline', (e) => JSON.parse(e.dataset.stateNs)),
+        rowsLoaded: await page.evaluate(() => !!window.rperfViewer.state.current.timeline.samples),
+      };
       const box = await page.$eval('#timeline svg', (s) => { const r = s.getBoundingClientRect(); return { x: r.x, y: r.y, w: r.width, h: r.height }; });
       await page.mouse.move(box.x + 90 + (box.w - 98) / 4, box.y + 10);
       await page.mouse.down();
@@ -155,6 +165,7 @@ async function main() {
       await ready();
       out.timeline.stateRange = await page.evaluate(() => window.rperfViewer.state.range);
       out.timeline.totals = await totals();
+      out.timeline.rows = await page.evaluate(() => window.rperfViewer.state.current.timeline.samples.length);
       await tab('flame');
       out.flameInRange = await drawn('#flame');
       await tab('tree');
@@ -391,6 +402,13 @@ async function main() {
     await ready();
     await tab('timeline');
     out.timeline = { rendered: await rendered('#timeline') };
+    // Under the label filter, the server's bins of its samples; then every sample's (the payload's).
+    await choose(plan.label[0], plan.label[1]);
+    const timelineDrawn = () => page.$eval('#timeline', (e) => ({ source: e.dataset.source, stateNs: JSON.parse(e.dataset.stateNs), threads: e.dataset.threads.split(',').map(Number) }));
+    out.timeline.filtered = await timelineDrawn();
+    await page.selectOption('#filter-label', '');
+    await ready();
+    out.timeline.all = await timelineDrawn();
     const box = await page.$eval('#timeline svg', (s) => { const r = s.getBoundingClientRect(); return { x: r.x, y: r.y, w: r.width, h: r.height }; });
     const plotLeft = box.x + 90;
     const plotWidth = box.w - 98;

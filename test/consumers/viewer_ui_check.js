@@ -42,8 +42,23 @@ async function main() {
       await ready();
       out.stack = await page.$eval('#stack', (e) => ({ total: Number(e.dataset.totalNs), thread: Number(e.dataset.thread), rendered: Number(e.dataset.rendered) }));
       out.stackLoadedTimeline = await page.evaluate(() => !!window.rperfViewer.state.current.timeline.samples);
-      await page.keyboard.press('0'); // the Timeline tab reads it
+      await page.keyboard.press('0'); // the Timeline tab draws the file's bins, not its rows
       await ready();
+      const timeline = () => page.$eval('#timeline', (e) => ({ source: e.dataset.source, stateNs: JSON.parse(e.dataset.stateNs), rendered: Number(e.dataset.rendered) }));
+      out.timeline = await timeline();
+      const hover = async () => {
+        const box = await page.$eval('#timeline svg', (e) => { const r = e.getBoundingClientRect(); return { x: r.x, y: r.y, w: r.width }; });
+        await page.mouse.move(box.x + 90 + (box.w - 98) / 2, box.y + 12);
+        return page.$eval('#timeline-details', (e) => e.textContent);
+      };
+      out.timeline.details = await hover();
+      out.timelineLoadedRows = await page.evaluate(() => !!window.rperfViewer.state.current.timeline.samples);
+      // Under a tag filter a file has no bins of its own: its rows are read and binned.
+      await page.fill('#tag-focus', 'nothing matches this');
+      await page.waitForTimeout(300);
+      await ready();
+      out.timelineFiltered = await timeline();
+      out.timelineFiltered.details = await hover();
       out.rows = await page.evaluate(() => window.rperfViewer.state.current.timeline.samples.length);
       console.log(JSON.stringify(out));
       return;

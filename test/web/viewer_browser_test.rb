@@ -169,6 +169,17 @@ class ViewerBrowserTest < Minitest::Test
     # Timeline: rendered from raw samples; a dragged range narrows every view to it.
     before_total = before[:aggregated_samples].sum { |s| s[1] }
     assert_operator result.dig("timeline", "rendered"), :>, 10
+    # Drawn from the model's bins (the payload's; the server's under the label filter): each
+    # VM state's time is its raw samples' weight (each bin's ns rounded once).
+    { "all" => nil, "filtered" => "GET /slow" }.each do |view, endpoint|
+      assert_equal "bins", result.dig("timeline", view, "source"), view
+      drawn = result.dig("timeline", view, "threads") # without the idle ones the page hides
+      refute_empty drawn
+      rounding = drawn.size * Rperf::Viewer::TimelinePayload::BINS
+      expected = timeline_state_ns(before) { |labels, seq| drawn.include?(seq) && (endpoint.nil? || labels[:endpoint] == endpoint) }
+      expected.each { |state, ns| assert_in_delta ns, result.dig("timeline", view, "stateNs", state), rounding, "#{view} #{state}" }
+    end
+    assert_operator result.dig("timeline", "filtered", "stateNs", "running"), :<, result.dig("timeline", "all", "stateNs", "running")
     refute_nil result.dig("timeline", "range")
     t0, t1 = result.dig("timeline", "stateRange")
     in_range = before[:raw_samples].sum do |sample|
@@ -370,6 +381,24 @@ class ViewerBrowserTest < Minitest::Test
       aggregated_samples: aggregated, raw_samples: raw, label_sets: [{}, { "%GVL": "blocked" }] }
   end
 
+  # Per VM state (the page's STATES), the weight of the raw samples whose labels (and thread) the
+  # block keeps. A recorded sample's state is its 5th element (0 running, 1 GVL blocked, 2 GVL
+  # wait, 3/4 GC), a hand-built one's its label set's.
+  def timeline_state_ns(data)
+    sets = data[:label_sets] || [{}]
+    states = Rperf::Viewer::StackChartPayload::VM_STATES
+    out = states.to_h { |state| [state, 0] }
+    data[:raw_samples].each do |sample|
+      set = sets[sample[3].to_i] || {}
+      next unless yield(set.transform_keys(&:to_sym), sample[2]) if block_given?
+
+      recorded = sample.size == 6 ? sample[4].to_i : 0
+      state = recorded.positive? ? [recorded, 3].min : Rperf::Viewer::StackChartPayload.vm_state(set)
+      out[states[state]] += sample[1]
+    end
+    out
+  end
+
   # Issue 27: the Timeline threw "Maximum call stack size exceeded" above ~120k timeline rows
   # (Math.max(...rows)). 500k rows: every tab renders without a page error, the timeline has
   # them all, a dragged range narrows the header and the call tree to exactly its samples.
@@ -395,6 +424,12 @@ class ViewerBrowserTest < Minitest::Test
     assert_includes result.dig("rows", 1, "text"), "no samples"
     assert_equal BIG_ROWS, result.dig("timeline", "rows")
     assert_operator result.dig("timeline", "rendered"), :>, 100
+    # The Timeline tab drew the model's bins without unpacking a row (the range loaded them).
+    assert_equal "bins", result.dig("timeline", "source")
+    assert_equal false, result.dig("timeline", "rowsLoaded")
+    timeline_state_ns(data).each do |state, ns|
+      assert_in_delta ns, result.dig("timeline", "stateNs", state), 4 * Rperf::Viewer::TimelinePayload::BINS, state
+    end
 
     t0, t1 = result.dig("timeline", "stateRange")
     in_range = data[:raw_samples].sum do |_, w, _, _, t|
@@ -474,6 +509,9 @@ class ViewerBrowserTest < Minitest::Test
     assert_in_delta total, result.dig("totals", "total"), 1
     assert_includes result.dig("flame", "names"), "#{Shop}#slow_path"
     assert_match(/rperf 0\.11's format/, result["tree"], "no call tree from names only, and it says so")
+    assert_includes result.dig("stackTab", "cls"), "unavailable"
+    assert_match(/has no stack chart/, result.dig("stackTab", "title"))
+    assert_match(/RPERF_DATA_SOURCE\) has no stack chart.*viewUrl/, result["stack"])
   end
 
   # Issue 30 (10): "<!--<script" in a profile's strings made the HTML parser skip the data

@@ -96,7 +96,15 @@ class ViewerUiPayloadTest < Minitest::Test
     viewer.add_snapshot(profile)
     with_puma(viewer) do |port|
       body = JSON.parse(http_get(port, "/rperf/snapshots/1").body)
+      bins = body["timeline"].delete("bins")
       assert_equal({ "quantum_ns" => 0, "source_count" => rows, "deferred" => true, "rows" => rows }, body["timeline"])
+      # The Timeline's bins stay in the snapshot: one thread running the whole time.
+      assert_equal rows * MS, bins["end_ns"]
+      assert_equal [1], bins["threads"].map(&:first)
+      running, *others = bins.dig("threads", 0, 1)
+      assert_equal [nil, nil, nil], others
+      assert_in_delta rows * MS, running.sum, Rperf::Viewer::TimelinePayload::BINS
+      assert_equal [["Shop#price"]] * Rperf::Viewer::TimelinePayload::BINS, bins["top"].map { |ids| ids.map { |i| bins["leaf_names"][i] } }
       # As columns (Viewer.timeline_columns): nodes, weights, threads, label sets, times.
       columns = JSON.parse(http_get(port, "/rperf/snapshots/1/timeline").body)["columns"]
       assert_equal [rows] * 5, columns.map(&:size)
@@ -111,6 +119,58 @@ class ViewerUiPayloadTest < Minitest::Test
     gz = html[%r{<script id="rperf-timeline-1" type="application/gzip\+base64">([^<]*)</script>}, 1]
     assert_equal [rows] * 5, JSON.parse(Zlib.gunzip(Base64.strict_decode64(gz)))["columns"].map(&:size)
     refute_includes Rperf::Viewer.static_html(profile), "rperf-timeline-1"
+  end
+
+  # The Timeline's bins (TimelinePayload: the model's query), served per filter: each thread's
+  # time per VM state as the profile says it, the label and hidden-thread filters applied, and
+  # each slice's heaviest leaves (equal ones: the first seen first).
+  def test_timeline_bins_served_per_filter
+    viewer = Rperf::Viewer.new(nil)
+    viewer.add_snapshot(profile)
+    bins = Rperf::Viewer::TimelinePayload::BINS
+    with_puma(viewer) do |port|
+      get = ->(query) { JSON.parse(http_get(port, "/rperf/snapshots/1/timeline_bins?#{query}").body) }
+      ns = ->(body) { body["threads"].to_h { |seq, states| [seq, states.map { |s| s&.sum }] } }
+      all = get.("")
+      assert_equal [100 * MS, bins], all.values_at("end_ns", "bins")
+      assert_equal 260 * MS, all["kept_ns"]
+      ns.(all).each_value { |states| states.compact.each { |n| assert_in_delta 0, n % MS, bins / 2 } }
+      assert_equal({ 1 => [90, 10, nil, nil], 2 => [nil, 100, nil, nil], 3 => [50, 10, nil, nil] },
+                   ns.(all).transform_values { |states| states.map { |n| n && (n.to_f / MS).round } })
+      assert_equal %w[Shop#price IO.select Deep#recurse], all["top"][0].map { |i| all["leaf_names"][i] }
+      assert_equal %w[Shop#price IO.select], all["top"][-1].map { |i| all["leaf_names"][i] }, "thread 3 ended at 60 ms"
+      assert_equal JSON.parse(JSON.generate(Rperf::Viewer::TimelinePayload.build(profile))), all
+
+      blocked = get.("label=%25GVL&value=blocked&hide=2")
+      assert_equal 20 * MS, blocked["kept_ns"]
+      assert_equal({ 1 => [nil, 10, nil, nil], 3 => [nil, 10, nil, nil] },
+                   ns.(blocked).transform_values { |states| states.map { |n| n && (n.to_f / MS).round } })
+      assert_equal 100 * MS, blocked["end_ns"], "the whole profile's axis"
+
+      assert_equal "400", http_get(port, "/rperf/snapshots/1/timeline_bins?hide=x").code
+    end
+    aggregated = profile.except(:raw_samples)
+    error = assert_raises(Rperf::Viewer::SampleFilter::Unavailable) { Rperf::Viewer::TimelinePayload.build(aggregated) }
+    assert_match(/aggregate: false/, error.message)
+  end
+
+  # A recorded raw sample keeps its VM state apart (its 5th of 6 elements) and the user's label
+  # set: the stack chart ends its stack in the state's leaf, the payload's timeline row names the
+  # label set with the state's label (as the aggregated sample does), the bins count it blocked.
+  def test_recorded_vm_state_of_raw_samples
+    stack = [FRAMES[:price], FRAMES[:main]]
+    data = { mode: :wall, frequency: 1000, sampling_count: 2, duration_ns: 2 * MS,
+             aggregated_samples: [[stack, MS, 1, 1], [stack, MS, 1, 2]],
+             raw_samples: [[stack, MS, 1, 1, 0, MS], [stack, MS, 1, 1, 1, 2 * MS]],
+             label_sets: [{}, { endpoint: "a" }, { endpoint: "a", "%GVL": "blocked" }] }
+    chart = Rperf::Viewer::StackChartPayload.build(data, thread: 1)
+    assert_equal [-2], chart[:f].select(&:negative?), "one [GVL blocked] leaf"
+    rows = Rperf::Viewer::Payload.build(data, max_samples: 10, max_timeline: 10).dig(:timeline, :samples)
+    assert_equal [1, 2], rows.map { |r| r[3] }
+    bins = Rperf::Viewer::TimelinePayload.build(data)
+    running, blocked, *others = bins.dig(:threads, 0, 1)
+    assert_equal [nil, nil], others
+    [running, blocked].each { |ns| assert_in_delta MS, ns.sum, Rperf::Viewer::TimelinePayload::BINS / 2 } # each bin rounded
   end
 
   # The stack chart's cells, merged by the server (the page only draws them): thread 1 of the

@@ -175,7 +175,8 @@ class ViewerUiTest < Minitest::Test
 
   # A timeline of more than Viewer::TIMELINE_INLINE_ROWS rows is its own element of the file,
   # parsed when a view first needs it: not on arrival, not for the stack chart (whose cells are
-  # merged when the file is written, StackChartPayload), whole for the Timeline.
+  # merged when the file is written, StackChartPayload), nor for the Timeline (whose bins are,
+  # TimelinePayload), whole for a Timeline under a filter the file has no bins of.
   def test_big_timeline_apart_in_a_file
     rows = Rperf::Viewer::TIMELINE_INLINE_ROWS + 10_000
     stack = [FRAMES[:price], FRAMES[:checkout], FRAMES[:main]]
@@ -194,6 +195,15 @@ class ViewerUiTest < Minitest::Test
     assert_empty result["errors"]
     assert_equal({ "element" => true, "loaded" => false }, result["apart"])
     assert_equal false, result["stackLoadedTimeline"]
+    assert_equal "bins", result.dig("timeline", "source")
+    assert_equal false, result["timelineLoadedRows"], "the Timeline draws the bins written in the file"
+    assert_in_delta rows * MS, result.dig("timeline", "stateNs", "running"), Rperf::Viewer::TimelinePayload::BINS
+    assert_operator result.dig("timeline", "rendered"), :>=, Rperf::Viewer::TimelinePayload::BINS - 1
+    assert_match(/\Aat [\d.]+ m?s: Shop#price\z/, result.dig("timeline", "details"), "the hovered slice's leaf, from the bins")
+    # A tag filter that keeps nothing: the rows, binned by the page, draw nothing.
+    assert_equal({ "source" => "rows", "stateNs" => { "running" => 0, "blocked" => 0, "wait" => 0, "gc" => 0 }, "rendered" => 0 },
+                 result["timelineFiltered"].except("details"))
+    assert_match(/: no samples\z/, result.dig("timelineFiltered", "details"))
     assert_equal rows, result["rows"]
     assert_equal rows * MS, result.dig("stack", "total")
     assert_equal 3, result.dig("stack", "rendered"), "one cell per frame: the stack never changes"

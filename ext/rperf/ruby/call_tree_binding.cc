@@ -6,11 +6,13 @@
 #include <ruby/thread.h>
 
 #include <algorithm>
+#include <cmath>
 #include <memory>
 #include <new>
 
 #include "profile/call_tree.hh"
 #include "profile/method_table.hh"
+#include "profile/timeline_bins.hh"
 #include "ruby/profile_binding.hh"
 #include "ruby/values.hh"
 
@@ -267,6 +269,66 @@ VALUE call_tree_arc_counts(VALUE self, VALUE method) {
   return rb_ary_new_from_args(2, SIZET2NUM(mt.callers(m).size()), SIZET2NUM(mt.callees(m).size()));
 }
 
+// Native::Profile#timeline_bins(bins, min_end_ns, select): the Timeline tab's bins
+// (profile/timeline_bins.hh) of the samples `select` keeps (read_select; nil: all) ->
+// {end_ns:, bins:, bin_ns:, kept_ns:, threads: [[thread_seq, [running, blocked, wait, gc]], ...]
+// (each state an Array of ns per bin, rounded, or nil when all zero), leaf_names: [...],
+// top: [[leaf name index, ...] per bin]}.
+struct TimelineQuery {  // owned by a Ruby object: read_select and the conversions may raise
+  SampleFilter filter;
+  TimelineBins bins;
+};
+void timeline_query_free(void* p) { delete static_cast<TimelineQuery*>(p); }
+const rb_data_type_t kTimelineQueryType = {"rperf/timeline_query", {nullptr, timeline_query_free, nullptr, nullptr, {nullptr}}, nullptr, nullptr, 0};
+
+VALUE profile_timeline_bins(VALUE self, VALUE bins, VALUE min_end_ns, VALUE select) {
+  ProfileHolder* p = holder_of(self);
+  if (!p->profile.timestamps) rb_raise(rb_eArgError, "rperf: the timeline needs the profile's raw samples (aggregate: false)");
+  long count = NUM2LONG(bins);
+  if (count < 1 || count > 100000) rb_raise(rb_eArgError, "rperf: bins must be 1 to 100000, got %ld", count);
+  int64_t min_end = NUM2LL(min_end_ns);
+  auto* q = new TimelineQuery();
+  VALUE owner = TypedData_Wrap_Struct(0, &kTimelineQueryType, q);
+  if (!NIL_P(select)) read_select(select, p->profile, q->filter);
+  without_cxx_exceptions([&] { q->bins = bin_timeline(p->profile, q->filter, static_cast<uint32_t>(count), min_end); });
+  const TimelineBins& t = q->bins;
+  VALUE threads = rb_ary_new_capa(static_cast<long>(t.threads.size()));
+  for (size_t i = 0; i < t.threads.size(); i++) {
+    VALUE states = rb_ary_new_capa(kTimelineStates);
+    for (int s = 0; s < kTimelineStates; s++) {
+      bool any = false;
+      for (uint32_t b = 0; b < t.bins && !any; b++) any = t.at(i, s, b) > 0;
+      if (!any) {
+        rb_ary_push(states, Qnil);
+        continue;
+      }
+      VALUE ns = rb_ary_new_capa(t.bins);
+      for (uint32_t b = 0; b < t.bins; b++) rb_ary_push(ns, LL2NUM(std::llround(t.at(i, s, b))));
+      rb_ary_push(states, ns);
+    }
+    rb_ary_push(threads, rb_ary_new_from_args(2, UINT2NUM(t.threads[i]), states));
+  }
+  VALUE names = rb_ary_new_capa(static_cast<long>(t.leaf_names.size()));
+  for (const std::string& name : t.leaf_names) rb_ary_push(names, utf8_string(name));
+  VALUE top = rb_ary_new_capa(t.bins);
+  for (const std::vector<uint32_t>& leaves : t.top) {
+    VALUE ids = rb_ary_new_capa(static_cast<long>(leaves.size()));
+    for (uint32_t id : leaves) rb_ary_push(ids, UINT2NUM(id));
+    rb_ary_push(top, ids);
+  }
+  VALUE out = rb_hash_new();
+  rb_hash_aset(out, sym("end_ns"), LL2NUM(t.end_ns));
+  rb_hash_aset(out, sym("bins"), UINT2NUM(t.bins));
+  rb_hash_aset(out, sym("bin_ns"), DBL2NUM(t.bin_ns));
+  rb_hash_aset(out, sym("kept_ns"), LL2NUM(t.kept_ns));
+  rb_hash_aset(out, sym("threads"), threads);
+  rb_hash_aset(out, sym("leaf_names"), names);
+  rb_hash_aset(out, sym("top"), top);
+  RB_GC_GUARD(owner);
+  RB_GC_GUARD(self);
+  return out;
+}
+
 }  // namespace
 
 void init_call_tree_binding(VALUE native) {
@@ -286,6 +348,8 @@ void init_call_tree_binding(VALUE native) {
   rb_define_method(g_call_tree_class, "callers", RUBY_METHOD_FUNC(call_tree_callers), -1);
   rb_define_method(g_call_tree_class, "callees", RUBY_METHOD_FUNC(call_tree_callees), -1);
   rb_define_method(g_call_tree_class, "arc_counts", RUBY_METHOD_FUNC(call_tree_arc_counts), 1);
+  // The Viewer's other query over a filter's samples; here beside read_select.
+  rb_define_method(profile_class(), "timeline_bins", RUBY_METHOD_FUNC(profile_timeline_bins), 3);
 }
 
 }  // namespace rperf

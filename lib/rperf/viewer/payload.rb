@@ -17,8 +17,9 @@ module Rperf
     #   samples:    [[node, weight_ns, thread_seq, label_set_id], ...]   node = the leaf
     #   label_sets: [{"key" => "value"}, ...]           Symbol and String keys both as strings
     #   timeline:   nil, or {samples: [[node, weight_ns, thread_seq, label_set_id, time_ns], ...],
-    #               quantum_ns:, source_count:}          from raw_samples (aggregate: false),
-    #                                                   whose entries end with the time
+    #               quantum_ns:, source_count:, bins:}   from raw_samples (aggregate: false),
+    #                                                   whose entries end with the time; bins: the
+    #                                                   Timeline tab's of every sample (TimelinePayload)
     #   pruned:     {samples:, weight_ns:}               the lightest stacks, folded into one
     #                                                   "[pruned]" frame beyond max_samples
     #   call_tree:  Rperf::CallTree of every sample (CallTreePayload); the page asks the server
@@ -76,6 +77,7 @@ module Rperf
       end
 
       def build(data)
+        @native = native_of(data)
         samples = data[:aggregated_samples] || []
         body, pruned = kept_rows(data, samples)
         body.concat(fold_pruned(pruned)) unless pruned.empty?
@@ -89,7 +91,7 @@ module Rperf
           samples: body,
           label_sets: (data[:label_sets] || [{}]).map { |set| string_labels(set) },
           pruned: { samples: pruned.size, weight_ns: pruned.sum { |s| s[1] } },
-          timeline: timeline(data[:raw_samples]),
+          timeline: timeline(data),
           **tree_views(data),
           # After the timeline: it takes a stack missing from the tree for a pruned one.
           allocations: allocations(data),
@@ -107,9 +109,17 @@ module Rperf
 
       private
 
+      # The model of the profile, converted once for the trees and the timeline's bins (a Hash
+      # built by hand: 500,000 rows take a while); nil when it refuses the Hash.
+      def native_of(data)
+        Native::Profile.of_view(data) || Storage.native(data)
+      rescue TypeError, Rperf::Error
+        nil
+      end
+
       # One native tree for both tabs: the method table is built from its method paths.
       def tree_views(data)
-        tree = SampleFilter.new(data).call_tree
+        tree = SampleFilter.new(@native || data).call_tree
         { call_tree: CallTreePayload.of(tree), method_table: MethodTablePayload.of(tree.method_table),
           inverted_tree: InvertedTreePayload.of(data) }
       rescue SampleFilter::Unavailable => e
@@ -257,18 +267,49 @@ module Rperf
           pruned: { samples: pruned.size, objects: pruned.sum { |r| r[1] } } }
       end
 
-      def timeline(raw)
+      def timeline(data)
+        raw = data[:raw_samples]
         return nil unless raw.is_a?(Array)
 
         # [frames, weight, thread_seq, label_set_id, ..., time_ns]: the time comes last.
         nodes = @raw_nodes if @raw_nodes&.size == raw.size
+        with_state = vm_state_sets(data[:label_sets] || [{}])
         rows = raw.each_with_index.map do |sample, i|
           stack, weight, seq, lsi = sample
-          [nodes ? nodes[i] : raw_node(stack), weight, seq, lsi, sample.last.to_i]
+          state = StackChartPayload.recorded_state(sample)
+          [nodes ? nodes[i] : raw_node(stack), weight, seq, state ? with_state.(lsi, sample[4].to_i) : lsi, sample.last.to_i]
         end
         rows, quantum = coarsen(rows)
         rows.sort_by! { |r| r[4] }
-        { samples: rows, quantum_ns: quantum, source_count: raw.size }
+        { samples: rows, quantum_ns: quantum, source_count: raw.size, bins: timeline_bins(data) }
+      end
+
+      # The Timeline tab's bins of every sample (TimelinePayload): the page draws them unless a
+      # filter asks for others. nil for a Hash the model refuses (the page bins the rows then).
+      def timeline_bins(data)
+        return nil unless @native
+
+        SampleFilter.new(@native).timeline_bins(TimelinePayload::BINS)
+      rescue SampleFilter::Unavailable
+        nil
+      end
+
+      # A recorded raw sample's label set is the user's, its VM state apart; the page reads the
+      # state from the label set, as the aggregated samples carry it: (user set, state) -> the id
+      # of that set with the state's label, when the profile has it (else the user's set).
+      VM_STATE_LABELS = { 1 => ["%GVL", "blocked"], 2 => ["%GVL", "wait"], 3 => ["%GC", "mark"], 4 => ["%GC", "sweep"] }.freeze
+      def vm_state_sets(sets)
+        index = nil
+        known = {}
+        lambda do |lsi, state|
+          known[[lsi, state]] ||= begin
+            index ||= sets.each_with_index.to_h { |set, i| [set.is_a?(Hash) ? set.to_h { |k, v| [k.to_s, v.to_s] } : {}, i] }
+            key, value = VM_STATE_LABELS[state]
+            user = sets[lsi.to_i]
+            user = user.is_a?(Hash) ? user.to_h { |k, v| [k.to_s, v.to_s] } : {}
+            key ? index.fetch(user.merge(key => value), lsi) : lsi
+          end
+        end
       end
 
       # Raw stacks are those of the aggregated view: one that is not in the tree was pruned.

@@ -99,15 +99,17 @@ module Rperf
         return tree_of(@data) unless @label || @thread || @range || @hide || @tags
 
         profile = native_profile
-        select = {}
-        select[:thread] = @thread if @thread
-        select[:hide] = @hide.to_a if @hide
-        select[:range] = @range if @range
-        if @label || @tags
-          sets = profile.label_sets
-          select[:label_sets] = sets.each_index.select { |i| (@label.nil? || label_matches?(sets[i])) && tags_keep?(sets[i]) }
-        end
-        tree_of(profile, select: select)
+        tree_of(profile, select: native_select(profile))
+      end
+
+      # The Timeline's bins of the kept samples (TimelinePayload), from the model, over the whole
+      # profile's time (at least its duration).
+      def timeline_bins(bins)
+        profile = native_profile
+        raise Unavailable, "the timeline needs raw samples (a profile recorded with aggregate: false)" unless profile.raw?
+
+        duration = @data.is_a?(Native::Profile) ? profile.attribute(:duration_ns) : @data[:duration_ns]
+        profile.timeline_bins(bins, duration.is_a?(Integer) ? duration : 0, native_select(profile))
       end
 
       # The profile of the samples the filters keep (the profile itself when none is set).
@@ -126,6 +128,19 @@ module Rperf
       end
 
       private
+
+      # The filters as the model's SampleFilter reads them (Native::CallTree's select:).
+      def native_select(profile)
+        select = {}
+        select[:thread] = @thread if @thread
+        select[:hide] = @hide.to_a if @hide
+        select[:range] = @range if @range
+        if @label || @tags
+          sets = profile.label_sets
+          select[:label_sets] = sets.each_index.select { |i| (@label.nil? || label_matches?(sets[i])) && tags_keep?(sets[i]) }
+        end
+        select
+      end
 
       def native_profile
         Storage.native(@data)

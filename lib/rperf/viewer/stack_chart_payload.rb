@@ -57,6 +57,16 @@ module Rperf
         labels.key?("%GC") ? 3 : 0
       end
 
+      # A recorded raw sample's own VM state (its 5th of 6 elements: 1 GVL blocked, 2 GVL wait, 3/4
+      # GC mark/sweep; its label set is the user's) as an index into VM_STATES; nil when running
+      # or not recorded (a Hash built by hand says it with its label set).
+      def self.recorded_state(sample)
+        return nil unless sample.size > 5
+
+        state = sample[4].to_i
+        state.positive? ? [state, 3].min : nil
+      end
+
       def initialize(data)
         @states = (data[:label_sets] || [{}]).map { |set| StackChartPayload.vm_state(set) }
         raw = data[:raw_samples] || []
@@ -87,7 +97,7 @@ module Rperf
           weight = sample[1]
           next unless weight.positive?
 
-          state = states[sample[3].to_i] || 0
+          state = StackChartPayload.recorded_state(sample) || states[sample[3].to_i] || 0
           time = sample.last.to_i
           from = time - weight
           continues = from - last_end <= weight

@@ -816,6 +816,15 @@
   // honour which filter. A file (static_html) holds the call tree and the method table of all
   // samples only (they are built natively, per filter, by the server); allocation samples have
   // no time, so the time range does not apply to them.
+  // A tab this page cannot draw at all, and why (its button is marked, the tab says so).
+  function unavailableReason(tab) {
+    if (tab === 'stack' && !embedded && !filteredFromServer) {
+      return 'This data source (window.RPERF_DATA_SOURCE) has no stack chart: its cells are merged by the Viewer\'s server. ' +
+        'Give the source a viewUrl(id, view, query) naming the Viewer\'s <base>/snapshots/<id>/<view>?<query>, or use the served viewer.';
+    }
+    return null;
+  }
+
   function unfilteredReason(tab) {
     if (!filteredFromServer && (tab === 'tree' || tab === 'methods' || tab === 'inverted') && filterQuery()) {
       const what = { tree: 'call tree', methods: 'method table', inverted: 'bottom-up tree' }[tab];
@@ -1193,11 +1202,17 @@
 
   // --- timeline ----------------------------------------------------------------------------
   // One row per thread; each column shows how much of that slice of time the thread spent
-  // running, blocked off the GVL, waiting for it, or in GC. A sample covers [t - weight, t].
-  function drawTimeline(p) {
+  // running, blocked off the GVL, waiting for it, or in GC. The slices are the model's
+  // (Viewer::TimelinePayload): the payload's of every sample, or the server's for the label, tag
+  // and hidden-thread filters. Only a file's page under those filters (or a data source without
+  // views) bins the rows itself: a sample covers [t - weight, t].
+  async function drawTimeline(p) {
     const box = $('timeline');
     clear(box);
     box.removeAttribute('data-rendered');
+    delete box.dataset.source;
+    delete box.dataset.stateNs;
+    delete box.dataset.threads;
     if (!p.timeline) {
       $('timeline-hint').textContent = 'This snapshot has no timestamps: profiles taken with aggregate: false have a timeline.';
       box.dataset.rendered = '0';
@@ -1205,39 +1220,34 @@
     }
     $('timeline-hint').textContent = 'Drag across the timeline to look at that time range only.' +
       (p.timeline.quantum_ns ? ` (samples merged into ${fmtTime(p.timeline.quantum_ns)} slots)` : '');
-    const rows = filterRows(p, p.timeline.samples, state.labelFilter, null); // threads are rows of their own
     const hiddenRows = hiddenThreads(p);
     const threads = p.threads.filter((th) => (state.threadFilter === null || th === state.threadFilter) && !(hiddenRows && hiddenRows.has(th)));
-    const end = timelineEnd(p);
     const left = 90;
     const width = Math.max(400, (box.clientWidth || 960) - 2);
     const plot = width - left - 8;
-    const bins = Math.max(50, Math.min(600, Math.floor(plot / 2)));
-    const binNs = end / bins;
+    const binned = await timelineBins(p);
+    if (!binned) await ensureTimeline(p);
+    if (state.current !== p || state.tab !== 'timeline') return; // the user moved on meanwhile
+    const model = binned ? timelineOfBins(binned) : timelineOfRows(p, threads, Math.max(50, Math.min(600, Math.floor(plot / 2))));
+    box.dataset.source = binned ? 'bins' : 'rows';
+    const { end, bins, binNs, occupancy } = model;
     const rowH = 30;
     const height = threads.length * rowH + 24;
     const svg = svgEl('svg', { width, height });
-    const occupancy = new Map(threads.map((th) => [th, STATES.map(() => new Float64Array(bins))]));
-    for (const [, w, th, lsi, t] of rows) {
-      const occ = occupancy.get(th);
-      if (!occ || w <= 0) continue;
-      const si = Math.max(0, STATES.findIndex((s) => s.test(p.labelSets[lsi] || {})));
-      const from = Math.max(0, t - w);
-      for (let b = Math.floor(from / binNs); b < bins && b * binNs < t; b++) {
-        const overlap = Math.min(t, (b + 1) * binNs) - Math.max(from, b * binNs);
-        if (overlap > 0) occ[si][b] += overlap;
-      }
-    }
     let drawn = 0;
+    const stateNs = STATES.map(() => 0); // what the rows drawn hold, per state (data-state-ns)
     threads.forEach((th, row) => {
       const y0 = row * rowH;
       const label = svgEl('text', { x: 4, y: y0 + rowH / 2 + 4 });
       label.textContent = 'thread ' + th;
       svg.append(label);
       const occ = occupancy.get(th);
+      if (!occ) return;
+      STATES.forEach((st, si) => { if (occ[si]) for (let b = 0; b < bins; b++) stateNs[si] += occ[si][b]; });
       for (let b = 0; b < bins; b++) {
         let stacked = 0;
         STATES.forEach((st, si) => {
+          if (!occ[si]) return;
           const share = Math.min(1, occ[si][b] / binNs);
           if (share <= 0.001) return;
           const h = share * (rowH - 6);
@@ -1275,7 +1285,7 @@
         brush.setAttribute('width', Math.abs(t - dragFrom) / end * plot);
         brush.setAttribute('visibility', 'visible');
       }
-      $('timeline-details').textContent = 'at ' + fmtTime(t) + ': ' + describeAt(p, rows, t, binNs);
+      $('timeline-details').textContent = 'at ' + fmtTime(t) + ': ' + model.describeAt(t);
     });
     svg.addEventListener('mouseup', (evt) => {
       if (dragFrom === null) return;
@@ -1287,19 +1297,73 @@
       render();
     });
     box.append(svg, legend());
+    box.dataset.threads = threads.join(',');
+    box.dataset.stateNs = JSON.stringify(Object.fromEntries(STATES.map((st, si) => [st.key, Math.round(stateNs[si])])));
     box.dataset.rendered = String(drawn);
   }
 
-  function describeAt(p, rows, t, binNs) {
-    const weights = new Map();
-    for (const [node, w, , , end] of rows) {
-      if (end - w <= t + binNs && end >= t) {
-        const name = frameOf(p, node)[0];
-        weights.set(name, (weights.get(name) || 0) + w);
+  // The model's bins (TimelinePayload): per thread its states' ns per bin (null: none), and
+  // per bin its heaviest leaf methods.
+  function timelineOfBins(b) {
+    const occupancy = new Map(b.threads.map(([th, states]) => [th, states]));
+    const describeAt = (t) => {
+      const top = b.top[Math.min(b.bins - 1, Math.max(0, Math.floor(t / b.bin_ns)))] || [];
+      return top.length ? top.map((i) => b.leaf_names[i]).join(', ') : 'no samples';
+    };
+    return { end: b.end_ns, bins: b.bins, binNs: b.bin_ns, occupancy, describeAt };
+  }
+
+  // The Timeline's bins, as timelineOfBins reads them: the payload's (every sample), else the
+  // server's for the current filters (kept per query); null when neither can be had.
+  async function timelineBins(p) {
+    const hidden = hiddenThreads(p);
+    if (!state.labelFilter && !tagSets(p) && !hidden) return p.timeline.bins || null;
+    if (!filteredFromServer) return null;
+    const q = new URLSearchParams();
+    const f = state.labelFilter;
+    if (f) { q.set('label', f.key); if (f.value === NOT_SET) q.set('unset', '1'); else q.set('value', f.value); }
+    if (hidden) q.set('hide', [...hidden].sort((a, b) => a - b).join(','));
+    tagQuery(q);
+    if (transformsQuery()) q.set('transforms', transformsKey());
+    const query = q.toString();
+    if (!p.timelineBins) p.timelineBins = new Map();
+    if (!p.timelineBins.has(query)) {
+      const body = await fetchJSON(source.viewUrl(p.id, 'timeline_bins', query));
+      while (p.timelineBins.size >= FILTERED_CACHE_SIZE) p.timelineBins.delete(p.timelineBins.keys().next().value);
+      p.timelineBins.set(query, body);
+    }
+    return p.timelineBins.get(query);
+  }
+
+  // A file's page under a label, tag or hidden-thread filter: its rows binned here, as the
+  // model bins them (profile/timeline_bins.cc), which a file cannot ask for.
+  function timelineOfRows(p, threads, bins) {
+    const rows = filterRows(p, p.timeline.samples, state.labelFilter, null); // threads are rows of their own
+    const end = timelineEnd(p);
+    const binNs = end / bins;
+    const occupancy = new Map(threads.map((th) => [th, STATES.map(() => new Float64Array(bins))]));
+    for (const [, w, th, lsi, t] of rows) {
+      const occ = occupancy.get(th);
+      if (!occ || w <= 0) continue;
+      const si = p.stateOf[lsi] || 0;
+      const from = Math.max(0, t - w);
+      for (let b = Math.floor(from / binNs); b < bins && b * binNs < t; b++) {
+        const overlap = Math.min(t, (b + 1) * binNs) - Math.max(from, b * binNs);
+        if (overlap > 0) occ[si][b] += overlap;
       }
     }
-    const top = [...weights.entries()].sort((a, b) => b[1] - a[1]).slice(0, 3);
-    return top.length ? top.map(([n]) => n).join(', ') : 'no samples';
+    const describeAt = (t) => {
+      const weights = new Map();
+      for (const [node, w, , , at] of rows) {
+        if (at - w <= t + binNs && at >= t) {
+          const name = frameOf(p, node)[0];
+          weights.set(name, (weights.get(name) || 0) + w);
+        }
+      }
+      const top = [...weights.entries()].sort((a, b) => b[1] - a[1]).slice(0, 3);
+      return top.length ? top.map(([n]) => n).join(', ') : 'no samples';
+    };
+    return { end, bins, binNs, occupancy, describeAt };
   }
 
   function legend() {
@@ -1385,6 +1449,8 @@
       $('stack-details').textContent = text;
     };
     clear(sel);
+    const unavailable = unavailableReason('stack');
+    if (unavailable) { empty(unavailable); return; }
     if (!p.timeline) { empty('This snapshot has no timestamps: profiles taken with aggregate: false have a stack chart.'); return; }
     const threads = state.threadFilter !== null ? [state.threadFilter] : stackThreads(p);
     const weightOf = new Map((p.thread_totals || []).map(([th, total]) => [th, total]));
@@ -1720,6 +1786,7 @@
     state.pin = state.pin && frame && state.pin[0] === frame[0] && state.pin[1] === frame[1] ? null : frame;
     render();
   }
+  const PIN_FETCHES = 4;
   const pinShares = new Map(); // "id\0name\0file\0transforms" -> share, or null when unknown
   function shareOfBody(body, pin) {
     const table = body.method_table;
@@ -1769,16 +1836,22 @@
     };
     if (state.current && !pinShares.has(key(state.current.id))) pinShares.set(key(state.current.id), shareOfBody(state.current, pin));
     paint();
-    // The other snapshots, one at a time; a newer pin stops this walk.
-    for (const s of state.list) {
-      if (pinShares.has(key(s.id)) || s.error || isEmpty(s)) continue;
-      let share = null;
-      try { share = shareOfBody(await fetchSnapshot(s.id), pin); } catch (_) { /* left out */ }
-      if (seq !== pinSeq || state.pin !== pin) return;
-      pinShares.set(key(s.id), share);
-      paint();
-    }
-    panel.dataset.loaded = '1';
+    // The other snapshots, PIN_FETCHES at a time (each is a whole payload); a newer pin stops them.
+    const todo = state.list.filter((s) => !pinShares.has(key(s.id)) && !s.error && !isEmpty(s));
+    let next = 0;
+    const stale = () => seq !== pinSeq || state.pin !== pin;
+    const fetcher = async () => {
+      while (next < todo.length && !stale()) {
+        const s = todo[next++];
+        let share = null;
+        try { share = shareOfBody(await fetchSnapshot(s.id), pin); } catch (_) { /* left out */ }
+        if (stale()) return;
+        pinShares.set(key(s.id), share);
+        paint();
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(PIN_FETCHES, todo.length) }, fetcher));
+    if (!stale()) panel.dataset.loaded = '1';
   }
 
   // --- snapshot list and sparkline ---------------------------------------------------------
@@ -1983,7 +2056,7 @@
   async function renderViews(seq) {
     const p = state.current;
     if (!p) { document.body.dataset.state = 'ready'; return; }
-    if (p.timeline && (state.range || state.tab === 'timeline')) await ensureTimeline(p);
+    if (p.timeline && state.range) await ensureTimeline(p); // the views of a time range cut its rows
     if (seq !== renderSeq || state.current !== p) return; // the user moved on meanwhile
     const rows = selectSamples(p);
     const weights = nodeWeights(p, rows);
@@ -1994,8 +2067,10 @@
     for (const b of $('tabs').querySelectorAll('button')) {
       b.classList.toggle('active', b.dataset.tab === state.tab);
       // A tab that cannot show the filters says so before it is opened.
-      const reason = unfilteredReason(b.dataset.tab);
+      const unavailable = unavailableReason(b.dataset.tab);
+      const reason = unavailable || unfilteredReason(b.dataset.tab);
       b.classList.toggle('unfiltered', !!reason);
+      b.classList.toggle('unavailable', !!unavailable);
       if (reason) b.title = reason; else b.removeAttribute('title');
     }
     for (const s of document.querySelectorAll('.tab')) s.classList.toggle('active', s.id === 'tab-' + state.tab);
@@ -2011,7 +2086,7 @@
       case 'methods': await drawMethods(p); break;
       case 'alloc': drawAllocations(p); break;
       case 'threads': drawThreads(p); break;
-      case 'timeline': drawTimeline(p); break;
+      case 'timeline': await drawTimeline(p); break;
       case 'diff': await drawDiff(p, weights); break;
       default: break;
     }
