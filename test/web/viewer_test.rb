@@ -488,7 +488,9 @@ class ViewerTest < Minitest::Test
     heavy = table.entries.select { |e| e.total_ns >= min_ns }
     by_self = heavy.sort_by.with_index { |e, i| [-e.self_ns, i] }
     kept = heavy.first(payload["max_methods"]) + by_self.first(payload["max_methods"])
-    arcs = ->(list) { list.select { |a| a.total_ns >= min_ns }.first(payload["max_arcs"]).map { |a| [a.method.to_s, a.total_ns] } }
+    arcs = lambda do |list|
+      list.select { |a| a.total_ns >= min_ns }.first(payload["max_arcs"]).map { |a| [a.method.to_s, a.total_ns] }.sort_by { |n, ns| [-ns, n] }
+    end
     heavy.select { |e| kept.any? { |k| k.equal?(e) } }.map do |e|
       [e.method.to_s, e.self_ns, e.total_ns, e.recursive?, arcs.(e.callers), arcs.(e.callees), e.callers.size, e.callees.size]
     end
@@ -496,7 +498,10 @@ class ViewerTest < Minitest::Test
 
   def sent_rows(payload)
     ref = ->(m) { Rperf::MethodRef.new(*payload["methods"][m]).to_s }
-    arcs = ->(list) { list.map { |m, ns| [ref.(m), ns] } }
+    # Arcs of equal weight come in method-id order, and ids follow the order a profile met its
+    # methods, which differs between the payload's filtered profile and the test's own: compared
+    # by weight, then name.
+    arcs = ->(list) { list.map { |m, ns| [ref.(m), ns] }.sort_by { |n, ns| [-ns, n] } }
     payload["entries"].map do |m, self_ns, total, recursive, callers, callees, caller_count, callee_count|
       [ref.(m), self_ns, total, recursive == 1, arcs.(callers), arcs.(callees), caller_count, callee_count]
     end
