@@ -23,15 +23,31 @@
 //   // this reason (a shape the builder cannot use, or its memory budget spent), so a hostile
 //   // document fails when its first bad value ends, not after it has been built whole.
 //   const char* refusal() const;
+//
+// The input is either one buffer, or a JsonSource read a window at a time (a gzip stream: the
+// loader never holds a large profile's whole text). Streamed, a string or number is kept whole
+// in the window while it is read, and an array's raw text only while it is at most kScanLimit
+// bytes long (longer raw text is passed as nullptr: a builder cannot share such arrays anyway).
 #pragma once
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <string>
 
 namespace rperf {
 
 bool utf8_valid(const char* s, size_t len);  // defined in io/json_util.cc
+
+// The bytes of a streamed document, a piece at a time.
+class JsonSource {
+ public:
+  virtual ~JsonSource() = default;
+  // Up to `cap` (> 0) more bytes into `out`; 0 when there are no more (the end, or bad data:
+  // the source's owner knows which).
+  virtual size_t read(char* out, size_t cap) = 0;
+};
 
 template <typename Builder>
 class JsonReader {
@@ -40,29 +56,34 @@ class JsonReader {
   static constexpr int kMaxDepth = 512;  // deeper input is rejected, not a stack overflow
   static constexpr ptrdiff_t kScanLimit = 4096;  // longest array text find_array is offered
 
+  static constexpr size_t kDefaultWindow = size_t{256} << 10;  // stays in the L2 cache while parsed
+
   JsonReader(const char* data, size_t len, Builder& builder) : begin_(data), p_(data), end_(data + len), b_(builder) {}
+  // Streamed: reads `source` into a window of `window` bytes (grown for a longer token).
+  JsonReader(JsonSource& source, Builder& builder, size_t window = kDefaultWindow)
+      : begin_(nullptr), p_(nullptr), end_(nullptr), b_(builder), source_(&source), window_size_(std::max<size_t>(window, 1)) {}
 
   // Parses the whole input as one value. On failure, error() says what and where.
   bool parse(Value& out) {
     skip_space();
     if (!value(out, 0)) return false;
     skip_space();
-    if (p_ != end_) return fail("unexpected data after the document");
+    if (more()) return fail("unexpected data after the document");
     return true;
   }
   // Parses only the first `max_members` members of the object the input starts with; the rest
   // may be missing (a file's head read without its body).
   bool parse_head(Value& out, size_t max_members) {
     skip_space();
-    if (p_ == end_ || *p_ != '{') return fail("expected an object");
+    if (!more() || *p_ != '{') return fail("expected an object");
     p_++;
     Value obj = b_.begin_object();
     if (const char* why = b_.refusal()) return refuse(why);
     for (size_t i = 0; i < max_members; i++) {
       skip_space();
-      if (p_ < end_ && *p_ == '}') break;
+      if (more() && *p_ == '}') break;
       if (i > 0) {
-        if (p_ == end_ || *p_ != ',') return fail("expected ','");
+        if (!more() || *p_ != ',') return fail("expected ','");
         p_++;
         skip_space();
       }
@@ -77,8 +98,53 @@ class JsonReader {
 
  private:
   bool fail(const char* what) {
-    if (error_.empty()) error_ = std::string(what) + " at byte " + std::to_string(p_ - begin_);
+    if (error_.empty()) error_ = std::string(what) + " at byte " + std::to_string(offset(p_));
     return false;
+  }
+
+  // A position as an offset in the whole document, and back (valid while in the window).
+  size_t offset(const char* p) const { return base_ + static_cast<size_t>(p - begin_); }
+  const char* at(size_t off) const { return begin_ + (off - base_); }
+
+  // True when a byte is left at p_ (reading more from the source if needed).
+  bool more() { return p_ < end_ || refill(1); }
+  // True when `n` bytes are left at p_ (reading more if needed); false at the end.
+  bool ensure(size_t n) { return static_cast<size_t>(end_ - p_) >= n || refill(n); }
+
+  // Moves what is still needed (from the token being read, or the start of a short array being
+  // read, else from p_) to the front of the window and reads more after it.
+  __attribute__((noinline)) bool refill(size_t need) {
+    if (!source_ || source_done_) return false;
+    size_t keep = offset(p_);
+    if (token_start_ != kNone && token_start_ < keep) keep = token_start_;
+    if (array_start_ != kNone && array_start_ >= base_ && keep - array_start_ <= static_cast<size_t>(kScanLimit)) {
+      keep = std::min(keep, array_start_);
+    }
+    const size_t kept = begin_ ? static_cast<size_t>(end_ - at(keep)) : 0;
+    const size_t p_off = offset(p_);
+    const size_t wanted = kept + std::max(need, window_size_);
+    if (wanted > window_capacity_) {
+      std::unique_ptr<char[]> bigger(new char[wanted]);
+      if (kept) std::memcpy(bigger.get(), at(keep), kept);
+      window_ = std::move(bigger);
+      window_capacity_ = wanted;
+    } else if (kept) {
+      std::memmove(window_.get(), at(keep), kept);
+    }
+    base_ = keep;
+    begin_ = window_.get();
+    end_ = begin_ + kept;
+    p_ = at(p_off);
+    char* const limit = window_.get() + window_capacity_;
+    while (static_cast<size_t>(end_ - p_) < need || end_ == p_) {
+      size_t n = source_->read(const_cast<char*>(end_), static_cast<size_t>(limit - end_));
+      if (n == 0) {
+        source_done_ = true;
+        break;
+      }
+      end_ += n;
+    }
+    return static_cast<size_t>(end_ - p_) >= need;
   }
 
   bool refuse(const char* why) {
@@ -87,17 +153,17 @@ class JsonReader {
   }
 
   void skip_space() {
-    while (p_ < end_ && (*p_ == ' ' || *p_ == '\n' || *p_ == '\r' || *p_ == '\t')) p_++;
+    while (more() && (*p_ == ' ' || *p_ == '\n' || *p_ == '\r' || *p_ == '\t')) p_++;
   }
 
   bool literal(const char* word, size_t n) {
-    if (static_cast<size_t>(end_ - p_) < n || std::char_traits<char>::compare(p_, word, n) != 0) return fail("invalid literal");
+    if (!ensure(n) || std::char_traits<char>::compare(p_, word, n) != 0) return fail("invalid literal");
     p_ += n;
     return true;
   }
 
   bool value(Value& out, int depth) {
-    if (p_ == end_) return fail("unexpected end of input");
+    if (!more()) return fail("unexpected end of input");
     switch (*p_) {
       case '{': return object(out, depth + 1);
       case '[': return array(out, depth + 1);
@@ -140,37 +206,39 @@ class JsonReader {
 
   bool array(Value& out, int depth) {
     if (depth > kMaxDepth) return fail("nesting too deep");
+    if (source_) ensure(static_cast<size_t>(kScanLimit) + 1);  // the look-ahead scalar_array_end may use
     if (const char* close = scalar_array_end(p_)) {
       if (b_.find_array(p_, static_cast<size_t>(close + 1 - p_), out)) {
         p_ = close + 1;
         return true;
       }
     }
-    const char* start = p_++;
+    const size_t start = array_start_ = offset(p_++);
     Value ary = b_.begin_array();
     if (const char* why = b_.refusal()) return refuse(why);
     size_t count = 0;
     bool scalars = true;
     skip_space();
-    if (p_ < end_ && *p_ == ']') {
+    if (more() && *p_ == ']') {
       p_++;
     } else {
       for (;;) {
         skip_space();
-        if (p_ < end_ && (*p_ == '[' || *p_ == '{')) scalars = false;
+        if (more() && (*p_ == '[' || *p_ == '{')) scalars = false;
         Value element;
         if (!value(element, depth)) return false;
         b_.push(ary, element);
         if (const char* why = b_.refusal()) return refuse(why);
         count++;
         skip_space();
-        if (p_ == end_) return fail("unterminated array");
+        if (!more()) return fail("unterminated array");
         if (*p_ == ',') { p_++; continue; }
         if (*p_ == ']') { p_++; break; }
         return fail("expected ',' or ']'");
       }
     }
-    out = b_.end_array(ary, start, static_cast<size_t>(p_ - start), count, scalars);
+    const size_t raw_len = offset(p_) - start;
+    out = b_.end_array(ary, start >= base_ ? at(start) : nullptr, raw_len, count, scalars);
     return true;
   }
 
@@ -180,7 +248,7 @@ class JsonReader {
     Value obj = b_.begin_object();
     if (const char* why = b_.refusal()) return refuse(why);
     skip_space();
-    if (p_ < end_ && *p_ == '}') {
+    if (more() && *p_ == '}') {
       p_++;
       out = b_.end_object(obj);
       return true;
@@ -189,7 +257,7 @@ class JsonReader {
       skip_space();
       if (!member(obj, depth)) return false;
       skip_space();
-      if (p_ == end_) return fail("unterminated object");
+      if (!more()) return fail("unterminated object");
       if (*p_ == ',') { p_++; continue; }
       if (*p_ == '}') { p_++; break; }
       return fail("expected ',' or '}'");
@@ -200,13 +268,13 @@ class JsonReader {
 
   // "key": value, added to `obj`.
   bool member(Value& obj, int depth) {
-    if (p_ == end_ || *p_ != '"') return fail("expected a string key");
+    if (!more() || *p_ != '"') return fail("expected a string key");
     const char* s;
     size_t n;
     if (!string_token(s, n)) return false;
     Value key = b_.key(s, n);
     skip_space();
-    if (p_ == end_ || *p_ != ':') return fail("expected ':'");
+    if (!more() || *p_ != ':') return fail("expected ':'");
     p_++;
     skip_space();
     Value v;
@@ -217,25 +285,27 @@ class JsonReader {
   }
 
   bool number(Value& out) {
-    const char* start = p_;
-    if (p_ < end_ && *p_ == '-') p_++;
-    if (p_ == end_ || !digit(*p_)) return fail("unexpected character");
+    token_start_ = offset(p_);
+    if (more() && *p_ == '-') p_++;
+    if (!more() || !digit(*p_)) return fail("unexpected character");
     if (*p_ == '0') p_++;
-    else while (p_ < end_ && digit(*p_)) p_++;
+    else while (more() && digit(*p_)) p_++;
     bool real = false;
-    if (p_ < end_ && *p_ == '.') {
+    if (more() && *p_ == '.') {
       real = true;
       p_++;
-      if (p_ == end_ || !digit(*p_)) return fail("invalid number");
-      while (p_ < end_ && digit(*p_)) p_++;
+      if (!more() || !digit(*p_)) return fail("invalid number");
+      while (more() && digit(*p_)) p_++;
     }
-    if (p_ < end_ && (*p_ == 'e' || *p_ == 'E')) {
+    if (more() && (*p_ == 'e' || *p_ == 'E')) {
       real = true;
       p_++;
-      if (p_ < end_ && (*p_ == '+' || *p_ == '-')) p_++;
-      if (p_ == end_ || !digit(*p_)) return fail("invalid number");
-      while (p_ < end_ && digit(*p_)) p_++;
+      if (more() && (*p_ == '+' || *p_ == '-')) p_++;
+      if (!more() || !digit(*p_)) return fail("invalid number");
+      while (more() && digit(*p_)) p_++;
     }
+    const char* start = at(token_start_);
+    token_start_ = kNone;
     size_t n = static_cast<size_t>(p_ - start);
     out = real ? b_.real(start, n) : b_.integer(start, n);
     return true;
@@ -246,13 +316,14 @@ class JsonReader {
   // At an opening quote. Without escapes the result points into the input; otherwise into
   // scratch_ (valid until the next string).
   bool string_token(const char*& s, size_t& n) {
-    const char* start = ++p_;
+    token_start_ = offset(++p_);
     bool ascii = true;
-    while (p_ < end_) {
+    while (more()) {
       unsigned char c = static_cast<unsigned char>(*p_);
       if (c == '"') {
-        s = start;
-        n = static_cast<size_t>(p_ - start);
+        s = at(token_start_);
+        token_start_ = kNone;
+        n = static_cast<size_t>(p_ - s);
         p_++;
         if (!ascii && !utf8_valid(s, n)) return fail("invalid UTF-8 in a string");
         return true;
@@ -262,9 +333,10 @@ class JsonReader {
       if (c >= 0x80) ascii = false;
       p_++;
     }
-    if (p_ == end_) return fail("unterminated string");
-    scratch_.assign(start, p_);
-    while (p_ < end_) {
+    if (!more()) return fail("unterminated string");
+    scratch_.assign(at(token_start_), p_);
+    token_start_ = kNone;
+    while (more()) {
       unsigned char c = static_cast<unsigned char>(*p_);
       if (c == '"') {
         p_++;
@@ -279,7 +351,8 @@ class JsonReader {
         p_++;
         continue;
       }
-      if (++p_ == end_) break;
+      ++p_;
+      if (!more()) break;
       switch (*p_++) {
         case '"': scratch_ += '"'; break;
         case '\\': scratch_ += '\\'; break;
@@ -297,7 +370,7 @@ class JsonReader {
   }
 
   bool hex4(uint32_t& v) {
-    if (end_ - p_ < 4) return fail("truncated \\u escape");
+    if (!ensure(4)) return fail("truncated \\u escape");
     v = 0;
     for (int i = 0; i < 4; i++) {
       char c = *p_++;
@@ -316,7 +389,7 @@ class JsonReader {
     if (!hex4(cp)) return false;
     if (cp >= 0xd800 && cp <= 0xdbff) {
       uint32_t low = 0;
-      if (end_ - p_ >= 6 && p_[0] == '\\' && p_[1] == 'u') {
+      if (ensure(6) && p_[0] == '\\' && p_[1] == 'u') {
         const char* save = p_;
         p_ += 2;
         if (!hex4(low)) return false;
@@ -346,10 +419,19 @@ class JsonReader {
     return true;
   }
 
-  const char* begin_;
+  static constexpr size_t kNone = SIZE_MAX;
+
+  const char* begin_;  // the window (or the whole input): the document's bytes from base_ on
   const char* p_;
   const char* end_;
   Builder& b_;
+  JsonSource* source_ = nullptr;
+  size_t base_ = 0;                 // the offset in the document of begin_
+  size_t token_start_ = kNone;      // the offset of the string or number being read
+  size_t array_start_ = kNone;      // the offset of the innermost array begun
+  std::unique_ptr<char[]> window_;
+  size_t window_size_ = 0, window_capacity_ = 0;
+  bool source_done_ = false;
   std::string scratch_;
   std::string error_;
   bool refused_ = false;

@@ -10,6 +10,7 @@
 #include <climits>
 #include <cstdlib>
 #include <deque>
+#include <memory>
 
 #include "io/gzip.hh"
 #include "io/json_reader.hh"
@@ -132,7 +133,7 @@ class BodyBuilder {
     if (!recognise(array.node->items, shaped)) return array;
     array.node->items.clear();  // keeps its capacity for the next array
     spare_.push_back(array.node);
-    if (scalars && shaped.tag == Val::kFrame) shared_arrays_.insert(raw, raw_len, shaped);
+    if (raw && scalars && shaped.tag == Val::kFrame) shared_arrays_.insert(raw, raw_len, shaped);
     return shaped;
   }
   Val begin_object() {
@@ -599,6 +600,33 @@ bool parse_document(const char* data, size_t len, BodyBuilder& builder, Val& doc
   return false;
 }
 
+class GzipSource : public JsonSource {
+ public:
+  GzipSource(const char* data, size_t len) : stream(data, len) {}
+  size_t read(char* out, size_t cap) override { return stream.read(out, cap); }
+  GzipStream stream;
+};
+
+// A gzip file's JSON, parsed as it is inflated. Damaged gzip data is reported as such, also
+// when the JSON read from it failed first (the rest is inflated to find out).
+bool parse_gzip_document(const char* data, size_t len, BodyBuilder& builder, Val& doc, std::string& error) {
+  GzipSource source(data, len);
+  JsonReader<BodyBuilder> reader(source, builder);
+  const bool parsed = reader.parse(doc);
+  if (!parsed && !source.stream.done()) {
+    std::unique_ptr<char[]> sink(new char[1 << 16]);
+    while (source.read(sink.get(), 1 << 16) > 0) {
+    }
+  }
+  if (!source.stream.error().empty()) {
+    error = "corrupt gzip data (" + source.stream.error() + ")";
+    return false;
+  }
+  if (parsed) return true;
+  error = reader.refused() ? reader.error() : "invalid JSON (" + reader.error() + ")";
+  return false;
+}
+
 }  // namespace
 
 size_t load_budget(size_t input_len) {
@@ -639,10 +667,14 @@ bool inflate_if_gzip(const char*& data, size_t& len, std::string& inflated, std:
 }
 
 bool load_json_profile(const char* data, size_t len, Profile& out, std::string& error) {
-  std::string inflated;
-  if (!inflate_if_gzip(data, len, inflated, error)) return false;
-  BodyBuilder builder(len, true);
   Val doc;
+  if (is_gzip(data, len)) {
+    // The budget from the length the trailer claims (bounded by what deflate can produce from
+    // this input): a file claiming more than it holds fails its length check at the end.
+    BodyBuilder builder(GzipStream::size_hint(data, len), true);
+    return parse_gzip_document(data, len, builder, doc, error) && ProfileReader(builder, out, error).read(doc);
+  }
+  BodyBuilder builder(len, true);
   return parse_document(data, len, builder, doc, error) && ProfileReader(builder, out, error).read(doc);
 }
 
