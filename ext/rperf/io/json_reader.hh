@@ -17,6 +17,13 @@
 //   // Before parsing an array of scalars: an earlier identical one (by source text) to
 //   // reuse, skipping the parse (4 million frames of a large profile are 20,000 distinct).
 //   bool find_array(const char* raw, size_t raw_len, Value& out);
+//   // Optional, together: find_array with the text's hash, computed ahead. When an array's first
+//   // element is an array (a stack of frames), the reader finds the next short arrays of
+//   // scalars in its window, hashes each and hands the hashes over before parsing them, so
+//   // the lookups' cache misses overlap instead of coming one per frame.
+//   uint64_t array_hash(const char* raw, size_t raw_len);
+//   void prefetch_arrays(const uint64_t* hashes, size_t n);
+//   bool find_array(const char* raw, size_t raw_len, uint64_t hash, Value& out);
 //   Value begin_object(); void set(Value& object, Value key, Value value);
 //   Value end_object(Value object);
 //   // Checked after each begin_array/begin_object, push and set: non-null stops the parse with
@@ -35,10 +42,17 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <type_traits>
+#include <utility>
 
 namespace rperf {
 
 bool utf8_valid(const char* s, size_t len);  // defined in io/json_util.cc
+
+template <typename Builder, typename = void>
+struct PrefetchesArrays : std::false_type {};
+template <typename Builder>
+struct PrefetchesArrays<Builder, decltype(void(std::declval<Builder&>().array_hash(nullptr, 0)))> : std::true_type {};
 
 // The bytes of a streamed document, a piece at a time.
 class JsonSource {
@@ -204,21 +218,70 @@ class JsonReader {
     return nullptr;
   }
 
-  bool array(Value& out, int depth) {
-    if (depth > kMaxDepth) return fail("nesting too deep");
-    if (source_) ensure(static_cast<size_t>(kScanLimit) + 1);  // the look-ahead scalar_array_end may use
+  // The short arrays of scalars found ahead (their offset, length and hash), and the next
+  // one to be parsed.
+  struct Ahead {
+    size_t at, len;
+    uint64_t hash;
+  };
+  static constexpr size_t kAhead = 32;
+
+  // At the first of a run of arrays: finds up to kAhead short arrays of scalars that follow
+  // one another (separated by ',' and blanks) in the window and hands their hashes over.
+  void look_ahead() {
+    ahead_count_ = ahead_next_ = 0;
+    uint64_t hashes[kAhead];
+    const char* q = p_;
+    while (ahead_count_ < kAhead) {
+      const char* close = scalar_array_end(q);
+      if (!close) break;
+      const size_t len = static_cast<size_t>(close + 1 - q);
+      hashes[ahead_count_] = b_.array_hash(q, len);
+      ahead_[ahead_count_] = Ahead{offset(q), len, hashes[ahead_count_]};
+      ahead_count_++;
+      q = close + 1;
+      while (q < end_ && (*q == ' ' || *q == '\n' || *q == '\r' || *q == '\t')) q++;
+      if (q == end_ || *q != ',') break;
+      q++;
+      while (q < end_ && (*q == ' ' || *q == '\n' || *q == '\r' || *q == '\t')) q++;
+      if (q == end_ || *q != '[') break;
+    }
+    b_.prefetch_arrays(hashes, ahead_count_);
+  }
+
+  // A short array of scalars seen before (by its text), without parsing it.
+  bool shared_array(Value& out) {
+    if constexpr (PrefetchesArrays<Builder>::value) {
+      if (ahead_next_ < ahead_count_ && ahead_[ahead_next_].at == offset(p_)) {
+        const Ahead& a = ahead_[ahead_next_++];
+        if (!b_.find_array(p_, a.len, a.hash, out)) return false;
+        p_ += a.len;
+        return true;
+      }
+      ahead_count_ = 0;  // elsewhere: what was found ahead is not what is parsed
+    }
     if (const char* close = scalar_array_end(p_)) {
       if (b_.find_array(p_, static_cast<size_t>(close + 1 - p_), out)) {
         p_ = close + 1;
         return true;
       }
     }
+    return false;
+  }
+
+  bool array(Value& out, int depth) {
+    if (depth > kMaxDepth) return fail("nesting too deep");
+    if (source_) ensure(static_cast<size_t>(kScanLimit) + 1);  // the look-ahead scalar_array_end may use
+    if (shared_array(out)) return true;
     const size_t start = array_start_ = offset(p_++);
     Value ary = b_.begin_array();
     if (const char* why = b_.refusal()) return refuse(why);
     size_t count = 0;
     bool scalars = true;
     skip_space();
+    if constexpr (PrefetchesArrays<Builder>::value) {
+      if (more() && *p_ == '[') look_ahead();
+    }
     if (more() && *p_ == ']') {
       p_++;
     } else {
@@ -429,6 +492,8 @@ class JsonReader {
   size_t base_ = 0;                 // the offset in the document of begin_
   size_t token_start_ = kNone;      // the offset of the string or number being read
   size_t array_start_ = kNone;      // the offset of the innermost array begun
+  Ahead ahead_[kAhead];
+  size_t ahead_count_ = 0, ahead_next_ = 0;
   std::unique_ptr<char[]> window_;
   size_t window_size_ = 0, window_capacity_ = 0;
   bool source_done_ = false;

@@ -24,9 +24,19 @@ class TextTable {
 
   TextTable() : slots_(1024) {}
 
-  const T* find(const char* text, size_t len) const {
+  static uint64_t hash(const char* text, size_t len) { return hash_bytes(text, len); }
+  // Hints for a batch of lookups (their cache misses overlap): fetch the slot `h` probes first,
+  // then (once it may have arrived) the entry it likely names.
+  void prefetch(uint64_t h) const { __builtin_prefetch(&slots_[h & (slots_.size() - 1)]); }
+  void prefetch_entry(uint64_t h) const {
+    const Slot& s = slots_[h & (slots_.size() - 1)];
+    if (s.entry != 0 && s.tag == static_cast<uint32_t>(h >> 32)) __builtin_prefetch(&arena_[s.entry - 1]);
+  }
+
+  const T* find(const char* text, size_t len) const { return len > kMaxKey ? nullptr : find(text, len, hash_bytes(text, len)); }
+  // `h`: hash(text, len).
+  const T* find(const char* text, size_t len, uint64_t h) const {
     if (len > kMaxKey) return nullptr;
-    const uint64_t h = hash_bytes(text, len);
     const uint32_t tag = static_cast<uint32_t>(h >> 32);
     const size_t mask = slots_.size() - 1;
     for (size_t i = h & mask;; i = (i + 1) & mask) {
