@@ -136,7 +136,9 @@ class JsonReader {
     }
     const size_t kept = begin_ ? static_cast<size_t>(end_ - at(keep)) : 0;
     const size_t p_off = offset(p_);
-    const size_t wanted = kept + std::max(need, window_size_);
+    // Room for at least as much again as is kept: a token far longer than the window is
+    // copied O(1) times per byte, not once per window.
+    const size_t wanted = kept + std::max({need, window_size_, kept});
     if (wanted > window_capacity_) {
       std::unique_ptr<char[]> bigger(new char[wanted]);
       if (kept) std::memcpy(bigger.get(), at(keep), kept);
@@ -150,7 +152,7 @@ class JsonReader {
     end_ = begin_ + kept;
     p_ = at(p_off);
     char* const limit = window_.get() + window_capacity_;
-    while (static_cast<size_t>(end_ - p_) < need || end_ == p_) {
+    while (end_ < limit) {  // the window filled (a source may hand over less than asked)
       size_t n = source_->read(const_cast<char*>(end_), static_cast<size_t>(limit - end_));
       if (n == 0) {
         source_done_ = true;
