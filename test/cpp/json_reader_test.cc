@@ -7,6 +7,9 @@
 #include "io/output.hh"
 #include "io/text_table.hh"
 
+#include <algorithm>
+#include <cstring>
+
 using namespace rperf;
 
 namespace {
@@ -25,6 +28,15 @@ struct PrintBuilder {
   Value key(const char* s, size_t n) { return "k:" + std::string(s, n); }
   Value begin_array() { return "["; }
   void push(Value& a, Value v) { a += (a.size() > 1 ? "," : "") + v; }
+  // The look-ahead's hints too (json_reader.hh), so every test here runs through them.
+  uint64_t array_hash(const char* raw, size_t len) const { return TextTable<int>::hash(raw, len); }
+  void prefetch_arrays(const uint64_t* hashes, size_t n) const {
+    for (size_t i = 0; i < n; i++) seen.prefetch_entry(hashes[i]);
+  }
+  bool find_array(const char* raw, size_t len, uint64_t hash, Value& out) {
+    EXPECT_EQ(hash, array_hash(raw, len));
+    return find_array(raw, len, out);
+  }
   bool find_array(const char* raw, size_t len, Value& out) {
     if (!seen.find(raw, len)) return false;
     shared_hits++;
@@ -32,7 +44,7 @@ struct PrintBuilder {
     return true;
   }
   Value end_array(Value a, const char* raw, size_t len, size_t count, bool scalars) {
-    if (scalars && count > 0 && count <= 3) seen.insert(raw, len, 1);
+    if (raw && scalars && count > 0 && count <= 3) seen.insert(raw, len, 1);
     return a + "]";
   }
   Value begin_object() { return "{"; }
@@ -41,14 +53,52 @@ struct PrintBuilder {
   const char* refusal() const { return nullptr; }
 };
 
-std::string parse(const std::string& json, std::string* error = nullptr, int* shared = nullptr) {
-  PrintBuilder b;
-  JsonReader<PrintBuilder> reader(json.data(), json.size(), b);
+// A document handed over `piece` bytes at a time.
+class PieceSource : public JsonSource {
+ public:
+  PieceSource(const std::string& text, size_t piece) : text_(text), piece_(piece) {}
+  size_t read(char* out, size_t cap) override {
+    size_t n = std::min({cap, piece_, text_.size() - at_});
+    std::memcpy(out, text_.data() + at_, n);
+    at_ += n;
+    return n;
+  }
+
+ private:
+  const std::string& text_;
+  size_t piece_, at_ = 0;
+};
+
+std::string parse_with(JsonReader<PrintBuilder>& reader, PrintBuilder& b, std::string* error, int* shared) {
   std::string out;
   bool ok = reader.parse(out);
   if (error) *error = reader.error();
   if (shared) *shared = b.shared_hits;
   return ok ? out : "ERROR";
+}
+
+// Parsed whole, then streamed (in 1-, 3- and 1000-byte pieces through windows of 1 byte, 7
+// bytes and the default): each streamed parse must give the same values, sharing and error.
+std::string parse(const std::string& json, std::string* error = nullptr, int* shared = nullptr) {
+  PrintBuilder b;
+  JsonReader<PrintBuilder> reader(json.data(), json.size(), b);
+  std::string whole = parse_with(reader, b, error, shared);
+  const std::pair<size_t, size_t> pieces_and_windows[] = {{1, 1}, {3, 7}, {1000, JsonReader<PrintBuilder>::kDefaultWindow}};
+  for (auto [piece, window] : pieces_and_windows) {
+    PrintBuilder sb;
+    PieceSource source(json, piece);
+    JsonReader<PrintBuilder> streamed(source, sb, window);
+    std::string streamed_error;
+    int streamed_shared = 0;
+    EXPECT_EQ(parse_with(streamed, sb, &streamed_error, &streamed_shared), whole) << "piece " << piece << ", window " << window;
+    if (error) {
+      EXPECT_EQ(streamed_error, *error) << "piece " << piece << ", window " << window;
+    }
+    if (shared) {
+      EXPECT_EQ(streamed_shared, *shared) << "piece " << piece << ", window " << window;
+    }
+  }
+  return whole;
 }
 
 }  // namespace
@@ -95,6 +145,25 @@ TEST(JsonReader, OffersRepeatedScalarArraysForSharing) {
   EXPECT_NE(out.find("shared:[\"a\\\"]\",\"x\"]"), std::string::npos) << out;
 }
 
+TEST(JsonReader, StreamsTokensLongerThanItsWindow) {
+  // A string and a number far longer than the window, escapes astride a window's edge, and
+  // short arrays of scalars repeated after more than a window of other text (still shared).
+  const std::string long_text(300000, 'x');
+  const std::string digits(70000, '7');
+  std::string filler;
+  for (int i = 0; i < 20000; i++) filler += "[" + std::to_string(i) + "," + std::to_string(i) + "],";
+  const std::string doc = "[[\"a.rb\",\"m\",1],\"" + long_text + "\\n\\u00e9\"," + digits + "," + filler + "[\"a.rb\",\"m\",1]]";
+  int shared = 0;
+  std::string out = parse(doc, nullptr, &shared);
+  EXPECT_NE(out.find("s:" + long_text + "\n\xc3\xa9"), std::string::npos);
+  EXPECT_NE(out.find("i:" + digits), std::string::npos);
+  EXPECT_NE(out.find("shared:[\"a.rb\",\"m\",1]"), std::string::npos);
+  EXPECT_EQ(shared, 1);
+  std::string error;
+  EXPECT_EQ(parse(doc.substr(0, doc.size() - 1), &error), "ERROR");
+  EXPECT_EQ(error, "unterminated array at byte " + std::to_string(doc.size() - 1));
+}
+
 TEST(TextTable, FindsStoredTextsAndGrows) {
   TextTable<int> t;
   for (int i = 0; i < 5000; i++) {
@@ -136,5 +205,25 @@ TEST(Gunzip, RoundTripsAndRejectsDamageWithEveryBackend) {
     std::string empty_gz = gzip_compress("");
     EXPECT_EQ(gunzip(empty_gz.data(), empty_gz.size(), out, b), "");
     EXPECT_EQ(out, "");
+    // A piece at a time, as the loader reads: the same bytes; damage found where it is.
+    for (size_t cap : {size_t{1} << 10, size_t{1} << 18}) {
+      GzipStream stream(gz.data(), gz.size(), b);
+      std::string pieces;
+      std::string piece(cap, '\0');
+      while (size_t n = stream.read(&piece[0], cap)) pieces.append(piece, 0, n);
+      EXPECT_TRUE(stream.done()) << stream.error();
+      EXPECT_EQ(stream.error(), "");
+      EXPECT_EQ(pieces, data);
+      GzipStream damaged(bad_crc.data(), bad_crc.size(), b);
+      while (damaged.read(&piece[0], cap) > 0) {
+      }
+      EXPECT_FALSE(damaged.done());
+      EXPECT_NE(damaged.error(), "") << deflate_backend_name(b);
+      GzipStream cut(gz.data(), gz.size() / 2, b);
+      while (cut.read(&piece[0], cap) > 0) {
+      }
+      EXPECT_EQ(cut.error(), "truncated") << deflate_backend_name(b);
+    }
+    EXPECT_EQ(GzipStream::size_hint(gz.data(), gz.size()), data.size());
   }
 }

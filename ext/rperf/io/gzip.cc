@@ -131,86 +131,120 @@ namespace {
 // ISA-L counts output in 32 bits; no profile we could load into Ruby is larger anyway.
 constexpr size_t kMaxInflated = UINT32_MAX;
 constexpr const char* kTooLarge = "over 4 GiB decompressed";
-
-size_t initial_inflate_size(const char* in, size_t len) {
-  // The trailer's ISIZE (length mod 2^32) is only a hint: a corrupt file may claim anything,
-  // but not more than deflate can produce (at most ~1032 bytes per byte of input), so a claim
-  // is believed up to that. A right first guess matters: each doubling copies the text and
-  // holds both copies (a 521 KB file of 512 MiB peaked at 1.07 GB with a guess of 64x).
-  uint64_t isize = 0;
-  if (len >= 4) for (int i = 3; i >= 0; i--) isize = (isize << 8) | static_cast<unsigned char>(in[len - 4 + i]);
-  return std::max<size_t>(4096, std::min<size_t>({isize + 1, len * 1032 + 4096, kMaxInflated}));
-}
-
-// Doubles the output buffer; false at the limit.
-bool grow(std::string& out) {
-  if (out.size() >= kMaxInflated) return false;
-  out.resize(std::min(out.size() * 2, kMaxInflated));
-  return true;
-}
 }  // namespace
 
-std::string gunzip(const char* in, size_t len, std::string& out, DeflateBackend backend) {
-  // Both libraries count input in 32 bits.
-  if (len > UINT32_MAX) return "over 4 GiB compressed";
-  out.resize(initial_inflate_size(in, len));
+struct GzipStream::State {
+  z_stream zs{};
+  bool zs_ready = false;
 #ifdef RPERF_HAVE_ISAL
-  if (backend == DeflateBackend::kIsal) {
-    inflate_state st;
+  inflate_state is{};
+#endif
+};
+
+size_t GzipStream::size_hint(const char* in, size_t len) {
+  // The trailer's ISIZE (length mod 2^32) is only a hint: a corrupt file may claim anything,
+  // but not more than deflate can produce (at most ~1032 bytes per byte of input), so a claim
+  // is believed up to that. A right first guess matters to gunzip: each doubling copies the
+  // text and holds both copies (a 521 KB file of 512 MiB peaked at 1.07 GB with a guess of 64x).
+  uint64_t isize = 0;
+  if (len >= 4) for (int i = 3; i >= 0; i--) isize = (isize << 8) | static_cast<unsigned char>(in[len - 4 + i]);
+  return std::min<size_t>({isize, len * 1032 + 4096, kMaxInflated});
+}
+
+GzipStream::GzipStream(const char* in, size_t len, DeflateBackend backend)
+    : state_(new State), backend_(deflate_backend_available(backend) ? backend : DeflateBackend::kZlib) {
+  // Both libraries count input in 32 bits.
+  if (len > UINT32_MAX) {
+    error_ = "over 4 GiB compressed";
+    return;
+  }
+#ifdef RPERF_HAVE_ISAL
+  if (backend_ == DeflateBackend::kIsal) {
+    inflate_state& st = state_->is;
     isal_inflate_init(&st);
     st.crc_flag = ISAL_GZIP;  // parse the header, verify CRC and length
     st.next_in = reinterpret_cast<uint8_t*>(const_cast<char*>(in));
     st.avail_in = static_cast<uint32_t>(len);
-    for (;;) {
-      st.next_out = reinterpret_cast<uint8_t*>(&out[st.total_out]);
-      st.avail_out = static_cast<uint32_t>(out.size() - st.total_out);
-      int rc = isal_inflate(&st);
-      if (rc == ISAL_INCORRECT_CHECKSUM) return "CRC mismatch";
-      if (rc == ISAL_INVALID_WRAPPER || rc == ISAL_UNSUPPORTED_METHOD) return "invalid gzip header";
-      if (rc < 0) return "invalid deflate data";
-      if (st.block_state == ISAL_BLOCK_FINISH) break;
-      if (st.avail_out == 0) {
-        if (!grow(out)) return kTooLarge;
-      } else if (st.avail_in == 0) {
-        return "truncated";
-      }
-    }
-    out.resize(st.total_out);
-    return "";
+    return;
   }
 #endif
-  (void)backend;
-  z_stream zs{};
-  if (inflateInit2(&zs, 15 + 16) != Z_OK) return "zlib failed to start";
+  z_stream& zs = state_->zs;
+  if (inflateInit2(&zs, 15 + 16) != Z_OK) {
+    error_ = "zlib failed to start";
+    return;
+  }
+  state_->zs_ready = true;
   zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in));
   zs.avail_in = static_cast<uInt>(len);
-  std::string error;
-  for (;;) {
-    zs.next_out = reinterpret_cast<Bytef*>(&out[zs.total_out]);
-    zs.avail_out = static_cast<uInt>(out.size() - zs.total_out);
-    int rc = inflate(&zs, Z_NO_FLUSH);
-    if (rc == Z_STREAM_END) break;
-    if (rc == Z_DATA_ERROR || rc == Z_NEED_DICT) {
-      error = zs.msg ? zs.msg : "invalid deflate data";
-      break;
-    }
-    if (rc == Z_MEM_ERROR) {
-      error = "out of memory";
-      break;
-    }
-    if (zs.avail_out == 0) {
-      if (!grow(out)) {
-        error = kTooLarge;
-        break;
-      }
-    } else if (zs.avail_in == 0) {
-      error = "truncated";
-      break;
-    }
+}
+
+GzipStream::~GzipStream() {
+  if (state_->zs_ready) inflateEnd(&state_->zs);
+  delete state_;
+}
+
+size_t GzipStream::read(char* out, size_t cap) {
+  if (done_ || !error_.empty()) return 0;
+  if (total_ >= kMaxInflated) {
+    error_ = kTooLarge;
+    return 0;
   }
-  out.resize(zs.total_out);
-  inflateEnd(&zs);
-  return error;
+  cap = std::min<size_t>(cap, kMaxInflated - total_);
+  size_t produced = 0;
+#ifdef RPERF_HAVE_ISAL
+  if (backend_ == DeflateBackend::kIsal) {
+    inflate_state& st = state_->is;
+    st.next_out = reinterpret_cast<uint8_t*>(out);
+    st.avail_out = static_cast<uint32_t>(cap);
+    // A call may consume a header or a block's table without output: go on until some
+    // output, the end, or no progress at all.
+    while (produced == 0) {
+      const uint32_t in_before = st.avail_in;
+      int rc = isal_inflate(&st);
+      produced = cap - st.avail_out;
+      if (rc == ISAL_INCORRECT_CHECKSUM) error_ = "CRC mismatch";
+      else if (rc == ISAL_INVALID_WRAPPER || rc == ISAL_UNSUPPORTED_METHOD) error_ = "invalid gzip header";
+      else if (rc < 0) error_ = "invalid deflate data";
+      else if (st.block_state == ISAL_BLOCK_FINISH) done_ = true;
+      else if (produced == 0 && (st.avail_in == 0 || st.avail_in == in_before)) error_ = "truncated";
+      if (!error_.empty()) return 0;
+      if (done_) break;
+    }
+    total_ += produced;
+    return produced;
+  }
+#endif
+  z_stream& zs = state_->zs;
+  zs.next_out = reinterpret_cast<Bytef*>(out);
+  zs.avail_out = static_cast<uInt>(cap);
+  while (produced == 0) {
+    const uInt in_before = zs.avail_in;
+    int rc = inflate(&zs, Z_NO_FLUSH);
+    produced = cap - zs.avail_out;
+    if (rc == Z_STREAM_END) done_ = true;
+    else if (rc == Z_DATA_ERROR || rc == Z_NEED_DICT) error_ = zs.msg ? zs.msg : "invalid deflate data";
+    else if (rc == Z_MEM_ERROR) error_ = "out of memory";
+    else if (produced == 0 && (zs.avail_in == 0 || zs.avail_in == in_before)) error_ = "truncated";
+    if (!error_.empty()) return 0;
+    if (done_) break;
+  }
+  total_ += produced;
+  return produced;
+}
+
+std::string gunzip(const char* in, size_t len, std::string& out, DeflateBackend backend) {
+  GzipStream stream(in, len, backend);
+  out.resize(std::max<size_t>(4096, GzipStream::size_hint(in, len) + 1));
+  size_t total = 0;
+  while (!stream.done() && stream.error().empty()) {
+    if (total == out.size()) {
+      // Doubles the buffer; the stream says when the limit is passed.
+      out.resize(std::min(out.size() * 2, kMaxInflated + 1));
+    }
+    total += stream.read(&out[total], out.size() - total);
+  }
+  out.resize(total);
+  return stream.error();
 }
 
 }  // namespace rperf

@@ -17,21 +17,51 @@
 //   // Before parsing an array of scalars: an earlier identical one (by source text) to
 //   // reuse, skipping the parse (4 million frames of a large profile are 20,000 distinct).
 //   bool find_array(const char* raw, size_t raw_len, Value& out);
+//   // Optional, together: find_array with the text's hash, computed ahead. When an array's first
+//   // element is an array (a stack of frames), the reader finds the next short arrays of
+//   // scalars in its window, hashes each and hands the hashes over before parsing them, so
+//   // the lookups' cache misses overlap instead of coming one per frame.
+//   uint64_t array_hash(const char* raw, size_t raw_len);
+//   void prefetch_arrays(const uint64_t* hashes, size_t n);
+//   bool find_array(const char* raw, size_t raw_len, uint64_t hash, Value& out);
 //   Value begin_object(); void set(Value& object, Value key, Value value);
 //   Value end_object(Value object);
 //   // Checked after each begin_array/begin_object, push and set: non-null stops the parse with
 //   // this reason (a shape the builder cannot use, or its memory budget spent), so a hostile
 //   // document fails when its first bad value ends, not after it has been built whole.
 //   const char* refusal() const;
+//
+// The input is either one buffer, or a JsonSource read a window at a time (a gzip stream: the
+// loader never holds a large profile's whole text). Streamed, a string or number is kept whole
+// in the window while it is read, and an array's raw text only while it is at most kScanLimit
+// bytes long (longer raw text is passed as nullptr: a builder cannot share such arrays anyway).
 #pragma once
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <string>
+#include <type_traits>
+#include <utility>
 
 namespace rperf {
 
 bool utf8_valid(const char* s, size_t len);  // defined in io/json_util.cc
+
+template <typename Builder, typename = void>
+struct PrefetchesArrays : std::false_type {};
+template <typename Builder>
+struct PrefetchesArrays<Builder, decltype(void(std::declval<Builder&>().array_hash(nullptr, 0)))> : std::true_type {};
+
+// The bytes of a streamed document, a piece at a time.
+class JsonSource {
+ public:
+  virtual ~JsonSource() = default;
+  // Up to `cap` (> 0) more bytes into `out`; 0 when there are no more (the end, or bad data:
+  // the source's owner knows which).
+  virtual size_t read(char* out, size_t cap) = 0;
+};
 
 template <typename Builder>
 class JsonReader {
@@ -40,29 +70,34 @@ class JsonReader {
   static constexpr int kMaxDepth = 512;  // deeper input is rejected, not a stack overflow
   static constexpr ptrdiff_t kScanLimit = 4096;  // longest array text find_array is offered
 
+  static constexpr size_t kDefaultWindow = size_t{256} << 10;  // stays in the L2 cache while parsed
+
   JsonReader(const char* data, size_t len, Builder& builder) : begin_(data), p_(data), end_(data + len), b_(builder) {}
+  // Streamed: reads `source` into a window of `window` bytes (grown for a longer token).
+  JsonReader(JsonSource& source, Builder& builder, size_t window = kDefaultWindow)
+      : begin_(nullptr), p_(nullptr), end_(nullptr), b_(builder), source_(&source), window_size_(std::max<size_t>(window, 1)) {}
 
   // Parses the whole input as one value. On failure, error() says what and where.
   bool parse(Value& out) {
     skip_space();
     if (!value(out, 0)) return false;
     skip_space();
-    if (p_ != end_) return fail("unexpected data after the document");
+    if (more()) return fail("unexpected data after the document");
     return true;
   }
   // Parses only the first `max_members` members of the object the input starts with; the rest
   // may be missing (a file's head read without its body).
   bool parse_head(Value& out, size_t max_members) {
     skip_space();
-    if (p_ == end_ || *p_ != '{') return fail("expected an object");
+    if (!more() || *p_ != '{') return fail("expected an object");
     p_++;
     Value obj = b_.begin_object();
     if (const char* why = b_.refusal()) return refuse(why);
     for (size_t i = 0; i < max_members; i++) {
       skip_space();
-      if (p_ < end_ && *p_ == '}') break;
+      if (more() && *p_ == '}') break;
       if (i > 0) {
-        if (p_ == end_ || *p_ != ',') return fail("expected ','");
+        if (!more() || *p_ != ',') return fail("expected ','");
         p_++;
         skip_space();
       }
@@ -77,8 +112,55 @@ class JsonReader {
 
  private:
   bool fail(const char* what) {
-    if (error_.empty()) error_ = std::string(what) + " at byte " + std::to_string(p_ - begin_);
+    if (error_.empty()) error_ = std::string(what) + " at byte " + std::to_string(offset(p_));
     return false;
+  }
+
+  // A position as an offset in the whole document, and back (valid while in the window).
+  size_t offset(const char* p) const { return base_ + static_cast<size_t>(p - begin_); }
+  const char* at(size_t off) const { return begin_ + (off - base_); }
+
+  // True when a byte is left at p_ (reading more from the source if needed).
+  bool more() { return p_ < end_ || refill(1); }
+  // True when `n` bytes are left at p_ (reading more if needed); false at the end.
+  bool ensure(size_t n) { return static_cast<size_t>(end_ - p_) >= n || refill(n); }
+
+  // Moves what is still needed (from the token being read, or the start of a short array being
+  // read, else from p_) to the front of the window and reads more after it.
+  __attribute__((noinline)) bool refill(size_t need) {
+    if (!source_ || source_done_) return false;
+    size_t keep = offset(p_);
+    if (token_start_ != kNone && token_start_ < keep) keep = token_start_;
+    if (array_start_ != kNone && array_start_ >= base_ && keep - array_start_ <= static_cast<size_t>(kScanLimit)) {
+      keep = std::min(keep, array_start_);
+    }
+    const size_t kept = begin_ ? static_cast<size_t>(end_ - at(keep)) : 0;
+    const size_t p_off = offset(p_);
+    // Room for at least as much again as is kept: a token far longer than the window is
+    // copied O(1) times per byte, not once per window.
+    const size_t wanted = kept + std::max({need, window_size_, kept});
+    if (wanted > window_capacity_) {
+      std::unique_ptr<char[]> bigger(new char[wanted]);
+      if (kept) std::memcpy(bigger.get(), at(keep), kept);
+      window_ = std::move(bigger);
+      window_capacity_ = wanted;
+    } else if (kept) {
+      std::memmove(window_.get(), at(keep), kept);
+    }
+    base_ = keep;
+    begin_ = window_.get();
+    end_ = begin_ + kept;
+    p_ = at(p_off);
+    char* const limit = window_.get() + window_capacity_;
+    while (end_ < limit) {  // the window filled (a source may hand over less than asked)
+      size_t n = source_->read(const_cast<char*>(end_), static_cast<size_t>(limit - end_));
+      if (n == 0) {
+        source_done_ = true;
+        break;
+      }
+      end_ += n;
+    }
+    return static_cast<size_t>(end_ - p_) >= need;
   }
 
   bool refuse(const char* why) {
@@ -87,17 +169,17 @@ class JsonReader {
   }
 
   void skip_space() {
-    while (p_ < end_ && (*p_ == ' ' || *p_ == '\n' || *p_ == '\r' || *p_ == '\t')) p_++;
+    while (more() && (*p_ == ' ' || *p_ == '\n' || *p_ == '\r' || *p_ == '\t')) p_++;
   }
 
   bool literal(const char* word, size_t n) {
-    if (static_cast<size_t>(end_ - p_) < n || std::char_traits<char>::compare(p_, word, n) != 0) return fail("invalid literal");
+    if (!ensure(n) || std::char_traits<char>::compare(p_, word, n) != 0) return fail("invalid literal");
     p_ += n;
     return true;
   }
 
   bool value(Value& out, int depth) {
-    if (p_ == end_) return fail("unexpected end of input");
+    if (!more()) return fail("unexpected end of input");
     switch (*p_) {
       case '{': return object(out, depth + 1);
       case '[': return array(out, depth + 1);
@@ -138,39 +220,90 @@ class JsonReader {
     return nullptr;
   }
 
-  bool array(Value& out, int depth) {
-    if (depth > kMaxDepth) return fail("nesting too deep");
+  // The short arrays of scalars found ahead (their offset, length and hash), and the next
+  // one to be parsed.
+  struct Ahead {
+    size_t at, len;
+    uint64_t hash;
+  };
+  static constexpr size_t kAhead = 32;
+
+  // At the first of a run of arrays: finds up to kAhead short arrays of scalars that follow
+  // one another (separated by ',' and blanks) in the window and hands their hashes over.
+  void look_ahead() {
+    ahead_count_ = ahead_next_ = 0;
+    uint64_t hashes[kAhead];
+    const char* q = p_;
+    while (ahead_count_ < kAhead) {
+      const char* close = scalar_array_end(q);
+      if (!close) break;
+      const size_t len = static_cast<size_t>(close + 1 - q);
+      hashes[ahead_count_] = b_.array_hash(q, len);
+      ahead_[ahead_count_] = Ahead{offset(q), len, hashes[ahead_count_]};
+      ahead_count_++;
+      q = close + 1;
+      while (q < end_ && (*q == ' ' || *q == '\n' || *q == '\r' || *q == '\t')) q++;
+      if (q == end_ || *q != ',') break;
+      q++;
+      while (q < end_ && (*q == ' ' || *q == '\n' || *q == '\r' || *q == '\t')) q++;
+      if (q == end_ || *q != '[') break;
+    }
+    b_.prefetch_arrays(hashes, ahead_count_);
+  }
+
+  // A short array of scalars seen before (by its text), without parsing it.
+  bool shared_array(Value& out) {
+    if constexpr (PrefetchesArrays<Builder>::value) {
+      if (ahead_next_ < ahead_count_ && ahead_[ahead_next_].at == offset(p_)) {
+        const Ahead& a = ahead_[ahead_next_++];
+        if (!b_.find_array(p_, a.len, a.hash, out)) return false;
+        p_ += a.len;
+        return true;
+      }
+      ahead_count_ = 0;  // elsewhere: what was found ahead is not what is parsed
+    }
     if (const char* close = scalar_array_end(p_)) {
       if (b_.find_array(p_, static_cast<size_t>(close + 1 - p_), out)) {
         p_ = close + 1;
         return true;
       }
     }
-    const char* start = p_++;
+    return false;
+  }
+
+  bool array(Value& out, int depth) {
+    if (depth > kMaxDepth) return fail("nesting too deep");
+    if (source_) ensure(static_cast<size_t>(kScanLimit) + 1);  // the look-ahead scalar_array_end may use
+    if (shared_array(out)) return true;
+    const size_t start = array_start_ = offset(p_++);
     Value ary = b_.begin_array();
     if (const char* why = b_.refusal()) return refuse(why);
     size_t count = 0;
     bool scalars = true;
     skip_space();
-    if (p_ < end_ && *p_ == ']') {
+    if constexpr (PrefetchesArrays<Builder>::value) {
+      if (more() && *p_ == '[') look_ahead();
+    }
+    if (more() && *p_ == ']') {
       p_++;
     } else {
       for (;;) {
         skip_space();
-        if (p_ < end_ && (*p_ == '[' || *p_ == '{')) scalars = false;
+        if (more() && (*p_ == '[' || *p_ == '{')) scalars = false;
         Value element;
         if (!value(element, depth)) return false;
         b_.push(ary, element);
         if (const char* why = b_.refusal()) return refuse(why);
         count++;
         skip_space();
-        if (p_ == end_) return fail("unterminated array");
+        if (!more()) return fail("unterminated array");
         if (*p_ == ',') { p_++; continue; }
         if (*p_ == ']') { p_++; break; }
         return fail("expected ',' or ']'");
       }
     }
-    out = b_.end_array(ary, start, static_cast<size_t>(p_ - start), count, scalars);
+    const size_t raw_len = offset(p_) - start;
+    out = b_.end_array(ary, start >= base_ ? at(start) : nullptr, raw_len, count, scalars);
     return true;
   }
 
@@ -180,7 +313,7 @@ class JsonReader {
     Value obj = b_.begin_object();
     if (const char* why = b_.refusal()) return refuse(why);
     skip_space();
-    if (p_ < end_ && *p_ == '}') {
+    if (more() && *p_ == '}') {
       p_++;
       out = b_.end_object(obj);
       return true;
@@ -189,7 +322,7 @@ class JsonReader {
       skip_space();
       if (!member(obj, depth)) return false;
       skip_space();
-      if (p_ == end_) return fail("unterminated object");
+      if (!more()) return fail("unterminated object");
       if (*p_ == ',') { p_++; continue; }
       if (*p_ == '}') { p_++; break; }
       return fail("expected ',' or '}'");
@@ -200,13 +333,13 @@ class JsonReader {
 
   // "key": value, added to `obj`.
   bool member(Value& obj, int depth) {
-    if (p_ == end_ || *p_ != '"') return fail("expected a string key");
+    if (!more() || *p_ != '"') return fail("expected a string key");
     const char* s;
     size_t n;
     if (!string_token(s, n)) return false;
     Value key = b_.key(s, n);
     skip_space();
-    if (p_ == end_ || *p_ != ':') return fail("expected ':'");
+    if (!more() || *p_ != ':') return fail("expected ':'");
     p_++;
     skip_space();
     Value v;
@@ -217,25 +350,27 @@ class JsonReader {
   }
 
   bool number(Value& out) {
-    const char* start = p_;
-    if (p_ < end_ && *p_ == '-') p_++;
-    if (p_ == end_ || !digit(*p_)) return fail("unexpected character");
+    token_start_ = offset(p_);
+    if (more() && *p_ == '-') p_++;
+    if (!more() || !digit(*p_)) return fail("unexpected character");
     if (*p_ == '0') p_++;
-    else while (p_ < end_ && digit(*p_)) p_++;
+    else while (more() && digit(*p_)) p_++;
     bool real = false;
-    if (p_ < end_ && *p_ == '.') {
+    if (more() && *p_ == '.') {
       real = true;
       p_++;
-      if (p_ == end_ || !digit(*p_)) return fail("invalid number");
-      while (p_ < end_ && digit(*p_)) p_++;
+      if (!more() || !digit(*p_)) return fail("invalid number");
+      while (more() && digit(*p_)) p_++;
     }
-    if (p_ < end_ && (*p_ == 'e' || *p_ == 'E')) {
+    if (more() && (*p_ == 'e' || *p_ == 'E')) {
       real = true;
       p_++;
-      if (p_ < end_ && (*p_ == '+' || *p_ == '-')) p_++;
-      if (p_ == end_ || !digit(*p_)) return fail("invalid number");
-      while (p_ < end_ && digit(*p_)) p_++;
+      if (more() && (*p_ == '+' || *p_ == '-')) p_++;
+      if (!more() || !digit(*p_)) return fail("invalid number");
+      while (more() && digit(*p_)) p_++;
     }
+    const char* start = at(token_start_);
+    token_start_ = kNone;
     size_t n = static_cast<size_t>(p_ - start);
     out = real ? b_.real(start, n) : b_.integer(start, n);
     return true;
@@ -246,13 +381,14 @@ class JsonReader {
   // At an opening quote. Without escapes the result points into the input; otherwise into
   // scratch_ (valid until the next string).
   bool string_token(const char*& s, size_t& n) {
-    const char* start = ++p_;
+    token_start_ = offset(++p_);
     bool ascii = true;
-    while (p_ < end_) {
+    while (more()) {
       unsigned char c = static_cast<unsigned char>(*p_);
       if (c == '"') {
-        s = start;
-        n = static_cast<size_t>(p_ - start);
+        s = at(token_start_);
+        token_start_ = kNone;
+        n = static_cast<size_t>(p_ - s);
         p_++;
         if (!ascii && !utf8_valid(s, n)) return fail("invalid UTF-8 in a string");
         return true;
@@ -262,9 +398,10 @@ class JsonReader {
       if (c >= 0x80) ascii = false;
       p_++;
     }
-    if (p_ == end_) return fail("unterminated string");
-    scratch_.assign(start, p_);
-    while (p_ < end_) {
+    if (!more()) return fail("unterminated string");
+    scratch_.assign(at(token_start_), p_);
+    token_start_ = kNone;
+    while (more()) {
       unsigned char c = static_cast<unsigned char>(*p_);
       if (c == '"') {
         p_++;
@@ -279,7 +416,8 @@ class JsonReader {
         p_++;
         continue;
       }
-      if (++p_ == end_) break;
+      ++p_;
+      if (!more()) break;
       switch (*p_++) {
         case '"': scratch_ += '"'; break;
         case '\\': scratch_ += '\\'; break;
@@ -297,7 +435,7 @@ class JsonReader {
   }
 
   bool hex4(uint32_t& v) {
-    if (end_ - p_ < 4) return fail("truncated \\u escape");
+    if (!ensure(4)) return fail("truncated \\u escape");
     v = 0;
     for (int i = 0; i < 4; i++) {
       char c = *p_++;
@@ -316,7 +454,7 @@ class JsonReader {
     if (!hex4(cp)) return false;
     if (cp >= 0xd800 && cp <= 0xdbff) {
       uint32_t low = 0;
-      if (end_ - p_ >= 6 && p_[0] == '\\' && p_[1] == 'u') {
+      if (ensure(6) && p_[0] == '\\' && p_[1] == 'u') {
         const char* save = p_;
         p_ += 2;
         if (!hex4(low)) return false;
@@ -346,10 +484,21 @@ class JsonReader {
     return true;
   }
 
-  const char* begin_;
+  static constexpr size_t kNone = SIZE_MAX;
+
+  const char* begin_;  // the window (or the whole input): the document's bytes from base_ on
   const char* p_;
   const char* end_;
   Builder& b_;
+  JsonSource* source_ = nullptr;
+  size_t base_ = 0;                 // the offset in the document of begin_
+  size_t token_start_ = kNone;      // the offset of the string or number being read
+  size_t array_start_ = kNone;      // the offset of the innermost array begun
+  Ahead ahead_[kAhead];
+  size_t ahead_count_ = 0, ahead_next_ = 0;
+  std::unique_ptr<char[]> window_;
+  size_t window_size_ = 0, window_capacity_ = 0;
+  bool source_done_ = false;
   std::string scratch_;
   std::string error_;
   bool refused_ = false;

@@ -98,6 +98,7 @@ class StackTable {
   }
   FrameSpan operator[](uint32_t id) const { return {ids_.data() + offsets_[id], offsets_[id + 1] - offsets_[id]}; }
   size_t size() const { return offsets_.size() - 1; }
+  size_t frame_count() const { return ids_.size(); }  // frame ids in all stacks
   void clear();
 
  private:

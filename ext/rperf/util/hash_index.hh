@@ -19,19 +19,34 @@ inline uint64_t mix64(uint64_t x) {  // splitmix64 finalizer: cheap, good avalan
   return x;
 }
 
-// Bytes, a word at a time (frame texts, stack keys). `seed` chains several fields.
+// The 128-bit product of a and b, its halves folded: one multiply mixes 16 bytes.
+inline uint64_t fold_multiply(uint64_t a, uint64_t b) {
+  const unsigned __int128 r = static_cast<unsigned __int128>(a) * b;
+  return static_cast<uint64_t>(r) ^ static_cast<uint64_t>(r >> 64);
+}
+
+// Bytes, 16 at a time (frame texts, stack keys). `seed` chains several fields. One folded
+// multiply per 16 bytes instead of a splitmix64 round per 8: the loader hashes each of the
+// benchmark profile's 4 million frame texts (~60 bytes) once.
 inline uint64_t hash_bytes(const char* p, size_t len, uint64_t seed = 0x9e3779b97f4a7c15ULL) {
+  constexpr uint64_t k1 = 0xa0761d6478bd642fULL, k2 = 0xe7037ed1a0b428dbULL;
   uint64_t h = seed ^ len;
-  while (len >= 8) {
-    uint64_t w;
-    std::memcpy(&w, p, 8);
-    h = mix64(h ^ w);
-    p += 8;
-    len -= 8;
+  while (len >= 16) {
+    uint64_t a, b;
+    std::memcpy(&a, p, 8);
+    std::memcpy(&b, p + 8, 8);
+    h = fold_multiply(a ^ h ^ k1, b ^ k2);
+    p += 16;
+    len -= 16;
   }
-  uint64_t tail = 0;
-  std::memcpy(&tail, p, len);
-  return mix64(h ^ tail);
+  uint64_t a = 0, b = 0;
+  if (len > 8) {
+    std::memcpy(&a, p, 8);
+    std::memcpy(&b, p + 8, len - 8);
+  } else {
+    std::memcpy(&a, p, len);
+  }
+  return mix64(fold_multiply(a ^ h ^ k1, b ^ k2) ^ h);
 }
 
 class HashIndex {
