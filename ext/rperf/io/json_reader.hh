@@ -254,6 +254,8 @@ class JsonReader {
   // A short array of scalars seen before (by its text), without parsing it.
   bool shared_array(Value& out) {
     if constexpr (PrefetchesArrays<Builder>::value) {
+      // A full batch used up: the stack goes on (deeper than kAhead frames), so hint the next.
+      if (ahead_count_ == kAhead && ahead_next_ == kAhead) look_ahead();
       if (ahead_next_ < ahead_count_ && ahead_[ahead_next_].at == offset(p_)) {
         const Ahead& a = ahead_[ahead_next_++];
         if (!b_.find_array(p_, a.len, a.hash, out)) return false;
