@@ -18,7 +18,10 @@ module Rperf
       end
     end
 
-    # Kernel#exec is private (Object's), Kernel.exec and Process.exec public.
+    # Kernel#exec is private (Object's), Kernel.exec and Process.exec public. The private one is
+    # included in Object (found before Kernel), not prepended to Kernel: a module prepended to
+    # Kernel moves its methods to an origin class, and Ruby's frame labels then read every
+    # Kernel method as a singleton one ("Kernel.sleep" for Kernel#sleep).
     PRIVATE = Module.new do
       include ExecHook
       private :exec
@@ -27,7 +30,7 @@ module Rperf
     def self.install
       return if @installed
 
-      Kernel.prepend(PRIVATE)
+      Object.include(PRIVATE)
       Kernel.singleton_class.prepend(self)
       Process.singleton_class.prepend(self)
       @installed = true
