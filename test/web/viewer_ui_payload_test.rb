@@ -165,6 +165,9 @@ class ViewerUiPayloadTest < Minitest::Test
              label_sets: [{}, { endpoint: "a" }, { endpoint: "a", "%GVL": "blocked" }] }
     chart = Rperf::Viewer::StackChartPayload.build(data, thread: 1)
     assert_equal [-2], chart[:f].select(&:negative?), "one [GVL blocked] leaf"
+    # The label filter reads a recorded sample's VM state as its label, as the other views do.
+    blocked = Rperf::Viewer::StackChartPayload.build(data, thread: 1, label: ["%GVL", "blocked"])
+    assert_equal [MS, 1, [0, 1, -2], [MS, 0, 0]], blocked.values_at(:total_ns, :samples, :f, :dx)
     rows = Rperf::Viewer::Payload.build(data, max_samples: 10, max_timeline: 10).dig(:timeline, :samples)
     assert_equal [1, 2], rows.map { |r| r[3] }
     bins = Rperf::Viewer::TimelinePayload.build(data)

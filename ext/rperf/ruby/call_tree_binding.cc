@@ -12,6 +12,7 @@
 
 #include "profile/call_tree.hh"
 #include "profile/method_table.hh"
+#include "profile/stack_chart.hh"
 #include "profile/timeline_bins.hh"
 #include "ruby/profile_binding.hh"
 #include "ruby/values.hh"
@@ -329,6 +330,56 @@ VALUE profile_timeline_bins(VALUE self, VALUE bins, VALUE min_end_ns, VALUE sele
   return out;
 }
 
+// Native::Profile#stack_charts(min_end_ns, select): the Stack chart tab's cells
+// (profile/stack_chart.hh) of the samples `select` keeps (read_select; nil: all) ->
+// {end_ns:, threads: [[thread_seq, {thread:, total_ns:, samples:, frames: [[name, path], ...],
+// dx:, w:, d:, f:, gap:}], ...]}.
+struct StackChartQuery {  // owned by a Ruby object: read_select and the conversions may raise
+  SampleFilter filter;
+  StackCharts charts;
+};
+void stack_chart_query_free(void* p) { delete static_cast<StackChartQuery*>(p); }
+const rb_data_type_t kStackChartQueryType = {"rperf/stack_chart_query", {nullptr, stack_chart_query_free, nullptr, nullptr, {nullptr}}, nullptr, nullptr, 0};
+
+template <typename T, typename Convert>
+VALUE integer_array(const std::vector<T>& values, Convert convert) {
+  VALUE out = rb_ary_new_capa(static_cast<long>(values.size()));
+  for (T v : values) rb_ary_push(out, convert(v));
+  return out;
+}
+
+VALUE profile_stack_charts(VALUE self, VALUE min_end_ns, VALUE select) {
+  ProfileHolder* p = holder_of(self);
+  if (!p->profile.timestamps) rb_raise(rb_eArgError, "rperf: the stack chart needs the profile's raw samples (aggregate: false)");
+  int64_t min_end = NUM2LL(min_end_ns);
+  auto* q = new StackChartQuery();
+  VALUE owner = TypedData_Wrap_Struct(0, &kStackChartQueryType, q);
+  if (!NIL_P(select)) read_select(select, p->profile, q->filter);
+  without_cxx_exceptions([&] { q->charts = stack_charts(p->profile, q->filter, min_end); });
+  VALUE threads = rb_ary_new_capa(static_cast<long>(q->charts.threads.size()));
+  for (const StackChart& c : q->charts.threads) {
+    VALUE frames = rb_ary_new_capa(static_cast<long>(c.frames.size()));
+    for (const auto& [name, path] : c.frames) rb_ary_push(frames, rb_ary_new_from_args(2, utf8_string(name), utf8_string(path)));
+    VALUE chart = rb_hash_new();
+    rb_hash_aset(chart, sym("thread"), UINT2NUM(c.thread));
+    rb_hash_aset(chart, sym("total_ns"), LL2NUM(c.total_ns));
+    rb_hash_aset(chart, sym("samples"), ULL2NUM(c.samples));
+    rb_hash_aset(chart, sym("frames"), frames);
+    rb_hash_aset(chart, sym("dx"), integer_array(c.dx, [](int64_t v) { return LL2NUM(v); }));
+    rb_hash_aset(chart, sym("w"), integer_array(c.w, [](int64_t v) { return LL2NUM(v); }));
+    rb_hash_aset(chart, sym("d"), integer_array(c.d, [](uint32_t v) { return UINT2NUM(v); }));
+    rb_hash_aset(chart, sym("f"), integer_array(c.f, [](int32_t v) { return INT2NUM(v); }));
+    rb_hash_aset(chart, sym("gap"), integer_array(c.gap, [](int64_t v) { return LL2NUM(v); }));
+    rb_ary_push(threads, rb_ary_new_from_args(2, UINT2NUM(c.thread), chart));
+  }
+  VALUE out = rb_hash_new();
+  rb_hash_aset(out, sym("end_ns"), LL2NUM(q->charts.end_ns));
+  rb_hash_aset(out, sym("threads"), threads);
+  RB_GC_GUARD(owner);
+  RB_GC_GUARD(self);
+  return out;
+}
+
 }  // namespace
 
 void init_call_tree_binding(VALUE native) {
@@ -348,8 +399,9 @@ void init_call_tree_binding(VALUE native) {
   rb_define_method(g_call_tree_class, "callers", RUBY_METHOD_FUNC(call_tree_callers), -1);
   rb_define_method(g_call_tree_class, "callees", RUBY_METHOD_FUNC(call_tree_callees), -1);
   rb_define_method(g_call_tree_class, "arc_counts", RUBY_METHOD_FUNC(call_tree_arc_counts), 1);
-  // The Viewer's other query over a filter's samples; here beside read_select.
+  // The Viewer's other queries over a filter's samples; here beside read_select.
   rb_define_method(profile_class(), "timeline_bins", RUBY_METHOD_FUNC(profile_timeline_bins), 3);
+  rb_define_method(profile_class(), "stack_charts", RUBY_METHOD_FUNC(profile_stack_charts), 2);
 }
 
 }  // namespace rperf

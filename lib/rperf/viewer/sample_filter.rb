@@ -112,6 +112,16 @@ module Rperf
         profile.timeline_bins(bins, duration.is_a?(Integer) ? duration : 0, native_select(profile))
       end
 
+      # The Stack chart's cells of the kept samples (StackChartPayload), from the model, on the
+      # whole profile's time axis (at least its duration): {end_ns:, threads: [[seq, cells], ...]}.
+      def stack_charts
+        profile = native_profile
+        raise Unavailable, "the stack chart needs raw samples (a profile recorded with aggregate: false)" unless profile.raw?
+
+        duration = @data.is_a?(Native::Profile) ? profile.attribute(:duration_ns) : @data[:duration_ns]
+        profile.stack_charts(duration.respond_to?(:to_i) ? duration.to_i : 0, native_select(profile))
+      end
+
       # The profile of the samples the filters keep (the profile itself when none is set).
       def data
         @label || @thread || @range || @hide || @tags ? subset : @data

@@ -1,0 +1,133 @@
+#include "profile/stack_chart.hh"
+
+#include <algorithm>
+#include <map>
+#include <unordered_map>
+
+#include "profile/timeline_bins.hh"
+#include "profile/vm_state.hh"
+
+namespace rperf {
+
+namespace {
+
+// Merges one thread's samples, already in time order.
+class ChartBuilder {
+ public:
+  ChartBuilder(const Profile& p, StackChart& out) : p_(p), out_(out), frame_of_(p.frames.size(), -1) {}
+
+  void add(FrameSpan stack, int64_t weight, int64_t time, int state) {
+    const int64_t from = time - weight;
+    const bool continues = any_ && from - last_end_ <= weight;
+    out_.samples++;
+    any_ = true;
+    path_.clear();
+    if (stack.empty()) {
+      path_.push_back(no_frames());
+    } else {
+      for (size_t i = stack.size(); i-- > 0;) path_.push_back(frame(stack[i]));
+    }
+    if (state != kTimelineRunning) path_.push_back(-1 - state);
+    size_t depth = 0;
+    if (continues) {
+      while (depth < path_.size() && depth < open_.size() && open_[depth].frame == path_[depth]) depth++;
+    }
+    close_from(depth);
+    const int64_t opened_at = out_.total_ns;
+    out_.total_ns += weight;
+    for (; depth < path_.size(); depth++) {
+      open_.push_back({out_.dx.size(), path_[depth], opened_at});
+      out_.dx.push_back(from - last_start_);
+      last_start_ = from;
+      out_.w.push_back(from);  // its start while open, its width once closed
+      out_.d.push_back(static_cast<uint32_t>(depth));
+      out_.f.push_back(path_[depth]);
+      out_.gap.push_back(0);
+    }
+    last_end_ = time;
+  }
+
+  // The cells still open close where the last sample ended.
+  void finish() { close_from(0); }
+
+ private:
+  struct OpenCell {
+    size_t cell;
+    int32_t frame;
+    int64_t weight_before;  // total_ns when it opened
+  };
+
+  void close_from(size_t depth) {
+    while (open_.size() > depth) {
+      const OpenCell& c = open_.back();
+      const int64_t width = last_end_ - out_.w[c.cell];
+      out_.w[c.cell] = width;
+      out_.gap[c.cell] = width - (out_.total_ns - c.weight_before);
+      open_.pop_back();
+    }
+  }
+
+  int32_t intern(const std::string& label, const std::string& path) {
+    auto [it, added] = index_.emplace(std::make_pair(label, path), static_cast<int32_t>(out_.frames.size()));
+    if (added) out_.frames.emplace_back(label, path);
+    return it->second;
+  }
+  int32_t frame(uint32_t id) {
+    int32_t& known = frame_of_[id];
+    if (known < 0) known = intern(p_.frames[id].label, p_.frames[id].path);
+    return known;
+  }
+  int32_t no_frames() {
+    if (no_frames_ < 0) no_frames_ = intern(kNoRubyFrames, "");
+    return no_frames_;
+  }
+
+  const Profile& p_;
+  StackChart& out_;
+  std::vector<int32_t> frame_of_;  // profile frame id -> chart frame (method level), -1 not yet
+  int32_t no_frames_ = -1;
+  std::map<std::pair<std::string, std::string>, int32_t> index_;
+  std::vector<int32_t> path_;  // the current sample's frames, root first, then its VM state
+  std::vector<OpenCell> open_;  // per depth
+  bool any_ = false;
+  int64_t last_end_ = 0;
+  int64_t last_start_ = 0;
+};
+
+}  // namespace
+
+StackCharts stack_charts(const Profile& p, const SampleFilter& filter, int64_t min_end_ns) {
+  StackCharts out;
+  out.end_ns = std::max<int64_t>(min_end_ns, 1);
+  for (const Sample& s : p.samples) out.end_ns = std::max(out.end_ns, s.time_ns);
+
+  // Kept samples by thread, each thread's in time order (ties: recorded order).
+  std::map<uint32_t, std::vector<uint32_t>> by_thread;
+  for (uint32_t i = 0; i < p.samples.size(); i++) {
+    if (filter.keeps(p, p.samples[i])) by_thread[p.samples[i].thread_seq].push_back(i);
+  }
+  std::vector<int8_t> state_of(p.label_sets.size(), -1);  // by label set, read once
+  out.threads.reserve(by_thread.size());
+  for (auto& [thread, rows] : by_thread) {
+    std::stable_sort(rows.begin(), rows.end(), [&](uint32_t a, uint32_t b) { return p.samples[a].time_ns < p.samples[b].time_ns; });
+    out.threads.emplace_back();
+    StackChart& chart = out.threads.back();
+    chart.thread = thread;
+    ChartBuilder builder(p, chart);
+    for (uint32_t i : rows) {
+      const Sample& s = p.samples[i];
+      if (s.weight_ns <= 0) continue;
+      int state = timeline_state(s.vm_state);
+      if (state == kTimelineRunning && s.label_set < state_of.size()) {
+        int8_t& of_set = state_of[s.label_set];
+        if (of_set < 0) of_set = static_cast<int8_t>(timeline_state(p.label_sets[s.label_set]));
+        state = of_set;
+      }
+      builder.add(p.stacks[s.stack], s.weight_ns, s.time_ns, state);
+    }
+    builder.finish();
+  }
+  return out;
+}
+
+}  // namespace rperf

@@ -1,0 +1,40 @@
+// The Viewer's Stack chart tab: one thread's raw samples (aggregate: false) merged into cells,
+// so the page only draws them (issue 27: merging 125,000 rows in the page took seconds). In time
+// order each sample is a column of its stack over [time - weight, time]; a frame that stays at
+// its depth across samples with no gap longer than a sample is one cell. A sample's VM state
+// (timeline_state: GVL blocked or wait, GC) is a leaf cell above its frames. The server and the
+// --html writer ask for it (Native::Profile#stack_charts, lib/rperf/viewer/stack_chart_payload.rb).
+#pragma once
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "profile/method_stacks.hh"
+#include "profile/profile.hh"
+
+namespace rperf {
+
+struct StackChart {
+  uint32_t thread = 0;
+  int64_t total_ns = 0;  // the merged samples' weight
+  uint64_t samples = 0;  // samples merged (those of positive weight)
+  // The cells' frames, method level: (label, path); a stack without frames is kNoRubyFrames.
+  std::vector<std::pair<std::string, std::string>> frames;
+  // Per cell, in the order the cells open:
+  std::vector<int64_t> dx;   // its start minus the previous cell's (the first: minus 0)
+  std::vector<int64_t> w;    // its width: its first sample's start to its last sample's end
+  std::vector<uint32_t> d;   // its depth (0: the root frame)
+  std::vector<int32_t> f;    // its frame, or -1 - TimelineState for a VM state's leaf cell
+  std::vector<int64_t> gap;  // w minus its samples' weight (time it stayed open across gaps)
+};
+
+struct StackCharts {
+  int64_t end_ns = 1;               // the last sample's time of any thread, at least the duration given
+  std::vector<StackChart> threads;  // each thread with a kept sample, ascending
+};
+
+// The charts of the samples `filter` keeps; its time range is not applied (the page zooms).
+StackCharts stack_charts(const Profile& p, const SampleFilter& filter, int64_t min_end_ns);
+
+}  // namespace rperf
