@@ -72,8 +72,10 @@ class MiniProfilerTest < Minitest::Test
     # 0.1 s of CPU burned holding the GVL is at least 0.1 s of wall time (plus any time it was
     # descheduled), less the run from the last tick inside burn_cpu to its return, which the next
     # sample charges to its caller: one 2 ms period of the 500 Hz timer while the thread runs,
-    # and as much again for the tick's delivery (measured short by 0.07 ms once under load).
-    assert_operator graph.weight(via: "MiniProfilerTestApp.burn_cpu"), :>=, CPU_NS - 2 * 2_000_000
+    # and as much again for the tick's delivery, once more when the timer thread itself waits
+    # for a CPU (two periods were short by 0.07 ms once, and by 0.05 ms in a fresh-clone run
+    # beside another: a late tick stretches the last interval by up to a period).
+    assert_operator graph.weight(via: "MiniProfilerTestApp.burn_cpu"), :>=, CPU_NS - 3 * 2_000_000
     # The woken thread waits while the new thread burns its 50 ms holding the GVL (a new thread
     # is not preempted before it has held it for 100 ms): far more than 5 ms of [GVL wait].
     assert_operator graph.weight(via: "MiniProfilerTestApp.contend", leaf: "[GVL wait]"), :>=, 5_000_000,
