@@ -53,6 +53,7 @@ void Session::release_gvl_holder(const ThreadState* ts) {
   gvl_holder_state.compare_exchange_strong(expected, nullptr, std::memory_order_relaxed);
 }
 std::atomic<bool> Session::forward_ticks{false};
+std::atomic<bool> Session::job_requested{false};
 std::atomic<bool> Session::tick_reads_cpu{false};
 
 namespace {
@@ -63,12 +64,14 @@ std::atomic<pid_t> g_tick_tid{0};
 std::atomic<int64_t> g_tick_cpu{0};
 
 void sample_job(void*) {
-  if (g_session && g_session->active() && on_main_ractor()) g_session->sample_current_thread();
+  if (!g_session || !g_session->active() || !on_main_ractor()) return;
+  if (Session::job_requested.exchange(false, std::memory_order_relaxed)) g_session->sample_current_thread();
 }
 // The tick (async-signal-safe): on the GVL holder under capture: :signal the handler samples
 // it there; else (or when a condition for that fails) the postponed job does.
 void on_tick(pid_t self) {
   if (self > 0 && Session::signal_capture.load(std::memory_order_relaxed) && Session::capture_in_handler(self)) return;
+  Session::job_requested.store(true, std::memory_order_relaxed);
   rb_postponed_job_trigger(g_sample_job);
 }
 // On the timer thread at each tick (async-signal-safe). Returns the tick's target: the GVL
@@ -185,6 +188,7 @@ bool Session::start(std::string* error) {
   topts.target = tick_target;
   install_hooks();
   signal_capture.store(opts.signal_capture && topts.signal > 0, std::memory_order_relaxed);
+  job_requested.store(false, std::memory_order_relaxed);  // a job still pending from a stopped session
   if (!timer.start(topts, on_tick, worker_drain, this, error)) {
     signal_capture.store(false, std::memory_order_relaxed);
     remove_hooks();

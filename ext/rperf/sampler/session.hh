@@ -166,6 +166,11 @@ class Session final : public ChargeSink {
   void thread_ending();
   // Whether ticks are forwarded to the GVL holder (more than one Ruby thread seen).
   static std::atomic<bool> forward_ticks;
+  // Set by a tick of the running session before it triggers the postponed job, taken by the
+  // job. Ruby runs a triggered job on whichever thread's interrupt flag it set, maybe one that
+  // stays blocked past Rperf.stop; without this, that job would sample in the next session for
+  // a tick it never had (seen: 57 of 100 quick start/stop pairs with a thread in Queue#pop).
+  static std::atomic<bool> job_requested;
   // cpu mode: the timer thread reads the GVL holder's CPU clock at each tick (a system call
   // on this VM, ~0.5-2 us) so that the sample job on the Ruby thread need not.
   static std::atomic<bool> tick_reads_cpu;
