@@ -6,21 +6,21 @@ end
 
 require_relative "rperf/version"
 require_relative "rperf/native"
-require_relative "rperf/errors"
-require_relative "rperf/settings"
-require_relative "rperf/session"
-require_relative "rperf/meta"
-require_relative "rperf/result"
-require_relative "rperf/report"
-require_relative "rperf/storage"
-require_relative "rperf/stat"
-require_relative "rperf/diff"
-require_relative "rperf/multiprocess"
-require_relative "rperf/shutdown"
-require_relative "rperf/encoders"
-require_relative "rperf/table"
-require_relative "rperf/call_tree"
-require_relative "rperf/call_tree_report"
+require_relative "rperf/api/errors"
+require_relative "rperf/api/settings"
+require_relative "rperf/api/session"
+require_relative "rperf/formats/meta"
+require_relative "rperf/api/result"
+require_relative "rperf/reports/report"
+require_relative "rperf/formats/storage"
+require_relative "rperf/reports/stat"
+require_relative "rperf/reports/diff"
+require_relative "rperf/api/multiprocess"
+require_relative "rperf/api/shutdown"
+require_relative "rperf/formats/encoders"
+require_relative "rperf/formats/table"
+require_relative "rperf/api/call_tree"
+require_relative "rperf/reports/call_tree_report"
 
 # rperf: a sampling profiler for Ruby. See README.md for usage.
 module Rperf
@@ -232,9 +232,9 @@ module Rperf
   end
 end
 
-require_relative "rperf/fork_hook"
-require_relative "rperf/exec_hook"
-require_relative "rperf/autostart"
+require_relative "rperf/api/fork_hook"
+require_relative "rperf/api/exec_hook"
+require_relative "rperf/api/autostart"
 
 # A session still running when the program ends is stopped before the VM goes away (its timer
 # would otherwise interrupt a VM that is being torn down), and its output: file is written.

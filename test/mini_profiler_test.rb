@@ -6,7 +6,7 @@ require "net/http"
 require "tempfile"
 require "fileutils"
 
-# rperf as rack-mini-profiler's flamegraph profiler (lib/rperf/mini_profiler.rb), tested through
+# rperf as rack-mini-profiler's flamegraph profiler (lib/rperf/integrations/mini_profiler.rb), tested through
 # real Puma servers on 127.0.0.1 running rack-mini-profiler 5.0.0 (test/mini_profiler/server.rb),
 # speedscope's own schema, and the speedscope that rack-mini-profiler bundles, in Chromium.
 class MiniProfilerTest < Minitest::Test

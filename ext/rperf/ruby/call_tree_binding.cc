@@ -1,6 +1,6 @@
 // Ruby binding of the call tree and the method table (profile/call_tree.hh, method_table.hh):
 // Rperf::Native::CallTree owns both, and the method paths they are built from. Ruby sees
-// numbers: nodes and methods by id, which lib/rperf/call_tree.rb wraps in objects when asked (a
+// numbers: nodes and methods by id, which lib/rperf/api/call_tree.rb wraps in objects when asked (a
 // large profile's tree has millions of nodes; a printer looks at a few).
 #include <ruby/ruby.h>
 #include <ruby/thread.h>

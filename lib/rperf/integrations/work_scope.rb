@@ -1,6 +1,6 @@
 # frozen_string_literal: true
 
-require_relative "../rperf"
+require_relative "../../rperf"
 
 module Rperf
   # One unit of work of a server or a job runner (a request, a job), shared by the Rack,

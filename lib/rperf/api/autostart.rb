@@ -12,7 +12,7 @@ module Rperf
 
     # RUBYOPT and RUBYLIB that make every Ruby program started with them load rperf first.
     def preload_env(env = ENV)
-      lib = File.expand_path("..", __dir__)
+      lib = File.expand_path("../..", __dir__)
       {
         "RUBYOPT" => ["-rrperf", env["RUBYOPT"]].compact.reject(&:empty?).uniq.join(" "),
         "RUBYLIB" => [lib, env["RUBYLIB"]].compact.reject(&:empty?).uniq.join(File::PATH_SEPARATOR),
@@ -49,7 +49,7 @@ module Rperf
       if key == "RUBYOPT"
         value.split(" ").reject { |o| o == "-rrperf" }.join(" ")
       else
-        lib = File.expand_path("..", __dir__)
+        lib = File.expand_path("../..", __dir__)
         value.split(File::PATH_SEPARATOR).reject { |p| p == lib }.join(File::PATH_SEPARATOR)
       end
     end
