@@ -71,6 +71,20 @@ class CallTreeTest < Minitest::Test
     assert_raises(ArgumentError) { Rperf::CallTree.new(seed_profile, max_depth: -1) }
   end
 
+  # inverted: true, the bottom-up tree: the running functions are the roots (total = self time),
+  # each child a caller of the one above; with the filters as the top-down tree's.
+  def test_inverted_tree_roots_are_the_running_functions
+    tree = Rperf::CallTree.new(seed_profile, inverted: true)
+    assert_equal 66_000_000, tree.total_ns
+    assert_equal [["Object#validate", 30_000_000], ["Object#write", 30_000_000], ["Object#process", 5_000_000], ["Object#save", 1_000_000]],
+                 tree.root.children.map { |n| [n.name, n.total_ns] }
+    validate = tree.root.children.first
+    assert_equal [["Object#save", 20_000_000], ["Object#process", 10_000_000]], validate.children.map { |n| [n.name, n.total_ns] }
+    assert_equal ["Object#write"], Rperf::CallTree.new(seed_profile, inverted: true, filter: { endpoint: "/w" }).root.children.map(&:name)
+    separate = Rperf::CallTree.new(seed_profile, inverted: true, threads: :separate)
+    assert_equal [["[thread 1]", 65_000_000], ["[thread 2]", 1_000_000]], separate.root.children.map { |n| [n.name, n.total_ns] }
+  end
+
   def test_max_depth_limits_visit_and_printing_not_totals
     tree = Rperf::CallTree.new(seed_profile, max_depth: 2)
     entered = tree.visit.select { |_, e| e == :enter }.map(&:first)

@@ -149,6 +149,19 @@ TEST(CallTree, VmStatesAreLeavesOnce) {
   EXPECT_EQ(t.methods()[method_named(t, "[GVL blocked]")].path, "<VM>");
 }
 
+// Bottom-up: the running functions are the roots, each child a caller of the one above; a VM
+// state is no frame (a stack recorded with its state's frame keeps it, as a root).
+TEST(CallTree, InvertedRootsAreTheRunningFunctions) {
+  CallTreeOptions inverted;
+  inverted.inverted = true;
+  EXPECT_EQ(shape(CallTree(process_validate_save(), inverted)),
+            "[root](66/0)[validate(30/0)[save(20/0)[process(20/0)[<main>(20/20)]] process(10/0)[<main>(10/10)]] "
+            "write(30/0)[save(30/0)[process(30/0)[<main>(30/30)]]] process(5/0)[<main>(5/5)] save(1/0)[process(1/0)[<main>(1/1)]]]");
+  Profile p = make_profile({{"io.rb", "<main>"}, {"io.rb", "read"}, {"<VM>", "[GVL wait]"}},
+                           {{{1, 0}, 4, 1, 0, kGvlBlocked}, {{1, 0}, 6}, {{0}, 2, 1, 0, kGcMark}, {{2, 1, 0}, 5, 1, 0, kGvlWait}}, {}, false);
+  EXPECT_EQ(shape(CallTree(p, inverted)), "[root](17/0)[read(10/0)[<main>(10/10)] [GVL wait](5/0)[read(5/0)[<main>(5/5)]] <main>(2/2)]");
+}
+
 TEST(CallTree, ThreadsMergedOrSeparateAndLabelFilter) {
   Profile p = make_profile({{"t.rb", "work"}, {"t.rb", "main"}},
                            {{{0, 1}, 10, 1, 0}, {{0}, 7, 2, 1}, {{}, 1, 2, 0}}, {{}, {{"endpoint", "/a", false}}}, false);

@@ -224,7 +224,7 @@ class ViewerUiPayloadTest < Minitest::Test
     end
   end
 
-  # The bottom-up tree: each stack reversed (native CallTree), the running functions first.
+  # The bottom-up tree (native CallTree, inverted: true): the running functions first.
   def test_inverted_tree
     tree = Rperf::Viewer::InvertedTreePayload.build(profile)
     assert_equal 260 * MS, tree[:total_ns]

@@ -32,7 +32,8 @@ void MethodPaths::collect(const Profile& p, const CallTreeOptions& options) {
       }
       methods_on_paths_.push_back(found->second);
     }
-    stacks.append_methods(s, methods_on_paths_);
+    if (options.inverted) stacks.append_methods_leaf_first(s, methods_on_paths_);
+    else stacks.append_methods(s, methods_on_paths_);
     offsets_.push_back(methods_on_paths_.size());
     weights_.push_back(weight);
     total_ns_ += weight;

@@ -13,6 +13,10 @@ namespace rperf {
 
 struct CallTreeOptions {
   bool separate_threads = false;
+  // Bottom-up: each stack leaf first, so the roots are the functions that were running and each
+  // child is a caller of the one above. A VM state is no frame there (it would sit at the
+  // wrong end): its time stays with the function it was in.
+  bool inverted = false;
   SampleFilter filter;
 };
 

@@ -86,4 +86,8 @@ void MethodStacks::append_methods(const Sample& s, std::vector<uint32_t>& out) c
   for_each_method(s, [&](uint32_t method, int32_t) { out.push_back(method); });
 }
 
+void MethodStacks::append_methods_leaf_first(const Sample& s, std::vector<uint32_t>& out) const {
+  for (uint32_t frame : profile_.stacks[s.stack]) out.push_back(method_of_frame_[frame]);
+}
+
 }  // namespace rperf

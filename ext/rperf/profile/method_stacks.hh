@@ -68,6 +68,8 @@ class MethodStacks {
   void stack_of(const Sample& s, std::vector<CallSite>& out) const;
   // Its methods only, appended to `out`.
   void append_methods(const Sample& s, std::vector<uint32_t>& out) const;
+  // Its frames' methods leaf first, without the VM state's (the bottom-up tree's paths).
+  void append_methods_leaf_first(const Sample& s, std::vector<uint32_t>& out) const;
 
  private:
   // Root first: (method, line) of each frame, then the VM state's leaf method (line 0) unless

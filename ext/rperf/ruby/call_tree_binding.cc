@@ -136,15 +136,31 @@ void read_select(VALUE select, const Profile& p, SampleFilter& f) {
   }
 }
 
-// Native::CallTree.build(profile, separate_threads, filter, select) -> CallTree. filter: nil or
-// a Hash of labels every sample kept must carry (values compared as Strings); select: nil or
-// the Viewer's filters (read_select).
-VALUE call_tree_s_build(VALUE klass, VALUE profile, VALUE separate_threads, VALUE filter, VALUE select) {
+// One option of Native::CallTree.build's Hash, or Qnil.
+VALUE build_option(VALUE options, const char* name) { return rb_hash_lookup(options, ID2SYM(rb_intern(name))); }
+
+// Native::CallTree.build(profile, {threads: :merge|:separate, filter:, select:, inverted:}) ->
+// CallTree. filter: nil or a Hash of labels every sample kept must carry (values compared as
+// Strings); select: nil or the Viewer's filters (read_select); inverted: the bottom-up tree.
+VALUE call_tree_s_build(VALUE klass, VALUE profile, VALUE options) {
   ProfileHolder* p = holder_of(profile);
+  Check_Type(options, T_HASH);
+  static const char* const kKeys[] = {"threads", "filter", "select", "inverted"};
+  VALUE keys = rb_funcall(options, rb_intern("keys"), 0);
+  for (long i = 0; i < RARRAY_LEN(keys); i++) {
+    bool known = false;
+    for (const char* k : kKeys) known = known || RARRAY_AREF(keys, i) == ID2SYM(rb_intern(k));
+    if (!known) rb_raise(rb_eArgError, "rperf: unknown call tree option %" PRIsVALUE, rb_inspect(RARRAY_AREF(keys, i)));
+  }
+  VALUE threads = build_option(options, "threads"), filter = build_option(options, "filter"), select = build_option(options, "select");
+  if (!NIL_P(threads) && threads != ID2SYM(rb_intern("merge")) && threads != ID2SYM(rb_intern("separate"))) {
+    rb_raise(rb_eArgError, "rperf: threads: must be :merge or :separate");
+  }
   if (!NIL_P(filter)) Check_Type(filter, T_HASH);
   auto* h = new CallTreeHolder();
   VALUE obj = TypedData_Wrap_Struct(klass, &kCallTreeType, h);
-  h->options.separate_threads = RTEST(separate_threads);
+  h->options.separate_threads = threads == ID2SYM(rb_intern("separate"));
+  h->options.inverted = RTEST(build_option(options, "inverted"));
   if (!NIL_P(select)) read_select(select, p->profile, h->options.filter);
   if (!NIL_P(filter)) merge_ruby_labels(filter, h->options.filter.labels);
   h->profile = &p->profile;
@@ -388,7 +404,7 @@ void init_call_tree_binding(VALUE native) {
                                              nullptr);
   g_method_entry_class = rb_struct_define_under(g_call_tree_class, "MethodEntry", "method_id", "self_ns", "total_ns", "recursive", nullptr);
   rb_undef_alloc_func(g_call_tree_class);
-  rb_define_singleton_method(g_call_tree_class, "build", RUBY_METHOD_FUNC(call_tree_s_build), 4);
+  rb_define_singleton_method(g_call_tree_class, "build", RUBY_METHOD_FUNC(call_tree_s_build), 2);
   rb_define_method(g_call_tree_class, "method_count", RUBY_METHOD_FUNC(call_tree_method_count), 0);
   rb_define_method(g_call_tree_class, "method_info", RUBY_METHOD_FUNC(call_tree_method_info), 1);
   rb_define_method(g_call_tree_class, "node_count", RUBY_METHOD_FUNC(call_tree_node_count), 0);

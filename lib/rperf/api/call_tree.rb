@@ -27,14 +27,16 @@ module Rperf
     attr_reader :max_depth, :native
 
     # select: the Viewer's filters, applied natively ({thread:, hide: [...], label_sets: [...],
-    # range: [from_ns, to_ns]}; Viewer::SampleFilter).
-    def initialize(data, max_depth: nil, threads: :merge, filter: nil, select: nil)
+    # range: [from_ns, to_ns]}; Viewer::SampleFilter). inverted: the bottom-up tree: each stack
+    # leaf first, so the roots are the functions that were running and each child a caller of
+    # the one above (a VM state is no frame there: its time stays with the function it was in).
+    def initialize(data, max_depth: nil, threads: :merge, filter: nil, select: nil, inverted: false)
       raise ArgumentError, "threads: must be :merge or :separate (got #{threads.inspect})" unless THREADS.include?(threads)
       raise ArgumentError, "max_depth: must be nil or an Integer >= 0 (got #{max_depth.inspect})" unless max_depth.nil? || (max_depth.is_a?(Integer) && max_depth >= 0)
       raise ArgumentError, "filter: must be a Hash of labels (got #{filter.class})" unless filter.nil? || filter.is_a?(Hash)
 
       @max_depth = max_depth
-      @native = Native::CallTree.build(Storage.native(data), threads == :separate, filter, select)
+      @native = Native::CallTree.build(Storage.native(data), { threads: threads, filter: filter, select: select, inverted: inverted ? true : false })
       @method_refs = Array.new(@native.method_count) # made when first asked for
     end
 

@@ -119,9 +119,10 @@ module Rperf
 
       # One native tree for both tabs: the method table is built from its method paths.
       def tree_views(data)
-        tree = SampleFilter.new(@native || data).call_tree
+        filter = SampleFilter.new(@native || data)
+        tree = filter.call_tree
         { call_tree: CallTreePayload.of(tree), method_table: MethodTablePayload.of(tree.method_table),
-          inverted_tree: InvertedTreePayload.of(data) }
+          inverted_tree: InvertedTreePayload.of(filter) }
       rescue SampleFilter::Unavailable => e
         { call_tree: nil, method_table: nil, inverted_tree: nil, call_tree_error: e.message }
       end

@@ -95,11 +95,12 @@ module Rperf
       # The page only knows labels as valid UTF-8 (Payload), and a Hash value as Ruby's to_s
       # (whose spelling differs between Ruby versions): which label sets match the page's
       # spelling is decided here, once per label set, and the native filter keeps their ids.
-      def call_tree
-        return tree_of(@data) unless @label || @thread || @range || @hide || @tags
+      # inverted: the bottom-up tree (the Bottom-up tab's).
+      def call_tree(inverted: false)
+        return tree_of(@data, inverted: inverted) unless @label || @thread || @range || @hide || @tags
 
         profile = native_profile
-        tree_of(profile, select: native_select(profile))
+        tree_of(profile, select: native_select(profile), inverted: inverted)
       end
 
       # The Timeline's bins of the kept samples (TimelinePayload), from the model, over the whole
