@@ -21,6 +21,13 @@ class MultiprocessTest < Minitest::Test
 
   def sessions_left = Dir.glob(File.join(@runtime, "rperf-*", "session-*"))
 
+  # A process not ours (a daemon, reparented): running, not a zombie its new parent has yet to reap.
+  def process_alive?(pid)
+    File.read("/proc/#{pid}/stat")[/\) (\S)/, 1] != "Z"
+  rescue Errno::ENOENT, Errno::ESRCH
+    false
+  end
+
   def run_ruby_in(code, env: {})
     Open3.capture3(@env.merge(env), RUBY, "-I#{ROOT}/lib", "-e", code, chdir: @dir)
   end
@@ -284,14 +291,18 @@ class MultiprocessTest < Minitest::Test
     _o, err, status = run_ruby_in(<<~RUBY)
       require "rperf"
       Rperf.start(mode: :wall)
-      fork { Process.setsid; sleep 0.5; File.write(#{marker.inspect}, "done") }
+      fork { Process.setsid; sleep 0.5; File.write(#{marker.inspect}, Process.pid.to_s) }
       Rperf.stop
     RUBY
     assert status.success?, err
-    deadline = Time.now + 5
+    deadline = Time.now + 30
     sleep 0.05 until File.exist?(marker) || Time.now > deadline
-    sleep 0.2
     assert File.exist?(marker), "the daemon finished"
+    # Its session files go when it exits (after the marker: beside two CPU hogs that took
+    # longer than the 0.2 s this test once waited), so wait for the process itself to be gone.
+    daemon = Integer(File.read(marker))
+    sleep 0.05 while process_alive?(daemon) && Time.now < deadline
+    refute process_alive?(daemon), "the daemon exited"
     assert_empty sessions_left
   end
 

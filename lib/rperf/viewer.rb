@@ -353,7 +353,11 @@ module Rperf
 
       key = transforms ? [id, transforms] : id
       body = @mutex.synchronize { @payloads[key] }
-      body ||= build_payload(entry, transforms)
+      begin
+        body ||= build_payload(entry, transforms)
+      rescue SampleFilter::Unavailable => e # the transforms cannot apply to this profile
+        return json(422, { error: e.message })
+      end
       return json(422, { error: entry[:error] }) unless body
 
       json_body(200, body)
@@ -377,7 +381,11 @@ module Rperf
       key = transforms ? [id, transforms] : id
       rows = @mutex.synchronize { @timelines[key] if @timelines.key?(key) && @payloads.key?(key) }
       unless rows
-        return json(422, { error: entry[:error] }) unless build_payload(entry, transforms)
+        begin
+          return json(422, { error: entry[:error] }) unless build_payload(entry, transforms)
+        rescue SampleFilter::Unavailable => e
+          return json(422, { error: e.message })
+        end
 
         rows = @mutex.synchronize { @timelines[key] }
       end
@@ -409,8 +417,8 @@ module Rperf
         data = entry[:data] || loaded(entry)
         return json(422, { error: entry[:error] }) unless data
 
-        data = transformed(entry[:id], data, transforms)
         begin
+          data = transformed(entry[:id], data, transforms)
           body = JSON.generate(FILTERED_VIEWS.fetch(view).build(data, **filters))
         rescue SourcePayload::Refused => e
           return json(404, { error: e.message })

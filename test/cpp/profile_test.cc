@@ -134,6 +134,55 @@ TEST(Transform, FoldLinesKeepsRawSamples) {
   EXPECT_EQ(p.aggregated_samples()[0].weight_ns, 3);
 }
 
+// The Viewer's stack transforms, one at a time and chained; names matched as the page shows
+// them (valid UTF-8), at method level.
+TEST(Transform, FocusMergeDropAndRecursionOnEveryStack) {
+  auto profile = [] {
+    return make_profile({{"a.rb", "main", 1}, {"a.rb", "handle", 5}, {"a.rb", "handle", 6}, {"v.rb", "render", 2}, {"x.rb", "bad\xff", 3}},
+                        {{{3, 1, 0}, 10}, {{3, 2, 1, 0}, 20}, {{0}, 5}, {{4, 0}, 7}});
+  };
+  auto op = [](StackTransform::Op o, const char* label = "", const char* path = "") { return StackTransform{o, label, path}; };
+  using Op = StackTransform::Op;
+
+  Profile focus = profile();
+  transform_stacks(focus, {op(Op::kFocus, "handle", "a.rb")});
+  EXPECT_EQ(focus.total_weight(), 30);
+  EXPECT_EQ(weight_of(focus, "handle:5;render:2"), 10);
+  EXPECT_EQ(weight_of(focus, "handle:5;handle:6;render:2"), 20);  // cut at the outermost call
+
+  Profile merge = profile();
+  transform_stacks(merge, {op(Op::kMerge, "handle", "a.rb")});
+  ASSERT_EQ(merge.samples.size(), 3u);  // the two render stacks are one now
+  EXPECT_EQ(weight_of(merge, "main:1;render:2"), 30);
+  EXPECT_EQ(merge.total_weight(), 42);
+
+  Profile drop = profile();
+  transform_stacks(drop, {op(Op::kDrop, "render", "v.rb")});
+  EXPECT_EQ(drop.total_weight(), 12);
+
+  Profile recursion = profile();
+  transform_stacks(recursion, {op(Op::kRecursion)});
+  EXPECT_EQ(weight_of(recursion, "main:1;handle:6;render:2"), 20);
+  EXPECT_EQ(weight_of(recursion, "main:1;handle:5;render:2"), 10);
+
+  Profile invalid = profile();  // the page knows "bad\xff" as "bad" U+FFFD
+  transform_stacks(invalid, {op(Op::kFocus, "bad\xef\xbf\xbd", "x.rb")});
+  EXPECT_EQ(invalid.total_weight(), 7);
+  EXPECT_EQ(invalid.samples.size(), 1u);
+
+  Profile chained = profile();
+  transform_stacks(chained, {op(Op::kRecursion), op(Op::kFocus, "handle", "a.rb"), op(Op::kMerge, "render", "v.rb")});
+  EXPECT_EQ(chained.samples.size(), 2u);
+  EXPECT_EQ(weight_of(chained, "handle:5"), 10);
+  EXPECT_EQ(weight_of(chained, "handle:6"), 20);
+
+  Profile raw = make_profile({{"a.rb", "f", 1}, {"a.rb", "g", 2}}, {{{0, 1}, 1, 1, 0, kRunning, 10}, {{0}, 2, 1, 0, kRunning, 20}, {{1}, 4, 1, 0, kRunning, 30}});
+  raw.timestamps = true;
+  transform_stacks(raw, {op(Op::kDrop, "g", "a.rb")});
+  ASSERT_EQ(raw.samples.size(), 1u);
+  EXPECT_EQ(raw.samples[0].time_ns, 20);
+}
+
 TEST(Transform, VmStatesBecomeLabelsMergedWithTheThreadsLabels) {
   Profile p = make_profile({{"a.rb", "io", 1}}, {{{0}, 5, 1, 1, kGvlBlocked}, {{0}, 6, 1, 0, kGcSweep}, {{0}, 7}},
                            {{}, {{"endpoint", "/x", false}}});

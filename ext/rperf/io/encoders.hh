@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "profile/profile.hh"
+#include "util/utf8.hh"
 
 namespace rperf {
 
@@ -38,7 +39,5 @@ void encode_firefox(const Profile& p, const FirefoxOptions& options, Output& out
 // Shared helpers.
 void append_json_string(std::string& out, const std::string& s);  // quoted, escaped, valid UTF-8
 void append_json_value(std::string& out, const JsonValue& v);
-std::string valid_utf8(const std::string& s);                     // invalid bytes -> U+FFFD
-bool utf8_valid(const char* s, size_t len);
 
 }  // namespace rperf

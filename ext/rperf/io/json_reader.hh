@@ -45,9 +45,10 @@
 #include <type_traits>
 #include <utility>
 
+#include "util/utf8.hh"
+
 namespace rperf {
 
-bool utf8_valid(const char* s, size_t len);  // defined in io/json_util.cc
 
 template <typename Builder, typename = void>
 struct PrefetchesArrays : std::false_type {};

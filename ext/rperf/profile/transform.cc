@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "profile/label_value.hh"
+#include "util/utf8.hh"
 
 namespace rperf {
 
@@ -199,6 +200,84 @@ void merge_child(Profile& root, const Profile& child, const std::string& pid) {
   root.attributes.set("total_duration_ns", JsonValue::integer(root.attributes.int_or("total_duration_ns", root_ns) + child_ns));
   root.attributes.set("duration_ns", JsonValue::integer(std::max(root_ns, child_ns)));
   root.attributes.set("process_count", JsonValue::integer(root.attributes.int_or("process_count", 1) + 1));
+}
+
+namespace {
+// Per frame id: whether it is the function `t` names.
+std::vector<bool> frames_of_function(const Profile& p, const StackTransform& t) {
+  std::vector<bool> match(p.frames.size());
+  for (uint32_t f = 0; f < p.frames.size(); f++) match[f] = same_text(p.frames[f].label, t.label) && same_text(p.frames[f].path, t.path);
+  return match;
+}
+
+// Per frame id: its method's id (frames differing only by line share one).
+std::vector<uint32_t> method_of_frames(const Profile& p) {
+  std::vector<uint32_t> method(p.frames.size());
+  FrameTable methods;
+  for (uint32_t f = 0; f < p.frames.size(); f++) method[f] = methods.intern(p.frames[f].path, p.frames[f].label, 0);
+  return method;
+}
+}  // namespace
+
+void transform_stacks(Profile& p, const std::vector<StackTransform>& list) {
+  if (list.empty()) return;
+  std::vector<std::vector<bool>> match(list.size());
+  std::vector<uint32_t> method;
+  for (size_t k = 0; k < list.size(); k++) {
+    if (list[k].op != StackTransform::Op::kRecursion) match[k] = frames_of_function(p, list[k]);
+    else if (method.empty()) method = method_of_frames(p);
+  }
+  constexpr uint32_t kGone = 0xffffffffu;
+  StackTable out;
+  std::vector<uint32_t> new_id(p.stacks.size());
+  std::vector<uint32_t> stack, next;
+  for (uint32_t id = 0; id < p.stacks.size(); id++) {
+    FrameSpan frames = p.stacks[id];
+    stack.assign(frames.begin(), frames.end());  // leaf first
+    bool gone = false;
+    for (size_t k = 0; k < list.size() && !gone; k++) {
+      const std::vector<bool>& is = match[k];
+      switch (list[k].op) {
+        case StackTransform::Op::kFocus: {
+          size_t at = stack.size();
+          for (size_t i = stack.size(); i-- > 0;) {
+            if (is[stack[i]]) {
+              at = i;
+              break;
+            }
+          }
+          if (at == stack.size()) gone = true;
+          else stack.resize(at + 1);
+          break;
+        }
+        case StackTransform::Op::kMerge:
+          stack.erase(std::remove_if(stack.begin(), stack.end(), [&](uint32_t f) { return is[f]; }), stack.end());
+          break;
+        case StackTransform::Op::kDrop:
+          gone = std::any_of(stack.begin(), stack.end(), [&](uint32_t f) { return is[f]; });
+          break;
+        case StackTransform::Op::kRecursion:
+          next.clear();
+          for (size_t i = 0; i < stack.size(); i++) {
+            if (i == 0 || method[stack[i]] != method[stack[i - 1]]) next.push_back(stack[i]);
+          }
+          stack.swap(next);
+          break;
+      }
+    }
+    new_id[id] = gone ? kGone : out.intern(stack);
+  }
+  // The samples whose stack went go too; those that now share a key merge (unless raw).
+  p.stacks = std::move(out);
+  p.samples.erase(std::remove_if(p.samples.begin(), p.samples.end(), [&](const Sample& s) { return new_id[s.stack] == kGone; }),
+                  p.samples.end());
+  restack(p, [&](uint32_t s) { return new_id[s]; });
+  std::vector<AllocationSample> allocations;
+  allocations.swap(p.allocations);
+  allocations.erase(std::remove_if(allocations.begin(), allocations.end(), [&](const AllocationSample& a) { return new_id[a.stack] == kGone; }),
+                    allocations.end());
+  auto same = [](uint64_t v) { return v; };
+  merge_allocations(p, allocations, [&](uint32_t s) { return new_id[s]; }, same, same);
 }
 
 }  // namespace rperf

@@ -37,6 +37,26 @@ class UserLabelSets {
   std::vector<uint32_t> cache_;
 };
 
+// One of the Viewer's transforms of the stacks ("focus / merge / drop a function", "collapse
+// recursion"). A function is (label, path) as the page shows them: valid UTF-8 (util/utf8.hh),
+// any line.
+struct StackTransform {
+  enum class Op { kFocus, kMerge, kDrop, kRecursion };
+  Op op = Op::kRecursion;
+  std::string label;  // the function's (not kRecursion)
+  std::string path;
+};
+
+// Applies `list` in order to the stack of every time and allocation sample:
+//   kFocus      only the samples with the function, each stack cut at its outermost call
+//               (the function becomes the root)
+//   kMerge      the function's frames removed: its time goes to its callers
+//   kDrop       the samples with the function removed
+//   kRecursion  a function calling itself directly is one frame (the innermost call's)
+// A sample left without a stack by focus or drop goes; merge may leave an empty stack, which
+// stays. Each distinct stack is transformed once.
+void transform_stacks(Profile& p, const std::vector<StackTransform>& list);
+
 // Merges samples (time and allocation) by key and drops the per-sample times.
 void aggregate(Profile& p);
 

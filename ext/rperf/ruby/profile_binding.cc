@@ -588,20 +588,74 @@ VALUE profile_merge_child(VALUE self, VALUE child, VALUE pid) {
 VALUE profile_set_attribute(VALUE self, VALUE key, VALUE value) {
   ProfileHolder* h = holder_of(self);
   Check_Type(key, T_SYMBOL);
-  JsonValue v;
-  if (!ruby_to_json(value, v)) rb_raise(rb_eTypeError, "rperf: %" PRIsVALUE " cannot be stored in a profile", rb_obj_class(value));
   VALUE name = rb_sym2str(key);
-  h->profile.attributes.set(std::string(RSTRING_PTR(name), static_cast<size_t>(RSTRING_LEN(name))), std::move(v));
+  bool stored;
+  {  // no C++ object may be live when rb_raise unwinds
+    JsonValue v;
+    stored = ruby_to_json(value, v);
+    if (stored) h->profile.attributes.set(std::string(RSTRING_PTR(name), static_cast<size_t>(RSTRING_LEN(name))), std::move(v));
+  }
+  if (!stored) rb_raise(rb_eTypeError, "rperf: %" PRIsVALUE " cannot be stored in a profile", rb_obj_class(value));
   if (!NIL_P(h->view)) rb_hash_aset(h->view, key, value);
   return value;
 }
 
 VALUE profile_set_meta(VALUE self, VALUE meta) {
   ProfileHolder* h = holder_of(self);
-  JsonValue v;
-  if (!ruby_to_json(meta, v) || !(v.is_object() || v.is_null())) rb_raise(rb_eTypeError, "rperf: meta must be a Hash of plain values");
-  h->profile.meta = std::move(v);
+  bool stored;
+  {  // no C++ object may be live when rb_raise unwinds
+    JsonValue v;
+    stored = ruby_to_json(meta, v) && (v.is_object() || v.is_null());
+    if (stored) h->profile.meta = std::move(v);
+  }
+  if (!stored) rb_raise(rb_eTypeError, "rperf: meta must be a Hash of plain values");
   return meta;
+}
+
+// #transformed(list) -> a new Native::Profile: this one with the Viewer's stack transforms
+// applied in order (profile/transform.hh). list: [["focus" | "merge" | "drop", label, path] |
+// ["recursion"], ...], labels and paths as the page shows them (valid UTF-8).
+VALUE profile_transformed(VALUE self, VALUE list) {
+  ProfileHolder* h = holder_of(self);
+  Check_Type(list, T_ARRAY);
+  static const char* const kOps[] = {"focus", "merge", "drop"};
+  // Read whole before any C++ object exists: a bad entry raises with nothing to unwind.
+  for (long i = 0; i < RARRAY_LEN(list); i++) {
+    VALUE t = RARRAY_AREF(list, i);
+    bool ok = RB_TYPE_P(t, T_ARRAY) && RARRAY_LEN(t) > 0 && RB_TYPE_P(RARRAY_AREF(t, 0), T_STRING);
+    if (ok && RARRAY_LEN(t) == 1) ok = rb_str_equal(RARRAY_AREF(t, 0), rb_str_new_cstr("recursion")) == Qtrue;
+    else if (ok && RARRAY_LEN(t) == 3) {
+      bool known = false;
+      for (const char* op : kOps) known = known || rb_str_equal(RARRAY_AREF(t, 0), rb_str_new_cstr(op)) == Qtrue;
+      ok = known && RB_TYPE_P(RARRAY_AREF(t, 1), T_STRING) && RB_TYPE_P(RARRAY_AREF(t, 2), T_STRING);
+    } else {
+      ok = false;
+    }
+    if (!ok) rb_raise(rb_eArgError, "rperf: transform %ld must be [focus|merge|drop, label, path] or [\"recursion\"], got %" PRIsVALUE, i, rb_inspect(t));
+  }
+  ProfileHolder* out = new_profile_holder();
+  VALUE obj = wrap_profile(out);  // owns `out` from here: an exception below leaks nothing
+  without_cxx_exceptions([&] {
+    std::vector<StackTransform> transforms;
+    for (long i = 0; i < RARRAY_LEN(list); i++) {
+      VALUE t = RARRAY_AREF(list, i);
+      StackTransform st;
+      if (RARRAY_LEN(t) == 1) {
+        st.op = StackTransform::Op::kRecursion;
+      } else {
+        VALUE op = RARRAY_AREF(t, 0), label = RARRAY_AREF(t, 1), path = RARRAY_AREF(t, 2);
+        const char* name = RSTRING_PTR(op);
+        st.op = name[0] == 'f' ? StackTransform::Op::kFocus : name[0] == 'm' ? StackTransform::Op::kMerge : StackTransform::Op::kDrop;
+        st.label.assign(RSTRING_PTR(label), static_cast<size_t>(RSTRING_LEN(label)));
+        st.path.assign(RSTRING_PTR(path), static_cast<size_t>(RSTRING_LEN(path)));
+      }
+      transforms.push_back(std::move(st));
+    }
+    out->profile = h->profile;
+    transform_stacks(out->profile, transforms);
+  });
+  RB_GC_GUARD(list);
+  return obj;
 }
 
 // #attribute(key) -> a scalar of the result, without building the Hash view.
@@ -777,6 +831,7 @@ void init_profile_binding(VALUE native) {
   rb_define_method(g_profile_class, "set_attribute", RUBY_METHOD_FUNC(profile_set_attribute), 2);
   rb_define_method(g_profile_class, "meta=", RUBY_METHOD_FUNC(profile_set_meta), 1);
   rb_define_method(g_profile_class, "attribute", RUBY_METHOD_FUNC(profile_attribute), 1);
+  rb_define_method(g_profile_class, "transformed", RUBY_METHOD_FUNC(profile_transformed), 1);
   rb_define_method(g_profile_class, "meta?", RUBY_METHOD_FUNC(profile_meta_p), 0);
   rb_define_method(g_profile_class, "meta", RUBY_METHOD_FUNC(profile_meta), 0);
   rb_define_method(g_profile_class, "saved_summary", RUBY_METHOD_FUNC(profile_saved_summary), 0);

@@ -38,39 +38,16 @@ module Rperf
         raise SampleFilter::BadFilter, "transforms is not JSON: #{e.message.lines.first.to_s.strip[0, 100]}"
       end
 
-      # The profile with its time and allocation samples' stacks transformed (a new Hash).
+      # The profile with its time and allocation samples' stacks transformed, as its Hash view:
+      # the model does it (Native::Profile#transformed, profile/transform.hh).
       def self.apply(data, list)
         return data if list.nil? || list.empty?
 
-        stack_of = {}.compare_by_identity # the samples of a stack share its Array: each is done once
-        transform = lambda do |stack|
-          stack_of.fetch(stack) { stack_of[stack] = list.reduce(stack) { |s, t| s && step(s, t) } }
-        end
-        rows = ->(samples) { samples&.filter_map { |s| (st = transform.(s[0])) && [st, *s.drop(1)] } }
-        out = data.merge(aggregated_samples: rows.(data[:aggregated_samples]) || [])
-        %i[raw_samples allocation_samples raw_allocation_samples].each do |key|
-          out[key] = rows.(data[key]) if data[key].is_a?(Array)
-        end
-        out
+        profile = data.is_a?(Native::Profile) ? data : Native::Profile.of_view(data) || Storage.native(data)
+        profile.transformed(list).to_h
+      rescue TypeError, Rperf::Error => e
+        raise SampleFilter::Unavailable, "cannot transform this profile: #{e.message}"
       end
-
-      # One transform of a leaf-first stack; nil: the sample goes.
-      def self.step(stack, transform)
-        op, name, path = transform
-        match = ->(frame) { Payload.utf8(frame[1]) == name && Payload.utf8(frame[0]) == path }
-        case op
-        when "focus"
-          at = stack.rindex(&match) # the outermost call
-          at && stack[0..at]
-        when "merge" then stack.reject(&match)
-        when "drop" then stack.any?(&match) ? nil : stack
-        when "recursion"
-          stack.each_with_index.reject { |frame, i| i.positive? && same?(frame, stack[i - 1]) }.map(&:first)
-        end
-      end
-
-      def self.same?(a, b) = a[0] == b[0] && a[1] == b[1]
-      private_class_method :step, :same?
     end
   end
 end
