@@ -274,6 +274,14 @@ class ViewerUiPayloadTest < Minitest::Test
     collapsed = apply.([["recursion"]])
     assert_equal [1], collapsed[:aggregated_samples].map { |stack, *| stack.count(FRAMES[:deep]) }.reject(&:zero?).uniq
     assert_equal 80 * MS, weight.(apply.([["focus", *checkout], ["drop", "Deep#recurse", APP]]))
+    # A name that is not valid UTF-8 matches as the page shows it (one U+FFFD per bad byte).
+    bad = "render\xE3\x81".b
+    odd = { mode: :wall, frequency: 1000, label_sets: [{}],
+            aggregated_samples: [[[[APP, bad], [APP, "Object#main"]], 5 * MS, 1, 0], [[[APP, "Object#main"]], 1 * MS, 1, 0]] }
+    assert_equal "render\uFFFD\uFFFD", Rperf::Viewer::Payload.utf8(bad)
+    assert_equal 5 * MS, weight.(Rperf::Viewer::Transforms.apply(odd, [["focus", Rperf::Viewer::Payload.utf8(bad), APP]]))
+    assert_raises(ArgumentError) { Rperf::Storage.native(odd).transformed([["focus"]]) }
+    assert_raises(ArgumentError) { Rperf::Storage.native(odd).transformed([[]]) }
     parse = Rperf::Viewer::Transforms.method(:parse)
     assert_nil parse.("")
     assert_nil parse.("[]")

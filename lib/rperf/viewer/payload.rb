@@ -99,12 +99,14 @@ module Rperf
       end
 
       # Frame names, paths and labels are user data and may hold any bytes: the page gets valid
-      # UTF-8 (CallTreePayload's names too).
+      # UTF-8 (CallTreePayload's names too), made so as the model makes it (util/utf8.hh: one
+      # U+FFFD per invalid byte, where String#scrub alone gives one per invalid run), so the
+      # names the page sends back (transforms) match the model's.
       def self.utf8(str)
         str = str.to_s
         return str if str.encoding == Encoding::UTF_8 && str.valid_encoding?
 
-        str.dup.force_encoding(Encoding::UTF_8).scrub
+        str.dup.force_encoding(Encoding::UTF_8).scrub { |bytes| "\uFFFD" * bytes.bytesize }
       end
 
       private
