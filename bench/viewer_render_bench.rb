@@ -7,6 +7,10 @@
 # drawn view (the flame graph), then to each tab. Median of RUNS (3).
 #
 #   bundle exec ruby -Ilib bench/viewer_render_bench.rb
+#   SERVED=1 ...                  the same profile served by Rperf::Viewer on Puma (loopback), as
+#                                 a profile's own result (Rperf.stop's, not a Hash built by
+#                                 hand): the first run includes the server building the
+#                                 snapshot's payload, later runs get it from the server's cache
 #   RPERF_VIEWER_ASSETS=DIR ...   the page's assets from DIR (e.g. the viewer before issue 27's
 #                                 changes: git show REV:lib/rperf/viewer/assets/...), the payload
 #                                 of this tree with its timeline inline (an older page reads it
@@ -15,6 +19,7 @@ require "rperf"
 require "rperf/viewer"
 require "json"
 require "open3"
+require "stringio"
 require "tmpdir"
 
 ROWS = Integer(ENV.fetch("ROWS", 500_000))
@@ -47,16 +52,36 @@ def profile(rows)
     aggregated_samples: aggregated, raw_samples: raw, label_sets: [{}, { "%GVL": "blocked" }] }
 end
 
-Dir.mktmpdir("rperf-render") do |dir|
-  path = File.join(dir, "profile.html")
-  File.write(path, Rperf::Viewer.static_html(profile(ROWS), title: "render bench", max_timeline: ROWS))
-  out, err, status = Open3.capture3("node", File.join(__dir__, "support/viewer_render.js"), "file://#{path}", RUNS.to_s, *TABS)
-  abort "viewer_render.js failed:\n#{err}" unless status.success?
-  result = JSON.parse(out.lines.last)
-  median = ->(a) { a.sort[a.size / 2] }
-  puts "Viewer render, #{ROWS} timeline rows, page #{(File.size(path) / 1e6).round(1)} MB, #{ENV['RPERF_VIEWER_ASSETS'] || 'this tree'}'s assets"
+median = ->(a) { a.sort[a.size / 2] }
+report = lambda do |result, what|
+  puts "Viewer render, #{ROWS} timeline rows, #{what}, #{ENV['RPERF_VIEWER_ASSETS'] || 'this tree'}'s assets"
   puts "first render (flame graph): #{median.(result['first'])} ms (runs: #{result['first'].join(', ')}); " \
        "page busy #{median.(result['firstBusy'])} ms (runs: #{result['firstBusy'].join(', ')})"
-  result["tabs"].each { |tab, ms| puts format("  %-9s %6d ms", tab, median.(ms)) }
+  result["tabs"].each { |tab, ms| puts format("  %-9s %6d ms (runs: %s)", tab, median.(ms), ms.join(", ")) }
   puts "page errors: #{result['errors'].uniq.first(3)}" unless result["errors"].empty?
+end
+render = lambda do |url|
+  out, err, status = Open3.capture3("node", File.join(__dir__, "support/viewer_render.js"), url, RUNS.to_s, *TABS)
+  abort "viewer_render.js failed:\n#{err}" unless status.success?
+  JSON.parse(out.lines.last)
+end
+
+if ENV["SERVED"]
+  require "puma"
+  viewer = Rperf::Viewer.new(nil, max_timeline: ROWS)
+  viewer.add_snapshot(Rperf::Storage.native(profile(ROWS)).to_h)
+  server = Puma::Server.new(viewer, nil, min_threads: 1, max_threads: 4, log_writer: Puma::LogWriter.new(StringIO.new, StringIO.new))
+  server.add_tcp_listener("127.0.0.1", 0)
+  server.run
+  begin
+    report.(render.("http://127.0.0.1:#{server.connected_ports.first}/rperf/"), "served (the first run builds the payload)")
+  ensure
+    server.stop(true)
+  end
+else
+  Dir.mktmpdir("rperf-render") do |dir|
+    path = File.join(dir, "profile.html")
+    File.write(path, Rperf::Viewer.static_html(profile(ROWS), title: "render bench", max_timeline: ROWS))
+    report.(render.("file://#{path}"), "page #{(File.size(path) / 1e6).round(1)} MB")
+  end
 end
