@@ -150,6 +150,11 @@ TEST(Transform, FocusMergeDropAndRecursionOnEveryStack) {
   EXPECT_EQ(weight_of(focus, "handle:5;render:2"), 10);
   EXPECT_EQ(weight_of(focus, "handle:5;handle:6;render:2"), 20);  // cut at the outermost call
 
+  Profile callers = profile();  // from the outermost handle up to the root
+  transform_stacks(callers, {op(Op::kCallers, "handle", "a.rb")});
+  EXPECT_EQ(weight_of(callers, "main:1;handle:5"), 30);
+  EXPECT_EQ(callers.samples.size(), 1u);
+
   Profile merge = profile();
   transform_stacks(merge, {op(Op::kMerge, "handle", "a.rb")});
   ASSERT_EQ(merge.samples.size(), 3u);  // the two render stacks are one now

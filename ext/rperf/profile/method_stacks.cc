@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "profile/label_value.hh"
+#include "profile/transform.hh"
 
 namespace rperf {
 
@@ -60,10 +61,11 @@ MethodStacks::MethodStacks(const Profile& p) : profile_(p) {
   line_of_frame_.resize(p.frames.size());
   for (uint32_t i = 0; i < p.frames.size(); i++) line_of_frame_[i] = p.frames[i].line ? p.frames[i].line : methods_[method_of_frame_[i]].line;
   // VM-state leaves only for the states that occur: no empty entries in the views.
+  state_of_set_.reserve(p.label_sets.size());
+  for (uint32_t i = 0; i < p.label_sets.size(); i++) state_of_set_.push_back(vm_state_of(p.label_sets[i]));
   for (const Sample& s : p.samples) {
-    if (s.vm_state != kRunning && !vm_state_method_[s.vm_state]) {
-      vm_state_method_[s.vm_state] = intern(kVmFramePath, vm_state_names(s.vm_state).frame_label);
-    }
+    VmState st = state_of(s);
+    if (st != kRunning && !vm_state_method_[st]) vm_state_method_[st] = intern(kVmFramePath, vm_state_names(st).frame_label);
   }
 }
 
@@ -71,8 +73,8 @@ template <typename Visit>
 void MethodStacks::for_each_method(const Sample& s, Visit&& visit) const {
   FrameSpan frames = profile_.stacks[s.stack];
   for (size_t i = frames.size(); i-- > 0;) visit(method_of_frame_[frames[i]], line_of_frame_[frames[i]]);
-  if (s.vm_state != kRunning) {
-    uint32_t vm = vm_state_method_[s.vm_state];
+  if (VmState st = state_of(s); st != kRunning) {
+    uint32_t vm = vm_state_method_[st];
     if (frames.size() == 0 || method_of_frame_[frames[0]] != vm) visit(vm, 0);
   }
 }

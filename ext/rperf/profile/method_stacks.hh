@@ -1,7 +1,8 @@
 // A profile's samples as stacks of methods: what the call tree, the method table and the
 // callgrind encoder walk. A method is (path, label) whatever the line, as ruby-prof's MethodInfo;
 // a sample in a GVL/GC state gets its state as a leaf method ([GVL blocked], ...) unless its
-// stack already ends in that synthetic frame (profiles recorded with vm_state_frames).
+// stack already ends in that synthetic frame (profiles recorded with vm_state_frames). Its state
+// is the recorded one, else the one its labels name (as timeline_bins reads it).
 #pragma once
 #include <cstdint>
 #include <string>
@@ -81,6 +82,12 @@ class MethodStacks {
   std::vector<uint32_t> method_of_frame_;
   std::vector<int32_t> line_of_frame_;  // the frame's line, else its method's
   uint32_t vm_state_method_[kVmStateCount] = {};
+  // Per label set: the state its labels name (vm_state_of), for samples with none recorded.
+  std::vector<VmState> state_of_set_;
+  VmState state_of(const Sample& s) const {
+    if (s.vm_state != kRunning || s.label_set >= state_of_set_.size()) return s.vm_state;
+    return state_of_set_[s.label_set];
+  }
 };
 
 }  // namespace rperf

@@ -129,18 +129,21 @@ uint32_t UserLabelSets::of(const Sample& s) {
   return known = id == LabelSetTable::kNotFound ? s.label_set : id;
 }
 
+VmState vm_state_of(const LabelSet& set) {
+  VmState state = kRunning;
+  for (const Label& l : set) {
+    for (VmState st : kStates) {
+      if (l == vm_state_label(st)) state = st;
+    }
+  }
+  return state;
+}
+
 void infer_vm_states(Profile& p) {
   std::vector<int> state_of_set(p.label_sets.size(), -1);
   for (Sample& s : p.samples) {
     int& known = state_of_set[s.label_set];
-    if (known < 0) {
-      known = kRunning;
-      for (const Label& l : p.label_sets[s.label_set]) {
-        for (VmState st : kStates) {
-          if (l == vm_state_label(st)) known = st;
-        }
-      }
-    }
+    if (known < 0) known = vm_state_of(p.label_sets[s.label_set]);
     s.vm_state = static_cast<VmState>(known);
     FrameSpan span = p.stacks[s.stack];
     if (s.vm_state == kRunning && !span.empty()) {
@@ -238,8 +241,9 @@ void transform_stacks(Profile& p, const std::vector<StackTransform>& list) {
     for (size_t k = 0; k < list.size() && !gone; k++) {
       const std::vector<bool>& is = match[k];
       switch (list[k].op) {
-        case StackTransform::Op::kFocus: {
-          size_t at = stack.size();
+        case StackTransform::Op::kFocus:
+        case StackTransform::Op::kCallers: {
+          size_t at = stack.size();  // the outermost call (leaf first: the last match)
           for (size_t i = stack.size(); i-- > 0;) {
             if (is[stack[i]]) {
               at = i;
@@ -247,7 +251,8 @@ void transform_stacks(Profile& p, const std::vector<StackTransform>& list) {
             }
           }
           if (at == stack.size()) gone = true;
-          else stack.resize(at + 1);
+          else if (list[k].op == StackTransform::Op::kFocus) stack.resize(at + 1);
+          else stack.erase(stack.begin(), stack.begin() + static_cast<std::ptrdiff_t>(at));
           break;
         }
         case StackTransform::Op::kMerge:

@@ -19,6 +19,10 @@ void apply_vm_states(Profile& p, bool as_frames);
 // The VM state of each sample from its labels or synthetic leaf frame (loaded profiles).
 void infer_vm_states(Profile& p);
 
+// The VM state a label set names (the label vm_state_label gives a state), else kRunning: a
+// sample's state when none was recorded (a Hash built by hand labels it %GVL=blocked).
+VmState vm_state_of(const LabelSet& set);
+
 // The label a VM state adds to a sample's set (Symbol key :"%GVL"/:"%GC", String value).
 Label vm_state_label(VmState state);
 // Raw samples as rperf 0.11 writes them (raw_samples[i][3] the user's labels, the VM state the
@@ -41,7 +45,7 @@ class UserLabelSets {
 // recursion"). A function is (label, path) as the page shows them: valid UTF-8 (util/utf8.hh),
 // any line.
 struct StackTransform {
-  enum class Op { kFocus, kMerge, kDrop, kRecursion };
+  enum class Op { kFocus, kCallers, kMerge, kDrop, kRecursion };
   Op op = Op::kRecursion;
   std::string label;  // the function's (not kRecursion)
   std::string path;
@@ -50,6 +54,8 @@ struct StackTransform {
 // Applies `list` in order to the stack of every time and allocation sample:
 //   kFocus      only the samples with the function, each stack cut at its outermost call
 //               (the function becomes the root)
+//   kCallers    only the samples with the function, each stack from its outermost call to the
+//               root (the function becomes the leaf): the sandwich's callers, read bottom-up
 //   kMerge      the function's frames removed: its time goes to its callers
 //   kDrop       the samples with the function removed
 //   kRecursion  a function calling itself directly is one frame (the innermost call's)

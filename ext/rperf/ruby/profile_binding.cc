@@ -614,11 +614,12 @@ VALUE profile_set_meta(VALUE self, VALUE meta) {
 
 // #transformed(list) -> a new Native::Profile: this one with the Viewer's stack transforms
 // applied in order (profile/transform.hh). list: [["focus" | "merge" | "drop", label, path] |
-// ["recursion"], ...], labels and paths as the page shows them (valid UTF-8).
+// ["recursion"] | ["callers", label, path] (the sandwich's), ...], labels and paths as the page
+// shows them (valid UTF-8).
 VALUE profile_transformed(VALUE self, VALUE list) {
   ProfileHolder* h = holder_of(self);
   Check_Type(list, T_ARRAY);
-  static const char* const kOps[] = {"focus", "merge", "drop"};
+  static const char* const kOps[] = {"focus", "merge", "drop", "callers"};
   // Read whole before any C++ object exists: a bad entry raises with nothing to unwind.
   for (long i = 0; i < RARRAY_LEN(list); i++) {
     VALUE t = RARRAY_AREF(list, i);
@@ -631,7 +632,7 @@ VALUE profile_transformed(VALUE self, VALUE list) {
     } else {
       ok = false;
     }
-    if (!ok) rb_raise(rb_eArgError, "rperf: transform %ld must be [focus|merge|drop, label, path] or [\"recursion\"], got %" PRIsVALUE, i, rb_inspect(t));
+    if (!ok) rb_raise(rb_eArgError, "rperf: transform %ld must be [focus|merge|drop|callers, label, path] or [\"recursion\"], got %" PRIsVALUE, i, rb_inspect(t));
   }
   ProfileHolder* out = new_profile_holder();
   VALUE obj = wrap_profile(out);  // owns `out` from here: an exception below leaks nothing
@@ -645,7 +646,10 @@ VALUE profile_transformed(VALUE self, VALUE list) {
       } else {
         VALUE op = RARRAY_AREF(t, 0), label = RARRAY_AREF(t, 1), path = RARRAY_AREF(t, 2);
         const char* name = RSTRING_PTR(op);
-        st.op = name[0] == 'f' ? StackTransform::Op::kFocus : name[0] == 'm' ? StackTransform::Op::kMerge : StackTransform::Op::kDrop;
+        st.op = name[0] == 'f'   ? StackTransform::Op::kFocus
+                : name[0] == 'c' ? StackTransform::Op::kCallers
+                : name[0] == 'm' ? StackTransform::Op::kMerge
+                                 : StackTransform::Op::kDrop;
         st.label.assign(RSTRING_PTR(label), static_cast<size_t>(RSTRING_LEN(label)));
         st.path.assign(RSTRING_PTR(path), static_cast<size_t>(RSTRING_LEN(path)));
       }

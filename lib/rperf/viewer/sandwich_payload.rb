@@ -14,50 +14,32 @@ module Rperf
     #   total_ns: the method's time (its samples, each once: recursion counts once)
     #   each tree also has categories: [category, ...] per method (Payload.category)
     #
-    # Each sample is cut at the method's outermost call, so a recursive method counts once, as
-    # MethodTable's total. The callers tree has no VM-state leaves (their time is the method's).
+    # The model cuts each sample at the method's outermost call (Native::Profile#transformed:
+    # "focus" below it, "callers" above it, read bottom-up), so a recursive method counts once,
+    # as MethodTable's total. The callers tree has no VM-state leaves (their time is the method's).
     class SandwichPayload
       def self.build(data, method:, label: nil, thread: nil, range: nil, hide: nil, tags: nil, **limits)
-        new(SampleFilter.new(data, label: label, thread: thread, range: range, hide: hide, tags: tags).data, method).build(**limits)
+        filters = { label: label, thread: thread, range: range, hide: hide, tags: tags }
+        name, path = method
+        profile = native(data)
+        callees = SampleFilter.new(profile.transformed([["focus", name, path]]), **filters).call_tree
+        callers = SampleFilter.new(profile.transformed([["callers", name, path]]), **filters).call_tree(inverted: true)
+        { method: [name, path], total_ns: callees.total_ns,
+          callers: with_categories(CallTreePayload.of(callers, **limits)),
+          callees: with_categories(CallTreePayload.of(callees, **limits)) }
       end
 
-      def initialize(data, method)
-        @data = data
-        @name, @path = method
-      end
-
-      def build(**limits)
-        callers = []
-        callees = []
-        @data[:aggregated_samples].each do |stack, weight, seq, lsi|
-          at = stack.rindex { |frame| match?(frame) } # leaf first: the call nearest the root
-          next unless at
-
-          callees << [stack[0..at], weight, seq, lsi]
-          callers << [stack[at..].reverse, weight, seq, 0]
-        end
-        base = @data.except(:raw_samples, :allocation_samples, :raw_allocation_samples)
-        {
-          method: [@name, @path], total_ns: callees.sum { |s| s[1] },
-          callers: with_categories(CallTreePayload.of(tree(base.merge(aggregated_samples: callers, label_sets: [{}])), **limits)),
-          callees: with_categories(CallTreePayload.of(tree(base.merge(aggregated_samples: callees)), **limits)),
-        }
-      end
-
-      private
-
-      # Each method's category (Payload.category), for the page's colours.
-      def with_categories(tree)
-        tree.merge(categories: tree[:methods].map { |name, path| Payload.category(name, path) })
-      end
-
-      def match?(frame) = Payload.utf8(frame[1]) == @name && Payload.utf8(frame[0]) == @path
-
-      def tree(data)
-        CallTree.new(data)
+      def self.native(data)
+        data.is_a?(Native::Profile) ? data : Native::Profile.of_view(data) || Storage.native(data)
       rescue TypeError, Rperf::Error => e
         raise SampleFilter::Unavailable, "cannot build the sandwich: #{e.message}"
       end
+
+      # Each method's category (Payload.category), for the page's colours.
+      def self.with_categories(tree)
+        tree.merge(categories: tree[:methods].map { |name, path| Payload.category(name, path) })
+      end
+      private_class_method :native, :with_categories
     end
   end
 end
