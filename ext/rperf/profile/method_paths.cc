@@ -21,9 +21,28 @@ void MethodPaths::collect(const Profile& p, const CallTreeOptions& options) {
   methods_on_paths_.reserve(upper_bound);
   offsets_.reserve(p.samples.size() + 1);
   weights_.reserve(p.samples.size());
+  // One path per distinct (stack, thread when separate, VM state): the samples that share them
+  // share the path, their weights summed. A raw profile's 500,000 samples of 200 stacks made
+  // 500,000 paths (CallTree.build 0.65 s of a served Viewer payload's 1.5 s).
+  struct Key {
+    uint32_t stack, thread;
+    VmState state;
+    bool operator==(const Key& o) const { return stack == o.stack && thread == o.thread && state == o.state; }
+  };
+  struct KeyHash {
+    size_t operator()(const Key& k) const { return (static_cast<size_t>(k.stack) * 0x9e3779b97f4a7c15ULL) ^ (static_cast<size_t>(k.thread) << 8) ^ k.state; }
+  };
+  std::unordered_map<Key, uint32_t, KeyHash> path_of;
   for (const Sample& s : p.samples) {
     int64_t weight;
     if (!options.filter.keeps(p, s, weight)) continue;
+    Key key{s.stack, options.separate_threads ? s.thread_seq : 0, options.inverted ? kRunning : stacks.state_of(s)};
+    auto [known, added] = path_of.emplace(key, static_cast<uint32_t>(weights_.size()));
+    if (!added) {
+      weights_[known->second] += weight;
+      total_ns_ += weight;
+      continue;
+    }
     if (options.separate_threads) {
       auto found = thread_methods.find(s.thread_seq);
       if (found == thread_methods.end()) {

@@ -71,6 +71,11 @@ class MethodStacks {
   void append_methods(const Sample& s, std::vector<uint32_t>& out) const;
   // Its frames' methods leaf first, without the VM state's (the bottom-up tree's paths).
   void append_methods_leaf_first(const Sample& s, std::vector<uint32_t>& out) const;
+  // Its VM state: the recorded one, else the one its labels name (vm_state_of).
+  VmState state_of(const Sample& s) const {
+    if (s.vm_state != kRunning || s.label_set >= state_of_set_.size()) return s.vm_state;
+    return state_of_set_[s.label_set];
+  }
 
  private:
   // Root first: (method, line) of each frame, then the VM state's leaf method (line 0) unless
@@ -84,10 +89,6 @@ class MethodStacks {
   uint32_t vm_state_method_[kVmStateCount] = {};
   // Per label set: the state its labels name (vm_state_of), for samples with none recorded.
   std::vector<VmState> state_of_set_;
-  VmState state_of(const Sample& s) const {
-    if (s.vm_state != kRunning || s.label_set >= state_of_set_.size()) return s.vm_state;
-    return state_of_set_[s.label_set];
-  }
 };
 
 }  // namespace rperf
