@@ -1,4 +1,5 @@
-// A profile's kept samples as paths of method ids, root first, sorted: what both the call tree
+// A profile's kept samples as paths of method ids, root first, sorted (one per distinct stack,
+// thread when separate and VM state, the samples' weights summed): what both the call tree
 // and the method table are built from. The method table reads the paths directly, so a
 // table-only view never materialises the tree (on the 100k-stack benchmark profile the tree's
 // ~4M nodes were most of the table's cost).
