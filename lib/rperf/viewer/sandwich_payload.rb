@@ -30,7 +30,7 @@ module Rperf
       end
 
       def self.native(data)
-        data.is_a?(Native::Profile) ? data : Native::Profile.of_view(data) || Storage.native(data)
+        Storage.native(data) # a profile's own view is its native profile
       rescue TypeError, Rperf::Error => e
         raise SampleFilter::Unavailable, "cannot build the sandwich: #{e.message}"
       end

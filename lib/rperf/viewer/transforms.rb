@@ -43,8 +43,7 @@ module Rperf
       def self.apply(data, list)
         return data if list.nil? || list.empty?
 
-        profile = data.is_a?(Native::Profile) ? data : Native::Profile.of_view(data) || Storage.native(data)
-        profile.transformed(list).to_h
+        Storage.native(data).transformed(list).to_h # a profile's own view is its native profile
       rescue TypeError, Rperf::Error => e
         raise SampleFilter::Unavailable, "cannot transform this profile: #{e.message}"
       end
