@@ -18,13 +18,17 @@ class ViewerUiPayloadTest < Minitest::Test
     assert_equal({ "Object#main" => "app", "Shop#checkout" => "app", "Shop#price" => "app", "Deep#recurse" => "app",
                    "JSON.generate" => "gem", "Puma::Server#accept" => "gem", "Set#add" => "stdlib",
                    "Integer#times" => "native", "IO.select" => "native", "Kernel#sleep" => "native" }, cats)
-    category = Rperf::Viewer::Payload.method(:category)
+    # The rule is the native core's (profile/frame_category.hh, its cases in
+    # test/cpp/frame_category_test.cc); here what Ruby's own files and a VM state's frame give.
+    category = ->(name, path) { Rperf::Native.frame_categories([[name, path]]).first }
     assert_equal "stdlib", category.("Integer#times", "<internal:numeric>")
     assert_equal "stdlib", category.("Set#add", "#{RbConfig::CONFIG['rubylibdir']}/set.rb")
-    assert_equal "gc", category.("[GC marking]", "<GC>")
-    assert_equal "gvl", category.("[GVL blocked]", "<GVL>")
+    assert_equal "gem", category.("Minitest.run", Gem.loaded_specs["minitest"].full_gem_path + "/lib/minitest.rb")
+    assert_equal "gc", category.("[GC marking]", "<VM>")
+    assert_equal "gvl", category.("[GVL blocked]", "<VM>")
     assert_equal "other", category.("[pruned]", "<rperf>")
     assert_equal "other", category.("(no Ruby frames)", "")
+    assert_raises(TypeError) { Rperf::Native.frame_categories([1]) }
   end
 
   # Each thread's total and its time off the GVL, as the Threads tab's columns.

@@ -29,12 +29,12 @@
 // Categories: Ruby frames by where their file is (app, gems: one subcategory per gem,
 // stdlib), C methods (subcategory: the origin of the Ruby code calling them), GC and GVL.
 #include <algorithm>
-#include <cctype>
 #include <cstdio>
 #include <map>
 #include <unordered_map>
 
 #include "io/encoders.hh"
+#include "profile/frame_category.hh"
 #include "profile/label_value.hh"
 #include "io/output.hh"
 
@@ -43,7 +43,6 @@ namespace rperf {
 namespace {
 
 constexpr int kProcessedProfileVersion = 55;
-constexpr const char* kCMethodPath = "<C method>";
 
 enum Category : uint8_t { kCatOther, kCatApp, kCatGems, kCatStdlib, kCatC, kCatGc, kCatGvl, kCatCount };
 struct CategoryDef {
@@ -67,34 +66,6 @@ struct FrameClass {
   Origin origin = kOriginNone;  // Ruby frames
 };
 
-// The segment after the first "/gems/" that names a gem directory ("rack-3.1.8", a bundler git
-// checkout "rails-2b4c7a9e"), as the gem's name; empty when the path is not in a gem.
-std::string gem_name(const std::string& path) {
-  for (size_t at = path.find("/gems/"); at != std::string::npos; at = path.find("/gems/", at + 1)) {
-    size_t begin = at + 6, end = path.find('/', begin);
-    if (end == std::string::npos) return std::string();
-    std::string dir = path.substr(begin, end - begin);
-    if (dir.empty() || !std::isalpha(static_cast<unsigned char>(dir[0]))) continue;  // gems/3.3.0/
-    size_t cut = std::string::npos;
-    for (size_t i = dir.size(); i-- > 1;) {
-      if (dir[i] == '-' && i + 1 < dir.size() && std::isdigit(static_cast<unsigned char>(dir[i + 1]))) {
-        cut = i;
-        break;
-      }
-    }
-    if (cut == std::string::npos) cut = dir.rfind('-');
-    return cut == std::string::npos || cut == 0 ? dir : dir.substr(0, cut);
-  }
-  return std::string();
-}
-
-// Ruby's own library: <internal:...> (core methods written in Ruby) and .../lib/ruby/3.3.0/...
-bool is_stdlib(const std::string& path) {
-  if (path.rfind("<internal:", 0) == 0) return true;
-  size_t at = path.find("/lib/ruby/");
-  return at != std::string::npos && at + 10 < path.size() && std::isdigit(static_cast<unsigned char>(path[at + 10]));
-}
-
 // Every frame of the profile classified once, and the gem subcategories they need.
 class Classifier {
  public:
@@ -108,24 +79,31 @@ class Classifier {
         for (uint8_t s = 1; s < kVmStateCount; s++) {
           if (f.label == vm_state_names(static_cast<VmState>(s)).frame_label) set_vm(c, static_cast<VmState>(s));
         }
-      } else if (f.path == kCMethodPath) {
-        c.kind = FrameKind::kC;
-        c.category = kCatC;
-      } else if (f.path.empty()) {
-        c.kind = FrameKind::kOther;  // [truncated], (no Ruby frames)
       } else {
-        c.kind = FrameKind::kRuby;
-        std::string gem = gem_name(f.path);
-        if (!gem.empty()) {
-          c.category = kCatGems;
-          c.origin = kOriginGems;
-          c.subcategory = gem_subcategory(gem);
-        } else if (is_stdlib(f.path)) {
-          c.category = kCatStdlib;
-          c.origin = kOriginStdlib;
-        } else {
-          c.category = kCatApp;
-          c.origin = kOriginApp;
+        switch (frame_category(f.label, f.path)) {
+          case FrameCategory::kNative:
+            c.kind = FrameKind::kC;
+            c.category = kCatC;
+            break;
+          case FrameCategory::kGem:
+            c.kind = FrameKind::kRuby;
+            c.category = kCatGems;
+            c.origin = kOriginGems;
+            c.subcategory = gem_subcategory(gem_name(f.path));
+            break;
+          case FrameCategory::kStdlib:
+            c.kind = FrameKind::kRuby;
+            c.category = kCatStdlib;
+            c.origin = kOriginStdlib;
+            break;
+          case FrameCategory::kApp:
+            c.kind = FrameKind::kRuby;
+            c.category = kCatApp;
+            c.origin = kOriginApp;
+            break;
+          default:
+            c.kind = FrameKind::kOther;  // [truncated], (no Ruby frames)
+            break;
         }
       }
     }

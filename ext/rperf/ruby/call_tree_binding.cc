@@ -11,6 +11,7 @@
 #include <new>
 
 #include "profile/call_tree.hh"
+#include "profile/frame_category.hh"
 #include "profile/method_table.hh"
 #include "profile/stack_chart.hh"
 #include "profile/timeline_bins.hh"
@@ -396,9 +397,47 @@ VALUE profile_stack_charts(VALUE self, VALUE min_end_ns, VALUE select) {
   return out;
 }
 
+// Native.frame_categories([[label, path], ...]): each frame's category name
+// (FRAME_CATEGORIES, profile/frame_category.hh), for the Viewer's colours.
+VALUE g_category_names = Qnil;
+
+bool category_of(VALUE label, VALUE path, FrameCategory& out) {
+  try {
+    out = frame_category(std::string_view(RSTRING_PTR(label), RSTRING_LEN(label)), std::string_view(RSTRING_PTR(path), RSTRING_LEN(path)));
+    return true;
+  } catch (const std::bad_alloc&) {
+    return false;
+  }
+}
+
+VALUE native_frame_categories(VALUE, VALUE frames) {
+  Check_Type(frames, T_ARRAY);
+  long n = RARRAY_LEN(frames);
+  VALUE out = rb_ary_new_capa(n);
+  for (long i = 0; i < n; i++) {
+    VALUE frame = rb_ary_entry(frames, i);
+    Check_Type(frame, T_ARRAY);
+    VALUE label = rb_obj_as_string(rb_ary_entry(frame, 0));
+    VALUE path = rb_obj_as_string(rb_ary_entry(frame, 1));
+    FrameCategory c;
+    if (!category_of(label, path, c)) rb_memerror();
+    rb_ary_push(out, rb_ary_entry(g_category_names, static_cast<long>(c)));
+    RB_GC_GUARD(label);
+    RB_GC_GUARD(path);
+  }
+  return out;
+}
+
 }  // namespace
 
 void init_call_tree_binding(VALUE native) {
+  g_category_names = rb_ary_new();
+  for (int c = 0; c < static_cast<int>(FrameCategory::kCount); c++) {
+    rb_ary_push(g_category_names, rb_str_freeze(rb_str_new_cstr(frame_category_name(static_cast<FrameCategory>(c)))));
+  }
+  rb_gc_register_address(&g_category_names);
+  rb_define_const(native, "FRAME_CATEGORIES", rb_ary_freeze(g_category_names));
+  rb_define_singleton_method(native, "frame_categories", RUBY_METHOD_FUNC(native_frame_categories), 1);
   g_call_tree_class = rb_define_class_under(native, "CallTree", rb_cObject);
   g_node_info_class = rb_struct_define_under(g_call_tree_class, "NodeInfo", "method_id", "parent_id", "total_ns", "self_ns", "recursive", "depth",
                                              nullptr);

@@ -7,7 +7,7 @@ module Rperf
     # One profile in the compact shape the viewer page reads (GET <path>/snapshots/<id>):
     #
     #   frames:     [[name, path], ...]                  unique frames (method level)
-    #   frame_categories: [category index, ...]          per frame, into CATEGORIES (Payload.category)
+    #   frame_categories: [category index, ...]          per frame, into CATEGORIES (Native.frame_categories)
     #   categories: CATEGORIES                           the names, for the page's colours and legend
     #   thread_totals: [[thread_seq, total_ns, idle_ns], ...] per thread, idle_ns being its time off the
     #                                                   GVL (%GVL=blocked: sleeping, waiting on IO or a
@@ -41,25 +41,9 @@ module Rperf
       # e.g. around `rperf record`'s program) gets this root frame: every sample is a node of
       # the tree, so the views' totals add up to the profile's.
       NO_FRAMES = ["(no Ruby frames)", ""].freeze
-      # What a frame is, for the page's colours: the program's own code, a gem's, Ruby's
-      # standard library (and core's <internal:...> files), a C function, a VM state's frame,
-      # or rperf's own ([pruned], no Ruby frames).
-      CATEGORIES = %w[app gem stdlib native gc gvl other].freeze
-      STDLIB_DIRS = [RbConfig::CONFIG["rubylibdir"], RbConfig::CONFIG["rubyarchdir"]].compact.uniq.freeze
-
-      def self.category(name, path)
-        name = name.to_s
-        path = path.to_s
-        return "gc" if name.start_with?("[GC")
-        return "gvl" if name.start_with?("[GVL")
-        return "other" if path.empty? || path == PRUNED_FRAME[1]
-        return "native" if path == "<C method>" || path == "<cfunc>"
-        return "stdlib" if path.start_with?("<internal:")
-        return "gem" if path.include?("/gems/") || path.include?("/bundler/gems/")
-        return "stdlib" if STDLIB_DIRS.any? { |dir| path.start_with?(dir + "/") } || path.match?(%r{/lib/ruby/\d+\.\d+\.\d+/})
-
-        "app"
-      end
+      # What a frame is, for the page's colours (profile/frame_category.hh): the program's own
+      # code, a gem's, Ruby's standard library, a C function, a VM state's frame, or rperf's own.
+      CATEGORIES = Native::FRAME_CATEGORIES
 
       def self.build(data, max_samples:, max_timeline:)
         new(max_samples, max_timeline).build(data)
@@ -84,7 +68,7 @@ module Rperf
         {
           total_weight_ns: samples.sum { |s| s[1] },
           frames: @frames,
-          frame_categories: @frames.map { |name, path| CATEGORIES.index(Payload.category(name, path)) },
+          frame_categories: Native.frame_categories(@frames).map { |c| CATEGORIES.index(c) },
           categories: CATEGORIES,
           thread_totals: thread_totals(samples, data[:label_sets] || [{}]),
           nodes: { parent: @parents, frame: @node_frames },

@@ -12,7 +12,7 @@ module Rperf
     #            stack's root: who called it, and how much of its time each path holds
     #   callees: rooted at the method, its calls below it, as in the call tree
     #   total_ns: the method's time (its samples, each once: recursion counts once)
-    #   each tree also has categories: [category, ...] per method (Payload.category)
+    #   each tree also has categories: [category, ...] per method (Native.frame_categories)
     #
     # The model cuts each sample at the method's outermost call (Native::Profile#transformed:
     # "focus" below it, "callers" above it, read bottom-up), so a recursive method counts once,
@@ -35,9 +35,9 @@ module Rperf
         raise SampleFilter::Unavailable, "cannot build the sandwich: #{e.message}"
       end
 
-      # Each method's category (Payload.category), for the page's colours.
+      # Each method's category (Native.frame_categories), for the page's colours.
       def self.with_categories(tree)
-        tree.merge(categories: tree[:methods].map { |name, path| Payload.category(name, path) })
+        tree.merge(categories: Native.frame_categories(tree[:methods]))
       end
       private_class_method :native, :with_categories
     end

@@ -14,7 +14,7 @@ module Rperf
     #
     #   thread:, total_ns:, samples: (rows merged), end_ns: (the last sample's time of any
     #   thread, or the duration: every thread on the same axis)
-    #   frames: [[name, path, category], ...]   the cells' frames (method level, Payload.category)
+    #   frames: [[name, path, category], ...]   the cells' frames (method level, Native.frame_categories)
     #   cells, in the order they open, one entry per cell in each column:
     #     dx:  the cell's start minus the previous cell's (the first: minus 0)
     #     w:   its width (ns), from its first sample's start to its last's end
@@ -58,7 +58,7 @@ module Rperf
       def self.payload(thread, cells, end_ns)
         cells ||= { total_ns: 0, samples: 0, frames: [], dx: [], w: [], d: [], f: [], gap: [] }
         { thread: thread, total_ns: cells[:total_ns], samples: cells[:samples], end_ns: end_ns,
-          frames: cells[:frames].map { |name, path| [name, path, Payload.category(name, path)] },
+          frames: cells[:frames].zip(Native.frame_categories(cells[:frames])).map { |(name, path), category| [name, path, category] },
           dx: cells[:dx], w: cells[:w], d: cells[:d], f: cells[:f], gap: cells[:gap] }
       end
       private_class_method :raw?, :payload
