@@ -311,3 +311,38 @@ TEST(Callgrind, InclusiveCostsAreTheMethodTotals) {
     }
   }
 }
+
+// MethodTable::arcs_of (the arcs of a few methods, read off the paths) against every arc made:
+// the same arcs in the same order, on random profiles with recursion and equal weights.
+TEST(MethodTable, ArcsOfAFewMethodsAreTheirArcsInOrder) {
+  std::mt19937 rng(11);
+  for (int round = 0; round < 80; round++) {
+    std::vector<FrameSpec> frames;
+    int method_count = 1 + static_cast<int>(rng() % 6);
+    for (int m = 0; m < method_count; m++) frames.push_back({"r.rb", "m" + std::to_string(m), 1 + m});
+    std::vector<SampleSpec> samples;
+    int sample_count = static_cast<int>(rng() % 40);
+    for (int i = 0; i < sample_count; i++) {
+      SampleSpec s{{}, 1 + static_cast<int64_t>(rng() % 4)};  // few weights: many ties
+      size_t depth = rng() % 7;
+      for (size_t d = 0; d < depth; d++) s.frames.push_back(rng() % method_count);
+      samples.push_back(s);
+    }
+    Profile p = make_profile(frames, samples, {}, false);
+    CallTree t(p, CallTreeOptions());
+    MethodTable mt(t);
+    std::vector<uint32_t> chosen;
+    for (uint32_t m = 0; m < mt.entries().size(); m++) {
+      if (rng() % 2) chosen.push_back(m);
+    }
+    std::vector<MethodTable::MethodArcs> few = mt.arcs_of(chosen);
+    ASSERT_EQ(few.size(), chosen.size());
+    for (size_t k = 0; k < chosen.size(); k++) {
+      std::vector<std::pair<uint32_t, int64_t>> callers, callees;
+      for (uint32_t a : mt.callers(chosen[k])) callers.emplace_back(mt.arcs()[a].caller, mt.arcs()[a].ns);
+      for (uint32_t a : mt.callees(chosen[k])) callees.emplace_back(mt.arcs()[a].callee, mt.arcs()[a].ns);
+      EXPECT_EQ(few[k].callers, callers) << "round " << round << " method " << chosen[k];
+      EXPECT_EQ(few[k].callees, callees) << "round " << round << " method " << chosen[k];
+    }
+  }
+}

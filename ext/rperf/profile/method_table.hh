@@ -49,6 +49,17 @@ class MethodTable {
   ArcRange callers(uint32_t method) const { return range(linked().by_callee, linked().callee_offsets, method); }
   ArcRange callees(uint32_t method) const { return range(linked().by_caller, linked().caller_offsets, method); }
   void make_arcs() const { linked(); }
+
+  // The arcs of a few methods, without making every arc: one read of the paths that keeps only
+  // the calls into or out of `methods` (the Viewer's methods tab sends at most 20 callers and
+  // callees of its heaviest methods: on the 100k-stack benchmark profile, 4M calls, making every
+  // arc took 0.50 s CPU, this 0.0x s). Same arcs and order as callers()/callees(): heaviest
+  // first, ties by caller id (callers) or by first appearance in the sorted paths (callees).
+  struct MethodArcs {
+    std::vector<std::pair<uint32_t, int64_t>> callers;  // (method, ns)
+    std::vector<std::pair<uint32_t, int64_t>> callees;
+  };
+  std::vector<MethodArcs> arcs_of(const std::vector<uint32_t>& methods) const;
   // The memory held (the arcs' once made), without making them.
   size_t bytes() const;
 

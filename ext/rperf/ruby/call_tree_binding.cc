@@ -280,6 +280,44 @@ VALUE call_tree_callees(int argc, VALUE* argv, VALUE self) {
   return arcs_value(mt, mt.callees(checked_id(method, mt.entries().size(), "method")), false, limit);
 }
 
+// #heaviest_arcs(method_ids, limit) -> per method [callers, callees, caller_count,
+// callee_count]: the `limit` heaviest of each as #callers/#callees give them, and how many there
+// are, without making every arc (MethodTable::arcs_of): what the Viewer's methods tab sends.
+struct ArcsQuery {  // owned by a Ruby object: the conversions may raise
+  std::vector<uint32_t> methods;
+  std::vector<MethodTable::MethodArcs> arcs;
+};
+void arcs_query_free(void* p) { delete static_cast<ArcsQuery*>(p); }
+const rb_data_type_t kArcsQueryType = {"rperf/arcs_query", {nullptr, arcs_query_free, nullptr, nullptr, {nullptr}}, nullptr, nullptr, 0};
+
+VALUE pairs_value(const std::vector<std::pair<uint32_t, int64_t>>& arcs, size_t limit) {
+  size_t count = std::min(arcs.size(), limit);
+  VALUE out = rb_ary_new_capa(2 * static_cast<long>(count));
+  for (size_t k = 0; k < count; k++) {
+    rb_ary_push(out, UINT2NUM(arcs[k].first));
+    rb_ary_push(out, LL2NUM(arcs[k].second));
+  }
+  return out;
+}
+
+VALUE call_tree_heaviest_arcs(VALUE self, VALUE method_ids, VALUE limit) {
+  Check_Type(method_ids, T_ARRAY);
+  long n = NUM2LONG(limit);
+  if (n < 0) rb_raise(rb_eArgError, "rperf: limit must be >= 0 (got %ld)", n);
+  const MethodTable& mt = table_of(self);
+  auto* q = new ArcsQuery();
+  VALUE owner = TypedData_Wrap_Struct(rb_cObject, &kArcsQueryType, q);
+  for (long i = 0; i < RARRAY_LEN(method_ids); i++) q->methods.push_back(checked_id(RARRAY_AREF(method_ids, i), mt.entries().size(), "method"));
+  without_cxx_exceptions([&] { q->arcs = mt.arcs_of(q->methods); });
+  VALUE out = rb_ary_new_capa(static_cast<long>(q->arcs.size()));
+  for (const MethodTable::MethodArcs& a : q->arcs) {
+    rb_ary_push(out, rb_ary_new_from_args(4, pairs_value(a.callers, static_cast<size_t>(n)), pairs_value(a.callees, static_cast<size_t>(n)),
+                                          SIZET2NUM(a.callers.size()), SIZET2NUM(a.callees.size())));
+  }
+  RB_GC_GUARD(owner);
+  return out;
+}
+
 // #arc_counts(method_id) -> [callers, callees]: how many, without listing them.
 VALUE call_tree_arc_counts(VALUE self, VALUE method) {
   const MethodTable& mt = arcs_of(self);
@@ -454,6 +492,7 @@ void init_call_tree_binding(VALUE native) {
   rb_define_method(g_call_tree_class, "callers", RUBY_METHOD_FUNC(call_tree_callers), -1);
   rb_define_method(g_call_tree_class, "callees", RUBY_METHOD_FUNC(call_tree_callees), -1);
   rb_define_method(g_call_tree_class, "arc_counts", RUBY_METHOD_FUNC(call_tree_arc_counts), 1);
+  rb_define_method(g_call_tree_class, "heaviest_arcs", RUBY_METHOD_FUNC(call_tree_heaviest_arcs), 2);
   // The Viewer's other queries over a filter's samples; here beside read_select.
   rb_define_method(profile_class(), "timeline_bins", RUBY_METHOD_FUNC(profile_timeline_bins), 3);
   rb_define_method(profile_class(), "stack_charts", RUBY_METHOD_FUNC(profile_stack_charts), 2);

@@ -116,7 +116,7 @@ module Rperf
     Arc = Data.define(:method, :total_ns, :share)
 
     class Entry
-      attr_reader :self_ns, :total_ns
+      attr_reader :self_ns, :total_ns, :method_id
 
       def initialize(table, method_id, self_ns, total_ns, recursive)
         @table, @method_id = table, method_id
@@ -129,12 +129,13 @@ module Rperf
       def callers = @callers ||= @table.arcs(:callers, @method_id, @total_ns)
       def callees = @callees ||= @table.arcs(:callees, @method_id, @total_ns)
       # The n heaviest of #callers or #callees (kind) and how many there are, making only n
-      # Arcs: a method may have thousands, of which the viewer sends a few.
+      # Arcs and not the whole table's (a method may have thousands, of which the viewer
+      # sends a few; CallTree#heaviest_arcs).
       def heaviest(kind, n)
         index = %i[callers callees].index(kind) or raise ArgumentError, "kind must be :callers or :callees (got #{kind.inspect})"
 
-        native = @table.tree.native
-        [@table.arcs_of(native.public_send(kind, @method_id, n), @total_ns), native.arc_counts(@method_id)[index]]
+        arcs = @table.tree.native.heaviest_arcs([@method_id], n).first
+        [@table.arcs_of(arcs[index], @total_ns), arcs[index + 2]]
       end
 
       def inspect = "#<Rperf::MethodTable::Entry #{method} total=#{@total_ns} self=#{@self_ns}>"

@@ -48,9 +48,9 @@ module Rperf
         heavy = @table.entries.take_while { |e| e.total_ns >= min_ns }
         by_self = heavy.each_with_index.sort_by { |e, i| [-e.self_ns, i] }.first(max_methods).map(&:first)
         methods = MethodList.new
-        rows = (heavy & (heavy.first(max_methods) | by_self)).map do |e|
-          callers, caller_count = e.heaviest(:callers, @max_arcs)
-          callees, callee_count = e.heaviest(:callees, @max_arcs)
+        sent = heavy & (heavy.first(max_methods) | by_self)
+        arcs = @table.tree.native.heaviest_arcs(sent.map(&:method_id), @max_arcs)
+        rows = sent.zip(arcs).map do |e, (callers, callees, caller_count, callee_count)|
           [methods.index(e.method), e.self_ns, e.total_ns, e.recursive? ? 1 : 0,
            arcs(callers, min_ns, methods), arcs(callees, min_ns, methods), caller_count, callee_count]
         end
@@ -60,9 +60,9 @@ module Rperf
 
       private
 
-      # Heaviest first already (MethodTable's order).
-      def arcs(list, min_ns, methods)
-        list.take_while { |a| a.total_ns >= min_ns }.map { |a| [methods.index(a.method), a.total_ns] }
+      # [method_id, ns, ...] heaviest first (CallTree#heaviest_arcs).
+      def arcs(pairs, min_ns, methods)
+        pairs.each_slice(2).take_while { |_, ns| ns >= min_ns }.map { |id, ns| [methods.index(@table.tree.method_ref(id)), ns] }
       end
     end
   end
