@@ -23,7 +23,7 @@ MethodTable::MethodTable(std::shared_ptr<const MethodPaths> paths) : paths_(std:
 }
 
 size_t MethodTable::bytes() const {
-  size_t size = (entries_.capacity() * sizeof(Entry)) + calls_per_caller_.capacity() * sizeof(uint32_t);
+  size_t size = (entries_.capacity() * sizeof(Entry)) + calls_per_caller_.capacity() * sizeof(uint32_t) + path_repeats_.capacity();
   if (arcs_ready_) {
     size += arcs_.arcs.capacity() * sizeof(Arc) + (arcs_.by_caller.capacity() + arcs_.caller_offsets.capacity() + arcs_.by_callee.capacity() +
                                                     arcs_.callee_offsets.capacity()) * sizeof(uint32_t);
@@ -38,6 +38,7 @@ void MethodTable::add_samples() {
   std::vector<uint32_t>& calls_per_caller = calls_per_caller_;
   calls_per_caller.assign(entries_.size() + 1, 0);
   std::vector<uint32_t> seen_on(entries_.size(), UINT32_MAX);  // per method: the last path it was on
+  path_repeats_.assign(paths.count(), 0);
   for (uint32_t i = 0; i < paths.count(); i++) {
     const uint32_t* path = paths.begin(i);
     size_t n = paths.size(i);
@@ -54,6 +55,7 @@ void MethodTable::add_samples() {
         e.total_ns += weight;
       }
     }
+    path_repeats_[i] = repeats;
     for (size_t d = 1; d < n; d++) {
       if (!repeats || !outer_call_counted(path, d)) calls_per_caller[path[d - 1] + 1]++;
     }
@@ -79,10 +81,9 @@ void MethodTable::add_arcs() const {
   for (uint32_t i : paths.sorted()) {
     const uint32_t* path = paths.begin(i);
     size_t n = paths.size(i);
-    bool may_repeat = false;  // only a path through a recursive method can repeat a call
-    for (size_t d = 0; d < n && !may_repeat; d++) may_repeat = entries_[path[d]].recursive;
+    const bool repeats = path_repeats_[i];  // only a path with a method twice can repeat a call
     for (size_t d = 1; d < n; d++) {
-      if (!may_repeat || !outer_call_counted(path, d)) calls[next[path[d - 1]]++] = Call{path[d], i};
+      if (!repeats || !outer_call_counted(path, d)) calls[next[path[d - 1]]++] = Call{path[d], i};
     }
   }
   // At most one arc per call: reserved once, as pages never written cost nothing, where
@@ -169,12 +170,13 @@ std::vector<MethodTable::MethodArcs> MethodTable::arcs_of(const std::vector<uint
     for (uint32_t i : paths.sorted()) {
       const uint32_t* path = paths.begin(i);
       size_t n = paths.size(i);
-      bool may_repeat = false;  // only a path through a recursive method can repeat a call
-      for (size_t d = 0; d < n && !may_repeat; d++) may_repeat = entries_[path[d]].recursive;
+      const bool repeats = path_repeats_[i];  // only a path with a method twice can repeat a call
+      int32_t callee = n ? chosen[path[0]] : -1;
       for (size_t d = 1; d < n; d++) {
-        int32_t caller = chosen[path[d - 1]], callee = chosen[path[d]];
+        int32_t caller = callee;
+        callee = chosen[path[d]];
         if (caller < 0 && callee < 0) continue;
-        if (may_repeat && outer_call_counted(path, d)) continue;
+        if (repeats && outer_call_counted(path, d)) continue;
         visit(caller, callee, path[d - 1], path[d], i);
       }
     }

@@ -84,6 +84,7 @@ class MethodTable {
   std::shared_ptr<const MethodPaths> paths_;
   std::vector<Entry> entries_;
   std::vector<uint32_t> calls_per_caller_;  // [caller + 1]: its calls, each counted once per sample
+  std::vector<uint8_t> path_repeats_;       // per path: a method is on it twice (a call may repeat)
   mutable std::once_flag arcs_made_;
   mutable std::atomic<bool> arcs_ready_{false};
   mutable Arcs arcs_;
