@@ -185,14 +185,22 @@ async function main() {
       await pinAnd('Deep#recurse', 'drop');
       out.drop = { ...(await view()), tree: await tree() };
       await undo();
-      await page.click('#collapse-recursion');
-      await page.waitForTimeout(200);
+      // The stack chart of thread 3, the one with Deep#recurse (thread 1, the default, has none).
+      const stackCells = () => page.$eval('#stack', (e) => ({ thread: Number(e.dataset.thread), cells: Number(e.dataset.cells),
+        names: e._chart.model.cells.map((c) => c.name) }));
+      await page.click('#tabs button[data-tab=stack]');
+      await ready();
+      await page.selectOption('#stack-thread', '3');
+      await ready();
+      out.stackBefore = await stackCells();
+      await page.click('#tabs button[data-tab=flame]');
+      await ready();
+      await page.click('#collapse-recursion'); // reopens the snapshot: 'loading' at once
       await ready();
       out.recursion = { ...(await view()), pressed: await page.$eval('#collapse-recursion', (b) => b.getAttribute('aria-pressed')) };
       await page.click('#tabs button[data-tab=stack]');
       await ready();
-      out.recursion.stackCells = await page.$$eval('#stack g.frame[name="Deep#recurse"]', (gs) => gs.length);
-      out.recursion.stackThread = await page.$eval('#stack', (e) => Number(e.dataset.thread));
+      out.recursion.stack = await stackCells();
       console.log(JSON.stringify(out));
       return;
     }

@@ -369,14 +369,18 @@ class ViewerUiTest < Minitest::Test
     assert_equal 210 * MS, drop.dig("totals", "shown")
     assert_equal 210 * MS, drop["tree"]
     refute(drop["flame"].any? { |name, *| name == "Deep#recurse" })
-    # Collapse recursion: the 80 Deep#recurse calls are one frame, in the flame graph and the
-    # stack chart (thread 1 is its default thread: no Deep#recurse there).
+    # Collapse recursion: the 80 Deep#recurse calls are one frame, in the flame graph and in the
+    # stack chart of thread 3 (its 50 ms are one stack: one cell per frame; then its 10 ms of sleep).
+    stack_cells = ->(deep) { ["Object#main", "Shop#checkout", *Array.new(deep, "Deep#recurse"), "Kernel#sleep", "[GVL blocked]"] }
+    assert_equal 3, result.dig("stackBefore", "thread")
+    assert_equal DEPTH + 4, result.dig("stackBefore", "cells")
+    assert_equal stack_cells.(DEPTH).tally, result.dig("stackBefore", "names").tally
     rec = result["recursion"]
     assert_equal "true", rec["pressed"]
     assert_equal [["Deep#recurse", 50 * MS, "Shop#checkout"]], rec["flame"].select { |name, *| name == "Deep#recurse" }
     assert_equal total, rec.dig("totals", "shown")
     assert_equal ["recursion collapsed ✕"], rec["chips"]
-    assert_equal 1, rec["stackThread"]
-    assert_equal 0, rec["stackCells"]
+    assert_equal({ "thread" => 3, "cells" => 5 }, rec["stack"].except("names"))
+    assert_equal stack_cells.(1).tally, rec.dig("stack", "names").tally
   end
 end
