@@ -5,7 +5,9 @@
 // Usage: node viewer_ui_check.js URL PLAN [SCREENSHOT_DIR]; PLAN: "nav" (the above, on a file), or
 // "sandwich" (a served page): the Methods tab's method in the Sandwich tab, then a
 // Shift+clicked flame-graph frame's, or "bigfile": a file with its timeline apart, the stack chart (merged by the server, in its
-// own element) then the timeline.
+// own element) then the timeline, or "address" (served): a view built by hand (snapshot,
+// transform, label filter, tagfocus, search, time range, tab, zoom) read again in a new page
+// opened at its address.
 const { chromium } = require('playwright-core');
 
 const [url, plan, shots] = process.argv.slice(2);
@@ -18,16 +20,30 @@ async function main() {
   });
   const out = { errors: [], external: [] };
   try {
-    const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-    await page.route('**/*', (route) => {
-      const u = new URL(route.request().url());
-      if (u.hostname === '127.0.0.1' || u.protocol === 'file:') return route.continue();
-      out.external.push(u.href);
-      return route.abort();
-    });
-    page.on('pageerror', (e) => out.errors.push(String(e)));
-    page.on('console', (m) => { if (m.type() === 'error') out.errors.push(m.text()); });
+    // Every page: nothing fetched from elsewhere, and its errors (thrown or logged) reported.
+    const newPage = async (tag) => {
+      const pg = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+      await pg.route('**/*', (route) => {
+        const u = new URL(route.request().url());
+        if (u.hostname === '127.0.0.1' || u.protocol === 'file:') return route.continue();
+        out.external.push(u.href);
+        return route.abort();
+      });
+      pg.on('pageerror', (e) => out.errors.push(tag + String(e)));
+      pg.on('console', (m) => { if (m.type() === 'error') out.errors.push(tag + m.text()); });
+      return pg;
+    };
+    const page = await newPage('');
     const ready = () => page.waitForFunction(() => document.body.dataset.state === 'ready', null, { timeout: 15000 });
+    // The address is written after a zoom's paint (at most every 200 ms): wait until it is.
+    const addressed = (pg) => pg.waitForFunction(() => location.hash === window.rperfViewer.viewHash(), null, { timeout: 15000 });
+    // A new page at the address, drawn.
+    const reopen = async (href) => {
+      const again = await newPage('reopened: ');
+      await again.goto(href);
+      await again.waitForFunction(() => document.body.dataset.state === 'ready', null, { timeout: 15000 });
+      return again;
+    };
     const shot = async (name) => { if (shots) await page.screenshot({ path: `${shots}/${name}.png` }); };
     const view = (sel) => page.$eval(sel, (e) => ({ view: e.dataset.view.split(',').map(Number), zoom: e.dataset.zoom, rendered: Number(e.dataset.rendered) }));
     const crumbs = (sel) => page.$$eval(`${sel} .crumbs .crumb`, (bs) => bs.map((b) => b.textContent));
@@ -63,6 +79,84 @@ async function main() {
       console.log(JSON.stringify(out));
       return;
     }
+    if (plan === 'address') { // a view built by hand; a new page at its address shows the same
+      // Ready, and the state changed as asked (a key or a typed box redraws a moment later).
+      const readyWith = (key, value) => page.waitForFunction(([k, v]) => {
+        const s = window.rperfViewer.state;
+        const now = { snap: s.current && s.current.id, tagFocus: s.tagFocus, search: s.search, ranged: !!s.range }[k];
+        return document.body.dataset.state === 'ready' && now === v;
+      }, [key, value], { timeout: 15000 });
+      await page.keyboard.press('k'); // the snapshot before the newest, which the page opened
+      await readyWith('snap', 1);
+      // A transform first: it reopens the snapshot, which clears the time range.
+      await page.click('#flame g.frame[name="Set#add"]', { modifiers: ['Shift'] });
+      await ready();
+      await page.click('.pin-transforms button[data-transform=drop]');
+      await ready();
+      await page.click('#pin-close');
+      await ready();
+      const option = await page.$$eval('#filter-label option', (os) => os.find((o) => o.textContent.startsWith('%GVL not set')).value);
+      await page.selectOption('#filter-label', option);
+      await ready();
+      await page.fill('#tag-focus', '/a');
+      await readyWith('tagFocus', '/a');
+      await page.fill('#search', 'price');
+      await readyWith('search', 'price');
+      // A time range: a drag across the middle of the Timeline.
+      await page.click('#tabs button[data-tab=timeline]');
+      await ready();
+      const box = await page.$eval('#timeline svg', (e) => { const r = e.getBoundingClientRect(); return { x: r.x, y: r.y, w: r.width }; });
+      const plot = box.w - 98; // the rows' labels on the left, a margin on the right (drawTimeline)
+      await page.mouse.move(box.x + 90 + plot * 0.3, box.y + 12);
+      await page.mouse.down();
+      await page.mouse.move(box.x + 90 + plot * 0.7, box.y + 12, { steps: 4 });
+      await page.mouse.up();
+      await readyWith('ranged', true);
+      // The icicle, zoomed to a frame by a click, then in by the wheel (a range between cells).
+      await page.click('#tabs button[data-tab=icicle]');
+      await ready();
+      await page.click('#icicle g.frame[name="Shop#price"]');
+      out.clicked = await view('#icicle');
+      const vp = await page.$eval('#icicle .viewport', (e) => { const r = e.getBoundingClientRect(); return { x: r.left, y: r.top, w: r.width }; });
+      await page.mouse.move(vp.x + vp.w * 0.4, vp.y + 30);
+      await page.mouse.wheel(0, -300);
+      await page.waitForFunction((v) => document.getElementById('icicle').dataset.view !== v, out.clicked.view.join(','), { timeout: 15000 });
+      await addressed(page);
+      // What the page shows and holds, read the same way from both pages.
+      const read = (pg) => pg.evaluate(() => {
+        const s = window.rperfViewer.state;
+        const $ = (id) => document.getElementById(id);
+        const label = $('filter-label');
+        const icicle = $('icicle');
+        const chart = icicle._chart;
+        return {
+          hash: location.hash,
+          snap: s.current.id,
+          title: $('snapshot-title').textContent.split(' — ')[0],
+          tab: document.querySelector('#tabs button.active').dataset.tab,
+          transforms: s.transforms,
+          chips: [...document.querySelectorAll('#transforms .transform')].map((b) => b.textContent),
+          label: s.labelFilter,
+          labelShown: label.selectedOptions[0].textContent,
+          tagFocus: [s.tagFocus, $('tag-focus').value],
+          search: [s.search, $('search').value],
+          range: s.range,
+          rangeShown: $('range-info').textContent,
+          totals: { shown: Number($('totals').dataset.shownNs), total: Number($('totals').dataset.totalNs), text: $('totals').textContent },
+          matched: { ns: Number($('search-info').dataset.matchedNs), text: $('search-info').textContent },
+          zoom: { x0: chart.x0, x1: chart.x1, focus: chart.focus, view: icicle.dataset.view, name: icicle.dataset.zoom,
+            crumbs: [...icicle.querySelectorAll('.crumbs .crumb')].map((b) => b.textContent), rendered: Number(icicle.dataset.rendered) },
+          cells: chart.model.cells.map((c) => [c.name, c.x, c.value]),
+        };
+      });
+      out.before = await read(page);
+      await shot('address');
+      out.href = await page.evaluate(() => location.href);
+      const again = await reopen(out.href);
+      out.reopened = await read(again);
+      console.log(JSON.stringify(out));
+      return;
+    }
     if (plan === 'transforms') { // focus / merge / drop a pinned function, collapse recursion: every view
       const flame = () => page.$eval('#flame', (e) => e._chart.model.cells.map((c) => [c.name, c.value, c.parent >= 0 ? e._chart.model.cells[c.parent].name : null]));
       const view = async () => ({ totals: await totals(), flame: await flame(), chips: await page.$$eval('#transforms .transform', (bs) => bs.map((b) => b.textContent)) });
@@ -91,14 +185,22 @@ async function main() {
       await pinAnd('Deep#recurse', 'drop');
       out.drop = { ...(await view()), tree: await tree() };
       await undo();
-      await page.click('#collapse-recursion');
-      await page.waitForTimeout(200);
+      // The stack chart of thread 3, the one with Deep#recurse (thread 1, the default, has none).
+      const stackCells = () => page.$eval('#stack', (e) => ({ thread: Number(e.dataset.thread), cells: Number(e.dataset.cells),
+        names: e._chart.model.cells.map((c) => c.name) }));
+      await page.click('#tabs button[data-tab=stack]');
+      await ready();
+      await page.selectOption('#stack-thread', '3');
+      await ready();
+      out.stackBefore = await stackCells();
+      await page.click('#tabs button[data-tab=flame]');
+      await ready();
+      await page.click('#collapse-recursion'); // reopens the snapshot: 'loading' at once
       await ready();
       out.recursion = { ...(await view()), pressed: await page.$eval('#collapse-recursion', (b) => b.getAttribute('aria-pressed')) };
       await page.click('#tabs button[data-tab=stack]');
       await ready();
-      out.recursion.stackCells = await page.$$eval('#stack g.frame[name="Deep#recurse"]', (gs) => gs.length);
-      out.recursion.stackThread = await page.$eval('#stack', (e) => Number(e.dataset.thread));
+      out.recursion.stack = await stackCells();
       console.log(JSON.stringify(out));
       return;
     }
@@ -338,11 +440,9 @@ async function main() {
     out.helpAfterEscape = await page.$eval('#help', (e) => e.hidden);
 
     // The address reproduces the view in a new page.
+    await addressed(page);
     out.hash = await page.evaluate(() => location.hash);
-    const again = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-    again.on('pageerror', (e) => out.errors.push(String(e)));
-    await again.goto(url.split('#')[0] + out.hash);
-    await again.waitForFunction(() => document.body.dataset.state === 'ready', null, { timeout: 15000 });
+    const again = await reopen(url.split('#')[0] + out.hash);
     out.reopened = await again.evaluate(() => ({
       tab: document.querySelector('#tabs button.active').dataset.tab,
       search: document.getElementById('search').value,
@@ -350,6 +450,8 @@ async function main() {
       shownNs: Number(document.getElementById('totals').dataset.shownNs),
       stackThread: Number(document.getElementById('stack').dataset.thread),
       pressed: document.getElementById('hide-idle').getAttribute('aria-pressed'),
+      stackView: document.getElementById('stack').dataset.view,
+      stackZoom: document.getElementById('stack').dataset.zoom,
     }));
   } finally {
     await browser.close();

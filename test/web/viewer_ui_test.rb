@@ -125,7 +125,9 @@ class ViewerUiTest < Minitest::Test
 
     # A new page at the address: the same tab, search, hidden threads and totals.
     assert_includes result["hash"], "q=price"
-    assert_equal({ "tab" => "stack", "search" => "price", "matchedNs" => 60 * MS, "shownNs" => 160 * MS, "stackThread" => 1, "pressed" => "true" },
+    assert_match(/&zoom=#{60 * MS}_#{70 * MS}_\d+\z/, result["hash"], "the stack chart's zoom to Set#add")
+    assert_equal({ "tab" => "stack", "search" => "price", "matchedNs" => 60 * MS, "shownNs" => 160 * MS, "stackThread" => 1, "pressed" => "true",
+                   "stackView" => "#{60 * MS},#{70 * MS}", "stackZoom" => "Set#add" },
                  result["reopened"])
   end
 
@@ -265,6 +267,55 @@ class ViewerUiTest < Minitest::Test
     assert pin["closed"]
   end
 
+  # The whole view in the address (served, for the transform): snapshot #1 of two (the page
+  # opens #2), Set#add dropped, label %GVL not set, tagfocus /a, search price, a time range
+  # dragged on the Timeline, the icicle zoomed to Shop#price and then by the wheel. A new page
+  # at the address shows each of them, and the same totals and cells.
+  def test_address_reopens_the_view
+    tagged = tagged_profile
+    viewer = Rperf::Viewer.new(nil)
+    viewer.add_snapshot(tagged)
+    viewer.add_snapshot(tagged.merge(aggregated_samples: tagged[:aggregated_samples].reject { |s| s[2] == 2 },
+                                     raw_samples: tagged[:raw_samples].reject { |s| s[2] == 2 }))
+    result = nil
+    with_puma(viewer) do |port|
+      out, err, status = Open3.capture3("node", File.join(RperfTestHelper::ROOT, "test/consumers/viewer_ui_check.js"),
+                                        "http://127.0.0.1:#{port}/rperf/", "address", *ENV["RPERF_VIEWER_SCREENSHOTS"], chdir: RperfTestHelper::ROOT)
+      assert status.success?, "viewer_ui_check.js failed:\n#{err}\n#{out}"
+      result = JSON.parse(out.lines.last)
+    end
+    assert_empty result["errors"], "errors in either page"
+    assert_empty result["external"]
+    view = result["before"]
+    assert_equal [1, "#1", "icicle"], view.values_at("snap", "title", "tab")
+    assert_equal [["drop", "Set#add", FRAMES[:set][0]]], view["transforms"]
+    assert_equal ["drop Set#add ✕"], view["chips"]
+    # Without a %GVL label after the drop: thread 1's price and JSON (80 ms), thread 3's recursion (50 ms).
+    assert_equal({ "key" => "%GVL", "value" => "\u0000not set" }, view["label"])
+    assert_equal "%GVL not set (130.0 ms)", view["labelShown"]
+    assert_equal [["/a"] * 2, ["price"] * 2], view.values_at("tagFocus", "search")
+    # The range is where the drag ended (whole ns); what is shown is thread 1's price and JSON
+    # samples (each covers the ms before its time) inside it.
+    r0, r1 = view["range"]
+    assert_equal [r0.to_i, r1.to_i], [r0, r1]
+    inside = ->(ms) { ms.sum { |t| [[t * MS, r1].min - [(t - 1) * MS, r0].max, 0].max } }
+    price = inside.((1..40).to_a + (81..100).to_a)
+    json = inside.((41..60).to_a)
+    assert_equal({ "shown" => price + json, "total" => 250 * MS }, view["totals"].except("text"))
+    assert_equal price, view.dig("matched", "ns")
+    assert_equal [["all", 0, price + json], ["Object#main", 0, price + json], ["Shop#checkout", 0, price + json],
+                  ["JSON.generate", 0, json], ["Shop#price", json, price]], view["cells"]
+    # The click zoomed to Shop#price (cell 4), the wheel into it by exp(-300 * 0.002) around the pointer.
+    assert_equal({ "view" => [json, json + price], "zoom" => "Shop#price", "rendered" => 4 }, result["clicked"])
+    zoom = view["zoom"]
+    assert_equal [4, "Shop#price", ["all", "Object#main", "Shop#checkout", "Shop#price"]], zoom.values_at("focus", "name", "crumbs")
+    assert_in_delta price * Math.exp(-0.6), zoom["x1"] - zoom["x0"], 1e-6
+    assert_match(/&zoom=#{Regexp.escape(zoom["x0"].to_s)}_#{Regexp.escape(zoom["x1"].to_s)}_4\z/, view["hash"])
+
+    # The new page: every value the same, the address too.
+    assert_equal view, result["reopened"]
+  end
+
   # The profile with labels: thread 1's samples are GET /a, thread 3's running ones GET /b.
   def tagged_profile
     data = profile
@@ -318,14 +369,18 @@ class ViewerUiTest < Minitest::Test
     assert_equal 210 * MS, drop.dig("totals", "shown")
     assert_equal 210 * MS, drop["tree"]
     refute(drop["flame"].any? { |name, *| name == "Deep#recurse" })
-    # Collapse recursion: the 80 Deep#recurse calls are one frame, in the flame graph and the
-    # stack chart (thread 1 is its default thread: no Deep#recurse there).
+    # Collapse recursion: the 80 Deep#recurse calls are one frame, in the flame graph and in the
+    # stack chart of thread 3 (its 50 ms are one stack: one cell per frame; then its 10 ms of sleep).
+    stack_cells = ->(deep) { ["Object#main", "Shop#checkout", *Array.new(deep, "Deep#recurse"), "Kernel#sleep", "[GVL blocked]"] }
+    assert_equal 3, result.dig("stackBefore", "thread")
+    assert_equal DEPTH + 4, result.dig("stackBefore", "cells")
+    assert_equal stack_cells.(DEPTH).tally, result.dig("stackBefore", "names").tally
     rec = result["recursion"]
     assert_equal "true", rec["pressed"]
     assert_equal [["Deep#recurse", 50 * MS, "Shop#checkout"]], rec["flame"].select { |name, *| name == "Deep#recurse" }
     assert_equal total, rec.dig("totals", "shown")
     assert_equal ["recursion collapsed ✕"], rec["chips"]
-    assert_equal 1, rec["stackThread"]
-    assert_equal 0, rec["stackCells"]
+    assert_equal({ "thread" => 3, "cells" => 5 }, rec["stack"].except("names"))
+    assert_equal stack_cells.(1).tally, rec.dig("stack", "names").tally
   end
 end

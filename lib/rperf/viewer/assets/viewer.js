@@ -45,6 +45,9 @@
     // Transforms of the stacks, applied by the server to the profile every view is built from
     // (Viewer::Transforms): [op, name, file] (focus, merge, drop) or ['recursion'].
     transforms: [],
+    // The address's zoom {tab, view: [x0, x1], focus: cell or -1}, for the next chart of that
+    // tab; the zoom on screen is the chart's own (chart.x0, x1, focus): a redraw starts over.
+    zoom: null,
   };
 
   const $ = (id) => document.getElementById(id);
@@ -513,6 +516,14 @@
     container.append(viewport);
     const chart = { container, details, model, opts, crumbs, viewport, x0: model.start, x1: model.start + model.span, focus: -1, first: true };
     if (opts.view) { chart.x0 = Math.max(model.start, opts.view[0]); chart.x1 = Math.min(model.start + model.span, opts.view[1]); }
+    // The address's zoom goes to the chart the keys and the address follow (the tab's first).
+    const z = state.zoom;
+    if (z && z.tab === state.tab && container === document.querySelector('.tab.active .chart-host')) {
+      state.zoom = null;
+      const x0 = Math.max(model.start, z.view[0]);
+      const x1 = Math.min(model.start + model.span, z.view[1]);
+      if (x1 > x0) { chart.x0 = x0; chart.x1 = x1; chart.focus = z.focus < model.cells.length ? z.focus : -1; }
+    }
     container._chart = chart;
     wireChart(chart);
     paintChart(chart);
@@ -575,6 +586,16 @@
     container.dataset.view = Math.round(chart.x0) + ',' + Math.round(chart.x1);
     container.dataset.zoom = chart.focus >= 0 ? model.cells[chart.focus].name : '';
     paintCrumbs(chart);
+    if (chart === activeChart()) writeHashSoon();
+  }
+
+  // The chart's zoom for the address: its range and the frame clicked last (its breadcrumb), or
+  // null when it shows everything.
+  function chartZoom(chart) {
+    if (!chart) return null;
+    const { start, span } = chart.model;
+    if (chart.x0 <= start && chart.x1 >= start + span) return null;
+    return { view: [chart.x0, chart.x1], focus: chart.focus };
   }
 
   function paintCrumbs(chart) {
@@ -1290,7 +1311,8 @@
     svg.addEventListener('mouseup', (evt) => {
       if (dragFrom === null) return;
       const t = timeAt(evt);
-      const range = [Math.min(dragFrom, t), Math.max(dragFrom, t)];
+      // Whole ns, as the address writes them: a link reopens the same range.
+      const range = [Math.floor(Math.min(dragFrom, t)), Math.ceil(Math.max(dragFrom, t))];
       dragFrom = null;
       if (range[1] - range[0] < binNs) return;
       state.range = range;
@@ -2091,6 +2113,7 @@
       default: break;
     }
     if (seq === renderSeq) {
+      state.zoom = null; // the address's zoom: taken by the chart, or there was none to take it
       writeHash();
       setStatus('snapshot #' + p.id + ': ' + state.tab, 'ready');
     }
@@ -2098,7 +2121,9 @@
 
   // --- the view in the address -------------------------------------------------------------
   // #snap=2&tab=flame&q=...&label=K&value=V (or &unset=1)&thread=N&from=T0&to=T1&idle=hide
-  // &method=name%00file%00line&stack=N: a copied link opens the same view.
+  // &method=name%00file%00line&stack=N&zoom=X0_X1[_I]: a copied link opens the same view. The
+  // zoom is the chart's (flame graph, icicle, stack chart...) range in its units, exact (the
+  // same filters lay the chart out the same), and I the cell of the frame it was zoomed to.
   function viewHash() {
     const q = new URLSearchParams();
     if (state.current) q.set('snap', String(state.current.id));
@@ -2119,11 +2144,24 @@
     if (state.pin) q.set('pin', state.pin.join('\u0000'));
     if (state.source) q.set('source', state.source.join('\u0000'));
     if (state.transforms.length) q.set('transforms', transformsKey());
+    const zoom = state.zoom && state.zoom.tab === state.tab ? state.zoom : chartZoom(activeChart()); // not drawn yet: the address's
+    if (zoom) q.set('zoom', zoom.view.join('_') + (zoom.focus >= 0 ? '_' + zoom.focus : '')); // _: not escaped
     return '#' + q.toString();
   }
+  let hashWrittenAt = -Infinity;
   function writeHash() {
     const hash = viewHash();
-    if (location.hash !== hash) history.replaceState(null, '', hash);
+    if (location.hash !== hash) { history.replaceState(null, '', hash); hashWrittenAt = performance.now(); }
+  }
+  // A zoom or pan: at most one history update per 200 ms (the wheel paints every frame, and
+  // browsers refuse a flood of them); a render under way writes the address when it is done.
+  let hashTimer = null;
+  function writeHashSoon() {
+    if (hashTimer !== null) return;
+    hashTimer = setTimeout(() => {
+      hashTimer = null;
+      if (document.body.dataset.state === 'ready') writeHash();
+    }, Math.max(0, hashWrittenAt + 200 - performance.now()));
   }
   const TABS = () => [...$('tabs').querySelectorAll('button')].map((b) => b.dataset.tab);
   function readHash() {
@@ -2144,6 +2182,9 @@
     out.pin = q.has('pin') ? q.get('pin').split('\u0000').slice(0, 2) : null;
     out.source = q.has('source') ? q.get('source').split('\u0000').slice(0, 2) : null;
     out.transforms = list('transforms', (t) => Array.isArray(t) && (t.length === 3 || (t.length === 1 && t[0] === 'recursion')) && t.every((x) => typeof x === 'string'));
+    const zoom = (q.get('zoom') || '').split('_').map((x) => (x === '' ? NaN : Number(x)));
+    out.zoom = (zoom.length === 2 || (zoom.length === 3 && Number.isInteger(zoom[2]) && zoom[2] >= 0)) && zoom.every(Number.isFinite) && zoom[0] < zoom[1]
+      ? { view: [zoom[0], zoom[1]], focus: zoom.length === 3 ? zoom[2] : -1 } : null;
     return out;
   }
   // Before fillFilters, which keeps the filters only when the snapshot has them.
@@ -2166,6 +2207,7 @@
     state.pin = v.pin && v.pin.length === 2 ? v.pin : null;
     state.source = v.source && v.source[0] ? v.source : null;
     state.transforms = v.transforms;
+    state.zoom = v.zoom ? { tab: state.tab, ...v.zoom } : null;
   }
   let pendingView = null;
 
@@ -2253,7 +2295,12 @@
     let resizeTimer = null;
     window.addEventListener('resize', () => {
       clearTimeout(resizeTimer);
-      resizeTimer = setTimeout(() => { if (['flame', 'icicle', 'stack', 'timeline', 'diff', 'alloc'].includes(state.tab)) render(); }, 200);
+      resizeTimer = setTimeout(() => {
+        if (!['flame', 'icicle', 'stack', 'timeline', 'diff', 'alloc'].includes(state.tab)) return;
+        const zoom = chartZoom(activeChart()); // the same chart, wider or narrower: the same zoom
+        state.zoom = zoom && { tab: state.tab, ...zoom };
+        render();
+      }, 200);
     });
   }
 
@@ -2297,7 +2344,7 @@
     action();
   }
 
-  window.rperfViewer = { state, open, render, reload: loadList };
+  window.rperfViewer = { state, open, render, reload: loadList, viewHash };
   pendingView = readHash();
   if (pendingView) state.transforms = pendingView.transforms;
   if (embedded) $('refresh').hidden = true;
