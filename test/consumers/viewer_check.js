@@ -46,7 +46,9 @@ async function main() {
     page.on('dialog', (d) => { out.dialogs.push(d.message()); d.dismiss(); });
     // Let the page settle before a picture.
     const shot = async (name) => { if (shots) { await page.waitForTimeout(400); await page.screenshot({ path: `${shots}/${name}.png` }); } };
-    const ready = () => page.waitForFunction(() => document.body.dataset.state === 'ready', null, { timeout: 15000 });
+    // A page that never gets ready says what went wrong in it.
+    const ready = () => page.waitForFunction(() => document.body.dataset.state === 'ready', null, { timeout: 15000 })
+      .catch((e) => { throw new Error(e.message + (out.errors.length ? '; errors in the page: ' + out.errors.join(' | ') : '')); });
     const tab = async (name) => { await page.click(`#tabs button[data-tab=${name}]`); await ready(); };
     const rendered = (sel) => page.$eval(sel, (e) => Number(e.dataset.rendered || 0));
     // A view drawn after a tab switch: its nodes once drawn (the switch may answer 'ready' before
@@ -113,6 +115,21 @@ async function main() {
       await page.locator(`${sel} tr`).nth(i).click();
     };
 
+    // Every tab of the page (its buttons), the open one last, each switch timed (ms) into out.tabs;
+    // after each, show(name) when given: what the tab drew, into out.shows.
+    const timeTabs = async (show) => {
+      const all = await page.$$eval('#tabs button', (bs) => bs.map((b) => [b.dataset.tab, b.classList.contains('active')]));
+      const names = plan.tabs || [...all.filter(([, a]) => !a), ...all.filter(([, a]) => a)].map(([n]) => n);
+      out.tabs = {};
+      out.shows = {};
+      for (const name of names) {
+        const t = Date.now();
+        await tab(name);
+        out.tabs[name] = Date.now() - t;
+        if (show) out.shows[name] = await show(name);
+      }
+    };
+
     const started = Date.now();
     await page.goto(url);
     await ready();
@@ -141,12 +158,7 @@ async function main() {
       out.firstRender = Date.now() - started;
       out.opened = await page.evaluate(() => window.rperfViewer.state.current.id);
       out.rows = await page.$$eval('#snapshot-list tbody tr', (rows) => rows.map((r) => ({ id: Number(r.dataset.id), cls: r.className, text: r.textContent })));
-      out.tabs = {};
-      for (const name of plan.tabs || ['timeline', 'flame', 'icicle', 'stack', 'sandwich', 'top', 'tree', 'methods', 'threads', 'diff', 'alloc']) {
-        const t = Date.now();
-        await tab(name);
-        out.tabs[name] = Date.now() - t;
-      }
+      await timeTabs();
       await tab('stack');
       out.stack = await page.$eval('#stack', (e) => ({ total: Number(e.dataset.totalNs), thread: Number(e.dataset.thread), cells: Number(e.dataset.cells) }));
       await tab('timeline');

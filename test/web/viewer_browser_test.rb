@@ -381,6 +381,9 @@ class ViewerBrowserTest < Minitest::Test
       aggregated_samples: aggregated, raw_samples: raw, label_sets: [{}, { "%GVL": "blocked" }] }
   end
 
+  # The page's tabs (its buttons' data-tab), in order.
+  def page_tabs = File.read(File.join(Rperf::Viewer::ASSET_DIR, "index.html")).scan(/data-tab="(\w+)"/).flatten
+
   # Per VM state (the page's STATES), the weight of the raw samples whose labels (and thread) the
   # block keeps. A recorded sample's state is its 5th element (0 running, 1 GVL blocked, 2 GVL
   # wait, 3/4 GC), a hand-built one's its label set's.
@@ -418,6 +421,7 @@ class ViewerBrowserTest < Minitest::Test
     end
     assert_empty result["errors"], "errors in the page"
     assert_empty result["external"]
+    assert_equal page_tabs.sort, result["tabs"].keys.sort, "every tab switched to" unless ENV["RPERF_BIG_TABS"]
     assert_equal 1, result["opened"], "the newest snapshot with samples, not the empty one after it"
     assert_equal [1, 2], result["rows"].map { |r| r["id"] }
     assert_includes result.dig("rows", 1, "cls"), "empty"
