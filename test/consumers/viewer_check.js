@@ -13,7 +13,9 @@
 // `current`, then the allocations tab of `other` (no allocation samples), then (broken: id) the
 // call-tree tab and flame graph of a profile without a call tree, or { big: true }: the time to
 // the first render and to each tab (a profile of hundreds of thousands of timeline rows), the
-// timeline and a dragged range's totals, or { opened: true }: the snapshot the page opened, or
+// timeline and a dragged range's totals, or { bigFile: true, label: [key, value] }: the same
+// timings on a file, what each tab drew, then the Timeline of all samples and of the label's
+// (the file's rows, binned by the page), or { opened: true }: the snapshot the page opened, or
 // { source: true }: the same, the flame graph and the call-tree tab of a page whose data comes
 // from window.RPERF_DATA_SOURCE.
 // Every request that is not for 127.0.0.1 (or the file itself) is recorded and aborted.
@@ -46,7 +48,9 @@ async function main() {
     page.on('dialog', (d) => { out.dialogs.push(d.message()); d.dismiss(); });
     // Let the page settle before a picture.
     const shot = async (name) => { if (shots) { await page.waitForTimeout(400); await page.screenshot({ path: `${shots}/${name}.png` }); } };
-    const ready = () => page.waitForFunction(() => document.body.dataset.state === 'ready', null, { timeout: 15000 });
+    // A page that never gets ready says what went wrong in it.
+    const ready = () => page.waitForFunction(() => document.body.dataset.state === 'ready', null, { timeout: 15000 })
+      .catch((e) => { throw new Error(e.message + (out.errors.length ? '; errors in the page: ' + out.errors.join(' | ') : '')); });
     const tab = async (name) => { await page.click(`#tabs button[data-tab=${name}]`); await ready(); };
     const rendered = (sel) => page.$eval(sel, (e) => Number(e.dataset.rendered || 0));
     // A view drawn after a tab switch: its nodes once drawn (the switch may answer 'ready' before
@@ -113,6 +117,21 @@ async function main() {
       await page.locator(`${sel} tr`).nth(i).click();
     };
 
+    // Every tab of the page (its buttons), the open one last, each switch timed (ms) into out.tabs;
+    // after each, show(name) when given: what the tab drew, into out.shows.
+    const timeTabs = async (show) => {
+      const all = await page.$$eval('#tabs button', (bs) => bs.map((b) => [b.dataset.tab, b.classList.contains('active')]));
+      const names = plan.tabs || [...all.filter(([, a]) => !a), ...all.filter(([, a]) => a)].map(([n]) => n);
+      out.tabs = {};
+      out.shows = {};
+      for (const name of names) {
+        const t = Date.now();
+        await tab(name);
+        out.tabs[name] = Date.now() - t;
+        if (show) out.shows[name] = await show(name);
+      }
+    };
+
     const started = Date.now();
     await page.goto(url);
     await ready();
@@ -141,12 +160,7 @@ async function main() {
       out.firstRender = Date.now() - started;
       out.opened = await page.evaluate(() => window.rperfViewer.state.current.id);
       out.rows = await page.$$eval('#snapshot-list tbody tr', (rows) => rows.map((r) => ({ id: Number(r.dataset.id), cls: r.className, text: r.textContent })));
-      out.tabs = {};
-      for (const name of plan.tabs || ['timeline', 'flame', 'icicle', 'stack', 'sandwich', 'top', 'tree', 'methods', 'threads', 'diff', 'alloc']) {
-        const t = Date.now();
-        await tab(name);
-        out.tabs[name] = Date.now() - t;
-      }
+      await timeTabs();
       await tab('stack');
       out.stack = await page.$eval('#stack', (e) => ({ total: Number(e.dataset.totalNs), thread: Number(e.dataset.thread), cells: Number(e.dataset.cells) }));
       await tab('timeline');
@@ -170,6 +184,34 @@ async function main() {
       out.flameInRange = await drawn('#flame');
       await tab('tree');
       out.treeInRange = await page.$eval('#tree', (t) => Number(t.dataset.totalNs));
+      console.log(JSON.stringify(out));
+      return;
+    }
+    if (plan.bigFile) { // a --html file of a big profile: every tab timed and what it drew; the Timeline under a label
+      out.firstRender = Date.now() - started;
+      const text = (sel) => page.$eval(sel, (e) => e.textContent);
+      const num = (sel, key) => page.$eval(sel, (e, k) => Number(e.dataset[k] || 0), key);
+      const shows = {
+        flame: () => rendered('#flame'), icicle: () => rendered('#icicle'), stack: () => num('#stack', 'cells'),
+        top: () => page.$$eval('#top-table tbody td.fn', (tds) => tds.map((t) => t.textContent)),
+        tree: () => num('#tree', 'totalNs'), inverted: () => num('#inverted', 'totalNs'), methods: () => num('#methods-table', 'totalNs'),
+        threads: () => num('#threads-table', 'rows'), timeline: () => rendered('#timeline'),
+        sandwich: () => text('#sandwich-note'), source: () => text('#source-note'), diff: () => text('#diff-summary'), alloc: () => text('#alloc-summary'),
+      };
+      await timeTabs((name) => (shows[name] ? shows[name]() : null));
+      const timeline = () => page.$eval('#timeline', (e) => ({
+        source: e.dataset.source, stateNs: JSON.parse(e.dataset.stateNs), threads: e.dataset.threads.split(',').map(Number), rendered: Number(e.dataset.rendered),
+      }));
+      await tab('timeline');
+      out.timeline = await timeline(); // the file's bins, no row unpacked
+      out.timeline.rowsLoaded = await page.evaluate(() => !!window.rperfViewer.state.current.timeline.samples);
+      // Under the label filter the file has no bins: the page reads its rows and bins them.
+      const t = Date.now();
+      await choose(plan.label[0], plan.label[1]);
+      out.filteredMs = Date.now() - t;
+      out.filtered = await timeline();
+      out.filtered.rows = await page.evaluate(() => window.rperfViewer.state.current.timeline.samples.length);
+      out.filtered.totals = await totals();
       console.log(JSON.stringify(out));
       return;
     }

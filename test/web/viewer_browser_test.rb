@@ -364,8 +364,9 @@ class ViewerBrowserTest < Minitest::Test
   BIG_ROWS = 500_000
 
   # A wall profile of four threads with BIG_ROWS raw samples (aggregate: false), one per
-  # millisecond per thread, over four stacks; the IO stack is GVL blocked.
-  def big_profile(rows)
+  # millisecond per thread, over four stacks; the IO stack is GVL blocked. endpoints: each
+  # thread's samples are in requests of 250 ms, GET /a and GET /b in turn (an endpoint label).
+  def big_profile(rows, endpoints: false)
     frame = ->(name) { ["/app/big.rb", name] }
     main = frame.("Object#main")
     run = frame.("Worker#run")
@@ -374,11 +375,30 @@ class ViewerBrowserTest < Minitest::Test
       thread = i % 4
       k = i / 4
       stack = (k * 7 + thread) % 4
-      [stacks[stack], 1_000_000, thread + 1, stack == 2 ? 1 : 0, (k + 1) * 1_000_000]
+      lsi = (stack == 2 ? 1 : 0) + (endpoints && (k / 250).odd? ? 2 : 0)
+      [stacks[stack], 1_000_000, thread + 1, lsi, (k + 1) * 1_000_000]
     end
     aggregated = raw.group_by { |r| [r[0], r[2], r[3]] }.map { |(stack, seq, lsi), rs| [stack, rs.sum { |r| r[1] }, seq, lsi] }
+    sets = if endpoints
+             %w[a a b b].zip([{}, { "%GVL": "blocked" }] * 2).map { |e, set| { endpoint: "GET /#{e}", **set } }
+           else
+             [{}, { "%GVL": "blocked" }]
+           end
     { mode: :wall, frequency: 1000, sampling_count: rows, duration_ns: (rows / 4) * 1_000_000,
-      aggregated_samples: aggregated, raw_samples: raw, label_sets: [{}, { "%GVL": "blocked" }] }
+      aggregated_samples: aggregated, raw_samples: raw, label_sets: sets }
+  end
+
+  # The page's tabs (its buttons' data-tab), in order.
+  def page_tabs = File.read(File.join(Rperf::Viewer::ASSET_DIR, "index.html")).scan(/data-tab="(\w+)"/).flatten
+
+  # Per VM state, the ns of the model's Timeline bins (TimelinePayload) of these filters.
+  def model_state_ns(data, **filters)
+    states = Rperf::Viewer::StackChartPayload::VM_STATES
+    out = states.to_h { |state| [state, 0] }
+    Rperf::Viewer::TimelinePayload.build(data, **filters)[:threads].each do |_, per_state|
+      per_state.each_with_index { |bins, i| out[states[i]] += bins.sum if bins }
+    end
+    out
   end
 
   # Per VM state (the page's STATES), the weight of the raw samples whose labels (and thread) the
@@ -418,6 +438,7 @@ class ViewerBrowserTest < Minitest::Test
     end
     assert_empty result["errors"], "errors in the page"
     assert_empty result["external"]
+    assert_equal page_tabs.sort, result["tabs"].keys.sort, "every tab switched to" unless ENV["RPERF_BIG_TABS"]
     assert_equal 1, result["opened"], "the newest snapshot with samples, not the empty one after it"
     assert_equal [1, 2], result["rows"].map { |r| r["id"] }
     assert_includes result.dig("rows", 1, "cls"), "empty"
@@ -449,6 +470,74 @@ class ViewerBrowserTest < Minitest::Test
     assert_equal Rperf::Viewer::StackChartPayload.build(data, thread: 1)[:dx].size, result.dig("stack", "cells")
     timings = result["tabs"].map { |tab, ms| "#{tab} #{ms} ms" }.join(", ")
     puts "\n#{BIG_ROWS} timeline rows: first render #{result['firstRender']} ms; #{timings}" if ENV["VERBOSE"] || ENV["RPERF_TIMINGS"]
+  end
+
+  # Issue 27's crash in the --html file: 500,000 timeline rows in a file written by
+  # Viewer.static_html (all of them: max_timeline). Every tab draws with no error in the page or
+  # its console; the Timeline draws the file's bins, and under a label filter (no bins in the
+  # file) reads the 500,000 rows and bins them itself (viewer.js timelineOfRows): each VM
+  # state's time is exactly the weight of the label's raw samples, as the model's bins say.
+  def test_half_a_million_timeline_rows_in_a_file
+    data = big_profile(BIG_ROWS, endpoints: true)
+    result = size = nil
+    Dir.mktmpdir("rperf-big") do |dir|
+      path = File.join(dir, "big.html")
+      File.write(path, Rperf::Viewer.static_html(data, title: "big", max_timeline: BIG_ROWS))
+      size = File.size(path)
+      out, err, status = Open3.capture3("node", File.join(RperfTestHelper::ROOT, "test/consumers/viewer_check.js"),
+                                        "file://#{path}", JSON.generate(bigFile: true, label: ["endpoint", "GET /a"]), chdir: RperfTestHelper::ROOT)
+      assert status.success?, "viewer_check.js failed:\n#{err}\n#{out}"
+      result = JSON.parse(out.lines.last)
+    end
+    assert_empty result["errors"], "errors in the page or its console"
+    assert_empty result["external"]
+    assert_equal page_tabs.sort, result["tabs"].keys.sort, "every tab switched to"
+
+    # What each tab drew (a file holds no other snapshot, no allocations, no sandwich, no source).
+    total = data[:aggregated_samples].sum { |s| s[1] }
+    shows = result["shows"]
+    assert_operator shows["flame"], :>, 3
+    assert_operator shows["icicle"], :>, 3
+    assert_equal Rperf::Viewer::StackChartPayload.build(data, thread: 1)[:dx].size, shows["stack"], "thread 1's cells"
+    # By self time: the four stacks' leaves, 125 s each (ties by name; IO#read's self is its time off the GVL), then main.
+    assert_equal ["IO#read", "Worker#parse", "Worker#render", "Worker#run", "Object#main"], shows["top"]
+    assert_equal total, shows["tree"]
+    assert_equal total, shows["inverted"]
+    assert_equal total, shows["methods"]
+    assert_equal 4, shows["threads"]
+    assert_operator shows["timeline"], :>, 100
+    assert_match(/\APick a method/, shows["sandwich"])
+    assert_match(/\APin a frame/, shows["source"])
+    assert_equal "There is no other snapshot to compare with.", shows["diff"]
+    assert_match(/no allocation samples/, shows["alloc"])
+
+    # Every sample: the file's bins (each bin's ns rounded once by the model).
+    timeline = result["timeline"]
+    assert_equal "bins", timeline["source"]
+    assert_equal false, timeline["rowsLoaded"]
+    assert_equal [1, 2, 3, 4], timeline["threads"]
+    assert_equal model_state_ns(data), timeline["stateNs"]
+    timeline_state_ns(data).each do |state, ns|
+      assert_in_delta ns, timeline.dig("stateNs", state), 4 * Rperf::Viewer::TimelinePayload::BINS, state
+    end
+    # endpoint = GET /a: the page binned the rows; exactly the label's samples per state, which
+    # are the model's bins of that filter.
+    filtered = result["filtered"]
+    expected = timeline_state_ns(data) { |labels, _| labels[:endpoint] == "GET /a" }
+    assert_equal({ "running" => 187_500_000_000, "blocked" => 62_500_000_000, "wait" => 0, "gc" => 0 }, expected)
+    assert_equal expected, model_state_ns(data, label: ["endpoint", "GET /a"])
+    assert_equal "rows", filtered["source"]
+    assert_equal BIG_ROWS, filtered["rows"]
+    assert_equal [1, 2, 3, 4], filtered["threads"]
+    assert_equal expected, filtered["stateNs"]
+    assert_operator filtered["rendered"], :>, 100
+    assert_equal({ "shown" => expected.values.sum, "total" => total }, filtered["totals"])
+
+    timings = result["tabs"].map { |tab, ms| "#{tab} #{ms} ms" }.join(", ")
+    if ENV["VERBOSE"] || ENV["RPERF_TIMINGS"]
+      puts "\n#{BIG_ROWS} timeline rows, --html file of #{(size / 1e6).round(1)} MB: first render #{result['firstRender']} ms; #{timings}; " \
+           "Timeline under endpoint = GET /a (rows binned by the page) #{result['filteredMs']} ms"
+    end
   end
 
   # Issue 25: window.RPERF_DATA_SOURCE, as rperf 0.11's page has it. A page of the user's own

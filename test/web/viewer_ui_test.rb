@@ -10,6 +10,12 @@ require_relative "ui_profile"
 # highlights and weighs its matches, "hide idle threads" drops the thread that only waited, the
 # stack chart lays a thread's samples out in time, frames are coloured by category, ? lists
 # the keys, and the address reopens the view.
+#
+# The README's screenshots: RPERF_VIEWER_SCREENSHOTS=DIR makes the checkers write PNGs to DIR,
+# copied by hand to docs/: nav's search.png, stack.png, bottom-up.png and help.png
+# (viewer-flame-search, -stack-chart, -bottom-up, -keys), sandwich.png, tags' tagroot.png and
+# pin.png, transforms' focus.png (viewer-transform-focus), viewer_source_test's source.png, and
+# viewer_browser_test's test_every_view_renders_real_snapshots_offline timeline.png.
 class ViewerUiTest < Minitest::Test
   include WebTestHelper
   include UiProfile
