@@ -402,6 +402,9 @@ class ViewerTest < Minitest::Test
     assert_equal data[:raw_samples].sum { |s| s[1] }, timeline["samples"].sum { |s| s[1] }
     times = timeline["samples"].map(&:last)
     assert_equal times.sort, times
+    # A merged row ends where its last sample ended (not at its slot's start: up to a slot early).
+    ends = data[:raw_samples].map(&:last)
+    assert_empty times - ends, "every row ends at a sample's time"
   end
 
   # Samples with no Ruby frame (a thread sampled around the program, as under `rperf record`)

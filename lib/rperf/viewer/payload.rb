@@ -315,8 +315,11 @@ module Rperf
           merged = {}
           rows.each do |node, weight, seq, lsi, time|
             slot = time - (time % quantum)
-            row = (merged[[node, seq, lsi, slot]] ||= [node, 0, seq, lsi, slot])
+            row = (merged[[node, seq, lsi, slot]] ||= [node, 0, seq, lsi, time])
             row[1] += weight
+            # A row ends at its time and covers its weight before it: a merged row ends where
+            # its last sample did (the slot's start put it up to a slot early).
+            row[4] = time if time > row[4]
           end
           rows = merged.values
         end
