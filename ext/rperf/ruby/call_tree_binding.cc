@@ -49,6 +49,7 @@ const rb_data_type_t kCallTreeType = {"rperf/call_tree", {nullptr, holder_free, 
 VALUE g_call_tree_class = Qnil;
 VALUE g_node_info_class = Qnil;     // Native::CallTree::NodeInfo: a node's fields by name
 VALUE g_method_entry_class = Qnil;  // Native::CallTree::MethodEntry: a method table entry's
+VALUE g_method_info_class = Qnil;   // Native::CallTree::MethodInfo: a method's label, path, line
 
 CallTreeHolder* holder(VALUE self) { return static_cast<CallTreeHolder*>(rb_check_typeddata(self, &kCallTreeType)); }
 
@@ -175,11 +176,11 @@ VALUE call_tree_s_build(VALUE klass, VALUE profile, VALUE options) {
 
 VALUE call_tree_method_count(VALUE self) { return SIZET2NUM(paths_of(self).methods().size()); }
 
-// #method_info(id) -> [label, path, line]
+// #method_info(id) -> Native::CallTree::MethodInfo (label, path, line)
 VALUE call_tree_method_info(VALUE self, VALUE id) {
   const std::vector<Method>& methods = paths_of(self).methods();
   const Method& m = methods[checked_id(id, methods.size(), "method")];
-  return rb_ary_new_from_args(3, utf8_string(m.label), utf8_string(m.path), INT2NUM(m.line));
+  return rb_struct_new(g_method_info_class, utf8_string(m.label), utf8_string(m.path), INT2NUM(m.line));
 }
 
 VALUE call_tree_node_count(VALUE self) { return SIZET2NUM(tree_of(self).size()); }
@@ -479,6 +480,7 @@ void init_call_tree_binding(VALUE native) {
   g_call_tree_class = rb_define_class_under(native, "CallTree", rb_cObject);
   g_node_info_class = rb_struct_define_under(g_call_tree_class, "NodeInfo", "method_id", "parent_id", "total_ns", "self_ns", "recursive", "depth",
                                              nullptr);
+  g_method_info_class = rb_struct_define_under(g_call_tree_class, "MethodInfo", "label", "path", "line", nullptr);
   g_method_entry_class = rb_struct_define_under(g_call_tree_class, "MethodEntry", "method_id", "self_ns", "total_ns", "recursive", nullptr);
   rb_undef_alloc_func(g_call_tree_class);
   rb_define_singleton_method(g_call_tree_class, "build", RUBY_METHOD_FUNC(call_tree_s_build), 2);

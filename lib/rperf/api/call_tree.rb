@@ -44,7 +44,7 @@ module Rperf
     def total_ns = @native.total_ns
     def size = @native.node_count
     def node(id) = Node.new(self, id, @native.node(id))
-    def method_ref(id) = @method_refs[id] ||= MethodRef.new(*@native.method_info(id))
+    def method_ref(id) = @method_refs[id] ||= @native.method_info(id).then { |m| MethodRef.new(m.label, m.path, m.line) }
 
     # Depth first, heaviest children first: yields (node, :enter) and, after its children,
     # (node, :exit). The root has depth 0; nodes deeper than max_depth are not visited, nor
