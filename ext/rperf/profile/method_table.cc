@@ -153,6 +153,43 @@ void MethodTable::sort_heaviest_first(std::vector<uint32_t>& ids, const std::vec
 // through a per-method slot, as add_arcs does for all: writes go to one bucket end per chosen
 // method, and the slots fit in cache. (A hash table of (caller, callee) pairs took 0.63-0.89 s
 // CPU on the benchmark profile: a cache miss per call.)
+std::vector<uint32_t> MethodTable::order(const std::vector<Method>& methods) const {
+  std::vector<uint32_t> ids;
+  for (uint32_t m = 0; m < entries_.size(); m++) {
+    const Entry& e = entries_[m];
+    if (m != kRootMethod && (e.total_ns != 0 || e.self_ns != 0)) ids.push_back(m);
+  }
+  std::sort(ids.begin(), ids.end(), [&](uint32_t a, uint32_t b) {
+    const Entry &x = entries_[a], &y = entries_[b];
+    if (x.total_ns != y.total_ns) return x.total_ns > y.total_ns;
+    if (x.self_ns != y.self_ns) return x.self_ns > y.self_ns;
+    int c = methods[a].label.compare(methods[b].label);
+    if (c != 0) return c < 0;
+    return methods[a].path < methods[b].path;
+  });
+  return ids;
+}
+
+std::vector<uint32_t> MethodTable::heaviest(const std::vector<uint32_t>& ordered, int64_t min_ns, size_t max_methods) const {
+  size_t heavy = 0;  // `ordered` is by total, descending
+  while (heavy < ordered.size() && entries_[ordered[heavy]].total_ns >= min_ns) heavy++;
+  std::vector<uint8_t> sent(heavy, 0);
+  for (size_t k = 0; k < std::min(heavy, max_methods); k++) sent[k] = 1;
+  std::vector<uint32_t> by_self(heavy);
+  for (uint32_t k = 0; k < heavy; k++) by_self[k] = k;
+  size_t take = std::min(heavy, max_methods);
+  std::partial_sort(by_self.begin(), by_self.begin() + static_cast<std::ptrdiff_t>(take), by_self.end(), [&](uint32_t a, uint32_t b) {
+    int64_t x = entries_[ordered[a]].self_ns, y = entries_[ordered[b]].self_ns;
+    return x != y ? x > y : a < b;
+  });
+  for (size_t k = 0; k < take; k++) sent[by_self[k]] = 1;
+  std::vector<uint32_t> out;
+  for (size_t k = 0; k < heavy; k++) {
+    if (sent[k]) out.push_back(ordered[k]);
+  }
+  return out;
+}
+
 std::vector<MethodTable::MethodArcs> MethodTable::arcs_of(const std::vector<uint32_t>& methods) const {
   const MethodPaths& paths = *paths_;
   const size_t method_count = entries_.size();

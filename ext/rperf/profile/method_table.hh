@@ -50,6 +50,16 @@ class MethodTable {
   ArcRange callees(uint32_t method) const { return range(linked().by_caller, linked().caller_offsets, method); }
   void make_arcs() const { linked(); }
 
+  // The sampled methods (not the root; some time), heaviest total first, then self, then label
+  // and path (as String#<=>): the order of the method view (`rperf report --graph`, the
+  // Viewer's methods tab).
+  std::vector<uint32_t> order(const std::vector<Method>& methods) const;
+  // Of `ordered` (order()), those with a total of at least min_ns that are among the
+  // max_methods heaviest by total or the max_methods heaviest by self (ties: the earlier in
+  // `ordered`), in `ordered`'s order: what the Viewer's methods tab sends, so both of its sort
+  // orders are right as far as they go.
+  std::vector<uint32_t> heaviest(const std::vector<uint32_t>& ordered, int64_t min_ns, size_t max_methods) const;
+
   // The arcs of a few methods, without making every arc: one read of the paths that keeps only
   // the calls into or out of `methods` (the Viewer's methods tab sends at most 20 callers and
   // callees of its heaviest methods: on the 100k-stack benchmark profile, 4M calls, making every

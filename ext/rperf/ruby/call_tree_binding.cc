@@ -211,33 +211,50 @@ VALUE call_tree_children(VALUE self, VALUE id) {
   return out;
 }
 
-// #method_entries -> [Native::CallTree::MethodEntry (method_id, self_ns, total_ns, recursive),
-// ...] of the methods sampled, heaviest total first (then self, descending; then label and path, as String#<=>).
+// The entries of `ids` as Native::CallTree::MethodEntry (method_id, self_ns, total_ns, recursive).
+VALUE entries_value(const MethodTable& mt, const std::vector<uint32_t>& ids) {
+  VALUE out = rb_ary_new_capa(static_cast<long>(ids.size()));
+  for (uint32_t id : ids) {
+    const MethodTable::Entry& e = mt.entries()[id];
+    rb_ary_push(out, rb_struct_new(g_method_entry_class, UINT2NUM(id), LL2NUM(e.self_ns), LL2NUM(e.total_ns), e.recursive ? Qtrue : Qfalse));
+  }
+  return out;
+}
+
+struct IdsQuery {  // owned by a Ruby object: the conversions may raise
+  std::vector<uint32_t> ids;
+};
+void ids_query_free(void* p) { delete static_cast<IdsQuery*>(p); }
+const rb_data_type_t kIdsQueryType = {"rperf/ids_query", {nullptr, ids_query_free, nullptr, nullptr, {nullptr}}, nullptr, nullptr, 0};
+
+// #method_entries -> [MethodEntry, ...] of the methods sampled in MethodTable::order (heaviest
+// total first, then self; then label and path, as String#<=>).
 VALUE call_tree_method_entries(VALUE self) {
   const MethodTable& mt = table_of(self);
-  const std::vector<Method>& methods = paths_of(self).methods();
-  VALUE buffer;
-  uint32_t* ids = ALLOCV_N(uint32_t, buffer, mt.entries().size());
+  auto* q = new IdsQuery();
+  VALUE owner = TypedData_Wrap_Struct(rb_cObject, &kIdsQueryType, q);
+  without_cxx_exceptions([&] { q->ids = mt.order(paths_of(self).methods()); });
+  VALUE out = entries_value(mt, q->ids);
+  RB_GC_GUARD(owner);
+  return out;
+}
+
+// #heaviest_entries(min_ns, max_methods) -> [[MethodEntry, ...], method_count]: the entries
+// MethodTable::heaviest picks, in the table's order, and how many the table has.
+VALUE call_tree_heaviest_entries(VALUE self, VALUE min_ns, VALUE max_methods) {
+  int64_t min = NUM2LL(min_ns);
+  size_t max = NUM2SIZET(max_methods);
+  const MethodTable& mt = table_of(self);
+  auto* q = new IdsQuery();
+  VALUE owner = TypedData_Wrap_Struct(rb_cObject, &kIdsQueryType, q);
   size_t count = 0;
-  for (uint32_t m = 0; m < mt.entries().size(); m++) {
-    const MethodTable::Entry& e = mt.entries()[m];
-    if (m != kRootMethod && (e.total_ns != 0 || e.self_ns != 0)) ids[count++] = m;
-  }
-  // std::sort allocates nothing: no exception to catch.
-  std::sort(ids, ids + count, [&](uint32_t a, uint32_t b) {
-    const MethodTable::Entry &x = mt.entries()[a], &y = mt.entries()[b];
-    if (x.total_ns != y.total_ns) return x.total_ns > y.total_ns;
-    if (x.self_ns != y.self_ns) return x.self_ns > y.self_ns;
-    int c = methods[a].label.compare(methods[b].label);
-    if (c != 0) return c < 0;
-    return methods[a].path < methods[b].path;
+  without_cxx_exceptions([&] {
+    q->ids = mt.order(paths_of(self).methods());
+    count = q->ids.size();
+    q->ids = mt.heaviest(q->ids, min, max);
   });
-  VALUE out = rb_ary_new_capa(static_cast<long>(count));
-  for (size_t i = 0; i < count; i++) {
-    const MethodTable::Entry& e = mt.entries()[ids[i]];
-    rb_ary_push(out, rb_struct_new(g_method_entry_class, UINT2NUM(ids[i]), LL2NUM(e.self_ns), LL2NUM(e.total_ns), e.recursive ? Qtrue : Qfalse));
-  }
-  ALLOCV_END(buffer);
+  VALUE out = rb_ary_new_from_args(2, entries_value(mt, q->ids), SIZET2NUM(count));
+  RB_GC_GUARD(owner);
   return out;
 }
 
@@ -494,6 +511,7 @@ void init_call_tree_binding(VALUE native) {
   rb_define_method(g_call_tree_class, "callers", RUBY_METHOD_FUNC(call_tree_callers), -1);
   rb_define_method(g_call_tree_class, "callees", RUBY_METHOD_FUNC(call_tree_callees), -1);
   rb_define_method(g_call_tree_class, "arc_counts", RUBY_METHOD_FUNC(call_tree_arc_counts), 1);
+  rb_define_method(g_call_tree_class, "heaviest_entries", RUBY_METHOD_FUNC(call_tree_heaviest_entries), 2);
   rb_define_method(g_call_tree_class, "heaviest_arcs", RUBY_METHOD_FUNC(call_tree_heaviest_arcs), 2);
   // The Viewer's other queries over a filter's samples; here beside read_select.
   rb_define_method(profile_class(), "timeline_bins", RUBY_METHOD_FUNC(profile_timeline_bins), 3);

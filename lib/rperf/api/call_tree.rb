@@ -146,27 +146,37 @@ module Rperf
     # `data`: a profile Hash (the keywords as CallTree's) or a CallTree.
     def initialize(data, threads: :merge, filter: nil)
       @tree = data.is_a?(CallTree) ? data : CallTree.new(data, threads: threads, filter: filter)
-      # Heaviest total first, then self; then name and path (sorted natively).
-      @entries = @tree.native.method_entries.map do |e|
-        Entry.new(self, e.method_id, e.self_ns, e.total_ns, e.recursive)
-      end.freeze
     end
 
-    def each(&) = @entries.each(&)
-    def entries = @entries
-    def size = @entries.size
+    # Heaviest total first, then self; then name and path (sorted natively). Made when first
+    # asked for: the Viewer's methods tab asks the native table for the few it sends
+    # (heaviest_entries) and never makes the tens of thousands of others.
+    def entries
+      @entries ||= @tree.native.method_entries.map { |e| entry_of(e) }.freeze
+    end
+
+    def each(&) = entries.each(&)
+    def size = entries.size
+    # The entries MethodTable::heaviest picks (at least min_ns, among the max_methods heaviest by
+    # total or by self), in the table's order, and the table's size.
+    def heaviest_entries(min_ns, max_methods)
+      picked, count = @tree.native.heaviest_entries(min_ns, max_methods)
+      [picked.map { |e| entry_of(e) }, count]
+    end
     def total_ns = @tree.total_ns
     # The heaviest entry of a method named `name` (a label such as "Foo#bar"), or nil.
-    def [](name) = @entries.find { |e| e.name == name }
+    def [](name) = entries.find { |e| e.name == name }
     # Entries whose name is `pattern` (a String), or else contains it; or matches a Regexp.
     def matching(pattern)
-      return @entries.select { |e| pattern.match?(e.name) } if pattern.is_a?(Regexp)
+      return entries.select { |e| pattern.match?(e.name) } if pattern.is_a?(Regexp)
 
-      exact = @entries.select { |e| e.name == pattern }
-      exact.empty? ? @entries.select { |e| e.name.include?(pattern) } : exact
+      exact = entries.select { |e| e.name == pattern }
+      exact.empty? ? entries.select { |e| e.name.include?(pattern) } : exact
     end
 
     def arcs(kind, method_id, total_ns) = arcs_of(@tree.native.public_send(kind, method_id), total_ns) # :nodoc:
+
+    private def entry_of(e) = Entry.new(self, e.method_id, e.self_ns, e.total_ns, e.recursive)
 
     # Arcs of native pairs [method_id, ns, method_id, ns, ...].
     def arcs_of(pairs, total_ns) # :nodoc:

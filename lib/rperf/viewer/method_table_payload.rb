@@ -41,28 +41,32 @@ module Rperf
 
       # The methods above min_percent of the total, at most the max_methods heaviest by total
       # and the max_methods heaviest by self (so the page's both orders are right as far as
-      # they go), in MethodTable's order.
+      # they go), in MethodTable's order (MethodTable#heaviest_entries).
       def build(min_percent, max_methods)
         total = @table.total_ns
         min_ns = (total * min_percent / 100.0).ceil
-        heavy = @table.entries.take_while { |e| e.total_ns >= min_ns }
-        by_self = heavy.each_with_index.sort_by { |e, i| [-e.self_ns, i] }.first(max_methods).map(&:first)
-        methods = MethodList.new
-        sent = heavy & (heavy.first(max_methods) | by_self)
+        sent, method_count = @table.heaviest_entries(min_ns, max_methods)
         arcs = @table.tree.native.heaviest_arcs(sent.map(&:method_id), @max_arcs)
+        methods = MethodList.new
         rows = sent.zip(arcs).map do |e, (callers, callees, caller_count, callee_count)|
           [methods.index(e.method), e.self_ns, e.total_ns, e.recursive? ? 1 : 0,
            arcs(callers, min_ns, methods), arcs(callees, min_ns, methods), caller_count, callee_count]
         end
         { total_ns: total, min_percent: min_percent, max_methods: max_methods, max_arcs: @max_arcs,
-          method_count: @table.size, methods: methods.to_a, entries: rows }
+          method_count: method_count, methods: methods.to_a, entries: rows }
       end
 
       private
 
       # [method_id, ns, ...] heaviest first (CallTree#heaviest_arcs).
       def arcs(pairs, min_ns, methods)
-        pairs.each_slice(2).take_while { |_, ns| ns >= min_ns }.map { |id, ns| [methods.index(@table.tree.method_ref(id)), ns] }
+        out = []
+        (0...pairs.size).step(2) do |i|
+          break if pairs[i + 1] < min_ns
+
+          out << [methods.index(@table.tree.method_ref(pairs[i])), pairs[i + 1]]
+        end
+        out
       end
     end
   end
