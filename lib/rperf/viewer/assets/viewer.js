@@ -2304,50 +2304,73 @@
     });
   }
 
-  // Keys (listed by ?), except while typing in a field: / and Escape work there too.
+  // The keys: each binding's evt.key values, its line in the ? overlay and its action. The
+  // overlay is drawn from this table (drawHelp) and onKey reads only it, so the overlay lists
+  // exactly the keys the page handles. run(key, chart, evt): chart is the tab's on screen.
+  const DIGITS = ['1', '2', '3', '4', '5', '6', '7', '8', '9', '0'];
+  const chartKey = (f) => (key, chart) => { if (chart) { f(key, chart); paintChart(chart); } };
+  function stepSnapshot(dir) {
+    if (!state.current) return;
+    const i = state.list.findIndex((s) => s.id === state.current.id);
+    const next = state.list[i + dir];
+    if (next) open(next.id);
+  }
+  const KEYS = [
+    { keys: ['/'], text: 'search frames', run: () => { $('search').focus(); $('search').select(); } },
+    // In a field too: leaves it (the search stays as it is), or closes this list.
+    { keys: ['Escape'], shown: ['Esc'], inFields: true, text: 'leave the search box / close this',
+      run: (key, chart, evt) => { if (!$('help').hidden) $('help').hidden = true; else if (evt.target && evt.target.blur) evt.target.blur(); } },
+    { keys: DIGITS, tabs: true, run: (key) => { const tab = TABS()[DIGITS.indexOf(key)]; if (tab) { state.tab = tab; render(); } } },
+    { keys: ['j', 'k'], text: 'next / previous snapshot', run: (key) => stepSnapshot(key === 'j' ? 1 : -1) },
+    { keys: ['+', '=', '-'], text: 'zoom the chart in (+ or =) / out (-), around its middle',
+      run: chartKey((key, chart) => scaleChart(chart, key === '-' ? 2 : 0.5, (chart.x0 + chart.x1) / 2)) },
+    { keys: ['ArrowLeft', 'ArrowRight'], shown: ['←', '→'], text: 'pan the chart by a fifth of its width',
+      run: chartKey((key, chart) => panChart(chart, (key === 'ArrowLeft' ? -1 : 1) * 0.2 * (chart.x1 - chart.x0))) },
+    { keys: ['z'], text: 'reset the zoom', run: (key, chart) => { if (chart) zoomChart(chart, -1); } },
+    { keys: ['h'], text: 'hide / show idle threads', run: () => { state.hideIdle = !state.hideIdle; render(); } },
+    { keys: ['c'], text: 'clear the filters and the search', run: () => clearFilters() },
+    { keys: ['?'], text: 'this list', run: () => { $('help').hidden = !$('help').hidden; } },
+  ];
+  const KEY_BINDINGS = new Map(KEYS.flatMap((b) => b.keys.map((k) => [k, b])));
+
+  // The ? overlay's table, from KEYS: each key a <kbd data-key>; the digits with the tabs they
+  // open, in order (the tab bar has more tabs than there are digits: the rest are clicked).
+  function drawHelp() {
+    const table = $('help-keys');
+    clear(table);
+    const tabs = [...$('tabs').querySelectorAll('button')].map((t) => t.textContent);
+    const kbd = (key, shown) => el('kbd', { dataset: { key }, text: shown });
+    for (const b of KEYS) {
+      const keys = [];
+      b.keys.forEach((k, i) => {
+        if (i) keys.push(b.tabs ? ' ' : ' / ');
+        keys.push(kbd(k, b.shown ? b.shown[i] : k));
+      });
+      const reached = tabs.slice(0, DIGITS.length);
+      const text = b.tabs
+        ? `the first ${reached.length} of the ${tabs.length} tabs, in order: ${reached.join(', ')}` +
+          (tabs.length > DIGITS.length ? ` (${tabs.slice(DIGITS.length).join(', ')}: click them)` : '')
+        : b.text;
+      table.append(el('tr', { dataset: { keys: b.keys.join(' ') } }, el('td', null, keys), el('td', { text })));
+    }
+    table.append(el('tr', null, el('td', null, el('kbd', { text: 'Shift' }), '+click'), el('td', { text: 'pin a method: outlined, its share in every snapshot' })));
+  }
+
+  // A key's binding (KEYS), except while typing in a field (Escape works there too).
   function onKey(evt) {
     if (evt.ctrlKey || evt.metaKey || evt.altKey) return;
     const typing = evt.target && (evt.target.tagName === 'INPUT' || evt.target.tagName === 'SELECT' || evt.target.tagName === 'TEXTAREA');
-    if (evt.key === 'Escape') {
-      if (!$('help').hidden) $('help').hidden = true;
-      else if (typing) { evt.preventDefault(); evt.target.blur(); } // leaves the search as it is
-      return;
-    }
-    if (typing) return;
-    const chart = activeChart();
-    const tabs = TABS();
-    const step = (dir) => {
-      if (!state.current) return;
-      const i = state.list.findIndex((s) => s.id === state.current.id);
-      const next = state.list[i + dir];
-      if (next) open(next.id);
-    };
-    const zoom = (factor) => { if (chart) { scaleChart(chart, factor, (chart.x0 + chart.x1) / 2); paintChart(chart); } };
-    const pan = (dir) => { if (chart) { panChart(chart, dir * 0.2 * (chart.x1 - chart.x0)); paintChart(chart); } };
-    const actions = {
-      '/': () => { $('search').focus(); $('search').select(); },
-      '?': () => { $('help').hidden = !$('help').hidden; },
-      j: () => step(1), k: () => step(-1),
-      '+': () => zoom(0.5), '=': () => zoom(0.5), '-': () => zoom(2),
-      ArrowLeft: () => pan(-1), ArrowRight: () => pan(1),
-      z: () => { if (chart) zoomChart(chart, -1); },
-      h: () => { state.hideIdle = !state.hideIdle; render(); },
-      c: () => clearFilters(),
-    };
-    let action = actions[evt.key];
-    if (!action && /^[0-9]$/.test(evt.key)) {
-      const tab = tabs[(Number(evt.key) + 9) % 10];
-      if (tab) action = () => { state.tab = tab; render(); };
-    }
-    if (!action) return;
+    const binding = KEY_BINDINGS.get(evt.key);
+    if (!binding || (typing && !binding.inFields)) return;
     evt.preventDefault();
-    action();
+    binding.run(evt.key, activeChart(), evt);
   }
 
-  window.rperfViewer = { state, open, render, reload: loadList, viewHash };
+  window.rperfViewer = { state, open, render, reload: loadList, viewHash, keys: () => [...KEY_BINDINGS.keys()] };
   pendingView = readHash();
   if (pendingView) state.transforms = pendingView.transforms;
   if (embedded) $('refresh').hidden = true;
+  drawHelp();
   wire();
   loadList();
 })();

@@ -1,0 +1,106 @@
+# frozen_string_literal: true
+
+require_relative "web_helper"
+require "rperf/viewer"
+require_relative "ui_profile"
+
+# Issue 27 in headless Chromium (test/consumers/viewer_ui_check.js), every value computed here
+# from the generated profile (UiProfile) or a small one of its own: the search marks exactly its
+# matches in every view (flame graph, icicle, stack chart, call tree, Bottom-up, Top, Methods,
+# the sandwich) and dims the rest; each key's effect (+ = - ← → z h c, the digits) and the ?
+# overlay, drawn from the page's own key table, lists exactly the keys it handles; GC and GVL
+# frames and VM-state leaves in their categories' legend colours; a label filter in Bottom-up,
+# the icicle and Top.
+class ViewerUiViewsTest < Minitest::Test
+  include WebTestHelper
+  include UiProfile
+
+  CHECKER = File.join(RperfTestHelper::ROOT, "test/consumers/viewer_ui_check.js")
+
+  def setup
+    skip "chromium is not installed (script/bootstrap consumers)" unless File.executable?(ENV.fetch("CHROMIUM", "/usr/bin/chromium"))
+    skip "npm packages are not installed (script/bootstrap consumers)" unless File.directory?(File.join(RperfTestHelper::ROOT, "node_modules/playwright-core"))
+  end
+
+  # The keys on a file: + = - zoom around the middle, ← → pan a fifth, clamped to the graph, z
+  # resets; h hides the idle thread; c clears the search, label, thread and tag filters; the
+  # digits open the first ten tabs. The ? overlay lists each key the handler has, once.
+  def test_every_key_and_the_overlay
+    data = profile
+    total = stacks(data).sum { |_, w| w }
+    params = { search: "price", label: "%GVL = blocked ", thread: 1, tagFocus: "blocked" }
+    result = in_file(data, "keys", params)
+    at = ->(a, b) { [total * a, total * b].map { |x| x.to_r.round } }
+    assert_equal({ "plusTwice" => at.(3r / 8, 5r / 8), "minus" => at.(1r / 4, 3r / 4), "right" => at.(7r / 20, 17r / 20), "left" => at.(1r / 4, 3r / 4),
+                   "rightToEnd" => at.(1r / 2, 1), "leftToStart" => at.(0, 1r / 2), "minusAll" => at.(0, 1), "z" => at.(0, 1), "equals" => at.(1r / 4, 3r / 4) },
+                 result["zoom"])
+
+    idle = idle_threads(data)
+    refute_empty idle
+    shown = stacks(data).sum { |_, w, seq| idle.include?(seq) ? 0 : w }
+    assert_equal [{ "totals" => { "shown" => shown, "total" => total }, "pressed" => "true" },
+                  { "totals" => { "shown" => total, "total" => total }, "pressed" => "false" }], result["h"]
+
+    before = result["beforeC"]
+    blocked = stacks(data).sum { |_, w, seq, set| seq == 1 && set[:"%GVL"] == "blocked" ? w : 0 }
+    all_blocked = stacks(data).sum { |_, w, _, set| set[:"%GVL"] == "blocked" ? w : 0 }
+    assert_equal({ "search" => %w[price price], "label" => [{ "key" => "%GVL", "value" => "blocked" }, format("%%GVL = blocked (%.1f ms)", all_blocked.fdiv(MS))],
+                   "thread" => [1, "thread 1"], "tagFocus" => %w[blocked blocked], "shown" => blocked, "info" => "matches 0 ns (0.0% of shown)" }, before)
+    assert_equal({ "search" => ["", ""], "label" => [nil, "all samples"], "thread" => [nil, "all threads"], "tagFocus" => ["", ""], "shown" => total, "info" => "" },
+                 result["afterC"])
+
+    tabs = result["tabs"]
+    assert_equal 13, tabs.size
+    ids = %w[flame icicle stack top tree methods sandwich alloc threads timeline]
+    assert_equal %w[1 2 3 4 5 6 7 8 9 0].zip(ids.zip(tabs.first(10))), result["digits"]
+
+    help = result["help"]
+    refute help["hidden"]
+    keys = ["/", "Escape", *%w[1 2 3 4 5 6 7 8 9 0], "j", "k", "+", "=", "-", "ArrowLeft", "ArrowRight", "z", "h", "c", "?"]
+    assert_equal keys, help["handled"], "the keys the page handles"
+    assert_equal keys, help["keys"], "the overlay lists each of them once"
+    assert_equal [["/", "search frames"], ["Esc", "leave the search box / close this"],
+                  ["1 2 3 4 5 6 7 8 9 0", "the first 10 of the 13 tabs, in order: #{tabs.first(10).join(', ')} (#{tabs.drop(10).join(', ')}: click them)"],
+                  ["j / k", "next / previous snapshot"], ["+ / = / -", "zoom the chart in (+ or =) / out (-), around its middle"],
+                  ["← / →", "pan the chart by a fifth of its width"], ["z", "reset the zoom"], ["h", "hide / show idle threads"],
+                  ["c", "clear the filters and the search"], ["?", "this list"], ["Shift+click", "pin a method: outlined, its share in every snapshot"]],
+                 help["rows"]
+    assert_equal "Diff, Bottom-up, Source", tabs.drop(10).join(", ")
+    assert result["helpClosed"]
+  end
+
+  private
+
+  def check(target, plan, params)
+    out, err, status = Open3.capture3({ "RPERF_UI_PARAMS" => JSON.generate(params) }, "node", CHECKER, target, plan, *ENV["RPERF_VIEWER_SCREENSHOTS"],
+                                      chdir: RperfTestHelper::ROOT)
+    assert status.success?, "viewer_ui_check.js #{plan} failed:\n#{err}\n#{out}"
+    result = JSON.parse(out.lines.last)
+    assert_empty result["errors"], "errors in the page"
+    assert_empty result["external"]
+    result
+  end
+
+  def in_file(data, plan, params = {})
+    Dir.mktmpdir("rperf-ui") do |dir|
+      path = File.join(dir, "profile.html")
+      File.write(path, Rperf::Viewer.static_html(data, title: "ui"))
+      check("file://#{path}", plan, params)
+    end
+  end
+
+  # The profile's aggregated samples as [names leaf first, weight, thread, label set].
+  def stacks(data, thread: nil)
+    data[:aggregated_samples].filter_map do |stack, w, seq, lsi|
+      [stack.map(&:last), w, seq, data[:label_sets][lsi]] if thread.nil? || seq == thread
+    end
+  end
+
+  # The threads that spent at least 90% of their time off the GVL (the page's idle threads).
+  def idle_threads(data)
+    stacks(data).group_by { |s| s[2] }.filter_map do |seq, rows|
+      blocked = rows.sum { |_, w, _, set| set[:"%GVL"] == "blocked" ? w : 0 }
+      seq if blocked >= 0.9 * rows.sum { |_, w| w }
+    end.sort
+  end
+end
