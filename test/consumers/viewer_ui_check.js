@@ -150,6 +150,16 @@ async function main() {
       console.log(JSON.stringify(out));
       return;
     }
+    if (plan === 'categories') { // a file with VM-state frames and labels: their categories and colours
+      out.cells = await page.$eval('#flame', (e) => [...e.querySelectorAll('g.frame')].map((g) => {
+        const c = e._chart.model.cells[Number(g.dataset.i)];
+        return [c.name, c.parent >= 0 ? e._chart.model.cells[c.parent].name : null, g.dataset.cat, g.querySelector('rect').getAttribute('fill')];
+      }));
+      out.legend = await page.$$eval('#flame .legend.categories span', (ss) => ss.map((s) => [s.dataset.category, s.querySelector('i').getAttribute('style'), s.textContent]));
+      await shot('categories');
+      console.log(JSON.stringify(out));
+      return;
+    }
     if (plan === 'address') { // a view built by hand; a new page at its address shows the same
       // Ready, and the state changed as asked (a key or a typed box redraws a moment later).
       const readyWith = (key, value) => page.waitForFunction(([k, v]) => {

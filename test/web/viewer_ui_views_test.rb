@@ -69,6 +69,26 @@ class ViewerUiViewsTest < Minitest::Test
     assert result["helpClosed"]
   end
 
+  # GC and GVL: VM-state frames ("[GC marking]", "[GVL wait]", "[GVL blocked]" in "<VM>", as
+  # rperf records them with vm_state_frames) and VM-state labels (%GC, %GVL: leaves "[GC]",
+  # "[GVL wait]" under the frame), each drawn in its category's colour, which the legend shows.
+  def test_gc_and_gvl_colours
+    result = in_file(vm_profile, "categories")
+    main = "Object#main"
+    price = "Shop#price"
+    expected = [["all", nil, "other"], [main, "all", "app"], ["[GC marking]", main, "gc"], ["[GVL wait]", main, "gvl-wait"],
+                ["[GVL blocked]", main, "gvl-blocked"], [price, main, "app"], ["[GC]", price, "gc"], ["[GVL wait]", price, "gvl-wait"]]
+    assert_equal expected.sort_by(&:to_s), result["cells"].map { |c| c.first(3) }.sort_by(&:to_s)
+    result["cells"].each do |name, _, cat, fill|
+      assert_equal colour(cat, name), fill, "#{name} (#{cat})"
+    end
+    legend = result["legend"].to_h { |cat, style, text| [cat, [style, text]] }
+    { "gc" => "GC", "gvl-wait" => "GVL wait", "gvl-blocked" => "GVL blocked (off the GVL)", "app" => "application" }.each do |cat, text|
+      assert_equal ["background:#{colour(cat, '')}", text], legend[cat], cat
+    end
+    assert_equal ["gc", "background:hsl(0,70%,62%)"], result["legend"].find { |c, *| c == "gc" }.first(2)
+  end
+
   private
 
   def check(target, plan, params)
@@ -102,5 +122,30 @@ class ViewerUiViewsTest < Minitest::Test
       blocked = rows.sum { |_, w, _, set| set[:"%GVL"] == "blocked" ? w : 0 }
       seq if blocked >= 0.9 * rows.sum { |_, w| w }
     end.sort
+  end
+
+  # The page's colour of a frame: its category's hue and saturation, a lightness from its name
+  # (62 + |hash| % 14, the page's 31-based hash in 32-bit integers).
+  HUES = { "app" => [24, 85], "gc" => [0, 70], "gvl-blocked" => [30, 5], "gvl-wait" => [48, 90], "other" => [0, 0] }.freeze
+  def colour(cat, name)
+    h = name.each_char.reduce(0) do |acc, c|
+      v = (acc * 31 + c.ord) & 0xFFFFFFFF
+      v >= 2**31 ? v - 2**32 : v
+    end
+    hue, sat = HUES.fetch(cat)
+    "hsl(#{hue},#{sat}%,#{62 + (h.abs % 14)}%)"
+  end
+
+  # Thread 1's 30 ms under Object#main: VM-state frames (5 ms GC marking, 3 ms GVL wait, 2 ms
+  # GVL blocked) and Shop#price, 10 ms running, 4 ms under %GC=mark and 6 ms under %GVL=wait.
+  def vm_profile
+    main = FRAMES[:main]
+    price = FRAMES[:price]
+    vm = ->(name) { ["<VM>", name] }
+    samples = [[[vm.("[GC marking]"), main], 5, 0], [[vm.("[GVL wait]"), main], 3, 0], [[vm.("[GVL blocked]"), main], 2, 0],
+               [[price, main], 10, 0], [[price, main], 4, 1], [[price, main], 6, 2]]
+    { mode: :wall, frequency: 1000, sampling_count: 30, duration_ns: 30 * MS,
+      aggregated_samples: samples.map { |stack, ms, lsi| [stack, ms * MS, 1, lsi] },
+      label_sets: [{}, { "%GC": "mark" }, { "%GVL": "wait" }] }
   end
 end

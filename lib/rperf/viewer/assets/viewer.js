@@ -461,10 +461,9 @@
     gc: { hue: 0, sat: 70, text: 'GC' },
     'gvl-blocked': { hue: 30, sat: 5, text: 'GVL blocked (off the GVL)' },
     'gvl-wait': { hue: 48, sat: 90, text: 'GVL wait' },
-    gvl: { hue: 48, sat: 90, text: 'GVL' },
     other: { hue: 0, sat: 0, text: 'rperf ([pruned], no Ruby frames)' },
   };
-  const LEGEND = Object.keys(CATEGORY_STYLE).filter((c) => c !== 'gvl');
+  const LEGEND = Object.keys(CATEGORY_STYLE);
   const STATE_LEAF = { blocked: ['[GVL blocked]', 'gvl-blocked'], wait: ['[GVL wait]', 'gvl-wait'], gc: ['[GC]', 'gc'] };
 
   function hashOf(text) {
@@ -477,7 +476,10 @@
     const light = 62 + (Math.abs(hashOf(name || '')) % 14); // neighbours stay apart
     return `hsl(${style.hue},${style.sat}%,${light}%)`;
   }
-  const categoryOf = (p, node) => (p.categories && p.frame_categories ? p.categories[p.frame_categories[p.nodes.frame[node]]] : 'app');
+  // A VM state's frame ("[GVL blocked]", "[GVL wait]": the payload's category gvl) is drawn as
+  // the VM-state leaf of the same name is: the legend's GVL blocked or GVL wait.
+  const drawnCategory = (cat, name) => (cat === 'gvl' ? (name === STATE_LEAF.blocked[0] ? STATE_LEAF.blocked[1] : STATE_LEAF.wait[1]) : cat);
+  const categoryOf = (p, node) => (p.categories && p.frame_categories ? drawnCategory(p.categories[p.frame_categories[p.nodes.frame[node]]], frameOf(p, node)[0]) : 'app');
 
   function categoryLegend(cats) {
     return el('div', { class: 'legend categories' }, cats.map((c) =>
@@ -1451,7 +1453,7 @@
       const d = depths[i];
       let frame = frames.get(fs[i]);
       if (!frame) { frame = frameAt(fs[i]); frames.set(fs[i], frame); }
-      cells[i] = { x, w: w[i], d, name: frame[0], file: frame[1], cat: frame[2], value: w[i] - gap[i], parent: d > 0 ? lastAt[d - 1] : -1 };
+      cells[i] = { x, w: w[i], d, name: frame[0], file: frame[1], cat: drawnCategory(frame[2], frame[0]), value: w[i] - gap[i], parent: d > 0 ? lastAt[d - 1] : -1 };
       lastAt[d] = i;
       if (d > depth) depth = d;
     }
@@ -1520,7 +1522,7 @@
     const build = (i) => {
       const [, m, total] = tree.nodes[i];
       const [name, file] = tree.methods[m];
-      const out = { name, file, value: total, cat: tree.categories ? tree.categories[m] : 'app' };
+      const out = { name, file, value: total, cat: tree.categories ? drawnCategory(tree.categories[m], name) : 'app' };
       const kids = children[i].map(build);
       if (kids.length) out.children = kids;
       return out;
