@@ -88,6 +88,34 @@ async function main() {
       JSON.stringify(window.rperfViewer.state[k]) === JSON.stringify(v), [key, value], { timeout: 15000 });
     const openTab = async (tab) => { await page.click(`#tabs button[data-tab=${tab}]`); await ready(); };
     const frames = (sel) => page.$$eval(`${sel} g.frame`, (gs) => gs.map((g) => ({ name: g.getAttribute('name'), cls: g.getAttribute('class') })));
+    if (plan === 'search') { // served: a search marks its matches in every view, the rest dimmed
+      await page.fill('#search', params.search);
+      await readyWhen('search', params.search);
+      out.matchedNs = await page.$eval('#search-info', (e) => Number(e.dataset.matchedNs));
+      const chart = async (sel) => ({ frames: await frames(sel), rendered: await page.$eval(sel, (e) => Number(e.dataset.rendered)) });
+      out.flame = await chart('#flame');
+      await openTab('icicle');
+      out.icicle = await chart('#icicle');
+      await openTab('stack');
+      out.stack = await chart('#stack');
+      const treeRows = (sel) => page.$$eval(`${sel} .row`, (rs) => rs.map((r) => ({ name: r.querySelector('.name').textContent, match: r.classList.contains('match') })));
+      await openTab('tree');
+      out.tree = await treeRows('#tree');
+      await openTab('inverted');
+      out.inverted = await treeRows('#inverted');
+      const tableRows = (sel) => page.$$eval(`${sel} tbody tr`, (rs) => rs.map((r) => ({ name: r.dataset.name, match: r.classList.contains('match') })));
+      await openTab('top');
+      out.top = await tableRows('#top-table');
+      await openTab('methods');
+      out.methods = await tableRows('#methods-table');
+      // The sandwich of the method named by params.sandwich, picked in the Methods tab.
+      await page.click(`#methods-table tbody tr[data-name="${params.sandwich}"]`);
+      await openTab('sandwich');
+      out.sandwich = { method: await page.evaluate(() => window.rperfViewer.state.sandwich[0]),
+        callers: await chart('#sandwich-callers'), callees: await chart('#sandwich-callees') };
+      console.log(JSON.stringify(out));
+      return;
+    }
     if (plan === 'keys') { // a file: each key's effect, and the ? overlay lists every key handled
       const flameView = () => page.$eval('#flame', (e) => e.dataset.view.split(',').map(Number));
       const press = async (...keys) => { for (const k of keys) await page.keyboard.press(k); return flameView(); };
@@ -157,6 +185,25 @@ async function main() {
       }));
       out.legend = await page.$$eval('#flame .legend.categories span', (ss) => ss.map((s) => [s.dataset.category, s.querySelector('i').getAttribute('style'), s.textContent]));
       await shot('categories');
+      console.log(JSON.stringify(out));
+      return;
+    }
+    if (plan === 'filtered') { // served, under a label filter: Bottom-up, icicle and Top
+      const option = await page.$$eval('#filter-label option', (os, text) => os.find((o) => o.textContent.startsWith(text)).value, params.label);
+      await page.selectOption('#filter-label', option);
+      await page.waitForFunction(() => document.body.dataset.state === 'ready' && window.rperfViewer.state.labelFilter !== null, null, { timeout: 15000 });
+      out.label = await page.evaluate(() => window.rperfViewer.state.labelFilter);
+      out.totals = await totals();
+      await openTab('inverted');
+      out.inverted = { total: await page.$eval('#inverted', (e) => Number(e.dataset.totalNs)),
+        roots: await page.$$eval('#inverted > ul > li', (lis) => lis.map((li) => [li.querySelector('.name').textContent, Number(li.dataset.totalNs)])) };
+      await openTab('icicle');
+      out.icicle = await page.$eval('#icicle', (e) => {
+        const cells = e._chart.model.cells;
+        return { root: [cells[0].name, cells[0].value], children: cells.filter((c) => c.parent === 0).map((c) => [c.name, c.value]) };
+      });
+      await openTab('top');
+      out.top = await page.$$eval('#top-table tbody tr', (rs) => rs.map((r) => [r.dataset.name, Number(r.dataset.selfNs), Number(r.dataset.totalNs)]));
       console.log(JSON.stringify(out));
       return;
     }

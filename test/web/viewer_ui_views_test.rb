@@ -22,6 +22,45 @@ class ViewerUiViewsTest < Minitest::Test
     skip "npm packages are not installed (script/bootstrap consumers)" unless File.directory?(File.join(RperfTestHelper::ROOT, "node_modules/playwright-core"))
   end
 
+  # Searching "Shop#" (served, so the sandwich is there): the frames and rows of Shop#checkout
+  # and Shop#price are marked in each view, every other frame dimmed.
+  def test_search_marks_its_matches_in_every_view
+    data = profile
+    query = "Shop#"
+    matching = matching_names(data, query)
+    assert_equal ["Shop#checkout", "Shop#price"], matching.sort
+    result = served(data, "search", search: query, sandwich: "Shop#checkout")
+    # The samples with a match: thread 1's price and JSON, thread 3's recursion (under checkout).
+    assert_equal stacks(data).sum { |names, w| names.intersect?(matching) ? w : 0 }, result["matchedNs"]
+
+    # The charts: each frame marked if it matches, dimmed if not; the marked ones are the
+    # matching functions the chart has.
+    charts = { "flame" => all_names(data), "icicle" => all_names(data),
+               "stack" => stacks(data, thread: 1).flat_map(&:first).uniq } # thread 1: the busiest not idle
+    sandwich = result["sandwich"]
+    assert_equal "Shop#checkout", sandwich["method"]
+    charts["sandwich callers"] = around(data, "Shop#checkout") { |names, at| names[at..] }
+    charts["sandwich callees"] = around(data, "Shop#checkout") { |names, at| names[..at] }
+    shown = result.slice("flame", "icicle", "stack").merge("sandwich callers" => sandwich["callers"], "sandwich callees" => sandwich["callees"])
+    charts.each do |view, names|
+      frames = shown[view]["frames"]
+      assert_equal shown[view]["rendered"], frames.size, view
+      assert_equal (names & matching).sort, frames.filter_map { |f| f["name"] if f["cls"].split.include?("match") }.uniq.sort, "marked in #{view}"
+      assert_equal(frames.map { |f| [f["name"], matching.include?(f["name"]) ? "match" : "dim"] },
+                   frames.map { |f| [f["name"], (f["cls"].split & %w[match dim]).join(" ")] }, "the rest dimmed in #{view}")
+    end
+
+    # The tables and trees: each row marked exactly when its function matches. The call tree
+    # opens its heaviest path (main 160 of 260 ms, checkout 130 of 160): checkout and price rows
+    # are on screen; the Bottom-up tree opens nothing (IO.select's 100 ms < half): price only.
+    { "tree" => ["Shop#checkout", "Shop#price"], "inverted" => ["Shop#price"], "top" => matching.sort, "methods" => matching.sort }.each do |view, marked|
+      rows = result[view]
+      assert_equal marked, rows.filter_map { |r| r["name"] if r["match"] }.sort, "marked in #{view}"
+      assert_equal(rows.map { |r| [r["name"], matching.include?(r["name"])] }, rows.map { |r| [r["name"], r["match"]] }, view)
+    end
+    assert_equal all_names(data).sort, result["top"].map { |r| r["name"] }.sort, "Top lists every function"
+  end
+
   # The keys on a file: + = - zoom around the middle, ← → pan a fifth, clamped to the graph, z
   # resets; h hides the idle thread; c clears the search, label, thread and tag filters; the
   # digits open the first ten tabs. The ? overlay lists each key the handler has, once.
@@ -89,6 +128,30 @@ class ViewerUiViewsTest < Minitest::Test
     assert_equal ["gc", "background:hsl(0,70%,62%)"], result["legend"].find { |c, *| c == "gc" }.first(2)
   end
 
+  # A label filter on a served page (endpoint = GET /a: thread 1's samples): the Bottom-up
+  # roots, the icicle's root and its children, and the Top table are those of the kept samples.
+  def test_label_filter_in_bottom_up_icicle_and_top
+    data = labelled_profile
+    result = served(data, "filtered", label: "endpoint = GET /a ")
+    assert_equal({ "key" => "endpoint", "value" => "GET /a" }, result["label"])
+    kept = stacks(data).select { |*, set| set[:endpoint] == "GET /a" }
+    total = kept.sum { |_, w| w }
+    assert_equal 100 * MS, total
+    assert_equal({ "shown" => total, "total" => stacks(data).sum { |_, w| w } }, result["totals"])
+
+    by = ->(&key) { kept.each_with_object(Hash.new(0)) { |(names, w), acc| acc[key.(names)] += w } }
+    leaves = by.(&:first)
+    assert_equal total, result.dig("inverted", "total")
+    assert_equal leaves.sort_by { |n, w| [-w, n] }, result.dig("inverted", "roots").sort_by { |n, w| [-w, n] }
+    assert_equal ["all", total], result.dig("icicle", "root")
+    assert_equal by.(&:last).sort, result.dig("icicle", "children").sort
+    functions = kept.flat_map(&:first).uniq
+    top = functions.map do |f|
+      [f, leaves[f], kept.sum { |names, w| names.include?(f) ? w : 0 }]
+    end
+    assert_equal top.sort_by { |n, s, _| [-s, n] }, result["top"]
+  end
+
   private
 
   def check(target, plan, params)
@@ -109,11 +172,30 @@ class ViewerUiViewsTest < Minitest::Test
     end
   end
 
+  def served(data, plan, params = {})
+    viewer = Rperf::Viewer.new(nil)
+    viewer.add_snapshot(data)
+    with_puma(viewer) { |port| check("http://127.0.0.1:#{port}/rperf/", plan, params) }
+  end
+
   # The profile's aggregated samples as [names leaf first, weight, thread, label set].
   def stacks(data, thread: nil)
     data[:aggregated_samples].filter_map do |stack, w, seq, lsi|
       [stack.map(&:last), w, seq, data[:label_sets][lsi]] if thread.nil? || seq == thread
     end
+  end
+
+  def all_names(data) = stacks(data).flat_map(&:first).uniq
+
+  # The functions whose name or file holds the text (the page's search: case-insensitive).
+  def matching_names(data, text)
+    q = text.downcase
+    data[:aggregated_samples].flat_map(&:first).uniq.filter_map { |file, name| name if name.downcase.include?(q) || file.downcase.include?(q) }.uniq
+  end
+
+  # The names of each stack with the method, cut at its outermost call (the sandwich's).
+  def around(data, method)
+    stacks(data).flat_map { |names, *| (at = names.rindex(method)) ? yield(names, at) : [] }.uniq
   end
 
   # The threads that spent at least 90% of their time off the GVL (the page's idle threads).
@@ -147,5 +229,16 @@ class ViewerUiViewsTest < Minitest::Test
     { mode: :wall, frequency: 1000, sampling_count: 30, duration_ns: 30 * MS,
       aggregated_samples: samples.map { |stack, ms, lsi| [stack, ms * MS, 1, lsi] },
       label_sets: [{}, { "%GC": "mark" }, { "%GVL": "wait" }] }
+  end
+
+  # The generated profile with thread 1's samples labelled endpoint = GET /a (its blocked ones too).
+  def labelled_profile
+    data = profile
+    sets = data[:label_sets]
+    labelled = sets + sets.map { |set| set.merge(endpoint: "GET /a") }
+    relabel = ->(seq, lsi) { seq == 1 ? lsi + sets.size : lsi }
+    data.merge(label_sets: labelled,
+               aggregated_samples: data[:aggregated_samples].map { |st, w, seq, lsi| [st, w, seq, relabel.(seq, lsi)] },
+               raw_samples: data[:raw_samples].map { |st, w, seq, lsi, t| [st, w, seq, relabel.(seq, lsi), t] })
   end
 end

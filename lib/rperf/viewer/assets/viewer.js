@@ -790,7 +790,7 @@
       .sort((a, b) => b[state.topSort] - a[state.topSort] || a.name.localeCompare(b.name))
       .slice(0, MAX_TABLE_ROWS);
     for (const r of rows) {
-      body.append(el('tr', { class: matches(searchText(), r.name, r.file) ? 'match' : null },
+      body.append(el('tr', { class: matches(searchText(), r.name, r.file) ? 'match' : null, dataset: { name: r.name, selfNs: String(Math.round(r.self)), totalNs: String(Math.round(r.total)) } },
         el('td', { class: 'num', text: fmtTime(r.self) }), el('td', { class: 'num', text: pct(r.self, weights.sum) }),
         el('td', { class: 'num', text: fmtTime(r.total) }), el('td', { class: 'num', text: pct(r.total, weights.sum) }),
         el('td', { class: 'fn', text: r.name }), el('td', { class: 'file', text: r.file, title: r.file })));
