@@ -11,6 +11,9 @@
 const { chromium } = require('playwright-core');
 
 const [url, plan, shots] = process.argv.slice(2);
+// The plans "search", "keys", "categories" and "filtered" (viewer_ui_views_test.rb) read theirs
+// from RPERF_UI_PARAMS (JSON): the search text, the label filter's option.
+const params = JSON.parse(process.env.RPERF_UI_PARAMS || '{}');
 
 async function main() {
   const browser = await chromium.launch({
@@ -76,6 +79,131 @@ async function main() {
       out.timelineFiltered = await timeline();
       out.timelineFiltered.details = await hover();
       out.rows = await page.evaluate(() => window.rperfViewer.state.current.timeline.samples.length);
+      console.log(JSON.stringify(out));
+      return;
+    }
+    // Ready, and the page's state as asked: state[key] === value (a key or a typed box redraws
+    // a moment later).
+    const readyWhen = (key, value) => page.waitForFunction(([k, v]) => document.body.dataset.state === 'ready' &&
+      JSON.stringify(window.rperfViewer.state[k]) === JSON.stringify(v), [key, value], { timeout: 15000 });
+    const openTab = async (tab) => { await page.click(`#tabs button[data-tab=${tab}]`); await ready(); };
+    const frames = (sel) => page.$$eval(`${sel} g.frame`, (gs) => gs.map((g) => ({ name: g.getAttribute('name'), cls: g.getAttribute('class') })));
+    if (plan === 'search') { // served: a search marks its matches in every view, the rest dimmed
+      await page.fill('#search', params.search);
+      await readyWhen('search', params.search);
+      out.matchedNs = await page.$eval('#search-info', (e) => Number(e.dataset.matchedNs));
+      const chart = async (sel) => ({ frames: await frames(sel), rendered: await page.$eval(sel, (e) => Number(e.dataset.rendered)) });
+      out.flame = await chart('#flame');
+      await openTab('icicle');
+      out.icicle = await chart('#icicle');
+      await openTab('stack');
+      out.stack = await chart('#stack');
+      const treeRows = (sel) => page.$$eval(`${sel} .row`, (rs) => rs.map((r) => ({ name: r.querySelector('.name').textContent, match: r.classList.contains('match') })));
+      await openTab('tree');
+      out.tree = await treeRows('#tree');
+      await openTab('inverted');
+      out.inverted = await treeRows('#inverted');
+      const tableRows = (sel) => page.$$eval(`${sel} tbody tr`, (rs) => rs.map((r) => ({ name: r.dataset.name, match: r.classList.contains('match') })));
+      await openTab('top');
+      out.top = await tableRows('#top-table');
+      await openTab('methods');
+      out.methods = await tableRows('#methods-table');
+      // The sandwich of the method named by params.sandwich, picked in the Methods tab.
+      await page.click(`#methods-table tbody tr[data-name="${params.sandwich}"]`);
+      await openTab('sandwich');
+      out.sandwich = { method: await page.evaluate(() => window.rperfViewer.state.sandwich[0]),
+        callers: await chart('#sandwich-callers'), callees: await chart('#sandwich-callees') };
+      console.log(JSON.stringify(out));
+      return;
+    }
+    if (plan === 'keys') { // a file: each key's effect, and the ? overlay lists every key handled
+      const flameView = () => page.$eval('#flame', (e) => e.dataset.view.split(',').map(Number));
+      const press = async (...keys) => { for (const k of keys) await page.keyboard.press(k); return flameView(); };
+      // The chart keys paint at once.
+      out.zoom = { plusTwice: await press('+', '+'), minus: await press('-'), right: await press('ArrowRight'), left: await press('ArrowLeft'),
+        rightToEnd: await press('ArrowRight', 'ArrowRight', 'ArrowRight'), leftToStart: await press(...Array(6).fill('ArrowLeft')),
+        minusAll: await press('-'), z: await press('=', 'z'), equals: await press('=') };
+      await page.keyboard.press('z');
+      const idle = async () => ({ totals: await totals(), pressed: await page.$eval('#hide-idle', (b) => b.getAttribute('aria-pressed')) });
+      await page.keyboard.press('h');
+      await readyWhen('hideIdle', true);
+      out.h = [await idle()];
+      await page.keyboard.press('h');
+      await readyWhen('hideIdle', false);
+      out.h.push(await idle());
+      // c: a search, a label, a thread and a tagfocus, then cleared at once.
+      const filters = () => page.evaluate(() => {
+        const s = window.rperfViewer.state;
+        const $ = (id) => document.getElementById(id);
+        return { search: [s.search, $('search').value], label: [s.labelFilter, $('filter-label').selectedOptions[0].textContent], thread: [s.threadFilter, $('filter-thread').selectedOptions[0].textContent],
+          tagFocus: [s.tagFocus, $('tag-focus').value], shown: Number($('totals').dataset.shownNs), info: $('search-info').textContent };
+      });
+      await page.keyboard.press('/');
+      await page.keyboard.type(params.search);
+      await readyWhen('search', params.search);
+      await page.keyboard.press('Escape');
+      const option = await page.$$eval('#filter-label option', (os, text) => os.find((o) => o.textContent.startsWith(text)).value, params.label);
+      await page.selectOption('#filter-label', option);
+      await page.waitForFunction(() => document.body.dataset.state === 'ready' && window.rperfViewer.state.labelFilter !== null, null, { timeout: 15000 });
+      await page.selectOption('#filter-thread', String(params.thread));
+      await readyWhen('threadFilter', params.thread);
+      await page.fill('#tag-focus', params.tagFocus);
+      await readyWhen('tagFocus', params.tagFocus);
+      await page.keyboard.press('Escape'); // out of the box: c is a key again
+      out.beforeC = await filters();
+      await page.keyboard.press('c');
+      await ready();
+      out.afterC = await filters();
+      // The digits: the tab each opens.
+      out.digits = [];
+      for (const d of ['1', '2', '3', '4', '5', '6', '7', '8', '9', '0']) {
+        await page.keyboard.press(d);
+        await ready();
+        out.digits.push([d, await page.$eval('#tabs button.active', (b) => [b.dataset.tab, b.textContent])]);
+      }
+      out.tabs = await page.$$eval('#tabs button', (bs) => bs.map((b) => b.textContent));
+      await page.keyboard.press('1');
+      await ready();
+      // The overlay: each key's kbd and its row, and the keys the handler has.
+      await page.keyboard.press('?');
+      out.help = await page.evaluate(() => ({
+        hidden: document.getElementById('help').hidden,
+        keys: [...document.querySelectorAll('#help kbd[data-key]')].map((k) => k.dataset.key),
+        rows: [...document.querySelectorAll('#help-keys tr')].map((tr) => [tr.cells[0].textContent, tr.cells[1].textContent]),
+        handled: window.rperfViewer.keys(),
+      }));
+      await shot('keys');
+      await page.keyboard.press('?');
+      out.helpClosed = await page.$eval('#help', (e) => e.hidden);
+      console.log(JSON.stringify(out));
+      return;
+    }
+    if (plan === 'categories') { // a file with VM-state frames and labels: their categories and colours
+      out.cells = await page.$eval('#flame', (e) => [...e.querySelectorAll('g.frame')].map((g) => {
+        const c = e._chart.model.cells[Number(g.dataset.i)];
+        return [c.name, c.parent >= 0 ? e._chart.model.cells[c.parent].name : null, g.dataset.cat, g.querySelector('rect').getAttribute('fill')];
+      }));
+      out.legend = await page.$$eval('#flame .legend.categories span', (ss) => ss.map((s) => [s.dataset.category, s.querySelector('i').getAttribute('style'), s.textContent]));
+      await shot('categories');
+      console.log(JSON.stringify(out));
+      return;
+    }
+    if (plan === 'filtered') { // served, under a label filter: Bottom-up, icicle and Top
+      const option = await page.$$eval('#filter-label option', (os, text) => os.find((o) => o.textContent.startsWith(text)).value, params.label);
+      await page.selectOption('#filter-label', option);
+      await page.waitForFunction(() => document.body.dataset.state === 'ready' && window.rperfViewer.state.labelFilter !== null, null, { timeout: 15000 });
+      out.label = await page.evaluate(() => window.rperfViewer.state.labelFilter);
+      out.totals = await totals();
+      await openTab('inverted');
+      out.inverted = { total: await page.$eval('#inverted', (e) => Number(e.dataset.totalNs)),
+        roots: await page.$$eval('#inverted > ul > li', (lis) => lis.map((li) => [li.querySelector('.name').textContent, Number(li.dataset.totalNs)])) };
+      await openTab('icicle');
+      out.icicle = await page.$eval('#icicle', (e) => {
+        const cells = e._chart.model.cells;
+        return { root: [cells[0].name, cells[0].value], children: cells.filter((c) => c.parent === 0).map((c) => [c.name, c.value]) };
+      });
+      await openTab('top');
+      out.top = await page.$$eval('#top-table tbody tr', (rs) => rs.map((r) => [r.dataset.name, Number(r.dataset.selfNs), Number(r.dataset.totalNs)]));
       console.log(JSON.stringify(out));
       return;
     }

@@ -461,10 +461,9 @@
     gc: { hue: 0, sat: 70, text: 'GC' },
     'gvl-blocked': { hue: 30, sat: 5, text: 'GVL blocked (off the GVL)' },
     'gvl-wait': { hue: 48, sat: 90, text: 'GVL wait' },
-    gvl: { hue: 48, sat: 90, text: 'GVL' },
     other: { hue: 0, sat: 0, text: 'rperf ([pruned], no Ruby frames)' },
   };
-  const LEGEND = Object.keys(CATEGORY_STYLE).filter((c) => c !== 'gvl');
+  const LEGEND = Object.keys(CATEGORY_STYLE);
   const STATE_LEAF = { blocked: ['[GVL blocked]', 'gvl-blocked'], wait: ['[GVL wait]', 'gvl-wait'], gc: ['[GC]', 'gc'] };
 
   function hashOf(text) {
@@ -477,7 +476,10 @@
     const light = 62 + (Math.abs(hashOf(name || '')) % 14); // neighbours stay apart
     return `hsl(${style.hue},${style.sat}%,${light}%)`;
   }
-  const categoryOf = (p, node) => (p.categories && p.frame_categories ? p.categories[p.frame_categories[p.nodes.frame[node]]] : 'app');
+  // A VM state's frame ("[GVL blocked]", "[GVL wait]": the payload's category gvl) is drawn as
+  // the VM-state leaf of the same name is: the legend's GVL blocked or GVL wait.
+  const drawnCategory = (cat, name) => (cat === 'gvl' ? (name === STATE_LEAF.blocked[0] ? STATE_LEAF.blocked[1] : STATE_LEAF.wait[1]) : cat);
+  const categoryOf = (p, node) => (p.categories && p.frame_categories ? drawnCategory(p.categories[p.frame_categories[p.nodes.frame[node]]], frameOf(p, node)[0]) : 'app');
 
   function categoryLegend(cats) {
     return el('div', { class: 'legend categories' }, cats.map((c) =>
@@ -788,7 +790,7 @@
       .sort((a, b) => b[state.topSort] - a[state.topSort] || a.name.localeCompare(b.name))
       .slice(0, MAX_TABLE_ROWS);
     for (const r of rows) {
-      body.append(el('tr', { class: matches(searchText(), r.name, r.file) ? 'match' : null },
+      body.append(el('tr', { class: matches(searchText(), r.name, r.file) ? 'match' : null, dataset: { name: r.name, selfNs: String(Math.round(r.self)), totalNs: String(Math.round(r.total)) } },
         el('td', { class: 'num', text: fmtTime(r.self) }), el('td', { class: 'num', text: pct(r.self, weights.sum) }),
         el('td', { class: 'num', text: fmtTime(r.total) }), el('td', { class: 'num', text: pct(r.total, weights.sum) }),
         el('td', { class: 'fn', text: r.name }), el('td', { class: 'file', text: r.file, title: r.file })));
@@ -1451,7 +1453,7 @@
       const d = depths[i];
       let frame = frames.get(fs[i]);
       if (!frame) { frame = frameAt(fs[i]); frames.set(fs[i], frame); }
-      cells[i] = { x, w: w[i], d, name: frame[0], file: frame[1], cat: frame[2], value: w[i] - gap[i], parent: d > 0 ? lastAt[d - 1] : -1 };
+      cells[i] = { x, w: w[i], d, name: frame[0], file: frame[1], cat: drawnCategory(frame[2], frame[0]), value: w[i] - gap[i], parent: d > 0 ? lastAt[d - 1] : -1 };
       lastAt[d] = i;
       if (d > depth) depth = d;
     }
@@ -1520,7 +1522,7 @@
     const build = (i) => {
       const [, m, total] = tree.nodes[i];
       const [name, file] = tree.methods[m];
-      const out = { name, file, value: total, cat: tree.categories ? tree.categories[m] : 'app' };
+      const out = { name, file, value: total, cat: tree.categories ? drawnCategory(tree.categories[m], name) : 'app' };
       const kids = children[i].map(build);
       if (kids.length) out.children = kids;
       return out;
@@ -2304,50 +2306,73 @@
     });
   }
 
-  // Keys (listed by ?), except while typing in a field: / and Escape work there too.
+  // The keys: each binding's evt.key values, its line in the ? overlay and its action. The
+  // overlay is drawn from this table (drawHelp) and onKey reads only it, so the overlay lists
+  // exactly the keys the page handles. run(key, chart, evt): chart is the tab's on screen.
+  const DIGITS = ['1', '2', '3', '4', '5', '6', '7', '8', '9', '0'];
+  const chartKey = (f) => (key, chart) => { if (chart) { f(key, chart); paintChart(chart); } };
+  function stepSnapshot(dir) {
+    if (!state.current) return;
+    const i = state.list.findIndex((s) => s.id === state.current.id);
+    const next = state.list[i + dir];
+    if (next) open(next.id);
+  }
+  const KEYS = [
+    { keys: ['/'], text: 'search frames', run: () => { $('search').focus(); $('search').select(); } },
+    // In a field too: leaves it (the search stays as it is), or closes this list.
+    { keys: ['Escape'], shown: ['Esc'], inFields: true, text: 'leave the search box / close this',
+      run: (key, chart, evt) => { if (!$('help').hidden) $('help').hidden = true; else if (evt.target && evt.target.blur) evt.target.blur(); } },
+    { keys: DIGITS, tabs: true, run: (key) => { const tab = TABS()[DIGITS.indexOf(key)]; if (tab) { state.tab = tab; render(); } } },
+    { keys: ['j', 'k'], text: 'next / previous snapshot', run: (key) => stepSnapshot(key === 'j' ? 1 : -1) },
+    { keys: ['+', '=', '-'], text: 'zoom the chart in (+ or =) / out (-), around its middle',
+      run: chartKey((key, chart) => scaleChart(chart, key === '-' ? 2 : 0.5, (chart.x0 + chart.x1) / 2)) },
+    { keys: ['ArrowLeft', 'ArrowRight'], shown: ['←', '→'], text: 'pan the chart by a fifth of its width',
+      run: chartKey((key, chart) => panChart(chart, (key === 'ArrowLeft' ? -1 : 1) * 0.2 * (chart.x1 - chart.x0))) },
+    { keys: ['z'], text: 'reset the zoom', run: (key, chart) => { if (chart) zoomChart(chart, -1); } },
+    { keys: ['h'], text: 'hide / show idle threads', run: () => { state.hideIdle = !state.hideIdle; render(); } },
+    { keys: ['c'], text: 'clear the filters and the search', run: () => clearFilters() },
+    { keys: ['?'], text: 'this list', run: () => { $('help').hidden = !$('help').hidden; } },
+  ];
+  const KEY_BINDINGS = new Map(KEYS.flatMap((b) => b.keys.map((k) => [k, b])));
+
+  // The ? overlay's table, from KEYS: each key a <kbd data-key>; the digits with the tabs they
+  // open, in order (the tab bar has more tabs than there are digits: the rest are clicked).
+  function drawHelp() {
+    const table = $('help-keys');
+    clear(table);
+    const tabs = [...$('tabs').querySelectorAll('button')].map((t) => t.textContent);
+    const kbd = (key, shown) => el('kbd', { dataset: { key }, text: shown });
+    for (const b of KEYS) {
+      const keys = [];
+      b.keys.forEach((k, i) => {
+        if (i) keys.push(b.tabs ? ' ' : ' / ');
+        keys.push(kbd(k, b.shown ? b.shown[i] : k));
+      });
+      const reached = tabs.slice(0, DIGITS.length);
+      const text = b.tabs
+        ? `the first ${reached.length} of the ${tabs.length} tabs, in order: ${reached.join(', ')}` +
+          (tabs.length > DIGITS.length ? ` (${tabs.slice(DIGITS.length).join(', ')}: click them)` : '')
+        : b.text;
+      table.append(el('tr', { dataset: { keys: b.keys.join(' ') } }, el('td', null, keys), el('td', { text })));
+    }
+    table.append(el('tr', null, el('td', null, el('kbd', { text: 'Shift' }), '+click'), el('td', { text: 'pin a method: outlined, its share in every snapshot' })));
+  }
+
+  // A key's binding (KEYS), except while typing in a field (Escape works there too).
   function onKey(evt) {
     if (evt.ctrlKey || evt.metaKey || evt.altKey) return;
     const typing = evt.target && (evt.target.tagName === 'INPUT' || evt.target.tagName === 'SELECT' || evt.target.tagName === 'TEXTAREA');
-    if (evt.key === 'Escape') {
-      if (!$('help').hidden) $('help').hidden = true;
-      else if (typing) { evt.preventDefault(); evt.target.blur(); } // leaves the search as it is
-      return;
-    }
-    if (typing) return;
-    const chart = activeChart();
-    const tabs = TABS();
-    const step = (dir) => {
-      if (!state.current) return;
-      const i = state.list.findIndex((s) => s.id === state.current.id);
-      const next = state.list[i + dir];
-      if (next) open(next.id);
-    };
-    const zoom = (factor) => { if (chart) { scaleChart(chart, factor, (chart.x0 + chart.x1) / 2); paintChart(chart); } };
-    const pan = (dir) => { if (chart) { panChart(chart, dir * 0.2 * (chart.x1 - chart.x0)); paintChart(chart); } };
-    const actions = {
-      '/': () => { $('search').focus(); $('search').select(); },
-      '?': () => { $('help').hidden = !$('help').hidden; },
-      j: () => step(1), k: () => step(-1),
-      '+': () => zoom(0.5), '=': () => zoom(0.5), '-': () => zoom(2),
-      ArrowLeft: () => pan(-1), ArrowRight: () => pan(1),
-      z: () => { if (chart) zoomChart(chart, -1); },
-      h: () => { state.hideIdle = !state.hideIdle; render(); },
-      c: () => clearFilters(),
-    };
-    let action = actions[evt.key];
-    if (!action && /^[0-9]$/.test(evt.key)) {
-      const tab = tabs[(Number(evt.key) + 9) % 10];
-      if (tab) action = () => { state.tab = tab; render(); };
-    }
-    if (!action) return;
+    const binding = KEY_BINDINGS.get(evt.key);
+    if (!binding || (typing && !binding.inFields)) return;
     evt.preventDefault();
-    action();
+    binding.run(evt.key, activeChart(), evt);
   }
 
-  window.rperfViewer = { state, open, render, reload: loadList, viewHash };
+  window.rperfViewer = { state, open, render, reload: loadList, viewHash, keys: () => [...KEY_BINDINGS.keys()] };
   pendingView = readHash();
   if (pendingView) state.transforms = pendingView.transforms;
   if (embedded) $('refresh').hidden = true;
+  drawHelp();
   wire();
   loadList();
 })();
