@@ -6,6 +6,9 @@
 // Usage: node firefox_check.js URL [SCREENSHOT_PATH]
 // Every request that is not for 127.0.0.1 is recorded and aborted.
 const { chromium } = require('playwright-core');
+// How long to wait for a page's marker: however long a loaded machine takes (15 s was once too
+// short beside CPU hogs); a page that never gets there still fails, by its marker.
+const WAIT_MS = 120000;
 
 const [url, shot] = process.argv.slice(2);
 
@@ -72,7 +75,7 @@ async function main() {
 
     // The marker table of the last thread: its rows as drawn.
     await page.getByRole('tab', { name: 'Marker Table' }).click();
-    await page.waitForSelector('.markerTable .treeViewRow', { timeout: 15000 });
+    await page.waitForSelector('.markerTable .treeViewRow', { timeout: WAIT_MS });
     out.markerTableRows = await page.$$eval('.markerTable .treeViewRowScrolledColumns', (rows) => rows.map((r) => r.textContent));
   } finally {
     await browser.close();

@@ -4,6 +4,9 @@
 // origin (127.0.0.1:port) is blocked and reported.
 // Usage: node mini_profiler_render.js URL SCREENSHOT.png
 const { chromium } = require('playwright-core');
+// How long to wait for a page's marker: however long a loaded machine takes (15 s was once too
+// short beside CPU hogs); a page that never gets there still fails, by its marker.
+const WAIT_MS = 120000;
 
 (async () => {
   const [url, screenshot] = process.argv.slice(2);
@@ -26,9 +29,9 @@ const { chromium } = require('playwright-core');
   page.on('pageerror', (e) => errors.push(String(e)));
   page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
   await page.goto(url);
-  const iframe = await (await page.waitForSelector('#speedscope-iframe', { timeout: 10000 })).contentFrame();
+  const iframe = await (await page.waitForSelector('#speedscope-iframe', { timeout: WAIT_MS })).contentFrame();
   // The view switcher appears once speedscope has imported the profile.
-  await iframe.waitForSelector('text=Sandwich', { timeout: 15000 });
+  await iframe.waitForSelector('text=Sandwich', { timeout: WAIT_MS });
   await iframe.click('text=Left Heavy');
   await page.waitForTimeout(500);
   await page.screenshot({ path: screenshot });

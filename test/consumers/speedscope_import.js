@@ -5,6 +5,9 @@
 const fs = require('fs');
 const path = require('path');
 const { chromium } = require('playwright-core');
+// How long to wait for a page's marker: however long a loaded machine takes (15 s was once too
+// short beside CPU hogs); a page that never gets there still fails, by its marker.
+const WAIT_MS = 120000;
 
 (async () => {
   const file = path.resolve(process.argv[2]);
@@ -38,7 +41,7 @@ const { chromium } = require('playwright-core');
       target.dispatchEvent(new DragEvent(type, { dataTransfer: data, bubbles: true, cancelable: true }));
     }
   }, [path.basename(file), content]);
-  await page.waitForSelector('text=Sandwich', { timeout: 15000 });
+  await page.waitForSelector('text=Sandwich', { timeout: WAIT_MS });
   await page.click('text=Sandwich');
   await page.waitForTimeout(500);
   const text = await page.evaluate(() => document.body.innerText);

@@ -20,6 +20,9 @@
 // from window.RPERF_DATA_SOURCE.
 // Every request that is not for 127.0.0.1 (or the file itself) is recorded and aborted.
 const { chromium } = require('playwright-core');
+// How long to wait for a page's marker: however long a loaded machine takes (15 s was once too
+// short beside CPU hogs); a page that never gets there still fails, by its marker.
+const WAIT_MS = 120000;
 
 const [url, planJson, shots] = process.argv.slice(2);
 const plan = JSON.parse(planJson);
@@ -49,14 +52,17 @@ async function main() {
     // Let the page settle before a picture.
     const shot = async (name) => { if (shots) { await page.waitForTimeout(400); await page.screenshot({ path: `${shots}/${name}.png` }); } };
     // A page that never gets ready says what went wrong in it.
-    const ready = () => page.waitForFunction(() => document.body.dataset.state === 'ready', null, { timeout: 15000 })
+    const ready = () => page.waitForFunction(() => document.body.dataset.state === 'ready', null, { timeout: WAIT_MS })
       .catch((e) => { throw new Error(e.message + (out.errors.length ? '; errors in the page: ' + out.errors.join(' | ') : '')); });
     const tab = async (name) => { await page.click(`#tabs button[data-tab=${name}]`); await ready(); };
     const rendered = (sel) => page.$eval(sel, (e) => Number(e.dataset.rendered || 0));
     // A view drawn after a tab switch: its nodes once drawn (the switch may answer 'ready' before
     // the view's own render starts); 0 when nothing is drawn within the wait.
     const drawn = async (sel) => {
-      await page.waitForFunction((s) => Number(document.querySelector(s)?.dataset.rendered || 0) > 0, sel, { timeout: 15000 }).catch(() => {});
+      // However long a loaded machine takes (15 s was once too short at load average 11-13);
+      // a view that never draws fails here, by name.
+      await page.waitForFunction((s) => Number(document.querySelector(s)?.dataset.rendered || 0) > 0, sel, { timeout: WAIT_MS })
+        .catch(() => { throw new Error(`${sel} drew nothing within ${WAIT_MS / 1000} s`); });
       return rendered(sel);
     };
     const totals = () => page.$eval('#totals', (e) => ({ shown: Number(e.dataset.shownNs), total: Number(e.dataset.totalNs) }));

@@ -9,6 +9,9 @@
 // transform, label filter, tagfocus, search, time range, tab, zoom) read again in a new page
 // opened at its address.
 const { chromium } = require('playwright-core');
+// How long to wait for a page's marker: however long a loaded machine takes (15 s was once too
+// short beside CPU hogs); a page that never gets there still fails, by its marker.
+const WAIT_MS = 120000;
 
 const [url, plan, shots] = process.argv.slice(2);
 // The plans "search", "keys", "categories" and "filtered" (viewer_ui_views_test.rb) read theirs
@@ -37,14 +40,14 @@ async function main() {
       return pg;
     };
     const page = await newPage('');
-    const ready = () => page.waitForFunction(() => document.body.dataset.state === 'ready', null, { timeout: 15000 });
+    const ready = () => page.waitForFunction(() => document.body.dataset.state === 'ready', null, { timeout: WAIT_MS });
     // The address is written after a zoom's paint (at most every 200 ms): wait until it is.
-    const addressed = (pg) => pg.waitForFunction(() => location.hash === window.rperfViewer.viewHash(), null, { timeout: 15000 });
+    const addressed = (pg) => pg.waitForFunction(() => location.hash === window.rperfViewer.viewHash(), null, { timeout: WAIT_MS });
     // A new page at the address, drawn.
     const reopen = async (href) => {
       const again = await newPage('reopened: ');
       await again.goto(href);
-      await again.waitForFunction(() => document.body.dataset.state === 'ready', null, { timeout: 15000 });
+      await again.waitForFunction(() => document.body.dataset.state === 'ready', null, { timeout: WAIT_MS });
       return again;
     };
     const shot = async (name) => { if (shots) await page.screenshot({ path: `${shots}/${name}.png` }); };
@@ -85,7 +88,7 @@ async function main() {
     // Ready, and the page's state as asked: state[key] === value (a key or a typed box redraws
     // a moment later).
     const readyWhen = (key, value) => page.waitForFunction(([k, v]) => document.body.dataset.state === 'ready' &&
-      JSON.stringify(window.rperfViewer.state[k]) === JSON.stringify(v), [key, value], { timeout: 15000 });
+      JSON.stringify(window.rperfViewer.state[k]) === JSON.stringify(v), [key, value], { timeout: WAIT_MS });
     const openTab = async (tab) => { await page.click(`#tabs button[data-tab=${tab}]`); await ready(); };
     const frames = (sel) => page.$$eval(`${sel} g.frame`, (gs) => gs.map((g) => ({ name: g.getAttribute('name'), cls: g.getAttribute('class') })));
     if (plan === 'search') { // served: a search marks its matches in every view, the rest dimmed
@@ -144,7 +147,7 @@ async function main() {
       await page.keyboard.press('Escape');
       const option = await page.$$eval('#filter-label option', (os, text) => os.find((o) => o.textContent.startsWith(text)).value, params.label);
       await page.selectOption('#filter-label', option);
-      await page.waitForFunction(() => document.body.dataset.state === 'ready' && window.rperfViewer.state.labelFilter !== null, null, { timeout: 15000 });
+      await page.waitForFunction(() => document.body.dataset.state === 'ready' && window.rperfViewer.state.labelFilter !== null, null, { timeout: WAIT_MS });
       await page.selectOption('#filter-thread', String(params.thread));
       await readyWhen('threadFilter', params.thread);
       await page.fill('#tag-focus', params.tagFocus);
@@ -191,7 +194,7 @@ async function main() {
     if (plan === 'filtered') { // served, under a label filter: Bottom-up, icicle and Top
       const option = await page.$$eval('#filter-label option', (os, text) => os.find((o) => o.textContent.startsWith(text)).value, params.label);
       await page.selectOption('#filter-label', option);
-      await page.waitForFunction(() => document.body.dataset.state === 'ready' && window.rperfViewer.state.labelFilter !== null, null, { timeout: 15000 });
+      await page.waitForFunction(() => document.body.dataset.state === 'ready' && window.rperfViewer.state.labelFilter !== null, null, { timeout: WAIT_MS });
       out.label = await page.evaluate(() => window.rperfViewer.state.labelFilter);
       out.totals = await totals();
       await openTab('inverted');
@@ -213,7 +216,7 @@ async function main() {
         const s = window.rperfViewer.state;
         const now = { snap: s.current && s.current.id, tagFocus: s.tagFocus, search: s.search, ranged: !!s.range }[k];
         return document.body.dataset.state === 'ready' && now === v;
-      }, [key, value], { timeout: 15000 });
+      }, [key, value], { timeout: WAIT_MS });
       await page.keyboard.press('k'); // the snapshot before the newest, which the page opened
       await readyWith('snap', 1);
       // A transform first: it reopens the snapshot, which clears the time range.
@@ -248,7 +251,7 @@ async function main() {
       const vp = await page.$eval('#icicle .viewport', (e) => { const r = e.getBoundingClientRect(); return { x: r.left, y: r.top, w: r.width }; });
       await page.mouse.move(vp.x + vp.w * 0.4, vp.y + 30);
       await page.mouse.wheel(0, -300);
-      await page.waitForFunction((v) => document.getElementById('icicle').dataset.view !== v, out.clicked.view.join(','), { timeout: 15000 });
+      await page.waitForFunction((v) => document.getElementById('icicle').dataset.view !== v, out.clicked.view.join(','), { timeout: WAIT_MS });
       await addressed(page);
       // What the page shows and holds, read the same way from both pages.
       const read = (pg) => pg.evaluate(() => {
@@ -391,7 +394,7 @@ async function main() {
       // Shift+click pins Shop#price: outlined, and its share of each snapshot.
       await page.click('#flame g.frame[name="Shop#price"]', { modifiers: ['Shift'] });
       await ready();
-      await page.waitForFunction(() => document.getElementById('pin-panel').dataset.loaded === '1', null, { timeout: 15000 });
+      await page.waitForFunction(() => document.getElementById('pin-panel').dataset.loaded === '1', null, { timeout: WAIT_MS });
       out.pin = {
         tab: await page.$eval('#tabs button.active', (b) => b.dataset.tab),
         name: await page.$eval('#pin-name', (e) => e.textContent),
