@@ -50,7 +50,7 @@ class ViewerUiTest < Minitest::Test
     # Categories and their colours.
     cats = result["categories"]
     assert_equal %w[app app gem stdlib native native gem gvl-blocked],
-                 ["Shop#price", "Object#main", "JSON.generate", "Set#add", "Integer#times", "IO.select", "Puma::Server#accept", "[GVL blocked]"].map { |n| cats[n] }
+                 ["Shop#price", "Object#main", "JSON.generate", "Set#add", "Integer#times", "IO.select", "Puma::Server#handle_servers", "[GVL blocked]"].map { |n| cats[n] }
     fills = result["fills"]
     assert_equal 5, fills.values_at("Shop#price", "JSON.generate", "Set#add", "Integer#times", "[GVL blocked]").map { |c| c[/\Ahsl\((\d+)/, 1] }.uniq.size,
                  "one hue per category: #{fills}"
