@@ -1748,7 +1748,7 @@
       const i = state.filterChoices.findIndex((c) => c.key === f.key && c.value === f.values[0]);
       labelSel.value = String(i);
     } else {
-      labelSel.insertBefore(el('option', { value: 'set', text: `${f.key} = any of ${f.values.length}` }), labelSel.options[1] || null);
+      labelSel.firstChild.after(el('option', { value: 'set', text: `${f.key} = any of ${f.values.length}` })); // after "all samples"
       labelSel.value = 'set';
     }
     const box = $('label-set-options');
