@@ -13,29 +13,7 @@ class PumaIdleTest < Minitest::Test
   include WebTestHelper
   include RperfTestHelper
 
-  # A sleeping endpoint and a CPU-only one; each request's time measured by the app itself.
-  class App
-    attr_reader :request_ns
-
-    def initialize
-      @request_ns = 0
-      @lock = Mutex.new
-    end
-
-    def call(env)
-      t0 = Process.clock_gettime(Process::CLOCK_MONOTONIC, :nanosecond)
-      case env["PATH_INFO"]
-      when "/hash" then 1000.times { Digest::SHA256.hexdigest("rperf") }
-      when "/slow" then sleep 0.02
-      end
-      [200, { "content-type" => "text/plain" }, ["ok\n"]]
-    ensure
-      elapsed = Process.clock_gettime(Process::CLOCK_MONOTONIC, :nanosecond) - t0
-      @lock.synchronize { @request_ns += elapsed }
-    end
-  end
-
-  APP_FRAME = "PumaIdleTest::App#call"
+  APP_FRAME = PumaTestApp::FRAME
   POOL_WAIT = ["Thread::Mutex#sleep", "Thread::ConditionVariable#wait", "Puma::ThreadPool#spawn_thread"].freeze
 
   CLIENT = <<~RUBY
@@ -51,7 +29,7 @@ class PumaIdleTest < Minitest::Test
   end
 
   def test_hiding_idle_keeps_the_requests_and_removes_the_pools_waiting
-    app = App.new
+    app = PumaTestApp.new(hashes: 1000) # each request's time measured by the app itself
     Rperf.start(mode: :wall, aggregate: false)
     begin
       with_puma(app, threads: 4) do |port|

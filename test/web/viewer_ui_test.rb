@@ -20,15 +20,7 @@ class ViewerUiTest < Minitest::Test
   end
 
   def test_navigation_search_idle_threads_stack_chart_and_address
-    result = nil
-    Dir.mktmpdir("rperf-ui") do |dir|
-      path = File.join(dir, "profile.html")
-      File.write(path, Rperf::Viewer.static_html(profile, title: "ui"))
-      out, err, status = Open3.capture3("node", File.join(RperfTestHelper::ROOT, "test/consumers/viewer_ui_check.js"),
-                                        "file://#{path}", "nav", *ENV["RPERF_VIEWER_SCREENSHOTS"], chdir: RperfTestHelper::ROOT)
-      assert status.success?, "viewer_ui_check.js failed:\n#{err}\n#{out}"
-      result = JSON.parse(out.lines.last)
-    end
+    result = run_file_check(Rperf::Viewer.static_html(profile, title: "ui"), "nav")
     assert_empty result["errors"], "errors in the page"
     assert_empty result["external"]
     total = 260 * MS
@@ -144,20 +136,25 @@ class ViewerUiTest < Minitest::Test
   end
 
   def test_hide_idle_and_endpoint_sets_in_a_file
-    result = nil
-    Dir.mktmpdir("rperf-ui") do |dir|
-      path = File.join(dir, "idle.html")
-      File.write(path, Rperf::Viewer.static_html(idle_profile, title: "idle"))
-      result = run_check("file://#{path}", "idle")
-    end
-    check_idle(result, served: false)
+    check_idle(run_file_check(Rperf::Viewer.static_html(idle_profile, title: "idle"), "idle"), served: false)
   end
 
-  def run_check(url, plan)
+  # What test/consumers/viewer_ui_check.js saw of the page at `url` doing `plan` (screenshots
+  # into $RPERF_VIEWER_SCREENSHOTS when set).
+  def run_check(url, plan, screenshots: true)
     out, err, status = Open3.capture3("node", File.join(RperfTestHelper::ROOT, "test/consumers/viewer_ui_check.js"),
-                                      url, plan, *ENV["RPERF_VIEWER_SCREENSHOTS"], chdir: RperfTestHelper::ROOT)
+                                      url, plan, *(ENV["RPERF_VIEWER_SCREENSHOTS"] if screenshots), chdir: RperfTestHelper::ROOT)
     assert status.success?, "viewer_ui_check.js failed:\n#{err}\n#{out}"
     JSON.parse(out.lines.last)
+  end
+
+  # run_check on the page `html`, as a file.
+  def run_file_check(html, plan, **options)
+    Dir.mktmpdir("rperf-ui") do |dir|
+      path = File.join(dir, "page.html")
+      File.write(path, html)
+      run_check("file://#{path}", plan, **options)
+    end
   end
 
   def check_idle(result, served:)
@@ -236,10 +233,7 @@ class ViewerUiTest < Minitest::Test
     viewer.add_snapshot(profile)
     result = nil
     with_puma(viewer) do |port|
-      out, err, status = Open3.capture3("node", File.join(RperfTestHelper::ROOT, "test/consumers/viewer_ui_check.js"),
-                                        "http://127.0.0.1:#{port}/rperf/", "sandwich", *ENV["RPERF_VIEWER_SCREENSHOTS"], chdir: RperfTestHelper::ROOT)
-      assert status.success?, "viewer_ui_check.js failed:\n#{err}\n#{out}"
-      result = JSON.parse(out.lines.last)
+      result = run_check("http://127.0.0.1:#{port}/rperf/", "sandwich")
     end
     assert_empty result["errors"], "errors in the page"
     assert_empty result["external"]
@@ -282,15 +276,7 @@ class ViewerUiTest < Minitest::Test
     raw = Array.new(rows) { |i| [stack, MS, 1, 0, (i + 1) * MS] }
     data = { mode: :wall, frequency: 1000, sampling_count: rows, duration_ns: rows * MS,
              aggregated_samples: [[stack, rows * MS, 1, 0]], raw_samples: raw, label_sets: [{}] }
-    result = nil
-    Dir.mktmpdir("rperf-ui") do |dir|
-      path = File.join(dir, "big.html")
-      File.write(path, Rperf::Viewer.static_html(data, max_timeline: rows))
-      out, err, status = Open3.capture3("node", File.join(RperfTestHelper::ROOT, "test/consumers/viewer_ui_check.js"),
-                                        "file://#{path}", "bigfile", chdir: RperfTestHelper::ROOT)
-      assert status.success?, "viewer_ui_check.js failed:\n#{err}\n#{out}"
-      result = JSON.parse(out.lines.last)
-    end
+    result = run_file_check(Rperf::Viewer.static_html(data, max_timeline: rows), "bigfile", screenshots: false)
     assert_empty result["errors"]
     assert_equal({ "element" => true, "loaded" => false }, result["apart"])
     assert_equal false, result["stackLoadedTimeline"]
@@ -321,10 +307,7 @@ class ViewerUiTest < Minitest::Test
     viewer.add_snapshot(tagged)
     result = nil
     with_puma(viewer) do |port|
-      out, err, status = Open3.capture3("node", File.join(RperfTestHelper::ROOT, "test/consumers/viewer_ui_check.js"),
-                                        "http://127.0.0.1:#{port}/rperf/", "tags", *ENV["RPERF_VIEWER_SCREENSHOTS"], chdir: RperfTestHelper::ROOT)
-      assert status.success?, "viewer_ui_check.js failed:\n#{err}\n#{out}"
-      result = JSON.parse(out.lines.last)
+      result = run_check("http://127.0.0.1:#{port}/rperf/", "tags")
     end
     assert_empty result["errors"], "errors in the page"
     assert_empty result["external"]
@@ -388,10 +371,7 @@ class ViewerUiTest < Minitest::Test
     viewer.add_snapshot(profile)
     result = nil
     with_puma(viewer) do |port|
-      out, err, status = Open3.capture3("node", File.join(RperfTestHelper::ROOT, "test/consumers/viewer_ui_check.js"),
-                                        "http://127.0.0.1:#{port}/rperf/", "transforms", *ENV["RPERF_VIEWER_SCREENSHOTS"], chdir: RperfTestHelper::ROOT)
-      assert status.success?, "viewer_ui_check.js failed:\n#{err}\n#{out}"
-      result = JSON.parse(out.lines.last)
+      result = run_check("http://127.0.0.1:#{port}/rperf/", "transforms")
     end
     assert_empty result["errors"], "errors in the page"
     assert_equal false, result["disabled"]
