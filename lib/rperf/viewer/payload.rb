@@ -71,10 +71,11 @@ module Rperf
 
       def build(data)
         @native = native_of(data)
-        # The rows of the model's own view: the model's idle rows are its rows (a Hash built by
-        # hand becomes the view of its native profile).
-        data = @native.to_h if @native && !Native::Profile.of_view(data)
         @idle = @native&.idle_rows || { aggregated: [], raw: nil }
+        # The model's idle rows are those of its own view: a Hash built by hand that has some
+        # becomes that view (one that has none is read as it is).
+        idle = !@idle[:aggregated].empty? || !Array(@idle[:raw]).empty?
+        data = @native.to_h if idle && !Native::Profile.of_view(data)
         samples = data[:aggregated_samples] || []
         body, pruned = kept_rows(data, samples)
         body.concat(fold_pruned(pruned)) unless pruned.empty?
@@ -274,16 +275,18 @@ module Rperf
         # [frames, weight, thread_seq, label_set_id, ..., time_ns]: the time comes last.
         nodes = @raw_nodes if @raw_nodes&.size == raw.size
         with_state = vm_state_sets(data[:label_sets] || [{}])
-        idle = (@idle[:raw] || []).to_set
+        # An idle row has a 6th element, true, until the rows are in order.
+        idle = @idle[:raw] || []
         rows = raw.each_with_index.map do |sample, i|
           stack, weight, seq, lsi = sample
           state = StackChartPayload.recorded_state(sample)
-          [nodes ? nodes[i] : raw_node(stack), weight, seq, state ? with_state.(lsi, sample[4].to_i) : lsi, sample.last.to_i, idle.include?(i)]
+          [nodes ? nodes[i] : raw_node(stack), weight, seq, state ? with_state.(lsi, sample[4].to_i) : lsi, sample.last.to_i]
         end
+        idle.each { |i| rows[i] << true }
         rows, quantum = coarsen(rows)
         rows.sort_by! { |r| r[4] }
-        idle_rows = rows.each_index.select { |i| rows[i][5] }
-        rows.each(&:pop)
+        idle_rows = idle.empty? ? [] : rows.each_index.select { |i| rows[i].size > 5 }
+        idle_rows.each { |i| rows[i].pop }
         { samples: rows, idle: idle_rows, quantum_ns: quantum, source_count: raw.size, bins: timeline_bins,
           idle_hidden_bins: idle.empty? ? nil : timeline_bins(idle: true) }
       end
@@ -333,7 +336,7 @@ module Rperf
           merged = {}
           rows.each do |node, weight, seq, lsi, time, idle|
             slot = time - (time % quantum)
-            row = (merged[[node, seq, lsi, idle, slot]] ||= [node, 0, seq, lsi, slot, idle])
+            row = (merged[[node, seq, lsi, idle, slot]] ||= idle ? [node, 0, seq, lsi, slot, true] : [node, 0, seq, lsi, slot])
             row[1] += weight
           end
           rows = merged.values
