@@ -21,3 +21,29 @@ puts format("%-26s %9s %9s %10s %12s", "max_samples", "median s", "max s", "body
   times = runs.map(&:first).sort
   puts format("%-26s %9.2f %9.2f %8.1fMB %10.0fMB", max_samples, times[1], times.last, size / 1e6, runs.map(&:last).max)
 end
+
+# The same profile as a file loads it (Rperf.load: the native model behind a lazy Hash view),
+# which is what the served Viewer and `rperf report` have: the whole snapshot payload and its
+# parts, CPU seconds, median of 3 (issue 24's target: the whole under 0.3 s).
+require "tmpdir"
+Dir.mktmpdir do |dir|
+  path = File.join(dir, "bench.json.gz")
+  Rperf.save(path, data)
+  loaded = Rperf.load(path)
+  native = Rperf::Native::Profile.of_view(loaded)
+  parts = {
+    "snapshot payload + JSON" => -> { JSON.generate(Rperf::Viewer::Payload.build(loaded, max_samples: 20_000, max_timeline: 200_000)) },
+    "  stack tree (20,000)" => -> { native.stack_tree(20_000) },
+    "  call tree tab" => -> { Rperf::Viewer::CallTreePayload.build(native) },
+    "  methods tab" => -> { Rperf::Viewer::MethodTablePayload.build(native) },
+    "  bottom-up tab" => -> { Rperf::Viewer::InvertedTreePayload.build(native) },
+    "filter: thread 1, tree" => -> { Rperf::Viewer::CallTreePayload.build(native, thread: 1) },
+    "filter: thread 1, methods" => -> { Rperf::Viewer::MethodTablePayload.build(native, thread: 1) },
+  }
+  puts
+  puts format("%-30s %9s %9s", "loaded profile: part", "CPU s", "max s")
+  parts.each do |name, work|
+    cpu = Array.new(3) { SyntheticProfile.measure(&work)[1] }.sort
+    puts format("%-30s %9.3f %9.3f", name, cpu[1], cpu.last)
+  end
+end

@@ -32,7 +32,8 @@ module Rperf
   # Routes under path: "/" the page, "/assets/..." its scripts, "/snapshots" the list (meta and
   # summary only), "/snapshots/<id>" one profile (Viewer::Payload), "/snapshots/<id>/call_tree"
   # and ".../method_table" its Rperf::CallTree and Rperf::MethodTable for the page's filters
-  # (?label=K&value=V | &unset=1, &thread=N, &hide=N,..., &from=T0&to=T1; Viewer::SampleFilter,
+  # (?label=K&value=V[&value=W...] | &unset=1, &thread=N, &hide=N,..., &idle=hide, &from=T0&to=T1;
+  # Viewer::SampleFilter,
   # CallTreePayload, MethodTablePayload), ".../sandwich?method=NAME&file=PATH&..." one method's
   # callers and callees (SandwichPayload).
   class Viewer
@@ -116,20 +117,23 @@ module Rperf
                        **Payload.build(data, max_samples: max_samples, max_timeline: max_timeline))
     end
 
-    # [body, timeline rows or nil]: a big timeline's rows apart, the body's timeline saying so
-    # ({deferred: true, rows:, quantum_ns:, source_count:}).
+    # [body, {samples:, idle:} or nil]: a big timeline's rows (and which are idle) apart, the
+    # body's timeline saying so ({deferred: true, rows:, quantum_ns:, source_count:, ...}).
     def self.split_timeline(body)
       timeline = body[:timeline]
       return [body, nil] unless timeline && timeline[:samples].size > TIMELINE_INLINE_ROWS
 
-      [body.merge(timeline: timeline.except(:samples).merge(deferred: true, rows: timeline[:samples].size)), timeline[:samples]]
+      [body.merge(timeline: timeline.except(:samples, :idle).merge(deferred: true, rows: timeline[:samples].size)),
+       timeline.slice(:samples, :idle)]
     end
 
-    # A timeline sent apart as {columns: [nodes, weights, threads, label sets, times]}: the page
-    # parses five number arrays about three times as fast as as many row arrays as samples
-    # (500,000 rows: 0.4 s instead of 1.7 s in Chromium) and makes its rows from them.
-    def self.timeline_columns(rows)
-      { columns: rows.empty? ? [[], [], [], [], []] : rows.transpose }
+    # A timeline sent apart as {columns: [nodes, weights, threads, label sets, times], idle:
+    # [row index, ...]}: the page parses five number arrays about three times as fast as as many
+    # row arrays as samples (500,000 rows: 0.4 s instead of 1.7 s in Chromium) and makes its rows
+    # from them; idle: the rows the model says are idle (Payload).
+    def self.timeline_columns(apart)
+      rows = apart[:samples]
+      { columns: rows.empty? ? [[], [], [], [], []] : rows.transpose, idle: apart[:idle] || [] }
     end
 
     # The meta and summary of a profile taken in this process are those a saved file carries
@@ -478,9 +482,9 @@ module Rperf
 
       key = transforms ? [entry[:id], transforms] : entry[:id]
       begin
-        full, rows = self.class.split_timeline(self.class.snapshot_body(list_entry(entry), transformed(entry[:id], data, transforms), **@payload_limits))
+        full, apart = self.class.split_timeline(self.class.snapshot_body(list_entry(entry), transformed(entry[:id], data, transforms), **@payload_limits))
         body = JSON.generate(full)
-        cache_put(@timelines, key, rows && JSON.generate(self.class.timeline_columns(rows)), PAYLOAD_CACHE_SIZE)
+        cache_put(@timelines, key, apart && JSON.generate(self.class.timeline_columns(apart)), PAYLOAD_CACHE_SIZE)
       rescue JSON::GeneratorError, JSON::NestingError, EncodingError => e
         name = entry[:path] ? File.basename(entry[:path]) : "snapshot #{entry[:id]}"
         @mutex.synchronize { entry[:error] ||= "#{name}: cannot be shown (#{e.message.lines.first.to_s.strip[0, 200]})" }

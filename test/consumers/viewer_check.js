@@ -264,7 +264,7 @@ async function main() {
       // 20 more filtered trees (label values no sample has): the page keeps the last 16.
       out.tree.cached = await page.evaluate(async () => {
         const v = window.rperfViewer;
-        for (let i = 0; i < 20; i++) { v.state.labelFilter = { key: 'endpoint', value: 'none ' + i }; await v.render(); }
+        for (let i = 0; i < 20; i++) { v.state.labelFilter = { key: 'endpoint', values: ['none ' + i] }; await v.render(); }
         v.state.labelFilter = null;
         await v.render();
         return v.state.current.trees.size;

@@ -7,7 +7,9 @@
 // Shift+clicked flame-graph frame's, or "bigfile": a file with its timeline apart, the stack chart (merged by the server, in its
 // own element) then the timeline, or "address" (served): a view built by hand (snapshot,
 // transform, label filter, tagfocus, search, time range, tab, zoom) read again in a new page
-// opened at its address.
+// opened at its address, or "idle" (served or a file): "hide idle threads" in every view, then
+// an endpoint set (several values of one label) ticked in the value menu, and the address that
+// reopens it.
 const { chromium } = require('playwright-core');
 // How long to wait for a page's marker: however long a loaded machine takes (15 s was once too
 // short beside CPU hogs); a page that never gets there still fails, by its marker.
@@ -17,6 +19,7 @@ const [url, plan, shots] = process.argv.slice(2);
 // The plans "search", "keys", "categories" and "filtered" (viewer_ui_views_test.rb) read theirs
 // from RPERF_UI_PARAMS (JSON): the search text, the label filter's option.
 const params = JSON.parse(process.env.RPERF_UI_PARAMS || '{}');
+const out = { errors: [], external: [] }; // what the page showed; its errors are printed on a failure too
 
 async function main() {
   const browser = await chromium.launch({
@@ -24,7 +27,6 @@ async function main() {
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
            '--disable-component-update', '--disable-sync', '--disable-quic'],
   });
-  const out = { errors: [], external: [] };
   try {
     // Every page: nothing fetched from elsewhere, and its errors (thrown or logged) reported.
     const newPage = async (tag) => {
@@ -335,6 +337,74 @@ async function main() {
       console.log(JSON.stringify(out));
       return;
     }
+    if (plan === 'idle') { // "hide idle threads" and an endpoint set (a served page, or a file)
+      const attr = (sel, name) => page.$eval(sel, (e, n) => e.dataset[n], name);
+      const button = () => page.$eval('#hide-idle', (b) => ({ text: b.textContent, pressed: b.getAttribute('aria-pressed'), idleNs: Number(b.dataset.idleNs) }));
+      const flameNames = () => page.$$eval('#flame g.frame', (gs) => [...new Set(gs.map((g) => g.getAttribute('name')))].sort());
+      const tab = async (name) => { await page.click(`#tabs button[data-tab=${name}]`); await ready(); };
+      // A tree's total, or why this page cannot show it.
+      const treeOf = async (name, box) => {
+        await tab(name);
+        return page.$eval(box, (e) => (e.dataset.totalNs ? Number(e.dataset.totalNs) : (e.querySelector('.unfiltered') || e).textContent.slice(0, 40)));
+      };
+      const timeline = async () => {
+        await tab('timeline');
+        return page.$eval('#timeline', (e) => ({ source: e.dataset.source, threads: e.dataset.threads, stateNs: JSON.parse(e.dataset.stateNs) }));
+      };
+      const stack = async (thread) => {
+        await tab('stack');
+        if (thread) { await page.selectOption('#stack-thread', String(thread)); await ready(); }
+        return page.$eval('#stack', (e) => ({ thread: Number(e.dataset.thread), total: Number(e.dataset.totalNs),
+          options: [...document.querySelectorAll('#stack-thread option')].map((o) => Number(o.value)) }));
+      };
+      const view = async () => ({ totals: await totals(), button: await button() });
+      out.before = { ...(await view()), flame: await flameNames() };
+      // Hide idle: the idle samples go, from every view.
+      await page.click('#hide-idle');
+      await ready();
+      out.hidden = { ...(await view()), flame: await flameNames(), hash: await page.evaluate(() => location.hash),
+        threadOptions: await page.$$eval('#filter-thread option', (os) => os.filter((o) => o.value && !o.hidden).map((o) => Number(o.value))) };
+      await shot('hide-idle');
+      await tab('threads');
+      out.hidden.threads = await page.$$eval('#threads-table tbody tr', (rows) => rows.map((r) => ({ thread: Number(r.dataset.thread), idle: r.dataset.idleShare,
+        idleNs: Number(r.dataset.idleNs), hidden: r.classList.contains('hidden-idle') })));
+      await shot('threads-idle');
+      out.hidden.timeline = await timeline();
+      out.hidden.stack = await stack(null);
+      out.hidden.stack5 = await stack(5);
+      out.hidden.tree = await treeOf('tree', '#tree');
+      out.hidden.inverted = await treeOf('inverted', '#inverted');
+      await tab('methods');
+      out.hidden.methods = await attr('#methods-table', 'totalNs');
+      await tab('flame');
+      // An endpoint set: GET /a and GET /c ticked in the value menu (idle still hidden).
+      const tick = async (sel) => { await page.click('#label-set-menu summary'); await page.setChecked(sel, true); await ready(); await page.click('#label-set-menu summary'); };
+      await tick('#label-set-options input[data-key=endpoint][data-value="GET /a"]');
+      out.one = { totals: await totals(), select: await page.$eval('#filter-label', (s) => s.options[s.selectedIndex].textContent) };
+      await tick('#label-set-options input[data-key=endpoint][data-value="GET /c"]');
+      out.set = { totals: await totals(), select: await page.$eval('#filter-label', (s) => s.options[s.selectedIndex].textContent),
+        summary: await page.$eval('#label-set-summary', (e) => e.textContent), tree: await treeOf('tree', '#tree') };
+      await tab('flame');
+      await tick('#label-set-options input[data-key=endpoint][data-none="1"]');
+      out.withUnset = { totals: await totals(), tree: await treeOf('tree', '#tree'), timeline: await timeline(), hash: await page.evaluate(() => location.hash) };
+      await tab('flame');
+      await shot('endpoint-set');
+      // The address reopens it: the set, idle hidden.
+      const again = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+      again.on('pageerror', (e) => out.errors.push(String(e)));
+      await again.goto(url.split('#')[0] + out.withUnset.hash);
+      await again.waitForFunction(() => document.body.dataset.state === 'ready', null, { timeout: WAIT_MS });
+      out.reopened = await again.evaluate(() => ({ shownNs: Number(document.getElementById('totals').dataset.shownNs),
+        pressed: document.getElementById('hide-idle').getAttribute('aria-pressed'),
+        select: ((s) => s.options[s.selectedIndex].textContent)(document.getElementById('filter-label')),
+        ticked: [...document.querySelectorAll('#label-set-options input:checked')].map((i) => (i.dataset.none === '1' ? null : i.dataset.value)) }));
+      // h shows the idle samples again.
+      await page.keyboard.press('h');
+      await ready();
+      out.shown = await view();
+      console.log(JSON.stringify(out));
+      return;
+    }
     if (plan === 'source') { // pin a frame, its file's lines with their time; a file page has none
       await page.click('#flame g.frame[name="Shop#price"]', { modifiers: ['Shift'] });
       await ready();
@@ -590,4 +660,4 @@ async function main() {
   console.log(JSON.stringify(out));
 }
 
-main().catch((e) => { console.error(e); process.exit(1); });
+main().catch((e) => { console.error(e); console.error('page errors: ' + JSON.stringify(out.errors)); process.exit(1); });

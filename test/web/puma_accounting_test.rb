@@ -14,17 +14,7 @@ class PumaAccountingTest < Minitest::Test
   include WebTestHelper
   include RperfTestHelper
 
-  class App
-    def call(env)
-      case env["PATH_INFO"]
-      when "/hash" then 2000.times { Digest::SHA256.hexdigest("rperf") }
-      when "/slow" then sleep 0.02
-      end
-      [200, { "content-type" => "text/plain" }, ["ok\n"]]
-    end
-  end
-
-  APP_FRAME = "PumaAccountingTest::App#call"
+  APP_FRAME = PumaTestApp::FRAME
 
   # The load: `count` requests alternating /hash and /slow from 4 client threads of a child
   # process (keep-alive connections), so the clients are not in the profiled process.
@@ -51,7 +41,7 @@ class PumaAccountingTest < Minitest::Test
 
   def test_in_app_time_keeps_its_endpoint_label_and_cpu_code_is_never_blocked
     snapshots = []
-    inner = Rperf::RackMiddleware.new(App.new)
+    inner = Rperf::RackMiddleware.new(PumaTestApp.new)
     app = lambda do |env|
       next inner.call(env) unless env["PATH_INFO"] == "/stats"
 

@@ -2,6 +2,7 @@
 
 require_relative "web_helper"
 require "rperf/sidekiq"
+require "rperf/viewer"
 
 # Rperf::SidekiqMiddleware with a real redis-server and a real Sidekiq (a child process running
 # Sidekiq embedded): jobs fetched from Redis are labelled by class, and each class's weight
@@ -31,6 +32,29 @@ class SidekiqMiddlewareTest < Minitest::Test
     assert_operator sleeping, :>=, 6 * 30e6, "SleepJob time blocked off the GVL"
     assert_operator sleeping, :<, by_job["SleepJob"]
     assert_equal %w[CpuJob SleepJob], by_job.keys.compact.sort
+  end
+
+  # The whole process: "hide idle threads" (profile/idle_wait.hh) removes the processors' wait
+  # for a job (the blocking pop under Sidekiq::BasicFetch#retrieve_work) and keeps every job's
+  # time.
+  def test_hiding_idle_keeps_the_jobs_and_removes_the_fetch_wait
+    output, data = with_redis { |port| run_profiled_fixture("sidekiq_worker.rb", port, "whole") }
+    visible = Rperf::Viewer::SampleFilter.new(data, idle: true).data
+    fetch_wait = lambda do |rows|
+      rows.sum do |frames, weight, _, lsi|
+        labels = frames.map { |f| f[1] }
+        waiting = labels.include?("RedisClient#blocking_call") && labels.include?("Sidekiq::BasicFetch#retrieve_work")
+        waiting && label_value(data[:label_sets][lsi], :"%GVL") == "blocked" ? weight : 0
+      end
+    end
+    warn "sidekiq idle: fetch wait #{fetch_wait.(data[:aggregated_samples]) / 1e6} ms, jobs #{weight_by_label(data, :job).inspect}" if ENV["RPERF_TEST_VERBOSE"]
+    # Two processors waited at least the second after the jobs.
+    assert_operator fetch_wait.(data[:aggregated_samples]), :>, 2 * 0.9e9
+    assert_equal 0, fetch_wait.(visible[:aggregated_samples])
+    jobs = weight_by_label(data, :job).except(nil)
+    assert_equal %w[CpuJob SleepJob], jobs.keys.sort
+    assert_equal jobs, weight_by_label(visible, :job).except(nil), "no job time is idle"
+    assert_operator jobs["SleepJob"], :>=, output.dig("measured", "SleepJob")
   end
 
   def test_job_names_and_no_session

@@ -5,7 +5,8 @@ require "rperf/viewer"
 require_relative "ui_profile"
 
 # Issue 27, the server's side of the viewer's new views: frame categories and per-thread idle
-# time in the payload, the hide= filter, the sandwich, a big timeline sent apart.
+# time in the payload, the hide= and idle=hide filters, endpoint sets, the sandwich, a big
+# timeline sent apart.
 class ViewerUiPayloadTest < Minitest::Test
   include WebTestHelper
   include UiProfile
@@ -16,7 +17,7 @@ class ViewerUiPayloadTest < Minitest::Test
     p = payload
     cats = p[:frames].zip(p[:frame_categories]).to_h { |(name, _), c| [name, p[:categories][c]] }
     assert_equal({ "Object#main" => "app", "Shop#checkout" => "app", "Shop#price" => "app", "Deep#recurse" => "app",
-                   "JSON.generate" => "gem", "Puma::Server#accept" => "gem", "Set#add" => "stdlib",
+                   "JSON.generate" => "gem", "Puma::Server#handle_servers" => "gem", "Set#add" => "stdlib",
                    "Integer#times" => "native", "IO.select" => "native", "Kernel#sleep" => "native" }, cats)
     # The rule is the native core's (profile/frame_category.hh, its cases in
     # test/cpp/frame_category_test.cc); here what Ruby's own files and a VM state's frame give.
@@ -31,9 +32,88 @@ class ViewerUiPayloadTest < Minitest::Test
     assert_raises(TypeError) { Rperf::Native.frame_categories([1]) }
   end
 
-  # Each thread's total and its time off the GVL, as the Threads tab's columns.
+  # Each thread's total and its idle time, as the model says it (profile/idle_wait.hh): time
+  # off the GVL is idle only in a known wait (Puma's acceptor, its pool's wait), not a busy I/O
+  # thread's read nor a sleep in the program.
   def test_thread_totals
-    assert_equal [[1, 100 * MS, 10 * MS], [2, 100 * MS, 100 * MS], [3, 60 * MS, 10 * MS]], payload[:thread_totals]
+    assert_equal [[1, 100 * MS, 0], [2, 100 * MS, 100 * MS], [3, 60 * MS, 0]], payload[:thread_totals]
+    assert_equal [[1, 100 * MS, 0], [2, 100 * MS, 100 * MS], [3, 60 * MS, 0], [4, 50 * MS, 0], [5, 100 * MS, 70 * MS]],
+                 payload(idle_profile)[:thread_totals]
+  end
+
+  # The rows the model says are idle, marked in the payload: the page only applies the marks.
+  def test_idle_rows_marked
+    body = payload(idle_profile)
+    idle = body[:idle_samples].map { |i| body[:samples][i] }
+    leaf = ->(node) { body[:frames][body[:nodes][:frame][node]][0] }
+    assert_equal [["IO.select", 100 * MS, 2], ["Thread::Mutex#sleep", 70 * MS, 5]], idle.map { |node, w, seq| [leaf.(node), w, seq] }
+    timeline = body[:timeline]
+    assert_equal 170, timeline[:idle].size
+    assert_equal [[2, 100], [5, 70]], timeline[:idle].map { |i| timeline[:samples][i][2] }.tally.sort
+    # The Timeline's bins without the idle samples, for "hide idle threads".
+    assert_equal 240 * MS, timeline[:idle_hidden_bins][:kept_ns]
+    assert_equal [1, 3, 4, 5], timeline[:idle_hidden_bins][:threads].map(&:first)
+    # Pruned stacks keep their idleness: the [pruned] row of the pool's wait is marked too.
+    pruned = Rperf::Viewer::Payload.build(idle_profile, max_samples: 1, max_timeline: 100)
+    assert_equal 10, pruned[:pruned][:samples]
+    marked = pruned[:idle_samples].sum { |i| pruned[:samples][i][1] }
+    assert_equal 170 * MS, marked
+    assert_equal 410 * MS, pruned[:samples].sum { |s| s[1] }
+    assert_equal 170 * MS, pruned[:timeline][:idle].sum { |i| pruned[:timeline][:samples][i][1] }, "coarsened rows keep it"
+  end
+
+  # idle=hide: every view built natively without the idle samples; a busy I/O thread stays.
+  def test_idle_filter
+    data = idle_profile
+    parse = Rperf::Viewer::SampleFilter.method(:parse_query)
+    assert_equal({ idle: true }, parse.("idle=hide"))
+    assert_raises(Rperf::Viewer::SampleFilter::BadFilter) { parse.("idle=show") }
+    assert_equal 240 * MS, Rperf::Viewer::CallTreePayload.build(data, idle: true)[:total_ns]
+    assert_equal 240 * MS, Rperf::Viewer::MethodTablePayload.build(data, idle: true)[:total_ns]
+    assert_equal 240 * MS, Rperf::Viewer::InvertedTreePayload.build(data, idle: true)[:total_ns]
+    assert_equal 240 * MS, Rperf::Viewer::TimelinePayload.build(data, idle: true)[:kept_ns]
+    assert_equal 30 * MS, Rperf::Viewer::StackChartPayload.build(data, thread: 5, idle: true)[:total_ns]
+    assert_equal 50 * MS, Rperf::Viewer::StackChartPayload.build(data, thread: 4, idle: true)[:total_ns], "IO#read is not idle"
+    assert_equal 0, Rperf::Viewer::StackChartPayload.build(data, thread: 2, idle: true)[:total_ns]
+    # The sandwich judges a sample by its whole stack, before it is cut at the method: the pool's
+    # wait is idle even as ConditionVariable#wait's callees ([Mutex#sleep]).
+    wait = ["Thread::ConditionVariable#wait", "<C method>"]
+    assert_equal 70 * MS, Rperf::Viewer::SandwichPayload.build(data, method: wait)[:total_ns]
+    assert_equal 0, Rperf::Viewer::SandwichPayload.build(data, method: wait, idle: true)[:total_ns]
+    assert_equal 90 * MS, Rperf::Viewer::SandwichPayload.build(data, method: ["Shop#price", APP], idle: true)[:total_ns]
+    # The kept samples as rows (the Source tab's), with a range too.
+    assert_equal 240 * MS, Rperf::Viewer::SampleFilter.new(data, idle: true).data[:aggregated_samples].sum { |s| s[1] }
+    assert_equal 180 * MS, Rperf::Viewer::SampleFilter.new(data, idle: true, range: [0, 50 * MS]).data[:aggregated_samples].sum { |s| s[1] }
+  end
+
+  # A label filter of several values of one key (an endpoint set), parsed once, kept natively.
+  def test_endpoint_sets
+    data = idle_profile
+    parse = Rperf::Viewer::SampleFilter.method(:parse_query)
+    assert_equal({ label: ["endpoint", ["GET /a", "GET /c"]] }, parse.("label=endpoint&value=GET+%2Fc&value=GET+%2Fa&value=GET+%2Fc"))
+    assert_equal({ label: ["endpoint", ["GET /c", nil]] }, parse.("label=endpoint&unset=1&value=GET+%2Fc"))
+    assert_equal({ label: ["endpoint", [nil]] }, parse.("label=endpoint&unset=1"))
+    assert_equal({ label: ["endpoint", [""]] }, parse.("label=endpoint"))
+    build = ->(**filters) { Rperf::Viewer::CallTreePayload.build(data, **filters)[:total_ns] }
+    assert_equal 130 * MS, build.(label: ["endpoint", ["GET /a", "GET /c"]])
+    assert_equal 150 * MS, build.(label: ["endpoint", ["GET /a", "GET /b"]])
+    assert_equal 100 * MS, build.(label: ["endpoint", "GET /a"]), "one value, as before"
+    # Not set or GET /c: 30 ms of /c and 230 ms without an endpoint, 90 of them not idle.
+    assert_equal 260 * MS, build.(label: ["endpoint", ["GET /c", nil]])
+    assert_equal 90 * MS, build.(label: ["endpoint", ["GET /c", nil]], idle: true)
+    viewer = Rperf::Viewer.new(nil)
+    viewer.add_snapshot(data)
+    with_puma(viewer) do |port|
+      get = ->(view, query) { JSON.parse(http_get(port, "/rperf/snapshots/1/#{view}?#{query}").body) }
+      set = "label=endpoint&value=GET+%2Fa&value=GET+%2Fc"
+      assert_equal 130 * MS, get.("call_tree", set)["total_ns"]
+      assert_equal 130 * MS, get.("method_table", set)["total_ns"]
+      assert_equal 130 * MS, get.("timeline_bins", set)["kept_ns"]
+      assert_equal 30 * MS, get.("stack_chart", "#{set}&thread=5")["total_ns"]
+      assert_equal 240 * MS, get.("call_tree", "idle=hide")["total_ns"]
+      assert_equal 90 * MS, get.("call_tree", "label=endpoint&unset=1&value=GET+%2Fc&idle=hide")["total_ns"]
+      assert_equal "400", http_get(port, "/rperf/snapshots/1/call_tree?idle=1").code
+    end
   end
 
   def test_hide_filter
@@ -67,7 +147,7 @@ class ViewerUiPayloadTest < Minitest::Test
     assert_equal DEPTH + 1, deep[:callees][:nodes].size
     # The blocked time of IO.select ends in its state's leaf below it, not among its callers.
     io = Rperf::Viewer::SandwichPayload.build(profile, method: ["IO.select", FRAMES[:select][0]])
-    assert_equal ["[root]", "IO.select", "Puma::Server#accept"], names(io[:callers])
+    assert_equal ["[root]", "IO.select", "Puma::Server#handle_servers"], names(io[:callers])
     assert_equal ["[root]", "IO.select", "[GVL blocked]"], names(io[:callees])
     assert_equal 0, Rperf::Viewer::SandwichPayload.build(profile, method: ["Nothing#here", APP])[:total_ns]
   end
@@ -101,7 +181,7 @@ class ViewerUiPayloadTest < Minitest::Test
     with_puma(viewer) do |port|
       body = JSON.parse(http_get(port, "/rperf/snapshots/1").body)
       bins = body["timeline"].delete("bins")
-      assert_equal({ "quantum_ns" => 0, "source_count" => rows, "deferred" => true, "rows" => rows }, body["timeline"])
+      assert_equal({ "quantum_ns" => 0, "source_count" => rows, "idle_hidden_bins" => nil, "deferred" => true, "rows" => rows }, body["timeline"])
       # The Timeline's bins stay in the snapshot: one thread running the whole time.
       assert_equal rows * MS, bins["end_ns"]
       assert_equal [1], bins["threads"].map(&:first)
@@ -110,7 +190,9 @@ class ViewerUiPayloadTest < Minitest::Test
       assert_in_delta rows * MS, running.sum, Rperf::Viewer::TimelinePayload::BINS
       assert_equal [["Shop#price"]] * Rperf::Viewer::TimelinePayload::BINS, bins["top"].map { |ids| ids.map { |i| bins["leaf_names"][i] } }
       # As columns (Viewer.timeline_columns): nodes, weights, threads, label sets, times.
-      columns = JSON.parse(http_get(port, "/rperf/snapshots/1/timeline").body)["columns"]
+      apart = JSON.parse(http_get(port, "/rperf/snapshots/1/timeline").body)
+      columns = apart["columns"]
+      assert_equal [], apart["idle"], "no idle row"
       assert_equal [rows] * 5, columns.map(&:size)
       assert_equal rows * MS, columns[1].sum
       assert_equal (1..rows).map { |i| i * MS }, columns[4]

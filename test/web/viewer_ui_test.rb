@@ -7,7 +7,7 @@ require_relative "ui_profile"
 # Issue 27: the viewer's navigation in headless Chromium (test/consumers/viewer_ui_check.js),
 # on a generated profile with known totals, in a file written by Rperf::Viewer.static_html:
 # the flame graph fits the window and zooms (wheel, drag, click, breadcrumb, keys), the search
-# highlights and weighs its matches, "hide idle threads" drops the thread that only waited, the
+# highlights and weighs its matches, "hide idle threads" drops the samples that only waited, the
 # stack chart lays a thread's samples out in time, frames are coloured by category, ? lists
 # the keys, and the address reopens the view.
 #
@@ -26,15 +26,7 @@ class ViewerUiTest < Minitest::Test
   end
 
   def test_navigation_search_idle_threads_stack_chart_and_address
-    result = nil
-    Dir.mktmpdir("rperf-ui") do |dir|
-      path = File.join(dir, "profile.html")
-      File.write(path, Rperf::Viewer.static_html(profile, title: "ui"))
-      out, err, status = Open3.capture3("node", File.join(RperfTestHelper::ROOT, "test/consumers/viewer_ui_check.js"),
-                                        "file://#{path}", "nav", *ENV["RPERF_VIEWER_SCREENSHOTS"], chdir: RperfTestHelper::ROOT)
-      assert status.success?, "viewer_ui_check.js failed:\n#{err}\n#{out}"
-      result = JSON.parse(out.lines.last)
-    end
+    result = run_file_check(Rperf::Viewer.static_html(profile, title: "ui"), "nav")
     assert_empty result["errors"], "errors in the page"
     assert_empty result["external"]
     total = 260 * MS
@@ -56,7 +48,7 @@ class ViewerUiTest < Minitest::Test
     # Categories and their colours.
     cats = result["categories"]
     assert_equal %w[app app gem stdlib native native gem gvl-blocked],
-                 ["Shop#price", "Object#main", "JSON.generate", "Set#add", "Integer#times", "IO.select", "Puma::Server#accept", "[GVL blocked]"].map { |n| cats[n] }
+                 ["Shop#price", "Object#main", "JSON.generate", "Set#add", "Integer#times", "IO.select", "Puma::Server#handle_servers", "[GVL blocked]"].map { |n| cats[n] }
     fills = result["fills"]
     assert_equal 5, fills.values_at("Shop#price", "JSON.generate", "Set#add", "Integer#times", "[GVL blocked]").map { |c| c[/\Ahsl\((\d+)/, 1] }.uniq.size,
                  "one hue per category: #{fills}"
@@ -99,13 +91,14 @@ class ViewerUiTest < Minitest::Test
     assert_equal "price", result.dig("afterEscape", "value"), "Escape leaves the box, not the search"
     refute_equal "search", result.dig("afterEscape", "focused")
 
-    # Hide idle threads: thread 2 (all its time off the GVL) goes; 160 ms remain.
+    # Hide idle threads: thread 2 (Puma's acceptor waiting in IO.select) goes; 160 ms remain.
+    # Thread 1's 10 ms off the GVL in Integer#times are its own, not idle.
     assert_equal({ "shown" => 160 * MS, "total" => total }, result.dig("hidden", "totals"))
-    assert_equal "show idle threads (1 hidden)", result.dig("hidden", "button")
+    assert_equal "show idle threads (1 hidden, 100.0 ms idle)", result.dig("hidden", "button")
     assert_equal 60 * MS, result.dig("hidden", "info")
     threads = result["threads"].to_h { |t| [t["thread"], t] }
     assert_equal "1.0000", threads["2"]["idle"]
-    assert_equal "0.1000", threads["1"]["idle"]
+    assert_equal "0.0000", threads["1"]["idle"]
     assert_includes threads["2"]["cls"], "hidden-idle"
     refute_includes threads["1"]["cls"], "hidden-idle"
 
@@ -137,6 +130,109 @@ class ViewerUiTest < Minitest::Test
                  result["reopened"])
   end
 
+  # "Hide idle threads" leaves out the samples the model says are idle (profile/idle_wait.hh),
+  # in every view: Puma's acceptor (thread 2) and its pool thread's wait for a request (70 ms of
+  # thread 5) go; the busy I/O thread (thread 4, 90% off the GVL in IO#read) stays. Then an
+  # endpoint set (GET /a and GET /c, then "not set" too) from the value menu. Served (the server's
+  # views, per filter) and in a file (the payload's marks and bins, the file's charts).
+  def test_hide_idle_and_endpoint_sets_served
+    viewer = Rperf::Viewer.new(nil)
+    viewer.add_snapshot(idle_profile)
+    result = nil
+    with_puma(viewer) { |port| result = run_check("http://127.0.0.1:#{port}/rperf/", "idle") }
+    check_idle(result, served: true)
+  end
+
+  def test_hide_idle_and_endpoint_sets_in_a_file
+    check_idle(run_file_check(Rperf::Viewer.static_html(idle_profile, title: "idle"), "idle"), served: false)
+  end
+
+  # What test/consumers/viewer_ui_check.js saw of the page at `url` doing `plan` (screenshots
+  # into $RPERF_VIEWER_SCREENSHOTS when set).
+  def run_check(url, plan, screenshots: true)
+    out, err, status = Open3.capture3("node", File.join(RperfTestHelper::ROOT, "test/consumers/viewer_ui_check.js"),
+                                      url, plan, *(ENV["RPERF_VIEWER_SCREENSHOTS"] if screenshots), chdir: RperfTestHelper::ROOT)
+    assert status.success?, "viewer_ui_check.js failed:\n#{err}\n#{out}"
+    JSON.parse(out.lines.last)
+  end
+
+  # run_check on the page `html`, as a file.
+  def run_file_check(html, plan, **options)
+    Dir.mktmpdir("rperf-ui") do |dir|
+      path = File.join(dir, "page.html")
+      File.write(path, html)
+      run_check("file://#{path}", plan, **options)
+    end
+  end
+
+  def check_idle(result, served:)
+    assert_empty result["errors"], "errors in the page"
+    assert_empty result["external"]
+    total = 410 * MS
+    before = result["before"]
+    assert_equal({ "shown" => total, "total" => total }, before["totals"])
+    assert_equal({ "text" => "hide idle threads (170.0 ms idle)", "pressed" => "false", "idleNs" => 170 * MS }, before["button"])
+    assert_includes before["flame"], "Thread::Mutex#sleep"
+
+    hidden = result["hidden"]
+    assert_equal({ "shown" => 240 * MS, "total" => total }, hidden["totals"])
+    assert_equal({ "text" => "show idle threads (1 hidden, 170.0 ms idle)", "pressed" => "true", "idleNs" => 170 * MS }, hidden["button"])
+    assert_empty hidden["flame"] & ["IO.select", "Puma::Server#handle_servers", "Thread::Mutex#sleep", "Thread::ConditionVariable#wait"]
+    assert_empty ["IO#read", "Shop#download", "Puma::ThreadPool#spawn_thread", "Puma::Server#process_client"] - hidden["flame"]
+    assert_includes hidden["hash"], "idle=hide"
+    assert_equal [1, 3, 4, 5], hidden["threadOptions"], "the thread that only waited leaves the thread filter"
+    # The Threads tab keeps every thread, with its idle share by the rule; thread 2 is greyed.
+    assert_equal [[1, "0.0000", 0, false], [2, "1.0000", 100 * MS, true], [3, "0.0000", 0, false], [4, "0.0000", 0, false], [5, "0.7000", 70 * MS, false]],
+                 hidden["threads"].map { |t| t.values_at("thread", "idle", "idleNs", "hidden") }
+    # The Timeline: the bins of the samples that are not idle (the payload's, served or not).
+    assert_equal "bins", hidden.dig("timeline", "source")
+    assert_equal "1,3,4,5", hidden.dig("timeline", "threads")
+    state_ns = hidden.dig("timeline", "stateNs")
+    assert_in_delta 175 * MS, state_ns["running"], Rperf::Viewer::TimelinePayload::BINS
+    assert_in_delta 65 * MS, state_ns["blocked"], Rperf::Viewer::TimelinePayload::BINS
+    assert_equal [0, 0], state_ns.values_at("wait", "gc")
+    # The stack chart: the busiest thread, and thread 5's request only.
+    assert_equal({ "thread" => 1, "total" => 100 * MS, "options" => [1, 3, 4, 5] }, hidden["stack"])
+    assert_equal({ "thread" => 5, "total" => 30 * MS, "options" => [1, 3, 4, 5] }, hidden["stack5"])
+    if served
+      assert_equal [240 * MS] * 3, [hidden["tree"], hidden["inverted"], hidden["methods"].to_i]
+    else
+      assert_match(/\AThis file holds the call tree of all/, hidden["tree"])
+      assert_match(/\AThis file holds the bottom-up tree of/, hidden["inverted"])
+      assert_nil hidden["methods"]
+    end
+
+    # One endpoint, then the set GET /a + GET /c (130 ms: none of it idle), then not set too.
+    assert_equal({ "totals" => { "shown" => 100 * MS, "total" => total }, "select" => "endpoint = GET /a (100.0 ms)" }, result["one"])
+    set = result["set"]
+    assert_equal({ "shown" => 130 * MS, "total" => total }, set["totals"])
+    assert_equal "endpoint = any of 2", set["select"]
+    assert_equal "values (2)", set["summary"]
+    if served
+      assert_equal 130 * MS, set["tree"]
+    else
+      assert_match(/\AThis file holds the call tree of all/, set["tree"])
+    end
+    # Not set: thread 3's sleep and thread 4 (60 ms not idle); the idle 170 ms stay hidden.
+    unset = result["withUnset"]
+    assert_equal({ "shown" => 190 * MS, "total" => total }, unset["totals"])
+    assert_equal 190 * MS, unset["tree"] if served
+    assert_equal "1,3,4,5", unset.dig("timeline", "threads")
+    assert_equal (served ? "bins" : "rows"), unset.dig("timeline", "source")
+    if served
+      assert_in_delta 125 * MS, unset.dig("timeline", "stateNs", "running"), Rperf::Viewer::TimelinePayload::BINS
+      assert_in_delta 65 * MS, unset.dig("timeline", "stateNs", "blocked"), Rperf::Viewer::TimelinePayload::BINS
+    else
+      assert_equal({ "running" => 125 * MS, "blocked" => 65 * MS, "wait" => 0, "gc" => 0 }, unset.dig("timeline", "stateNs"))
+    end
+    %w[label=endpoint value=GET+%2Fa value=GET+%2Fc unset=1 idle=hide].each { |part| assert_includes unset["hash"], part }
+    assert_equal({ "shownNs" => 190 * MS, "pressed" => "true", "select" => "endpoint = any of 3", "ticked" => ["GET /a", "GET /c", nil] },
+                 result["reopened"])
+    # h: the idle samples are back (under the set: 130 + 230 ms without an endpoint).
+    assert_equal({ "totals" => { "shown" => 360 * MS, "total" => total },
+                   "button" => { "text" => "hide idle threads (170.0 ms idle)", "pressed" => "false", "idleNs" => 170 * MS } }, result["shown"])
+  end
+
   # The sandwich, served (the server builds it natively per method and filter): the methods
   # tab's method, then a Shift+clicked frame's; the idle-thread filter applies to it.
   def test_sandwich_of_a_method
@@ -145,10 +241,7 @@ class ViewerUiTest < Minitest::Test
     viewer.add_snapshot(profile)
     result = nil
     with_puma(viewer) do |port|
-      out, err, status = Open3.capture3("node", File.join(RperfTestHelper::ROOT, "test/consumers/viewer_ui_check.js"),
-                                        "http://127.0.0.1:#{port}/rperf/", "sandwich", *ENV["RPERF_VIEWER_SCREENSHOTS"], chdir: RperfTestHelper::ROOT)
-      assert status.success?, "viewer_ui_check.js failed:\n#{err}\n#{out}"
-      result = JSON.parse(out.lines.last)
+      result = run_check("http://127.0.0.1:#{port}/rperf/", "sandwich")
     end
     assert_empty result["errors"], "errors in the page"
     assert_empty result["external"]
@@ -191,15 +284,7 @@ class ViewerUiTest < Minitest::Test
     raw = Array.new(rows) { |i| [stack, MS, 1, 0, (i + 1) * MS] }
     data = { mode: :wall, frequency: 1000, sampling_count: rows, duration_ns: rows * MS,
              aggregated_samples: [[stack, rows * MS, 1, 0]], raw_samples: raw, label_sets: [{}] }
-    result = nil
-    Dir.mktmpdir("rperf-ui") do |dir|
-      path = File.join(dir, "big.html")
-      File.write(path, Rperf::Viewer.static_html(data, max_timeline: rows))
-      out, err, status = Open3.capture3("node", File.join(RperfTestHelper::ROOT, "test/consumers/viewer_ui_check.js"),
-                                        "file://#{path}", "bigfile", chdir: RperfTestHelper::ROOT)
-      assert status.success?, "viewer_ui_check.js failed:\n#{err}\n#{out}"
-      result = JSON.parse(out.lines.last)
-    end
+    result = run_file_check(Rperf::Viewer.static_html(data, max_timeline: rows), "bigfile", screenshots: false)
     assert_empty result["errors"]
     assert_equal({ "element" => true, "loaded" => false }, result["apart"])
     assert_equal false, result["stackLoadedTimeline"]
@@ -230,10 +315,7 @@ class ViewerUiTest < Minitest::Test
     viewer.add_snapshot(tagged)
     result = nil
     with_puma(viewer) do |port|
-      out, err, status = Open3.capture3("node", File.join(RperfTestHelper::ROOT, "test/consumers/viewer_ui_check.js"),
-                                        "http://127.0.0.1:#{port}/rperf/", "tags", *ENV["RPERF_VIEWER_SCREENSHOTS"], chdir: RperfTestHelper::ROOT)
-      assert status.success?, "viewer_ui_check.js failed:\n#{err}\n#{out}"
-      result = JSON.parse(out.lines.last)
+      result = run_check("http://127.0.0.1:#{port}/rperf/", "tags")
     end
     assert_empty result["errors"], "errors in the page"
     assert_empty result["external"]
@@ -346,10 +428,7 @@ class ViewerUiTest < Minitest::Test
     viewer.add_snapshot(profile)
     result = nil
     with_puma(viewer) do |port|
-      out, err, status = Open3.capture3("node", File.join(RperfTestHelper::ROOT, "test/consumers/viewer_ui_check.js"),
-                                        "http://127.0.0.1:#{port}/rperf/", "transforms", *ENV["RPERF_VIEWER_SCREENSHOTS"], chdir: RperfTestHelper::ROOT)
-      assert status.success?, "viewer_ui_check.js failed:\n#{err}\n#{out}"
-      result = JSON.parse(out.lines.last)
+      result = run_check("http://127.0.0.1:#{port}/rperf/", "transforms")
     end
     assert_empty result["errors"], "errors in the page"
     assert_equal false, result["disabled"]

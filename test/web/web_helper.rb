@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require "test_helper"
+require "digest"
 require "json"
 require "net/http"
 require "socket"
@@ -32,6 +33,31 @@ module WebTestHelper
     yield port
   ensure
     server&.stop(true)
+  end
+
+  # The app of the Puma tests: /hash hashes (CPU only: never releases the GVL), /slow sleeps
+  # 20 ms. `request_ns`: the time its calls took, as it measured them.
+  class PumaTestApp
+    FRAME = "WebTestHelper::PumaTestApp#call"
+    attr_reader :request_ns
+
+    def initialize(hashes: 2000)
+      @hashes = hashes
+      @request_ns = 0
+      @lock = Mutex.new
+    end
+
+    def call(env)
+      t0 = Process.clock_gettime(Process::CLOCK_MONOTONIC, :nanosecond)
+      case env["PATH_INFO"]
+      when "/hash" then @hashes.times { Digest::SHA256.hexdigest("rperf") }
+      when "/slow" then sleep 0.02
+      end
+      [200, { "content-type" => "text/plain" }, ["ok\n"]]
+    ensure
+      elapsed = Process.clock_gettime(Process::CLOCK_MONOTONIC, :nanosecond) - t0
+      @lock.synchronize { @request_ns += elapsed }
+    end
   end
 
   def http_get(port, path, headers = {})

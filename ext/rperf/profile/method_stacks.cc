@@ -13,6 +13,10 @@ bool SampleFilter::keeps(const Profile& p, const Sample& s, int64_t& weight) con
   if (!hidden_threads.empty() && std::binary_search(hidden_threads.begin(), hidden_threads.end(), s.thread_seq)) return false;
   if (by_label_sets && !std::binary_search(label_sets.begin(), label_sets.end(), s.label_set)) return false;
   if (!labels_match(p, s)) return false;
+  if (hide_idle) {
+    if (!idle_) idle_ = std::make_shared<const IdleSamples>(p);
+    if (idle_->idle(s)) return false;
+  }
   if (by_range) {
     int64_t overlap = std::min(s.time_ns, to_ns) - std::max(s.time_ns - s.weight_ns, from_ns);
     if (overlap <= 0) return false;

@@ -5,9 +5,11 @@
 // is the recorded one, else the one its labels name (as timeline_bins reads it).
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "profile/idle_wait.hh"
 #include "profile/profile.hh"
 
 namespace rperf {
@@ -36,6 +38,8 @@ constexpr const char* kRootLabel = "[root]";
 //   thread      the sample's thread_seq; hidden_threads: thread_seqs left out
 //   range       [from, to] in ns (raw samples): a sample covers [time - weight, time] and keeps
 //               the part inside the range
+//   hide_idle   the samples idle in a known wait of a server or job runner are left out
+//               (profile/idle_wait.hh: the Viewer's "hide idle threads")
 struct SampleFilter {
   LabelSet labels;
   bool by_label_sets = false;
@@ -45,6 +49,7 @@ struct SampleFilter {
   std::vector<uint32_t> hidden_threads;  // sorted
   bool by_range = false;
   int64_t from_ns = 0, to_ns = 0;
+  bool hide_idle = false;
 
   // Whether `s` is kept; `weight` its kept weight (its own, or its part of the range).
   bool keeps(const Profile& p, const Sample& s, int64_t& weight) const;
@@ -56,6 +61,7 @@ struct SampleFilter {
  private:
   bool labels_match(const Profile& p, const Sample& s) const;
   mutable std::vector<int8_t> kept_;  // by label set id: -1 unknown, 0 or 1
+  mutable std::shared_ptr<const IdleSamples> idle_;  // hide_idle's, made on first use
 };
 
 class MethodStacks {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "profile/idle_wait.hh"
 #include "profile/label_value.hh"
 #include "util/utf8.hh"
 
@@ -222,11 +223,14 @@ std::vector<uint32_t> method_of_frames(const Profile& p) {
 }
 }  // namespace
 
-void transform_stacks(Profile& p, const std::vector<StackTransform>& list) {
-  if (list.empty()) return;
+namespace {
+
+// The stack transforms list[begin, end) (none is kHideIdle), each distinct stack once.
+void transform_run(Profile& p, const std::vector<StackTransform>& list, size_t begin, size_t end) {
+  if (begin == end) return;
   std::vector<std::vector<bool>> match(list.size());
   std::vector<uint32_t> method;
-  for (size_t k = 0; k < list.size(); k++) {
+  for (size_t k = begin; k < end; k++) {
     if (list[k].op != StackTransform::Op::kRecursion) match[k] = frames_of_function(p, list[k]);
     else if (method.empty()) method = method_of_frames(p);
   }
@@ -238,7 +242,7 @@ void transform_stacks(Profile& p, const std::vector<StackTransform>& list) {
     FrameSpan frames = p.stacks[id];
     stack.assign(frames.begin(), frames.end());  // leaf first
     bool gone = false;
-    for (size_t k = 0; k < list.size() && !gone; k++) {
+    for (size_t k = begin; k < end && !gone; k++) {
       const std::vector<bool>& is = match[k];
       switch (list[k].op) {
         case StackTransform::Op::kFocus:
@@ -260,6 +264,8 @@ void transform_stacks(Profile& p, const std::vector<StackTransform>& list) {
           break;
         case StackTransform::Op::kDrop:
           gone = std::any_of(stack.begin(), stack.end(), [&](uint32_t f) { return is[f]; });
+          break;
+        case StackTransform::Op::kHideIdle:  // not in a run
           break;
         case StackTransform::Op::kRecursion:
           next.clear();
@@ -283,6 +289,21 @@ void transform_stacks(Profile& p, const std::vector<StackTransform>& list) {
                     allocations.end());
   auto same = [](uint64_t v) { return v; };
   merge_allocations(p, allocations, [&](uint32_t s) { return new_id[s]; }, same, same);
+}
+
+}  // namespace
+
+void transform_stacks(Profile& p, const std::vector<StackTransform>& list) {
+  size_t begin = 0;
+  for (size_t k = 0; k <= list.size(); k++) {
+    if (k < list.size() && list[k].op != StackTransform::Op::kHideIdle) continue;
+    transform_run(p, list, begin, k);
+    if (k < list.size()) {
+      IdleSamples idle(p);
+      p.samples.erase(std::remove_if(p.samples.begin(), p.samples.end(), [&](const Sample& s) { return idle.idle(s); }), p.samples.end());
+    }
+    begin = k + 1;
+  }
 }
 
 }  // namespace rperf

@@ -45,9 +45,9 @@ class UserLabelSets {
 // recursion"). A function is (label, path) as the page shows them: valid UTF-8 (util/utf8.hh),
 // any line.
 struct StackTransform {
-  enum class Op { kFocus, kCallers, kMerge, kDrop, kRecursion };
+  enum class Op { kFocus, kCallers, kMerge, kDrop, kRecursion, kHideIdle };
   Op op = Op::kRecursion;
-  std::string label;  // the function's (not kRecursion)
+  std::string label;  // the function's (not kRecursion, kHideIdle)
   std::string path;
 };
 
@@ -59,6 +59,8 @@ struct StackTransform {
 //   kMerge      the function's frames removed: its time goes to its callers
 //   kDrop       the samples with the function removed
 //   kRecursion  a function calling itself directly is one frame (the innermost call's)
+//   kHideIdle   the time samples idle in a known wait (profile/idle_wait.hh) removed, judged on
+//               the stacks as they are at that point (the sandwich cuts stacks after it)
 // A sample left without a stack by focus or drop goes; merge may leave an empty stack, which
 // stays. Each distinct stack is transformed once.
 void transform_stacks(Profile& p, const std::vector<StackTransform>& list);

@@ -12,6 +12,7 @@
 
 #include "profile/call_tree.hh"
 #include "profile/frame_category.hh"
+#include "profile/idle_wait.hh"
 #include "profile/method_table.hh"
 #include "profile/stack_chart.hh"
 #include "profile/timeline_bins.hh"
@@ -112,10 +113,12 @@ void read_ids(VALUE ary, const char* what, std::vector<uint32_t>& ids) {
   std::sort(ids.begin(), ids.end());
 }
 
-// `select`: {thread: N, hide: [N, ...], label_sets: [id, ...], range: [from_ns, to_ns]}, each
-// optional (SampleFilter in profile/method_stacks.hh), into the holder's filter.
+// `select`: {thread: N, hide: [N, ...], label_sets: [id, ...], range: [from_ns, to_ns],
+// idle: true (the idle samples left out)}, each optional (SampleFilter in
+// profile/method_stacks.hh), into the holder's filter.
 void read_select(VALUE select, const Profile& p, SampleFilter& f) {
   Check_Type(select, T_HASH);
+  f.hide_idle = RTEST(rb_hash_lookup(select, ID2SYM(rb_intern("idle"))));
   VALUE thread = rb_hash_lookup(select, ID2SYM(rb_intern("thread")));
   VALUE hide = rb_hash_lookup(select, ID2SYM(rb_intern("hide")));
   VALUE sets = rb_hash_lookup(select, ID2SYM(rb_intern("label_sets")));
@@ -453,6 +456,63 @@ VALUE profile_stack_charts(VALUE self, VALUE min_end_ns, VALUE select) {
   return out;
 }
 
+// Native::Profile#thread_totals -> [[thread_seq, total_ns, idle_ns], ...] by thread_seq: each
+// thread's samples and the idle ones among them (profile/idle_wait.hh), for the Viewer's Threads
+// tab and "hide idle threads".
+struct ThreadTotalsQuery {  // owned by a Ruby object: the conversions may raise
+  std::vector<ThreadIdleTotal> totals;
+};
+void thread_totals_query_free(void* p) { delete static_cast<ThreadTotalsQuery*>(p); }
+const rb_data_type_t kThreadTotalsQueryType = {"rperf/thread_totals_query", {nullptr, thread_totals_query_free, nullptr, nullptr, {nullptr}}, nullptr, nullptr, 0};
+
+VALUE profile_thread_totals(VALUE self) {
+  ProfileHolder* p = holder_of(self);
+  auto* q = new ThreadTotalsQuery();
+  VALUE owner = TypedData_Wrap_Struct(0, &kThreadTotalsQueryType, q);
+  without_cxx_exceptions([&] { q->totals = thread_idle_totals(p->profile); });
+  VALUE out = rb_ary_new_capa(static_cast<long>(q->totals.size()));
+  for (const ThreadIdleTotal& t : q->totals) rb_ary_push(out, rb_ary_new_from_args(3, UINT2NUM(t.thread_seq), LL2NUM(t.total_ns), LL2NUM(t.idle_ns)));
+  RB_GC_GUARD(owner);
+  return out;
+}
+
+// Native::Profile#idle_rows -> {aggregated: [i, ...], raw: [i, ...] or nil}: the indexes of the
+// Hash view's aggregated_samples and raw_samples rows that are idle (profile/idle_wait.hh), in
+// the view's order, so the Viewer's payload marks what the model says.
+struct IdleRowsQuery {  // owned by a Ruby object: the conversions may raise
+  std::vector<Sample> aggregated;
+  std::vector<uint32_t> aggregated_idle, raw_idle;
+};
+void idle_rows_query_free(void* p) { delete static_cast<IdleRowsQuery*>(p); }
+const rb_data_type_t kIdleRowsQueryType = {"rperf/idle_rows_query", {nullptr, idle_rows_query_free, nullptr, nullptr, {nullptr}}, nullptr, nullptr, 0};
+
+VALUE profile_idle_rows(VALUE self) {
+  ProfileHolder* h = holder_of(self);
+  const Profile& p = h->profile;
+  auto* q = new IdleRowsQuery();
+  VALUE owner = TypedData_Wrap_Struct(0, &kIdleRowsQueryType, q);
+  without_cxx_exceptions([&] {
+    IdleSamples idle(p);
+    // The view's aggregated rows: those it showed, else those it would show.
+    if (NIL_P(h->view)) q->aggregated = p.aggregated_samples();
+    const std::vector<Sample>& rows = NIL_P(h->view) ? q->aggregated : h->shown_samples;
+    for (size_t i = 0; i < rows.size(); i++) {
+      if (idle.idle(rows[i])) q->aggregated_idle.push_back(static_cast<uint32_t>(i));
+    }
+    if (p.timestamps) {
+      for (size_t i = 0; i < p.samples.size(); i++) {
+        if (idle.idle(p.samples[i])) q->raw_idle.push_back(static_cast<uint32_t>(i));
+      }
+    }
+  });
+  VALUE out = rb_hash_new();
+  rb_hash_aset(out, sym("aggregated"), integer_array(q->aggregated_idle, [](uint32_t v) { return UINT2NUM(v); }));
+  rb_hash_aset(out, sym("raw"), p.timestamps ? integer_array(q->raw_idle, [](uint32_t v) { return UINT2NUM(v); }) : Qnil);
+  RB_GC_GUARD(owner);
+  RB_GC_GUARD(self);
+  return out;
+}
+
 // Native.frame_categories([[label, path], ...]): each frame's category name
 // (FRAME_CATEGORIES, profile/frame_category.hh), for the Viewer's colours.
 VALUE g_category_names = Qnil;
@@ -516,6 +576,8 @@ void init_call_tree_binding(VALUE native) {
   // The Viewer's other queries over a filter's samples; here beside read_select.
   rb_define_method(profile_class(), "timeline_bins", RUBY_METHOD_FUNC(profile_timeline_bins), 3);
   rb_define_method(profile_class(), "stack_charts", RUBY_METHOD_FUNC(profile_stack_charts), 2);
+  rb_define_method(profile_class(), "thread_totals", RUBY_METHOD_FUNC(profile_thread_totals), 0);
+  rb_define_method(profile_class(), "idle_rows", RUBY_METHOD_FUNC(profile_idle_rows), 0);
 }
 
 }  // namespace rperf

@@ -17,13 +17,14 @@ module Rperf
     #                subtrees); a node's total minus its self and its children's is their time
     #   node_count:  the nodes of the whole tree
     #
-    # The filters are SampleFilter's (label, thread, hidden threads, time range).
+    # The filters are SampleFilter's (label, thread, hidden threads, idle samples, time range).
     class CallTreePayload
       MIN_PERCENT = 0.1
       MAX_NODES = 20_000
 
-      def self.build(data, label: nil, thread: nil, range: nil, hide: nil, tags: nil, min_percent: MIN_PERCENT, max_nodes: MAX_NODES)
-        of(SampleFilter.new(data, label: label, thread: thread, range: range, hide: hide, tags: tags).call_tree, min_percent: min_percent, max_nodes: max_nodes)
+      def self.build(data, label: nil, thread: nil, range: nil, hide: nil, tags: nil, idle: false, min_percent: MIN_PERCENT, max_nodes: MAX_NODES)
+        of(SampleFilter.new(data, label: label, thread: thread, range: range, hide: hide, tags: tags, idle: idle).call_tree,
+           min_percent: min_percent, max_nodes: max_nodes)
       end
 
       # The payload of a tree already built (Payload sends it with its method table).

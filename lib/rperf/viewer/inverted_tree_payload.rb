@@ -10,8 +10,8 @@ module Rperf
     # The roots are the functions that were running (a root's total is its self time), each
     # child a caller of the one above it.
     class InvertedTreePayload
-      def self.build(data, label: nil, thread: nil, range: nil, hide: nil, tags: nil, **limits)
-        of(SampleFilter.new(data, label: label, thread: thread, range: range, hide: hide, tags: tags), **limits)
+      def self.build(data, label: nil, thread: nil, range: nil, hide: nil, tags: nil, idle: false, **limits)
+        of(SampleFilter.new(data, label: label, thread: thread, range: range, hide: hide, tags: tags, idle: idle), **limits)
       end
 
       # `filter`: a SampleFilter (Payload's, of every sample).

@@ -25,8 +25,8 @@ module Rperf
       MAX_METHODS = 2_000
       MAX_ARCS = 20
 
-      def self.build(data, label: nil, thread: nil, range: nil, hide: nil, tags: nil, **limits)
-        of(SampleFilter.new(data, label: label, thread: thread, range: range, hide: hide, tags: tags).call_tree.method_table, **limits)
+      def self.build(data, label: nil, thread: nil, range: nil, hide: nil, tags: nil, idle: false, **limits)
+        of(SampleFilter.new(data, label: label, thread: thread, range: range, hide: hide, tags: tags, idle: idle).call_tree.method_table, **limits)
       end
 
       # The payload of a table already built (Payload sends it with the call tree).

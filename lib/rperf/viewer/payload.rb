@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require "rbconfig"
+require "set"
 
 module Rperf
   class Viewer
@@ -9,17 +10,25 @@ module Rperf
     #   frames:     [[name, path], ...]                  unique frames (method level)
     #   frame_categories: [category index, ...]          per frame, into CATEGORIES (Native.frame_categories)
     #   categories: CATEGORIES                           the names, for the page's colours and legend
-    #   thread_totals: [[thread_seq, total_ns, idle_ns], ...] per thread, idle_ns being its time off the
-    #                                                   GVL (%GVL=blocked: sleeping, waiting on IO or a
-    #                                                   lock); the page's "hide idle threads" reads it
+    #   thread_totals: [[thread_seq, total_ns, idle_ns], ...] per thread, idle_ns being its idle
+    #               time as the model says it (Native::Profile#thread_totals, profile/idle_wait.hh:
+    #               off the GVL in a known wait of a server or job runner); the Threads tab's idle
+    #               share, and "hide idle threads" takes the threads whose time is all idle away
     #   nodes:      {parent: [...], frame: [...]}       a prefix tree of stacks, root side first;
     #                                                   parent -1 = a root frame
     #   samples:    [[node, weight_ns, thread_seq, label_set_id], ...]   node = the leaf
+    #   idle_samples: [index, ...]                      the samples rows the model says are idle
+    #                                                   (Native::Profile#idle_rows): what "hide
+    #                                                   idle threads" leaves out of the page's views
     #   label_sets: [{"key" => "value"}, ...]           Symbol and String keys both as strings
     #   timeline:   nil, or {samples: [[node, weight_ns, thread_seq, label_set_id, time_ns], ...],
-    #               quantum_ns:, source_count:, bins:}   from raw_samples (aggregate: false),
-    #                                                   whose entries end with the time; bins: the
-    #                                                   Timeline tab's of every sample (TimelinePayload)
+    #               idle: [index, ...], quantum_ns:, source_count:, bins:, idle_hidden_bins:}
+    #                                                   from raw_samples (aggregate: false), whose
+    #                                                   entries end with the time; idle: the idle
+    #                                                   rows; bins: the Timeline tab's of every
+    #                                                   sample (TimelinePayload), idle_hidden_bins:
+    #                                                   of the samples that are not idle (nil when
+    #                                                   none is)
     #   pruned:     {samples:, weight_ns:}               the lightest stacks, folded into one
     #                                                   "[pruned]" frame beyond max_samples
     #   call_tree:  Rperf::CallTree of every sample (CallTreePayload); the page asks the server
@@ -62,6 +71,11 @@ module Rperf
 
       def build(data)
         @native = native_of(data)
+        @idle = @native&.idle_rows || { aggregated: [], raw: nil }
+        # The model's idle rows are those of its own view: a Hash built by hand that has some
+        # becomes that view (one that has none is read as it is).
+        idle = !@idle[:aggregated].empty? || !Array(@idle[:raw]).empty?
+        data = @native.to_h if idle && !Native::Profile.of_view(data)
         samples = data[:aggregated_samples] || []
         body, pruned = kept_rows(data, samples)
         body.concat(fold_pruned(pruned)) unless pruned.empty?
@@ -70,11 +84,12 @@ module Rperf
           frames: @frames,
           frame_categories: Native.frame_categories(@frames).map { |c| CATEGORIES.index(c) },
           categories: CATEGORIES,
-          thread_totals: thread_totals(samples, data[:label_sets] || [{}]),
+          thread_totals: thread_totals(samples),
           nodes: { parent: @parents, frame: @node_frames },
-          samples: body,
+          samples: body.map { |row| row.first(4) },
+          idle_samples: body.each_index.select { |i| body[i][4] },
           label_sets: (data[:label_sets] || [{}]).map { |set| string_labels(set) },
-          pruned: { samples: pruned.size, weight_ns: pruned.sum { |s| s[1] } },
+          pruned: { samples: pruned.size, weight_ns: pruned.sum { |(s, _)| s[1] } },
           timeline: timeline(data),
           **tree_views(data),
           # After the timeline: it takes a stack missing from the tree for a pruned one.
@@ -113,38 +128,37 @@ module Rperf
         { call_tree: nil, method_table: nil, inverted_tree: nil, call_tree_error: e.message }
       end
 
-      # [[thread_seq, total_ns, idle_ns], ...] by thread_seq: the time each thread spent off the
-      # GVL, as the Threads tab's "GVL blocked" column.
-      def thread_totals(samples, label_sets)
-        idle = label_sets.map { |set| set.is_a?(Hash) && string_labels(set)["%GVL"] == "blocked" }
+      # [[thread_seq, total_ns, idle_ns], ...] by thread_seq: the model's (idle by its rule); a
+      # Hash it refuses has no idle time.
+      def thread_totals(samples)
+        return @native.thread_totals if @native
+
         per = Hash.new { |h, seq| h[seq] = [seq, 0, 0] }
-        samples.each do |_, weight, seq, lsi|
-          row = per[seq]
-          row[1] += weight
-          row[2] += weight if idle[lsi]
-        end
+        samples.each { |_, weight, seq| per[seq][1] += weight }
         per.values.sort_by(&:first)
       end
 
-      # [[node, weight, thread_seq, label_set_id] per kept sample, the pruned samples]. A
-      # profile's own Hash view has the native tree (profile/stack_tree: the same rows in the
-      # same order); a Hash built by hand is interned here.
+      # [[node, weight, thread_seq, label_set_id, idle] per kept sample, the pruned samples as
+      # [row, idle]]. A profile's own Hash view has the native tree (profile/stack_tree: the same
+      # rows in the same order); a Hash the model refuses is interned here (nothing idle).
       def kept_rows(data, samples)
         profile = Native::Profile.of_view(data)
         unless profile
           kept, pruned = split_by_weight(samples)
-          return [kept.map { |stack, weight, seq, lsi| [node_for(stack), weight, seq, lsi] }, pruned]
+          return [kept.map { |stack, weight, seq, lsi| [node_for(stack), weight, seq, lsi, false] }, pruned.map { |row| [row, false] }]
         end
 
+        idle = @idle[:aggregated].to_set
         tree = profile.stack_tree(@max_samples)
         seed(tree)
         order = tree[:order]
         nodes = tree[:kept_nodes]
         kept = Array.new(nodes.size) do |k|
-          _, weight, seq, lsi = samples[order ? order[k] : k]
-          [nodes[k], weight, seq, lsi]
+          i = order ? order[k] : k
+          _, weight, seq, lsi = samples[i]
+          [nodes[k], weight, seq, lsi, idle.include?(i)]
         end
-        [kept, order ? order.drop(nodes.size).map { |i| samples[i] } : []]
+        [kept, order ? order.drop(nodes.size).map { |i| [samples[i], idle.include?(i)] } : []]
       end
 
       # The native tree as this builder's own: the timeline and allocations may add to it.
@@ -170,12 +184,12 @@ module Rperf
         [sorted.first(@max_samples), sorted.drop(@max_samples)]
       end
 
-      # Pruned stacks keep their thread and labels, so filters still add up.
+      # Pruned stacks keep their thread, labels and idleness, so filters still add up.
       def fold_pruned(pruned)
         node = pruned_node
         merged = Hash.new(0)
-        pruned.each { |_, weight, seq, lsi| merged[[seq, lsi]] += weight }
-        merged.map { |(seq, lsi), weight| [node, weight, seq, lsi] }
+        pruned.each { |(_, weight, seq, lsi), idle| merged[[seq, lsi, idle]] += weight }
+        merged.map { |(seq, lsi, idle), weight| [node, weight, seq, lsi, idle] }
       end
 
       def pruned_node
@@ -261,22 +275,29 @@ module Rperf
         # [frames, weight, thread_seq, label_set_id, ..., time_ns]: the time comes last.
         nodes = @raw_nodes if @raw_nodes&.size == raw.size
         with_state = vm_state_sets(data[:label_sets] || [{}])
+        # An idle row has a 6th element, true, until the rows are in order.
+        idle = @idle[:raw] || []
         rows = raw.each_with_index.map do |sample, i|
           stack, weight, seq, lsi = sample
           state = StackChartPayload.recorded_state(sample)
           [nodes ? nodes[i] : raw_node(stack), weight, seq, state ? with_state.(lsi, sample[4].to_i) : lsi, sample.last.to_i]
         end
+        idle.each { |i| rows[i] << true }
         rows, quantum = coarsen(rows)
         rows.sort_by! { |r| r[4] }
-        { samples: rows, quantum_ns: quantum, source_count: raw.size, bins: timeline_bins(data) }
+        idle_rows = idle.empty? ? [] : rows.each_index.select { |i| rows[i].size > 5 }
+        idle_rows.each { |i| rows[i].pop }
+        { samples: rows, idle: idle_rows, quantum_ns: quantum, source_count: raw.size, bins: timeline_bins,
+          idle_hidden_bins: idle.empty? ? nil : timeline_bins(idle: true) }
       end
 
-      # The Timeline tab's bins of every sample (TimelinePayload): the page draws them unless a
-      # filter asks for others. nil for a Hash the model refuses (the page bins the rows then).
-      def timeline_bins(data)
+      # The Timeline tab's bins of every sample (TimelinePayload), or of those that are not idle:
+      # the page draws them unless a filter asks for others. nil for a Hash the model refuses
+      # (the page bins the rows then).
+      def timeline_bins(idle: false)
         return nil unless @native
 
-        SampleFilter.new(@native).timeline_bins(TimelinePayload::BINS)
+        SampleFilter.new(@native, idle: idle).timeline_bins(TimelinePayload::BINS)
       rescue SampleFilter::Unavailable
         nil
       end
@@ -306,16 +327,16 @@ module Rperf
         (@raw_node_of ||= {}.compare_by_identity)[stack] ||= find_node(stack) || @pruned_node || node_for(stack)
       end
 
-      # Merges samples of the same stack, thread and labels that fall in the same time slot,
-      # doubling the slot until the rows fit: the timeline stays readable and bounded.
+      # Merges samples of the same stack, thread, labels and idleness that fall in the same time
+      # slot, doubling the slot until the rows fit: the timeline stays readable and bounded.
       def coarsen(rows)
         quantum = 0
         while rows.size > @max_timeline
           quantum = quantum.zero? ? 1_000_000 : quantum * 2
           merged = {}
-          rows.each do |node, weight, seq, lsi, time|
+          rows.each do |node, weight, seq, lsi, time, idle|
             slot = time - (time % quantum)
-            row = (merged[[node, seq, lsi, slot]] ||= [node, 0, seq, lsi, time])
+            row = (merged[[node, seq, lsi, idle, slot]] ||= idle ? [node, 0, seq, lsi, time, true] : [node, 0, seq, lsi, time])
             row[1] += weight
             # A row ends at its time and covers its weight before it: a merged row ends where
             # its last sample did (the slot's start put it up to a slot early).

@@ -9,26 +9,36 @@ module Rperf
   class Viewer
     # The samples the page's filters keep, as a Rperf::CallTree (the call-tree and method-table
     # tabs are both built from it). Filters (each optional): label: [key, value] (value nil:
-    # samples without that key), thread: a thread_seq, hide: thread_seqs left out (the page's
-    # "hide idle threads"), range: [t0_ns, t1_ns] (from raw samples, clipped as the timeline's).
+    # samples without that key) or [key, [value, ...]] (a set: any of them; nil in it: without
+    # the key too), thread: a thread_seq, hide: thread_seqs left out, idle: true (the samples the
+    # model says are idle left out: profile/idle_wait.hh, the page's "hide idle threads"), range:
+    # [t0_ns, t1_ns] (from raw samples, clipped as the timeline's).
     class SampleFilter
       # The filters cannot apply to this profile, or the query names none the page can send.
       class BadFilter < ArgumentError; end
       # The profile cannot be made a call tree (a hand-built Hash Native::Profile refuses).
       class Unavailable < StandardError; end
 
-      # ?label=K&value=V (or &unset=1: K not set), &thread=N, &hide=N,M,..., &from=T0&to=T1 (ns),
-      # &tagfocus=REGEX, &tagignore=[[K, V or null], ...] (JSON) -> keywords (tags: {focus:,
-      # ignore:}, rperf 0.11.1's tag filters); &method=NAME&file=PATH: the sandwich's method;
-      # &path=PATH: the source view's file.
+      # ?label=K&value=V (&value=W...: any of a set of values, as an endpoint set; &unset=1: K not
+      # set, or with values: not set or any of them), &thread=N, &hide=N,M,..., &idle=hide,
+      # &from=T0&to=T1 (ns), &tagfocus=REGEX, &tagignore=[[K, V or null], ...] (JSON) -> keywords
+      # (label: [K, [V, ...]] with nil for "not set", values sorted; tags: {focus:, ignore:},
+      # rperf 0.11.1's tag filters); &method=NAME&file=PATH: the sandwich's method; &path=PATH:
+      # the source view's file.
       def self.parse_query(query)
-        params = URI.decode_www_form(query.to_s).to_h
+        pairs = URI.decode_www_form(query.to_s)
+        params = pairs.to_h
         filters = {}
-        filters[:label] = [params["label"], params["unset"] == "1" ? nil : params["value"].to_s] if params["label"]
+        filters[:label] = [params["label"], label_values(pairs, params)] if params["label"]
         filters[:thread] = integer(params, "thread") if params.key?("thread")
         filters[:method] = [params["method"], params["file"].to_s] if params["method"]
         filters[:source] = params["path"] if params["path"]
         filters[:hide] = params["hide"].split(",").map { |n| integer({ "hide" => n }, "hide") }.sort.uniq if params.key?("hide")
+        if params.key?("idle")
+          raise BadFilter, "idle must be hide, got #{params['idle'].inspect}" unless params["idle"] == "hide"
+
+          filters[:idle] = true
+        end
         tags = tag_filters(params)
         filters[:tags] = tags if tags
         if params.key?("from") || params.key?("to")
@@ -43,6 +53,16 @@ module Rperf
       rescue ArgumentError => e # URI's, for a malformed query
         raise BadFilter, "cannot read the query #{query.inspect}: #{e.message}"
       end
+
+      # The label filter's values: each value= given (none: ""), and nil for unset=1; one order,
+      # so equal sets are one cache key.
+      def self.label_values(pairs, params)
+        values = pairs.filter_map { |k, v| v if k == "value" }
+        values = [""] if values.empty? && params["unset"] != "1"
+        values << nil if params["unset"] == "1"
+        values.uniq.sort_by { |v| v.nil? ? [1, ""] : [0, v] }
+      end
+      private_class_method :label_values
 
       # tagfocus: a label value matches the regex (a second at most: it is the user's); tagignore:
       # none of the pairs is the sample's (a nil value: the key is not set).
@@ -77,18 +97,19 @@ module Rperf
       end
       private_class_method :integer
 
-      def initialize(data, label: nil, thread: nil, range: nil, hide: nil, tags: nil)
+      def initialize(data, label: nil, thread: nil, range: nil, hide: nil, tags: nil, idle: false)
         if range && !(data.is_a?(Native::Profile) ? data.raw? : data[:raw_samples].is_a?(Array))
           raise BadFilter, "a time range (from/to) needs the profile's raw samples, and this profile has none " \
                            "(it was recorded with aggregate: true)"
         end
 
         @data = data
-        @label = label
+        @label = label && [label[0], label[1].is_a?(Array) ? label[1] : [label[1]]]
         @thread = thread
         @range = range
         @hide = hide.nil? || hide.empty? ? nil : hide.to_set
         @tags = tags
+        @idle = idle ? true : false
       end
 
       # The filters select the samples natively (CallTree's select:, the model's SampleFilter).
@@ -97,7 +118,7 @@ module Rperf
       # spelling is decided here, once per label set, and the native filter keeps their ids.
       # inverted: the bottom-up tree (the Bottom-up tab's).
       def call_tree(inverted: false)
-        return tree_of(@data, inverted: inverted) unless @label || @thread || @range || @hide || @tags
+        return tree_of(@data, inverted: inverted) unless filtered?
 
         profile = native_profile
         tree_of(profile, select: native_select(profile), inverted: inverted)
@@ -125,20 +146,12 @@ module Rperf
 
       # The profile of the samples the filters keep (the profile itself when none is set).
       def data
-        @label || @thread || @range || @hide || @tags ? subset : @data
-      end
-
-      # The raw samples (aggregate: false) of the label, thread and hidden-thread filters, as
-      # they are (the time range is the caller's).
-      def raw_samples
-        rows = @data[:raw_samples] || []
-        return rows unless @label || @thread || @hide || @tags
-
-        keep = kept_label_sets
-        rows.select { |s| (@thread.nil? || s[2] == @thread) && !@hide&.include?(s[2]) && keep[s[3].to_i] }
+        filtered? ? subset : @data
       end
 
       private
+
+      def filtered? = @label || @thread || @range || @hide || @tags || @idle
 
       # The filters as the model's SampleFilter reads them (Native::CallTree's select:).
       def native_select(profile)
@@ -146,6 +159,7 @@ module Rperf
         select[:thread] = @thread if @thread
         select[:hide] = @hide.to_a if @hide
         select[:range] = @range if @range
+        select[:idle] = true if @idle
         if @label || @tags
           sets = profile.label_sets
           select[:label_sets] = sets.each_index.select { |i| (@label.nil? || label_matches?(sets[i])) && tags_keep?(sets[i]) }
@@ -167,10 +181,18 @@ module Rperf
         raise Unavailable, "cannot build the call tree: #{e.message}"
       end
 
-      # The sandwich's samples as a Hash (SandwichPayload cuts each stack in Ruby).
+      # The kept samples as a Hash (the Source tab reads their lines in Ruby). The idle rows are
+      # those the model names (Native::Profile#idle_rows) in its own view of the profile.
       def subset
-        @data = @data.to_h if @data.is_a?(Native::Profile)
-        rows = @range ? clipped_raw_samples : @data[:aggregated_samples]
+        idle = nil
+        if @idle
+          profile = native_profile
+          @data = profile.to_h
+          idle = profile.idle_rows
+        elsif @data.is_a?(Native::Profile)
+          @data = @data.to_h
+        end
+        rows = @range ? clipped_raw_samples(idle && idle[:raw]) : without(@data[:aggregated_samples], idle && idle[:aggregated])
         keep = kept_label_sets
         rows = rows.select do |_, _, seq, lsi|
           (@thread.nil? || seq == @thread) && !@hide&.include?(seq) && keep[lsi.to_i]
@@ -196,15 +218,25 @@ module Rperf
         raise BadFilter, "tagfocus took too long to match (over a second)"
       end
 
+      # The label is one of the filter's values (nil among them: the key is not set).
       def label_matches?(set)
         pair = set&.find { |k, _| utf8(k) == @label[0] }
-        @label[1].nil? ? pair.nil? : !pair.nil? && utf8(pair[1]) == @label[1]
+        pair.nil? ? @label[1].include?(nil) : @label[1].include?(utf8(pair[1]))
       end
 
-      # A raw sample covers [time - weight, time]: its part inside the range.
-      def clipped_raw_samples
+      # `rows` without those at the indexes `gone` (sorted; nil: none).
+      def without(rows, gone)
+        return rows if gone.nil? || gone.empty?
+
+        skip = gone.to_set
+        rows.each_with_index.reject { |_, i| skip.include?(i) }.map!(&:first)
+      end
+
+      # A raw sample covers [time - weight, time]: its part inside the range (the rows at the
+      # indexes `gone` left out).
+      def clipped_raw_samples(gone = nil)
         t0, t1 = @range
-        @data[:raw_samples].filter_map do |sample|
+        without(@data[:raw_samples], gone).filter_map do |sample|
           stack, weight, seq, lsi = sample
           time = sample.last.to_i
           overlap = [time, t1].min - [time - weight, t0].max

@@ -17,13 +17,15 @@ module Rperf
     # The model cuts each sample at the method's outermost call (Native::Profile#transformed:
     # "focus" below it, "callers" above it, read bottom-up), so a recursive method counts once,
     # as MethodTable's total. The callers tree has no VM-state leaves (their time is the method's).
+    # The idle samples go before the cut (its "idle" transform): they are idle by their whole stack.
     class SandwichPayload
-      def self.build(data, method:, label: nil, thread: nil, range: nil, hide: nil, tags: nil, **limits)
+      def self.build(data, method:, label: nil, thread: nil, range: nil, hide: nil, tags: nil, idle: false, **limits)
         filters = { label: label, thread: thread, range: range, hide: hide, tags: tags }
         name, path = method
         profile = native(data)
-        callees = SampleFilter.new(profile.transformed([["focus", name, path]]), **filters).call_tree
-        callers = SampleFilter.new(profile.transformed([["callers", name, path]]), **filters).call_tree(inverted: true)
+        first = idle ? [["idle"]] : []
+        callees = SampleFilter.new(profile.transformed([*first, ["focus", name, path]]), **filters).call_tree
+        callers = SampleFilter.new(profile.transformed([*first, ["callers", name, path]]), **filters).call_tree(inverted: true)
         { method: [name, path], total_ns: callees.total_ns,
           callers: with_categories(CallTreePayload.of(callers, **limits)),
           callees: with_categories(CallTreePayload.of(callees, **limits)) }

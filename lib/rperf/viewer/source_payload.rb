@@ -24,13 +24,13 @@ module Rperf
       # The file cannot be shown: not one of the profile's, not readable, too big.
       class Refused < SampleFilter::BadFilter; end
 
-      def self.build(data, source:, label: nil, thread: nil, range: nil, hide: nil, tags: nil, **_limits)
+      def self.build(data, source:, label: nil, thread: nil, range: nil, hide: nil, tags: nil, idle: false, **_limits)
         path = source.to_s
         raise Refused, "#{path.inspect} is not a file of this profile" unless frame_paths(data).include?(path)
         raise Refused, "#{path} is not an absolute path" unless path.start_with?("/")
 
         text = read(path)
-        samples = SampleFilter.new(data, label: label, thread: thread, range: range, hide: hide, tags: tags).data[:aggregated_samples]
+        samples = SampleFilter.new(data, label: label, thread: thread, range: range, hide: hide, tags: tags, idle: idle).data[:aggregated_samples]
         weights, recorded = line_weights(samples, path)
         { path: Payload.utf8(path), lines: Payload.utf8(text).lines(chomp: true), weights: weights,
           lines_recorded: recorded, total_ns: samples.sum { |s| s[1] } }

@@ -24,26 +24,27 @@ module Rperf
     class StackChartPayload
       VM_STATES = %w[running blocked wait gc].freeze
 
-      # The cells of one thread (the label filter applies; time ranges and hidden threads are
-      # the page's zoom and thread list).
-      def self.build(data, thread: nil, label: nil, tags: nil, **_filters)
+      # The cells of one thread (the label, tag and idle filters apply: an idle sample left out
+      # is a gap; time ranges and hidden threads are the page's zoom and thread list).
+      def self.build(data, thread: nil, label: nil, tags: nil, idle: false, **_filters)
         raise SampleFilter::BadFilter, "the stack chart needs thread=" if thread.nil?
 
         unless raw?(data)
           raise SampleFilter::Unavailable, "the stack chart needs raw samples (a profile recorded with aggregate: false)"
         end
 
-        charts = SampleFilter.new(data, label: label, thread: thread, tags: tags).stack_charts
+        charts = SampleFilter.new(data, label: label, thread: thread, tags: tags, idle: idle).stack_charts
         cells = charts[:threads].find { |seq, _| seq == thread }&.last
         payload(thread, cells, charts[:end_ns])
       end
 
-      # {thread_seq => cells} of every thread, no filter (a file's page holds these); none for a
-      # Hash the model refuses.
-      def self.threads(data)
+      # {thread_seq => cells} of every thread, no filter (a file's page holds these), or with
+      # idle: without the idle samples, of the threads that have some and other samples (a
+      # file's page holds these too, for "hide idle threads"); none for a Hash the model refuses.
+      def self.threads(data, idle: false)
         return {} unless raw?(data)
 
-        charts = SampleFilter.new(data).stack_charts
+        charts = SampleFilter.new(data, idle: idle).stack_charts
         charts[:threads].to_h { |seq, cells| [seq, payload(seq, cells, charts[:end_ns])] }
       rescue SampleFilter::Unavailable
         {}

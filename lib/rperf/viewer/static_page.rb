@@ -43,9 +43,18 @@ module Rperf
         data, timeline = embedded_json
         elements = %(<script id="rperf-data" type="application/json">#{data}</script>\n)
         elements << %(<script id="rperf-timeline-1" type="application/gzip+base64">#{timeline}</script>\n) if timeline
-        # Each thread's stack chart, merged here (StackChartPayload), read when it is shown.
-        StackChartPayload.threads(@data).each do |seq, chart|
+        # Each thread's stack chart, merged here (StackChartPayload), read when it is shown; and,
+        # for "hide idle threads", that of its samples that are not idle, when it has idle ones.
+        all = StackChartPayload.threads(@data)
+        all.each do |seq, chart|
           elements << %(<script id="rperf-stack-1-#{Integer(seq)}" type="application/gzip+base64">#{gzip64(chart)}</script>\n)
+        end
+        if @idle_threads.any?
+          StackChartPayload.threads(@data, idle: true).each do |seq, chart|
+            next unless @idle_threads.include?(seq)
+
+            elements << %(<script id="rperf-stack-1-#{Integer(seq)}-busy" type="application/gzip+base64">#{gzip64(chart)}</script>\n)
+          end
         end
         page.sub(/<script>/) { "#{elements}<script>" }
       end
@@ -70,12 +79,14 @@ module Rperf
         entry = { id: 1, taken_at: taken_at, file: @title, mode: @data[:mode],
                   duration_ns: @data[:duration_ns], sampling_count: @data[:sampling_count],
                   meta: meta, summary: summary, total_weight_ns: @data[:aggregated_samples].sum { |s| s[1] } }
-        body, rows = Viewer.split_timeline(Viewer.snapshot_body(entry, @data, **@limits))
+        body, apart = Viewer.split_timeline(Viewer.snapshot_body(entry, @data, **@limits))
+        # The threads with idle time (the model's thread_totals): their charts without it too.
+        @idle_threads = Array(body[:thread_totals]).filter_map { |seq, _, idle| seq if idle.to_i.positive? }
         # Inside <script>: no "<" at all, as \u003c (JSON has "<" only in strings): "</script"
         # would close the element and "<!--<script" would make the parser skip the real
         # "</script>" (issue 30), leaving the page at "loading…". JavaScript's line separators
         # escaped too.
-        [script_json(list: [entry], snapshots: { "1" => body }), rows && gzip64(Viewer.timeline_columns(rows))]
+        [script_json(list: [entry], snapshots: { "1" => body }), apart && gzip64(Viewer.timeline_columns(apart))]
       rescue JSON::GeneratorError, JSON::NestingError => e
         raise Error, "cannot put the profile in a page: #{e.message.lines.first.to_s.strip[0, 200]}"
       end

@@ -12,13 +12,13 @@ module Rperf
     #   end_ns:, bins:, bin_ns:, kept_ns:, threads: [[thread_seq, [running, blocked, wait, gc]], ...]
     #   (each an Array of ns per bin, or nil), leaf_names: [...], top: [[leaf name index, ...], ...]
     #
-    # The label, tag and hidden-thread filters apply; the thread filter and the time range do not:
+    # The label, tag, hidden-thread and idle filters apply; the thread filter and the time range do not:
     # every thread is a row of its own and the range is drawn over the whole profile.
     class TimelinePayload
       BINS = 600
 
-      def self.build(data, label: nil, hide: nil, tags: nil, **_filters)
-        SampleFilter.new(data, label: label, hide: hide, tags: tags).timeline_bins(BINS)
+      def self.build(data, label: nil, hide: nil, tags: nil, idle: false, **_filters)
+        SampleFilter.new(data, label: label, hide: hide, tags: tags, idle: idle).timeline_bins(BINS)
       end
     end
   end

@@ -20,7 +20,7 @@
     payloads: new Map(), // id -> prepared snapshot (the few opened last)
     current: null,
     baseId: null,
-    labelFilter: null, // {key, value}; value NOT_SET = samples without that key
+    labelFilter: null, // {key, values: [value, ...]}: any of the values (an endpoint set); NOT_SET = samples without that key
     threadFilter: null,
     range: null, // [t0, t1] in ns since the start, from the timeline
     tab: 'flame',
@@ -30,7 +30,7 @@
     tree: null, // the call tree drawn last
     allocField: 'allocated', // or 'retained'
     search: '', // frames whose name or file holds this (case-insensitive) are highlighted
-    hideIdle: false, // "hide idle threads"
+    hideIdle: false, // "hide idle threads": the samples the model says are idle left out (Payload's idle_samples)
     stackThread: null, // the stack chart's thread
     sandwich: null, // [name, file] of the Sandwich tab's method
     // rperf 0.11.1's tag filters: tagfocus keeps the samples with a label value matching the
@@ -164,7 +164,8 @@
       if (!element) throw new Error('not in this file');
       body = await readDataElement(element);
     }
-    return Array.isArray(body) ? body : rowsOfColumns(body.columns);
+    // {rows, idle}: the rows, and which of them the model says are idle (Viewer.timeline_columns).
+    return Array.isArray(body) ? { rows: body, idle: [] } : { rows: rowsOfColumns(body.columns), idle: body.idle || [] };
   }
 
   // The rows [node, weight, thread, label set, time] of a timeline sent as columns
@@ -253,34 +254,59 @@
     p.labelSets = p.label_sets.map((ls) => ls || {});
     // Each label set's VM state: an index into STATES (0: running).
     p.stateOf = Int8Array.from(p.labelSets, (ls) => Math.max(0, STATES.findIndex((s) => s.test(ls))));
-    // The payload's per-thread time off the GVL (Payload#thread_totals): nothing re-summed here.
-    p.idleShare = new Map((p.thread_totals || []).map(([th, total, idle]) => [th, total > 0 ? idle / total : 0]));
+    // The model's idle samples (Payload: idle_samples, the timeline's idle rows) and each
+    // thread's idle time (thread_totals): marked here, never judged here.
+    p.idleRows = new WeakSet();
+    markIdle(p, p.samples, p.idle_samples);
+    if (p.timeline && p.timeline.samples) markIdle(p, p.timeline.samples, p.timeline.idle);
+    p.idleNs = new Map((p.thread_totals || []).map(([th, , idle]) => [th, idle]));
+    p.totalNs = new Map((p.thread_totals || []).map(([th, total]) => [th, total]));
+    p.idleThreads = p.threads.filter((th) => p.totalNs.get(th) > 0 && p.idleNs.get(th) === p.totalNs.get(th));
+    p.hasIdle = (p.thread_totals || []).some(([, , idle]) => idle > 0);
     p.trees = new Map(); // filtered call trees from the server, by query
     p.methodTables = new Map(); // filtered method tables, the same way
     p.sandwiches = new Map(); // sandwiches, by method and filters
     return p;
   }
 
+  // The rows at `indexes` (the payload's, sorted) are idle.
+  function markIdle(p, rows, indexes) {
+    for (const i of indexes || []) if (rows[i]) p.idleRows.add(rows[i]);
+  }
+
   const frameOf = (p, node) => p.frames[p.nodes.frame[node]];
 
   function labelMatches(ls, filter) {
     if (!filter) return true;
-    return filter.value === NOT_SET ? !(filter.key in ls) : ls[filter.key] === filter.value;
+    return filter.values.some((v) => (v === NOT_SET ? !(filter.key in ls) : ls[filter.key] === v));
+  }
+  // ?label=K&value=V&value=W (&unset=1: K not set), as Viewer::SampleFilter reads it.
+  function labelQuery(q, f = state.labelFilter) {
+    if (!f) return;
+    q.set('label', f.key);
+    for (const v of f.values) if (v === NOT_SET) q.set('unset', '1'); else q.append('value', v);
   }
 
-  // Samples [node, weight, thread, label_set] after the time range, label and thread filters.
+  // Samples [node, weight, thread, label_set] after the time range, label, thread and idle
+  // filters (hide: the idle ones and the threads that are all idle).
   function selectSamples(p, opts) {
     const o = Object.assign({ label: true, thread: true, range: true, hide: true }, opts);
+    const idle = o.hide ? idleRows(p) : null;
     let rows = p.samples;
     if (o.range && state.range && p.timeline) {
       const [t0, t1] = state.range;
       rows = [];
-      for (const [node, w, th, lsi, t] of p.timeline.samples) {
+      for (const row of p.timeline.samples) {
+        const [node, w, th, lsi, t] = row;
         const overlap = Math.min(t, t1) - Math.max(t - w, t0);
-        if (overlap > 0) rows.push([node, Math.min(w, overlap), th, lsi]);
+        if (overlap <= 0 || (idle && idle.has(row))) continue;
+        const part = [node, Math.min(w, overlap), th, lsi];
+        if (p.hasIdle && p.idleRows.has(row)) p.idleRows.add(part); // its part is idle too
+        rows.push(part);
       }
     }
-    return filterRows(p, rows, o.label ? state.labelFilter : null, o.thread ? state.threadFilter : null, o.hide ? hiddenThreads(p) : null, o.label ? tagSets(p) : null);
+    return filterRows(p, rows, o.label ? state.labelFilter : null, o.thread ? state.threadFilter : null, o.hide ? hiddenThreads(p) : null,
+      o.label ? tagSets(p) : null, idle);
   }
 
   // The tag focus regex, or null (none, or not a valid one: then only it is skipped, as 0.11.1).
@@ -306,23 +332,24 @@
   }
 
   // Rows [node, _, thread, label_set, ...] of the thread and the label filter (the page's by
-  // default), without the hidden (idle) threads.
-  function filterRows(p, rows, label = state.labelFilter, thread = state.threadFilter, hidden = hiddenThreads(p), tags = tagSets(p)) {
-    if (!label && thread === null && !hidden && !tags) return rows;
+  // default), without the hidden (all idle) threads and the idle rows (idle: a set of rows).
+  function filterRows(p, rows, label = state.labelFilter, thread = state.threadFilter, hidden = hiddenThreads(p), tags = tagSets(p), idle = idleRows(p)) {
+    if (!label && thread === null && !hidden && !tags && !idle) return rows;
     return rows.filter((s) => (thread === null || s[2] === thread) && !(hidden && hidden.has(s[2])) && (!tags || tags[s[3]]) &&
-      labelMatches(p.labelSets[s[3]] || {}, label));
+      labelMatches(p.labelSets[s[3]] || {}, label) && !(idle && idle.has(s)));
   }
 
-  // "Hide idle threads": the threads that spent at least IDLE_SHARE of their time off the GVL
-  // (the payload's thread_totals), or null when the button is off or there are none. A thread
-  // chosen in the thread filter stays.
-  const IDLE_SHARE = 0.9;
-  function idleThreads(p) {
-    return p.threads.filter((th) => (p.idleShare.get(th) || 0) >= IDLE_SHARE);
+  // "Hide idle threads": the samples the model says are idle (off the GVL in a known wait of a
+  // server or job runner: profile/idle_wait.hh) go, marked by the payload; a thread whose time
+  // is all idle (thread_totals) goes from the thread lists. idleRows: the marked rows, or null
+  // when the button is off or nothing is idle; hiddenThreads: those threads (but the one the
+  // thread filter chose), or null.
+  function idleRows(p) {
+    return state.hideIdle && p && p.hasIdle ? p.idleRows : null;
   }
   function hiddenThreads(p) {
     if (!state.hideIdle || !p) return null;
-    const idle = idleThreads(p).filter((th) => th !== state.threadFilter);
+    const idle = p.idleThreads.filter((th) => th !== state.threadFilter);
     return idle.length ? new Set(idle) : null;
   }
 
@@ -804,11 +831,9 @@
   // node: [parent, method, total_ns, self_ns, recursive]; node 0 is [root].
   function filterQuery() {
     const q = new URLSearchParams();
-    const f = state.labelFilter;
-    if (f) { q.set('label', f.key); if (f.value === NOT_SET) q.set('unset', '1'); else q.set('value', f.value); }
+    labelQuery(q);
     if (state.threadFilter !== null) q.set('thread', String(state.threadFilter));
-    const hidden = state.current && hiddenThreads(state.current);
-    if (hidden) q.set('hide', [...hidden].sort((a, b) => a - b).join(','));
+    if (idleRows(state.current)) q.set('idle', 'hide');
     if (state.range) { q.set('from', String(Math.floor(state.range[0]))); q.set('to', String(Math.ceil(state.range[1]))); }
     tagQuery(q);
     if (transformsQuery()) q.set('transforms', transformsKey());
@@ -1138,7 +1163,7 @@
       return;
     }
     const field = state.allocField === 'retained' ? 5 : 1;
-    const rows = filterRows(p, a.samples);
+    const rows = filterRows(p, a.samples, state.labelFilter, state.threadFilter, hiddenThreads(p), tagSets(p), null); // allocations are never idle
     const self = new Float64Array(p.nodes.parent.length);
     const perClass = new Map(); // node -> Map(class -> objects)
     const sites = new Map(); // "frame class" -> {frame, cls, allocated, retained}: the leaf function, however reached
@@ -1192,10 +1217,12 @@
     const rows = selectSamples(p, { thread: false, hide: false });
     const hidden = hiddenThreads(p);
     const perThread = new Map();
-    for (const [node, w, th, lsi] of rows) {
+    for (const row of rows) {
+      const [node, w, th, lsi] = row;
       let t = perThread.get(th);
-      if (!t) { t = { th, total: 0, running: 0, blocked: 0, wait: 0, gc: 0, leaf: new Map() }; perThread.set(th, t); }
+      if (!t) { t = { th, total: 0, running: 0, blocked: 0, wait: 0, gc: 0, idle: 0, leaf: new Map() }; perThread.set(th, t); }
       t.total += w;
+      if (p.idleRows.has(row)) t.idle += w; // the model's idle samples (Payload), summed
       const ls = p.labelSets[lsi] || {};
       const st = STATES.find((s) => s.test(ls));
       if (st) t[st.key] += w;
@@ -1205,13 +1232,14 @@
     const sum = [...perThread.values()].reduce((a, t) => a + t.total, 0);
     for (const t of [...perThread.values()].sort((a, b) => a.th - b.th)) {
       const [fn, fw] = [...t.leaf.entries()].reduce((a, b) => (b[1] > a[1] ? b : a), ['', 0]);
-      const idle = p.idleShare.get(t.th) || 0;
+      const idle = t.total > 0 ? t.idle / t.total : 0;
       const tr = el('tr', { class: 'clickable' + (state.threadFilter === t.th ? ' selected' : '') + (hidden && hidden.has(t.th) ? ' hidden-idle' : ''),
-        dataset: { thread: String(t.th), idleShare: idle.toFixed(4) } },
-        el('td', { text: 'thread ' + t.th + (idle >= IDLE_SHARE ? ' (idle ' + pct(idle, 1) + ')' : '') }),
+        dataset: { thread: String(t.th), idleShare: idle.toFixed(4), idleNs: String(Math.round(t.idle)) } },
+        el('td', { text: 'thread ' + t.th + (t.idle > 0 && t.idle === t.total ? ' (idle)' : '') }),
         el('td', { class: 'num', text: fmtTime(t.total) + ' (' + pct(t.total, sum) + ')' }),
         el('td', { class: 'num', text: fmtTime(t.running) }), el('td', { class: 'num', text: fmtTime(t.blocked) }),
         el('td', { class: 'num', text: fmtTime(t.wait) }), el('td', { class: 'num', text: fmtTime(t.gc) }),
+        el('td', { class: 'num idle', text: t.idle > 0 ? fmtTime(t.idle) + ' (' + pct(t.idle, t.total) + ')' : '–' }),
         el('td', { class: 'fn', text: fn + ' (' + fmtTime(fw) + ')' }));
       tr.addEventListener('click', () => {
         state.threadFilter = state.threadFilter === t.th ? null : t.th;
@@ -1340,13 +1368,12 @@
   // The Timeline's bins, as timelineOfBins reads them: the payload's (every sample), else the
   // server's for the current filters (kept per query); null when neither can be had.
   async function timelineBins(p) {
-    const hidden = hiddenThreads(p);
-    if (!state.labelFilter && !tagSets(p) && !hidden) return p.timeline.bins || null;
+    const idle = idleRows(p);
+    if (!state.labelFilter && !tagSets(p)) return (idle ? p.timeline.idle_hidden_bins : p.timeline.bins) || null;
     if (!filteredFromServer) return null;
     const q = new URLSearchParams();
-    const f = state.labelFilter;
-    if (f) { q.set('label', f.key); if (f.value === NOT_SET) q.set('unset', '1'); else q.set('value', f.value); }
-    if (hidden) q.set('hide', [...hidden].sort((a, b) => a - b).join(','));
+    labelQuery(q);
+    if (idle) q.set('idle', 'hide');
     tagQuery(q);
     if (transformsQuery()) q.set('transforms', transformsKey());
     const query = q.toString();
@@ -1359,8 +1386,8 @@
     return p.timelineBins.get(query);
   }
 
-  // A file's page under a label, tag or hidden-thread filter: its rows binned here, as the
-  // model bins them (profile/timeline_bins.cc), which a file cannot ask for.
+  // A file's page under a label or tag filter: its rows binned here, as the model bins them
+  // (profile/timeline_bins.cc), which a file cannot ask for (the idle rows are the payload's).
   function timelineOfRows(p, threads, bins) {
     const rows = filterRows(p, p.timeline.samples, state.labelFilter, null); // threads are rows of their own
     const end = timelineEnd(p);
@@ -1417,7 +1444,11 @@
     const q = new URLSearchParams();
     q.set('thread', String(th));
     const f = state.labelFilter;
-    if (f) { q.set('label', f.key); if (f.value === NOT_SET) q.set('unset', '1'); else q.set('value', f.value); }
+    labelQuery(q);
+    // Without the idle samples: the server's, or the file's element of them (a thread with idle
+    // samples has one, "-busy").
+    const idle = idleRows(p) && p.idleNs.get(th) > 0;
+    if (idle) q.set('idle', 'hide');
     tagQuery(q);
     if (transformsQuery()) q.set('transforms', transformsKey());
     const query = q.toString();
@@ -1426,7 +1457,7 @@
       let body;
       if (filteredFromServer) body = await fetchJSON(source.viewUrl(p.id, 'stack_chart', query));
       else {
-        const element = embedded && !f && !tagSets(p) ? document.getElementById('rperf-stack-' + p.id + '-' + th) : null;
+        const element = embedded && !f && !tagSets(p) ? document.getElementById('rperf-stack-' + p.id + '-' + th + (idle ? '-busy' : '')) : null;
         if (!element) return null;
         body = await readDataElement(element);
       }
@@ -1477,13 +1508,12 @@
     if (unavailable) { empty(unavailable); return; }
     if (!p.timeline) { empty('This snapshot has no timestamps: profiles taken with aggregate: false have a stack chart.'); return; }
     const threads = state.threadFilter !== null ? [state.threadFilter] : stackThreads(p);
-    const weightOf = new Map((p.thread_totals || []).map(([th, total]) => [th, total]));
+    const weightOf = p.totalNs;
     for (const th of threads) sel.append(el('option', { value: String(th), text: 'thread ' + th + ' (' + fmtTime(weightOf.get(th) || 0) + ')' }));
-    // Default: the thread with the most time that is not idle.
+    // Default: the thread with the most time that is not idle (the model's thread_totals).
     if (!threads.includes(state.stackThread)) {
-      const busy = threads.filter((th) => (p.idleShare.get(th) || 0) < IDLE_SHARE);
-      const pool = busy.length ? busy : threads;
-      state.stackThread = pool.reduce((a, th) => (a === null || (weightOf.get(th) || 0) > (weightOf.get(a) || 0) ? th : a), null);
+      const busyNs = (th) => (weightOf.get(th) || 0) - (p.idleNs.get(th) || 0);
+      state.stackThread = threads.reduce((a, th) => (a === null || busyNs(th) > busyNs(a) ? th : a), null);
     }
     if (state.stackThread === null || state.stackThread === undefined) { empty('No thread to show.'); return; }
     sel.value = String(state.stackThread);
@@ -1710,9 +1740,13 @@
       }
       labelSel.append(group);
     }
+    // A filter keeps the values this snapshot has (NOT_SET: when the key is not always set).
+    p.labelValues = new Map([...perPair].map(([k, values]) => [k, [...values.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
+      .map(([v]) => v).concat(keyWeight.get(k) < total ? [NOT_SET] : [])]));
     const f = state.labelFilter;
-    const keep = f ? state.filterChoices.findIndex((c) => c.key === f.key && c.value === f.value) : -1;
-    if (keep >= 0) labelSel.value = String(keep); else { state.labelFilter = null; labelSel.value = ''; }
+    const values = f && p.labelValues.has(f.key) ? f.values.filter((v) => p.labelValues.get(f.key).includes(v)) : [];
+    state.labelFilter = values.length ? { key: f.key, values } : null;
+    drawLabelFilter(p);
 
     fillTagMenu(p, perPair);
 
@@ -1722,6 +1756,46 @@
     for (const th of p.threads) threadSel.append(el('option', { value: String(th), text: 'thread ' + th }));
     if (state.threadFilter !== null && p.threads.includes(state.threadFilter)) threadSel.value = String(state.threadFilter);
     else { state.threadFilter = null; threadSel.value = ''; }
+  }
+
+  // The label filter's controls, as the filter is: the select shows its one value (or that it
+  // is a set), and the value menu ticks each value in the set. A value ticked in the menu joins
+  // the set of its key (an endpoint set: GET /a or GET /b); a value of another key starts a new
+  // set; the last one unticked clears the filter.
+  function drawLabelFilter(p) {
+    const f = state.labelFilter;
+    const labelSel = $('filter-label');
+    const old = labelSel.querySelector('option[value=set]');
+    if (old) old.remove();
+    if (!f) labelSel.value = '';
+    else if (f.values.length === 1) {
+      const i = state.filterChoices.findIndex((c) => c.key === f.key && c.value === f.values[0]);
+      labelSel.value = String(i);
+    } else {
+      labelSel.firstChild.after(el('option', { value: 'set', text: `${f.key} = any of ${f.values.length}` })); // after "all samples"
+      labelSel.value = 'set';
+    }
+    const box = $('label-set-options');
+    clear(box);
+    const values = p.labelValues || new Map();
+    for (const [key, list] of [...values].sort((a, b) => (a[0] < b[0] ? -1 : 1))) {
+      const set = el('fieldset', null, el('legend', { text: key }));
+      for (const v of list) {
+        const input = el('input', { type: 'checkbox', dataset: { key, value: v === NOT_SET ? '' : v, none: v === NOT_SET ? '1' : '0' } });
+        input.checked = !!f && f.key === key && f.values.includes(v);
+        input.addEventListener('change', () => {
+          const cur = state.labelFilter;
+          const rest = cur && cur.key === key ? cur.values.filter((x) => x !== v) : [];
+          const next = input.checked ? rest.concat([v]) : rest;
+          state.labelFilter = next.length ? { key, values: next } : null;
+          render();
+        });
+        set.append(el('label', null, input, ' ' + (v === NOT_SET ? '(not set)' : v)));
+      }
+      box.append(set);
+    }
+    if (!values.size) box.append(el('p', { class: 'hint', text: 'This snapshot has no labels.' }));
+    $('label-set-summary').textContent = f && f.values.length > 1 ? `values (${f.values.length})` : 'values';
   }
 
   // The tag menu: tagignore (each key = value, and key = (none)), tagroot and tagleaf (keys).
@@ -2043,11 +2117,16 @@
       info.textContent = 'matches ' + fmtTime(matched) + ' (' + pct(matched, weights.sum) + ' of shown)';
       info.dataset.matchedNs = String(Math.round(matched));
     }
-    const idle = idleThreads(p);
+    // The idle time the model found (thread_totals), and the threads that are all idle.
+    const idleNs = (p.thread_totals || []).reduce((a, [, , idle]) => a + idle, 0);
     const hide = $('hide-idle');
-    hide.textContent = state.hideIdle ? `show idle threads (${idle.length} hidden)` : `hide idle threads (${idle.length})`;
+    hide.textContent = state.hideIdle ? `show idle threads (${p.idleThreads.length} hidden, ${fmtTime(idleNs)} idle)` : `hide idle threads (${fmtTime(idleNs)} idle)`;
     hide.setAttribute('aria-pressed', String(state.hideIdle));
-    hide.disabled = !idle.length && !state.hideIdle;
+    hide.dataset.idleNs = String(idleNs);
+    hide.disabled = !p.hasIdle && !state.hideIdle;
+    // The threads that are all idle leave the thread filter's list too.
+    const hidden = hiddenThreads(p);
+    for (const o of $('filter-thread').options) o.hidden = !!(o.value && hidden && hidden.has(Number(o.value)));
     $('range-info').hidden = !state.range;
     $('clear-range').hidden = !state.range;
     if (state.range) $('range-info').textContent = 'time range ' + fmtTime(state.range[0]) + ' – ' + fmtTime(state.range[1]);
@@ -2070,7 +2149,7 @@
   async function ensureTimeline(p) {
     if (!p.timeline || p.timeline.samples) return;
     if (!p.timelineLoad) {
-      p.timelineLoad = fetchTimeline(p.id).then((rows) => { p.timeline.samples = rows; });
+      p.timelineLoad = fetchTimeline(p.id).then(({ rows, idle }) => { markIdle(p, rows, idle); p.timeline.samples = rows; });
       p.timelineLoad.catch(() => { p.timelineLoad = null; });
     }
     setStatus('loading the timeline of snapshot #' + p.id + ' (' + p.timeline.rows + ' rows)…', 'drawing');
@@ -2085,6 +2164,7 @@
     const rows = selectSamples(p);
     const weights = nodeWeights(p, rows);
     drawSummary(p, weights);
+    drawLabelFilter(p);
     tagSummary();
     drawPin();
     drawTransforms();
@@ -2122,17 +2202,16 @@
   }
 
   // --- the view in the address -------------------------------------------------------------
-  // #snap=2&tab=flame&q=...&label=K&value=V (or &unset=1)&thread=N&from=T0&to=T1&idle=hide
-  // &method=name%00file%00line&stack=N&zoom=X0_X1[_I]: a copied link opens the same view. The
-  // zoom is the chart's (flame graph, icicle, stack chart...) range in its units, exact (the
-  // same filters lay the chart out the same), and I the cell of the frame it was zoomed to.
+  // #snap=2&tab=flame&q=...&label=K&value=V(&value=W...) (and/or &unset=1)&thread=N&from=T0&to=T1
+  // &idle=hide&method=name%00file%00line&stack=N&zoom=X0_X1[_I]: a copied link opens the same
+  // view. The zoom is the chart's (flame graph, icicle, stack chart...) range in its units, exact
+  // (the same filters lay the chart out the same), and I the cell of the frame it was zoomed to.
   function viewHash() {
     const q = new URLSearchParams();
     if (state.current) q.set('snap', String(state.current.id));
     q.set('tab', state.tab);
     if (state.search) q.set('q', state.search);
-    const f = state.labelFilter;
-    if (f) { q.set('label', f.key); if (f.value === NOT_SET) q.set('unset', '1'); else q.set('value', f.value); }
+    labelQuery(q);
     if (state.threadFilter !== null) q.set('thread', String(state.threadFilter));
     if (state.range) { q.set('from', String(Math.floor(state.range[0]))); q.set('to', String(Math.ceil(state.range[1]))); }
     if (state.hideIdle) q.set('idle', 'hide');
@@ -2172,7 +2251,11 @@
     const num = (k) => (q.has(k) && /^-?\d+$/.test(q.get(k)) ? Number(q.get(k)) : null);
     const out = { snap: num('snap'), search: q.get('q') || '', hideIdle: q.get('idle') === 'hide', thread: num('thread'),
       method: q.get('method'), stack: num('stack'), sandwich: q.has('sandwich') ? q.get('sandwich').split('\u0000').slice(0, 2) : null, tab: TABS().includes(q.get('tab')) ? q.get('tab') : null, label: null, range: null };
-    if (q.has('label')) out.label = { key: q.get('label'), value: q.get('unset') === '1' ? NOT_SET : (q.get('value') || '') };
+    if (q.has('label')) {
+      const values = q.getAll('value');
+      if (q.get('unset') === '1') values.push(NOT_SET);
+      out.label = { key: q.get('label'), values: values.length ? values : [''] };
+    }
     if (num('from') !== null && num('to') !== null) out.range = [num('from'), num('to')];
     const list = (k, ok) => {
       try { const v = JSON.parse(q.get(k) || '[]'); return Array.isArray(v) ? v.filter(ok) : []; } catch (_) { return []; }
@@ -2230,7 +2313,9 @@
     }
     bindToggle('#tab-top [data-sort]', 'sort', (v) => { state.topSort = v; });
     $('filter-label').addEventListener('change', (e) => {
-      state.labelFilter = e.target.value === '' ? null : state.filterChoices[Number(e.target.value)];
+      if (e.target.value === 'set') return;
+      const c = state.filterChoices[Number(e.target.value)];
+      state.labelFilter = e.target.value === '' || !c ? null : { key: c.key, values: [c.value] };
       render();
     });
     $('filter-thread').addEventListener('change', (e) => {
