@@ -379,7 +379,7 @@ class ViewerUiTest < Minitest::Test
     assert_equal [["drop", "Set#add", FRAMES[:set][0]]], view["transforms"]
     assert_equal ["drop Set#add ✕"], view["chips"]
     # Without a %GVL label after the drop: thread 1's price and JSON (80 ms), thread 3's recursion (50 ms).
-    assert_equal({ "key" => "%GVL", "value" => "\u0000not set" }, view["label"])
+    assert_equal({ "key" => "%GVL", "values" => ["\u0000not set"] }, view["label"])
     assert_equal "%GVL not set (130.0 ms)", view["labelShown"]
     assert_equal [["/a"] * 2, ["price"] * 2], view.values_at("tagFocus", "search")
     # The range is where the drag ended (whole ns); what is shown is thread 1's price and JSON

@@ -83,7 +83,7 @@ class ViewerUiViewsTest < Minitest::Test
     before = result["beforeC"]
     blocked = stacks(data).sum { |_, w, seq, set| seq == 1 && set[:"%GVL"] == "blocked" ? w : 0 }
     all_blocked = stacks(data).sum { |_, w, _, set| set[:"%GVL"] == "blocked" ? w : 0 }
-    assert_equal({ "search" => %w[price price], "label" => [{ "key" => "%GVL", "value" => "blocked" }, format("%%GVL = blocked (%.1f ms)", all_blocked.fdiv(MS))],
+    assert_equal({ "search" => %w[price price], "label" => [{ "key" => "%GVL", "values" => ["blocked"] }, format("%%GVL = blocked (%.1f ms)", all_blocked.fdiv(MS))],
                    "thread" => [1, "thread 1"], "tagFocus" => %w[blocked blocked], "shown" => blocked, "info" => "matches 0 ns (0.0% of shown)" }, before)
     assert_equal({ "search" => ["", ""], "label" => [nil, "all samples"], "thread" => [nil, "all threads"], "tagFocus" => ["", ""], "shown" => total, "info" => "" },
                  result["afterC"])
@@ -133,7 +133,7 @@ class ViewerUiViewsTest < Minitest::Test
   def test_label_filter_in_bottom_up_icicle_and_top
     data = labelled_profile
     result = served(data, "filtered", label: "endpoint = GET /a ")
-    assert_equal({ "key" => "endpoint", "value" => "GET /a" }, result["label"])
+    assert_equal({ "key" => "endpoint", "values" => ["GET /a"] }, result["label"])
     kept = stacks(data).select { |*, set| set[:endpoint] == "GET /a" }
     total = kept.sum { |_, w| w }
     assert_equal 100 * MS, total
