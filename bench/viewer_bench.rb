@@ -13,7 +13,8 @@ data = SyntheticProfile.build
 puts "Viewer payload benchmark: #{SyntheticProfile::STACKS} stacks x depth #{SyntheticProfile::DEPTH}, " \
      "#{SyntheticProfile::FRAMES} distinct frames"
 puts format("%-26s %9s %9s %10s %12s", "max_samples", "median s", "max s", "body", "peak +RSS")
-[20_000, 50_000, 100_000].each do |max_samples|
+# PARTS=1: only the loaded profile's table below.
+(ENV["PARTS"] ? [] : [20_000, 50_000, 100_000]).each do |max_samples|
   runs = Array.new(3) do
     SyntheticProfile.measure { JSON.generate(Rperf::Viewer::Payload.build(data, max_samples: max_samples, max_timeline: 200_000)) }
   end
