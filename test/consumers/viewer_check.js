@@ -335,7 +335,7 @@ async function main() {
         out.tree.expandedNames = await page.$$eval('#tree li .name', (n) => n.map((e) => e.textContent));
         // Threads: one row per thread with its heaviest function; a click keeps only its samples.
         await tab('threads');
-        out.threads = await page.$$eval('#threads-table tbody tr', (rows) => rows.map((r) => ({ thread: Number(r.dataset.thread), heaviest: r.cells[6].textContent })));
+        out.threads = await page.$$eval('#threads-table tbody tr', (rows) => rows.map((r) => ({ thread: Number(r.dataset.thread), heaviest: r.querySelector('td.fn').textContent })));
         out.threadTotals = {};
         for (const t of out.threads) {
           await page.click(`#threads-table tr[data-thread="${t.thread}"]`);
