@@ -24,7 +24,7 @@ require "tmpdir"
 
 ROWS = Integer(ENV.fetch("ROWS", 500_000))
 RUNS = Integer(ENV.fetch("RUNS", 3))
-TABS = %w[icicle stack top tree methods threads timeline alloc flame].freeze
+TABS = %w[icicle stack top tree methods sandwich alloc threads timeline diff inverted source flame].freeze # every tab of the page
 
 if (dir = ENV["RPERF_VIEWER_ASSETS"])
   Rperf::Viewer.send(:remove_const, :ASSET_DIR)
