@@ -17,6 +17,7 @@ namespace rperf {
 std::atomic<uint64_t> Timer::trigger_count_{0};
 std::atomic<Timer::TickFn> Timer::signal_tick_{nullptr};
 std::atomic<Timer::TargetFn> Timer::signal_target_{nullptr};
+std::atomic<uint8_t> Timer::generation_{0};
 pid_t Timer::pid_ = 0;
 
 namespace {
@@ -39,26 +40,34 @@ int Timer::default_signal() {
 }
 
 namespace {
-// A forwarded tick's siginfo value: a tag in the high half (not a stray sigqueue from the
-// application) and the target's kernel id in the low half.
+// A forwarded tick's siginfo value: a tag and the timer's generation in the high half (not a
+// stray sigqueue from the application, nor a tick of a stopped timer) and the target's kernel
+// id in the low half.
 constexpr uint64_t kForwardTag = 0x72706600ULL << 32;  // "rpf"
 
-bool forward(pid_t pid, pid_t tid, int sig) {
+bool forward(pid_t pid, pid_t tid, int sig, uint8_t generation) {
   siginfo_t si;
   std::memset(&si, 0, sizeof(si));
   si.si_signo = sig;
   si.si_code = SI_QUEUE;  // negative: allowed for a signal to our own process
   si.si_pid = pid;
   si.si_uid = getuid();
-  si.si_value.sival_ptr = reinterpret_cast<void*>(static_cast<uintptr_t>(kForwardTag | static_cast<uint32_t>(tid)));
+  const uint64_t tag = kForwardTag | (static_cast<uint64_t>(generation) << 32);
+  si.si_value.sival_ptr = reinterpret_cast<void*>(static_cast<uintptr_t>(tag | static_cast<uint32_t>(tid)));
   return syscall(SYS_rt_tgsigqueueinfo, pid, tid, sig, &si) == 0;
 }
 
-// The target kernel id of a forwarded tick, or 0 when `info` is not one.
-pid_t forwarded_to(const siginfo_t* info, pid_t pid) {
+// The target kernel id of a forwarded tick of this generation, or 0 when `info` is not one;
+// `stale` when it is one of an earlier generation.
+pid_t forwarded_to(const siginfo_t* info, pid_t pid, uint8_t generation, bool& stale) {
+  stale = false;
   if (info == nullptr || info->si_code != SI_QUEUE || info->si_pid != pid) return 0;
   uint64_t v = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(info->si_value.sival_ptr));
-  if ((v & 0xffffffff00000000ULL) != kForwardTag) return 0;
+  if ((v & 0xffffff0000000000ULL) != kForwardTag) return 0;
+  if (((v >> 32) & 0xff) != generation) {
+    stale = true;
+    return 0;
+  }
   return static_cast<pid_t>(v & 0xffffffffULL);
 }
 }  // namespace
@@ -67,14 +76,18 @@ void Timer::on_signal(int sig, siginfo_t* info, void*) {
   int saved_errno = errno;
   TickFn tick = signal_tick_.load(std::memory_order_relaxed);
   if (tick) {
-    pid_t self = forwarded_to(info, pid_);
-    if (self > 0) {
+    bool stale = false;
+    const uint8_t generation = generation_.load(std::memory_order_relaxed);
+    pid_t self = forwarded_to(info, pid_, generation, stale);
+    if (stale) {
+      // a stopped timer's tick, delivered late: nothing to do
+    } else if (self > 0) {
       tick(self);  // forwarded: the kernel delivered it to thread `self`, the GVL holder a moment ago
     } else if (info == nullptr || info->si_code != SI_TKILL) {  // the timer's own signal
       trigger_count_.fetch_add(1, std::memory_order_relaxed);
       TargetFn target = signal_target_.load(std::memory_order_relaxed);
       pid_t tid = target ? target() : 0;
-      if (tid != kSkipTick && (tid <= 0 || !forward(pid_, tid, sig))) tick(0);
+      if (tid != kSkipTick && (tid <= 0 || !forward(pid_, tid, sig, generation))) tick(0);
     }
   }
   errno = saved_errno;
@@ -107,6 +120,7 @@ bool Timer::start(const Options& opts, TickFn tick, BackgroundFn background, voi
     sa.sa_sigaction = on_signal;
     sa.sa_flags = SA_SIGINFO | SA_RESTART;
     sigemptyset(&sa.sa_mask);
+    generation_.fetch_add(1);
     signal_tick_.store(tick);
     signal_target_.store(opts.target);
     pid_ = getpid();
