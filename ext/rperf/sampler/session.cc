@@ -534,7 +534,12 @@ void Session::thread_ending() {
 //     one producer at a time, and the handler must not re-enter an event half done.
 //  3. Not during GC (rb_during_gc: a load of the VM's objspace flag): objects may be moving
 //     (compaction) or being marked; the marker reads the ring then. GC on another Ractor also
-//     needs this thread at a barrier, which it cannot reach while in the handler.
+//     needs this thread at a barrier, which it cannot reach while in the handler. A tick in
+//     this thread's GC (between its GC_ENTER and GC_EXIT events) needs no sample at all: those
+//     events charge the interval (GC states, the stack walked at entry) and close it at exit,
+//     so the tick is done; a postponed job would only set the interrupt flag, making YJIT code
+//     exit to the interpreter, to sample the few microseconds after GC (YJIT share on the
+//     block workload at 10 kHz: 98.7% with the job).
 //  4. Not mid frame push: Ruby 3.3/3.4 publish a frame only when it is complete
 //     (vm_push_frame: atomic_signal_fence before `ec->cfp = cfp`; YJIT stores ec->cfp after
 //     the frame and its jit_return), and a pop is one store. rb_profile_frames reads the
@@ -553,6 +558,7 @@ bool Session::capture_in_handler(pid_t self) {
   ThreadState* ts = gvl_holder_state.load(std::memory_order_relaxed);
   Session* s = g_session;
   if (ts == nullptr || s == nullptr || !s->active() || ts->ending) return false;     // 1, 5
+  if (ts->timeline.phase() == ThreadPhase::kInGc) return true;                       // 3
   if (rb_during_gc()) return false;                                                  // 3
   return s->sample_in_handler(ts);
 }
