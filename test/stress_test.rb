@@ -15,6 +15,23 @@ class StressTest < Minitest::Test
     assert_match(/\Aok: reentrancy: Thread#raise [1-9]\d* times/, out)
   end
 
+  # The extension's initialisation under GC.stress: every object it makes while it defines its
+  # constants runs a GC first, so one it holds but has not registered yet is swept. The frame
+  # categories' Array was registered only after it was filled: loading failed here every time
+  # (NoMemoryError from a push onto the freed slot), and in one `rperf record` of a few hundred
+  # on a loaded machine.
+  def test_loading_the_extension_under_gc_stress
+    out, err, status = run_ruby(<<~RUBY)
+      GC.stress = true
+      require "rperf/native"
+      GC.stress = false
+      GC.start
+      p Rperf::Native::FRAME_CATEGORIES
+    RUBY
+    assert status.success?, err.lines.first(10).join
+    assert_equal %w[app gem stdlib native gc gvl other].inspect, out.strip
+  end
+
   # Thread#kill of a thread inside a label value's to_s ends it (rb_protect swallowed the kill:
   # the thread went on, and the process hung at exit waiting for it).
   def test_thread_kill_during_a_label_values_to_s

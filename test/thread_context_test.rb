@@ -220,13 +220,25 @@ class ThreadContextTest < Minitest::Test
     assert(data[:label_sets].none? { |h| h.key?(:"%GVL") || h.key?(:"%GC") })
   end
 
+  # The idle thread is blocked for good before the session: asleep in pop, its CPU clock no
+  # longer moving (a fixed 10 ms sleep did not get it there beside two CPU hogs and two other
+  # suites: it ran into pop inside the session, and its samples were right). Its samples are
+  # found by its own frame, not by thread id: a thread another test left running may be sampled.
   def test_threads_that_never_run_during_the_session_produce_no_samples
     q = Queue.new
     idle = Thread.new { q.pop }
-    sleep 0.01
+    sleep 0.001 until idle.status == "sleep" && idle.native_thread_id
+    loop do
+      before = cpu_of(idle)
+      sleep 0.01
+      break if cpu_of(idle) == before
+    end
     data = Rperf.start(mode: :cpu) { burn_cpu(0.05) }
     q << 1
     idle.join
-    assert_equal [1], data[:aggregated_samples].map { |s| s[2] }.uniq
+    in_idle = data[:aggregated_samples].select { |s| s[0].any? { |f| f[1].start_with?("block in #{self.class}#test_threads_that_never_run") } }
+    assert_empty in_idle, "the idle thread never ran in the session"
+    burning = data[:aggregated_samples].select { |s| frame?(s, "RperfTestHelper#burn_cpu") }
+    assert_equal [1], burning.map { |s| s[2] }.uniq
   end
 end

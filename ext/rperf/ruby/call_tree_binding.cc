@@ -547,11 +547,14 @@ VALUE native_frame_categories(VALUE, VALUE frames) {
 }  // namespace
 
 void init_call_tree_binding(VALUE native) {
+  // Registered before the Array is made: each String made below may run the GC, which must
+  // see the Array (registered only after the loop, it was swept mid-fill and a push onto the
+  // freed slot raised NoMemoryError at `require "rperf"`, one start in a few hundred).
+  rb_gc_register_address(&g_category_names);
   g_category_names = rb_ary_new();
   for (int c = 0; c < static_cast<int>(FrameCategory::kCount); c++) {
     rb_ary_push(g_category_names, rb_str_freeze(rb_str_new_cstr(frame_category_name(static_cast<FrameCategory>(c)))));
   }
-  rb_gc_register_address(&g_category_names);
   rb_define_const(native, "FRAME_CATEGORIES", rb_ary_freeze(g_category_names));
   rb_define_singleton_method(native, "frame_categories", RUBY_METHOD_FUNC(native_frame_categories), 1);
   g_call_tree_class = rb_define_class_under(native, "CallTree", rb_cObject);
