@@ -110,11 +110,11 @@ module Rperf
 
     # The JSON body of GET <path>/snapshots/<id>: the list entry with the profile's own counts
     # (rperf 0.11's keys), then the profile in our compact shape (Payload).
-    def self.snapshot_body(list_entry, data, max_samples:, max_timeline:)
+    def self.snapshot_body(list_entry, data, max_samples:, max_timeline:, trees: true)
       list_entry.merge(mode: data[:mode], frequency: data[:frequency], duration_ns: data[:duration_ns],
                        sampling_count: data[:sampling_count], meta: data[:meta] || list_entry[:meta],
                        summary: data[:summary] || list_entry[:summary],
-                       **Payload.build(data, max_samples: max_samples, max_timeline: max_timeline))
+                       **Payload.build(data, max_samples: max_samples, max_timeline: max_timeline, trees: trees))
     end
 
     # [body, {samples:, idle:} or nil]: a big timeline's rows (and which are idle) apart, the
@@ -482,7 +482,7 @@ module Rperf
 
       key = transforms ? [entry[:id], transforms] : entry[:id]
       begin
-        full, apart = self.class.split_timeline(self.class.snapshot_body(list_entry(entry), transformed(entry[:id], data, transforms), **@payload_limits))
+        full, apart = self.class.split_timeline(self.class.snapshot_body(list_entry(entry), transformed(entry[:id], data, transforms), **@payload_limits, trees: false))
         body = JSON.generate(full)
         cache_put(@timelines, key, apart && JSON.generate(self.class.timeline_columns(apart)), PAYLOAD_CACHE_SIZE)
       rescue JSON::GeneratorError, JSON::NestingError, EncodingError => e

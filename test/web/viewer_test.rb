@@ -448,7 +448,11 @@ class ViewerTest < Minitest::Test
     viewer = Rperf::Viewer.new(nil)
     viewer.add_snapshot(data)
     _, payload = get_local(viewer, "/rperf/snapshots/1")
-    call_tree = payload["call_tree"]
+    assert payload["trees_apart"], "the served snapshot leaves its trees to their own routes"
+    refute payload.key?("call_tree")
+    _, call_tree = get_local(viewer, "/rperf/snapshots/1/call_tree")
+    assert_equal call_tree, JSON.parse(JSON.generate(Rperf::Viewer::Payload.build(data, max_samples: 20_000, max_timeline: 100)[:call_tree])),
+                 "the tree of every sample is the one a file's payload holds"
     tree = Rperf::CallTree.new(data)
     assert_equal tree.total_ns, call_tree["total_ns"]
     assert_equal weight.() { true }, call_tree["total_ns"]
@@ -539,8 +543,9 @@ class ViewerTest < Minitest::Test
     end
     viewer = Rperf::Viewer.new(nil)
     viewer.add_snapshot(data)
-    _, payload = get_local(viewer, "/rperf/snapshots/1")
-    methods = payload["method_table"]
+    _, methods = get_local(viewer, "/rperf/snapshots/1/method_table")
+    assert_equal methods, JSON.parse(JSON.generate(Rperf::Viewer::Payload.build(data, max_samples: 20_000, max_timeline: 100)[:method_table])),
+                 "the table of every sample is the one a file's payload holds"
     table = Rperf::MethodTable.new(data)
     assert_equal data[:aggregated_samples].sum { |s| s[1] }, methods["total_ns"]
     assert_equal table.total_ns, methods["total_ns"]
@@ -640,10 +645,16 @@ class ViewerTest < Minitest::Test
     viewer.add_snapshot(data)
     status, payload = get_local(viewer, "/rperf/snapshots/1")
     assert_equal 200, status
-    assert_nil payload["call_tree"]
-    assert_nil payload["method_table"], "nor a method table"
-    assert_match(/cannot build the call tree: .*path and label must be Strings/, payload["call_tree_error"])
     assert_equal [[0, 10, 1, 0]], payload["samples"]
+    file_payload = Rperf::Viewer::Payload.build(data, max_samples: 10, max_timeline: 10)
+    assert_nil file_payload[:call_tree]
+    assert_nil file_payload[:method_table], "nor a method table"
+    assert_match(/cannot build the call tree: .*path and label must be Strings/, file_payload[:call_tree_error])
+    %w[call_tree method_table inverted_tree].each do |view|
+      status, body = get_local(viewer, "/rperf/snapshots/1/#{view}")
+      assert_equal 422, status, view
+      assert_match(/cannot build the call tree: .*path and label must be Strings/, body["error"])
+    end
     status, body = get_local(viewer, "/rperf/snapshots/1/call_tree", "thread=1")
     assert_equal 422, status
     assert_match(/cannot build the call tree/, body["error"])

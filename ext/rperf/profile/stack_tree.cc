@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <numeric>
+#include <unordered_map>
 
+#include "profile/idle_wait.hh"
 #include "util/hash_index.hh"
 
 namespace rperf {
@@ -25,8 +27,11 @@ class TreeBuilder {
     nodes_.reserve(nodes);
   }
 
-  uint32_t node(int32_t parent, uint32_t frame) {
-    uint64_t hash = mix64((static_cast<uint64_t>(parent + 1) << 32) | frame);
+  static uint64_t node_hash(int32_t parent, uint32_t frame) { return mix64((static_cast<uint64_t>(parent + 1) << 32) | frame); }
+
+  uint32_t node(int32_t parent, uint32_t frame) { return node(parent, frame, node_hash(parent, frame)); }
+
+  uint32_t node(int32_t parent, uint32_t frame, uint64_t hash) {
     uint32_t id = nodes_.find(hash, [&](uint32_t n) { return tree_.parents[n] == parent && tree_.node_frames[n] == frame; });
     if (id != HashIndex::kNotFound) return id;
     id = static_cast<uint32_t>(tree_.parents.size());
@@ -43,12 +48,67 @@ class TreeBuilder {
     for (size_t i = frames.size(); i-- > 0;) {
       uint32_t f = known_frame(frames[i]);
       if (f == HashIndex::kNotFound) return -1;
-      uint64_t hash = mix64((static_cast<uint64_t>(parent + 1) << 32) | f);
+      uint64_t hash = node_hash(parent, f);
       uint32_t id = nodes_.find(hash, [&](uint32_t n) { return tree_.parents[n] == parent && tree_.node_frames[n] == f; });
       if (id == HashIndex::kNotFound) return -1;
       parent = static_cast<int32_t>(id);
     }
     return parent;
+  }
+
+  // The leaf node of each stack, into `leaves`: kBatch stacks walked from the root side by side,
+  // each step's slot prefetched a round before it is read, so their cache misses overlap (a
+  // stack's steps depend on each other, different stacks' do not). On the 100k-stack benchmark
+  // profile (no shared prefixes, 800k nodes of 20,000 stacks) Native::Profile#stack_tree took
+  // 0.17-0.22 CPU-s instead of 0.21-0.27 one stack at a time (interleaved, min of 8, under load).
+  template <typename StackAt>
+  void leaves(size_t count, StackAt&& stack_at, std::vector<uint32_t>& leaves) {
+    constexpr size_t kBatch = 8;
+    struct Walk {
+      size_t index;      // into leaves
+      FrameSpan frames;  // leaf first
+      size_t depth;      // frames still to walk (from frames[depth - 1] to frames[0])
+      int32_t parent;
+      uint32_t frame;    // the next step's tree frame
+      uint64_t hash;     // and its hash
+    };
+    leaves.resize(count);
+    Walk walks[kBatch];
+    size_t active = 0, next = 0;
+    auto prepare = [&](Walk& w) {
+      w.frame = frame(w.frames[w.depth - 1]);
+      w.hash = node_hash(w.parent, w.frame);
+      nodes_.prefetch(w.hash);
+    };
+    auto start = [&](Walk& w) {  // false when no stack is left to walk
+      while (next < count) {
+        size_t i = next++;
+        FrameSpan frames = stack_at(i);
+        if (frames.empty()) {
+          leaves[i] = leaf(frames);
+          continue;
+        }
+        w = Walk{i, frames, frames.size(), -1, 0, 0};
+        prepare(w);
+        return true;
+      }
+      return false;
+    };
+    while (active < kBatch && start(walks[active])) active++;
+    while (active > 0) {
+      for (size_t a = 0; a < active;) {
+        Walk& w = walks[a];
+        w.parent = static_cast<int32_t>(node(w.parent, w.frame, w.hash));
+        if (--w.depth > 0) {
+          prepare(w);
+          a++;
+          continue;
+        }
+        leaves[w.index] = static_cast<uint32_t>(w.parent);
+        if (!start(w)) w = walks[--active];  // the last walk takes this one's place
+        else a++;
+      }
+    }
   }
 
   // The leaf node of a stack (frame ids leaf first), walked from the root.
@@ -86,7 +146,39 @@ class TreeBuilder {
 
 }  // namespace
 
-StackTree build_stack_tree(const Profile& p, const std::vector<Sample>& samples, size_t max_samples, bool raw) {
+namespace {
+
+// The rows of the kept samples, then the pruned ones folded (StackTree::rows).
+void make_rows(StackTree& tree, const std::vector<Sample>& samples, const IdleSamples* idle) {
+  auto sample_at = [&](size_t k) -> const Sample& { return samples[tree.order.empty() ? k : tree.order[k]]; };
+  auto idle_of = [&](const Sample& s) { return idle && idle->idle(s); };
+  size_t kept = tree.kept_nodes.size();
+  tree.rows.reserve(kept + 8);
+  for (size_t k = 0; k < kept; k++) {
+    const Sample& s = sample_at(k);
+    tree.rows.push_back({tree.kept_nodes[k], s.weight_ns, s.thread_seq, s.label_set, idle_of(s)});
+  }
+  std::unordered_map<uint64_t, size_t> folded;  // (thread, label set, idle) -> its row
+  for (size_t k = kept; k < samples.size(); k++) {
+    const Sample& s = sample_at(k);
+    bool is_idle = idle_of(s);
+    tree.pruned_samples++;
+    tree.pruned_weight_ns += s.weight_ns;
+    uint64_t group = (static_cast<uint64_t>(s.thread_seq) << 33) | (static_cast<uint64_t>(s.label_set) << 1) | (is_idle ? 1 : 0);
+    auto found = folded.find(group);
+    if (found != folded.end()) {
+      tree.rows[found->second].weight_ns += s.weight_ns;
+    } else {
+      folded.emplace(group, tree.rows.size());
+      tree.rows.push_back({static_cast<uint32_t>(tree.pruned_node), s.weight_ns, s.thread_seq, s.label_set, is_idle});
+    }
+  }
+  for (const Sample& s : samples) tree.total_weight_ns += s.weight_ns;
+}
+
+}  // namespace
+
+StackTree build_stack_tree(const Profile& p, const std::vector<Sample>& samples, size_t max_samples, bool raw, const IdleSamples* idle) {
   StackTree tree;
   TreeBuilder builder(p, tree);
   size_t kept = samples.size();
@@ -96,15 +188,13 @@ StackTree build_stack_tree(const Profile& p, const std::vector<Sample>& samples,
     std::stable_sort(tree.order.begin(), tree.order.end(), [&](uint32_t a, uint32_t b) { return samples[a].weight_ns > samples[b].weight_ns; });
     kept = max_samples;
   }
-  tree.kept_nodes.reserve(kept);
+  auto stack_at = [&](size_t k) { return p.stacks[samples[tree.order.empty() ? k : tree.order[k]].stack]; };
   size_t frames = 0;  // at most one node per kept frame: sized once
-  for (size_t k = 0; k < kept; k++) frames += p.stacks[samples[tree.order.empty() ? k : tree.order[k]].stack].size() + 1;
+  for (size_t k = 0; k < kept; k++) frames += stack_at(k).size() + 1;
   builder.reserve(frames + 1);
-  for (size_t k = 0; k < kept; k++) {
-    const Sample& s = samples[tree.order.empty() ? k : tree.order[k]];
-    tree.kept_nodes.push_back(builder.leaf(p.stacks[s.stack]));
-  }
+  builder.leaves(kept, stack_at, tree.kept_nodes);
   if (kept < samples.size()) tree.pruned_node = static_cast<int32_t>(builder.node(-1, builder.name(StackTree::kPrunedLabel, StackTree::kPrunedPath)));
+  make_rows(tree, samples, idle);
   if (raw) {
     // Raw samples repeat few stacks: each stack is walked once.
     std::vector<int64_t> node_of_stack(p.stacks.size(), -2);

@@ -28,8 +28,26 @@ struct StackTree {
   // With `raw`: the node of each raw sample (the profile's samples, one per tick), for the
   // timeline: its stack's node when in the tree, else the [pruned] node (else a new node).
   std::vector<uint32_t> raw_nodes;
+
+  // The rows the Viewer sends: each kept sample (in kept order) at its leaf, then the pruned
+  // samples folded into the [pruned] node per (thread, label set, idle), in order of first
+  // appearance among them (heaviest first), so filters and totals still add up.
+  struct Row {
+    uint32_t node;
+    int64_t weight_ns;
+    uint32_t thread_seq;
+    uint32_t label_set;
+    bool idle;  // in a known idle wait (profile/idle_wait.hh), when asked
+  };
+  std::vector<Row> rows;
+  size_t pruned_samples = 0;
+  int64_t pruned_weight_ns = 0;
+  int64_t total_weight_ns = 0;  // of every sample
 };
 
-StackTree build_stack_tree(const Profile& p, const std::vector<Sample>& samples, size_t max_samples, bool raw = false);
+class IdleSamples;
+// `idle`: marks the rows' idleness (none marked without it).
+StackTree build_stack_tree(const Profile& p, const std::vector<Sample>& samples, size_t max_samples, bool raw = false,
+                           const IdleSamples* idle = nullptr);
 
 }  // namespace rperf

@@ -6,6 +6,7 @@
 #include <new>
 
 #include "profile/functions.hh"
+#include "profile/idle_wait.hh"
 #include "profile/profile_rows.hh"
 #include "profile/result_keys.hh"
 #include "profile/stack_tree.hh"
@@ -719,9 +720,11 @@ VALUE int_array(const std::vector<uint32_t>& ids) {
   return a;
 }
 
-// #stack_tree(max_samples) -> {frames: [[label, path], ...], parents:, node_frames:, order:,
-// kept_nodes:, pruned_node:, no_frames_node:, raw_nodes: (nil without raw samples)} of the
-// aggregated samples (profile/stack_tree.hh).
+// #stack_tree(max_samples) -> {frames: [[label, path], ...], parents:, node_frames:, rows:
+// [[node, weight_ns, thread_seq, label_set_id], ...], idle_rows: [row index, ...], pruned:
+// {samples:, weight_ns:}, total_weight_ns:, pruned_node:, no_frames_node:, raw_nodes: (nil
+// without raw samples)} of the view's aggregated samples (profile/stack_tree.hh), idle as
+// profile/idle_wait.hh says.
 VALUE profile_stack_tree(VALUE self, VALUE max_samples) {
   ProfileHolder* h = holder_of(self);
   size_t max = NUM2SIZET(max_samples);
@@ -729,10 +732,11 @@ VALUE profile_stack_tree(VALUE self, VALUE max_samples) {
   without_cxx_exceptions([&] {
     std::unique_ptr<StackTree> built(new StackTree());
     bool raw = h->profile.timestamps;
+    IdleSamples idle(h->profile);
     if (NIL_P(h->view)) {
-      *built = build_stack_tree(h->profile, h->profile.aggregated_samples(), max, raw);
+      *built = build_stack_tree(h->profile, h->profile.aggregated_samples(), max, raw, &idle);
     } else {
-      *built = build_stack_tree(h->profile, h->shown_samples, max, raw);
+      *built = build_stack_tree(h->profile, h->shown_samples, max, raw, &idle);
     }
     tree = built.release();
   });
@@ -741,12 +745,24 @@ VALUE profile_stack_tree(VALUE self, VALUE max_samples) {
   for (const auto& f : tree->frames) rb_ary_push(frames, rb_ary_new_from_args(2, utf8_string(f.first), utf8_string(f.second)));
   VALUE parents = rb_ary_new_capa(static_cast<long>(tree->parents.size()));
   for (int32_t parent : tree->parents) rb_ary_push(parents, INT2FIX(parent));
+  VALUE rows = rb_ary_new_capa(static_cast<long>(tree->rows.size()));
+  VALUE idle_rows = rb_ary_new();
+  for (size_t i = 0; i < tree->rows.size(); i++) {
+    const StackTree::Row& r = tree->rows[i];
+    rb_ary_push(rows, rb_ary_new_from_args(4, UINT2NUM(r.node), LL2NUM(r.weight_ns), UINT2NUM(r.thread_seq), UINT2NUM(r.label_set)));
+    if (r.idle) rb_ary_push(idle_rows, SIZET2NUM(i));
+  }
+  VALUE pruned = rb_hash_new();
+  rb_hash_aset(pruned, sym("samples"), SIZET2NUM(tree->pruned_samples));
+  rb_hash_aset(pruned, sym("weight_ns"), LL2NUM(tree->pruned_weight_ns));
   VALUE out = rb_hash_new();
   rb_hash_aset(out, sym("frames"), frames);
   rb_hash_aset(out, sym("parents"), parents);
   rb_hash_aset(out, sym("node_frames"), int_array(tree->node_frames));
-  rb_hash_aset(out, sym("order"), tree->order.empty() ? Qnil : int_array(tree->order));
-  rb_hash_aset(out, sym("kept_nodes"), int_array(tree->kept_nodes));
+  rb_hash_aset(out, sym("rows"), rows);
+  rb_hash_aset(out, sym("idle_rows"), idle_rows);
+  rb_hash_aset(out, sym("pruned"), pruned);
+  rb_hash_aset(out, sym("total_weight_ns"), LL2NUM(tree->total_weight_ns));
   rb_hash_aset(out, sym("pruned_node"), tree->pruned_node < 0 ? Qnil : INT2FIX(tree->pruned_node));
   rb_hash_aset(out, sym("no_frames_node"), tree->no_frames_node < 0 ? Qnil : INT2FIX(tree->no_frames_node));
   rb_hash_aset(out, sym("raw_nodes"), h->profile.timestamps ? int_array(tree->raw_nodes) : Qnil);

@@ -37,6 +37,7 @@ module Rperf
     #   method_table: Rperf::MethodTable of every sample (MethodTablePayload), the same way:
     #               the page asks for its filters' table; nil with the call tree
     #   inverted_tree: the bottom-up tree of every sample (InvertedTreePayload), the same way
+    #   trees_apart: true instead of the three trees when they are served apart (build's trees:)
     #   allocations: nil, or {interval:, classes: [name, ...], allocated:, retained:,
     #               samples: [[node, objects, thread_seq, label_set_id, class, retained], ...],
     #               pruned: {samples:, objects:}}     from allocation_samples (allocations: N);
@@ -54,13 +55,17 @@ module Rperf
       # code, a gem's, Ruby's standard library, a C function, a VM state's frame, or rperf's own.
       CATEGORIES = Native::FRAME_CATEGORIES
 
-      def self.build(data, max_samples:, max_timeline:)
-        new(max_samples, max_timeline).build(data)
+      # trees: false leaves the three trees out (trees_apart: true): the served Viewer builds each
+      # when its tab asks (GET <path>/snapshots/<id>/call_tree etc.), so opening a snapshot does
+      # not pay for tabs nobody opens (100k-stack profile: about two thirds of the payload's CPU).
+      def self.build(data, max_samples:, max_timeline:, trees: true)
+        new(max_samples, max_timeline, trees).build(data)
       end
 
-      def initialize(max_samples, max_timeline)
+      def initialize(max_samples, max_timeline, trees = true)
         @max_samples = max_samples
         @max_timeline = max_timeline
+        @trees = trees
         @frames = []
         @frame_index = {}                             # [name, path] => index
         @frame_of_object = {}.compare_by_identity     # profiles share their frame Arrays
@@ -76,22 +81,20 @@ module Rperf
         # becomes that view (one that has none is read as it is).
         idle = !@idle[:aggregated].empty? || !Array(@idle[:raw]).empty?
         data = @native.to_h if idle && !Native::Profile.of_view(data)
-        samples = data[:aggregated_samples] || []
-        body, pruned = kept_rows(data, samples)
-        body.concat(fold_pruned(pruned)) unless pruned.empty?
+        rows = sample_rows(data)
         {
-          total_weight_ns: samples.sum { |s| s[1] },
+          total_weight_ns: rows[:total_weight_ns],
           frames: @frames,
           frame_categories: Native.frame_categories(@frames).map { |c| CATEGORIES.index(c) },
           categories: CATEGORIES,
-          thread_totals: thread_totals(samples),
+          thread_totals: @native ? @native.thread_totals : rows[:thread_totals],
           nodes: { parent: @parents, frame: @node_frames },
-          samples: body.map { |row| row.first(4) },
-          idle_samples: body.each_index.select { |i| body[i][4] },
+          samples: rows[:samples],
+          idle_samples: rows[:idle],
           label_sets: (data[:label_sets] || [{}]).map { |set| string_labels(set) },
-          pruned: { samples: pruned.size, weight_ns: pruned.sum { |(s, _)| s[1] } },
+          pruned: rows[:pruned],
           timeline: timeline(data),
-          **tree_views(data),
+          **(@trees ? tree_views(data) : { trees_apart: true }),
           # After the timeline: it takes a stack missing from the tree for a pruned one.
           allocations: allocations(data),
         }
@@ -128,42 +131,35 @@ module Rperf
         { call_tree: nil, method_table: nil, inverted_tree: nil, call_tree_error: e.message }
       end
 
-      # [[thread_seq, total_ns, idle_ns], ...] by thread_seq: the model's (idle by its rule); a
-      # Hash it refuses has no idle time.
-      def thread_totals(samples)
-        return @native.thread_totals if @native
-
-        per = Hash.new { |h, seq| h[seq] = [seq, 0, 0] }
-        samples.each { |_, weight, seq| per[seq][1] += weight }
-        per.values.sort_by(&:first)
-      end
-
-      # [[node, weight, thread_seq, label_set_id, idle] per kept sample, the pruned samples as
-      # [row, idle]]. A profile's own Hash view has the native tree (profile/stack_tree: the same
-      # rows in the same order); a Hash the model refuses is interned here (nothing idle).
-      def kept_rows(data, samples)
+      # {samples: [[node, weight, thread_seq, label_set_id], ...], idle: [row index, ...], pruned:
+      # {samples:, weight_ns:}, total_weight_ns:, thread_totals:}: a profile's own Hash view has
+      # them from the model (profile/stack_tree: its prefix tree, the kept rows, the pruned ones
+      # folded, idle as it says); a Hash the model refuses is interned here (nothing idle).
+      def sample_rows(data)
         profile = Native::Profile.of_view(data)
-        unless profile
-          kept, pruned = split_by_weight(samples)
-          return [kept.map { |stack, weight, seq, lsi| [node_for(stack), weight, seq, lsi, false] }, pruned.map { |row| [row, false] }]
-        end
+        return ruby_sample_rows(data[:aggregated_samples] || []) unless profile
 
-        idle = @idle[:aggregated].to_set
         tree = profile.stack_tree(@max_samples)
         seed(tree)
-        order = tree[:order]
-        nodes = tree[:kept_nodes]
-        kept = Array.new(nodes.size) do |k|
-          i = order ? order[k] : k
-          _, weight, seq, lsi = samples[i]
-          [nodes[k], weight, seq, lsi, idle.include?(i)]
-        end
-        [kept, order ? order.drop(nodes.size).map { |i| [samples[i], idle.include?(i)] } : []]
+        { samples: tree[:rows], idle: tree[:idle_rows], pruned: tree[:pruned], total_weight_ns: tree[:total_weight_ns] }
+      end
+
+      def ruby_sample_rows(samples)
+        kept, pruned = split_by_weight(samples)
+        body = kept.map { |stack, weight, seq, lsi| [node_for(stack), weight, seq, lsi] }
+        merged = Hash.new(0)
+        pruned.each { |_, weight, seq, lsi| merged[[seq, lsi]] += weight }
+        merged.each { |(seq, lsi), weight| body << [pruned_node, weight, seq, lsi] }
+        per = Hash.new { |h, seq| h[seq] = [seq, 0, 0] }
+        samples.each { |_, weight, seq| per[seq][1] += weight }
+        { samples: body, idle: [], pruned: { samples: pruned.size, weight_ns: pruned.sum { |s| s[1] } },
+          total_weight_ns: samples.sum { |s| s[1] }, thread_totals: per.values.sort_by(&:first) }
       end
 
       # The native tree as this builder's own: the timeline and allocations may add to it.
       def seed(tree)
-        tree[:frames].each { |name, path| intern_name(name, path) }
+        @frames = tree[:frames] # valid UTF-8 already, each once: indexed when first needed
+        @frame_index = nil
         @parents = tree[:parents]
         @node_frames = tree[:node_frames]
         @node_index = nil # made when first needed (node_index)
@@ -182,14 +178,6 @@ module Rperf
         # Heaviest first, equal weights in their order (as profile/stack_tree sorts them).
         sorted = samples.each_with_index.sort_by { |s, i| [-s[1], i] }.map!(&:first)
         [sorted.first(@max_samples), sorted.drop(@max_samples)]
-      end
-
-      # Pruned stacks keep their thread, labels and idleness, so filters still add up.
-      def fold_pruned(pruned)
-        node = pruned_node
-        merged = Hash.new(0)
-        pruned.each { |(_, weight, seq, lsi), idle| merged[[seq, lsi, idle]] += weight }
-        merged.map { |(seq, lsi, idle), weight| [node, weight, seq, lsi, idle] }
       end
 
       def pruned_node
@@ -215,7 +203,7 @@ module Rperf
 
         parent = -1
         stack.reverse_each do |frame|
-          index = @frame_of_object[frame] || @frame_index[[frame[1], frame[0]]]
+          index = @frame_of_object[frame] || frame_index[[frame[1], frame[0]]]
           parent = index && node_index[node_key(parent, index)]
           return nil unless parent
         end
@@ -227,8 +215,12 @@ module Rperf
         @frame_of_object[frame] ||= intern_name(frame[1], frame[0])
       end
 
+      def frame_index
+        @frame_index ||= @frames.each_with_index.to_h { |frame, i| [frame, i] }
+      end
+
       def intern_name(name, path)
-        @frame_index[[name, path]] ||= begin
+        frame_index[[name, path]] ||= begin
           @frames << [utf8(name), utf8(path)]
           @frames.size - 1
         end

@@ -844,17 +844,22 @@
     if (state.tagIgnore.length) q.set('tagignore', JSON.stringify(state.tagIgnore));
   }
 
-  // A view the server builds per filter (view: 'call_tree' or 'method_table'): the payload
-  // holds the one of every sample; a served page asks for the current filters' one and keeps
-  // the last few in `cache`. A file has only the payload's (the caller says so).
+  // A view the server builds per filter (view: 'call_tree' or 'method_table'): a file's
+  // payload holds the one of every sample; a served page asks for the current filters' one
+  // (every sample's too when the payload says trees_apart) and keeps the last few in `cache`.
+  // A file has only the payload's (the caller says so).
   async function filteredView(p, view, cache, query) {
-    if (query && filteredFromServer) {
+    if (filteredFromServer && (query || p.trees_apart)) {
       if (!cache.has(query)) {
         const fetched = await fetchJSON(source.viewUrl(p.id, view, query));
         while (cache.size >= FILTERED_CACHE_SIZE) cache.delete(cache.keys().next().value); // the oldest
         cache.set(query, fetched);
       }
       return cache.get(query);
+    }
+    if (p.trees_apart) {
+      throw new Error('the Viewer serves the ' + view.replace('_', ' ') + ' apart from the snapshot: give this data source a viewUrl(id, view, query) ' +
+        'naming <base>/snapshots/<id>/<view>?<query>');
     }
     if (!p[view]) throw new Error(p.call_tree_error || 'this profile has no ' + view.replace('_', ' '));
     return p[view];
@@ -1886,8 +1891,15 @@
   }
   const PIN_FETCHES = 4;
   const pinShares = new Map(); // "id\0name\0file\0transforms" -> share, or null when unknown
-  function shareOfBody(body, pin) {
-    const table = body.method_table;
+  // The method table of a snapshot's every sample (of the page's transforms): in a file's
+  // payload, else asked of the server.
+  async function wholeMethodTable(body) {
+    if (!body.trees_apart) return body.method_table;
+    const q = new URLSearchParams();
+    if (transformsQuery()) q.set('transforms', transformsKey());
+    return fetchJSON(source.viewUrl(body.id, 'method_table', q.toString()));
+  }
+  function shareOfTable(table, pin) {
     if (!table || !table.total_ns) return null;
     let ns = 0;
     for (const entry of table.entries) {
@@ -1932,9 +1944,14 @@
       $('pin-share').textContent = cur === undefined || cur === null ? '' : 'share ' + (cur * 100).toFixed(1) + '% @ #' + state.current.id;
       $('pin-share').dataset.share = cur === undefined || cur === null ? '' : String(cur);
     };
-    if (state.current && !pinShares.has(key(state.current.id))) pinShares.set(key(state.current.id), shareOfBody(state.current, pin));
+    if (state.current && !pinShares.has(key(state.current.id))) {
+      let share = null;
+      try { share = shareOfTable(await wholeMethodTable(state.current), pin); } catch (_) { /* left out */ }
+      if (seq !== pinSeq || state.pin !== pin) return;
+      pinShares.set(key(state.current.id), share);
+    }
     paint();
-    // The other snapshots, PIN_FETCHES at a time (each is a whole payload); a newer pin stops them.
+    // The other snapshots, PIN_FETCHES at a time; a newer pin stops them.
     const todo = state.list.filter((s) => !pinShares.has(key(s.id)) && !s.error && !isEmpty(s));
     let next = 0;
     const stale = () => seq !== pinSeq || state.pin !== pin;
@@ -1942,7 +1959,7 @@
       while (next < todo.length && !stale()) {
         const s = todo[next++];
         let share = null;
-        try { share = shareOfBody(await fetchSnapshot(s.id), pin); } catch (_) { /* left out */ }
+        try { share = shareOfTable(await wholeMethodTable(await fetchSnapshot(s.id)), pin); } catch (_) { /* left out */ }
         if (stale()) return;
         pinShares.set(key(s.id), share);
         paint();
