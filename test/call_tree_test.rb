@@ -331,7 +331,9 @@ class CallTreeTest < Minitest::Test
       out = File.join(dir, "callgrind.out.run")
       _o, err, status = run_ruby("require 'rperf'; Rperf.start(mode: :wall, output: ARGV[0]); sleep 0.02; Rperf.stop", out)
       assert status.success?, err
-      assert_match(/\A# callgrind format\n.*^fn=\(\d+\) Kernel#sleep$/m, File.read(out))
+      # Named where it is first mentioned: as a function, or as a callee when a sample of
+      # Rperf.start's own work comes first (under load its setup takes a tick or more).
+      assert_match(/\A# callgrind format\n.*^c?fn=\(\d+\) Kernel#sleep$/m, File.read(out))
     end
   end
 end
