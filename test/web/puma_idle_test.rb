@@ -57,6 +57,9 @@ class PumaIdleTest < Minitest::Test
     if ENV["RPERF_TEST_VERBOSE"]
       warn "puma idle: requests #{request_ns / 1e6} ms, in app #{in_app.(all) / 1e6} ms, pool wait #{pool_wait.(all, true) / 1e6} ms, " \
            "Puma's threads #{puma.inspect}: #{sum.(all) / 1e6} ms, #{sum.(visible) / 1e6} ms not idle"
+      rest = visible.reject { |frames, *| frames.any? { |f| f[1] == APP_FRAME } }
+      by = rest.group_by { |frames, _, _, lsi| [frames.first(2).map { |f| f[1] }, data[:label_sets][lsi][:"%GVL"]] }
+      by.map { |k, rows| [sum.(rows), k] }.sort.reverse.first(12).each { |ns, k| warn format("  %8.1f ms %s", ns / 1e6, k.inspect) }
     end
 
     # The requests' time stays, all of it: the app's samples are never idle, and they are the
@@ -71,11 +74,17 @@ class PumaIdleTest < Minitest::Test
     assert_operator pool_wait.(all, true), :>, 300_000_000, "the pool waits between the requests"
     assert_equal 0, pool_wait.(visible, true)
     assert_equal pool_wait.(all, false), pool_wait.(visible, false)
-    # What stays of Puma's threads is the requests and Puma's own work around them (parsing,
-    # writing, waking up): within the requests' time and a few ms per request.
+    # What stays of Puma's threads is the requests and Puma's own work around them: parsing,
+    # writing and waking up, which run on the GVL or wait for it, and short syscalls off it.
+    # How long the running and the GVL waits take is the machine's (two CPU hogs stretched them
+    # to 1.1 s for 0.9 s of requests); what may not stay is waiting off the GVL, the shape of an
+    # idle wait: a few ms per request at most (7 ms in all on a quiet machine, for 60 requests).
     assert_operator sum.(visible), :>=, in_app.(visible)
-    assert_operator sum.(visible), :<, 1.5 * request_ns + 60 * 5_000_000,
-                    "#{sum.(visible) / 1e6} ms of Puma's #{sum.(all) / 1e6} ms not idle, for #{request_ns / 1e6} ms of requests"
+    assert_operator sum.(visible), :<, 0.25 * sum.(all), "most of Puma's threads' time is waiting, and goes"
+    off_gvl_rest = visible.select { |frames, _, _, lsi| blocked.(lsi) && frames.none? { |f| f[1] == APP_FRAME } }
+    assert_operator sum.(off_gvl_rest), :<, 60 * 5_000_000,
+                    "#{sum.(off_gvl_rest) / 1e6} ms of Puma's #{sum.(all) / 1e6} ms off the GVL outside the app and not idle: " \
+                    "#{off_gvl_rest.map { |frames, w| [frames.first(2).map { |f| f[1] }, w / 1e6] }.first(10)}"
 
     # The model's per-thread idle time (the Threads tab): the acceptor and the reactor only waited.
     totals = Rperf::Native::Profile.from_hash(data).thread_totals.to_h { |seq, total, idle| [seq, [total, idle]] }

@@ -21,7 +21,8 @@ module CompatProbe
   module Usage
     APP = <<~RUBY
       def work(n) = n < 2 ? n : work(n - 1) + work(n - 2)
-      work(27) # about 20 ms of CPU: a busy machine still samples it (work(24), 4 ms, was missed)
+      work(29) # about 50 ms of CPU: a busy machine still samples it (work(24), 4 ms, was missed;
+               # work(27), 20 ms, once at load 10, when the timer thread waited that long for a CPU)
     RUBY
 
     module_function
