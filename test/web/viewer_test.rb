@@ -676,6 +676,26 @@ class ViewerTest < Minitest::Test
     capped[:nodes].each_with_index { |(parent, *), i| assert_operator parent, :<, i }
   end
 
+  # Frame paths and names with bytes that are not UTF-8 reach the page repaired (one U+FFFD per
+  # bad byte, util/utf8.hh): from the model's tree (a session's own view) as from a Hash's.
+  def test_frame_names_with_bad_bytes_are_sent_repaired
+    eval(<<~RUBY, binding, "lib/\xffx.rb".b, 1) # rubocop:disable Security/Eval
+      def spin_in_a_bad_path(seconds)
+        t0 = Process.clock_gettime(Process::CLOCK_THREAD_CPUTIME_ID)
+        x = 0
+        x += 1 while Process.clock_gettime(Process::CLOCK_THREAD_CPUTIME_ID) - t0 < seconds
+      end
+    RUBY
+    live = Rperf.start(mode: :cpu) { spin_in_a_bad_path(0.03) }
+    assert Rperf::Native::Profile.of_view(live), "a session's payload is the model's tree"
+    hand = { mode: :wall, frequency: 1000, label_sets: [{}],
+             aggregated_samples: [[[["lib/\xffx.rb".b, "render\xE3\x81".b]], 5_000_000, 1, 0]] }
+    { live => ["#{self.class}#spin_in_a_bad_path", "lib/\uFFFDx.rb"], hand => ["render\uFFFD\uFFFD", "lib/\uFFFDx.rb"] }.each do |data, frame|
+      payload = JSON.parse(JSON.generate(Rperf::Viewer::Payload.build(data, max_samples: 20, max_timeline: 10)))
+      assert_includes payload["frames"], frame
+    end
+  end
+
   # A label key with bytes the page had to repair matches its samples, as a repaired value does.
   def test_call_tree_of_a_label_key_the_page_repaired
     frame = ["app.rb", "Object#work"].freeze

@@ -720,7 +720,7 @@ VALUE int_array(const std::vector<uint32_t>& ids) {
   return a;
 }
 
-// #stack_tree(max_samples) -> {frames: [[label, path], ...], parents:, node_frames:, rows:
+// #stack_tree(max_samples) -> {frames: [[label, path], ...] (valid UTF-8), parents:, node_frames:, rows:
 // [[node, weight_ns, thread_seq, label_set_id], ...], idle_rows: [row index, ...], pruned:
 // {samples:, weight_ns:}, total_weight_ns:, pruned_node:, no_frames_node:, raw_nodes: (nil
 // without raw samples)} of the view's aggregated samples (profile/stack_tree.hh), idle as
@@ -742,7 +742,7 @@ VALUE profile_stack_tree(VALUE self, VALUE max_samples) {
   });
   // Only NoMemoryError can be raised below: it would leak this one tree.
   VALUE frames = rb_ary_new_capa(static_cast<long>(tree->frames.size()));
-  for (const auto& f : tree->frames) rb_ary_push(frames, rb_ary_new_from_args(2, utf8_string(f.first), utf8_string(f.second)));
+  for (const auto& f : tree->frames) rb_ary_push(frames, rb_ary_new_from_args(2, text_string(f.first), text_string(f.second)));
   VALUE parents = rb_ary_new_capa(static_cast<long>(tree->parents.size()));
   for (int32_t parent : tree->parents) rb_ary_push(parents, INT2FIX(parent));
   VALUE rows = rb_ary_new_capa(static_cast<long>(tree->rows.size()));

@@ -3,15 +3,28 @@
 #include <ruby/encoding.h>
 
 #include <algorithm>
+#include <new>
 
 #include "io/encoders.hh"
 #include "profile/label_value.hh"
+#include "util/utf8.hh"
 
 namespace rperf {
 
 VALUE sym(const char* name) { return ID2SYM(rb_intern(name)); }
 
 VALUE utf8_string(const std::string& s) { return rb_enc_interned_str(s.data(), static_cast<long>(s.size()), rb_utf8_encoding()); }
+
+VALUE text_string(const std::string& s) {
+  if (utf8_valid(s.data(), s.size())) return utf8_string(s);
+  std::string valid;
+  try {
+    valid = valid_utf8(s);
+  } catch (const std::bad_alloc&) {
+    rb_memerror();
+  }
+  return utf8_string(valid);
+}
 
 namespace {
 VALUE key_symbol(const std::string& key) { return ID2SYM(rb_intern3(key.data(), static_cast<long>(key.size()), rb_utf8_encoding())); }

@@ -13,6 +13,9 @@ namespace rperf {
 
 VALUE sym(const char* name);
 VALUE utf8_string(const std::string& s);  // frozen, interned UTF-8 String
+// The same made valid text as util/utf8.hh makes it (one U+FFFD per invalid byte): what the
+// Viewer's pages get, and match names against.
+VALUE text_string(const std::string& s);
 VALUE json_to_ruby(const JsonValue& v);   // objects -> Hash with Symbol keys
 // nil, true/false, Integer, Float, String, Symbol, Array, Hash (String/Symbol keys); anything
 // else is refused (returns false).

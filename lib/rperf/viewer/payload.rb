@@ -203,7 +203,7 @@ module Rperf
 
         parent = -1
         stack.reverse_each do |frame|
-          index = @frame_of_object[frame] || frame_index[[frame[1], frame[0]]]
+          index = @frame_of_object[frame] || frame_index[[utf8(frame[1]), utf8(frame[0])]]
           parent = index && node_index[node_key(parent, index)]
           return nil unless parent
         end
@@ -219,11 +219,10 @@ module Rperf
         @frame_index ||= @frames.each_with_index.to_h { |frame, i| [frame, i] }
       end
 
+      # Frames by their text as the page gets it (valid UTF-8), as the model's tree names them.
       def intern_name(name, path)
-        frame_index[[name, path]] ||= begin
-          @frames << [utf8(name), utf8(path)]
-          @frames.size - 1
-        end
+        key = [utf8(name), utf8(path)]
+        frame_index[key] ||= (@frames << key).size - 1
       end
 
       # Integer keys hash much faster than [parent, frame] Arrays.
