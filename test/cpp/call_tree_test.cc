@@ -346,3 +346,36 @@ TEST(MethodTable, ArcsOfAFewMethodsAreTheirArcsInOrder) {
     }
   }
 }
+
+// MethodTable::view (the Viewer's methods tab) on the seed's example: the entries above the
+// threshold in the table's order, each method named once in order of first use, arcs heaviest
+// first and cut at max_arcs and at the threshold, their counts whole.
+TEST(MethodTable, ViewNamesEachMethodOnceAndCutsArcs) {
+  Profile p = process_validate_save();
+  CallTree t(p, CallTreeOptions());
+  MethodTable mt(t);
+  // Totals: process 66 (its two lines are one method), <main> 66, save 51, validate 30, write 30.
+  MethodTable::View v = mt.view(t.methods(), 6, 10, 1);
+  EXPECT_EQ(5u, v.method_count);
+  auto label = [&](uint32_t index) { return t.methods()[v.methods[index]].label; };
+  std::vector<std::string> rows;
+  for (const MethodTable::View::Row& r : v.rows) {
+    std::string row = label(r.method) + " " + std::to_string(r.total_ns) + "/" + std::to_string(r.self_ns) + " <";
+    for (const auto& [m, ns] : r.callers) row += label(m) + "=" + std::to_string(ns);
+    row += " >";
+    for (const auto& [m, ns] : r.callees) row += label(m) + "=" + std::to_string(ns);
+    rows.push_back(row + " " + std::to_string(r.caller_count) + "," + std::to_string(r.callee_count));
+  }
+  // One arc each (max_arcs 1): process's heavier callee is save (51), not validate (10).
+  EXPECT_EQ((std::vector<std::string>{"process 66/5 <<main>=66 >save=51 1,2", "<main> 66/0 < >process=66 0,1", "save 51/1 <process=51 >write=30 1,2",
+                                      "validate 30/30 <save=20 > 2,0", "write 30/30 <save=30 > 1,0"}),
+            rows);
+  std::vector<std::string> named;
+  for (size_t i = 0; i < v.methods.size(); i++) named.push_back(label(static_cast<uint32_t>(i)));
+  EXPECT_EQ((std::vector<std::string>{"process", "<main>", "save", "write", "validate"}), named) << "each once, in order of first use";
+  MethodTable::View heavy = mt.view(t.methods(), 60, 10, 20);
+  ASSERT_EQ(2u, heavy.rows.size()) << "process and <main> weigh at least 60";
+  EXPECT_TRUE(heavy.rows[0].callees.empty()) << "process's callees weigh 51 and 10: under the threshold";
+  EXPECT_EQ(2u, heavy.rows[0].callee_count);
+  EXPECT_EQ(2u, heavy.methods.size()) << "no arc names a method the rows do not";
+}

@@ -279,4 +279,34 @@ std::vector<MethodTable::MethodArcs> MethodTable::arcs_of(const std::vector<uint
   return out;
 }
 
+MethodTable::View MethodTable::view(const std::vector<Method>& methods, int64_t min_ns, size_t max_methods, size_t max_arcs) const {
+  View v;
+  std::vector<uint32_t> ordered = order(methods);
+  v.method_count = ordered.size();
+  std::vector<uint32_t> picked = heaviest(ordered, min_ns, max_methods);
+  std::vector<MethodArcs> arcs = arcs_of(picked);
+  std::vector<uint32_t> index_of(methods.size(), UINT32_MAX);
+  auto index = [&](uint32_t method) {
+    if (index_of[method] == UINT32_MAX) {
+      index_of[method] = static_cast<uint32_t>(v.methods.size());
+      v.methods.push_back(method);
+    }
+    return index_of[method];
+  };
+  auto kept = [&](const std::vector<std::pair<uint32_t, int64_t>>& all) {  // heaviest first
+    std::vector<std::pair<uint32_t, int64_t>> out;
+    for (size_t k = 0; k < all.size() && k < max_arcs && all[k].second >= min_ns; k++) out.emplace_back(index(all[k].first), all[k].second);
+    return out;
+  };
+  v.rows.reserve(picked.size());
+  for (size_t k = 0; k < picked.size(); k++) {
+    const Entry& e = entries_[picked[k]];
+    View::Row row{index(picked[k]), e.self_ns, e.total_ns, e.recursive, {}, {}, arcs[k].callers.size(), arcs[k].callees.size()};
+    row.callers = kept(arcs[k].callers);
+    row.callees = kept(arcs[k].callees);
+    v.rows.push_back(std::move(row));
+  }
+  return v;
+}
+
 }  // namespace rperf

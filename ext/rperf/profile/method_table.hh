@@ -70,6 +70,24 @@ class MethodTable {
     std::vector<std::pair<uint32_t, int64_t>> callees;
   };
   std::vector<MethodArcs> arcs_of(const std::vector<uint32_t>& methods) const;
+
+  // What the Viewer's methods tab sends (viewer/method_table_payload.rb): the heaviest()
+  // entries of at least min_ns, each with its max_arcs heaviest callers and callees of at least
+  // min_ns and how many it has; every method named is listed once, in order of first use (an
+  // entry's method, then its callers', then its callees'), and rows refer to it by that index.
+  struct View {
+    struct Row {
+      uint32_t method;  // into methods
+      int64_t self_ns, total_ns;
+      bool recursive;
+      std::vector<std::pair<uint32_t, int64_t>> callers, callees;  // (index into methods, ns)
+      size_t caller_count, callee_count;                           // all of them
+    };
+    std::vector<uint32_t> methods;  // method ids
+    std::vector<Row> rows;
+    size_t method_count = 0;  // of the whole table
+  };
+  View view(const std::vector<Method>& methods, int64_t min_ns, size_t max_methods, size_t max_arcs) const;
   // The memory held (the arcs' once made), without making them.
   size_t bytes() const;
 

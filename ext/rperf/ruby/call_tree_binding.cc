@@ -339,6 +339,57 @@ VALUE call_tree_heaviest_arcs(VALUE self, VALUE method_ids, VALUE limit) {
   return out;
 }
 
+// #method_table_view(min_ns, max_methods, max_arcs) -> {methods: [[label, path, line], ...]
+// (valid UTF-8), entries: [[method, self_ns, total_ns, recursive (0/1), [[method, ns], ...]
+// callers, callees, caller_count, callee_count], ...], method_count:}: MethodTable::view, the
+// Viewer's methods tab as it is sent.
+struct ViewQuery {  // owned by a Ruby object: the conversions may raise
+  MethodTable::View view;
+};
+void view_query_free(void* p) { delete static_cast<ViewQuery*>(p); }
+const rb_data_type_t kViewQueryType = {"rperf/view_query", {nullptr, view_query_free, nullptr, nullptr, {nullptr}}, nullptr, nullptr, 0};
+
+VALUE index_pairs_value(const std::vector<std::pair<uint32_t, int64_t>>& pairs) {
+  VALUE out = rb_ary_new_capa(static_cast<long>(pairs.size()));
+  for (const auto& [method, ns] : pairs) rb_ary_push(out, rb_ary_new_from_args(2, UINT2NUM(method), LL2NUM(ns)));
+  return out;
+}
+
+VALUE call_tree_method_table_view(VALUE self, VALUE min_ns, VALUE max_methods, VALUE max_arcs) {
+  int64_t min = NUM2LL(min_ns);
+  size_t max = NUM2SIZET(max_methods);
+  size_t arcs = NUM2SIZET(max_arcs);
+  const MethodTable& mt = table_of(self);
+  const std::vector<Method>& methods = paths_of(self).methods();
+  auto* q = new ViewQuery();
+  VALUE owner = TypedData_Wrap_Struct(rb_cObject, &kViewQueryType, q);
+  without_cxx_exceptions([&] { q->view = mt.view(methods, min, max, arcs); });
+  VALUE named = rb_ary_new_capa(static_cast<long>(q->view.methods.size()));
+  for (uint32_t id : q->view.methods) {
+    const Method& m = methods[id];
+    rb_ary_push(named, rb_ary_new_from_args(3, text_string(m.label), text_string(m.path), INT2NUM(m.line)));
+  }
+  VALUE entries = rb_ary_new_capa(static_cast<long>(q->view.rows.size()));
+  for (const MethodTable::View::Row& r : q->view.rows) {
+    VALUE row = rb_ary_new_capa(8);
+    rb_ary_push(row, UINT2NUM(r.method));
+    rb_ary_push(row, LL2NUM(r.self_ns));
+    rb_ary_push(row, LL2NUM(r.total_ns));
+    rb_ary_push(row, INT2FIX(r.recursive ? 1 : 0));
+    rb_ary_push(row, index_pairs_value(r.callers));
+    rb_ary_push(row, index_pairs_value(r.callees));
+    rb_ary_push(row, SIZET2NUM(r.caller_count));
+    rb_ary_push(row, SIZET2NUM(r.callee_count));
+    rb_ary_push(entries, row);
+  }
+  VALUE out = rb_hash_new();
+  rb_hash_aset(out, sym("methods"), named);
+  rb_hash_aset(out, sym("entries"), entries);
+  rb_hash_aset(out, sym("method_count"), SIZET2NUM(q->view.method_count));
+  RB_GC_GUARD(owner);
+  return out;
+}
+
 // #arc_counts(method_id) -> [callers, callees]: how many, without listing them.
 VALUE call_tree_arc_counts(VALUE self, VALUE method) {
   const MethodTable& mt = arcs_of(self);
@@ -576,6 +627,7 @@ void init_call_tree_binding(VALUE native) {
   rb_define_method(g_call_tree_class, "arc_counts", RUBY_METHOD_FUNC(call_tree_arc_counts), 1);
   rb_define_method(g_call_tree_class, "heaviest_entries", RUBY_METHOD_FUNC(call_tree_heaviest_entries), 2);
   rb_define_method(g_call_tree_class, "heaviest_arcs", RUBY_METHOD_FUNC(call_tree_heaviest_arcs), 2);
+  rb_define_method(g_call_tree_class, "method_table_view", RUBY_METHOD_FUNC(call_tree_method_table_view), 3);
   // The Viewer's other queries over a filter's samples; here beside read_select.
   rb_define_method(profile_class(), "timeline_bins", RUBY_METHOD_FUNC(profile_timeline_bins), 3);
   rb_define_method(profile_class(), "stack_charts", RUBY_METHOD_FUNC(profile_stack_charts), 2);

@@ -1,6 +1,5 @@
 # frozen_string_literal: true
 
-require_relative "method_list"
 require_relative "sample_filter"
 
 module Rperf
@@ -41,32 +40,14 @@ module Rperf
 
       # The methods above min_percent of the total, at most the max_methods heaviest by total
       # and the max_methods heaviest by self (so the page's both orders are right as far as
-      # they go), in MethodTable's order (MethodTable#heaviest_entries).
+      # they go), in MethodTable's order, with their heaviest arcs: picked and named by the
+      # model (MethodTable::view).
       def build(min_percent, max_methods)
         total = @table.total_ns
         min_ns = (total * min_percent / 100.0).ceil
-        sent, method_count = @table.heaviest_entries(min_ns, max_methods)
-        arcs = @table.tree.native.heaviest_arcs(sent.map(&:method_id), @max_arcs)
-        methods = MethodList.new
-        rows = sent.zip(arcs).map do |e, (callers, callees, caller_count, callee_count)|
-          [methods.index(e.method), e.self_ns, e.total_ns, e.recursive? ? 1 : 0,
-           arcs(callers, min_ns, methods), arcs(callees, min_ns, methods), caller_count, callee_count]
-        end
+        view = @table.tree.native.method_table_view(min_ns, max_methods, @max_arcs)
         { total_ns: total, min_percent: min_percent, max_methods: max_methods, max_arcs: @max_arcs,
-          method_count: method_count, methods: methods.to_a, entries: rows }
-      end
-
-      private
-
-      # [method_id, ns, ...] heaviest first (CallTree#heaviest_arcs).
-      def arcs(pairs, min_ns, methods)
-        out = []
-        (0...pairs.size).step(2) do |i|
-          break if pairs[i + 1] < min_ns
-
-          out << [methods.index(@table.tree.method_ref(pairs[i])), pairs[i + 1]]
-        end
-        out
+          method_count: view[:method_count], methods: view[:methods], entries: view[:entries] }
       end
     end
   end
