@@ -1891,13 +1891,14 @@
   }
   const PIN_FETCHES = 4;
   const pinShares = new Map(); // "id\0name\0file\0transforms" -> share, or null when unknown
-  // The method table of a snapshot's every sample (of the page's transforms): in a file's
-  // payload, else asked of the server.
-  async function wholeMethodTable(body) {
-    if (!body.trees_apart) return body.method_table;
+  // The method table of every sample of snapshot `id` under `transforms` (a transformsKey()):
+  // asked of the server where it builds the views (not the whole snapshot), else the one in
+  // the snapshot's payload (a file's).
+  async function wholeMethodTable(id, transforms) {
+    if (!filteredFromServer) return (state.current && state.current.id === id ? state.current : await fetchSnapshot(id)).method_table;
     const q = new URLSearchParams();
-    if (transformsQuery()) q.set('transforms', transformsKey());
-    return fetchJSON(source.viewUrl(body.id, 'method_table', q.toString()));
+    if (transforms) q.set('transforms', transforms);
+    return fetchJSON(source.viewUrl(id, 'method_table', q.toString()));
   }
   function shareOfTable(table, pin) {
     if (!table || !table.total_ns) return null;
@@ -1944,11 +1945,14 @@
       $('pin-share').textContent = cur === undefined || cur === null ? '' : 'share ' + (cur * 100).toFixed(1) + '% @ #' + state.current.id;
       $('pin-share').dataset.share = cur === undefined || cur === null ? '' : String(cur);
     };
+    // Each share is kept under the key of the profile it was asked for: the transforms may
+    // change while a table is on its way.
     if (state.current && !pinShares.has(key(state.current.id))) {
+      const asked = key(state.current.id);
       let share = null;
-      try { share = shareOfTable(await wholeMethodTable(state.current), pin); } catch (_) { /* left out */ }
+      try { share = shareOfTable(await wholeMethodTable(state.current.id, transformsKey()), pin); } catch (_) { /* left out */ }
       if (seq !== pinSeq || state.pin !== pin) return;
-      pinShares.set(key(state.current.id), share);
+      pinShares.set(asked, share);
     }
     paint();
     // The other snapshots, PIN_FETCHES at a time; a newer pin stops them.
@@ -1958,10 +1962,11 @@
     const fetcher = async () => {
       while (next < todo.length && !stale()) {
         const s = todo[next++];
+        const asked = key(s.id);
         let share = null;
-        try { share = shareOfTable(await wholeMethodTable(await fetchSnapshot(s.id)), pin); } catch (_) { /* left out */ }
+        try { share = shareOfTable(await wholeMethodTable(s.id, transformsKey()), pin); } catch (_) { /* left out */ }
         if (stale()) return;
-        pinShares.set(key(s.id), share);
+        pinShares.set(asked, share);
         paint();
       }
     };
