@@ -204,6 +204,10 @@ class ViewerBrowserTest < Minitest::Test
   # one without allocation samples says how to record them.
   def test_call_tree_and_allocations_views
     shop = Shop.new
+    # Four slow requests of ~30 ms each, not ~8: at load 10 the timer thread waited long enough
+    # for a whole short slow_path to end between two ticks, and its time went to the next
+    # sample's stack (the request's end), so GET /slow's tree had no slow_path to show.
+    shop.slow_iterations *= 4
     viewer = Rperf::Viewer.new(Rperf::RackMiddleware.new(shop))
     data = result = nil
     with_puma(viewer) do |port|
