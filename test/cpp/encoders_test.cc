@@ -3,6 +3,7 @@
 #include <zlib.h>
 
 #include "io/encoders.hh"
+#include "io/gzip.hh"
 #include "io/output.hh"
 #include "test_profiles.hh"
 
@@ -57,6 +58,44 @@ TEST(Gzip, LargeInputsCompressInParallelIntoOneValidMember) {
   ASSERT_FALSE(gz.empty());
   EXPECT_EQ(gunzip(gz), data);
   EXPECT_LT(gz.size(), data.size() / 5);
+}
+
+// The inflating thread hands over its chunks in order whatever sizes the reader asks for, and
+// its stream's verdict (done, or what is wrong) once read() has returned 0.
+TEST(Gzip, InflateAheadReadsTheWholeMemberInOrderAndReportsDamage) {
+  std::string data;
+  for (int i = 0; data.size() < (3u << 20); i++) data += "[\"a.rb\",\"m" + std::to_string(i) + "\"],";
+  const std::string gz = gzip_compress(data, 1);
+  for (size_t step : {size_t{1} << 20, size_t{4093}, size_t{256} << 10}) {
+    InflateAhead ahead(gz.data(), gz.size());
+    std::string out;
+    std::string buf(step, '\0');
+    for (size_t n; (n = ahead.read(&buf[0], step)) > 0;) out.append(buf, 0, n);
+    EXPECT_EQ(out.size(), data.size()) << step;
+    EXPECT_TRUE(out == data) << step;
+    EXPECT_TRUE(ahead.done());
+    EXPECT_EQ(ahead.error(), "");
+    EXPECT_EQ(ahead.read(&buf[0], step), 0u);
+  }
+  InflateAhead cut(gz.data(), gz.size() / 2);
+  std::string buf(1 << 16, '\0');
+  size_t total = 0;
+  for (size_t n; (n = cut.read(&buf[0], buf.size())) > 0;) total += n;
+  EXPECT_LT(total, data.size());
+  EXPECT_FALSE(cut.done());
+  EXPECT_EQ(cut.error(), "truncated");
+}
+
+// A reader that stops early (a parse error) ends the thread at destruction, mid-stream.
+TEST(Gzip, InflateAheadStopsItsThreadWhenTheReaderLeavesEarly) {
+  std::string data(8u << 20, 'y');
+  const std::string gz = gzip_compress(data, 1);
+  for (int i = 0; i < 20; i++) {
+    InflateAhead ahead(gz.data(), gz.size());
+    char buf[100];
+    EXPECT_EQ(ahead.read(buf, sizeof buf), sizeof buf);
+  }
+  InflateAhead never_read(gz.data(), gz.size());
 }
 
 TEST(Pprof, StartsWithSampleTypeAndHasEmptyFirstString) {

@@ -3,6 +3,8 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <cstring>
+#include <system_error>
 
 #ifdef RPERF_HAVE_ISAL
 #include <isa-l/crc.h>
@@ -230,6 +232,80 @@ size_t GzipStream::read(char* out, size_t cap) {
   }
   total_ += produced;
   return produced;
+}
+
+InflateAhead::InflateAhead(const char* in, size_t len) : stream_(in, len) {
+  try {
+    for (Chunk& c : chunks_) c.data.reset(new char[kChunkSize]);
+    thread_ = std::thread([this] { produce(); });
+  } catch (const std::system_error&) {
+    in_line_ = true;
+  }
+}
+
+InflateAhead::~InflateAhead() {
+  if (!thread_.joinable()) return;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  changed_.notify_all();
+  thread_.join();
+}
+
+// The inflating thread: fills the free chunks in turn until the stream ends or fails (GzipStream
+// allocates nothing after its construction, so nothing here throws).
+void InflateAhead::produce() {
+  for (uint64_t next = 0;; next++) {
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      changed_.wait(lock, [&] { return stopping_ || next - taken_ < kChunks; });
+      if (stopping_) return;
+    }
+    Chunk& c = chunks_[next % kChunks];  // free: the reader gave it back
+    c.len = 0;
+    while (c.len < kChunkSize) {
+      size_t n = stream_.read(c.data.get() + c.len, kChunkSize - c.len);
+      if (n == 0) break;
+      c.len += n;
+    }
+    const bool last = c.len < kChunkSize;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      filled_ = next + 1;
+      ended_ = last;
+    }
+    changed_.notify_all();
+    if (last) return;
+  }
+}
+
+size_t InflateAhead::read(char* out, size_t cap) {
+  if (in_line_) return stream_.read(out, cap);
+  size_t copied = 0;
+  while (copied < cap) {
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      if (copied > 0 && filled_ == taken_) break;  // hand over what is there rather than wait
+      changed_.wait(lock, [&] { return filled_ > taken_ || ended_; });
+      if (filled_ == taken_) break;  // ended: the last chunk was taken
+    }
+    // Chunk taken_ is the reader's until it is given back: read outside the lock.
+    const Chunk& c = chunks_[taken_ % kChunks];
+    size_t n = std::min(cap - copied, c.len - offset_);
+    std::memcpy(out + copied, c.data.get() + offset_, n);
+    copied += n;
+    offset_ += n;
+    if (offset_ == c.len) {
+      offset_ = 0;
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        taken_++;
+      }
+      changed_.notify_all();
+    }
+  }
+  return copied;
 }
 
 std::string gunzip(const char* in, size_t len, std::string& out, DeflateBackend backend) {

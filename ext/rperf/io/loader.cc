@@ -622,16 +622,17 @@ class GzipSource : public JsonSource {
  public:
   GzipSource(const char* data, size_t len) : stream(data, len) {}
   size_t read(char* out, size_t cap) override { return stream.read(out, cap); }
-  GzipStream stream;
+  InflateAhead stream;
 };
 
-// A gzip file's JSON, parsed as it is inflated. Damaged gzip data is reported as such, also
-// when the JSON read from it failed first (the rest is inflated to find out).
+// A gzip file's JSON, parsed as it is inflated (on a second thread). Damaged gzip data is
+// reported as such, also when the JSON read from it failed first (the rest is inflated to find
+// out; the stream's state is read once it has ended).
 bool parse_gzip_document(const char* data, size_t len, BodyBuilder& builder, Val& doc, std::string& error) {
   GzipSource source(data, len);
   JsonReader<BodyBuilder> reader(source, builder);
   const bool parsed = reader.parse(doc);
-  if (!parsed && !source.stream.done()) {
+  if (!parsed) {
     std::unique_ptr<char[]> sink(new char[1 << 16]);
     while (source.read(sink.get(), 1 << 16) > 0) {
     }
