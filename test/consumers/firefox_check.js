@@ -58,7 +58,22 @@ async function main() {
       const name = profile.threads[i].name;
       await page.locator('.timelineTrackNameButton', { hasText: name }).first().click();
       await page.waitForFunction((n) => window.filteredThread && window.filteredThread.name === n, name);
-      await page.waitForTimeout(200);
+      // The tree view draws the new thread a moment after the store has it: until then the
+      // rows are the previous thread's (read after a fixed 200 ms at load 9, three runs out of
+      // three showed another thread's crunch row). Wait until the top roots' drawn rows show
+      // this thread's shares; on a timeout the rows are read as they are and the test's own
+      // comparison says what differs.
+      await page.waitForFunction(() => {
+        const tree = window.callTree;
+        const labels = Array.from(document.querySelectorAll('.treeViewBodyInner .treeViewRowScrolledColumns'),
+          (r) => r.getAttribute('aria-label') || '');
+        return tree.getRoots().slice(0, 3).every((n) => {
+          const d = tree.getNodeData(n);
+          const row = labels.find((l) => l.startsWith(`${d.funcName},`));
+          const share = row && row.match(/\(([\d.]+)%\)/);
+          return share && Math.abs(parseFloat(share[1]) - 100 * d.totalRelative) <= 1;
+        });
+      }, null, { timeout: 20000 }).catch(() => {});
       const thread = await page.evaluate(() => {
         const t = window.filteredThread;
         const tree = window.callTree;
