@@ -36,6 +36,8 @@ Dir.mktmpdir do |dir|
   loaded = Rperf.load(path)
   native = Rperf::Native::Profile.of_view(loaded)
   users = ["endpoint", ["/users"]] # as SampleFilter.parse_query makes label=endpoint&value=/users
+  unset = ["endpoint", [nil]] # label=endpoint&unset=1
+  hidden = [1, 2, 3, 4] # hide=1,2,3,4
   parts = {
     "served snapshot payload + JSON" => -> { JSON.generate(Rperf::Viewer::Payload.build(loaded, max_samples: 20_000, max_timeline: 200_000, trees: false)) },
     "--html payload (with trees)" => -> { JSON.generate(Rperf::Viewer::Payload.build(loaded, max_samples: 20_000, max_timeline: 200_000)) },
@@ -47,6 +49,12 @@ Dir.mktmpdir do |dir|
     "filter: thread 1, methods" => -> { JSON.generate(Rperf::Viewer::MethodTablePayload.build(native, thread: 1)) },
     "filter: endpoint, tree" => -> { JSON.generate(Rperf::Viewer::CallTreePayload.build(native, label: users)) },
     "filter: endpoint, methods" => -> { JSON.generate(Rperf::Viewer::MethodTablePayload.build(native, label: users)) },
+    "filter: endpoint not set, tree" => -> { JSON.generate(Rperf::Viewer::CallTreePayload.build(native, label: unset)) },
+    "filter: endpoint not set, methods" => -> { JSON.generate(Rperf::Viewer::MethodTablePayload.build(native, label: unset)) },
+    "filter: hide 4 threads, tree" => -> { JSON.generate(Rperf::Viewer::CallTreePayload.build(native, hide: hidden)) },
+    "filter: hide 4 threads, methods" => -> { JSON.generate(Rperf::Viewer::MethodTablePayload.build(native, hide: hidden)) },
+    "filter: idle hidden, tree" => -> { JSON.generate(Rperf::Viewer::CallTreePayload.build(native, idle: true)) },
+    "filter: idle hidden, methods" => -> { JSON.generate(Rperf::Viewer::MethodTablePayload.build(native, idle: true)) },
   }
   clock = -> { Process.clock_gettime(Process::CLOCK_PROCESS_CPUTIME_ID) }
   puts
