@@ -257,7 +257,7 @@ class FirefoxTest < Minitest::Test
         refute_nil crunch, "#{shown['name']}: crunch in the inverted call tree"
         assert_in_delta want[:crunch].to_f / want[:weight], crunch["totalRelative"], 1e-6, "#{shown['name']} crunch share"
         row = shown["rows"].find { |r| r.start_with?("#{crunch['name']},") }
-        refute_nil row, "#{shown['name']}: a drawn row for crunch"
+        refute_nil row, "#{shown['name']}: a drawn root row for crunch"
         percent = row[/\(([\d.]+)%\)/, 1].to_f
         assert_in_delta 100.0 * want[:crunch] / want[:weight], percent, 1.0, row
       end

@@ -59,13 +59,13 @@ async function main() {
       await page.locator('.timelineTrackNameButton', { hasText: name }).first().click();
       await page.waitForFunction((n) => window.filteredThread && window.filteredThread.name === n, name);
       // The tree view draws the new thread a moment after the store has it: until then the
-      // rows are the previous thread's (read after a fixed 200 ms at load 9, three runs out of
-      // three showed another thread's crunch row). Wait until the top roots' drawn rows show
-      // this thread's shares; on a timeout the rows are read as they are and the test's own
+      // rows are the previous thread's. Wait until the top roots' drawn rows (aria-level 1: an
+      // expanded root's callers below it carry the same names, with self time 0) show this
+      // thread's shares; on a timeout the rows are read as they are and the test's own
       // comparison says what differs.
       await page.waitForFunction(() => {
         const tree = window.callTree;
-        const labels = Array.from(document.querySelectorAll('.treeViewBodyInner .treeViewRowScrolledColumns'),
+        const labels = Array.from(document.querySelectorAll('.treeViewBodyInner .treeViewRowScrolledColumns[aria-level="1"]'),
           (r) => r.getAttribute('aria-label') || '');
         return tree.getRoots().slice(0, 3).every((n) => {
           const d = tree.getNodeData(n);
@@ -83,8 +83,8 @@ async function main() {
         const weights = t.samples.weight ? Array.from(t.samples.weight) : [];
         return { name: t.name, samples: t.samples.length, weight: weights.reduce((a, b) => a + b, 0), roots, markers };
       });
-      // The rows drawn: each row's function and its total and percentage columns.
-      thread.rows = await page.$$eval('.treeViewBodyInner .treeViewRowScrolledColumns', (rows) => rows.map((r) => r.getAttribute('aria-label')));
+      // The roots drawn (aria-level 1): each one's function and its total and percentage.
+      thread.rows = await page.$$eval('.treeViewBodyInner .treeViewRowScrolledColumns[aria-level="1"]', (rows) => rows.map((r) => r.getAttribute('aria-label')));
       out.threads.push(thread);
     }
 
