@@ -1,16 +1,13 @@
 #include "sampler/timer.hh"
 
 #include <errno.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cstring>
 
 #include "util/clock.hh"
-
-#ifndef sigev_notify_thread_id
-#define sigev_notify_thread_id _sigev_un._tid
-#endif
 
 namespace rperf {
 
@@ -19,6 +16,7 @@ std::atomic<Timer::TickFn> Timer::signal_tick_{nullptr};
 std::atomic<Timer::TargetFn> Timer::signal_target_{nullptr};
 std::atomic<uint8_t> Timer::generation_{0};
 pid_t Timer::pid_ = 0;
+uid_t Timer::uid_ = 0;
 
 namespace {
 constexpr int64_t kBackgroundPeriodNs = 10 * 1000 * 1000;
@@ -45,13 +43,13 @@ namespace {
 // id in the low half.
 constexpr uint64_t kForwardTag = 0x72706600ULL << 32;  // "rpf"
 
-bool forward(pid_t pid, pid_t tid, int sig, uint8_t generation) {
+bool forward(pid_t pid, uid_t uid, pid_t tid, int sig, uint8_t generation) {
   siginfo_t si;
   std::memset(&si, 0, sizeof(si));
   si.si_signo = sig;
   si.si_code = SI_QUEUE;  // negative: allowed for a signal to our own process
   si.si_pid = pid;
-  si.si_uid = getuid();
+  si.si_uid = uid;
   const uint64_t tag = kForwardTag | (static_cast<uint64_t>(generation) << 32);
   si.si_value.sival_ptr = reinterpret_cast<void*>(static_cast<uintptr_t>(tag | static_cast<uint32_t>(tid)));
   return syscall(SYS_rt_tgsigqueueinfo, pid, tid, sig, &si) == 0;
@@ -72,7 +70,7 @@ pid_t forwarded_to(const siginfo_t* info, pid_t pid, uint8_t generation, bool& s
 }
 }  // namespace
 
-void Timer::on_signal(int sig, siginfo_t* info, void*) {
+void Timer::on_signal(int, siginfo_t* info, void*) {
   int saved_errno = errno;
   TickFn tick = signal_tick_.load(std::memory_order_relaxed);
   if (tick) {
@@ -83,12 +81,8 @@ void Timer::on_signal(int sig, siginfo_t* info, void*) {
       // a stopped timer's tick, delivered late: nothing to do
     } else if (self > 0) {
       tick(self);  // forwarded: the kernel delivered it to thread `self`, the GVL holder a moment ago
-    } else if (info == nullptr || info->si_code != SI_TKILL) {  // the timer's own signal
-      trigger_count_.fetch_add(1, std::memory_order_relaxed);
-      TargetFn target = signal_target_.load(std::memory_order_relaxed);
-      pid_t tid = target ? target() : 0;
-      if (tid != kSkipTick && (tid <= 0 || !forward(pid_, tid, sig, generation))) tick(0);
     }
+    // Anything else (a signal the application sent itself) is not a tick.
   }
   errno = saved_errno;
 }
@@ -103,7 +97,6 @@ bool Timer::start(const Options& opts, TickFn tick, BackgroundFn background, voi
   trigger_count_.store(0, std::memory_order_relaxed);
   stop_requested_ = false;
   worker_ready_ = false;
-  have_timer_ = false;
   armed_.store(opts.armed);
   next_deadline_ns_ = monotonic_ns() + interval_ns_;
 
@@ -124,6 +117,7 @@ bool Timer::start(const Options& opts, TickFn tick, BackgroundFn background, voi
     signal_tick_.store(tick);
     signal_target_.store(opts.target);
     pid_ = getpid();
+    uid_ = getuid();
     if (sigaction(opts.signal, &sa, &old_action_) != 0) {
       *error = std::string("sigaction failed: ") + std::strerror(errno);
       signal_tick_.store(nullptr);
@@ -135,8 +129,8 @@ bool Timer::start(const Options& opts, TickFn tick, BackgroundFn background, voi
 #endif
   }
 
-  // The worker blocks every signal except the timer's, so only it can receive the timer signal
-  // and no process-directed signal (Ctrl-C, SIGTERM) is ever handled on it.
+  // The worker blocks every signal, so no process-directed signal (Ctrl-C, SIGTERM) and no
+  // forwarded tick is ever handled on it.
   sigset_t all, old;
   sigfillset(&all);
   pthread_sigmask(SIG_BLOCK, &all, &old);
@@ -151,36 +145,7 @@ bool Timer::start(const Options& opts, TickFn tick, BackgroundFn background, voi
   while (!worker_ready_) pthread_cond_wait(&cond_, &mutex_);
   pthread_mutex_unlock(&mutex_);
   running_ = true;
-
-  if (opts.signal > 0) {
-#ifdef __linux__
-    sigevent sev;
-    std::memset(&sev, 0, sizeof(sev));
-    sev.sigev_notify = SIGEV_THREAD_ID;
-    sev.sigev_signo = opts.signal;
-    sev.sigev_notify_thread_id = worker_tid_;
-    if (timer_create(CLOCK_MONOTONIC, &sev, &timer_id_) != 0) {
-      *error = std::string("timer_create failed: ") + std::strerror(errno);
-      stop();
-      return false;
-    }
-    have_timer_ = true;
-    if (opts.armed && !set_timer(true)) {
-      *error = std::string("timer_settime failed: ") + std::strerror(errno);
-      stop();
-      return false;
-    }
-#endif
-  }
   return true;
-}
-
-bool Timer::set_timer(bool armed) {
-  if (!have_timer_) return true;
-  itimerspec its;
-  std::memset(&its, 0, sizeof(its));
-  if (armed) its.it_interval = its.it_value = to_timespec(interval_ns_);
-  return timer_settime(timer_id_, 0, &its, nullptr) == 0;
 }
 
 void Timer::arm() {
@@ -190,21 +155,15 @@ void Timer::arm() {
   next_deadline_ns_ = monotonic_ns() + interval_ns_;
   pthread_cond_signal(&cond_);
   pthread_mutex_unlock(&mutex_);
-  set_timer(true);
 }
 
 void Timer::disarm() {
   if (!running_) return;
-  armed_.store(false);
-  set_timer(false);
+  armed_.store(false);  // the worker reads it before each tick
 }
 
 void Timer::stop() {
   if (!running_) return;
-  if (have_timer_) {
-    timer_delete(timer_id_);
-    have_timer_ = false;
-  }
   pthread_mutex_lock(&mutex_);
   stop_requested_ = true;
   pthread_cond_signal(&cond_);
@@ -227,8 +186,7 @@ bool Timer::restart(std::string* error) {
 
 void Timer::abandon_after_fork() {
   if (!running_) return;
-  have_timer_ = false;  // POSIX timers are not inherited by fork
-  running_ = false;     // nor is the worker thread
+  running_ = false;  // the worker thread is not inherited by fork
   pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
   mutex_ = fresh;
   restore_signal();
@@ -259,13 +217,9 @@ void* Timer::worker_main(void* self) {
 
 void Timer::worker_loop() {
 #ifdef __linux__
-  if (opts_.signal > 0) {
-    sigset_t only;
-    sigemptyset(&only);
-    sigaddset(&only, opts_.signal);
-    pthread_sigmask(SIG_UNBLOCK, &only, nullptr);
-  }
-  worker_tid_ = static_cast<pid_t>(syscall(SYS_gettid));
+  // Wake at each deadline, not up to 50 us after it (the default slack of a normal thread: half
+  // the period at 10 kHz).
+  prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
 #endif
   pthread_mutex_lock(&mutex_);
   worker_ready_ = true;
@@ -274,7 +228,7 @@ void Timer::worker_loop() {
   while (!stop_requested_) {
     int64_t now = monotonic_ns();
     int64_t wake = next_background;
-    bool sleeping_ticks = opts_.signal == 0 && armed_.load();
+    bool sleeping_ticks = armed_.load();
     if (sleeping_ticks && next_deadline_ns_ < wake) wake = next_deadline_ns_;
     if (wake > now) {
       timespec ts = to_timespec(wake);
@@ -283,7 +237,8 @@ void Timer::worker_loop() {
     }
     if (sleeping_ticks && now >= next_deadline_ns_) {
       trigger_count_.fetch_add(1, std::memory_order_relaxed);
-      if (!target_ || target_() != kSkipTick) tick_(0);
+      pid_t tid = target_ ? target_() : 0;
+      if (tid != kSkipTick && (opts_.signal <= 0 || tid <= 0 || !forward(pid_, uid_, tid, opts_.signal, generation_.load(std::memory_order_relaxed)))) tick_(0);
       next_deadline_ns_ += interval_ns_;
       if (next_deadline_ns_ <= now) next_deadline_ns_ = now + interval_ns_;  // skip missed ticks
     }
