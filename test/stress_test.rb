@@ -104,9 +104,11 @@ class StressTest < Minitest::Test
       statuses = pids.map { |p| Process.wait2(p)[1] }
       data = Rperf.stop
       abort "child failed" unless statuses.all?(&:success?)
-      # wall mode: the parent's one thread is accounted for the whole session, waits included
+      # wall mode: the parent's one thread is accounted for the whole session, waits included;
+      # duration_ns ends where stop closed the intervals, not after the worker's join (under
+      # load that join left up to 11% of the duration outside every weight)
       main = data[:aggregated_samples].select { |s| s[2] == 1 }.sum { |s| s[1] }
-      abort "parent weight \#{main} vs duration \#{data[:duration_ns]}" unless (main - data[:duration_ns]).abs < data[:duration_ns] * 0.05
+      abort "parent weight \#{main} vs duration \#{data[:duration_ns]}" unless (main - data[:duration_ns]).abs < data[:duration_ns] * 0.01
     RUBY
     assert status.success?, err
   end

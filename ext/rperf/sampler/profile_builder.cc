@@ -88,7 +88,8 @@ void build_profile(Session& s, const BuildOptions& opts, Profile& out) {
   const bool with_allocations = s.opts.allocation_interval > 0;
   std::vector<Sample> samples = s.take_samples(opts.clear, worker_running ? &copy : nullptr, with_allocations ? &allocations : nullptr);
   const StackStore& store = worker_running ? copy : s.stacks;
-  int64_t now = monotonic_ns();
+  // A stopped session's duration ends where its intervals were closed.
+  const int64_t now = s.stopped_mono_ns != 0 ? s.stopped_mono_ns : monotonic_ns();
   const uint64_t triggers = s.timer.trigger_count();  // read with `now`: the ticks of duration_ns
   out.has_lines = s.opts.lines;
   out.timestamps = !s.opts.aggregate;

@@ -155,6 +155,7 @@ bool Session::start(std::string* error) {
   producing.store(0, std::memory_order_relaxed);
   ProducerScope producer;
   start_mono_ns = monotonic_ns();
+  stopped_mono_ns = 0;
   start_realtime_ns = realtime_ns();
   paused_ = opts.defer;
   running_ = true;
@@ -246,6 +247,7 @@ void Session::stop() {
   ProducerScope producer;
   signal_capture.store(false, std::memory_order_relaxed);
   if (!paused_) close_all_intervals();
+  stopped_mono_ns = monotonic_ns();
   timer.stop();  // joins the worker, which drains one last time
   remove_hooks();
   reap_threads();  // the last intervals of threads that exited (running_ still true)

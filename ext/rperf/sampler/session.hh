@@ -195,6 +195,11 @@ class Session final : public ChargeSink {
   int64_t hook_time_ns = 0;      // in the GVL and GC hooks, and the sampled allocations' hook work
   std::atomic<uint64_t> dropped_samples{0};
   int64_t start_mono_ns = 0;
+  // When stop() closed the intervals (0 while running): the end of duration_ns. The profile is
+  // built after the worker is joined and the last records drained, which under load took
+  // several ms that no thread's weights cover (a wall-mode stress test's one thread summed to
+  // 90% of its duration).
+  int64_t stopped_mono_ns = 0;
   int64_t start_realtime_ns = 0;
   int profile_refcount = 0;
   pid_t pid = 0;  // the process that started the session
