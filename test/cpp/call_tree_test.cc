@@ -313,7 +313,9 @@ TEST(Callgrind, InclusiveCostsAreTheMethodTotals) {
 }
 
 // MethodTable::arcs_of (the arcs of a few methods, read off the paths) against every arc made:
-// the same arcs in the same order, on random profiles with recursion and equal weights.
+// the same arcs in the same order, on random profiles with recursion and equal weights; with a
+// limit, the heaviest as many of them, still counted in full; a method named twice, its arcs
+// twice.
 TEST(MethodTable, ArcsOfAFewMethodsAreTheirArcsInOrder) {
   std::mt19937 rng(11);
   for (int round = 0; round < 80; round++) {
@@ -335,14 +337,26 @@ TEST(MethodTable, ArcsOfAFewMethodsAreTheirArcsInOrder) {
     for (uint32_t m = 0; m < mt.entries().size(); m++) {
       if (rng() % 2) chosen.push_back(m);
     }
+    if (!chosen.empty() && rng() % 2) chosen.push_back(chosen[rng() % chosen.size()]);
+    const size_t limit = rng() % 4;
     std::vector<MethodTable::MethodArcs> few = mt.arcs_of(chosen);
+    std::vector<MethodTable::MethodArcs> cut = mt.arcs_of(chosen, limit);
     ASSERT_EQ(few.size(), chosen.size());
+    ASSERT_EQ(cut.size(), chosen.size());
     for (size_t k = 0; k < chosen.size(); k++) {
       std::vector<std::pair<uint32_t, int64_t>> callers, callees;
       for (uint32_t a : mt.callers(chosen[k])) callers.emplace_back(mt.arcs()[a].caller, mt.arcs()[a].ns);
       for (uint32_t a : mt.callees(chosen[k])) callees.emplace_back(mt.arcs()[a].callee, mt.arcs()[a].ns);
       EXPECT_EQ(few[k].callers, callers) << "round " << round << " method " << chosen[k];
       EXPECT_EQ(few[k].callees, callees) << "round " << round << " method " << chosen[k];
+      EXPECT_EQ(few[k].caller_count, callers.size());
+      EXPECT_EQ(few[k].callee_count, callees.size());
+      callers.resize(std::min(limit, callers.size()));
+      callees.resize(std::min(limit, callees.size()));
+      EXPECT_EQ(cut[k].callers, callers) << "round " << round << " limit " << limit;
+      EXPECT_EQ(cut[k].callees, callees) << "round " << round << " limit " << limit;
+      EXPECT_EQ(cut[k].caller_count, few[k].caller_count);
+      EXPECT_EQ(cut[k].callee_count, few[k].callee_count);
     }
   }
 }

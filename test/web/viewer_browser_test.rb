@@ -506,8 +506,11 @@ class ViewerBrowserTest < Minitest::Test
     assert_operator shows["flame"], :>, 3
     assert_operator shows["icicle"], :>, 3
     assert_equal Rperf::Viewer::StackChartPayload.build(data, thread: 1)[:dx].size, shows["stack"], "thread 1's cells"
-    # By self time: the four stacks' leaves, 125 s each (ties by name; IO#read's self is its time off the GVL), then main.
-    assert_equal ["IO#read", "Worker#parse", "Worker#render", "Worker#run", "Object#main"], shows["top"]
+    # Top is the method table's entries by self time, ties in the table's order (total, then
+    # name): the four stacks' leaves, 125 s each (IO#read's time is all off the GVL, the table's
+    # [GVL blocked] leaf, as the flame graph draws it), Worker#run first (500 s in total); then
+    # main and IO#read with none.
+    assert_equal ["Worker#run", "Worker#parse", "Worker#render", "[GVL blocked]", "Object#main", "IO#read"], shows["top"]
     assert_equal total, shows["tree"]
     assert_equal total, shows["inverted"]
     assert_equal total, shows["methods"]

@@ -23,7 +23,8 @@ MethodTable::MethodTable(std::shared_ptr<const MethodPaths> paths) : paths_(std:
 }
 
 size_t MethodTable::bytes() const {
-  size_t size = (entries_.capacity() * sizeof(Entry)) + calls_per_caller_.capacity() * sizeof(uint32_t) + path_repeats_.capacity();
+  size_t size = (entries_.capacity() * sizeof(Entry)) + (calls_per_caller_.capacity() + calls_per_callee_.capacity()) * sizeof(uint32_t) +
+                path_repeats_.capacity();
   if (arcs_ready_) {
     size += arcs_.arcs.capacity() * sizeof(Arc) + (arcs_.by_caller.capacity() + arcs_.caller_offsets.capacity() + arcs_.by_callee.capacity() +
                                                     arcs_.callee_offsets.capacity()) * sizeof(uint32_t);
@@ -31,12 +32,15 @@ size_t MethodTable::bytes() const {
   return size;
 }
 
-// Entries, and how many calls each method made (counted once per sample), in one pass over
-// the paths. A path's calls are counted at [caller + 1]: add_arcs sums them into starts.
+// Entries, and how many calls each method made and took (counted once per sample), in one
+// pass over the paths. A path's calls are counted at [method + 1]: add_arcs and arcs_of sum
+// them into bucket starts.
 void MethodTable::add_samples() {
   const MethodPaths& paths = *paths_;
   std::vector<uint32_t>& calls_per_caller = calls_per_caller_;
+  std::vector<uint32_t>& calls_per_callee = calls_per_callee_;
   calls_per_caller.assign(entries_.size() + 1, 0);
+  calls_per_callee.assign(entries_.size() + 1, 0);
   std::vector<uint32_t> seen_on(entries_.size(), UINT32_MAX);  // per method: the last path it was on
   path_repeats_.assign(paths.count(), 0);
   for (uint32_t i = 0; i < paths.count(); i++) {
@@ -57,7 +61,10 @@ void MethodTable::add_samples() {
     }
     path_repeats_[i] = repeats;
     for (size_t d = 1; d < n; d++) {
-      if (!repeats || !outer_call_counted(path, d)) calls_per_caller[path[d - 1] + 1]++;
+      if (!repeats || !outer_call_counted(path, d)) {
+        calls_per_caller[path[d - 1] + 1]++;
+        calls_per_callee[path[d] + 1]++;
+      }
     }
   }
 }
@@ -148,11 +155,6 @@ void MethodTable::sort_heaviest_first(std::vector<uint32_t>& ids, const std::vec
   }
 }
 
-// The calls into or out of `methods` are bucketed by the chosen method (caller for its callees,
-// callee for its callers), each bucket in sorted-path order, then added up per other method
-// through a per-method slot, as add_arcs does for all: writes go to one bucket end per chosen
-// method, and the slots fit in cache. (A hash table of (caller, callee) pairs took 0.63-0.89 s
-// CPU on the benchmark profile: a cache miss per call.)
 std::vector<uint32_t> MethodTable::order(const std::vector<Method>& methods) const {
   std::vector<uint32_t> ids;
   for (uint32_t m = 0; m < entries_.size(); m++) {
@@ -190,12 +192,17 @@ std::vector<uint32_t> MethodTable::heaviest(const std::vector<uint32_t>& ordered
   return out;
 }
 
-std::vector<MethodTable::MethodArcs> MethodTable::arcs_of(const std::vector<uint32_t>& methods) const {
+// The calls into or out of `methods` are bucketed by the chosen method (caller for its callees,
+// callee for its callers), then added up per other method through a per-method slot, as
+// add_arcs does for all: writes go to one bucket end per chosen method, and the slots fit in
+// cache. (A hash table of (caller, callee) pairs took 0.63-0.89 s
+// CPU on the benchmark profile: a cache miss per call.)
+std::vector<MethodTable::MethodArcs> MethodTable::arcs_of(const std::vector<uint32_t>& methods, size_t limit) const {
   const MethodPaths& paths = *paths_;
   const size_t method_count = entries_.size();
-  std::vector<int32_t> chosen(method_count, -1);  // per method: its index in `methods`, or -1
+  std::vector<int32_t> chosen(method_count, -1);  // per method: its (first) index in `methods`, or -1
   for (size_t k = 0; k < methods.size(); k++) {
-    if (methods[k] < method_count) chosen[methods[k]] = static_cast<int32_t>(k);
+    if (methods[k] < method_count && chosen[methods[k]] < 0) chosen[methods[k]] = static_cast<int32_t>(k);
   }
   struct Call {
     uint32_t other;  // the callee of a chosen caller, or the caller of a chosen callee
@@ -207,38 +214,31 @@ std::vector<MethodTable::MethodArcs> MethodTable::arcs_of(const std::vector<uint
   // cache misses); `order` keeps the sorted order's ties.
   std::vector<uint32_t> rank(paths.count());
   for (uint32_t r = 0; r < paths.sorted().size(); r++) rank[paths.sorted()[r]] = r;
-  // Two passes over the paths: how many calls each bucket gets, then the calls.
+  // Each bucket's size is the method's count of calls made or taken (add_samples): one pass
+  // over the paths fills them (a counting pass was a third of this function on that profile).
   std::vector<uint32_t> out_start(methods.size() + 1, 0), in_start(methods.size() + 1, 0);
-  auto each_call = [&](auto&& visit) {
-    for (uint32_t i = 0; i < paths.count(); i++) {
-      const uint32_t* path = paths.begin(i);
-      size_t n = paths.size(i);
-      const bool repeats = path_repeats_[i];  // only a path with a method twice can repeat a call
-      int32_t callee = n ? chosen[path[0]] : -1;
-      for (size_t d = 1; d < n; d++) {
-        int32_t caller = callee;
-        callee = chosen[path[d]];
-        if (caller < 0 && callee < 0) continue;
-        if (repeats && outer_call_counted(path, d)) continue;
-        visit(caller, callee, path[d - 1], path[d], i, d);
-      }
-    }
-  };
-  each_call([&](int32_t caller, int32_t callee, uint32_t, uint32_t, uint32_t, size_t) {
-    if (caller >= 0) out_start[caller + 1]++;
-    if (callee >= 0) in_start[callee + 1]++;
-  });
   for (size_t k = 0; k < methods.size(); k++) {
-    out_start[k + 1] += out_start[k];
-    in_start[k + 1] += in_start[k];
+    const bool first = methods[k] < method_count && chosen[methods[k]] == static_cast<int32_t>(k);
+    out_start[k + 1] = out_start[k] + (first ? calls_per_caller_[methods[k] + 1] : 0);
+    in_start[k + 1] = in_start[k] + (first ? calls_per_callee_[methods[k] + 1] : 0);
   }
   std::vector<Call> out_calls(out_start.back()), in_calls(in_start.back());
   std::vector<uint32_t> out_next(out_start.begin(), out_start.end() - 1), in_next(in_start.begin(), in_start.end() - 1);
-  each_call([&](int32_t caller, int32_t callee, uint32_t caller_id, uint32_t callee_id, uint32_t path, size_t depth) {
-    uint64_t order = (static_cast<uint64_t>(rank[path]) << 32) | depth;
-    if (caller >= 0) out_calls[out_next[caller]++] = Call{callee_id, path, order};
-    if (callee >= 0) in_calls[in_next[callee]++] = Call{caller_id, path, order};
-  });
+  for (uint32_t i = 0; i < paths.count(); i++) {
+    const uint32_t* path = paths.begin(i);
+    size_t n = paths.size(i);
+    const bool repeats = path_repeats_[i];  // only a path with a method twice can repeat a call
+    int32_t callee = n ? chosen[path[0]] : -1;
+    for (size_t d = 1; d < n; d++) {
+      int32_t caller = callee;
+      callee = chosen[path[d]];
+      if (caller < 0 && callee < 0) continue;
+      if (repeats && outer_call_counted(path, d)) continue;
+      uint64_t order = (static_cast<uint64_t>(rank[i]) << 32) | d;
+      if (caller >= 0) out_calls[out_next[caller]++] = Call{path[d], i, order};
+      if (callee >= 0) in_calls[in_next[callee]++] = Call{path[d - 1], i, order};
+    }
+  }
 
   std::vector<MethodArcs> out(methods.size());
   std::vector<uint32_t> arc_of(method_count, 0);
@@ -265,16 +265,24 @@ std::vector<MethodTable::MethodArcs> MethodTable::arcs_of(const std::vector<uint
       arc.ns += paths.weight(c.path);
       arc.first = std::min(arc.first, c.order);
     }
-    std::sort(summed.begin(), summed.end(), [callers](const Summed& x, const Summed& y) {
+    auto heavier = [callers](const Summed& x, const Summed& y) {
       if (x.ns != y.ns) return x.ns > y.ns;
       return callers ? x.other < y.other : x.first < y.first;
-    });
-    arcs.reserve(summed.size());
-    for (const Summed& a : summed) arcs.emplace_back(a.other, a.ns);
+    };
+    const size_t kept = std::min(limit, summed.size());
+    std::partial_sort(summed.begin(), summed.begin() + static_cast<std::ptrdiff_t>(kept), summed.end(), heavier);
+    arcs.reserve(kept);
+    for (size_t k = 0; k < kept; k++) arcs.emplace_back(summed[k].other, summed[k].ns);
+    return summed.size();
   };
   for (uint32_t k = 0; k < methods.size(); k++) {
-    add_up(out_calls, out_start, k, 2 * k, false, out[k].callees);
-    add_up(in_calls, in_start, k, 2 * k + 1, true, out[k].callers);
+    if (methods[k] >= method_count) continue;
+    if (chosen[methods[k]] != static_cast<int32_t>(k)) {  // named twice: the same arcs
+      out[k] = out[static_cast<size_t>(chosen[methods[k]])];
+      continue;
+    }
+    out[k].callee_count = add_up(out_calls, out_start, k, 2 * k, false, out[k].callees);
+    out[k].caller_count = add_up(in_calls, in_start, k, 2 * k + 1, true, out[k].callers);
   }
   return out;
 }
@@ -284,7 +292,7 @@ MethodTable::View MethodTable::view(const std::vector<Method>& methods, int64_t 
   std::vector<uint32_t> ordered = order(methods);
   v.method_count = ordered.size();
   std::vector<uint32_t> picked = heaviest(ordered, min_ns, max_methods);
-  std::vector<MethodArcs> arcs = arcs_of(picked);
+  std::vector<MethodArcs> arcs = arcs_of(picked, max_arcs);
   std::vector<uint32_t> index_of(methods.size(), UINT32_MAX);
   auto index = [&](uint32_t method) {
     if (index_of[method] == UINT32_MAX) {
@@ -301,7 +309,7 @@ MethodTable::View MethodTable::view(const std::vector<Method>& methods, int64_t 
   v.rows.reserve(picked.size());
   for (size_t k = 0; k < picked.size(); k++) {
     const Entry& e = entries_[picked[k]];
-    View::Row row{index(picked[k]), e.self_ns, e.total_ns, e.recursive, {}, {}, arcs[k].callers.size(), arcs[k].callees.size()};
+    View::Row row{index(picked[k]), e.self_ns, e.total_ns, e.recursive, {}, {}, arcs[k].caller_count, arcs[k].callee_count};
     row.callers = kept(arcs[k].callers);
     row.callees = kept(arcs[k].callees);
     v.rows.push_back(std::move(row));

@@ -65,11 +65,14 @@ class MethodTable {
   // callees of its heaviest methods: on the 100k-stack benchmark profile, 4M calls, making every
   // arc took 0.50 s CPU, this 0.0x s). Same arcs and order as callers()/callees(): heaviest
   // first, ties by caller id (callers) or by first appearance in the sorted paths (callees).
+  // Each side keeps its `limit` heaviest arcs (a partial sort: the tab sends 20 of a heavy
+  // method's hundreds) and counts them all.
   struct MethodArcs {
     std::vector<std::pair<uint32_t, int64_t>> callers;  // (method, ns)
     std::vector<std::pair<uint32_t, int64_t>> callees;
+    size_t caller_count = 0, callee_count = 0;          // all of them
   };
-  std::vector<MethodArcs> arcs_of(const std::vector<uint32_t>& methods) const;
+  std::vector<MethodArcs> arcs_of(const std::vector<uint32_t>& methods, size_t limit = SIZE_MAX) const;
 
   // What the Viewer's methods tab sends (viewer/method_table_payload.rb): the heaviest()
   // entries of at least min_ns, each with its max_arcs heaviest callers and callees of at least
@@ -112,6 +115,7 @@ class MethodTable {
   std::shared_ptr<const MethodPaths> paths_;
   std::vector<Entry> entries_;
   std::vector<uint32_t> calls_per_caller_;  // [caller + 1]: its calls, each counted once per sample
+  std::vector<uint32_t> calls_per_callee_;  // [callee + 1]: the calls into it, the same way
   std::vector<uint8_t> path_repeats_;       // per path: a method is on it twice (a call may repeat)
   mutable std::once_flag arcs_made_;
   mutable std::atomic<bool> arcs_ready_{false};

@@ -329,11 +329,11 @@ VALUE call_tree_heaviest_arcs(VALUE self, VALUE method_ids, VALUE limit) {
   auto* q = new ArcsQuery();
   VALUE owner = TypedData_Wrap_Struct(rb_cObject, &kArcsQueryType, q);
   for (long i = 0; i < RARRAY_LEN(method_ids); i++) q->methods.push_back(checked_id(RARRAY_AREF(method_ids, i), mt.entries().size(), "method"));
-  without_cxx_exceptions([&] { q->arcs = mt.arcs_of(q->methods); });
+  without_cxx_exceptions([&] { q->arcs = mt.arcs_of(q->methods, static_cast<size_t>(n)); });
   VALUE out = rb_ary_new_capa(static_cast<long>(q->arcs.size()));
   for (const MethodTable::MethodArcs& a : q->arcs) {
     rb_ary_push(out, rb_ary_new_from_args(4, pairs_value(a.callers, static_cast<size_t>(n)), pairs_value(a.callees, static_cast<size_t>(n)),
-                                          SIZET2NUM(a.callers.size()), SIZET2NUM(a.callees.size())));
+                                          SIZET2NUM(a.caller_count), SIZET2NUM(a.callee_count)));
   }
   RB_GC_GUARD(owner);
   return out;

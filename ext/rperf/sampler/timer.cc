@@ -13,7 +13,6 @@ namespace rperf {
 
 std::atomic<uint64_t> Timer::trigger_count_{0};
 std::atomic<Timer::TickFn> Timer::signal_tick_{nullptr};
-std::atomic<Timer::TargetFn> Timer::signal_target_{nullptr};
 std::atomic<uint8_t> Timer::generation_{0};
 pid_t Timer::pid_ = 0;
 uid_t Timer::uid_ = 0;
@@ -115,7 +114,6 @@ bool Timer::start(const Options& opts, TickFn tick, BackgroundFn background, voi
     sigemptyset(&sa.sa_mask);
     generation_.fetch_add(1);
     signal_tick_.store(tick);
-    signal_target_.store(opts.target);
     pid_ = getpid();
     uid_ = getuid();
     if (sigaction(opts.signal, &sa, &old_action_) != 0) {
@@ -195,7 +193,6 @@ void Timer::abandon_after_fork() {
 void Timer::restore_signal() {
   if (opts_.signal > 0 && signal_tick_.load() != nullptr) {
     signal_tick_.store(nullptr);
-    signal_target_.store(nullptr);
     // A tick still queued (real-time signals queue, and forwarded ticks go to one thread) would
     // arrive after the handler is gone and, at the default action, end the process (seen once:
     // "signal 42" in the re-entrancy stress on Ruby 3.4). Ignoring the signal discards pending

@@ -87,7 +87,6 @@ class Timer {
   int64_t next_deadline_ns_ = 0;
   static std::atomic<uint64_t> trigger_count_;
   static std::atomic<TickFn> signal_tick_;
-  static std::atomic<TargetFn> signal_target_;
   // Bumped at each start: a forwarded tick carries it, so one still pending from a stopped
   // timer (its thread was blocked past the stop) does not tick the next (lock-free: read in the
   // handler).

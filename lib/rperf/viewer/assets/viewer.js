@@ -376,34 +376,6 @@
     return { self, total, sum, stateSelf };
   }
 
-  // Self and total weight per function (frames are unique per name + file in a payload); a
-  // function counts once per stack (recursion). Typed arrays: 50,000 stacks stay fast.
-  function functionTable(p, weights) {
-    const nf = p.frames.length;
-    const self = new Float64Array(nf);
-    const total = new Float64Array(nf);
-    const stamp = new Int32Array(nf); // 1 + the leaf node whose walk counted the frame last
-    const parent = p.nodes.parent;
-    const frameOfNode = p.nodes.frame;
-    for (let i = 0; i < weights.self.length; i++) {
-      const w = weights.self[i];
-      if (!w) continue;
-      self[frameOfNode[i]] += w;
-      for (let node = i; node >= 0; node = parent[node]) {
-        const f = frameOfNode[node];
-        if (stamp[f] !== i + 1) { stamp[f] = i + 1; total[f] += w; }
-      }
-    }
-    const byFn = new Map();
-    for (let f = 0; f < nf; f++) {
-      if (!total[f]) continue;
-      const [name, file] = p.frames[f];
-      const key = name + '\u0000' + file;
-      byFn.set(key, { key, name, file, self: self[f], total: total[f] });
-    }
-    return byFn;
-  }
-
   // The hierarchy {name, file, value, cat, children, delta?} of the nodes that have weight;
   // leavesOf(node): more children (the allocations view's classes).
   function hierarchy(p, weights, deltaOf, leavesOf) {
@@ -810,16 +782,42 @@
   }
 
   // --- top table ---------------------------------------------------------------------------
-  function drawTop(p, weights) {
+  // Each method's self and total time: the method table's entries (MethodTable, the model's one
+  // count of each method once per stack), as the methods tab has them and sorts them.
+  let topSeq = 0;
+  async function drawTop(p) {
+    const seq = ++topSeq;
+    const query = filterQuery();
+    const current = () => seq === topSeq && state.current === p && state.tab === 'top' && filterQuery() === query;
     const body = $('top-table').tBodies[0];
+    const unfiltered = unfilteredReason('top');
+    if (unfiltered) {
+      clear(body);
+      $('top-table').dataset.rows = '0';
+      drawUnfiltered($('top-note'), unfiltered);
+      return;
+    }
+    let table;
+    try { table = await filteredView(p, 'method_table', p.methodTables, query); } catch (e) {
+      if (!current()) return;
+      clear(body);
+      $('top-table').dataset.rows = '0';
+      $('top-note').textContent = 'Cannot load the methods: ' + e.message;
+      return;
+    }
+    if (!current()) return; // the user moved on meanwhile
+    const sum = table.total_ns;
+    // The entries come in the table's order (total, then self, then name): by self, ties keep it.
+    const rows = table.entries.map(([m, self, total], i) => ({ name: table.methods[m][0], file: table.methods[m][1], self, total, i }));
+    if (state.topSort === 'self') rows.sort((a, b) => b.self - a.self || a.i - b.i);
+    rows.splice(MAX_TABLE_ROWS);
+    $('top-note').textContent = rows.length < table.method_count ? `${rows.length} of ${table.method_count} methods shown: methods below ` +
+      `${table.min_percent}% of the total are left out (and beyond the ${Math.min(MAX_TABLE_ROWS, table.max_methods)} heaviest).` : '';
     clear(body);
-    const rows = [...functionTable(p, weights).values()]
-      .sort((a, b) => b[state.topSort] - a[state.topSort] || a.name.localeCompare(b.name))
-      .slice(0, MAX_TABLE_ROWS);
     for (const r of rows) {
-      body.append(el('tr', { class: matches(searchText(), r.name, r.file) ? 'match' : null, dataset: { name: r.name, selfNs: String(Math.round(r.self)), totalNs: String(Math.round(r.total)) } },
-        el('td', { class: 'num', text: fmtTime(r.self) }), el('td', { class: 'num', text: pct(r.self, weights.sum) }),
-        el('td', { class: 'num', text: fmtTime(r.total) }), el('td', { class: 'num', text: pct(r.total, weights.sum) }),
+      body.append(el('tr', { class: matches(searchText(), r.name, r.file) ? 'match' : null, dataset: { name: r.name, selfNs: String(r.self), totalNs: String(r.total) } },
+        el('td', { class: 'num', text: fmtTime(r.self) }), el('td', { class: 'num', text: pct(r.self, sum) }),
+        el('td', { class: 'num', text: fmtTime(r.total) }), el('td', { class: 'num', text: pct(r.total, sum) }),
         el('td', { class: 'fn', text: r.name }), el('td', { class: 'file', text: r.file, title: r.file })));
     }
     $('top-table').dataset.rows = String(rows.length);
@@ -879,8 +877,8 @@
   }
 
   function unfilteredReason(tab) {
-    if (!filteredFromServer && (tab === 'tree' || tab === 'methods' || tab === 'inverted') && filterQuery()) {
-      const what = { tree: 'call tree', methods: 'method table', inverted: 'bottom-up tree' }[tab];
+    if (!filteredFromServer && (tab === 'tree' || tab === 'methods' || tab === 'top' || tab === 'inverted') && filterQuery()) {
+      const what = { tree: 'call tree', methods: 'method table', top: 'method table', inverted: 'bottom-up tree' }[tab];
       return `This ${embedded ? 'file' : 'data source'} holds the ${what} of all samples only: the ${what} of the filtered samples is built by the served viewer ` +
         `(rperf report --port 0 PROFILE, or Rperf::Viewer). Clear the filters to see the ${what} of all samples.`;
     }
@@ -1689,8 +1687,35 @@
     const deltaOf = (node) => weights.self[node] - (mapped[node] >= 0 ? bw.self[mapped[node]] * scale : 0);
     drawFlame(container, $('diff-details'), hierarchy(p, weights, deltaOf), { diff: true });
 
-    const after = functionTable(p, weights);
-    const before = functionTable(base, bw);
+    // The table: each method's self and total time in both snapshots' method tables (the
+    // model's), under the chart's filters (the other snapshot's without the time range: its
+    // clock is its own). A method below a table's min_percent counts as 0 there.
+    const summary = `#${base.id} (before) ${fmtTime(bw.sum * scale)}${scale !== 1 ? ' scaled' : ''} → ` +
+      `#${p.id} (after) ${fmtTime(weights.sum)}: ${fmtSigned(weights.sum - bw.sum * scale)}`;
+    const query = filterQuery();
+    const baseQuery = new URLSearchParams(query);
+    baseQuery.delete('from');
+    baseQuery.delete('to');
+    let tables;
+    if (!filteredFromServer && query) {
+      tables = 'the table needs the method tables of the filtered samples, which the served viewer builds (rperf report --port 0 PROFILE, or Rperf::Viewer)';
+    } else {
+      try {
+        tables = await Promise.all([filteredView(p, 'method_table', p.methodTables, query), filteredView(base, 'method_table', base.methodTables, baseQuery.toString())]);
+      } catch (e) { tables = 'cannot load the methods: ' + e.message; }
+    }
+    if (state.current !== p || state.baseId !== baseId) return; // the user moved on meanwhile
+    if (typeof tables === 'string') {
+      $('diff-summary').textContent = summary + ' (' + tables + ')';
+      $('diff-table').dataset.rows = '0';
+      return;
+    }
+    const entriesOf = (table) => new Map(table.entries.map(([m, self, total]) => {
+      const [name, file] = table.methods[m];
+      return [name + '\u0000' + file, { name, file, self, total }];
+    }));
+    const after = entriesOf(tables[0]);
+    const before = entriesOf(tables[1]);
     const keys = new Set([...after.keys(), ...before.keys()]);
     const rows = [...keys].map((k) => {
       const a = after.get(k);
@@ -1712,8 +1737,7 @@
         el('td', { class: 'num', text: fmtTime(r.beforeTotal) }), el('td', { class: 'num', text: fmtTime(r.afterTotal) }),
         el('td', { class: 'fn', text: r.name }), el('td', { class: 'file', text: r.file, title: r.file })));
     }
-    $('diff-summary').textContent = `#${base.id} (before) ${fmtTime(bw.sum * scale)}${scale !== 1 ? ' scaled' : ''} → ` +
-      `#${p.id} (after) ${fmtTime(weights.sum)}: ${fmtSigned(weights.sum - bw.sum * scale)}`;
+    $('diff-summary').textContent = summary;
     $('diff-table').dataset.rows = String(Math.min(rows.length, MAX_TABLE_ROWS));
   }
 
@@ -2205,7 +2229,7 @@
       case 'icicle': drawFlame($('icicle'), $('icicle-details'), flameHierarchy(p, rows, weights), { inverted: true }); break;
       case 'stack': await drawStackChart(p); break;
       case 'sandwich': await drawSandwich(p); break;
-      case 'top': drawTop(p, weights); break;
+      case 'top': await drawTop(p); break;
       case 'tree': await drawTree(p); break;
       case 'inverted': await drawTree(p, 'inverted'); break;
       case 'source': await drawSource(p); break;
