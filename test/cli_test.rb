@@ -342,6 +342,19 @@ class CliTest < Minitest::Test
   end
 
 
+  # The table is per method name: two methods of one name in two files, both on a stack, are
+  # one row whose total counts each sample once (it summed the files' totals: 200%).
+  def test_table_counts_a_name_once_per_sample
+    path = File.join(@dir, "same_name.json.gz")
+    Rperf.save(path, { mode: :cpu, frequency: 1000, sampling_count: 2, duration_ns: 40_000_000, label_sets: [{}],
+                       aggregated_samples: [[[%w[a.rb Foo#bar], %w[b.rb Foo#bar], %w[m.rb main]], 30_000_000, 1, 0],
+                                            [[%w[m.rb main]], 10_000_000, 1, 0]] })
+    out, err, status = rperf("report", "--format", "table-json", path)
+    assert status.success?, err
+    rows = JSON.parse(out)[0...-1].to_h { |r| [r["method"], [r["self_pct"], r["total_pct"]]] }
+    assert_equal({ "Foo#bar" => [75.0, 75.0], "main" => [25.0, 100.0] }, rows)
+  end
+
   # As rperf 0.11: `report FILE` serves the viewer (on loopback, any free port) by default.
   def test_report_serves_the_viewer_until_sigterm
     json = File.join(@dir, "p.json.gz")

@@ -3,6 +3,7 @@
 require "optparse"
 require "shellwords"
 require "stringio"
+require_relative "../rperf"
 
 module Rperf
   # The `rperf` command: record, stat, exec, report, diff, help. Options, messages and exit
@@ -39,7 +40,7 @@ module Rperf
       "#{USAGE}\nThe full manual, docs/cli.md, is missing from this installation.\n"
     end
 
-    PROFILE_FORMATS = %w[json pprof collapsed text speedscope callgrind firefox].freeze
+    PROFILE_FORMATS = Settings::FORMATS.map(&:to_s).freeze
     # rperf 0.11's order of --print-env; variables it does not set follow.
     PRINT_ENV_ORDER = %w[RUBYLIB RUBYOPT RPERF_ENABLED RPERF_OUTPUT RPERF_FREQUENCY RPERF_MODE RPERF_FORMAT
                          RPERF_VERBOSE RPERF_SIGNAL RPERF_AGGREGATE RPERF_META_GIT RPERF_SESSION_DIR RPERF_STAT
@@ -119,7 +120,7 @@ module Rperf
         o.on("-m", "--mode MODE", %w[cpu wall], "Profiling mode: cpu or wall (default: #{opts[:mode]})") { |v| opts[:mode] = v }
         if kind == :record
           o.on("--format FORMAT", PROFILE_FORMATS,
-               "Output format: json, pprof, collapsed, text, speedscope, callgrind, or firefox (default: auto from extension)") { |v| opts[:format] = v }
+               "Output format: #{PROFILE_FORMATS[0...-1].join(', ')}, or #{PROFILE_FORMATS.last} (default: auto from extension)") { |v| opts[:format] = v }
           o.on("-p", "--print", "Print text profile to stdout (same as --format=text --output=/dev/stdout)") { opts[:print] = true }
           o.on("--snapshot-dir DIR", "Save output as rperf-<sha7>-<timestamp>.json.gz in DIR") { |v| opts[:snapshot_dir] = v }
         end

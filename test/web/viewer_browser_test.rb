@@ -420,10 +420,20 @@ class ViewerBrowserTest < Minitest::Test
       next unless yield(set.transform_keys(&:to_sym), sample[2]) if block_given?
 
       recorded = sample.size == 6 ? sample[4].to_i : 0
-      state = recorded.positive? ? [recorded, 3].min : Rperf::Viewer::StackChartPayload.vm_state(set)
+      state = recorded.positive? ? [recorded, 3].min : label_state(set)
       out[states[state]] += sample[1]
     end
     out
+  end
+
+  # A label set's VM state as an index into StackChartPayload::VM_STATES: GVL blocked, GVL
+  # wait, any GC label, else running.
+  def label_state(set)
+    labels = set.to_h { |k, v| [k.to_s, v.to_s] }
+    return 1 if labels["%GVL"] == "blocked"
+    return 2 if labels["%GVL"] == "wait"
+
+    labels.key?("%GC") ? 3 : 0
   end
 
   # Issue 27: the Timeline threw "Maximum call stack size exceeded" above ~120k timeline rows

@@ -12,6 +12,7 @@
 
 #include "io/encoders.hh"
 #include "io/output.hh"
+#include "profile/functions.hh"
 #include "profile/label_value.hh"
 #include "profile/result_keys.hh"
 #include "profile/transform.hh"
@@ -144,13 +145,8 @@ std::string label_sets_json(const Profile& p) {
 
 std::string start_lines_json(const Profile& p) {
   std::string out = "[";
-  FrameTable seen;  // one entry per method
-  for (uint32_t i = 0; i < p.frames.size(); i++) {
+  for (uint32_t i : start_line_frames(p)) {
     const Frame& f = p.frames[i];
-    if (f.start_line <= 0) continue;
-    size_t before = seen.size();
-    seen.intern(f.path, f.label, 0);
-    if (seen.size() == before) continue;
     if (out.size() > 1) out += ',';
     out += '[';
     append_json_string(out, f.path);

@@ -85,4 +85,17 @@ std::vector<uint32_t> top_functions(const Profile& p, const FunctionTotals& t, c
   return out;
 }
 
+std::vector<uint32_t> start_line_frames(const Profile& p) {
+  std::vector<uint32_t> out;
+  FrameTable seen;  // one entry per method
+  for (uint32_t i = 0; i < p.frames.size(); i++) {
+    const Frame& f = p.frames[i];
+    if (f.start_line <= 0) continue;
+    size_t before = seen.size();
+    seen.intern(f.path, f.label, 0);
+    if (seen.size() != before) out.push_back(i);
+  }
+  return out;
+}
+
 }  // namespace rperf

@@ -32,4 +32,8 @@ std::vector<std::pair<uint32_t, int64_t>> class_totals(const Profile& p, bool re
 // Function indexes with a non-zero `weights` entry, heaviest first (ties by label, then path).
 std::vector<uint32_t> top_functions(const Profile& p, const FunctionTotals& t, const std::vector<int64_t>& weights, size_t n);
 
+// The profile's function_start_lines: per method (path and label) that has a start line, the
+// first frame carrying it, in frame order (what the JSON file and the Hash view list).
+std::vector<uint32_t> start_line_frames(const Profile& p);
+
 }  // namespace rperf

@@ -81,19 +81,31 @@ void call_without_gvl(void* (*fn)(void*), void* job, const bool& ran) {
   if (!ran) fn(job);
 }
 
+// Every encoder by name, in the order users see the profile formats; `file`: a profile file
+// format (Rperf.save's format:, RPERF_FORMAT, `--format`); the allocation report is a printer
+// only. The one list of formats: Native::PROFILE_FORMATS is made from it.
+struct FormatName {
+  const char* name;
+  Format format;
+  bool file;
+};
+constexpr FormatName kFormats[] = {
+    {"json", Format::kJson, true},           {"pprof", Format::kPprof, true},
+    {"collapsed", Format::kCollapsed, true}, {"text", Format::kText, true},
+    {"speedscope", Format::kSpeedscope, true}, {"callgrind", Format::kCallgrind, true},
+    {"firefox", Format::kFirefox, true},     {"allocations", Format::kAllocations, false},
+};
+
 bool format_from_symbol(VALUE format, Format& out) {
   if (!SYMBOL_P(format)) return false;
   ID f = SYM2ID(format);
-  if (f == rb_intern("pprof")) out = Format::kPprof;
-  else if (f == rb_intern("collapsed")) out = Format::kCollapsed;
-  else if (f == rb_intern("speedscope")) out = Format::kSpeedscope;
-  else if (f == rb_intern("text")) out = Format::kText;
-  else if (f == rb_intern("json")) out = Format::kJson;
-  else if (f == rb_intern("callgrind")) out = Format::kCallgrind;
-  else if (f == rb_intern("allocations")) out = Format::kAllocations;  // the allocation report (text)
-  else if (f == rb_intern("firefox")) out = Format::kFirefox;
-  else return false;
-  return true;
+  for (const FormatName& n : kFormats) {
+    if (f == rb_intern(n.name)) {
+      out = n.format;
+      return true;
+    }
+  }
+  return false;
 }
 
 VALUE option(VALUE options, const char* key) { return NIL_P(options) ? Qnil : rb_hash_lookup(options, sym(key)); }
@@ -211,6 +223,11 @@ VALUE native_write_file(VALUE, VALUE path, VALUE data) {
 }  // namespace
 
 void init_encode_binding(VALUE native) {
+  VALUE formats = rb_ary_new();
+  for (const FormatName& n : kFormats) {
+    if (n.file) rb_ary_push(formats, ID2SYM(rb_intern(n.name)));
+  }
+  rb_define_const(native, "PROFILE_FORMATS", rb_ary_freeze(formats));
   rb_define_method(profile_class(), "encode", RUBY_METHOD_FUNC(profile_encode), 2);
   rb_define_singleton_method(native, "write_file", RUBY_METHOD_FUNC(native_write_file), 2);
   // Which deflate library writes .gz files ("isa-l" or "zlib <version>"), for benchmarks.

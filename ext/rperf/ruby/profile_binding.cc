@@ -166,13 +166,10 @@ VALUE build_view(VALUE self, ProfileHolder& h) {
   rb_hash_aset(hash, sym("unique_frames"), SIZET2NUM(used_frame_count(p)));
   rb_hash_aset(hash, sym("unique_stacks"), SIZET2NUM(p.stacks.size()));
   VALUE starts = rb_ary_new();
-  FrameTable seen;
-  for (uint32_t i = 0; i < p.frames.size(); i++) {
+  h.ids = start_line_frames(p);  // the holder's scratch: a raise below cannot leak it
+  for (uint32_t i : h.ids) {
     const Frame& f = p.frames[i];
-    size_t before = seen.size();
-    if (f.start_line > 0 && (seen.intern(f.path, f.label, 0), seen.size() != before)) {
-      rb_ary_push(starts, rb_ary_new_from_args(3, utf8_string(f.path), utf8_string(f.label), INT2NUM(f.start_line)));
-    }
+    rb_ary_push(starts, rb_ary_new_from_args(3, utf8_string(f.path), utf8_string(f.label), INT2NUM(f.start_line)));
   }
   rb_hash_aset(hash, sym("function_start_lines"), starts);
   hash = in_order(hash, result_key_order(p));
@@ -816,9 +813,14 @@ VALUE totals_to_ruby(VALUE self, Compute&& compute) {
   return out;
 }
 
-// #function_totals -> [[label, path, self_ns, total_ns], ...] for functions with weight.
-VALUE profile_function_totals(VALUE self) {
-  return totals_to_ruby(self, [](const Profile& p) { return function_totals(p); });
+// #function_totals(by_name = false) -> [[label, path, self_ns, total_ns], ...] for functions
+// with weight; by_name: a function is its label alone (methods of one name in several files
+// are one, a sample counted once in its total), the path that of its first frame.
+VALUE profile_function_totals(int argc, VALUE* argv, VALUE self) {
+  VALUE by_name;
+  rb_scan_args(argc, argv, "01", &by_name);
+  const bool merged = RTEST(by_name);
+  return totals_to_ruby(self, [merged](const Profile& p) { return function_totals(p, merged); });
 }
 
 // #allocation_totals -> [[label, path, self_objects, total_objects], ...]: estimated objects
@@ -868,7 +870,7 @@ void init_profile_binding(VALUE native) {
   rb_define_method(g_profile_class, "summary", RUBY_METHOD_FUNC(profile_summary), 0);
   rb_define_method(g_profile_class, "total_weight", RUBY_METHOD_FUNC(profile_total_weight), 0);
   rb_define_method(g_profile_class, "vm_state_totals", RUBY_METHOD_FUNC(profile_vm_state_totals), 0);
-  rb_define_method(g_profile_class, "function_totals", RUBY_METHOD_FUNC(profile_function_totals), 0);
+  rb_define_method(g_profile_class, "function_totals", RUBY_METHOD_FUNC(profile_function_totals), -1);
   rb_define_method(g_profile_class, "allocation_totals", RUBY_METHOD_FUNC(profile_allocation_totals), 0);
   rb_define_method(g_profile_class, "allocation_count", RUBY_METHOD_FUNC(profile_allocation_count), 0);
 }

@@ -16,7 +16,7 @@ module Rperf
     # `allocations: true` / `--alloc` without a number: one allocation in this many is sampled.
     DEFAULT_ALLOCATION_INTERVAL = 512
     MAX_ALLOCATION_INTERVAL = 2**31
-    FORMATS = %i[json pprof collapsed text speedscope callgrind firefox].freeze
+    FORMATS = Native::PROFILE_FORMATS # the encoders' own list (ruby/encode_binding.cc)
     MAX_FREQUENCY = 10_000
     MAX_DEPTH_LIMIT = 10_000
 

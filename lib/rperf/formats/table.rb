@@ -73,14 +73,18 @@ module Rperf
       JSON.generate(diff_rows(base, head) + [{ summary: diff_summary(base, head) }])
     end
 
-    # Self and total weight per method name, and the profile's total weight.
+    # Self and total weight per method name (the model's: a sample counts once in a name's
+    # total, also when methods of that name in two files are both on its stack), and the
+    # profile's total weight.
     def flat_cum_by_name(data)
-      totals = Result.flat_and_cumulative(data)
+      profile = Storage.native(data)
       flat = Hash.new(0)
       cum = Hash.new(0)
-      totals[:flat].each { |(label, _), w| flat[label] += w }
-      totals[:cum].each { |(label, _), w| cum[label] += w }
-      [flat, cum, totals[:total_weight]]
+      profile.function_totals(true).each do |label, _path, self_ns, total_ns|
+        flat[label] = self_ns if self_ns.positive?
+        cum[label] = total_ns
+      end
+      [flat, cum, profile.total_weight]
     end
 
     def pct(weight, total) = total.positive? ? (weight * 100.0 / total).round(2) : 0.0

@@ -96,10 +96,10 @@ module Rperf
     # Process-wide counters from /proc (Linux); missing files are skipped.
     def os_lines
       lines = []
-      status = proc_file("status")
-      if status && (rss = status[/^VmHWM:\s+(\d+)/, 1])
-        lines << line(count((rss.to_i / 1024.0).round), "MB", "[OS   ] peak memory (maxrss)")
+      if (rss = Result.maxrss_mb)
+        lines << line(count(rss), "MB", "[OS   ] peak memory (maxrss)")
       end
+      status = proc_file("status")
       if (stat = proc_file("stat"))
         fields = stat.sub(/\A.*\) /m, "").split
         minor = fields[7].to_i

@@ -296,14 +296,13 @@ module Rperf
       # A recorded raw sample's label set is the user's, its VM state apart; the page reads the
       # state from the label set, as the aggregated samples carry it: (user set, state) -> the id
       # of that set with the state's label, when the profile has it (else the user's set).
-      VM_STATE_LABELS = { 1 => ["%GVL", "blocked"], 2 => ["%GVL", "wait"], 3 => ["%GC", "mark"], 4 => ["%GC", "sweep"] }.freeze
       def vm_state_sets(sets)
         index = nil
         known = {}
         lambda do |lsi, state|
           known[[lsi, state]] ||= begin
             index ||= sets.each_with_index.to_h { |set, i| [set.is_a?(Hash) ? set.to_h { |k, v| [k.to_s, v.to_s] } : {}, i] }
-            key, value = VM_STATE_LABELS[state]
+            key, value = Rperf::VM_STATE_LABELS[state]
             user = sets[lsi.to_i]
             user = user.is_a?(Hash) ? user.to_h { |k, v| [k.to_s, v.to_s] } : {}
             key ? index.fetch(user.merge(key => value), lsi) : lsi

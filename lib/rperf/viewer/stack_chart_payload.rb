@@ -64,19 +64,6 @@ module Rperf
       end
       private_class_method :raw?, :payload
 
-      # A label set's VM state: an index into VM_STATES, as the page's STATES (the model's is
-      # timeline_state, profile/timeline_bins.hh).
-      def self.vm_state(set)
-        return 0 unless set.is_a?(Hash)
-
-        labels = set.to_h { |k, v| [k.to_s, v.to_s] }
-        if labels.key?("%GVL")
-          return 1 if labels["%GVL"] == "blocked"
-          return 2 if labels["%GVL"] == "wait"
-        end
-        labels.key?("%GC") ? 3 : 0
-      end
-
       # A recorded raw sample's own VM state (its 5th of 6 elements: 1 GVL blocked, 2 GVL wait, 3/4
       # GC mark/sweep; its label set is the user's) as an index into VM_STATES; nil when running
       # or not recorded (a Hash built by hand says it with its label set).
