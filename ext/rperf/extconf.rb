@@ -26,7 +26,7 @@ $LDFLAGS << " -pthread"
 
 # The layers live in subdirectories (sampler/, profile/, io/, ruby/, util/); every .cc there is
 # compiled. Includes are relative to this directory ("profile/profile.hh").
-LAYERS = %w[sampler profile io ruby].freeze
+LAYERS = %w[sampler profile io ruby util].freeze
 $srcs = LAYERS.flat_map { |dir| Dir[File.join(__dir__, dir, "*.cc")].sort.map { |f| "#{dir}/#{File.basename(f)}" } }
 basenames = $srcs.map { |s| File.basename(s, ".cc") }
 abort "rperf: two sources share a base name" if basenames.uniq.size != basenames.size
