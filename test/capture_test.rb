@@ -77,16 +77,21 @@ class CaptureTest < Minitest::Test
       x += 1 while Process.clock_gettime(Process::CLOCK_THREAD_CPUTIME_ID) - t0 < seconds
     end
     cpu = -> { Process.clock_gettime(Process::CLOCK_THREAD_CPUTIME_ID, :nanosecond) }
+    # The times this thread was given a CPU (schedstat's third field: timeslices run).
+    slices = -> { File.read("/proc/thread-self/schedstat").split[2].to_i }
     burn(0.02)
     spent = nil
+    slices_before = slices_during = nil
     data = Rperf.start(mode: :cpu, frequency: 1000, capture: ARGV[0].to_sym, aggregate: false, inherit: false) do
+      slices_before = slices.()
       c0 = cpu.()
       burn(0.3)
       spent = cpu.() - c0
+      slices_during = slices.() - slices_before
     end
     weights = data[:raw_samples].map { _2 }
     in_burn = data[:raw_samples].select { |s| s[0].any? { |f| f[1] == "Object#burn" } }.sum { _2 }
-    puts [weights.size, weights.count { _1 < 50_000 }, in_burn, spent].join(" ")
+    puts [weights.size, weights.count { _1 < 50_000 }, in_burn, spent, slices_during].join(" ")
   RUBY
 
   %w[signal postponed].each do |capture|
@@ -100,10 +105,15 @@ class CaptureTest < Minitest::Test
         Process.wait(hog)
       end
       assert status.success?, err
-      samples, light, in_burn, spent = out.split.map(&:to_i)
+      samples, light, in_burn, spent, slices = out.split.map(&:to_i)
       assert_operator samples, :>, 100
-      # A thread given the CPU for a moment before a tick makes a light sample too: a few.
-      assert_operator light, :<=, samples / 20 + 3, "samples of < 5% of a period, of #{samples}"
+      # A thread given the CPU less than 50 us before a tick makes a light sample too: a tick
+      # finds it that fresh with a chance of about 50 us x its slices / its CPU time (the kernel
+      # gave it `slices` slices; 400-500 of ~0.6 ms beside one hog). The bound is that many
+      # samples, plus 3 sigma; ticks taken for the periods it waited made a third of them light.
+      expected = samples * [1.0, 50_000.0 * slices / spent].min
+      assert_operator light, :<=, expected + 3 * Math.sqrt(expected) + 3,
+                      "samples of < 5% of a period, of #{samples}; #{slices} slices (#{expected.round(1)} expected)"
       assert_within spent, in_burn, 0.05, "burn's weight vs its CPU time"
     end
   end
