@@ -5,6 +5,7 @@
 
 #include "profile/idle_wait.hh"
 #include "profile/label_value.hh"
+#include "profile/method_stacks.hh"
 #include "util/utf8.hh"
 
 namespace rperf {
@@ -155,6 +156,18 @@ void infer_vm_states(Profile& p) {
       }
     }
   }
+}
+
+void select_samples(Profile& p, const SampleFilter& filter) {
+  std::vector<Sample> kept;
+  for (const Sample& s : p.samples) {
+    int64_t weight;
+    if (!filter.keeps(p, s, weight)) continue;
+    kept.push_back(s);
+    kept.back().weight_ns = weight;
+  }
+  p.samples = std::move(kept);
+  p.allocations.clear();
 }
 
 void aggregate(Profile& p) {

@@ -8,6 +8,8 @@
 
 namespace rperf {
 
+struct SampleFilter;  // profile/method_stacks.hh
+
 // Frames that differ only by line become one method-level frame (line 0); samples are merged
 // again. No-op when the profile has no lines.
 void fold_lines(Profile& p);
@@ -64,6 +66,10 @@ struct StackTransform {
 // A sample left without a stack by focus or drop goes; merge may leave an empty stack, which
 // stays. Each distinct stack is transformed once.
 void transform_stacks(Profile& p, const std::vector<StackTransform>& list);
+
+// Only the time samples `filter` keeps, each with its kept weight (its part of a time range);
+// the allocation samples go (the filters are the time views'). The Viewer's filtered profile.
+void select_samples(Profile& p, const SampleFilter& filter);
 
 // Merges samples (time and allocation) by key and drops the per-sample times.
 void aggregate(Profile& p);

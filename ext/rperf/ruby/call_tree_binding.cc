@@ -14,8 +14,10 @@
 #include "profile/frame_category.hh"
 #include "profile/idle_wait.hh"
 #include "profile/method_table.hh"
+#include "profile/source_lines.hh"
 #include "profile/stack_chart.hh"
 #include "profile/timeline_bins.hh"
+#include "profile/transform.hh"
 #include "ruby/profile_binding.hh"
 #include "ruby/values.hh"
 
@@ -507,6 +509,65 @@ VALUE profile_stack_charts(VALUE self, VALUE min_end_ns, VALUE select) {
   return out;
 }
 
+// Native::Profile#selected(select) -> a new Native::Profile of the samples `select` keeps
+// (read_select), each with its kept weight (select_samples in profile/transform.hh).
+struct SelectQuery {  // owned by a Ruby object: read_select may raise
+  SampleFilter filter;
+};
+void select_query_free(void* p) { delete static_cast<SelectQuery*>(p); }
+const rb_data_type_t kSelectQueryType = {"rperf/select_query", {nullptr, select_query_free, nullptr, nullptr, {nullptr}}, nullptr, nullptr, 0};
+
+VALUE profile_selected(VALUE self, VALUE select) {
+  ProfileHolder* p = holder_of(self);
+  auto* q = new SelectQuery();
+  VALUE owner = TypedData_Wrap_Struct(0, &kSelectQueryType, q);
+  read_select(select, p->profile, q->filter);
+  ProfileHolder* out = new_profile_holder();
+  VALUE obj = wrap_profile(out);  // owns `out` from here
+  without_cxx_exceptions([&] {
+    out->profile = p->profile;
+    select_samples(out->profile, q->filter);
+  });
+  RB_GC_GUARD(owner);
+  RB_GC_GUARD(self);
+  return obj;
+}
+
+// Native::Profile#source_lines(path, select) -> {frame_path: whether `path` is one of the
+// profile's frame paths, lines: [[line, self_ns, total_ns], ...] by line, lines_recorded:
+// whether its frames have lines, total_ns: the kept samples' weight} (profile/source_lines.hh): the Source tab.
+struct SourceLinesQuery {  // owned by a Ruby object: read_select and the conversions may raise
+  SampleFilter filter;
+  SourceLines lines;
+  bool frame_path = false;
+};
+void source_lines_query_free(void* p) { delete static_cast<SourceLinesQuery*>(p); }
+const rb_data_type_t kSourceLinesQueryType = {"rperf/source_lines_query", {nullptr, source_lines_query_free, nullptr, nullptr, {nullptr}}, nullptr, nullptr, 0};
+
+VALUE profile_source_lines(VALUE self, VALUE path, VALUE select) {
+  ProfileHolder* p = holder_of(self);
+  StringValue(path);
+  auto* q = new SourceLinesQuery();
+  VALUE owner = TypedData_Wrap_Struct(0, &kSourceLinesQueryType, q);
+  if (!NIL_P(select)) read_select(select, p->profile, q->filter);
+  without_cxx_exceptions([&] {
+    std::string file(RSTRING_PTR(path), static_cast<size_t>(RSTRING_LEN(path)));
+    q->frame_path = has_frame_path(p->profile, file);
+    if (q->frame_path) q->lines = source_lines(p->profile, q->filter, file);
+  });
+  VALUE lines = rb_ary_new_capa(static_cast<long>(q->lines.lines.size()));
+  for (const LineWeight& l : q->lines.lines) rb_ary_push(lines, rb_ary_new_from_args(3, INT2NUM(l.line), LL2NUM(l.self_ns), LL2NUM(l.total_ns)));
+  VALUE out = rb_hash_new();
+  rb_hash_aset(out, sym("frame_path"), q->frame_path ? Qtrue : Qfalse);
+  rb_hash_aset(out, sym("lines"), lines);
+  rb_hash_aset(out, sym("lines_recorded"), p->profile.has_lines ? Qtrue : Qfalse);
+  rb_hash_aset(out, sym("total_ns"), LL2NUM(q->lines.kept_ns));
+  RB_GC_GUARD(owner);
+  RB_GC_GUARD(self);
+  RB_GC_GUARD(path);
+  return out;
+}
+
 // Native::Profile#thread_totals -> [[thread_seq, total_ns, idle_ns], ...] by thread_seq: each
 // thread's samples and the idle ones among them (profile/idle_wait.hh), for the Viewer's Threads
 // tab and "hide idle threads".
@@ -631,6 +692,8 @@ void init_call_tree_binding(VALUE native) {
   // The Viewer's other queries over a filter's samples; here beside read_select.
   rb_define_method(profile_class(), "timeline_bins", RUBY_METHOD_FUNC(profile_timeline_bins), 3);
   rb_define_method(profile_class(), "stack_charts", RUBY_METHOD_FUNC(profile_stack_charts), 2);
+  rb_define_method(profile_class(), "selected", RUBY_METHOD_FUNC(profile_selected), 1);
+  rb_define_method(profile_class(), "source_lines", RUBY_METHOD_FUNC(profile_source_lines), 2);
   rb_define_method(profile_class(), "thread_totals", RUBY_METHOD_FUNC(profile_thread_totals), 0);
   rb_define_method(profile_class(), "idle_rows", RUBY_METHOD_FUNC(profile_idle_rows), 0);
 }

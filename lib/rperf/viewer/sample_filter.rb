@@ -144,9 +144,22 @@ module Rperf
         profile.stack_charts(duration.respond_to?(:to_i) ? duration.to_i : 0, native_select(profile))
       end
 
-      # The profile of the samples the filters keep (the profile itself when none is set).
+      # The profile of the samples the filters keep, each with its kept weight (its part of a
+      # range), as a Hash: the model selects them (Native::Profile#selected); the profile itself
+      # when no filter is set.
       def data
-        filtered? ? subset : @data
+        return @data unless filtered?
+
+        profile = native_profile
+        profile.selected(native_select(profile)).to_h
+      end
+
+      # The Source tab's time per line of `path` in the kept samples, from the model
+      # (profile/source_lines.hh): {frame_path:, lines: [[line, self_ns, total_ns], ...],
+      # lines_recorded:, total_ns:}.
+      def source_lines(path)
+        profile = native_profile
+        profile.source_lines(path, native_select(profile))
       end
 
       private
@@ -181,31 +194,6 @@ module Rperf
         raise Unavailable, "cannot build the call tree: #{e.message}"
       end
 
-      # The kept samples as a Hash (the Source tab reads their lines in Ruby). The idle rows are
-      # those the model names (Native::Profile#idle_rows) in its own view of the profile.
-      def subset
-        idle = nil
-        if @idle
-          profile = native_profile
-          @data = profile.to_h
-          idle = profile.idle_rows
-        elsif @data.is_a?(Native::Profile)
-          @data = @data.to_h
-        end
-        rows = @range ? clipped_raw_samples(idle && idle[:raw]) : without(@data[:aggregated_samples], idle && idle[:aggregated])
-        keep = kept_label_sets
-        rows = rows.select do |_, _, seq, lsi|
-          (@thread.nil? || seq == @thread) && !@hide&.include?(seq) && keep[lsi.to_i]
-        end
-        @data.except(:raw_samples, :allocation_samples, :raw_allocation_samples)
-             .merge(aggregated_samples: rows.map { |s| s.first(4) })
-      end
-
-      # Per label set: whether the label filter and the tag filters keep its samples.
-      def kept_label_sets
-        (@data[:label_sets] || [{}]).map { |set| (@label.nil? || label_matches?(set)) && tags_keep?(set) }
-      end
-
       # As the page's (its label sets are valid UTF-8 text, Payload#string_labels).
       def tags_keep?(set)
         return true unless @tags
@@ -222,26 +210,6 @@ module Rperf
       def label_matches?(set)
         pair = set&.find { |k, _| utf8(k) == @label[0] }
         pair.nil? ? @label[1].include?(nil) : @label[1].include?(utf8(pair[1]))
-      end
-
-      # `rows` without those at the indexes `gone` (sorted; nil: none).
-      def without(rows, gone)
-        return rows if gone.nil? || gone.empty?
-
-        skip = gone.to_set
-        rows.each_with_index.reject { |_, i| skip.include?(i) }.map!(&:first)
-      end
-
-      # A raw sample covers [time - weight, time]: its part inside the range (the rows at the
-      # indexes `gone` left out).
-      def clipped_raw_samples(gone = nil)
-        t0, t1 = @range
-        without(@data[:raw_samples], gone).filter_map do |sample|
-          stack, weight, seq, lsi = sample
-          time = sample.last.to_i
-          overlap = [time, t1].min - [time - weight, t0].max
-          [stack, [weight, overlap].min, seq, lsi] if overlap.positive?
-        end
       end
 
       def utf8(str) = Payload.utf8(str)

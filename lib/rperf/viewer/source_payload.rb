@@ -1,6 +1,5 @@
 # frozen_string_literal: true
 
-require "set"
 require_relative "payload"
 require_relative "sample_filter"
 
@@ -26,30 +25,12 @@ module Rperf
 
       def self.build(data, source:, label: nil, thread: nil, range: nil, hide: nil, tags: nil, idle: false, **_limits)
         path = source.to_s
-        raise Refused, "#{path.inspect} is not a file of this profile" unless frame_paths(data).include?(path)
+        found = SampleFilter.new(data, label: label, thread: thread, range: range, hide: hide, tags: tags, idle: idle).source_lines(path)
+        raise Refused, "#{path.inspect} is not a file of this profile" unless found[:frame_path]
         raise Refused, "#{path} is not an absolute path" unless path.start_with?("/")
 
-        text = read(path)
-        samples = SampleFilter.new(data, label: label, thread: thread, range: range, hide: hide, tags: tags, idle: idle).data[:aggregated_samples]
-        weights, recorded = line_weights(samples, path)
-        { path: Payload.utf8(path), lines: Payload.utf8(text).lines(chomp: true), weights: weights,
-          lines_recorded: recorded, total_ns: samples.sum { |s| s[1] } }
-      end
-
-      def self.frame_paths(data)
-        paths = Set.new
-        [data[:aggregated_samples], data[:raw_samples]].each do |rows|
-          next unless rows.is_a?(Array)
-
-          seen = {}.compare_by_identity # stacks are shared between samples
-          rows.each do |stack, *|
-            next if !stack.is_a?(Array) || seen[stack]
-
-            seen[stack] = true
-            stack.each { |frame| paths << frame[0] if frame.is_a?(Array) && frame[0].is_a?(String) }
-          end
-        end
-        paths
+        { path: Payload.utf8(path), lines: Payload.utf8(read(path)).lines(chomp: true), weights: found[:lines],
+          lines_recorded: found[:lines_recorded], total_ns: found[:total_ns] }
       end
 
       def self.read(path)
@@ -62,27 +43,7 @@ module Rperf
         raise Refused, "cannot read #{path}: #{e.message}"
       end
 
-      # [[line, self, total], ...], and whether any frame had a line.
-      def self.line_weights(samples, path)
-        self_ns = Hash.new(0)
-        total_ns = Hash.new(0)
-        recorded = false
-        samples.each do |stack, weight|
-          seen = nil
-          stack.each_with_index do |frame, i|
-            line = frame[2]
-            next unless line.is_a?(Integer)
-
-            recorded = true
-            next unless frame[0] == path
-
-            self_ns[line] += weight if i.zero?
-            (seen ||= Set.new).add?(line) && total_ns[line] += weight
-          end
-        end
-        [total_ns.keys.sort.map { |line| [line, self_ns[line], total_ns[line]] }, recorded]
-      end
-      private_class_method :read, :line_weights
+      private_class_method :read
     end
   end
 end
