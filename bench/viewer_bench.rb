@@ -41,7 +41,7 @@ Dir.mktmpdir do |dir|
   parts = {
     "served snapshot payload + JSON" => -> { JSON.generate(Rperf::Viewer::Payload.build(loaded, max_samples: 20_000, max_timeline: 200_000, trees: false)) },
     "--html payload (with trees)" => -> { JSON.generate(Rperf::Viewer::Payload.build(loaded, max_samples: 20_000, max_timeline: 200_000)) },
-    "  stack tree (20,000)" => -> { native.stack_tree(20_000) },
+    "  stack tree (20,000)" => -> { native.stack_tree(20_000, 200_000) },
     "  call tree tab" => -> { JSON.generate(Rperf::Viewer::CallTreePayload.build(native)) },
     "  methods tab" => -> { JSON.generate(Rperf::Viewer::MethodTablePayload.build(native)) },
     "  bottom-up tab" => -> { JSON.generate(Rperf::Viewer::InvertedTreePayload.build(native)) },

@@ -199,15 +199,27 @@ module Rperf
         raise ArgumentError, "add_snapshot needs a profile Hash with :aggregated_samples, got #{data.class}"
       end
 
+      # Through the one row check now: a Hash the model refuses stays listed, with the model's
+      # reason, as an unreadable file does.
+      native, refusal = model_of(data)
       entry = { taken_at: Time.now, data: data, meta: self.class.meta_of(data), summary: self.class.summary_of(data),
-                total_weight_ns: data[:aggregated_samples].sum { |s| s[1].is_a?(Integer) ? s[1] : 0 } }
+                total_weight_ns: native ? native.total_weight : 0 }
       @mutex.synchronize do
         entry[:id] = (@next_id += 1)
+        entry[:error] = "cannot show the profile: #{refusal}" if refusal
         @snapshots << entry
         evict_in_memory
       end
       entry
     end
+
+    # [the model of a profile Hash, nil] or [nil, why it refuses it].
+    def model_of(data)
+      [Native::Profile.of_view(data) || Storage.native(data), nil]
+    rescue TypeError, Rperf::Error => e
+      [nil, e.message]
+    end
+    private :model_of
 
     # Lists every *.json / *.json.gz profile in dir, oldest first (git commit time, else
     # creation time, else mtime). Only meta and summary are read now (Rperf.read_meta); a
@@ -477,6 +489,8 @@ module Rperf
     end
 
     def build_payload(entry, transforms = nil)
+      return nil if entry[:error]
+
       data = entry[:data] || loaded(entry)
       return nil unless data
 

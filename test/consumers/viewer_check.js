@@ -10,8 +10,8 @@
 // [[key, value], ...], thread, allocLabel: [key, value], delayTree: value }: the call tree under
 // each filter (first a race: the tree of labels[0], whose value is delayTree, answered 1.5 s late,
 // then labels[1]'s), the tree cache's size after 20 more filters, and the allocations view of
-// `current`, then the allocations tab of `other` (no allocation samples), then (broken: id) the
-// call-tree tab and flame graph of a profile without a call tree, or { big: true }: the time to
+// `current`, then the allocations tab of `other` (no allocation samples), then (broken: id) what
+// the page says of a profile the model refuses, or { big: true }: the time to
 // the first render and to each tab (a profile of hundreds of thousands of timeline rows), the
 // timeline and a dragged range's totals, or { bigFile: true, label: [key, value] }: the same
 // timings on a file, what each tab drew, then the Timeline of all samples and of the label's
@@ -297,13 +297,11 @@ async function main() {
       await ready();
       out.none = { text: await page.$eval('#alloc-summary', (e) => e.textContent), rendered: await rendered('#alloc-flame'),
                    tableHidden: await page.$eval('#alloc-table', (e) => e.hidden) };
-      if (plan.broken) { // a profile without a call tree: the tab says why, the flame graph still draws
+      if (plan.broken) { // a Hash the model refuses: the page says why, and its list entry too
         await page.click(`#snapshot-list tr[data-id="${plan.broken}"]`);
-        await ready();
-        await tab('tree');
-        out.broken = { tree: await page.$eval('#tree', (e) => e.textContent) };
-        await tab('flame');
-        out.broken.flame = await rendered('#flame');
+        await page.waitForFunction(() => document.body.dataset.state === 'error', null, { timeout: WAIT_MS });
+        out.broken = { status: await page.$eval('#status', (e) => e.textContent),
+                       entry: await page.$eval(`#snapshot-list tr[data-id="${plan.broken}"]`, (e) => e.textContent) };
       }
       console.log(JSON.stringify(out));
       return;

@@ -221,7 +221,7 @@ class ViewerBrowserTest < Minitest::Test
       # at least two server threads in the profile, for the thread filter
       assert_equal %w[200 200], Array.new(2) { Thread.new { http_get(port, "/meet").code } }.map(&:value)
       viewer.add_snapshot(data = Rperf.stop)
-      # Hand-built, with frames Native::Profile refuses: no call tree, the rest works.
+      # Hand-built, with frames Native::Profile refuses: no profile to show, and the page says why.
       viewer.add_snapshot({ mode: :wall, frequency: 1000, aggregated_samples: [[[[1, 2]], 10, 1, 0]], label_sets: [{}] })
       by_thread = data[:aggregated_samples].group_by { |s| s[2] }.transform_values { |ss| ss.sum { |s| s[1] } }
       plan = { alloc: true, current: 2, other: 1, labels: [["endpoint", "GET /slow"], ["%GVL", "blocked"]],
@@ -235,7 +235,7 @@ class ViewerBrowserTest < Minitest::Test
       result["plan"] = plan
     end
     assert_empty result["external"], "requests outside 127.0.0.1"
-    # Chromium logs the broken snapshot's refused tree (422, its own route's answer) itself.
+    # Chromium logs the broken snapshot's refusal (422, its route's answer) itself.
     refused = "Failed to load resource: the server responded with a status of 422 (Unprocessable Content)"
     assert_includes result["errors"], refused
     assert_empty result["errors"] - [refused], "errors in the page"
@@ -292,8 +292,8 @@ class ViewerBrowserTest < Minitest::Test
     assert_equal labelled.sum { |r| r[5] }, result.dig("labelled", "retained")
     assert_operator result.dig("labelled", "allocated"), :<, allocated["allocated"]
 
-    assert_match(/Cannot load the call tree: cannot build the call tree: .*must be Strings/, result.dig("broken", "tree"))
-    assert_operator result.dig("broken", "flame"), :>, 0
+    assert_match(/snapshot #3: cannot show the profile: .*must be Strings/, result.dig("broken", "status"))
+    assert_match(/cannot show the profile/, result.dig("broken", "entry"))
 
     # A profile without allocation samples: how to record them.
     assert_includes result.dig("none", "text"), "rperf record --alloc"

@@ -637,28 +637,24 @@ class ViewerTest < Minitest::Test
     assert_equal 200, get_local(viewer, "/rperf/snapshots/1/call_tree", "thread=#{data[:aggregated_samples][0][2]}")[0]
   end
 
-  # A hand-built Hash that Native::Profile refuses: the call tree is unavailable (null with its
-  # reason in the payload, 422 from the call_tree route); the other views still work.
-  def test_call_tree_of_a_profile_native_code_refuses
+  # A hand-built Hash that Native::Profile refuses is no profile: the snapshot and every view
+  # are a 422 with the model's reason (the one row check, profile/profile_rows), and the
+  # payload is refused the same way.
+  def test_a_profile_native_code_refuses_is_refused_with_its_reason
     data = { mode: :wall, frequency: 1000, aggregated_samples: [[[[1, 2]], 10, 1, 0]], label_sets: [{}] }
     viewer = Rperf::Viewer.new(nil)
     viewer.add_snapshot(data)
-    status, payload = get_local(viewer, "/rperf/snapshots/1")
-    assert_equal 200, status
-    assert_equal [[0, 10, 1, 0]], payload["samples"]
-    file_payload = Rperf::Viewer::Payload.build(data, max_samples: 10, max_timeline: 10)
-    assert_nil file_payload[:call_tree]
-    assert_nil file_payload[:method_table], "nor a method table"
-    assert_match(/cannot build the call tree: .*path and label must be Strings/, file_payload[:call_tree_error])
+    status, body = get_local(viewer, "/rperf/snapshots/1")
+    assert_equal 422, status
+    assert_match(/cannot show the profile: .*path and label must be Strings/, body["error"])
+    error = assert_raises(Rperf::Viewer::SampleFilter::Unavailable) { Rperf::Viewer::Payload.build(data, max_samples: 10, max_timeline: 10) }
+    assert_match(/path and label must be Strings/, error.message)
     %w[call_tree method_table inverted_tree].each do |view|
       status, body = get_local(viewer, "/rperf/snapshots/1/#{view}")
       assert_equal 422, status, view
       assert_match(/cannot build the call tree: .*path and label must be Strings/, body["error"])
     end
     status, body = get_local(viewer, "/rperf/snapshots/1/call_tree", "thread=1")
-    assert_equal 422, status
-    assert_match(/cannot build the call tree/, body["error"])
-    status, body = get_local(viewer, "/rperf/snapshots/1/method_table", "thread=1")
     assert_equal 422, status
     assert_match(/cannot build the call tree/, body["error"])
   end

@@ -176,26 +176,80 @@ void make_rows(StackTree& tree, const std::vector<Sample>& samples, const IdleSa
   for (const Sample& s : samples) tree.total_weight_ns += s.weight_ns;
 }
 
+// The timeline's rows (StackTree::timeline): one per raw sample, merged per time slot until
+// they fit, in time order.
+void make_timeline(StackTree& tree, const Profile& p, size_t max_rows, const IdleSamples* idle) {
+  using Row = StackTree::TimelineRow;
+  std::vector<Row> rows;
+  rows.reserve(p.samples.size());
+  for (size_t i = 0; i < p.samples.size(); i++) {
+    const Sample& s = p.samples[i];
+    rows.push_back({tree.raw_nodes[i], s.weight_ns, s.thread_seq, s.label_set, s.time_ns, idle && idle->idle(s)});
+  }
+  int64_t quantum = 0;
+  while (rows.size() > max_rows) {
+    quantum = quantum == 0 ? 1000000 : quantum * 2;
+    std::vector<Row> merged;
+    HashIndex index;
+    index.reserve(rows.size());
+    auto slot_of = [&](int64_t time) { return time - ((time % quantum) + quantum) % quantum; };
+    auto key_hash = [&](const Row& r) {
+      uint64_t h = mix64((static_cast<uint64_t>(r.node) << 32) | r.thread_seq);
+      h = mix64(h ^ ((static_cast<uint64_t>(r.label_set) << 1) | (r.idle ? 1 : 0)));
+      return mix64(h ^ static_cast<uint64_t>(slot_of(r.time_ns)));
+    };
+    for (const Row& r : rows) {
+      uint64_t hash = key_hash(r);
+      int64_t slot = slot_of(r.time_ns);
+      uint32_t id = index.find(hash, [&](uint32_t m) {
+        const Row& o = merged[m];
+        return o.node == r.node && o.thread_seq == r.thread_seq && o.label_set == r.label_set && o.idle == r.idle && slot_of(o.time_ns) == slot;
+      });
+      if (id == HashIndex::kNotFound) {
+        index.insert(hash, static_cast<uint32_t>(merged.size()));
+        merged.push_back(r);
+        continue;
+      }
+      merged[id].weight_ns += r.weight_ns;
+      merged[id].time_ns = std::max(merged[id].time_ns, r.time_ns);
+    }
+    rows = std::move(merged);
+  }
+  std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.time_ns < b.time_ns; });
+  tree.timeline = std::move(rows);
+  tree.timeline_quantum_ns = quantum;
+}
+
 }  // namespace
 
-StackTree build_stack_tree(const Profile& p, const std::vector<Sample>& samples, size_t max_samples, bool raw, const IdleSamples* idle) {
+StackTree build_stack_tree(const Profile& p, const std::vector<Sample>& samples, const StackTreeOptions& options) {
   StackTree tree;
   TreeBuilder builder(p, tree);
-  size_t kept = samples.size();
-  if (samples.size() > max_samples) {
-    tree.order.resize(samples.size());
-    std::iota(tree.order.begin(), tree.order.end(), 0u);
-    std::stable_sort(tree.order.begin(), tree.order.end(), [&](uint32_t a, uint32_t b) { return samples[a].weight_ns > samples[b].weight_ns; });
-    kept = max_samples;
-  }
+  size_t max_samples = options.max_samples;
+  // The indices of `count` rows heaviest first (ties in their order) when over max_samples,
+  // else none (every row kept in its order).
+  auto heaviest_first = [&](size_t count, auto&& weight_of) {
+    std::vector<uint32_t> order;
+    if (count <= max_samples) return order;
+    order.resize(count);
+    std::iota(order.begin(), order.end(), 0u);
+    std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return weight_of(a) > weight_of(b); });
+    return order;
+  };
+  auto pruned_node = [&] {
+    if (tree.pruned_node < 0) tree.pruned_node = static_cast<int32_t>(builder.node(-1, builder.name(StackTree::kPrunedLabel, StackTree::kPrunedPath)));
+    return static_cast<uint32_t>(tree.pruned_node);
+  };
+  tree.order = heaviest_first(samples.size(), [&](uint32_t i) { return samples[i].weight_ns; });
+  size_t kept = std::min(samples.size(), max_samples);
   auto stack_at = [&](size_t k) { return p.stacks[samples[tree.order.empty() ? k : tree.order[k]].stack]; };
   size_t frames = 0;  // at most one node per kept frame: sized once
   for (size_t k = 0; k < kept; k++) frames += stack_at(k).size() + 1;
   builder.reserve(frames + 1);
   builder.leaves(kept, stack_at, tree.kept_nodes);
-  if (kept < samples.size()) tree.pruned_node = static_cast<int32_t>(builder.node(-1, builder.name(StackTree::kPrunedLabel, StackTree::kPrunedPath)));
-  make_rows(tree, samples, idle);
-  if (raw) {
+  if (kept < samples.size()) pruned_node();
+  make_rows(tree, samples, options.idle);
+  if (options.raw) {
     // Raw samples repeat few stacks: each stack is walked once.
     std::vector<int64_t> node_of_stack(p.stacks.size(), -2);
     tree.raw_nodes.reserve(p.samples.size());
@@ -206,6 +260,51 @@ StackTree build_stack_tree(const Profile& p, const std::vector<Sample>& samples,
         node = found >= 0 ? found : tree.pruned_node >= 0 ? tree.pruned_node : static_cast<int32_t>(builder.leaf(p.stacks[s.stack]));
       }
       tree.raw_nodes.push_back(static_cast<uint32_t>(node));
+    }
+    make_timeline(tree, p, options.max_timeline, options.idle);
+  }
+  if (options.allocations) {
+    const std::vector<AllocationSample>& sites = *options.allocations;
+    std::vector<uint32_t> order = heaviest_first(sites.size(), [&](uint32_t i) { return sites[i].count; });
+    auto site_at = [&](size_t k) -> const AllocationSample& { return sites[order.empty() ? k : order[k]]; };
+    std::vector<uint32_t> class_index;  // class_names id -> into allocation_classes
+    auto klass = [&](uint64_t type) {
+      if (type >= class_index.size()) class_index.resize(type + 1, UINT32_MAX);
+      uint32_t& index = class_index[type];
+      if (index == UINT32_MAX) {
+        index = static_cast<uint32_t>(tree.allocation_classes.size());
+        tree.allocation_classes.push_back(static_cast<uint32_t>(type));
+      }
+      return index;
+    };
+    size_t kept_sites = std::min(sites.size(), max_samples);
+    for (size_t k = 0; k < kept_sites; k++) {
+      const AllocationSample& a = site_at(k);
+      tree.allocation_rows.push_back({builder.leaf(p.stacks[a.stack]), a.count, a.thread_seq, a.label_set, klass(a.type), a.retained});
+    }
+    std::unordered_multimap<uint64_t, size_t> folded;  // hash of (thread, label set, class) -> its rows
+    for (size_t k = kept_sites; k < sites.size(); k++) {
+      const AllocationSample& a = site_at(k);
+      tree.pruned_allocations++;
+      tree.pruned_objects += a.count;
+      uint64_t group = mix64((static_cast<uint64_t>(a.thread_seq) << 32) | a.label_set) ^ a.type;
+      size_t row = SIZE_MAX;
+      auto [first, last] = folded.equal_range(group);
+      for (auto it = first; it != last && row == SIZE_MAX; ++it) {
+        const StackTree::AllocationRow& r = tree.allocation_rows[it->second];
+        if (r.thread_seq == a.thread_seq && r.label_set == a.label_set && tree.allocation_classes[r.class_index] == a.type) row = it->second;
+      }
+      if (row == SIZE_MAX) {
+        folded.emplace(group, tree.allocation_rows.size());
+        tree.allocation_rows.push_back({pruned_node(), 0, a.thread_seq, a.label_set, klass(a.type), 0});
+        row = tree.allocation_rows.size() - 1;
+      }
+      tree.allocation_rows[row].objects += a.count;
+      tree.allocation_rows[row].retained += a.retained;
+    }
+    for (const AllocationSample& a : sites) {
+      tree.allocated += a.count;
+      tree.retained += a.retained;
     }
   }
   return tree;

@@ -1,9 +1,11 @@
-// The Viewer's prefix tree of stacks (lib/rperf/viewer/payload.rb sends it): method-level
-// frames ((label, path) whatever the line), root side first, one node per distinct path. The
-// heaviest `max_samples` samples get a node each (their leaf); the others are folded by the
-// caller into one "[pruned]" root node, interned here after the kept samples' nodes.
+// The Viewer's prefix tree of stacks and the rows on it (lib/rperf/viewer/payload.rb sends
+// them): method-level frames ((label, path) whatever the line), root side first, one node per
+// distinct path. The heaviest `max_samples` samples get a node each (their leaf); the others are
+// folded into one "[pruned]" root node, interned after the kept samples' nodes. The timeline's
+// raw samples and the allocation samples are rows on the same tree.
 #pragma once
 #include <cstdint>
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -43,11 +45,48 @@ struct StackTree {
   size_t pruned_samples = 0;
   int64_t pruned_weight_ns = 0;
   int64_t total_weight_ns = 0;  // of every sample
+
+  // With `raw`: the timeline's rows, one per raw sample at its node (raw_nodes), in time order.
+  // Beyond max_timeline rows, rows of one node, thread, label set and idleness in one time slot
+  // are merged, the slot doubling from 1 ms until they fit (timeline_quantum_ns; 0: none merged).
+  // A merged row ends at its last sample's time and weighs them all.
+  struct TimelineRow {
+    uint32_t node;
+    int64_t weight_ns;
+    uint32_t thread_seq;
+    uint32_t label_set;  // the sample's own (its VM state's label included)
+    int64_t time_ns;
+    bool idle;
+  };
+  std::vector<TimelineRow> timeline;
+  int64_t timeline_quantum_ns = 0;
+
+  // With `allocations`: as the time rows, by objects allocated: the heaviest max_samples sites at
+  // their leaf, the rest folded into the [pruned] node per (thread, label set, class).
+  struct AllocationRow {
+    uint32_t node;
+    int64_t objects;
+    uint32_t thread_seq;
+    uint32_t label_set;
+    uint32_t class_index;  // into allocation_classes
+    int64_t retained;
+  };
+  std::vector<AllocationRow> allocation_rows;
+  std::vector<uint32_t> allocation_classes;  // Profile::class_names ids, in order of first use
+  size_t pruned_allocations = 0;
+  int64_t pruned_objects = 0;
+  int64_t allocated = 0, retained = 0;  // of every allocation sample
 };
 
 class IdleSamples;
-// `idle`: marks the rows' idleness (none marked without it).
-StackTree build_stack_tree(const Profile& p, const std::vector<Sample>& samples, size_t max_samples, bool raw = false,
-                           const IdleSamples* idle = nullptr);
+struct StackTreeOptions {
+  size_t max_samples = SIZE_MAX;
+  bool raw = false;  // the profile's samples are raw: raw_nodes and the timeline's rows
+  size_t max_timeline = SIZE_MAX;
+  const IdleSamples* idle = nullptr;  // marks the rows' idleness (none marked without it)
+  const std::vector<AllocationSample>* allocations = nullptr;  // aggregated, as shown
+};
+// `samples`: the aggregated samples as shown (rows refer to them in that order).
+StackTree build_stack_tree(const Profile& p, const std::vector<Sample>& samples, const StackTreeOptions& options);
 
 }  // namespace rperf

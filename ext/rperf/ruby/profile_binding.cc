@@ -717,24 +717,32 @@ VALUE int_array(const std::vector<uint32_t>& ids) {
   return a;
 }
 
-// #stack_tree(max_samples) -> {frames: [[label, path], ...] (valid UTF-8), parents:, node_frames:, rows:
-// [[node, weight_ns, thread_seq, label_set_id], ...], idle_rows: [row index, ...], pruned:
-// {samples:, weight_ns:}, total_weight_ns:, pruned_node:, no_frames_node:, raw_nodes: (nil
-// without raw samples)} of the view's aggregated samples (profile/stack_tree.hh), idle as
-// profile/idle_wait.hh says.
-VALUE profile_stack_tree(VALUE self, VALUE max_samples) {
+// #stack_tree(max_samples, max_timeline) -> {frames: [[label, path], ...] (valid UTF-8), parents:,
+// node_frames:, rows: [[node, weight_ns, thread_seq, label_set_id], ...], idle_rows: [row index,
+// ...], pruned: {samples:, weight_ns:}, total_weight_ns:, timeline: nil without raw samples, else
+// {samples: [[node, weight_ns, thread_seq, label_set_id, time_ns], ...], idle: [row index, ...],
+// quantum_ns:, source_count:}, allocations: nil without allocation samples, else {classes:
+// [name, ...], samples: [[node, objects, thread_seq, label_set_id, class, retained], ...],
+// allocated:, retained:, pruned: {samples:, objects:}}} of the view's aggregated samples
+// (profile/stack_tree.hh), idle as profile/idle_wait.hh says.
+VALUE profile_stack_tree(VALUE self, VALUE max_samples, VALUE max_timeline) {
   ProfileHolder* h = holder_of(self);
-  size_t max = NUM2SIZET(max_samples);
+  StackTreeOptions options;
+  options.max_samples = NUM2SIZET(max_samples);
+  options.max_timeline = NUM2SIZET(max_timeline);
+  options.raw = h->profile.timestamps;
+  bool viewed = !NIL_P(h->view);
   StackTree* tree = nullptr;
   without_cxx_exceptions([&] {
     std::unique_ptr<StackTree> built(new StackTree());
-    bool raw = h->profile.timestamps;
     IdleSamples idle(h->profile);
-    if (NIL_P(h->view)) {
-      *built = build_stack_tree(h->profile, h->profile.aggregated_samples(), max, raw, &idle);
-    } else {
-      *built = build_stack_tree(h->profile, h->shown_samples, max, raw, &idle);
+    options.idle = &idle;
+    std::vector<AllocationSample> aggregated;
+    if (h->profile.has_allocations()) {
+      if (!viewed) aggregated = h->profile.aggregated_allocations();
+      options.allocations = viewed ? &h->shown_allocations : &aggregated;
     }
+    *built = build_stack_tree(h->profile, viewed ? h->shown_samples : h->profile.aggregated_samples(), options);
     tree = built.release();
   });
   // Only NoMemoryError can be raised below: it would leak this one tree.
@@ -752,6 +760,40 @@ VALUE profile_stack_tree(VALUE self, VALUE max_samples) {
   VALUE pruned = rb_hash_new();
   rb_hash_aset(pruned, sym("samples"), SIZET2NUM(tree->pruned_samples));
   rb_hash_aset(pruned, sym("weight_ns"), LL2NUM(tree->pruned_weight_ns));
+  VALUE timeline = Qnil;
+  if (options.raw) {
+    VALUE timeline_rows = rb_ary_new_capa(static_cast<long>(tree->timeline.size()));
+    VALUE timeline_idle = rb_ary_new();
+    for (size_t i = 0; i < tree->timeline.size(); i++) {
+      const StackTree::TimelineRow& r = tree->timeline[i];
+      rb_ary_push(timeline_rows, rb_ary_new_from_args(5, UINT2NUM(r.node), LL2NUM(r.weight_ns), UINT2NUM(r.thread_seq), UINT2NUM(r.label_set), LL2NUM(r.time_ns)));
+      if (r.idle) rb_ary_push(timeline_idle, SIZET2NUM(i));
+    }
+    timeline = rb_hash_new();
+    rb_hash_aset(timeline, sym("samples"), timeline_rows);
+    rb_hash_aset(timeline, sym("idle"), timeline_idle);
+    rb_hash_aset(timeline, sym("quantum_ns"), LL2NUM(tree->timeline_quantum_ns));
+    rb_hash_aset(timeline, sym("source_count"), SIZET2NUM(h->profile.samples.size()));
+  }
+  VALUE allocations = Qnil;
+  if (!tree->allocation_rows.empty()) {
+    VALUE classes = rb_ary_new_capa(static_cast<long>(tree->allocation_classes.size()));
+    for (uint32_t id : tree->allocation_classes) rb_ary_push(classes, text_string(h->profile.class_names[id]));
+    VALUE sites = rb_ary_new_capa(static_cast<long>(tree->allocation_rows.size()));
+    for (const StackTree::AllocationRow& r : tree->allocation_rows) {
+      rb_ary_push(sites, rb_ary_new_from_args(6, UINT2NUM(r.node), LL2NUM(r.objects), UINT2NUM(r.thread_seq), UINT2NUM(r.label_set),
+                                              UINT2NUM(r.class_index), LL2NUM(r.retained)));
+    }
+    VALUE folded = rb_hash_new();
+    rb_hash_aset(folded, sym("samples"), SIZET2NUM(tree->pruned_allocations));
+    rb_hash_aset(folded, sym("objects"), LL2NUM(tree->pruned_objects));
+    allocations = rb_hash_new();
+    rb_hash_aset(allocations, sym("classes"), classes);
+    rb_hash_aset(allocations, sym("samples"), sites);
+    rb_hash_aset(allocations, sym("allocated"), LL2NUM(tree->allocated));
+    rb_hash_aset(allocations, sym("retained"), LL2NUM(tree->retained));
+    rb_hash_aset(allocations, sym("pruned"), folded);
+  }
   VALUE out = rb_hash_new();
   rb_hash_aset(out, sym("frames"), frames);
   rb_hash_aset(out, sym("parents"), parents);
@@ -760,9 +802,8 @@ VALUE profile_stack_tree(VALUE self, VALUE max_samples) {
   rb_hash_aset(out, sym("idle_rows"), idle_rows);
   rb_hash_aset(out, sym("pruned"), pruned);
   rb_hash_aset(out, sym("total_weight_ns"), LL2NUM(tree->total_weight_ns));
-  rb_hash_aset(out, sym("pruned_node"), tree->pruned_node < 0 ? Qnil : INT2FIX(tree->pruned_node));
-  rb_hash_aset(out, sym("no_frames_node"), tree->no_frames_node < 0 ? Qnil : INT2FIX(tree->no_frames_node));
-  rb_hash_aset(out, sym("raw_nodes"), h->profile.timestamps ? int_array(tree->raw_nodes) : Qnil);
+  rb_hash_aset(out, sym("timeline"), timeline);
+  rb_hash_aset(out, sym("allocations"), allocations);
   delete tree;
   return out;
 }
@@ -865,7 +906,7 @@ void init_profile_binding(VALUE native) {
   rb_define_method(g_profile_class, "raw?", RUBY_METHOD_FUNC(profile_raw_p), 0);
   rb_define_method(g_profile_class, "label_sets", RUBY_METHOD_FUNC(profile_label_sets), 0);
   rb_define_singleton_method(g_profile_class, "of_view", RUBY_METHOD_FUNC(profile_s_of_view), 1);
-  rb_define_method(g_profile_class, "stack_tree", RUBY_METHOD_FUNC(profile_stack_tree), 1);
+  rb_define_method(g_profile_class, "stack_tree", RUBY_METHOD_FUNC(profile_stack_tree), 2);
   rb_define_singleton_method(g_profile_class, "views_built", RUBY_METHOD_FUNC(profile_s_views_built), 0);
   rb_define_method(g_profile_class, "summary", RUBY_METHOD_FUNC(profile_summary), 0);
   rb_define_method(g_profile_class, "total_weight", RUBY_METHOD_FUNC(profile_total_weight), 0);

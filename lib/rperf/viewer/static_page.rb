@@ -78,8 +78,9 @@ module Rperf
         taken_at = meta[:created_at] || Time.now.utc.iso8601(3)
         entry = { id: 1, taken_at: taken_at, file: @title, mode: @data[:mode],
                   duration_ns: @data[:duration_ns], sampling_count: @data[:sampling_count],
-                  meta: meta, summary: summary, total_weight_ns: @data[:aggregated_samples].sum { |s| s[1] } }
+                  meta: meta, summary: summary, total_weight_ns: nil }
         body, apart = Viewer.split_timeline(Viewer.snapshot_body(entry, @data, **@limits))
+        entry[:total_weight_ns] = body[:total_weight_ns] # the model's
         # The threads with idle time (the model's thread_totals): their charts without it too.
         @idle_threads = Array(body[:thread_totals]).filter_map { |seq, _, idle| seq if idle.to_i.positive? }
         # Inside <script>: no "<" at all, as \u003c (JSON has "<" only in strings): "</script"
@@ -87,7 +88,7 @@ module Rperf
         # "</script>" (issue 30), leaving the page at "loading…". JavaScript's line separators
         # escaped too.
         [script_json(list: [entry], snapshots: { "1" => body }), apart && gzip64(Viewer.timeline_columns(apart))]
-      rescue JSON::GeneratorError, JSON::NestingError => e
+      rescue JSON::GeneratorError, JSON::NestingError, SampleFilter::Unavailable => e
         raise Error, "cannot put the profile in a page: #{e.message.lines.first.to_s.strip[0, 200]}"
       end
 
