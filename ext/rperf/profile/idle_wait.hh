@@ -1,6 +1,6 @@
 // Idle waits: the samples of a server's or a job runner's threads that only wait for work (the
 // Viewer's "hide idle threads", the Threads tab's idle share). The one rule, asked for by the
-// Viewer's filters (SampleFilter::hide_idle), its payload (Native::Profile#idle_rows,
+// Viewer's filters (SampleFilter::hide_idle), its payload (Native::Profile#stack_tree's idle rows,
 // #thread_totals) and so its page; never re-derived in Ruby or JavaScript.
 //
 // A sample is idle when it is off the GVL in a wait (VM state GVL blocked: sleeping, waiting on

@@ -588,43 +588,6 @@ VALUE profile_thread_totals(VALUE self) {
   return out;
 }
 
-// Native::Profile#idle_rows -> {aggregated: [i, ...], raw: [i, ...] or nil}: the indexes of the
-// Hash view's aggregated_samples and raw_samples rows that are idle (profile/idle_wait.hh), in
-// the view's order, so the Viewer's payload marks what the model says.
-struct IdleRowsQuery {  // owned by a Ruby object: the conversions may raise
-  std::vector<Sample> aggregated;
-  std::vector<uint32_t> aggregated_idle, raw_idle;
-};
-void idle_rows_query_free(void* p) { delete static_cast<IdleRowsQuery*>(p); }
-const rb_data_type_t kIdleRowsQueryType = {"rperf/idle_rows_query", {nullptr, idle_rows_query_free, nullptr, nullptr, {nullptr}}, nullptr, nullptr, 0};
-
-VALUE profile_idle_rows(VALUE self) {
-  ProfileHolder* h = holder_of(self);
-  const Profile& p = h->profile;
-  auto* q = new IdleRowsQuery();
-  VALUE owner = TypedData_Wrap_Struct(0, &kIdleRowsQueryType, q);
-  without_cxx_exceptions([&] {
-    IdleSamples idle(p);
-    // The view's aggregated rows: those it showed, else those it would show.
-    if (NIL_P(h->view)) q->aggregated = p.aggregated_samples();
-    const std::vector<Sample>& rows = NIL_P(h->view) ? q->aggregated : h->shown_samples;
-    for (size_t i = 0; i < rows.size(); i++) {
-      if (idle.idle(rows[i])) q->aggregated_idle.push_back(static_cast<uint32_t>(i));
-    }
-    if (p.timestamps) {
-      for (size_t i = 0; i < p.samples.size(); i++) {
-        if (idle.idle(p.samples[i])) q->raw_idle.push_back(static_cast<uint32_t>(i));
-      }
-    }
-  });
-  VALUE out = rb_hash_new();
-  rb_hash_aset(out, sym("aggregated"), integer_array(q->aggregated_idle, [](uint32_t v) { return UINT2NUM(v); }));
-  rb_hash_aset(out, sym("raw"), p.timestamps ? integer_array(q->raw_idle, [](uint32_t v) { return UINT2NUM(v); }) : Qnil);
-  RB_GC_GUARD(owner);
-  RB_GC_GUARD(self);
-  return out;
-}
-
 // Native.frame_categories([[label, path], ...]): each frame's category name
 // (FRAME_CATEGORIES, profile/frame_category.hh), for the Viewer's colours.
 VALUE g_category_names = Qnil;
@@ -695,7 +658,6 @@ void init_call_tree_binding(VALUE native) {
   rb_define_method(profile_class(), "selected", RUBY_METHOD_FUNC(profile_selected), 1);
   rb_define_method(profile_class(), "source_lines", RUBY_METHOD_FUNC(profile_source_lines), 2);
   rb_define_method(profile_class(), "thread_totals", RUBY_METHOD_FUNC(profile_thread_totals), 0);
-  rb_define_method(profile_class(), "idle_rows", RUBY_METHOD_FUNC(profile_idle_rows), 0);
 }
 
 }  // namespace rperf

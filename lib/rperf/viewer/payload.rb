@@ -16,7 +16,7 @@ module Rperf
     #                                                   parent -1 = a root frame
     #   samples:    [[node, weight_ns, thread_seq, label_set_id], ...]   node = the leaf
     #   idle_samples: [index, ...]                      the samples rows the model says are idle
-    #                                                   (Native::Profile#idle_rows): what "hide
+    #                                                   (Native::Profile#stack_tree): what "hide
     #                                                   idle threads" leaves out of the page's views
     #   label_sets: [{"key" => "value"}, ...]           Symbol and String keys both as strings
     #   timeline:   nil, or {samples: [[node, weight_ns, thread_seq, label_set_id, time_ns], ...],

@@ -63,16 +63,6 @@ module Rperf
           dx: cells[:dx], w: cells[:w], d: cells[:d], f: cells[:f], gap: cells[:gap] }
       end
       private_class_method :raw?, :payload
-
-      # A recorded raw sample's own VM state (its 5th of 6 elements: 1 GVL blocked, 2 GVL wait, 3/4
-      # GC mark/sweep; its label set is the user's) as an index into VM_STATES; nil when running
-      # or not recorded (a Hash built by hand says it with its label set).
-      def self.recorded_state(sample)
-        return nil unless sample.size > 5
-
-        state = sample[4].to_i
-        state.positive? ? [state, 3].min : nil
-      end
     end
   end
 end
