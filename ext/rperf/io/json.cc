@@ -175,6 +175,14 @@ void encode_json(const Profile& p, const JsonValue& trailer, Output& out) {
   };
   FrameArena arena(p);
   out.append(head);
+  // The header's keys by name (typed fields and extras), in the order they were set.
+  const std::vector<JsonValue::Member> attributes = p.header.members();
+  auto attribute = [&](const std::string& key) -> const JsonValue* {
+    for (const JsonValue::Member& m : attributes) {
+      if (m.first == key) return &m.second;
+    }
+    return nullptr;
+  };
   const std::vector<const char*>& order = result_key_order(p);
   for (const char* key : order) {
     std::string k = key;
@@ -193,14 +201,14 @@ void encode_json(const Profile& p, const JsonValue& trailer, Output& out) {
       write_attribute(k, JsonValue::integer(static_cast<int64_t>(used_frame_count(p))));
     } else if (k == "unique_stacks") {
       write_attribute(k, JsonValue::integer(static_cast<int64_t>(p.stacks.size())));
-    } else if (const JsonValue* v = p.attributes.get(k)) {
+    } else if (const JsonValue* v = attribute(k)) {
       write_attribute(k, *v);
     }
   }
   // The trailer (the writer's rperf_version, pid, ppid) replaces the same keys of a loaded
   // profile, as rperf 0.11's Hash#merge does: a key appears once (strict readers reject twice).
   auto in_trailer = [&](const std::string& key) { return trailer.get(key) != nullptr; };
-  for (const JsonValue::Member& m : p.attributes.members()) {
+  for (const JsonValue::Member& m : attributes) {
     bool placed = false;
     for (const char* key : order) placed = placed || m.first == key;
     if (!placed && !in_trailer(m.first)) write_attribute(m.first, m.second);
