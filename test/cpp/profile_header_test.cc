@@ -2,11 +2,27 @@
 // keys were set in (what the JSON file and the Ruby Hash list) kept across both.
 #include <gtest/gtest.h>
 
+#include "io/encoders.hh"
+#include "io/loader.hh"
+#include "io/output.hh"
 #include "profile/profile_header.hh"
+#include "profile/transform.hh"
+#include "test_profiles.hh"
 
 using namespace rperf;
 
 namespace {
+
+std::string json_of(const Profile& p) {
+  std::string s;
+  Output out(&s, OutputOptions());
+  encode_json(p, JsonValue::object(), out);
+  EXPECT_EQ(out.finish(), 0);
+  return s;
+}
+
+// Where each key starts in a JSON document ("\"key\":"), npos when absent.
+size_t at(const std::string& json, const std::string& key) { return json.find("\"" + key + "\":"); }
 
 std::vector<std::string> keys(const ProfileHeader& h) {
   std::vector<std::string> out;
@@ -112,4 +128,65 @@ TEST(ProfileHeaderTest, KnownNames) {
   EXPECT_TRUE(ProfileHeader::known("allocation_interval"));
   EXPECT_FALSE(ProfileHeader::known("pid"));
   EXPECT_FALSE(ProfileHeader::known("aggregated_samples"));
+}
+
+// Through the JSON writer and loader: known keys typed again, unknown and wrongly typed ones
+// as written, every key in its place, and the file written again byte for byte.
+TEST(ProfileHeaderTest, JsonFileRoundTripsByteForByte) {
+  Profile p = fixtures::make_profile({{"a.rb", "f", 1}}, {{{0}, 5}});
+  p.header = ProfileHeader();
+  p.header.set("mode", JsonValue::symbol("cpu"));
+  p.header.set("frequency", JsonValue::string("fast"));  // another type: kept as written
+  p.header.set("custom", JsonValue::object());
+  p.header.set("max_depth", JsonValue::integer(8));
+  p.header.set("note", JsonValue::string("n"));
+  p.header.set("allocation_interval_guessed", JsonValue::integer(1));
+  p.header.set("duration_ns", JsonValue::integer(40));
+  std::string json = json_of(p);
+  // rperf 0.11's keys first (mode, frequency, duration_ns), then ours in the order set.
+  EXPECT_LT(at(json, "frequency"), at(json, "duration_ns"));
+  EXPECT_LT(at(json, "duration_ns"), at(json, "custom"));
+  EXPECT_LT(at(json, "custom"), at(json, "max_depth"));
+  EXPECT_LT(at(json, "max_depth"), at(json, "note"));
+  EXPECT_LT(at(json, "note"), at(json, "allocation_interval_guessed"));
+  EXPECT_NE(json.find("\"frequency\":\"fast\""), std::string::npos);
+  EXPECT_EQ(at(json, "user_ns"), std::string::npos);  // absent stays absent
+  EXPECT_EQ(at(json, "allocation_interval"), std::string::npos);
+
+  Profile q;
+  std::string error;
+  ASSERT_TRUE(load_json_profile(json.data(), json.size(), q, error)) << error;
+  EXPECT_EQ(json_of(q), json);
+  EXPECT_EQ(q.mode(), "cpu");
+  EXPECT_FALSE(q.header.frequency);
+  EXPECT_EQ(q.frequency(), 1000);  // not an Integer: the default, as before
+  EXPECT_EQ(q.header.max_depth.value_or(0), 8);
+  EXPECT_EQ(q.header.duration_ns.value_or(0), 40);
+  EXPECT_FALSE(q.header.allocation_interval_guessed);
+  EXPECT_FALSE(q.header.user_ns);
+  EXPECT_FALSE(q.has_allocations());
+  ASSERT_NE(q.header.extras().get("note"), nullptr);
+}
+
+// A merge adds the keys a process lacks after the root's own, as the root's Hash had them.
+TEST(ProfileHeaderTest, MergeAppendsNewKeysAndKeepsTheRootsPlaces) {
+  Profile root = fixtures::make_profile({{"a.rb", "f", 1}}, {{{0}, 5}});
+  root.header = ProfileHeader();
+  root.header.mode = HeaderText{"cpu", true};
+  root.header.sampling_count = 2;
+  root.header.duration_ns = 10;
+  root.header.set("note", JsonValue::string("n"));
+  Profile child = fixtures::make_profile({{"a.rb", "f", 1}}, {{{0}, 7}});
+  child.header = ProfileHeader();
+  child.header.duration_ns = 30;
+  child.header.user_ns = 4;
+  child.header.sampling_count = 3;
+  merge_child(root, child, "9");
+  EXPECT_EQ(keys(root.header),
+            (std::vector<std::string>{"mode", "sampling_count", "duration_ns", "note", "user_ns", "total_duration_ns", "process_count"}));
+  EXPECT_EQ(root.header.sampling_count.value_or(0), 5);
+  EXPECT_EQ(root.header.duration_ns.value_or(0), 30);
+  EXPECT_EQ(root.header.total_duration_ns.value_or(0), 40);
+  EXPECT_EQ(root.header.process_count.value_or(0), 2);
+  EXPECT_EQ(root.header.user_ns.value_or(0), 4);
 }

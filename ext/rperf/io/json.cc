@@ -1,8 +1,8 @@
 // The rperf JSON document, written entirely here:
-//   {"meta":{...},"summary":{...}, <attributes and body in rperf 0.11's order (result_keys.hh):
+//   {"meta":{...},"summary":{...}, <header keys and body in rperf 0.11's order (result_keys.hh):
 //    "raw_samples":[[frames, weight, thread_seq, label_set_id, vm_state, time_ns], ...],
 //    "aggregated_samples":[[frames, weight, thread_seq, label_set_id], ...], "label_sets":[...]>,
-//    <our attributes>, with allocation profiling "allocation_samples":[[frames, count, thread_seq,
+//    <our header keys, in the order set>, with allocation profiling "allocation_samples":[[frames, count, thread_seq,
 //    label_set_id, class_name, retained_count], ...] (and with timestamps "raw_allocation_samples",
 //    each with its time_ns last), "function_start_lines":[...], <trailer: rperf_version, pid, ppid of the writer>}
 // meta and summary come first so read_meta can stop there. rperf 0.10/0.11 readers need every
@@ -164,7 +164,7 @@ void encode_json(const Profile& p, const JsonValue& trailer, Output& out) {
   append_json_value(head, p.meta);
   head += ",\"summary\":";
   append_json_value(head, p.summary.is_null() ? summarize(p) : p.summary);
-  // rperf 0.11's key order (profile/result_keys.hh); our own attributes follow it.
+  // rperf 0.11's key order (profile/result_keys.hh); the header's other keys follow it.
   auto write_attribute = [&](const std::string& key, const JsonValue& value) {
     out.append(",", 1);
     std::string kv;
