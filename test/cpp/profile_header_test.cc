@@ -2,6 +2,8 @@
 // keys were set in (what the JSON file and the Ruby Hash list) kept across both.
 #include <gtest/gtest.h>
 
+#include <type_traits>
+
 #include "io/encoders.hh"
 #include "io/loader.hh"
 #include "io/output.hh"
@@ -95,6 +97,15 @@ TEST(ProfileHeaderTest, TypedFieldsSetDirectlyKeepTheirOrder) {
   ProfileHeader copy = h;  // a copy keeps the order
   copy.user_ns = 1;
   EXPECT_EQ(keys(copy), (std::vector<std::string>{"note", "frequency", "duration_ns", "user_ns"}));
+  ProfileHeader assigned;
+  assigned.sys_ns = 2;
+  assigned = h;  // so does an assignment, replacing what was there
+  EXPECT_FALSE(assigned.sys_ns);
+  EXPECT_EQ(keys(assigned), (std::vector<std::string>{"note", "frequency", "duration_ns"}));
+  // A field takes values, not another field (whose stamp would bring the other's order).
+  static_assert(!std::is_copy_assignable_v<HeaderField<int64_t>>);
+  assigned.sys_ns = *copy.user_ns;
+  EXPECT_EQ(keys(assigned), (std::vector<std::string>{"note", "frequency", "duration_ns", "sys_ns"}));
 }
 
 TEST(ProfileHeaderTest, WrongTypesAreNamedAndKeptAsGiven) {

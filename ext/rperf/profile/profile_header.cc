@@ -14,32 +14,33 @@ uint64_t next_header_stamp() {
 
 namespace {
 
-// The one list of typed keys: each name with its field. `H` is ProfileHeader, const or not.
-template <typename H, typename F>
-void each_field(H& h, F&& f) {
-  f("mode", h.mode);
-  f("frequency", h.frequency);
-  f("trigger_count", h.trigger_count);
-  f("sampling_count", h.sampling_count);
-  f("sampling_time_ns", h.sampling_time_ns);
-  f("hook_time_ns", h.hook_time_ns);
-  f("dropped_samples", h.dropped_samples);
-  f("dropped_aggregation", h.dropped_aggregation);
-  f("label_sets_overflowed", h.label_sets_overflowed);
-  f("detected_thread_count", h.detected_thread_count);
-  f("max_depth", h.max_depth);
-  f("start_time_ns", h.start_time_ns);
-  f("duration_ns", h.duration_ns);
-  f("total_duration_ns", h.total_duration_ns);
-  f("process_count", h.process_count);
-  f("user_ns", h.user_ns);
-  f("sys_ns", h.sys_ns);
-  f("allocation_interval", h.allocation_interval);
-  f("allocation_sample_count", h.allocation_sample_count);
-  f("dropped_allocations", h.dropped_allocations);
-  f("allocation_interval_guessed", h.allocation_interval_guessed);
-  f("gc_stats", h.gc_stats);
-  f("maxrss_mb", h.maxrss_mb);
+// The one list of typed keys: each name with its field in every header given (ProfileHeader,
+// const or not).
+template <typename F, typename... H>
+void each_field(F&& f, H&... h) {
+  f("mode", h.mode...);
+  f("frequency", h.frequency...);
+  f("trigger_count", h.trigger_count...);
+  f("sampling_count", h.sampling_count...);
+  f("sampling_time_ns", h.sampling_time_ns...);
+  f("hook_time_ns", h.hook_time_ns...);
+  f("dropped_samples", h.dropped_samples...);
+  f("dropped_aggregation", h.dropped_aggregation...);
+  f("label_sets_overflowed", h.label_sets_overflowed...);
+  f("detected_thread_count", h.detected_thread_count...);
+  f("max_depth", h.max_depth...);
+  f("start_time_ns", h.start_time_ns...);
+  f("duration_ns", h.duration_ns...);
+  f("total_duration_ns", h.total_duration_ns...);
+  f("process_count", h.process_count...);
+  f("user_ns", h.user_ns...);
+  f("sys_ns", h.sys_ns...);
+  f("allocation_interval", h.allocation_interval...);
+  f("allocation_sample_count", h.allocation_sample_count...);
+  f("dropped_allocations", h.dropped_allocations...);
+  f("allocation_interval_guessed", h.allocation_interval_guessed...);
+  f("gc_stats", h.gc_stats...);
+  f("maxrss_mb", h.maxrss_mb...);
 }
 
 // Each field type's JSON form, and what it accepts: exactly its own kinds (a Double is not an
@@ -87,7 +88,7 @@ const char* expected(const std::optional<int64_t>&) { return "an Integer or nil"
 const char* ProfileHeader::set(const std::string& key, JsonValue value) {
   const char* wrong = nullptr;
   bool found = false;
-  each_field(*this, [&](const char* name, auto& field) {
+  each_field([&](const char* name, auto& field) {
     if (found || key != name) return;
     found = true;
     // The key keeps its place whether its value moves between the field and the extras.
@@ -101,16 +102,16 @@ const char* ProfileHeader::set(const std::string& key, JsonValue value) {
       field.reset();
       set_extra(key, std::move(value), stamp);
     }
-  });
+  }, *this);
   if (!found) set_extra(key, std::move(value), 0);
   return wrong;
 }
 
 std::optional<JsonValue> ProfileHeader::get(const std::string& key) const {
   std::optional<JsonValue> out;
-  each_field(*this, [&](const char* name, const auto& field) {
+  each_field([&](const char* name, const auto& field) {
     if (!out && field.has_value() && key == name) out = field_json(*field);
-  });
+  }, *this);
   if (out) return out;
   if (const JsonValue* v = extras_.get(key)) return *v;
   return std::nullopt;
@@ -118,29 +119,29 @@ std::optional<JsonValue> ProfileHeader::get(const std::string& key) const {
 
 bool ProfileHeader::has(const std::string& key) const {
   bool typed = false;
-  each_field(*this, [&](const char* name, const auto& field) { typed = typed || (field.has_value() && key == name); });
+  each_field([&](const char* name, const auto& field) { typed = typed || (field.has_value() && key == name); }, *this);
   return typed || extras_.get(key) != nullptr;
 }
 
 void ProfileHeader::erase(const std::string& key) {
-  each_field(*this, [&](const char* name, auto& field) {
+  each_field([&](const char* name, auto& field) {
     if (key == name) field.reset();
-  });
+  }, *this);
   erase_extra(key);
 }
 
 bool ProfileHeader::known(const std::string& key) {
   ProfileHeader none;
   bool found = false;
-  each_field(none, [&](const char* name, const auto&) { found = found || key == name; });
+  each_field([&](const char* name, const auto&) { found = found || key == name; }, none);
   return found;
 }
 
 std::vector<JsonValue::Member> ProfileHeader::members() const {
   std::vector<std::tuple<uint64_t, std::string, JsonValue>> all;
-  each_field(*this, [&](const char* name, const auto& field) {
+  each_field([&](const char* name, const auto& field) {
     if (field.has_value()) all.emplace_back(field.stamp(), name, field_json(*field));
-  });
+  }, *this);
   const std::vector<JsonValue::Member>& extras = extras_.members();
   for (size_t i = 0; i < extras.size(); i++) {
     bool shadowed = false;  // a typed field set directly after a wrong value came by name
@@ -152,6 +153,13 @@ std::vector<JsonValue::Member> ProfileHeader::members() const {
   out.reserve(all.size());
   for (auto& t : all) out.emplace_back(std::move(std::get<1>(t)), std::move(std::get<2>(t)));
   return out;
+}
+
+ProfileHeader& ProfileHeader::operator=(const ProfileHeader& o) {
+  each_field([](const char*, auto& to, const auto& from) { to.copy_from(from); }, *this, o);
+  extras_ = o.extras_;
+  extra_stamps_ = o.extra_stamps_;
+  return *this;
 }
 
 JsonValue ProfileHeader::to_json() const {

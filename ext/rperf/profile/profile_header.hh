@@ -29,14 +29,17 @@ uint64_t next_header_stamp();
 // process-wide counter, so comparing them gives the order keys were added in, as
 // JsonValue::set keeps it: a replaced value keeps its place, a value set after a reset() goes
 // last, and a copied header keeps its order.
-//
-// Assign a value (`a.x = *b.x`), not another field: a field copied whole takes the other's
-// stamp, which is right only for a header copied whole.
 template <typename T>
 class HeaderField {
  public:
   using value_type = T;
   HeaderField() = default;
+  HeaderField(const HeaderField&) = default;
+  HeaderField(HeaderField&&) = default;
+  // Not from another field (`a.x = b.x` would take b's stamp, b's place in another header's
+  // order): assign the value, `a.x = *b.x`. Whole headers copy their stamps (ProfileHeader).
+  HeaderField& operator=(const HeaderField&) = delete;
+  HeaderField& operator=(HeaderField&&) = delete;
   HeaderField& operator=(T v) {
     assign(std::move(v), 0);
     return *this;
@@ -58,6 +61,12 @@ class HeaderField {
   uint64_t stamp() const { return stamp_; }
 
  private:
+  friend struct ProfileHeader;
+  void copy_from(const HeaderField& o) {
+    value_ = o.value_;
+    stamp_ = o.stamp_;
+  }
+
   T value_{};
   uint64_t stamp_ = 0;  // 0: absent
 };
@@ -71,6 +80,12 @@ struct HeaderText {
 };
 
 struct ProfileHeader {
+  ProfileHeader() = default;
+  ProfileHeader(const ProfileHeader&) = default;  // stamps and all: the same order
+  ProfileHeader(ProfileHeader&&) = default;
+  ProfileHeader& operator=(const ProfileHeader& o);
+  ProfileHeader& operator=(ProfileHeader&& o) { return *this = static_cast<const ProfileHeader&>(o); }
+
   HeaderField<HeaderText> mode;  // "cpu" or "wall"
   HeaderField<int64_t> frequency;
   // Sampler counters (summed over the processes of a merge).
