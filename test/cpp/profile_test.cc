@@ -285,7 +285,7 @@ TEST(Loader, JsonRoundTripKeepsEverything) {
   p.header.set("duration_ns", JsonValue::integer(99));
   JsonValue meta = JsonValue::object();
   meta.set("format_version", JsonValue::integer(1));
-  p.meta = meta;
+  p.header.meta = meta;
   std::string json = to_json(p);
   Profile q;
   std::string error;

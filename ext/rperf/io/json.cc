@@ -161,9 +161,9 @@ std::string start_lines_json(const Profile& p) {
 
 void encode_json(const Profile& p, const JsonValue& trailer, Output& out) {
   std::string head = "{\"meta\":";
-  append_json_value(head, p.meta);
+  append_json_value(head, p.header.meta);
   head += ",\"summary\":";
-  append_json_value(head, p.summary.is_null() ? summarize(p) : p.summary);
+  append_json_value(head, p.header.summary.is_null() ? summarize(p) : p.header.summary);
   // rperf 0.11's key order (profile/result_keys.hh); the header's other keys follow it.
   auto write_attribute = [&](const std::string& key, const JsonValue& value) {
     out.append(",", 1);

@@ -10,8 +10,8 @@
 //   allocations sampled allocations (stack, thread, label set, class): estimated objects
 //               allocated and still alive at the end (allocation profiling only)
 //   header      the result's scalar keys (mode, frequency, counters, ...): typed fields and
-//               extras, in order (profile/profile_header.hh)
-//   meta, summary  the JSON file's head objects (null until written or loaded)
+//               extras, in order, and the JSON file's head objects meta and summary
+//               (profile/profile_header.hh)
 //
 // Ruby-independent: unit-tested under GoogleTest without a Ruby VM.
 #pragma once
@@ -235,8 +235,6 @@ struct Profile {
   bool has_lines = false;   // frames carry line numbers
   bool timestamps = false;  // one sample per interval with its time (aggregate: false)
   ProfileHeader header;
-  JsonValue meta;
-  JsonValue summary;
 
   std::string mode() const { return header.mode ? header.mode->text : "cpu"; }
   int frequency() const { return static_cast<int>(header.frequency.value_or(1000)); }

@@ -157,6 +157,8 @@ std::vector<JsonValue::Member> ProfileHeader::members() const {
 
 ProfileHeader& ProfileHeader::operator=(const ProfileHeader& o) {
   each_field([](const char*, auto& to, const auto& from) { to.copy_from(from); }, *this, o);
+  meta = o.meta;
+  summary = o.summary;
   extras_ = o.extras_;
   extra_stamps_ = o.extra_stamps_;
   return *this;

@@ -2,7 +2,8 @@
 // typed fields, each present or absent as the input had it, and the keys this code does not
 // know kept as given (`extras`). The JSON file and the Ruby Hash list these keys in the order
 // they were set (rperf 0.11's order first, see result_keys.hh), so the header remembers that
-// order across typed fields and extras alike.
+// order across typed fields and extras alike. The file's meta and summary objects live here
+// too, as the JSON they are.
 //
 // Names reach fields in one place (ProfileHeader::set / get / members): every reader and
 // writer that goes by name (the JSON loader and writer, the Ruby Hash, Native::Profile
@@ -114,6 +115,11 @@ struct ProfileHeader {
   // Integer, or null where the platform does not tell).
   HeaderField<JsonValue> gc_stats;
   HeaderField<std::optional<int64_t>> maxrss_mb;
+
+  // The file's head objects, open-ended, null until written or loaded (or given by a Hash).
+  // Not keys of the header by name: the JSON writer puts them first, the Hash view after it.
+  JsonValue meta;
+  JsonValue summary;
 
   // ---- by name (the one mapping of key names to fields) ----
 

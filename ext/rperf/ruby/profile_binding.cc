@@ -132,8 +132,8 @@ VALUE build_view(VALUE self, ProfileHolder& h) {
   h.header = p.header.to_json();  // the holder's scratch: a raise below cannot leak it
   for (const JsonValue::Member& m : h.header.members()) rb_hash_aset(hash, ID2SYM(rb_intern(m.first.c_str())), json_to_ruby(m.second));
   h.header = JsonValue();
-  if (!p.meta.is_null()) rb_hash_aset(hash, sym("meta"), json_to_ruby(p.meta));
-  if (!p.summary.is_null()) rb_hash_aset(hash, sym("summary"), json_to_ruby(p.summary));
+  if (!p.header.meta.is_null()) rb_hash_aset(hash, sym("meta"), json_to_ruby(p.header.meta));
+  if (!p.header.summary.is_null()) rb_hash_aset(hash, sym("summary"), json_to_ruby(p.header.summary));
 
   h.view_samples = rb_ary_new_capa(static_cast<long>(h.shown_samples.size()));
   for (const Sample& s : h.shown_samples) rb_ary_push(h.view_samples, sample_value(h, s, false, s.label_set));
@@ -506,8 +506,8 @@ void read_header(Profile& p, VALUE hash) {
   p.header = ProfileHeader();
   rb_hash_foreach(hash, attribute_member, reinterpret_cast<VALUE>(&p));
   JsonValue v;
-  p.meta = ruby_to_json(rb_hash_lookup(hash, sym("meta")), v) ? v : JsonValue();
-  p.summary = ruby_to_json(rb_hash_lookup(hash, sym("summary")), v) ? v : JsonValue();
+  p.header.meta = ruby_to_json(rb_hash_lookup(hash, sym("meta")), v) ? v : JsonValue();
+  p.header.summary = ruby_to_json(rb_hash_lookup(hash, sym("summary")), v) ? v : JsonValue();
 }
 
 [[noreturn]] void raise_error(VALUE klass, VALUE message) { rb_exc_raise(rb_exc_new_str(klass, message)); }
@@ -606,7 +606,7 @@ VALUE profile_set_meta(VALUE self, VALUE meta) {
   {  // no C++ object may be live when rb_raise unwinds
     JsonValue v;
     stored = ruby_to_json(meta, v) && (v.is_object() || v.is_null());
-    if (stored) h->profile.meta = std::move(v);
+    if (stored) h->profile.header.meta = std::move(v);
   }
   if (!stored) rb_raise(rb_eTypeError, "rperf: meta must be a Hash of plain values");
   return meta;
@@ -679,19 +679,19 @@ VALUE profile_attribute(VALUE self, VALUE key) {
   return out;
 }
 
-VALUE profile_meta_p(VALUE self) { return holder_of(self)->profile.meta.is_object() ? Qtrue : Qfalse; }
+VALUE profile_meta_p(VALUE self) { return holder_of(self)->profile.header.meta.is_object() ? Qtrue : Qfalse; }
 
 // #meta -> the file's meta Hash (nil when it has none), without building the Hash view.
 VALUE profile_meta(VALUE self) {
   const Profile& p = holder_of(self)->profile;
-  return p.meta.is_null() ? Qnil : json_to_ruby(p.meta);
+  return p.header.meta.is_null() ? Qnil : json_to_ruby(p.header.meta);
 }
 
 // #saved_summary -> the summary a file carried (the Hash view's :summary), nil when none;
 // #summary computes it.
 VALUE profile_saved_summary(VALUE self) {
   const Profile& p = holder_of(self)->profile;
-  return p.summary.is_null() ? Qnil : json_to_ruby(p.summary);
+  return p.header.summary.is_null() ? Qnil : json_to_ruby(p.header.summary);
 }
 
 // #samples? / #allocations? / #raw?: whether the result has time samples, allocation samples,
