@@ -24,7 +24,7 @@ namespace {
 Profile allocation_profile() {
   Profile p = make_profile({{"a.rb", "<main>", 1}, {"a.rb", "Foo#make", 10}, {"a.rb", "Foo#make", 11}}, {{{1, 0}, 100}},
                            {{}, {{"endpoint", "/x"}}});
-  p.attributes.set("allocation_interval", JsonValue::integer(64));
+  p.header.set("allocation_interval", JsonValue::integer(64));
   uint32_t s10 = p.stacks.intern({1, 0});
   uint32_t s11 = p.stacks.intern({2, 0});
   uint32_t str = p.class_names.intern("String");

@@ -134,7 +134,7 @@ TEST(Text, FollowsRperf011Layout) {
 TEST(Json, KeysInRperf011OrderThenOurs) {
   Profile p = sample_profile();
   for (const char* key : {"max_depth", "duration_ns", "start_time_ns", "frequency", "mode"}) {
-    p.attributes.set(key, JsonValue::integer(1));
+    p.header.set(key, JsonValue::integer(1));
   }
   std::string body = render([&](Output& out) { encode_json(p, JsonValue::object(), out); });
   std::vector<size_t> at;

@@ -130,7 +130,7 @@ Profile timeline_profile() {
       },
       {{}, {{"endpoint", "GET /users"}}, {{"%pid", "4242"}}});
   p.timestamps = true;
-  p.attributes.set("start_time_ns", JsonValue::integer(1700000000123456789));
+  p.header.set("start_time_ns", JsonValue::integer(1700000000123456789));
   return p;
 }
 

@@ -26,11 +26,11 @@ Profile rich_profile() {
                            {{{1, 0}, 100, 1, 0}, {{2, 0}, 50, 2, 2}, {{3, 1, 0}, 25, 3, 1}, {{}, 7, 1, 3}, {{0}, 9, 1, 4}},
                            {{}, {{"%GVL", "blocked", false}}, {{"endpoint", "/x", false}, {"n", "0", true}, {"big", "-1099511627776", true}},
                             {{"e", "", false}}, {{"%GC", "sweep", false}}});
-  p.attributes.set("start_time_ns", JsonValue::integer(123));
-  p.attributes.set("duration_ns", JsonValue::integer(456));
+  p.header.set("start_time_ns", JsonValue::integer(123));
+  p.header.set("duration_ns", JsonValue::integer(456));
   p.frames.at(1).start_line = 9;
   p.frames.at(2).start_line = 9;
-  p.attributes.set("allocation_interval", JsonValue::integer(32));
+  p.header.set("allocation_interval", JsonValue::integer(32));
   uint32_t string_class = p.class_names.intern("String");
   uint32_t array_class = p.class_names.intern("Array");
   p.allocations.push_back(AllocationSample{p.samples[0].stack, 1, 0, string_class, 96, 32, 0});
@@ -102,11 +102,11 @@ TEST(PprofReader, RoundTripsWhatTheWriterWrote) {
     EXPECT_EQ(allocations_of(p), allocations_of(q));
     EXPECT_EQ(q.mode(), "wall");
     EXPECT_EQ(q.frequency(), 1000);
-    EXPECT_EQ(q.attributes.int_or("start_time_ns", 0), 123);
-    EXPECT_EQ(q.attributes.int_or("duration_ns", 0), 456);
-    EXPECT_EQ(q.attributes.int_or("allocation_interval", 0), 32);
-    EXPECT_EQ(q.attributes.int_or("allocation_sample_count", 0), 4);  // (96 + 32) / 32
-    EXPECT_EQ(q.attributes.get("allocation_interval_guessed"), nullptr);
+    EXPECT_EQ(q.header.start_time_ns.value_or(0), 123);
+    EXPECT_EQ(q.header.duration_ns.value_or(0), 456);
+    EXPECT_EQ(q.header.allocation_interval.value_or(0), 32);
+    EXPECT_EQ(q.header.allocation_sample_count.value_or(0), 4);  // (96 + 32) / 32
+    EXPECT_FALSE(q.header.allocation_interval_guessed);
     EXPECT_TRUE(q.has_lines);
     for (uint32_t i = 0; i < q.frames.size(); i++) {
       EXPECT_EQ(q.frames[i].start_line, q.frames[i].label == "Foo#bar" ? 9 : 0) << q.frames[i].label;
@@ -126,8 +126,9 @@ TEST(PprofReader, WithoutTheIntervalCommentTheCountsGcdIsGuessed) {
   Profile q;
   std::string error;
   ASSERT_TRUE(load(pb, q, error)) << error;
-  EXPECT_EQ(q.attributes.int_or("allocation_interval", 0), 32);
-  ASSERT_NE(q.attributes.get("allocation_interval_guessed"), nullptr);
+  EXPECT_EQ(q.header.allocation_interval.value_or(0), 32);
+  ASSERT_TRUE(q.header.allocation_interval_guessed);
+  EXPECT_TRUE(*q.header.allocation_interval_guessed);
 }
 
 TEST(PprofReader, WrongFilesSayWhat) {

@@ -214,20 +214,20 @@ TEST(Transform, VmStatesAsFramesAndInferredBack) {
 
 TEST(Transform, MergeChildLabelsOnlyTheChildAndSumsCounters) {
   Profile root = make_profile({{"a.rb", "root", 1}}, {{{0}, 100}});
-  root.attributes.set("sampling_count", JsonValue::integer(3));
-  root.attributes.set("duration_ns", JsonValue::integer(500));
+  root.header.set("sampling_count", JsonValue::integer(3));
+  root.header.set("duration_ns", JsonValue::integer(500));
   Profile child = make_profile({{"b.rb", "child", 2}, {"a.rb", "root", 1}}, {{{0, 1}, 40, 1, 1}, {{1}, 2}},
                                {{}, {{"job", "X", false}}});
-  child.attributes.set("sampling_count", JsonValue::integer(4));
-  child.attributes.set("duration_ns", JsonValue::integer(300));
+  child.header.set("sampling_count", JsonValue::integer(4));
+  child.header.set("duration_ns", JsonValue::integer(300));
   merge_child(root, child, "4242");
-  EXPECT_EQ(root.attributes.int_or("duration_ns", 0), 500);        // the longest process
-  EXPECT_EQ(root.attributes.int_or("total_duration_ns", 0), 800);  // every process
+  EXPECT_EQ(root.header.duration_ns.value_or(0), 500);        // the longest process
+  EXPECT_EQ(root.header.total_duration_ns.value_or(0), 800);  // every process
   merge_child(root, child, "4243");
-  EXPECT_EQ(root.attributes.int_or("total_duration_ns", 0), 1100);
-  EXPECT_EQ(root.attributes.int_or("process_count", 0), 3);
+  EXPECT_EQ(root.header.total_duration_ns.value_or(0), 1100);
+  EXPECT_EQ(root.header.process_count.value_or(0), 3);
   EXPECT_EQ(root.total_weight(), 184);
-  EXPECT_EQ(root.attributes.int_or("sampling_count", 0), 11);
+  EXPECT_EQ(root.header.sampling_count.value_or(0), 11);
   EXPECT_EQ(root.samples[0].label_set, 0u);  // the root's own samples keep their labels
   const LabelSet& job = root.label_sets[root.samples[1].label_set];
   ASSERT_EQ(job.size(), 2u);
@@ -239,10 +239,10 @@ TEST(Transform, MergeChildLabelsOnlyTheChildAndSumsCounters) {
 TEST(Transform, MergeChildPutsRawTimesOnTheRootsClock) {
   Profile root = make_profile({{"a.rb", "root", 1}}, {{{0}, 100, 1, 0, kRunning, 1000}});
   root.timestamps = true;
-  root.attributes.set("start_time_ns", JsonValue::integer(5000000));
+  root.header.set("start_time_ns", JsonValue::integer(5000000));
   Profile child = make_profile({{"b.rb", "child", 2}}, {{{0}, 40, 1, 0, kRunning, 700}});
   child.timestamps = true;
-  child.attributes.set("start_time_ns", JsonValue::integer(5002000));  // started 2 us after the root
+  child.header.set("start_time_ns", JsonValue::integer(5002000));  // started 2 us after the root
   merge_child(root, child, "4242");
   ASSERT_EQ(root.samples.size(), 2u);
   EXPECT_EQ(root.samples[0].time_ns, 1000);
@@ -251,13 +251,13 @@ TEST(Transform, MergeChildPutsRawTimesOnTheRootsClock) {
 
 TEST(Summary, FieldsOfRperf011) {
   Profile p = make_profile({{"a.rb", "fib", 1}, {"b.rb", "fib", 1}, {"a.rb", "<main>", 9}}, {{{0, 2}, 75}, {{1, 2}, 25}});
-  p.attributes.set("duration_ns", JsonValue::integer(123456789));
-  p.attributes.set("user_ns", JsonValue::integer(1000000));
-  p.attributes.set("sampling_count", JsonValue::integer(9));
+  p.header.set("duration_ns", JsonValue::integer(123456789));
+  p.header.set("user_ns", JsonValue::integer(1000000));
+  p.header.set("sampling_count", JsonValue::integer(9));
   JsonValue gc = JsonValue::object();
   gc.set("minor_count", JsonValue::integer(2));
   gc.set("time_ms", JsonValue::integer(5));
-  p.attributes.set("gc_stats", gc);
+  p.header.set("gc_stats", gc);
   JsonValue s = summarize(p);
   EXPECT_DOUBLE_EQ(s.get("total_ms")->as_double(), 123.5);
   EXPECT_DOUBLE_EQ(s.get("cpu_ms")->as_double(), 1.0);
@@ -282,10 +282,10 @@ TEST(Loader, JsonRoundTripKeepsEverything) {
   Profile p = make_profile({{"a.rb", "M#x", 3}, {"<C method>", "sleep\"q", 0}}, {{{1, 0}, 5, 2, 1}, {{0}, 7, 1, 0}},
                            {{}, {{"endpoint", "/é", false}, {"id", "42", true}}});
   p.frames.at(0).start_line = 2;
-  p.attributes.set("duration_ns", JsonValue::integer(99));
+  p.header.set("duration_ns", JsonValue::integer(99));
   JsonValue meta = JsonValue::object();
   meta.set("format_version", JsonValue::integer(1));
-  p.meta = meta;
+  p.header.meta = meta;
   std::string json = to_json(p);
   Profile q;
   std::string error;

@@ -44,8 +44,8 @@ inline Profile make_profile(const std::vector<FrameSpec>& frames, const std::vec
                             const std::vector<std::vector<LabelSpec>>& label_sets = {}, bool lines = true) {
   Profile p;
   p.has_lines = lines;
-  p.attributes.set("mode", JsonValue::symbol("wall"));
-  p.attributes.set("frequency", JsonValue::integer(1000));
+  p.header.set("mode", JsonValue::symbol("wall"));
+  p.header.set("frequency", JsonValue::integer(1000));
   std::vector<uint32_t> ids;
   for (const FrameSpec& f : frames) ids.push_back(p.frames.intern(f.path, f.label, f.line));
   for (const std::vector<LabelSpec>& set : label_sets) p.label_sets.intern(labels(set));

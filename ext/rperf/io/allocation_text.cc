@@ -38,7 +38,7 @@ std::string encode_allocation_text(const Profile& p, int top_n, bool interval_gu
   FunctionTotals allocated = allocation_totals(p);
   FunctionTotals retained = allocation_totals(p, true);
   std::string out = "Allocations: " + grouped(allocated.grand_total_ns) + " objects (estimated, one in " +
-                    grouped(p.attributes.int_or("allocation_interval", 0)) + " sampled" +
+                    grouped(p.header.allocation_interval.value_or(0)) + " sampled" +
                     (interval_guessed ? "; the interval estimated from the counts: the file does not name it" : "") + "), " +
                     grouped(retained.grand_total_ns) + " retained\n";
   out += "\n Allocated by site (self):\n" + function_rows(p, allocated, allocated.self_ns, top_n);

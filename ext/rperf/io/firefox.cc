@@ -590,7 +590,7 @@ void encode_firefox(const Profile& p, const FirefoxOptions& options, Output& out
   std::string chunk = "{\"meta\":{\"interval\":";
   append_ms(chunk, interval_ns);
   chunk += ",\"startTime\":";
-  append_ms(chunk, p.attributes.int_or("start_time_ns", 0));
+  append_ms(chunk, p.header.start_time_ns.value_or(0));
   chunk += ",\"processType\":0,\"product\":";
   append_json_string(chunk, options.product.empty() ? "rperf " + mode : options.product);
   chunk += ",\"importedFrom\":\"rperf\",\"stackwalk\":0,\"version\":30,\"preprocessedProfileVersion\":";

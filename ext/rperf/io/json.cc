@@ -1,8 +1,8 @@
 // The rperf JSON document, written entirely here:
-//   {"meta":{...},"summary":{...}, <attributes and body in rperf 0.11's order (result_keys.hh):
+//   {"meta":{...},"summary":{...}, <header keys and body in rperf 0.11's order (result_keys.hh):
 //    "raw_samples":[[frames, weight, thread_seq, label_set_id, vm_state, time_ns], ...],
 //    "aggregated_samples":[[frames, weight, thread_seq, label_set_id], ...], "label_sets":[...]>,
-//    <our attributes>, with allocation profiling "allocation_samples":[[frames, count, thread_seq,
+//    <our header keys, in the order set>, with allocation profiling "allocation_samples":[[frames, count, thread_seq,
 //    label_set_id, class_name, retained_count], ...] (and with timestamps "raw_allocation_samples",
 //    each with its time_ns last), "function_start_lines":[...], <trailer: rperf_version, pid, ppid of the writer>}
 // meta and summary come first so read_meta can stop there. rperf 0.10/0.11 readers need every
@@ -161,10 +161,10 @@ std::string start_lines_json(const Profile& p) {
 
 void encode_json(const Profile& p, const JsonValue& trailer, Output& out) {
   std::string head = "{\"meta\":";
-  append_json_value(head, p.meta);
+  append_json_value(head, p.header.meta);
   head += ",\"summary\":";
-  append_json_value(head, p.summary.is_null() ? summarize(p) : p.summary);
-  // rperf 0.11's key order (profile/result_keys.hh); our own attributes follow it.
+  append_json_value(head, p.header.summary.is_null() ? summarize(p) : p.header.summary);
+  // rperf 0.11's key order (profile/result_keys.hh); the header's other keys follow it.
   auto write_attribute = [&](const std::string& key, const JsonValue& value) {
     out.append(",", 1);
     std::string kv;
@@ -175,6 +175,14 @@ void encode_json(const Profile& p, const JsonValue& trailer, Output& out) {
   };
   FrameArena arena(p);
   out.append(head);
+  // The header's keys by name (typed fields and extras), in the order they were set.
+  const std::vector<JsonValue::Member> attributes = p.header.members();
+  auto attribute = [&](const std::string& key) -> const JsonValue* {
+    for (const JsonValue::Member& m : attributes) {
+      if (m.first == key) return &m.second;
+    }
+    return nullptr;
+  };
   const std::vector<const char*>& order = result_key_order(p);
   for (const char* key : order) {
     std::string k = key;
@@ -193,14 +201,14 @@ void encode_json(const Profile& p, const JsonValue& trailer, Output& out) {
       write_attribute(k, JsonValue::integer(static_cast<int64_t>(used_frame_count(p))));
     } else if (k == "unique_stacks") {
       write_attribute(k, JsonValue::integer(static_cast<int64_t>(p.stacks.size())));
-    } else if (const JsonValue* v = p.attributes.get(k)) {
+    } else if (const JsonValue* v = attribute(k)) {
       write_attribute(k, *v);
     }
   }
   // The trailer (the writer's rperf_version, pid, ppid) replaces the same keys of a loaded
   // profile, as rperf 0.11's Hash#merge does: a key appears once (strict readers reject twice).
   auto in_trailer = [&](const std::string& key) { return trailer.get(key) != nullptr; };
-  for (const JsonValue::Member& m : p.attributes.members()) {
+  for (const JsonValue::Member& m : attributes) {
     bool placed = false;
     for (const char* key : order) placed = placed || m.first == key;
     if (!placed && !in_trailer(m.first)) write_attribute(m.first, m.second);

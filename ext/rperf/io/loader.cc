@@ -446,10 +446,11 @@ class ProfileReader {
     for (size_t i = 0; i + 1 < d->items.size(); i += 2) {
       const std::string& key = d->items[i].node->text;
       const Val& value = d->items[i + 1];
-      if (key == "meta") p_.meta = to_value(b_, value);
-      else if (key == "summary") p_.summary = to_value(b_, value);
-      else if (key == "mode" && is_node(&value, JsonValue::Kind::kString)) p_.attributes.set(key, JsonValue::symbol(value.node->text));
-      else if (!is_body_key(key) && key != kTrailerVersionKey) p_.attributes.set(key, to_value(b_, value));
+      if (key == "meta") p_.header.meta = to_value(b_, value);
+      else if (key == "summary") p_.header.summary = to_value(b_, value);
+      else if (key == "mode" && is_node(&value, JsonValue::Kind::kString)) p_.header.set(key, JsonValue::symbol(value.node->text));
+      // By name into the header: a known key of another type is kept as written.
+      else if (!is_body_key(key) && key != kTrailerVersionKey) p_.header.set(key, to_value(b_, value));
     }
     frame_map_.assign(b_.frames.size(), kEmptyStack);
     stack_map_.assign(b_.stacks.size(), kEmptyStack);

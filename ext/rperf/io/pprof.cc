@@ -216,11 +216,11 @@ std::string encode_pprof(const Profile& p, const std::vector<std::string>& comme
   // Everything that adds strings comes before the string table.
   std::vector<int64_t> comment_ids;
   for (const std::string& c : comments) comment_ids.push_back(strings.id(c));
-  if (allocations) comment_ids.push_back(strings.id(kPprofAllocationComment + std::to_string(p.attributes.int_or("allocation_interval", 1))));
+  if (allocations) comment_ids.push_back(strings.id(kPprofAllocationComment + std::to_string(p.header.allocation_interval.value_or(1))));
   const int64_t period_unit = nanoseconds;
   for (const std::string& s : strings.strings()) out.bytes_field(6, s);  // string_table (6)
-  out.int_field(9, p.attributes.int_or("start_time_ns", 0));                                    // time_nanos
-  out.int_field(10, p.attributes.int_or("duration_ns", 0));                                     // duration_nanos
+  out.int_field(9, p.header.start_time_ns.value_or(0));                              // time_nanos
+  out.int_field(10, p.header.duration_ns.value_or(0));                               // duration_nanos
   {
     ProtoWriter vt;  // period_type (11)
     vt.int_field(1, kind);

@@ -152,7 +152,7 @@ class PprofLoader {
         rows.start_line(file.data(), file.size(), name.data(), name.size(), static_cast<int32_t>(fn.start_line));
       }
     }
-    set_attributes();
+    set_header();
     rows.finish();
   }
 
@@ -407,12 +407,12 @@ class PprofLoader {
     return type;
   }
 
-  void set_attributes() {
+  void set_header() {
     std::string mode = sample_types_.empty() ? "cpu" : std::string(str(sample_types_[time_index_].first));
-    p_.attributes.set("mode", JsonValue::symbol(mode));
-    p_.attributes.set("frequency", JsonValue::integer(period_ > 0 ? 1000000000LL / period_ : 0));
-    p_.attributes.set("start_time_ns", JsonValue::integer(time_nanos_));
-    p_.attributes.set("duration_ns", JsonValue::integer(duration_nanos_));
+    p_.header.mode = HeaderText{mode, true};
+    p_.header.frequency = period_ > 0 ? 1000000000LL / period_ : 0;
+    p_.header.start_time_ns = time_nanos_;
+    p_.header.duration_ns = duration_nanos_;
     if (alloc_index_ == SIZE_MAX) return;
     // The interval from the comment rperf writes; a file without it (rperf before allocation
     // profiling was readable from pprof) gets the largest interval every count is a multiple
@@ -430,10 +430,10 @@ class PprofLoader {
     }
     if (interval == 0) {
       interval = gcd_ > 0 && gcd_ <= static_cast<uint64_t>(INT64_MAX) ? static_cast<int64_t>(gcd_) : 1;
-      p_.attributes.set("allocation_interval_guessed", JsonValue::boolean(true));
+      p_.header.allocation_interval_guessed = true;
     }
-    p_.attributes.set("allocation_interval", JsonValue::integer(interval));
-    p_.attributes.set("allocation_sample_count", JsonValue::integer(static_cast<int64_t>(allocated_ / static_cast<uint64_t>(interval))));
+    p_.header.allocation_interval = interval;
+    p_.header.allocation_sample_count = static_cast<int64_t>(allocated_ / static_cast<uint64_t>(interval));
   }
 
   std::string_view in_;

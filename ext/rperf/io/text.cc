@@ -39,7 +39,7 @@ std::string format_rows(const Profile& p, const FunctionTotals& t, const std::ve
 std::string encode_text(const Profile& p, int top_n, bool header) {
   if (p.samples.empty()) return "No samples recorded.\n";
   FunctionTotals t = function_totals(p);
-  int64_t samples = p.attributes.int_or("sampling_count", static_cast<int64_t>(p.samples.size()));
+  int64_t samples = p.header.sampling_count.value_or(static_cast<int64_t>(p.samples.size()));
   char buf[160];
   std::snprintf(buf, sizeof(buf), "Total: %.1fms (%s)\nSamples: %lld, Frequency: %dHz\n", t.grand_total_ns / 1e6,
                 p.mode().c_str(), static_cast<long long>(samples), p.frequency());

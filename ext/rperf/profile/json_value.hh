@@ -1,6 +1,6 @@
-// A small JSON-shaped value: the open-ended parts of a profile (its scalar attributes such as
-// mode and counters, the file's meta and summary objects) are kept as these, so the model,
-// the JSON writer, the loader and the Ruby view agree on them without knowing every key.
+// A small JSON-shaped value: the open-ended parts of a profile (the header's keys nobody
+// types, see profile_header.hh, and the file's meta and summary objects) are kept as these, so
+// the model, the JSON writer, the loader and the Ruby view agree on them without knowing every key.
 // Objects keep their insertion order (files stay readable and diffable).
 #pragma once
 #include <cstdint>

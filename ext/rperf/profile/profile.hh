@@ -9,8 +9,9 @@
 //               time = first) unless `timestamps` (one per sampled interval, aggregate: false)
 //   allocations sampled allocations (stack, thread, label set, class): estimated objects
 //               allocated and still alive at the end (allocation profiling only)
-//   attributes  the result's scalar keys (mode, frequency, counters, ...) in order
-//   meta, summary  the JSON file's head objects (null until written or loaded)
+//   header      the result's scalar keys (mode, frequency, counters, ...): typed fields and
+//               extras, in order, and the JSON file's head objects meta and summary
+//               (profile/profile_header.hh)
 //
 // Ruby-independent: unit-tested under GoogleTest without a Ruby VM.
 #pragma once
@@ -20,6 +21,7 @@
 #include <vector>
 
 #include "profile/json_value.hh"
+#include "profile/profile_header.hh"
 #include "profile/vm_state.hh"
 #include "util/hash_index.hh"
 
@@ -232,15 +234,14 @@ struct Profile {
   NameTable class_names;
   bool has_lines = false;   // frames carry line numbers
   bool timestamps = false;  // one sample per interval with its time (aggregate: false)
-  JsonValue attributes = JsonValue::object();
-  JsonValue meta;
-  JsonValue summary;
+  ProfileHeader header;
 
-  std::string mode() const { return attributes.string_or("mode", "cpu"); }
-  int frequency() const { return static_cast<int>(attributes.int_or("frequency", 1000)); }
+  std::string mode() const { return header.mode ? header.mode->text : "cpu"; }
+  int frequency() const { return static_cast<int>(header.frequency.value_or(1000)); }
   int64_t total_weight() const;
-  // Whether the profile has allocation data (allocation profiling was on, even with no sample).
-  bool has_allocations() const { return attributes.get("allocation_interval") != nullptr; }
+  // Whether the profile has allocation data (allocation profiling was on, even with no sample):
+  // the key, whatever its value (a hand-written one of another type too), as before.
+  bool has_allocations() const { return header.has("allocation_interval"); }
   // The samples merged by key (what "aggregated_samples" holds).
   std::vector<Sample> aggregated_samples() const;
   // The allocation samples merged by key (what "allocation_samples" holds; times dropped).

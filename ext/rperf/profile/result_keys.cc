@@ -15,7 +15,7 @@ const std::vector<const char*>& result_key_order(const Profile& p) {
       "mode", "frequency", "aggregated_samples", "label_sets", "trigger_count", "sampling_count",
       "sampling_time_ns", "duration_ns", "total_duration_ns", "user_ns", "sys_ns", "process_count", "gc_stats",
       "maxrss_mb"};
-  if (p.attributes.get("process_count")) return merged;
+  if (p.header.has("process_count")) return merged;  // the key, as before, whatever its value
   return p.timestamps ? raw : aggregate;
 }
 

@@ -11,24 +11,23 @@ double round1(double v) { return std::round(v * 10.0) / 10.0; }
 }  // namespace
 
 JsonValue summarize(const Profile& p) {
-  const JsonValue& a = p.attributes;
+  const ProfileHeader& h = p.header;
   JsonValue s = JsonValue::object();
-  if (a.get("duration_ns")) s.set("total_ms", JsonValue::real(round1(a.int_or("duration_ns", 0) / 1e6)));
-  if (a.get("user_ns") || a.get("sys_ns")) {
-    s.set("cpu_ms", JsonValue::real(round1((a.int_or("user_ns", 0) + a.int_or("sys_ns", 0)) / 1e6)));
-  }
-  if (const JsonValue* gc = a.get("gc_stats"); gc && gc->is_object()) {
+  if (h.duration_ns) s.set("total_ms", JsonValue::real(round1(*h.duration_ns / 1e6)));
+  if (h.user_ns || h.sys_ns) s.set("cpu_ms", JsonValue::real(round1((h.user_ns.value_or(0) + h.sys_ns.value_or(0)) / 1e6)));
+  if (h.gc_stats) {
+    const JsonValue& gc = *h.gc_stats;
     const std::pair<const char*, const char*> counts[] = {{"minor_count", "gc_count_minor"}, {"major_count", "gc_count_major"}};
     for (const auto& [from, to] : counts) {
-      if (gc->get(from)) s.set(to, JsonValue::integer(gc->int_or(from, 0)));
+      if (gc.get(from)) s.set(to, JsonValue::integer(gc.int_or(from, 0)));
     }
-    if (const JsonValue* ms = gc->get("time_ms")) s.set("gc_ms", JsonValue::real(round1(ms->as_double())));
+    if (const JsonValue* ms = gc.get("time_ms")) s.set("gc_ms", JsonValue::real(round1(ms->as_double())));
     for (const char* key : {"allocated_objects", "freed_objects"}) {
-      if (gc->get(key)) s.set(key, JsonValue::integer(gc->int_or(key, 0)));
+      if (gc.get(key)) s.set(key, JsonValue::integer(gc.int_or(key, 0)));
     }
   }
-  if (const JsonValue* rss = a.get("maxrss_mb"); rss && !rss->is_null()) s.set("maxrss_mb", *rss);
-  if (a.get("sampling_count")) s.set("samples", JsonValue::integer(a.int_or("sampling_count", 0)));
+  if (h.maxrss_mb && h.maxrss_mb->has_value()) s.set("maxrss_mb", JsonValue::integer(**h.maxrss_mb));
+  if (h.sampling_count) s.set("samples", JsonValue::integer(*h.sampling_count));
   if (p.has_allocations()) {  // ours: estimated objects allocated and still alive (allocations: N)
     int64_t allocated = 0, retained = 0;
     for (const AllocationSample& x : p.allocations) {

@@ -66,8 +66,11 @@ std::vector<uint32_t> copy_stacks(Profile& to, const Profile& from, bool drop_li
 
 const VmState kStates[] = {kGvlBlocked, kGvlWait, kGcMark, kGcSweep};
 
-constexpr const char* kSummedAttributes[] = {"trigger_count", "sampling_count", "sampling_time_ns", "hook_time_ns", "user_ns", "sys_ns",
-                                             "allocation_sample_count", "dropped_allocations"};
+// The counters a merge adds up (present in the result when either process has them).
+HeaderField<int64_t> ProfileHeader::* const kSummedCounters[] = {
+    &ProfileHeader::trigger_count, &ProfileHeader::sampling_count, &ProfileHeader::sampling_time_ns,
+    &ProfileHeader::hook_time_ns,  &ProfileHeader::user_ns,        &ProfileHeader::sys_ns,
+    &ProfileHeader::allocation_sample_count, &ProfileHeader::dropped_allocations};
 
 }  // namespace
 
@@ -190,7 +193,7 @@ void merge_child(Profile& root, const Profile& child, const std::string& pid) {
   }
   // Raw samples' times move to the root's clock (each process counts from its own start), so
   // a timeline (the Firefox export) shows the processes side by side.
-  int64_t root_start = root.attributes.int_or("start_time_ns", 0), child_start = child.attributes.int_or("start_time_ns", 0);
+  int64_t root_start = root.header.start_time_ns.value_or(0), child_start = child.header.start_time_ns.value_or(0);
   int64_t offset = root_start > 0 && child_start > 0 ? child_start - root_start : 0;
   for (Sample s : child.samples) {
     s.stack = stack_map[s.stack];
@@ -205,18 +208,19 @@ void merge_child(Profile& root, const Profile& child, const std::string& pid) {
     for (uint32_t i = 0; i < child.class_names.size(); i++) type_map[i] = root.class_names.intern(child.class_names[i]);
     merge_allocations(root, child.allocations, [&](uint32_t s) { return stack_map[s]; }, [&](uint32_t s) { return set_map[s]; },
                       [&](uint64_t t) { return type_map[t]; });
-    if (!root.has_allocations()) root.attributes.set("allocation_interval", *child.attributes.get("allocation_interval"));
+    if (!root.has_allocations() && child.header.allocation_interval) root.header.allocation_interval = *child.header.allocation_interval;
   }
-  for (const char* key : kSummedAttributes) {
-    if (root.attributes.get(key) || child.attributes.get(key)) {
-      root.attributes.set(key, JsonValue::integer(root.attributes.int_or(key, 0) + child.attributes.int_or(key, 0)));
-    }
+  ProfileHeader& rh = root.header;
+  const ProfileHeader& ch = child.header;
+  for (HeaderField<int64_t> ProfileHeader::*counter : kSummedCounters) {
+    if (rh.*counter || ch.*counter) rh.*counter = (rh.*counter).value_or(0) + (ch.*counter).value_or(0);
   }
-  // As rperf 0.11: duration_ns is the longest process's, total_duration_ns the sum.
-  int64_t root_ns = root.attributes.int_or("duration_ns", 0), child_ns = child.attributes.int_or("duration_ns", 0);
-  root.attributes.set("total_duration_ns", JsonValue::integer(root.attributes.int_or("total_duration_ns", root_ns) + child_ns));
-  root.attributes.set("duration_ns", JsonValue::integer(std::max(root_ns, child_ns)));
-  root.attributes.set("process_count", JsonValue::integer(root.attributes.int_or("process_count", 1) + 1));
+  // As rperf 0.11: duration_ns is the longest process's, total_duration_ns the sum. (A key
+  // new to the root goes last, one it has keeps its place.)
+  int64_t root_ns = rh.duration_ns.value_or(0), child_ns = ch.duration_ns.value_or(0);
+  rh.total_duration_ns = rh.total_duration_ns.value_or(root_ns) + child_ns;
+  rh.duration_ns = std::max(root_ns, child_ns);
+  rh.process_count = rh.process_count.value_or(1) + 1;
 }
 
 namespace {

@@ -129,9 +129,11 @@ VALUE build_view(VALUE self, ProfileHolder& h) {
   h.stack_values.assign(p.stacks.size(), 0);
   h.shown_samples = p.aggregated_samples();
   VALUE hash = rb_hash_new();
-  for (const JsonValue::Member& m : p.attributes.members()) rb_hash_aset(hash, ID2SYM(rb_intern(m.first.c_str())), json_to_ruby(m.second));
-  if (!p.meta.is_null()) rb_hash_aset(hash, sym("meta"), json_to_ruby(p.meta));
-  if (!p.summary.is_null()) rb_hash_aset(hash, sym("summary"), json_to_ruby(p.summary));
+  h.header = p.header.to_json();  // the holder's scratch: a raise below cannot leak it
+  for (const JsonValue::Member& m : h.header.members()) rb_hash_aset(hash, ID2SYM(rb_intern(m.first.c_str())), json_to_ruby(m.second));
+  h.header = JsonValue();
+  if (!p.header.meta.is_null()) rb_hash_aset(hash, sym("meta"), json_to_ruby(p.header.meta));
+  if (!p.header.summary.is_null()) rb_hash_aset(hash, sym("summary"), json_to_ruby(p.header.summary));
 
   h.view_samples = rb_ary_new_capa(static_cast<long>(h.shown_samples.size()));
   for (const Sample& s : h.shown_samples) rb_ary_push(h.view_samples, sample_value(h, s, false, s.label_set));
@@ -495,17 +497,17 @@ int attribute_member(VALUE key, VALUE value, VALUE arg) {
   JsonValue v;
   if (!ruby_to_json(value, v)) return ST_CONTINUE;  // not representable in a file: left out
   VALUE name = SYMBOL_P(key) ? rb_sym2str(key) : key;
-  p->attributes.set(std::string(RSTRING_PTR(name), static_cast<size_t>(RSTRING_LEN(name))), std::move(v));
+  p->header.set(std::string(RSTRING_PTR(name), static_cast<size_t>(RSTRING_LEN(name))), std::move(v));  // any value, as given
   return ST_CONTINUE;
 }
 
-// Attributes, meta and summary from the Hash (cheap: a few scalars), replacing the profile's.
-void read_attributes(Profile& p, VALUE hash) {
-  p.attributes = JsonValue::object();
+// The header, meta and summary from the Hash (cheap: a few scalars), replacing the profile's.
+void read_header(Profile& p, VALUE hash) {
+  p.header = ProfileHeader();
   rb_hash_foreach(hash, attribute_member, reinterpret_cast<VALUE>(&p));
   JsonValue v;
-  p.meta = ruby_to_json(rb_hash_lookup(hash, sym("meta")), v) ? v : JsonValue();
-  p.summary = ruby_to_json(rb_hash_lookup(hash, sym("summary")), v) ? v : JsonValue();
+  p.header.meta = ruby_to_json(rb_hash_lookup(hash, sym("meta")), v) ? v : JsonValue();
+  p.header.summary = ruby_to_json(rb_hash_lookup(hash, sym("summary")), v) ? v : JsonValue();
 }
 
 [[noreturn]] void raise_error(VALUE klass, VALUE message) { rb_exc_raise(rb_exc_new_str(klass, message)); }
@@ -535,7 +537,7 @@ VALUE profile_s_from_hash(VALUE, VALUE hash) {
   if (rb_typeddata_is_kind_of(linked, &kProfileType)) {
     ProfileHolder* h = holder_of(linked);
     if (view_unchanged(*h, hash)) {
-      read_attributes(h->profile, hash);
+      read_header(h->profile, hash);
       return linked;
     }
   }
@@ -559,7 +561,7 @@ VALUE profile_s_from_hash(VALUE, VALUE hash) {
   });
   RB_GC_GUARD(sets);
   if (!ok) raise_error(rb_eTypeError, rb_sprintf("rperf: %" PRIsVALUE, take_error(*h)));
-  read_attributes(h->profile, hash);
+  read_header(h->profile, hash);
   return obj;
 }
 
@@ -591,7 +593,7 @@ VALUE profile_set_attribute(VALUE self, VALUE key, VALUE value) {
   {  // no C++ object may be live when rb_raise unwinds
     JsonValue v;
     stored = ruby_to_json(value, v);
-    if (stored) h->profile.attributes.set(std::string(RSTRING_PTR(name), static_cast<size_t>(RSTRING_LEN(name))), std::move(v));
+    if (stored) h->profile.header.set(std::string(RSTRING_PTR(name), static_cast<size_t>(RSTRING_LEN(name))), std::move(v));
   }
   if (!stored) rb_raise(rb_eTypeError, "rperf: %" PRIsVALUE " cannot be stored in a profile", rb_obj_class(value));
   if (!NIL_P(h->view)) rb_hash_aset(h->view, key, value);
@@ -604,7 +606,7 @@ VALUE profile_set_meta(VALUE self, VALUE meta) {
   {  // no C++ object may be live when rb_raise unwinds
     JsonValue v;
     stored = ruby_to_json(meta, v) && (v.is_object() || v.is_null());
-    if (stored) h->profile.meta = std::move(v);
+    if (stored) h->profile.header.meta = std::move(v);
   }
   if (!stored) rb_raise(rb_eTypeError, "rperf: meta must be a Hash of plain values");
   return meta;
@@ -667,23 +669,29 @@ VALUE profile_transformed(VALUE self, VALUE list) {
 VALUE profile_attribute(VALUE self, VALUE key) {
   Check_Type(key, T_SYMBOL);
   VALUE name = rb_sym2str(key);
-  const JsonValue* v = holder_of(self)->profile.attributes.get(std::string(RSTRING_PTR(name), static_cast<size_t>(RSTRING_LEN(name))));
-  return v ? json_to_ruby(*v) : Qnil;
+  ProfileHolder* h = holder_of(self);
+  {
+    std::optional<JsonValue> v = h->profile.header.get(std::string(RSTRING_PTR(name), static_cast<size_t>(RSTRING_LEN(name))));
+    h->header = v ? std::move(*v) : JsonValue();  // absent: nil
+  }
+  VALUE out = json_to_ruby(h->header);  // from the holder: a raise cannot leak it
+  h->header = JsonValue();
+  return out;
 }
 
-VALUE profile_meta_p(VALUE self) { return holder_of(self)->profile.meta.is_object() ? Qtrue : Qfalse; }
+VALUE profile_meta_p(VALUE self) { return holder_of(self)->profile.header.meta.is_object() ? Qtrue : Qfalse; }
 
 // #meta -> the file's meta Hash (nil when it has none), without building the Hash view.
 VALUE profile_meta(VALUE self) {
   const Profile& p = holder_of(self)->profile;
-  return p.meta.is_null() ? Qnil : json_to_ruby(p.meta);
+  return p.header.meta.is_null() ? Qnil : json_to_ruby(p.header.meta);
 }
 
 // #saved_summary -> the summary a file carried (the Hash view's :summary), nil when none;
 // #summary computes it.
 VALUE profile_saved_summary(VALUE self) {
   const Profile& p = holder_of(self)->profile;
-  return p.summary.is_null() ? Qnil : json_to_ruby(p.summary);
+  return p.header.summary.is_null() ? Qnil : json_to_ruby(p.header.summary);
 }
 
 // #samples? / #allocations? / #raw?: whether the result has time samples, allocation samples,

@@ -29,6 +29,7 @@ struct ProfileHolder {
   std::vector<AllocationSample> shown_allocations;  // allocation_samples as shown
   // Scratch of a Hash conversion (owned here so an exception cannot leak it).
   std::vector<uint32_t> ids;
+  JsonValue header;  // the header's keys as JSON, while they become Ruby values
   std::string error;
 };
 

@@ -129,25 +129,25 @@ void build_profile(Session& s, const BuildOptions& opts, Profile& out) {
   s.alloc.resolving.clear();  // every class is named
   apply_vm_states(out, opts.vm_state_frames);
 
-  JsonValue& a = out.attributes;
-  a.set("mode", JsonValue::symbol(s.opts.wall ? "wall" : "cpu"));
-  a.set("frequency", JsonValue::integer(s.opts.frequency));
-  a.set("trigger_count", JsonValue::integer(static_cast<int64_t>(triggers)));
-  a.set("sampling_count", JsonValue::integer(static_cast<int64_t>(s.sampling_count)));
-  a.set("sampling_time_ns", JsonValue::integer(s.sampling_time_ns));
-  a.set("hook_time_ns", JsonValue::integer(s.hook_time_ns));
+  ProfileHeader& h = out.header;  // set in rperf 0.11's order, ours among them
+  h.mode = HeaderText{s.opts.wall ? "wall" : "cpu", true};
+  h.frequency = s.opts.frequency;
+  h.trigger_count = static_cast<int64_t>(triggers);
+  h.sampling_count = static_cast<int64_t>(s.sampling_count);
+  h.sampling_time_ns = s.sampling_time_ns;
+  h.hook_time_ns = s.hook_time_ns;
   uint64_t dropped = s.dropped_samples.load();
-  if (dropped) a.set("dropped_samples", JsonValue::integer(static_cast<int64_t>(dropped)));
+  if (dropped) h.dropped_samples = static_cast<int64_t>(dropped);
   // Label sets folded into "(other)" once max_label_sets distinct ones existed.
-  if (s.label_sets.overflowed()) a.set("label_sets_overflowed", JsonValue::integer(static_cast<int64_t>(s.label_sets.overflowed())));
-  a.set("detected_thread_count", JsonValue::integer(s.threads.detected()));
-  a.set("start_time_ns", JsonValue::integer(s.start_realtime_ns));
-  a.set("duration_ns", JsonValue::integer(now - s.start_mono_ns));
-  a.set("max_depth", JsonValue::integer(s.opts.max_depth));
+  if (s.label_sets.overflowed()) h.label_sets_overflowed = static_cast<int64_t>(s.label_sets.overflowed());
+  h.detected_thread_count = s.threads.detected();
+  h.start_time_ns = s.start_realtime_ns;
+  h.duration_ns = now - s.start_mono_ns;
+  h.max_depth = s.opts.max_depth;
   if (with_allocations) {
-    a.set("allocation_interval", JsonValue::integer(s.opts.allocation_interval));
-    a.set("allocation_sample_count", JsonValue::integer(static_cast<int64_t>(s.alloc.sample_count)));
-    if (s.alloc.dropped) a.set("dropped_allocations", JsonValue::integer(static_cast<int64_t>(s.alloc.dropped)));
+    h.allocation_interval = s.opts.allocation_interval;
+    h.allocation_sample_count = static_cast<int64_t>(s.alloc.sample_count);
+    if (s.alloc.dropped) h.dropped_allocations = static_cast<int64_t>(s.alloc.dropped);
   }
 
   if (opts.clear) {
