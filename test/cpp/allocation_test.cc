@@ -2,7 +2,9 @@
 // model's allocation samples through folding, merging, JSON and pprof.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <set>
 #include <unordered_map>
 
 #include "io/encoders.hh"
@@ -12,6 +14,7 @@
 #include "profile/summary.hh"
 #include "profile/transform.hh"
 #include "sampler/live_objects.hh"
+#include "heap_allocations.hh"
 #include "test_profiles.hh"
 #include "util/geometric_gaps.hh"
 
@@ -125,6 +128,88 @@ TEST(LiveObjects, RekeyFollowsMovedObjects) {
   EXPECT_FALSE(live.erase(24));          // moved away
   EXPECT_TRUE(live.erase(24 + 1000000));  // freed at its new address
   EXPECT_TRUE(live.erase(16));
+}
+
+TEST(LiveObjects, RandomInsertsErasesAndRekeysAgreeWithUnorderedMapWithoutAllocating) {
+  LiveObjects live;
+  std::unordered_map<uint64_t, uint32_t> model;  // address -> slot
+  std::vector<uint64_t> tracked;
+  size_t peak = 0;
+  uint64_t state = 5;
+  auto next = [&] { return (state = state * 6364136223846793005ULL + 1442695040888963407ULL) >> 33; };
+  auto address = [&] { return 40 * (1 + next() % 200000); };
+  auto expect_same = [&] {
+    ASSERT_EQ(live.size(), model.size());
+    std::set<uint32_t> slots;
+    size_t seen = 0;
+    live.each([&](uint64_t a, uint32_t slot) {
+      auto it = model.find(a);
+      ASSERT_NE(it, model.end()) << a;
+      EXPECT_EQ(it->second, slot);
+      EXPECT_TRUE(slots.insert(slot).second);  // slots are unique
+      seen++;
+    });
+    EXPECT_EQ(seen, model.size());
+  };
+  for (int i = 0; i < 100000; i++) {
+    const uint64_t r = next() % 1000;
+    if (r < (i < 50000 ? 300u : 100u)) {  // NEWOBJ, sampled: the table grows, then shrinks
+      const uint64_t a = address();
+      if (model.count(a)) continue;
+      ASSERT_TRUE(live.reserve_one());
+      const size_t before = rperf_test::heap_allocations();
+      const uint32_t slot = live.insert(a);
+      ASSERT_EQ(rperf_test::heap_allocations(), before);
+      model[a] = slot;
+      tracked.push_back(a);
+      peak = std::max(peak, model.size());
+    } else if (r < 997) {  // FREEOBJ: a tracked object, or (mostly) one never sampled
+      uint64_t a = address() + 8;
+      if (r % 3 == 0 && !tracked.empty()) {
+        const size_t k = next() % tracked.size();
+        a = tracked[k];
+        tracked[k] = tracked.back();
+        tracked.pop_back();
+      }
+      const size_t before = rperf_test::heap_allocations();
+      const bool erased = live.erase(a);
+      ASSERT_EQ(rperf_test::heap_allocations(), before);
+      ASSERT_EQ(erased, model.erase(a) == 1) << a;
+    } else {  // compaction: some objects swap places, some move to free ones
+      std::unordered_map<uint64_t, uint64_t> moves;
+      std::set<uint64_t> targets;
+      for (size_t k = 0; k + 1 < tracked.size(); k += 2) {
+        const uint64_t pick = next() % 4;
+        if (pick == 0) {
+          moves[tracked[k]] = tracked[k + 1];
+          moves[tracked[k + 1]] = tracked[k];
+          targets.insert(tracked[k]);
+          targets.insert(tracked[k + 1]);
+        } else if (pick == 1) {
+          const uint64_t to = address() + 16;
+          if (!model.count(to) && targets.insert(to).second) moves[tracked[k]] = to;
+        }
+      }
+      auto moved = [&](uint64_t a) {
+        auto it = moves.find(a);
+        return it == moves.end() ? a : it->second;
+      };
+      const size_t before = rperf_test::heap_allocations();
+      live.rekey(moved);
+      ASSERT_EQ(rperf_test::heap_allocations(), before);
+      std::unordered_map<uint64_t, uint32_t> after;
+      for (const auto& [a, slot] : model) after[moved(a)] = slot;
+      model.swap(after);
+      for (uint64_t& a : tracked) a = moved(a);
+      expect_same();
+    }
+    if (i % 10000 == 0) expect_same();
+  }
+  expect_same();
+  EXPECT_GT(peak, 2048u);  // the slots grew twice
+  live.clear();
+  EXPECT_EQ(live.size(), 0u);
+  EXPECT_FALSE(live.erase(tracked.empty() ? 40 : tracked[0]));
 }
 
 TEST(AllocationAggregator, MergesByStackThreadLabelsAndType) {

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <unordered_map>
 
 using namespace rperf;
 
@@ -184,6 +185,34 @@ TEST(TextTable, FindsStoredTextsAndGrows) {
   int sum = 0;
   t.each_value([&](int v) { sum += v; });
   EXPECT_EQ(sum, 4999 * 5000 / 2);
+}
+
+TEST(TextTable, RandomTextsAgreeWithUnorderedMap) {
+  TextTable<int> t;
+  std::unordered_map<std::string, int> model;
+  uint64_t state = 9;
+  auto next = [&] { return (state = state * 6364136223846793005ULL + 1442695040888963407ULL) >> 33; };
+  for (int i = 0; i < 30000; i++) {
+    const uint64_t n = next() % 20000;
+    const std::string k = std::string(n % 40, 'f') + "[\"a.rb\"," + std::to_string(n) + "]";  // from 9 bytes to 50
+    const uint64_t h = TextTable<int>::hash(k.data(), k.size());
+    t.prefetch(h);
+    t.prefetch_entry(h);
+    auto it = model.find(k);
+    const int* found = t.find(k.data(), k.size(), h);
+    ASSERT_EQ(found != nullptr, it != model.end()) << k;
+    if (found) {
+      EXPECT_EQ(*found, it->second);
+      EXPECT_FALSE(t.insert(k.data(), k.size(), -1));
+    } else {
+      EXPECT_TRUE(t.insert(k.data(), k.size(), i));
+      model[k] = i;
+    }
+  }
+  EXPECT_EQ(t.size(), model.size());
+  size_t values = 0;
+  t.each_value([&](int) { values++; });
+  EXPECT_EQ(values, model.size());
 }
 
 TEST(Gunzip, RoundTripsAndRejectsDamageWithEveryBackend) {

@@ -2,7 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <unordered_map>
 #include <vector>
+
+#include "heap_allocations.hh"
 
 using rperf::StackStore;
 
@@ -13,6 +16,38 @@ TEST(Interner, AssignsDenseIdsAndFindsThem) {
   for (uint64_t i = 0; i < 10000; i++) EXPECT_EQ(in.find({i * 8, static_cast<int32_t>(i % 7)}), i);
   EXPECT_EQ(in.find({1, 1}), decltype(in)::kNotFound);
   EXPECT_EQ(in.intern({8, 1}), 1u);  // existing key keeps its id
+}
+
+TEST(Interner, RandomKeysAgreeWithUnorderedMapAndKnownOnesNeverAllocate) {
+  rperf::Interner<rperf::StackNode, rperf::StackNodeHash> in(4);
+  std::unordered_map<uint64_t, uint32_t> model;
+  uint64_t state = 3;
+  auto next = [&] { return (state = state * 6364136223846793005ULL + 1442695040888963407ULL) >> 33; };
+  auto key = [](uint64_t k) { return rperf::StackNode{static_cast<uint32_t>(k % 211), static_cast<uint32_t>(k / 211)}; };
+  for (int i = 0; i < 50000; i++) {
+    const uint64_t k = next() % 30000;
+    auto it = model.find(k);
+    ASSERT_EQ(in.find(key(k)), it == model.end() ? decltype(in)::kNotFound : it->second);
+    const uint32_t id = in.intern(key(k));
+    if (it == model.end()) {
+      EXPECT_EQ(id, model.size());  // dense
+      model[k] = id;
+    } else {
+      EXPECT_EQ(id, it->second);
+    }
+  }
+  ASSERT_EQ(in.size(), model.size());
+  for (const auto& [k, id] : model) EXPECT_TRUE(in[id] == key(k));
+  // The sampling hot path: stacks seen before are interned again without allocating.
+  const size_t before = rperf_test::heap_allocations();
+  uint32_t sum = 0;
+  for (const auto& [k, id] : model) sum += in.intern(key(k)) - id;
+  EXPECT_EQ(rperf_test::heap_allocations(), before);
+  EXPECT_EQ(sum, 0u);
+  in.clear();
+  EXPECT_EQ(in.size(), 0u);
+  EXPECT_EQ(in.find(key(1)), decltype(in)::kNotFound);
+  EXPECT_EQ(in.intern(key(1)), 0u);
 }
 
 TEST(StackStore, SharesPrefixesAndWalksLeafFirst) {

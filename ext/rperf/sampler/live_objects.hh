@@ -2,9 +2,12 @@
 // allocation sample the object belongs to; slots are recycled when objects die). Inserted by
 // the NEWOBJ hook, erased by the FREEOBJ hook, re-keyed when GC compaction moves objects, read
 // at stop/snapshot for the retained counts: all with the GVL held, so no locking.
-// Open addressing with linear probing (address keys, 0 = empty) and backward-shift deletion,
-// so FREEOBJ (called for every object the GC frees) costs one probe when the address is not
-// sampled. Memory is reserved ahead (grow()) so that the GC-time operations never allocate.
+// The slots are the ids of a HashIndex over the addresses (by slot): FREEOBJ, called for every
+// object the GC frees, costs one probe when the address is not sampled (erase() leaves no
+// tombstones). Memory for every slot handed out is reserved with it (grow_slots()), so the
+// GC-time operations never allocate. bench/hash_tables_bench.cc: a miss takes 5.4 ns with 1,000
+// sampled objects alive, 6.3 ns with 30,000 (5.8 and 7.0 ns with the table of our own it
+// replaced); freeing a sampled object costs ~5 ns more (its address and hash live apart).
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -17,18 +20,18 @@ class LiveObjects {
  public:
   static constexpr uint32_t kNoSlot = 0xffffffffu;
 
-  LiveObjects() { reset(1024); }
+  LiveObjects() { reset(); }
 
-  size_t size() const { return size_; }
-  size_t capacity() const { return table_.size(); }
+  size_t size() const { return index_.size(); }
+  // Objects that can be tracked before the next allocation.
+  size_t capacity() const { return next_slot_; }
 
   // Room for one more object (call before insert, outside GC): may allocate. False when memory
   // could not be had (the caller then does not track the object).
   bool reserve_one() {
-    if ((size_ + 1) * 2 <= table_.size() && !free_slots_.empty()) return true;
+    if (!free_slots_.empty()) return true;
     try {
-      if ((size_ + 1) * 2 > table_.size()) rehash(table_.size() * 2);
-      if (free_slots_.empty()) grow_slots();
+      grow_slots();
     } catch (...) {
       return false;
     }
@@ -37,110 +40,79 @@ class LiveObjects {
 
   // Tracks `address` (not tracked yet); returns its slot. reserve_one() must have succeeded.
   uint32_t insert(uint64_t address) {
-    uint32_t slot = free_slots_.back();
+    const uint32_t slot = free_slots_.back();
     free_slots_.pop_back();
-    place(table_, address, slot);
-    size_++;
+    addresses_[slot] = address;
+    index_.insert(mix64(address), slot);
     return slot;
   }
 
   // Forgets `address` if tracked (FREEOBJ). Never allocates.
   bool erase(uint64_t address) {
-    size_t mask = table_.size() - 1;
-    size_t i = mix64(address) & mask;
-    while (table_[i].address != 0) {
-      if (table_[i].address == address) {
-        free_slots_.push_back(table_[i].slot);  // capacity reserved by grow_slots
-        remove_at(i);
-        size_--;
-        return true;
-      }
-      i = (i + 1) & mask;
-    }
-    return false;
+    const uint64_t h = mix64(address);
+    const uint32_t slot = index_.find(h, [&](uint32_t s) { return addresses_[s] == address; });
+    if (slot == HashIndex::kNotFound) return false;
+    forget(h, slot);
+    return true;
   }
 
-  // Compaction: every address becomes new_address(address). Never allocates (the spare table
-  // has the same size).
+  // Compaction: every address becomes new_address(address). Never allocates: a moved object
+  // is erased and inserted again under its slot, so the table never holds more entries.
   template <typename NewAddress>
   void rekey(NewAddress&& new_address) {
-    spare_.assign(table_.size(), Entry{0, 0});
-    for (const Entry& e : table_) {
-      if (e.address != 0) place(spare_, new_address(e.address), e.slot);
+    for (uint32_t slot = 0; slot < next_slot_; slot++) {
+      const uint64_t from = addresses_[slot];
+      if (from == 0) continue;
+      const uint64_t to = new_address(from);
+      if (to == from) continue;
+      index_.erase(mix64(from), slot);  // by slot: another object may have held `to` until now
+      index_.insert(mix64(to), slot);
+      addresses_[slot] = to;
     }
-    table_.swap(spare_);
   }
 
   template <typename F>
   void each(F&& f) const {  // f(address, slot)
-    for (const Entry& e : table_) {
-      if (e.address != 0) f(e.address, e.slot);
+    for (uint32_t slot = 0; slot < next_slot_; slot++) {
+      if (addresses_[slot] != 0) f(addresses_[slot], slot);
     }
   }
 
-  void clear() { reset(1024); }
+  void clear() { reset(); }
 
  private:
-  struct Entry {
-    uint64_t address;
-    uint32_t slot;
-  };
+  // Out of line: the miss above (most freed objects were not sampled) stays small enough to
+  // inline into the hook.
+  __attribute__((noinline)) void forget(uint64_t hash, uint32_t slot) {
+    index_.erase(hash, slot);
+    addresses_[slot] = 0;
+    free_slots_.push_back(slot);  // capacity reserved by grow_slots
+  }
 
-  void reset(size_t capacity) {
-    table_.assign(capacity, Entry{0, 0});
-    spare_.assign(capacity, Entry{0, 0});
+  void reset() {
+    index_.clear();
+    addresses_.clear();
     free_slots_.clear();
     next_slot_ = 0;
-    size_ = 0;
     grow_slots();
   }
 
-  static void place(std::vector<Entry>& table, uint64_t address, uint32_t slot) {
-    size_t mask = table.size() - 1;
-    size_t i = mix64(address) & mask;
-    while (table[i].address != 0) i = (i + 1) & mask;
-    table[i] = Entry{address, slot};
-  }
-
-  void remove_at(size_t hole) {
-    size_t mask = table_.size() - 1;
-    size_t i = hole;
-    for (;;) {
-      i = (i + 1) & mask;
-      if (table_[i].address == 0) break;
-      size_t home = mix64(table_[i].address) & mask;
-      // The entry at i may fill the hole when its home is not in (hole, i] (cyclically).
-      bool between = hole <= i ? (home > hole && home <= i) : (home > hole || home <= i);
-      if (!between) {
-        table_[hole] = table_[i];
-        hole = i;
-      }
-    }
-    table_[hole] = Entry{0, 0};
-  }
-
-  void rehash(size_t capacity) {
-    std::vector<Entry> bigger(capacity, Entry{0, 0});
-    for (const Entry& e : table_) {
-      if (e.address != 0) place(bigger, e.address, e.slot);
-    }
-    spare_.assign(capacity, Entry{0, 0});
-    table_.swap(bigger);
-  }
-
-  // More slot ids; free_slots_ keeps room for every slot so erase() never allocates.
+  // More slots, with room for all of them in the index, addresses_ and free_slots_, so that
+  // insert() and erase() never allocate.
   void grow_slots() {
-    uint32_t more = next_slot_ < 1024 ? 1024 : next_slot_;
-    free_slots_.reserve(next_slot_ + more);
-    for (uint32_t k = 0; k < more; k++) free_slots_.push_back(next_slot_ + more - 1 - k);
-    next_slot_ += more;
+    const uint32_t more = next_slot_ < 1024 ? 1024 : next_slot_;
+    const uint32_t total = next_slot_ + more;
+    index_.reserve(total);
+    addresses_.resize(total, 0);
+    free_slots_.reserve(total);
+    for (uint32_t k = 0; k < more; k++) free_slots_.push_back(total - 1 - k);
+    next_slot_ = total;
   }
 
-  std::vector<Entry> table_;
-  std::vector<Entry> spare_;  // rekey's destination, same size as table_
+  HashIndex index_;                  // mix64(address) -> slot
+  std::vector<uint64_t> addresses_;  // by slot; 0: free (no object lives at address 0)
   std::vector<uint32_t> free_slots_;
   uint32_t next_slot_ = 0;
-  size_t size_ = 0;
 };
 
 }  // namespace rperf

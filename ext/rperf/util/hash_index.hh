@@ -2,6 +2,7 @@
 // an equality test the caller supplies. Open addressing with linear probing over a
 // power-of-two slot array. Lets tables keyed by content (frames by their text, stacks by
 // their frame ids) look a key up without building a key object: no allocation on a hit.
+// erase() frees an id for reuse without tombstones, so a miss still ends at the first empty slot.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -74,24 +75,56 @@ class HashIndex {
     return s.tag == static_cast<uint32_t>(hash >> 32) ? s.id : kNotFound;
   }
 
-  // Adds `id` under `hash` (after find() missed). Ids are dense: 0, 1, 2, ...
+  // Adds `id` under `hash` (after find() missed). Ids are dense: 0, 1, 2, ..., or ones erase() freed.
   void insert(uint64_t hash, uint32_t id) {
-    if ((hashes_.size() + 1) * 2 > slots_.size()) grow();
-    if (id >= hashes_.size()) hashes_.resize(id + 1);
-    hashes_[id] = hash;
-    place(hash, id);
+    if (id < hashes_.size()) {
+      hashes_[id] = hash;
+      unused_--;  // an id erase() freed
+    } else {
+      // The table holds at most hashes_.size() entries (distinct ids below it), so only an id
+      // beyond them may need room: reusing freed ids never grows (nor allocates).
+      if ((size_t{id} + 1) * 2 > slots_.size()) rehash(slots_for(size_t{id} + 1));
+      if (id > hashes_.size()) {  // ids skipped: none of them is in the table
+        const size_t skipped = id - hashes_.size();
+        hashes_.resize(id);
+        unused_ += skipped;
+      }
+      hashes_.push_back(hash);
+    }
+    place(slots_, mask_, hash, id);
   }
 
-  size_t size() const { return hashes_.size(); }
-  // Room for `n` entries without growing (a large table's regrowth reallocates and rehashes).
+  // Removes `id`, inserted under `hash`; false if absent. Never allocates. Backward-shift
+  // deletion: the entries after it move back so that no probe run has a gap.
+  bool erase(uint64_t hash, uint32_t id) {
+    size_t hole = hash & mask_;
+    for (; slots_[hole].id != id; hole = (hole + 1) & mask_) {
+      if (slots_[hole].id == kEmpty) return false;
+    }
+    for (size_t i = (hole + 1) & mask_; slots_[i].id != kEmpty; i = (i + 1) & mask_) {
+      const size_t home = hashes_[slots_[i].id] & mask_;
+      // The entry at i may fill the hole unless its home lies (cyclically) in (hole, i].
+      if (((i - home) & mask_) >= ((i - hole) & mask_)) {
+        slots_[hole] = slots_[i];
+        hole = i;
+      }
+    }
+    slots_[hole] = Slot{0, kEmpty};
+    unused_++;
+    return true;
+  }
+
+  size_t size() const { return hashes_.size() - unused_; }
+  // Room for `n` entries with ids below `n` without growing (a large table's regrowth
+  // reallocates and rehashes).
   void reserve(size_t n) {
     hashes_.reserve(n);
-    size_t slots = slots_.size();
-    while ((n + 1) * 2 > slots) slots *= 2;
+    const size_t slots = slots_for(n);
     if (slots != slots_.size()) rehash(slots);
   }
   void clear() {
     hashes_.clear();
+    unused_ = 0;
     reset(64);
   }
 
@@ -107,20 +140,35 @@ class HashIndex {
     slots_.assign(n, Slot{0, kEmpty});
     mask_ = n - 1;
   }
-  void place(uint64_t hash, uint32_t id) {
-    size_t slot = hash & mask_;
-    while (slots_[slot].id != kEmpty) slot = (slot + 1) & mask_;
-    slots_[slot] = Slot{static_cast<uint32_t>(hash >> 32), id};
+  static void place(std::vector<Slot>& slots, size_t mask, uint64_t hash, uint32_t id) {
+    size_t slot = hash & mask;
+    while (slots[slot].id != kEmpty) slot = (slot + 1) & mask;
+    slots[slot] = Slot{static_cast<uint32_t>(hash >> 32), id};
   }
-  void grow() { rehash(slots_.size() * 2); }
-  void rehash(size_t slots) {
-    reset(slots);
-    for (uint32_t id = 0; id < hashes_.size(); id++) place(hashes_[id], id);
+  // The slot count for `n` entries: at most half full, so that probe runs stay short.
+  size_t slots_for(size_t n) const {
+    size_t slots = slots_.size();
+    while (n * 2 > slots) slots *= 2;
+    return slots;
+  }
+  // Builds the new array before dropping the old one: a failed allocation leaves the table as it was.
+  void rehash(size_t n) {
+    std::vector<Slot> fresh(n, Slot{0, kEmpty});
+    if (unused_ == 0) {  // every id present: read the hashes in order
+      for (uint32_t id = 0; id < hashes_.size(); id++) place(fresh, n - 1, hashes_[id], id);
+    } else {  // some ids erased: only the slots know which
+      for (const Slot& s : slots_) {
+        if (s.id != kEmpty) place(fresh, n - 1, hashes_[s.id], s.id);
+      }
+    }
+    slots_.swap(fresh);
+    mask_ = n - 1;
   }
 
   std::vector<Slot> slots_;
   std::vector<uint64_t> hashes_;  // by id
   size_t mask_ = 0;
+  size_t unused_ = 0;  // ids below hashes_.size() not in the table (erased, or skipped)
 };
 
 }  // namespace rperf
