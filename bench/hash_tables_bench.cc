@@ -4,7 +4,8 @@
 //   TextTable: the loader's lookups of frame texts (20,000 of them, in stacks of 40, hinted in
 //            batches of 32 as json_reader's look_ahead does).
 //   HashIndex: 1M dense ids inserted (growing from 64 slots), then found.
-// Each figure is the best of several runs. To compare with another version of the headers, build
+// Each figure is the best of several runs (`rake bench:hash_tables` builds and runs it). To compare
+// with another version of the headers, build
 // this file against both, e.g. (the headers of commit C extracted into /tmp/old/ext/rperf):
 //   git archive C ext/rperf | tar -x -C /tmp/old
 //   g++ -std=c++17 -O2 -I ext/rperf bench/hash_tables_bench.cc -o /tmp/new && taskset -c 1 /tmp/new
