@@ -7,39 +7,6 @@
 
 namespace rperf {
 
-bool SampleFilter::keeps(const Profile& p, const Sample& s, int64_t& weight) const {
-  weight = s.weight_ns;
-  if (by_thread && s.thread_seq != thread) return false;
-  if (!hidden_threads.empty() && std::binary_search(hidden_threads.begin(), hidden_threads.end(), s.thread_seq)) return false;
-  if (by_label_sets && !std::binary_search(label_sets.begin(), label_sets.end(), s.label_set)) return false;
-  if (!labels_match(p, s)) return false;
-  if (hide_idle) {
-    if (!idle_) idle_ = std::make_shared<const IdleSamples>(p);
-    if (idle_->idle(s)) return false;
-  }
-  if (by_range) {
-    int64_t overlap = std::min(s.time_ns, to_ns) - std::max(s.time_ns - s.weight_ns, from_ns);
-    if (overlap <= 0) return false;
-    weight = std::min(s.weight_ns, overlap);
-  }
-  return true;
-}
-
-bool SampleFilter::labels_match(const Profile& p, const Sample& s) const {
-  if (labels.empty()) return true;
-  if (kept_.size() != p.label_sets.size()) kept_.assign(p.label_sets.size(), -1);
-  int8_t& known = kept_[s.label_set];
-  if (known >= 0) return known;
-  // Keys and values compare by their text (label_value::to_s), whatever their types.
-  const LabelSet& set = p.label_sets[s.label_set];
-  known = std::all_of(labels.begin(), labels.end(), [&](const Label& wanted) {
-    return std::any_of(set.begin(), set.end(), [&](const Label& l) {
-      return label_value::to_s(l.key) == label_value::to_s(wanted.key) && label_value::to_s(l.value) == label_value::to_s(wanted.value);
-    });
-  });
-  return known;
-}
-
 MethodStacks::MethodStacks(const Profile& p) : profile_(p) {
   FrameTable index;  // (path, label) with line 0: one entry per method, same ids as methods_
   auto intern = [&](const std::string& path, const std::string& label) {

@@ -11,6 +11,7 @@
 
 #include "profile/idle_wait.hh"
 #include "profile/profile.hh"
+#include "profile/sample_filter.hh"
 
 namespace rperf {
 
@@ -30,39 +31,6 @@ struct CallSite {
 // The synthetic method above every stack's outermost frame (ruby-prof's "[global]").
 constexpr uint32_t kRootMethod = 0;
 constexpr const char* kRootLabel = "[root]";
-
-// The samples a view keeps, and how much of each: every filter set must hold.
-//   labels      the label set has every (key, value) given (compared by their text)
-//   label_sets  the sample's label set id is one of these (the Viewer's label filter, whose
-//               matching of the page's spelling is done once per label set)
-//   thread      the sample's thread_seq; hidden_threads: thread_seqs left out
-//   range       [from, to] in ns (raw samples): a sample covers [time - weight, time] and keeps
-//               the part inside the range
-//   hide_idle   the samples idle in a known wait of a server or job runner are left out
-//               (profile/idle_wait.hh: the Viewer's "hide idle threads")
-struct SampleFilter {
-  LabelSet labels;
-  bool by_label_sets = false;
-  std::vector<uint32_t> label_sets;  // sorted
-  bool by_thread = false;
-  uint32_t thread = 0;
-  std::vector<uint32_t> hidden_threads;  // sorted
-  bool by_range = false;
-  int64_t from_ns = 0, to_ns = 0;
-  bool hide_idle = false;
-
-  // Whether `s` is kept; `weight` its kept weight (its own, or its part of the range).
-  bool keeps(const Profile& p, const Sample& s, int64_t& weight) const;
-  bool keeps(const Profile& p, const Sample& s) const {
-    int64_t weight;
-    return keeps(p, s, weight);
-  }
-
- private:
-  bool labels_match(const Profile& p, const Sample& s) const;
-  mutable std::vector<int8_t> kept_;  // by label set id: -1 unknown, 0 or 1
-  mutable std::shared_ptr<const IdleSamples> idle_;  // hide_idle's, made on first use
-};
 
 class MethodStacks {
  public:

@@ -1,0 +1,98 @@
+#include "page/page_rows.hh"
+
+#include <algorithm>
+#include <map>
+
+namespace rperf::page {
+
+bool PageRows::set_tree(std::vector<int32_t> parents, std::vector<uint32_t> frames) {
+  bool fits = frames.size() == parents.size();
+  for (size_t i = 0; fits && i < parents.size(); i++) fits = parents[i] >= -1 && parents[i] < static_cast<int64_t>(i);
+  for (Rows& r : rows_) r = Rows();  // rows of another tree
+  if (!fits) {
+    parents_.clear();
+    frames_.clear();
+    return false;
+  }
+  parents_ = std::move(parents);
+  frames_ = std::move(frames);
+  return true;
+}
+
+bool PageRows::set_rows(RowKind kind, Rows rows) {
+  Rows& slot = rows_[static_cast<int>(kind)];
+  size_t n = rows.size();
+  bool columns_fit = rows.thread_seq.size() == n && rows.label_set.size() == n && rows.weight.size() == n &&
+                     (rows.time_ns.empty() || rows.time_ns.size() == n) && (rows.idle.empty() || rows.idle.size() == n);
+  bool nodes_fit = std::all_of(rows.node.begin(), rows.node.end(), [&](uint32_t node) { return node < parents_.size(); });
+  if (!columns_fit || !nodes_fit) {
+    slot = Rows();
+    return false;
+  }
+  slot = std::move(rows);
+  return true;
+}
+
+void PageRows::select(RowKind kind, const SampleFilter& filter, KeptRows& out) const {
+  const Rows& r = rows(kind);
+  out.rows.clear();
+  out.weights.clear();
+  if (filter.by_range && r.time_ns.empty()) return;
+  for (size_t i = 0; i < r.size(); i++) {
+    int64_t weight;
+    bool idle = !r.idle.empty() && r.idle[i];
+    int64_t time = r.time_ns.empty() ? 0 : r.time_ns[i];
+    if (!filter.keeps_row(r.thread_seq[i], r.label_set[i], idle, time, r.weight[i], weight)) continue;
+    out.rows.push_back(static_cast<uint32_t>(i));
+    out.weights.push_back(weight);
+  }
+}
+
+void PageRows::tree_weights(RowKind kind, const KeptRows& kept, TreeWeights& out) const {
+  const Rows& r = rows(kind);
+  size_t n = parents_.size();
+  out.self.assign(n, 0);
+  out.state_self.assign(n * kPageStateCount, 0);
+  out.sum = 0;
+  for (size_t k = 0; k < kept.rows.size() && k < kept.weights.size(); k++) {
+    uint32_t i = kept.rows[k];
+    if (i >= r.size()) continue;
+    uint32_t node = r.node[i];
+    out.self[node] += kept.weights[k];
+    out.state_self[node * kPageStateCount + state_of(r.label_set[i])] += kept.weights[k];
+  }
+  // Parents come before their children: one pass from the last node up adds each subtree.
+  out.total = out.self;
+  for (size_t i = n; i-- > 0;) {
+    if (parents_[i] >= 0) out.total[parents_[i]] += out.total[i];
+    else out.sum += out.total[i];
+  }
+}
+
+void PageRows::thread_sums(RowKind kind, const KeptRows& kept, std::vector<ThreadSums>& out) const {
+  const Rows& r = rows(kind);
+  std::map<uint32_t, ThreadSums> by_thread;
+  std::map<std::pair<uint32_t, uint32_t>, int64_t> by_leaf;  // (thread, frame) -> weight
+  for (size_t k = 0; k < kept.rows.size() && k < kept.weights.size(); k++) {
+    uint32_t i = kept.rows[k];
+    if (i >= r.size()) continue;
+    ThreadSums& t = by_thread[r.thread_seq[i]];
+    t.thread_seq = r.thread_seq[i];
+    int64_t w = kept.weights[k];
+    t.total += w;
+    t.by_state[state_of(r.label_set[i])] += w;
+    if (!r.idle.empty() && r.idle[i]) t.idle += w;
+    by_leaf[{r.thread_seq[i], frames_[r.node[i]]}] += w;
+  }
+  for (const auto& [key, weight] : by_leaf) {
+    ThreadSums& t = by_thread[key.first];
+    if (weight > t.top_frame_weight) {  // the first frame (lowest id) among equals
+      t.top_frame = key.second;
+      t.top_frame_weight = weight;
+    }
+  }
+  out.clear();
+  for (const auto& entry : by_thread) out.push_back(entry.second);
+}
+
+}  // namespace rperf::page

@@ -1,0 +1,103 @@
+// The Viewer page's rows and what its views ask of them. The payload (Viewer::Payload, from
+// profile/stack_tree.hh) gives the page a prefix tree of stacks and rows at its nodes: the time
+// samples, the timeline's raw samples (with their times) and the allocation sites. The page's
+// filters (thread, hidden threads, label sets, time range, idle) select rows with the same
+// SampleFilter the server selects samples with, and the flame graph, the icicle, the threads
+// table and the diff sum the kept rows up the tree here. Compiled to WebAssembly for the page
+// (page/wasm_exports.cc), so a `--html` file without a server filters as the server does;
+// Ruby-independent and unit-tested under GoogleTest.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "profile/sample_filter.hh"
+#include "profile/vm_state.hh"
+
+namespace rperf::page {
+
+// The payload's kinds of rows.
+enum class RowKind : uint8_t { kSamples = 0, kTimeline = 1, kAllocations = 2 };
+constexpr int kRowKindCount = 3;
+
+// The states the page draws a sample in: running, then these (GC marking and sweeping as one).
+enum PageState : uint8_t { kPageRunning = 0, kPageBlocked = 1, kPageWait = 2, kPageGc = 3 };
+constexpr int kPageStateCount = 4;
+inline PageState page_state(VmState state) {
+  switch (state) {
+    case kGvlBlocked: return kPageBlocked;
+    case kGvlWait: return kPageWait;
+    case kGcMark:
+    case kGcSweep: return kPageGc;
+    default: return kPageRunning;
+  }
+}
+
+// One kind of rows, as columns. Rows without times (the time samples, allocations) have an
+// empty time_ns; rows of which none is idle may have an empty `idle`.
+struct Rows {
+  std::vector<uint32_t> node, thread_seq, label_set;
+  std::vector<int64_t> weight;  // ns (time rows) or objects (allocation rows)
+  std::vector<int64_t> time_ns;
+  std::vector<uint8_t> idle;
+  size_t size() const { return node.size(); }
+};
+
+// The rows a filter keeps, in their order, and how much of each (a time range keeps a part).
+struct KeptRows {
+  std::vector<uint32_t> rows;
+  std::vector<int64_t> weights;
+};
+
+// Weights on the tree: each node's own (its rows') and its subtree's, its own split by state.
+struct TreeWeights {
+  std::vector<int64_t> self, total;
+  std::vector<int64_t> state_self;  // kPageStateCount per node
+  int64_t sum = 0;                  // of every root's total
+};
+
+// Per thread, in thread order: what the Threads tab shows of the kept rows.
+struct ThreadSums {
+  uint32_t thread_seq = 0;
+  int64_t total = 0;
+  int64_t by_state[kPageStateCount] = {0, 0, 0, 0};
+  int64_t idle = 0;
+  // Its heaviest leaf function: the frame (the payload's) its kept rows spend most at.
+  int64_t top_frame = -1;
+  int64_t top_frame_weight = 0;
+};
+
+class PageRows {
+ public:
+  // parents: per node, its parent's index (-1: a root); a parent comes before its children.
+  // frames: per node, its frame (the payload's frames). Returns false (and keeps nothing) when a
+  // parent does not come first or the columns differ in length.
+  bool set_tree(std::vector<int32_t> parents, std::vector<uint32_t> frames);
+  // Each label set's VM state (the payload's label_set_states).
+  void set_label_set_states(std::vector<VmState> states) { states_ = std::move(states); }
+  // Returns false (and keeps nothing) when a row's node or a column's length is out of place.
+  bool set_rows(RowKind kind, Rows rows);
+
+  size_t node_count() const { return parents_.size(); }
+  const Rows& rows(RowKind kind) const { return rows_[static_cast<int>(kind)]; }
+
+  // The rows of `kind` the filter keeps (SampleFilter::keeps_row). A time range needs times:
+  // rows without them keep none under one.
+  void select(RowKind kind, const SampleFilter& filter, KeptRows& out) const;
+  // The weights of rows of `kind` (`kept.rows`, each with its kept weight) on the tree.
+  void tree_weights(RowKind kind, const KeptRows& kept, TreeWeights& out) const;
+  // The kept rows' sums per thread.
+  void thread_sums(RowKind kind, const KeptRows& kept, std::vector<ThreadSums>& out) const;
+
+ private:
+  PageState state_of(uint32_t label_set) const {
+    return label_set < states_.size() ? page_state(states_[label_set]) : kPageRunning;
+  }
+
+  std::vector<int32_t> parents_;
+  std::vector<uint32_t> frames_;
+  std::vector<VmState> states_;
+  Rows rows_[kRowKindCount];
+};
+
+}  // namespace rperf::page

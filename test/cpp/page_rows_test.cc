@@ -1,0 +1,214 @@
+// The Viewer page's model (page/page_rows): the page's rows, selected with the server's
+// SampleFilter and summed up the payload's tree. Exact numbers on hand-built rows, and the
+// page's totals against the server's on the same profile (the payload made by build_stack_tree).
+#include <gtest/gtest.h>
+
+#include <map>
+#include <random>
+
+#include "page/page_rows.hh"
+#include "profile/idle_wait.hh"
+#include "profile/method_stacks.hh"
+#include "profile/stack_tree.hh"
+#include "test_profiles.hh"
+
+using namespace rperf;
+using namespace rperf::fixtures;
+using rperf::page::KeptRows;
+using rperf::page::PageRows;
+using rperf::page::RowKind;
+using rperf::page::Rows;
+using rperf::page::ThreadSums;
+using rperf::page::TreeWeights;
+
+namespace {
+
+constexpr int64_t kMs = 1000000;
+
+// The tree: 0 main, 1 main>a, 2 main>a>b, 3 main>c; frames 0 main, 1 a, 2 b, 3 c.
+PageRows small_page() {
+  PageRows page;
+  EXPECT_TRUE(page.set_tree({-1, 0, 1, 0}, {0, 1, 2, 3}));
+  page.set_label_set_states({kRunning, kGvlBlocked, kGcSweep});
+  Rows timeline;
+  // node, thread, label set, weight, time (ends), idle
+  timeline.node = {2, 1, 3, 2, 0};
+  timeline.thread_seq = {1, 1, 2, 2, 1};
+  timeline.label_set = {0, 1, 0, 2, 0};
+  timeline.weight = {10 * kMs, 20 * kMs, 5 * kMs, 4 * kMs, 1 * kMs};
+  timeline.time_ns = {10 * kMs, 30 * kMs, 12 * kMs, 40 * kMs, 41 * kMs};
+  timeline.idle = {0, 1, 0, 0, 0};
+  EXPECT_TRUE(page.set_rows(RowKind::kTimeline, timeline));
+  return page;
+}
+
+}  // namespace
+
+TEST(PageRows, SelectsWithTheServersFilterRangePartsIncluded) {
+  PageRows page = small_page();
+  KeptRows kept;
+  SampleFilter all;
+  page.select(RowKind::kTimeline, all, kept);
+  EXPECT_EQ((std::vector<uint32_t>{0, 1, 2, 3, 4}), kept.rows);
+
+  // [5, 15] ms: row 0 covers [0, 10] (5 ms in), row 2 [7, 12] (all 5), row 1 [10, 30] (5 ms in).
+  SampleFilter range;
+  range.by_range = true;
+  range.from_ns = 5 * kMs;
+  range.to_ns = 15 * kMs;
+  page.select(RowKind::kTimeline, range, kept);
+  EXPECT_EQ((std::vector<uint32_t>{0, 1, 2}), kept.rows);
+  EXPECT_EQ((std::vector<int64_t>{5 * kMs, 5 * kMs, 5 * kMs}), kept.weights);
+
+  SampleFilter idle_thread1;
+  idle_thread1.by_thread = true;
+  idle_thread1.thread = 1;
+  idle_thread1.hide_idle = true;
+  page.select(RowKind::kTimeline, idle_thread1, kept);
+  EXPECT_EQ((std::vector<uint32_t>{0, 4}), kept.rows) << "row 1 is idle";
+
+  SampleFilter sets;
+  sets.by_label_sets = true;
+  sets.label_sets = {0, 2};
+  sets.hidden_threads = {1};
+  page.select(RowKind::kTimeline, sets, kept);
+  EXPECT_EQ((std::vector<uint32_t>{2, 3}), kept.rows);
+
+  // Rows without times keep nothing under a range (the page asks with the timeline's).
+  Rows untimed;
+  untimed.node = {1};
+  untimed.thread_seq = {1};
+  untimed.label_set = {0};
+  untimed.weight = {7};
+  ASSERT_TRUE(page.set_rows(RowKind::kSamples, untimed));
+  page.select(RowKind::kSamples, range, kept);
+  EXPECT_TRUE(kept.rows.empty());
+}
+
+TEST(PageRows, SumsKeptRowsUpTheTreeByStateAndPerThread) {
+  PageRows page = small_page();
+  KeptRows kept;
+  page.select(RowKind::kTimeline, SampleFilter(), kept);
+  TreeWeights w;
+  page.tree_weights(RowKind::kTimeline, kept, w);
+  EXPECT_EQ((std::vector<int64_t>{1 * kMs, 20 * kMs, 14 * kMs, 5 * kMs}), w.self);
+  EXPECT_EQ((std::vector<int64_t>{40 * kMs, 34 * kMs, 14 * kMs, 5 * kMs}), w.total);
+  EXPECT_EQ(40 * kMs, w.sum);
+  // b (node 2): 10 ms running, 4 ms in GC (sweep is GC); a (node 1): 20 ms GVL blocked.
+  EXPECT_EQ(10 * kMs, w.state_self[2 * page::kPageStateCount + page::kPageRunning]);
+  EXPECT_EQ(4 * kMs, w.state_self[2 * page::kPageStateCount + page::kPageGc]);
+  EXPECT_EQ(20 * kMs, w.state_self[1 * page::kPageStateCount + page::kPageBlocked]);
+
+  std::vector<ThreadSums> threads;
+  page.thread_sums(RowKind::kTimeline, kept, threads);
+  ASSERT_EQ(2u, threads.size());
+  EXPECT_EQ(1u, threads[0].thread_seq);
+  EXPECT_EQ(31 * kMs, threads[0].total);
+  EXPECT_EQ(20 * kMs, threads[0].by_state[page::kPageBlocked]);
+  EXPECT_EQ(20 * kMs, threads[0].idle);
+  EXPECT_EQ(1, threads[0].top_frame) << "a: 20 ms at its leaf";
+  EXPECT_EQ(2u, threads[1].thread_seq);
+  EXPECT_EQ(9 * kMs, threads[1].total);
+  EXPECT_EQ(3, threads[1].top_frame) << "c: 5 ms at its leaf, b: 4 ms";
+}
+
+TEST(PageRows, RefusesATreeOrRowsOutOfPlace) {
+  PageRows page;
+  EXPECT_FALSE(page.set_tree({-1, 2, 0}, {0, 0, 0})) << "a parent after its child";
+  EXPECT_FALSE(page.set_tree({-1, 0}, {0})) << "columns of different lengths";
+  ASSERT_TRUE(page.set_tree({-1, 0}, {0, 1}));
+  Rows bad;
+  bad.node = {2};
+  bad.thread_seq = {1};
+  bad.label_set = {0};
+  bad.weight = {1};
+  EXPECT_FALSE(page.set_rows(RowKind::kSamples, bad)) << "node 2 is not in the tree";
+  bad.node = {1};
+  bad.time_ns = {1, 2};
+  EXPECT_FALSE(page.set_rows(RowKind::kSamples, bad)) << "two times for one row";
+  EXPECT_EQ(0u, page.rows(RowKind::kSamples).size());
+}
+
+// The page's totals equal the server's: a random raw profile made into the payload's tree and
+// timeline rows (build_stack_tree, idle marked), then each filter applied by the page to the
+// rows and by the server (SampleFilter::keeps) to the profile's samples.
+TEST(PageRows, ThePagesTotalsAreTheServersOnTheSameProfile) {
+  std::mt19937 rng(7);
+  std::vector<FrameSpec> frames = {{"m.rb", "main", 1},
+                                   {"a.rb", "a", 2},
+                                   {"b.rb", "b", 3},
+                                   {"<internal:thread_sync>", "Thread::Queue#pop", 0},
+                                   {"w.rb", "block in work", 4}};
+  std::vector<SampleSpec> samples;
+  int64_t time = 0;
+  for (int i = 0; i < 400; i++) {
+    int64_t weight = static_cast<int64_t>(1 + rng() % 3) * kMs;
+    time += weight;
+    uint32_t thread = static_cast<uint32_t>(1 + rng() % 3);
+    uint32_t set = static_cast<uint32_t>(rng() % 3);
+    bool idle_wait = thread == 3 && rng() % 2;  // Queue#pop at the top of a worker: idle when blocked
+    std::vector<uint32_t> stack = idle_wait ? std::vector<uint32_t>{3, 4} : std::vector<uint32_t>{static_cast<uint32_t>(1 + rng() % 2), 0};
+    VmState state = idle_wait ? kGvlBlocked : (rng() % 4 == 0 ? kGcMark : kRunning);
+    samples.push_back({stack, weight, thread, set, state, time});
+  }
+  Profile p = make_profile(frames, samples, {{}, {{"endpoint", "a"}}, {{"endpoint", "b"}}});
+  p.timestamps = true;
+  IdleSamples idle(p);
+  StackTreeOptions o;
+  o.raw = true;
+  o.idle = &idle;
+  StackTree tree = build_stack_tree(p, p.aggregated_samples(), o);
+  ASSERT_EQ(samples.size(), tree.timeline.size());
+
+  PageRows page;
+  ASSERT_TRUE(page.set_tree(tree.parents, tree.node_frames));
+  std::vector<VmState> states(p.label_sets.size(), kRunning);
+  page.set_label_set_states(states);
+  Rows rows;
+  for (const StackTree::TimelineRow& r : tree.timeline) {
+    rows.node.push_back(r.node);
+    rows.thread_seq.push_back(r.thread_seq);
+    rows.label_set.push_back(r.label_set);
+    rows.weight.push_back(r.weight_ns);
+    rows.time_ns.push_back(r.time_ns);
+    rows.idle.push_back(r.idle);
+  }
+  ASSERT_TRUE(page.set_rows(RowKind::kTimeline, rows));
+
+  std::vector<SampleFilter> filters(5);
+  filters[1].by_thread = true;
+  filters[1].thread = 2;
+  filters[2].hide_idle = true;
+  filters[3].by_range = true;
+  filters[3].from_ns = time / 3 + 500000;
+  filters[3].to_ns = time / 2;
+  filters[4].by_label_sets = true;
+  filters[4].label_sets = {1};
+  filters[4].hide_idle = true;
+  filters[4].hidden_threads = {1};
+  std::vector<int64_t> sums;
+  for (size_t f = 0; f < filters.size(); f++) {
+    std::map<uint32_t, int64_t> server;  // per thread
+    int64_t server_sum = 0;
+    for (const Sample& s : p.samples) {
+      int64_t w;
+      if (!filters[f].keeps(p, s, w)) continue;
+      server[s.thread_seq] += w;
+      server_sum += w;
+    }
+    KeptRows kept;
+    page.select(RowKind::kTimeline, filters[f], kept);
+    TreeWeights w;
+    page.tree_weights(RowKind::kTimeline, kept, w);
+    std::vector<ThreadSums> threads;
+    page.thread_sums(RowKind::kTimeline, kept, threads);
+    std::map<uint32_t, int64_t> by_thread;
+    for (const ThreadSums& t : threads) by_thread[t.thread_seq] = t.total;
+    EXPECT_EQ(server_sum, w.sum) << "filter " << f;
+    EXPECT_EQ(server, by_thread) << "filter " << f;
+    EXPECT_GT(server_sum, 0) << "filter " << f << " keeps something";
+    sums.push_back(w.sum);
+  }
+  EXPECT_LT(sums[2], sums[0]) << "some samples are idle (thread 3's Queue#pop)";
+  EXPECT_LT(sums[3], sums[0] / 4) << "the range is a sixth of the time";
+}
