@@ -38,14 +38,19 @@ module Rperf
   # callers and callees (SandwichPayload).
   class Viewer
     ASSET_DIR = File.expand_path("viewer/assets", __dir__)
+    PAGE_MODEL = "page_model.wasm"
     ASSET_TYPES = {
       "index.html" => "text/html; charset=utf-8",
       "viewer.js" => "text/javascript; charset=utf-8",
       "viewer.css" => "text/css; charset=utf-8",
+      # The page model (ext/rperf/page in WebAssembly, built by script/bootstrap): the server's
+      # sample filter and sums, run by the page on its rows.
+      PAGE_MODEL => "application/wasm",
     }.freeze
     # Nothing outside this server: no CDN, no inline script. The page sets style attributes
-    # (bar widths, the charts' heights), hence 'unsafe-inline' for styles only.
-    CONTENT_SECURITY_POLICY = "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; " \
+    # (bar widths, the charts' heights), hence 'unsafe-inline' for styles only;
+    # 'wasm-unsafe-eval' lets it compile its own page model (and nothing else: no eval).
+    CONTENT_SECURITY_POLICY = "default-src 'none'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self' 'unsafe-inline'; " \
                               "img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; " \
                               "frame-ancestors 'none'"
     SECURITY_HEADERS = {
@@ -567,8 +572,18 @@ module Rperf
     def static_asset(name) = name != "index.html" && ASSET_TYPES.key?(name) ? asset(name) : not_found
 
     def asset(name)
-      body = File.binread(File.join(ASSET_DIR, name))
+      body = Viewer.asset_bytes(name)
       [200, SECURITY_HEADERS.merge("content-type" => ASSET_TYPES.fetch(name)), [body]]
+    end
+
+    # An asset's bytes; the page model is built, not checked in: a checkout that has not built
+    # it says how to.
+    def self.asset_bytes(name)
+      File.binread(File.join(ASSET_DIR, name))
+    rescue Errno::ENOENT
+      raise Error, "the viewer's #{name} is missing from #{ASSET_DIR}: build it with script/bootstrap wasm" if name == PAGE_MODEL
+
+      raise
     end
 
     def json(status, obj) = json_body(status, JSON.generate(obj))

@@ -9,7 +9,8 @@ require "zlib"
 module Rperf
   class Viewer
     # The viewer page with everything inline (Viewer.static_html). Its Content-Security-Policy
-    # lets only these exact scripts run (by their SHA-256), so nothing in the profile data can.
+    # lets only these exact scripts run (by their SHA-256), so nothing in the profile data can;
+    # 'wasm-unsafe-eval' lets them compile the page model it carries (and allows no eval).
     class StaticPage
       SCRIPT_TAG = %r{<script src="assets/([^"]+)"></script>}
       STYLE_TAG = %r{<link rel="stylesheet" href="assets/([^"]+)">}
@@ -42,6 +43,8 @@ module Rperf
         # HTML parser goes through a tenth of the bytes before the first view.
         data, timeline = embedded_json
         elements = %(<script id="rperf-data" type="application/json">#{data}</script>\n)
+        # The page model (a served page fetches it): its bytes in base64, compiled by the page.
+        elements << %(<script id="rperf-page-model" type="application/wasm+base64">#{Base64.strict_encode64(Viewer.asset_bytes(PAGE_MODEL))}</script>\n)
         elements << %(<script id="rperf-timeline-1" type="application/gzip+base64">#{timeline}</script>\n) if timeline
         # Each thread's stack chart, merged here (StackChartPayload), read when it is shown; and,
         # for "hide idle threads", that of its samples that are not idle, when it has idle ones.
@@ -69,7 +72,7 @@ module Rperf
 
       def policy(scripts)
         hashes = scripts.map { |code| "'sha256-#{Base64.strict_encode64(Digest::SHA256.digest(code))}'" }
-        "default-src 'none'; script-src #{hashes.join(' ')}; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
+        "default-src 'none'; script-src #{hashes.join(' ')} 'wasm-unsafe-eval'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
       end
 
       def embedded_json

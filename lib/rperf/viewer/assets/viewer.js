@@ -179,15 +179,130 @@
   // A data element of a self-contained page: JSON, or gzip'd JSON in base64.
   async function readDataElement(element) {
     if (element.type !== 'application/gzip+base64') return JSON.parse(element.textContent);
-    let bytes;
-    if (typeof Uint8Array.fromBase64 === 'function') bytes = Uint8Array.fromBase64(element.textContent);
-    else {
-      const binary = atob(element.textContent);
-      bytes = new Uint8Array(binary.length);
-      for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
-    }
+    const bytes = base64Bytes(element.textContent);
     const text = await new Response(new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'))).text();
     return JSON.parse(text);
+  }
+
+  function base64Bytes(text) {
+    if (typeof Uint8Array.fromBase64 === 'function') return Uint8Array.fromBase64(text);
+    const binary = atob(text);
+    const bytes = new Uint8Array(binary.length);
+    for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
+    return bytes;
+  }
+
+  // --- the page model (WebAssembly, ext/rperf/page) ----------------------------------------
+  // The server's sample filter (profile/sample_filter.hh) and the sums of the views, compiled for
+  // the page: the page selects its rows and sums them with it, never with a copy of its own. A
+  // served page fetches page_model.wasm beside viewer.js; a self-contained one carries it.
+  const ROWS = { samples: 0, timeline: 1, allocations: 2 };
+  const PAGE_STATES = 4; // per node in the state sums: running, GVL blocked, GVL wait, GC
+  let wasm = null; // the module's exports, once loaded
+  // A snapshot dropped from the cache frees its rows in the module.
+  const modelHandles = typeof FinalizationRegistry === 'function' ? new FinalizationRegistry((h) => wasm.rperf_page_delete(h)) : null;
+
+  async function loadPageModel() {
+    if (wasm) return wasm;
+    const element = document.getElementById('rperf-page-model');
+    let bytes;
+    if (element) bytes = base64Bytes(element.textContent);
+    else {
+      const url = script ? new URL('page_model.wasm', script).href : BASE + '/assets/page_model.wasm';
+      const res = await fetch(url);
+      if (!res.ok) throw new Error('cannot load the page model ' + url + ': ' + res.status + ' ' + res.statusText);
+      bytes = await res.arrayBuffer();
+    }
+    const imports = {
+      env: { emscripten_notify_memory_growth: () => {} },
+      wasi_snapshot_preview1: { proc_exit: (code) => { throw new Error('the page model stopped (' + code + ')'); } },
+    };
+    const { instance } = await WebAssembly.instantiate(bytes, imports);
+    instance.exports._initialize();
+    wasm = instance.exports;
+    return wasm;
+  }
+
+  // Writes typed-array columns into the module's scratch area, each at a multiple of 8 bytes
+  // (page/wasm_exports.cc reads them in this order).
+  function putColumns(columns) {
+    const padded = (c) => Math.ceil(c.byteLength / 8) * 8;
+    const ptr = wasm.rperf_page_scratch(columns.reduce((a, c) => a + padded(c), 0));
+    const memory = new Uint8Array(wasm.memory.buffer); // after the call: the memory may have grown
+    let at = ptr;
+    for (const c of columns) {
+      memory.set(new Uint8Array(c.buffer, c.byteOffset, c.byteLength), at);
+      at += padded(c);
+    }
+  }
+  // A copy of `n` values at `ptr` in the module's memory.
+  const fromModel = (Type, ptr, n) => (n ? new Type(wasm.memory.buffer, ptr, n).slice() : new Type(0));
+
+  // The snapshot's tree and label sets' states in the module; its rows as they come.
+  function modelSnapshot(p) {
+    p.handle = wasm.rperf_page_new();
+    if (modelHandles) modelHandles.register(p, p.handle);
+    putColumns([Int32Array.from(p.nodes.parent), Uint32Array.from(p.nodes.frame)]);
+    if (!wasm.rperf_page_set_tree(p.handle, p.nodes.parent.length)) throw new Error('the snapshot\'s tree is not a prefix tree');
+    putColumns([Uint8Array.from(p.stateOf)]);
+    wasm.rperf_page_set_states(p.handle, p.stateOf.length);
+    p.idle = [null, null, null]; // per kind: the model's idle marks (Uint8Array), or null
+    modelRows(p, ROWS.samples, p.samples, p.idle_samples);
+    if (p.allocations) modelRows(p, ROWS.allocations, p.allocations.samples, null);
+    if (p.timeline && p.timeline.samples) modelRows(p, ROWS.timeline, p.timeline.samples, p.timeline.idle);
+  }
+
+  // Rows [node, weight, thread, label set, time?] of `kind`; idleIndexes: the payload's idle marks.
+  function modelRows(p, kind, rows, idleIndexes) {
+    const n = rows.length;
+    const node = new Uint32Array(n), thread = new Uint32Array(n), set = new Uint32Array(n), weight = new Float64Array(n);
+    const time = kind === ROWS.timeline ? new Float64Array(n) : null;
+    for (let i = 0; i < n; i++) {
+      const r = rows[i];
+      node[i] = r[0]; weight[i] = r[1]; thread[i] = r[2]; set[i] = r[3];
+      if (time) time[i] = r[4];
+    }
+    let idle = null;
+    if (idleIndexes && idleIndexes.length) {
+      idle = new Uint8Array(n);
+      for (const i of idleIndexes) if (i < n) idle[i] = 1;
+    }
+    p.idle[kind] = idle;
+    putColumns([node, thread, set, weight, ...(time ? [time] : []), ...(idle ? [idle] : [])]);
+    if (!wasm.rperf_page_set_rows(p.handle, kind, n, time ? 1 : 0, idle ? 1 : 0)) throw new Error('the snapshot\'s rows are not on its tree');
+  }
+
+  // The rows of `kind` the filters keep (f: thread, hidden (a Set), sets (label set ids kept,
+  // sorted), range [t0, t1], idle): {rows: indexes, weights: kept weights}.
+  function modelSelect(p, kind, f) {
+    const hidden = f.hidden ? Uint32Array.from([...f.hidden].sort((a, b) => a - b)) : new Uint32Array(0);
+    const sets = f.sets || new Uint32Array(0);
+    putColumns([hidden, sets]);
+    const byThread = f.thread !== null && f.thread !== undefined;
+    const n = wasm.rperf_page_select(p.handle, kind, byThread ? 1 : 0, byThread ? f.thread : 0, hidden.length, f.sets ? 1 : 0, sets.length,
+      f.range ? 1 : 0, f.range ? f.range[0] : 0, f.range ? f.range[1] : 0, f.idle ? 1 : 0);
+    return { rows: fromModel(Uint32Array, wasm.rperf_page_kept_rows(p.handle), n), weights: fromModel(Float64Array, wasm.rperf_page_kept_weights(p.handle), n) };
+  }
+
+  // Kept rows of `kind` as [node, kept weight, thread, label set, idle, index] (index: the row's
+  // in the payload), with .kind.
+  function keptRows(p, kind, source, kept) {
+    const idle = p.idle[kind];
+    const rows = new Array(kept.rows.length);
+    for (let k = 0; k < rows.length; k++) {
+      const i = kept.rows[k];
+      const r = source[i];
+      rows[k] = [r[0], kept.weights[k], r[2], r[3], idle ? idle[i] === 1 : false, i];
+    }
+    rows.kind = kind;
+    return rows;
+  }
+
+  // The module's columns for rows made by keptRows (or a part of them): indexes and weights.
+  function putKept(rows) {
+    const indexes = new Uint32Array(rows.length), weights = new Float64Array(rows.length);
+    for (let k = 0; k < rows.length; k++) { indexes[k] = rows[k][5]; weights[k] = rows[k][1]; }
+    putColumns([indexes, weights]);
   }
 
   async function fetchSnapshot(id) {
@@ -254,11 +369,9 @@
     p.labelSets = p.label_sets.map((ls) => ls || {});
     // Each label set's VM state: an index into STATES (0: running).
     p.stateOf = Int8Array.from(p.labelSets, (ls) => Math.max(0, STATES.findIndex((s) => s.test(ls))));
-    // The model's idle samples (Payload: idle_samples, the timeline's idle rows) and each
-    // thread's idle time (thread_totals): marked here, never judged here.
-    p.idleRows = new WeakSet();
-    markIdle(p, p.samples, p.idle_samples);
-    if (p.timeline && p.timeline.samples) markIdle(p, p.timeline.samples, p.timeline.idle);
+    // The rows in the page model, with the model's idle marks (Payload: idle_samples, the
+    // timeline's idle rows); each thread's idle time (thread_totals): never judged here.
+    modelSnapshot(p);
     p.idleNs = new Map((p.thread_totals || []).map(([th, , idle]) => [th, idle]));
     p.totalNs = new Map((p.thread_totals || []).map(([th, total]) => [th, total]));
     p.idleThreads = p.threads.filter((th) => p.totalNs.get(th) > 0 && p.idleNs.get(th) === p.totalNs.get(th));
@@ -267,11 +380,6 @@
     p.methodTables = new Map(); // filtered method tables, the same way
     p.sandwiches = new Map(); // sandwiches, by method and filters
     return p;
-  }
-
-  // The rows at `indexes` (the payload's, sorted) are idle.
-  function markIdle(p, rows, indexes) {
-    for (const i of indexes || []) if (rows[i]) p.idleRows.add(rows[i]);
   }
 
   const frameOf = (p, node) => p.frames[p.nodes.frame[node]];
@@ -287,26 +395,18 @@
     for (const v of f.values) if (v === NOT_SET) q.set('unset', '1'); else q.append('value', v);
   }
 
-  // Samples [node, weight, thread, label_set] after the time range, label, thread and idle
-  // filters (hide: the idle ones and the threads that are all idle).
+  // The samples the filters keep (time range, label, thread, idle), selected by the page model:
+  // rows [node, kept weight, thread, label set, idle, index] (keptRows). With a time range, the
+  // timeline's rows (a sample covers [t - weight, t] and keeps its part in the range).
   function selectSamples(p, opts) {
     const o = Object.assign({ label: true, thread: true, range: true, hide: true }, opts);
-    const idle = o.hide ? idleRows(p) : null;
-    let rows = p.samples;
-    if (o.range && state.range && p.timeline) {
-      const [t0, t1] = state.range;
-      rows = [];
-      for (const row of p.timeline.samples) {
-        const [node, w, th, lsi, t] = row;
-        const overlap = Math.min(t, t1) - Math.max(t - w, t0);
-        if (overlap <= 0 || (idle && idle.has(row))) continue;
-        const part = [node, Math.min(w, overlap), th, lsi];
-        if (p.hasIdle && p.idleRows.has(row)) p.idleRows.add(part); // its part is idle too
-        rows.push(part);
-      }
-    }
-    return filterRows(p, rows, o.label ? state.labelFilter : null, o.thread ? state.threadFilter : null, o.hide ? hiddenThreads(p) : null,
-      o.label ? tagSets(p) : null, idle);
+    const ranged = !!(o.range && state.range && p.timeline && p.timeline.samples);
+    const kind = ranged ? ROWS.timeline : ROWS.samples;
+    const kept = modelSelect(p, kind, {
+      thread: o.thread ? state.threadFilter : null, hidden: o.hide ? hiddenThreads(p) : null, sets: o.label ? keptLabelSets(p) : null,
+      range: ranged ? state.range : null, idle: o.hide && hidingIdle(p),
+    });
+    return keptRows(p, kind, ranged ? p.timeline.samples : p.samples, kept);
   }
 
   // The tag focus regex, or null (none, or not a valid one: then only it is skipped, as 0.11.1).
@@ -331,21 +431,21 @@
     return p.tagSetsKept;
   }
 
-  // Rows [node, _, thread, label_set, ...] of the thread and the label filter (the page's by
-  // default), without the hidden (all idle) threads and the idle rows (idle: a set of rows).
-  function filterRows(p, rows, label = state.labelFilter, thread = state.threadFilter, hidden = hiddenThreads(p), tags = tagSets(p), idle = idleRows(p)) {
-    if (!label && thread === null && !hidden && !tags && !idle) return rows;
-    return rows.filter((s) => (thread === null || s[2] === thread) && !(hidden && hidden.has(s[2])) && (!tags || tags[s[3]]) &&
-      labelMatches(p.labelSets[s[3]] || {}, label) && !(idle && idle.has(s)));
+  // The label sets the label and tag filters keep (sorted ids), or null when neither is set.
+  function keptLabelSets(p) {
+    const tags = tagSets(p);
+    if (!state.labelFilter && !tags) return null;
+    const ids = [];
+    p.labelSets.forEach((ls, i) => { if ((!tags || tags[i]) && labelMatches(ls, state.labelFilter)) ids.push(i); });
+    return Uint32Array.from(ids);
   }
 
   // "Hide idle threads": the samples the model says are idle (off the GVL in a known wait of a
   // server or job runner: profile/idle_wait.hh) go, marked by the payload; a thread whose time
-  // is all idle (thread_totals) goes from the thread lists. idleRows: the marked rows, or null
-  // when the button is off or nothing is idle; hiddenThreads: those threads (but the one the
-  // thread filter chose), or null.
-  function idleRows(p) {
-    return state.hideIdle && p && p.hasIdle ? p.idleRows : null;
+  // is all idle (thread_totals) goes from the thread lists. hidingIdle: the button is on and
+  // something is idle; hiddenThreads: those threads (but the one the thread filter chose), or null.
+  function hidingIdle(p) {
+    return !!(state.hideIdle && p && p.hasIdle);
   }
   function hiddenThreads(p) {
     if (!state.hideIdle || !p) return null;
@@ -353,26 +453,21 @@
     return idle.length ? new Set(idle) : null;
   }
 
-  function nodeWeights(p, rows) {
+  // The weights of kept rows (keptRows', or a part of them) on the tree, from the page model:
+  // self and total per node, the sum, and each node's self weight per VM state (stateSelf:
+  // node -> [blocked, wait, gc], for the nodes that have some).
+  function nodeWeights(p, rows, kind = rows.kind) {
+    putKept(rows);
+    const sum = wasm.rperf_page_tree_weights(p.handle, kind, rows.length);
     const n = p.nodes.parent.length;
-    const self = new Float64Array(n);
-    const stateSelf = new Map(); // node -> [blocked, wait, gc] of its self weight
-    for (const s of rows) {
-      self[s[0]] += s[1];
-      const st = p.stateOf[s[3]];
-      if (st > 0) {
-        let v = stateSelf.get(s[0]);
-        if (!v) stateSelf.set(s[0], v = [0, 0, 0]);
-        v[st - 1] += s[1];
-      }
+    const self = fromModel(Float64Array, wasm.rperf_page_self(p.handle), n);
+    const total = fromModel(Float64Array, wasm.rperf_page_total(p.handle), n);
+    const states = fromModel(Float64Array, wasm.rperf_page_state_self(p.handle), n * PAGE_STATES);
+    const stateSelf = new Map();
+    for (let i = 0; i < n; i++) {
+      const at = i * PAGE_STATES;
+      if (states[at + 1] || states[at + 2] || states[at + 3]) stateSelf.set(i, [states[at + 1], states[at + 2], states[at + 3]]);
     }
-    const total = Float64Array.from(self);
-    for (let i = n - 1; i >= 0; i--) {
-      const parent = p.nodes.parent[i];
-      if (parent >= 0) total[parent] += total[i];
-    }
-    let sum = 0;
-    for (const r of p.roots) sum += total[r];
     return { self, total, sum, stateSelf };
   }
 
@@ -436,7 +531,7 @@
     }
     const root = { name: 'all', file: '', value: weights.sum, node: -1, children: [], cat: 'other' };
     for (const [key, group] of groups) {
-      const tree = build(group, nodeWeights(p, group));
+      const tree = build(group, nodeWeights(p, group, rows.kind));
       const end = along(root, JSON.parse(key), tree.value);
       if (!end.children) end.children = [];
       for (const c of tree.children || []) end.children.push(c);
@@ -831,7 +926,7 @@
     const q = new URLSearchParams();
     labelQuery(q);
     if (state.threadFilter !== null) q.set('thread', String(state.threadFilter));
-    if (idleRows(state.current)) q.set('idle', 'hide');
+    if (hidingIdle(state.current)) q.set('idle', 'hide');
     if (state.range) { q.set('from', String(Math.floor(state.range[0]))); q.set('to', String(Math.ceil(state.range[1]))); }
     tagQuery(q);
     if (transformsQuery()) q.set('transforms', transformsKey());
@@ -1166,7 +1261,8 @@
       return;
     }
     const field = state.allocField === 'retained' ? 5 : 1;
-    const rows = filterRows(p, a.samples, state.labelFilter, state.threadFilter, hiddenThreads(p), tagSets(p), null); // allocations are never idle
+    const kept = modelSelect(p, ROWS.allocations, { thread: state.threadFilter, hidden: hiddenThreads(p), sets: keptLabelSets(p) }); // allocations are never idle
+    const rows = Array.from(kept.rows, (i) => a.samples[i]);
     const self = new Float64Array(p.nodes.parent.length);
     const perClass = new Map(); // node -> Map(class -> objects)
     const sites = new Map(); // "frame class" -> {frame, cls, allocated, retained}: the leaf function, however reached
@@ -1219,22 +1315,19 @@
     clear(body);
     const rows = selectSamples(p, { thread: false, hide: false });
     const hidden = hiddenThreads(p);
+    // Per thread, from the page model: total, running, GVL blocked, GVL wait, GC, idle (the
+    // model's idle samples, summed), and the frame its rows spend most at.
+    putKept(rows);
+    const count = wasm.rperf_page_thread_sums(p.handle, rows.kind, rows.length);
+    const table = fromModel(Float64Array, wasm.rperf_page_thread_table(p.handle), count * 9);
     const perThread = new Map();
-    for (const row of rows) {
-      const [node, w, th, lsi] = row;
-      let t = perThread.get(th);
-      if (!t) { t = { th, total: 0, running: 0, blocked: 0, wait: 0, gc: 0, idle: 0, leaf: new Map() }; perThread.set(th, t); }
-      t.total += w;
-      if (p.idleRows.has(row)) t.idle += w; // the model's idle samples (Payload), summed
-      const ls = p.labelSets[lsi] || {};
-      const st = STATES.find((s) => s.test(ls));
-      if (st) t[st.key] += w;
-      const fn = frameOf(p, node)[0];
-      t.leaf.set(fn, (t.leaf.get(fn) || 0) + w);
+    for (let k = 0; k < count; k++) {
+      const [th, total, running, blocked, wait, gc, idle, frame, frameWeight] = table.subarray(k * 9, k * 9 + 9);
+      perThread.set(th, { th, total, running, blocked, wait, gc, idle, leaf: frame >= 0 ? [p.frames[frame][0], frameWeight] : ['', 0] });
     }
     const sum = [...perThread.values()].reduce((a, t) => a + t.total, 0);
     for (const t of [...perThread.values()].sort((a, b) => a.th - b.th)) {
-      const [fn, fw] = [...t.leaf.entries()].reduce((a, b) => (b[1] > a[1] ? b : a), ['', 0]);
+      const [fn, fw] = t.leaf;
       const idle = t.total > 0 ? t.idle / t.total : 0;
       const tr = el('tr', { class: 'clickable' + (state.threadFilter === t.th ? ' selected' : '') + (hidden && hidden.has(t.th) ? ' hidden-idle' : ''),
         dataset: { thread: String(t.th), idleShare: idle.toFixed(4), idleNs: String(Math.round(t.idle)) } },
@@ -1371,7 +1464,7 @@
   // The Timeline's bins, as timelineOfBins reads them: the payload's (every sample), else the
   // server's for the current filters (kept per query); null when neither can be had.
   async function timelineBins(p) {
-    const idle = idleRows(p);
+    const idle = hidingIdle(p);
     if (!state.labelFilter && !tagSets(p)) return (idle ? p.timeline.idle_hidden_bins : p.timeline.bins) || null;
     if (!filteredFromServer) return null;
     const q = new URLSearchParams();
@@ -1392,7 +1485,9 @@
   // A file's page under a label or tag filter: its rows binned here, as the model bins them
   // (profile/timeline_bins.cc), which a file cannot ask for (the idle rows are the payload's).
   function timelineOfRows(p, threads, bins) {
-    const rows = filterRows(p, p.timeline.samples, state.labelFilter, null); // threads are rows of their own
+    // Threads are rows of their own: no thread filter.
+    const kept = modelSelect(p, ROWS.timeline, { hidden: hiddenThreads(p), sets: keptLabelSets(p), idle: hidingIdle(p) });
+    const rows = Array.from(kept.rows, (i) => p.timeline.samples[i]);
     const end = timelineEnd(p);
     const binNs = end / bins;
     const occupancy = new Map(threads.map((th) => [th, STATES.map(() => new Float64Array(bins))]));
@@ -1450,7 +1545,7 @@
     labelQuery(q);
     // Without the idle samples: the server's, or the file's element of them (a thread with idle
     // samples has one, "-busy").
-    const idle = idleRows(p) && p.idleNs.get(th) > 0;
+    const idle = hidingIdle(p) && p.idleNs.get(th) > 0;
     if (idle) q.set('idle', 'hide');
     tagQuery(q);
     if (transformsQuery()) q.set('transforms', transformsKey());
@@ -2078,6 +2173,7 @@
   async function snapshot(id) {
     const key = id + '\u0000' + transformsKey();
     if (state.payloads.has(key)) return state.payloads.get(key);
+    await loadPageModel();
     const p = prepare(await fetchSnapshot(id));
     state.payloads.set(key, p);
     while (state.payloads.size > 4) state.payloads.delete(state.payloads.keys().next().value);
@@ -2086,6 +2182,12 @@
 
   async function open(id) {
     setStatus('loading snapshot #' + id + '…', 'loading');
+    try {
+      await loadPageModel();
+    } catch (e) { // not the snapshot's fault: the page cannot filter or sum any
+      setStatus('cannot load the page model (page_model.wasm): ' + e.message, 'error');
+      return;
+    }
     let p;
     try {
       p = await snapshot(id);
@@ -2195,7 +2297,7 @@
   async function ensureTimeline(p) {
     if (!p.timeline || p.timeline.samples) return;
     if (!p.timelineLoad) {
-      p.timelineLoad = fetchTimeline(p.id).then(({ rows, idle }) => { markIdle(p, rows, idle); p.timeline.samples = rows; });
+      p.timelineLoad = fetchTimeline(p.id).then(({ rows, idle }) => { modelRows(p, ROWS.timeline, rows, idle); p.timeline.samples = rows; });
       p.timelineLoad.catch(() => { p.timelineLoad = null; });
     }
     setStatus('loading the timeline of snapshot #' + p.id + ' (' + p.timeline.rows + ' rows)…', 'drawing');
