@@ -1,6 +1,7 @@
 // Init_rperf: defines Rperf::Native and its parts. Each binding file is the Ruby face of one
 // layer: session_binding (sampler), profile_binding (model), encode_binding and load_binding (I/O),
-// call_tree_binding (the call-tree and method views), capture_binding (running git for the meta).
+// call_tree_binding (the call-tree and method views), label_set_match_binding (the Viewer's label
+// and tag filters), capture_binding (running git for the meta).
 #include <ruby/ruby.h>
 
 #include "profile/vm_state.hh"
@@ -12,6 +13,7 @@ void init_profile_binding(VALUE native);
 void init_encode_binding(VALUE native);
 void init_load_binding(VALUE native);
 void init_call_tree_binding(VALUE native);
+void init_label_set_match_binding(VALUE native);
 void init_capture_binding(VALUE native);
 void init_process_binding(VALUE native);
 }  // namespace rperf
@@ -34,6 +36,7 @@ extern "C" __attribute__((visibility("default"))) void Init_rperf() {
   init_encode_binding(native);
   init_load_binding(native);
   init_call_tree_binding(native);
+  init_label_set_match_binding(native);
   init_capture_binding(native);
   init_process_binding(native);
 }

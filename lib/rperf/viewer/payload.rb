@@ -76,7 +76,7 @@ module Rperf
           nodes: { parent: tree[:parents], frame: tree[:node_frames] },
           samples: tree[:rows],
           idle_samples: tree[:idle_rows],
-          label_sets: @native.label_sets.map { |set| string_labels(set) },
+          label_sets: @native.label_sets.map { |set| Payload.string_labels(set) },
           pruned: tree[:pruned],
           timeline: timeline(tree[:timeline]),
           **(@trees ? tree_views : { trees_apart: true }),
@@ -93,6 +93,15 @@ module Rperf
         return str if str.encoding == Encoding::UTF_8 && str.valid_encoding?
 
         str.dup.force_encoding(Encoding::UTF_8).scrub { |bytes| "\uFFFD" * bytes.bytesize }
+      end
+
+      # A label set as the page spells it: keys and values as their to_s, made valid UTF-8 (a key
+      # spelled twice so, as :a and "a": its last value). The one spelling the page's filters and
+      # SampleFilter's match (profile/label_set_match.hh).
+      def self.string_labels(set)
+        return {} unless set.is_a?(Hash)
+
+        set.to_h { |k, v| [utf8(k.to_s), utf8(v.to_s)] }
       end
 
       private
@@ -123,14 +132,6 @@ module Rperf
       def timeline_bins(idle: false)
         SampleFilter.new(@native, idle: idle).timeline_bins(TimelinePayload::BINS)
       end
-
-      def string_labels(set)
-        return {} unless set.is_a?(Hash)
-
-        set.to_h { |k, v| [utf8(k.to_s), utf8(v.to_s)] }
-      end
-
-      def utf8(str) = Payload.utf8(str)
     end
   end
 end

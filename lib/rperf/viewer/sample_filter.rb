@@ -115,7 +115,8 @@ module Rperf
       # The filters select the samples natively (CallTree's select:, the model's SampleFilter).
       # The page only knows labels as valid UTF-8 (Payload), and a Hash value as Ruby's to_s
       # (whose spelling differs between Ruby versions): which label sets match the page's
-      # spelling is decided here, once per label set, and the native filter keeps their ids.
+      # spelling is decided on that spelling (matching_label_sets), and the native filter keeps
+      # their ids.
       # inverted: the bottom-up tree (the Bottom-up tab's).
       def call_tree(inverted: false)
         return tree_of(@data, inverted: inverted) unless filtered?
@@ -173,11 +174,23 @@ module Rperf
         select[:hide] = @hide.to_a if @hide
         select[:range] = @range if @range
         select[:idle] = true if @idle
-        if @label || @tags
-          sets = profile.label_sets
-          select[:label_sets] = sets.each_index.select { |i| (@label.nil? || label_matches?(sets[i])) && tags_keep?(sets[i]) }
-        end
+        select[:label_sets] = matching_label_sets(profile.label_sets.map { |set| Payload.string_labels(set) }) if @label || @tags
         select
+      end
+
+      # The ids of the label sets the label and tag filters keep, by the model's rule
+      # (profile/label_set_match.hh, the page's too); only the tagfocus Regexp is Ruby's.
+      def matching_label_sets(sets)
+        Native.matching_label_sets(sets, label: @label, focus_values: tag_focus_values(sets), ignore: @tags && @tags[:ignore])
+      end
+
+      # The label values the tagfocus Regexp matches, each tried once (nil: no tagfocus).
+      def tag_focus_values(sets)
+        return nil unless @tags && @tags[:focus]
+
+        Native.label_values(sets).select { |value| @tags[:focus].match?(value) }
+      rescue Regexp::TimeoutError
+        raise BadFilter, "tagfocus took too long to match (over a second)"
       end
 
       def native_profile
@@ -193,26 +206,6 @@ module Rperf
       rescue TypeError, Rperf::Error => e
         raise Unavailable, "cannot build the call tree: #{e.message}"
       end
-
-      # As the page's (its label sets are valid UTF-8 text, Payload#string_labels).
-      def tags_keep?(set)
-        return true unless @tags
-
-        labels = set.is_a?(Hash) ? set.to_h { |k, v| [utf8(k.to_s), utf8(v.to_s)] } : {}
-        return false if @tags[:focus] && labels.each_value.none? { |v| @tags[:focus].match?(v) }
-
-        @tags[:ignore].none? { |k, v| v.nil? ? !labels.key?(k) : labels[k] == v }
-      rescue Regexp::TimeoutError
-        raise BadFilter, "tagfocus took too long to match (over a second)"
-      end
-
-      # The label is one of the filter's values (nil among them: the key is not set).
-      def label_matches?(set)
-        pair = set&.find { |k, _| utf8(k) == @label[0] }
-        pair.nil? ? @label[1].include?(nil) : @label[1].include?(utf8(pair[1]))
-      end
-
-      def utf8(str) = Payload.utf8(str)
     end
   end
 end
