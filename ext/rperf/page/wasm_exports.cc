@@ -3,12 +3,16 @@
 // area (rperf_page_scratch), then calls; results stay in the handle until its next call of the
 // same kind and are read from the pointers below. Weights cross as
 // doubles: JavaScript's numbers (exact below 2^53 ns, 104 days).
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <optional>
+#include <string>
 #include <memory>
 #include <vector>
 
 #include "page/page_rows.hh"
+#include "profile/label_set_match.hh"
 
 namespace {
 
@@ -20,6 +24,9 @@ using rperf::page::TreeWeights;
 
 struct Snapshot {
   PageRows rows;
+  std::vector<rperf::LabelTexts> label_sets;  // as the page spells them (Payload's label_sets)
+  std::vector<uint32_t> matched_sets;
+  std::vector<uint8_t> values_blob;  // label_values' texts
   KeptRows kept;
   TreeWeights weights;
   std::vector<double> self, total, state_self, kept_weights, threads;
@@ -57,6 +64,28 @@ KeptRows scratch_rows(size_t n) {
   rows.rows = column<uint32_t>(offset, n);
   rows.weights = as_int64(column<double>(offset, n));
   return rows;
+}
+
+// Texts in a blob: each a uint32 byte length (little-endian, as wasm) and its bytes. Reads
+// `count` of them from `blob` at `at`, advancing it; false when the blob ends first.
+bool read_texts(const std::vector<uint8_t>& blob, size_t& at, size_t count, std::vector<std::string>& out) {
+  for (size_t i = 0; i < count; i++) {
+    uint32_t length;
+    if (blob.size() - at < sizeof(length)) return false;
+    std::memcpy(&length, blob.data() + at, sizeof(length));
+    at += sizeof(length);
+    if (blob.size() - at < length) return false;
+    out.emplace_back(reinterpret_cast<const char*>(blob.data() + at), length);
+    at += length;
+  }
+  return true;
+}
+
+void append_text(std::vector<uint8_t>& blob, const std::string& text) {
+  uint32_t length = static_cast<uint32_t>(text.size());
+  const uint8_t* bytes = reinterpret_cast<const uint8_t*>(&length);
+  blob.insert(blob.end(), bytes, bytes + sizeof(length));
+  blob.insert(blob.end(), text.begin(), text.end());
 }
 
 bool valid_kind(uint32_t kind) { return kind < static_cast<uint32_t>(rperf::page::kRowKindCount); }
@@ -122,6 +151,86 @@ int rperf_page_set_rows(uint32_t handle, uint32_t kind, uint32_t n, int has_time
   if (has_time) rows.time_ns = as_int64(column<double>(offset, n));
   if (has_idle) rows.idle = column<uint8_t>(offset, n);
   return s->rows.set_rows(static_cast<RowKind>(kind), std::move(rows));
+}
+
+// The snapshot's label sets as the page spells them; scratch: each set's pair count
+// uint32[sets], then a blob of blob_bytes: each pair's key and value (texts, read_texts).
+int rperf_page_set_label_sets(uint32_t handle, uint32_t sets, uint32_t blob_bytes) {
+  Snapshot* s = snapshot(handle);
+  if (!s) return 0;
+  size_t offset = 0;
+  std::vector<uint32_t> pairs = column<uint32_t>(offset, sets);
+  std::vector<uint8_t> blob = column<uint8_t>(offset, blob_bytes);
+  s->label_sets.clear();
+  size_t at = 0;
+  for (uint32_t count : pairs) {
+    std::vector<std::string> texts;
+    if (!read_texts(blob, at, size_t{count} * 2, texts)) {
+      s->label_sets.clear();
+      return 0;
+    }
+    rperf::LabelTexts set;
+    for (size_t i = 0; i + 1 < texts.size(); i += 2) set.emplace_back(std::move(texts[i]), std::move(texts[i + 1]));
+    s->label_sets.push_back(std::move(set));
+  }
+  return 1;
+}
+
+// Every label value of the snapshot, sorted, each once (what the page tests its tagfocus regex
+// on): returns how many; rperf_page_label_values_blob / _bytes: their texts.
+uint32_t rperf_page_label_values(uint32_t handle) {
+  Snapshot* s = snapshot(handle);
+  if (!s) return 0;
+  std::vector<std::string> values = rperf::label_values(s->label_sets);
+  s->values_blob.clear();
+  for (const std::string& v : values) append_text(s->values_blob, v);
+  return static_cast<uint32_t>(values.size());
+}
+
+const uint8_t* rperf_page_label_values_blob(uint32_t handle) {
+  Snapshot* s = snapshot(handle);
+  return s ? s->values_blob.data() : nullptr;
+}
+
+uint32_t rperf_page_label_values_bytes(uint32_t handle) {
+  Snapshot* s = snapshot(handle);
+  return s ? static_cast<uint32_t>(s->values_blob.size()) : 0;
+}
+
+// The label sets the label and tag filters keep (LabelSetMatch); scratch: whether each ignore
+// pair has a value uint8[ignore_count], then a blob of blob_bytes: the label key (when
+// by_label), its values, the focus values, then each ignore pair's key and value (an empty text
+// when it has none). Returns how many; rperf_page_matched_sets: their ids, ascending.
+uint32_t rperf_page_match_label_sets(uint32_t handle, int by_label, int unset, uint32_t value_count, int by_focus,
+                                     uint32_t focus_count, uint32_t ignore_count, uint32_t blob_bytes) {
+  Snapshot* s = snapshot(handle);
+  if (!s) return 0;
+  size_t offset = 0;
+  std::vector<uint8_t> has_value = column<uint8_t>(offset, ignore_count);
+  std::vector<uint8_t> blob = column<uint8_t>(offset, blob_bytes);
+  rperf::LabelSetMatch match;
+  std::vector<std::string> key, ignore;
+  size_t at = 0;
+  bool read = read_texts(blob, at, by_label ? 1 : 0, key) && read_texts(blob, at, value_count, match.values) &&
+              read_texts(blob, at, focus_count, match.focus_values) && read_texts(blob, at, size_t{ignore_count} * 2, ignore);
+  s->matched_sets.clear();
+  if (!read) return 0;
+  match.by_label = by_label != 0;
+  if (match.by_label) match.key = key[0];
+  match.unset = unset != 0;
+  match.by_focus = by_focus != 0;
+  for (size_t i = 0; i < ignore_count; i++) {
+    std::optional<std::string> value;
+    if (has_value[i]) value = ignore[2 * i + 1];
+    match.ignore.emplace_back(ignore[2 * i], value);
+  }
+  s->matched_sets = rperf::matching_label_sets(s->label_sets, match);
+  return static_cast<uint32_t>(s->matched_sets.size());
+}
+
+const uint32_t* rperf_page_matched_sets(uint32_t handle) {
+  Snapshot* s = snapshot(handle);
+  return s ? s->matched_sets.data() : nullptr;
 }
 
 // The rows of `kind` the filter keeps; scratch: hidden threads uint32[hidden_count] (sorted),

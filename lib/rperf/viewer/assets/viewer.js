@@ -235,6 +235,27 @@
       at += padded(c);
     }
   }
+  // Texts for the module (page/wasm_exports.cc read_texts): each a uint32 length and its UTF-8.
+  const utf8 = new TextEncoder();
+  function textBlob(texts) {
+    const encoded = texts.map((t) => utf8.encode(String(t)));
+    const blob = new Uint8Array(encoded.reduce((a, b) => a + 4 + b.length, 0));
+    const lengths = new DataView(blob.buffer);
+    let at = 0;
+    for (const b of encoded) { lengths.setUint32(at, b.length, true); blob.set(b, at + 4); at += 4 + b.length; }
+    return blob;
+  }
+  function readTexts(blob, count) {
+    const decoder = new TextDecoder();
+    const lengths = new DataView(blob.buffer, blob.byteOffset, blob.byteLength);
+    const out = [];
+    for (let at = 0, i = 0; i < count && at + 4 <= blob.length; i++) {
+      const n = lengths.getUint32(at, true);
+      out.push(decoder.decode(blob.subarray(at + 4, at + 4 + n)));
+      at += 4 + n;
+    }
+    return out;
+  }
   // A copy of `n` values at `ptr` in the module's memory.
   const fromModel = (Type, ptr, n) => (n ? new Type(wasm.memory.buffer, ptr, n).slice() : new Type(0));
 
@@ -244,6 +265,10 @@
     if (modelHandles) modelHandles.register(p, p.handle);
     putColumns([Int32Array.from(p.nodes.parent), Uint32Array.from(p.nodes.frame)]);
     if (!wasm.rperf_page_set_tree(p.handle, p.nodes.parent.length)) throw new Error('the snapshot\'s tree is not a prefix tree');
+    const pairs = p.labelSets.map((ls) => Object.entries(ls));
+    const texts = textBlob(pairs.flat(2));
+    putColumns([Uint32Array.from(pairs, (e) => e.length), texts]);
+    if (!wasm.rperf_page_set_label_sets(p.handle, pairs.length, texts.length)) throw new Error('the snapshot\'s label sets cannot be read');
     putColumns([Uint8Array.from(p.stateOf)]);
     wasm.rperf_page_set_states(p.handle, p.stateOf.length);
     p.idle = [null, null, null]; // per kind: the model's idle marks (Uint8Array), or null
@@ -384,10 +409,6 @@
 
   const frameOf = (p, node) => p.frames[p.nodes.frame[node]];
 
-  function labelMatches(ls, filter) {
-    if (!filter) return true;
-    return filter.values.some((v) => (v === NOT_SET ? !(filter.key in ls) : ls[filter.key] === v));
-  }
   // ?label=K&value=V&value=W (&unset=1: K not set), as Viewer::SampleFilter reads it.
   function labelQuery(q, f = state.labelFilter) {
     if (!f) return;
@@ -415,29 +436,37 @@
     try { return new RegExp(state.tagFocus); } catch (_) { return null; }
   }
 
-  // Per label set, whether tagfocus and tagignore keep its samples; null when neither is set.
-  function tagSets(p) {
+  // Whether tagfocus (a valid one) or tagignore is set.
+  const tagFiltered = () => !!(tagFocusRegex() || state.tagIgnore.length);
+
+  // The label sets the label and tag filters keep (sorted ids), or null when none is set: the
+  // model's rule (profile/label_set_match.hh), the server's too. The tagfocus regex is the
+  // page's (JavaScript's, as rperf 0.11.1's), run on the model's label values.
+  function keptLabelSets(p) {
     const focus = tagFocusRegex();
-    if (!focus && !state.tagIgnore.length) return null;
-    const key = state.tagFocus + '\u0000' + JSON.stringify(state.tagIgnore);
-    if (p.tagSetsKey !== key) {
-      p.tagSetsKey = key;
-      p.tagSetsKept = Uint8Array.from(p.labelSets, (ls) => {
-        const values = Object.values(ls);
-        if (focus && !values.some((v) => focus.test(String(v)))) return 0;
-        return state.tagIgnore.some(([k, v]) => (v === null ? !(k in ls) : ls[k] === v)) ? 0 : 1;
-      });
-    }
-    return p.tagSetsKept;
+    if (!state.labelFilter && !tagFiltered()) return null;
+    const key = JSON.stringify([state.labelFilter, state.tagFocus, state.tagIgnore]);
+    if (p.keptSetsKey === key) return p.keptSets;
+    const f = state.labelFilter;
+    const values = f ? f.values.filter((v) => v !== NOT_SET) : [];
+    const focused = focus ? labelValues(p).filter((v) => focus.test(v)) : [];
+    const ignore = state.tagIgnore;
+    const texts = textBlob([...(f ? [f.key] : []), ...values, ...focused, ...ignore.flatMap(([k, v]) => [k, v === null ? '' : v])]);
+    putColumns([Uint8Array.from(ignore, ([, v]) => (v === null ? 0 : 1)), texts]);
+    const n = wasm.rperf_page_match_label_sets(p.handle, f ? 1 : 0, f && f.values.includes(NOT_SET) ? 1 : 0, values.length,
+      focus ? 1 : 0, focused.length, ignore.length, texts.length);
+    p.keptSetsKey = key;
+    p.keptSets = fromModel(Uint32Array, wasm.rperf_page_matched_sets(p.handle), n);
+    return p.keptSets;
   }
 
-  // The label sets the label and tag filters keep (sorted ids), or null when neither is set.
-  function keptLabelSets(p) {
-    const tags = tagSets(p);
-    if (!state.labelFilter && !tags) return null;
-    const ids = [];
-    p.labelSets.forEach((ls, i) => { if ((!tags || tags[i]) && labelMatches(ls, state.labelFilter)) ids.push(i); });
-    return Uint32Array.from(ids);
+  // Every label value of the snapshot, each once (the model's label_values).
+  function labelValues(p) {
+    if (!p.labelValueList) {
+      const n = wasm.rperf_page_label_values(p.handle);
+      p.labelValueList = readTexts(fromModel(Uint8Array, wasm.rperf_page_label_values_blob(p.handle), wasm.rperf_page_label_values_bytes(p.handle)), n);
+    }
+    return p.labelValueList;
   }
 
   // "Hide idle threads": the samples the model says are idle (off the GVL in a known wait of a
@@ -981,7 +1010,7 @@
       return 'The time range does not apply to allocations (their samples have no time); the label and thread filters do.';
     }
     if (tab === 'diff' && state.list.length < 2) return 'There is no other snapshot to compare with.';
-    if (tab === 'stack' && embedded && (state.labelFilter || tagSets(state.current || { labelSets: [] })) && state.current && state.current.timeline) {
+    if (tab === 'stack' && embedded && (state.labelFilter || tagFiltered()) && state.current && state.current.timeline) {
       return 'This file holds the stack chart of all samples only: the stack chart of a label is built by the served viewer ' +
         '(rperf report --port 0 PROFILE, or Rperf::Viewer). Clear the filters to see it.';
     }
@@ -1465,7 +1494,7 @@
   // server's for the current filters (kept per query); null when neither can be had.
   async function timelineBins(p) {
     const idle = hidingIdle(p);
-    if (!state.labelFilter && !tagSets(p)) return (idle ? p.timeline.idle_hidden_bins : p.timeline.bins) || null;
+    if (!state.labelFilter && !tagFiltered()) return (idle ? p.timeline.idle_hidden_bins : p.timeline.bins) || null;
     if (!filteredFromServer) return null;
     const q = new URLSearchParams();
     labelQuery(q);
@@ -1555,7 +1584,7 @@
       let body;
       if (filteredFromServer) body = await fetchJSON(source.viewUrl(p.id, 'stack_chart', query));
       else {
-        const element = embedded && !f && !tagSets(p) ? document.getElementById('rperf-stack-' + p.id + '-' + th + (idle ? '-busy' : '')) : null;
+        const element = embedded && !f && !tagFiltered() ? document.getElementById('rperf-stack-' + p.id + '-' + th + (idle ? '-busy' : '')) : null;
         if (!element) return null;
         body = await readDataElement(element);
       }
