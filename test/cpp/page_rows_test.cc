@@ -10,6 +10,8 @@
 #include "profile/idle_wait.hh"
 #include "profile/method_stacks.hh"
 #include "profile/stack_tree.hh"
+#include "profile/timeline_bins.hh"
+#include "profile/transform.hh"
 #include "test_profiles.hh"
 
 using namespace rperf;
@@ -29,7 +31,7 @@ constexpr int64_t kMs = 1000000;
 PageRows small_page() {
   PageRows page;
   EXPECT_TRUE(page.set_tree({-1, 0, 1, 0}, {0, 1, 2, 3}));
-  page.set_label_set_states({kRunning, kGvlBlocked, kGcSweep});
+  page.set_label_sets({{}, {{"%GVL", "blocked"}}, {{"endpoint", "x"}, {"%GC", "sweep"}}});
   Rows timeline;
   // node, thread, label set, weight, time (ends), idle
   timeline.node = {2, 1, 3, 2, 0};
@@ -95,16 +97,16 @@ TEST(PageRows, SumsKeptRowsUpTheTreeByStateAndPerThread) {
   EXPECT_EQ((std::vector<int64_t>{40 * kMs, 34 * kMs, 14 * kMs, 5 * kMs}), w.total);
   EXPECT_EQ(40 * kMs, w.sum);
   // b (node 2): 10 ms running, 4 ms in GC (sweep is GC); a (node 1): 20 ms GVL blocked.
-  EXPECT_EQ(10 * kMs, w.state_self[2 * page::kPageStateCount + page::kPageRunning]);
-  EXPECT_EQ(4 * kMs, w.state_self[2 * page::kPageStateCount + page::kPageGc]);
-  EXPECT_EQ(20 * kMs, w.state_self[1 * page::kPageStateCount + page::kPageBlocked]);
+  EXPECT_EQ(10 * kMs, w.state_self[2 * kTimelineStates + kTimelineRunning]);
+  EXPECT_EQ(4 * kMs, w.state_self[2 * kTimelineStates + kTimelineGc]);
+  EXPECT_EQ(20 * kMs, w.state_self[1 * kTimelineStates + kTimelineBlocked]);
 
   std::vector<ThreadSums> threads;
   page.thread_sums(RowKind::kTimeline, kept, threads);
   ASSERT_EQ(2u, threads.size());
   EXPECT_EQ(1u, threads[0].thread_seq);
   EXPECT_EQ(31 * kMs, threads[0].total);
-  EXPECT_EQ(20 * kMs, threads[0].by_state[page::kPageBlocked]);
+  EXPECT_EQ(20 * kMs, threads[0].by_state[kTimelineBlocked]);
   EXPECT_EQ(20 * kMs, threads[0].idle);
   EXPECT_EQ(1, threads[0].top_frame) << "a: 20 ms at its leaf";
   EXPECT_EQ(2u, threads[1].thread_seq);
@@ -153,6 +155,7 @@ TEST(PageRows, ThePagesTotalsAreTheServersOnTheSameProfile) {
   }
   Profile p = make_profile(frames, samples, {{}, {{"endpoint", "a"}}, {{"endpoint", "b"}}});
   p.timestamps = true;
+  label_vm_states(p);  // as the payload's rows: each sample's set with its VM state's label
   IdleSamples idle(p);
   StackTreeOptions o;
   o.raw = true;
@@ -162,8 +165,17 @@ TEST(PageRows, ThePagesTotalsAreTheServersOnTheSameProfile) {
 
   PageRows page;
   ASSERT_TRUE(page.set_tree(tree.parents, tree.node_frames));
-  std::vector<VmState> states(p.label_sets.size(), kRunning);
-  page.set_label_set_states(states);
+  std::vector<LabelTexts> texts;  // as Payload#string_labels spells them
+  for (uint32_t id = 0; id < p.label_sets.size(); id++) {
+    const LabelSet& set = p.label_sets[id];
+    LabelTexts t;
+    for (const Label& l : set) t.emplace_back(label_value::to_s(l.key), label_value::to_s(l.value));
+    texts.push_back(t);
+  }
+  page.set_label_sets(texts);
+  std::vector<std::string> labels;
+  for (const auto& f : tree.frames) labels.push_back(f.first);
+  page.set_frame_labels(labels);
   Rows rows;
   for (const StackTree::TimelineRow& r : tree.timeline) {
     rows.node.push_back(r.node);
@@ -207,6 +219,26 @@ TEST(PageRows, ThePagesTotalsAreTheServersOnTheSameProfile) {
     EXPECT_EQ(server_sum, w.sum) << "filter " << f;
     EXPECT_EQ(server, by_thread) << "filter " << f;
     EXPECT_GT(server_sum, 0) << "filter " << f << " keeps something";
+    // The Timeline: the server's bins of the samples, the page's of the rows.
+    TimelineBins server_bins = bin_timeline(p, filters[f], 50, 0);
+    TimelineBins page_bins = page.timeline_bins(filters[f], 50, 0);
+    EXPECT_EQ(server_bins.threads, page_bins.threads) << "filter " << f;
+    EXPECT_EQ(server_bins.kept_ns, page_bins.kept_ns) << "filter " << f;
+    ASSERT_EQ(server_bins.occupancy.size(), page_bins.occupancy.size()) << "filter " << f;
+    for (size_t i = 0; i < server_bins.occupancy.size(); i++) EXPECT_NEAR(server_bins.occupancy[i], page_bins.occupancy[i], 1e-3) << i;
+    double gc = 0;
+    for (size_t t = 0; t < page_bins.threads.size(); t++) {
+      for (uint32_t b = 0; b < 50; b++) gc += page_bins.at(t, kTimelineGc, b);
+    }
+    if (f == 0) {
+      EXPECT_GT(gc, 0) << "GC time, read from the rows' label sets";
+    }
+    for (uint32_t b = 0; b < 50; b++) {
+      std::vector<std::string> server_top, page_top;
+      for (uint32_t n : server_bins.top[b]) server_top.push_back(server_bins.leaf_names[n]);
+      for (uint32_t n : page_bins.top[b]) page_top.push_back(page_bins.leaf_names[n]);
+      EXPECT_EQ(server_top, page_top) << "filter " << f << " bin " << b;
+    }
     sums.push_back(w.sum);
   }
   EXPECT_LT(sums[2], sums[0]) << "some samples are idle (thread 3's Queue#pop)";

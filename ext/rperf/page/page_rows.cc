@@ -19,6 +19,12 @@ bool PageRows::set_tree(std::vector<int32_t> parents, std::vector<uint32_t> fram
   return true;
 }
 
+void PageRows::set_label_sets(std::vector<LabelTexts> sets) {
+  label_sets_ = std::move(sets);
+  states_.clear();
+  for (const LabelTexts& set : label_sets_) states_.push_back(timeline_state(set));
+}
+
 bool PageRows::set_rows(RowKind kind, Rows rows) {
   Rows& slot = rows_[static_cast<int>(kind)];
   size_t n = rows.size();
@@ -52,14 +58,14 @@ void PageRows::tree_weights(RowKind kind, const KeptRows& kept, TreeWeights& out
   const Rows& r = rows(kind);
   size_t n = parents_.size();
   out.self.assign(n, 0);
-  out.state_self.assign(n * kPageStateCount, 0);
+  out.state_self.assign(n * kTimelineStates, 0);
   out.sum = 0;
   for (size_t k = 0; k < kept.rows.size() && k < kept.weights.size(); k++) {
     uint32_t i = kept.rows[k];
     if (i >= r.size()) continue;
     uint32_t node = r.node[i];
     out.self[node] += kept.weights[k];
-    out.state_self[node * kPageStateCount + state_of(r.label_set[i])] += kept.weights[k];
+    out.state_self[node * kTimelineStates + state_of(r.label_set[i])] += kept.weights[k];
   }
   // Parents come before their children: one pass from the last node up adds each subtree.
   out.total = out.self;
@@ -93,6 +99,29 @@ void PageRows::thread_sums(RowKind kind, const KeptRows& kept, std::vector<Threa
   }
   out.clear();
   for (const auto& entry : by_thread) out.push_back(entry.second);
+}
+
+TimelineBins PageRows::timeline_bins(const SampleFilter& filter, uint32_t bins, int64_t min_end_ns) const {
+  const Rows& r = rows(RowKind::kTimeline);
+  int64_t end_ns = min_end_ns;
+  for (int64_t t : r.time_ns) end_ns = std::max(end_ns, t);
+  TimelineBinner binner(bins, end_ns);
+  std::vector<uint32_t> name_of_frame(frame_labels_.size(), UINT32_MAX);
+  auto leaf_name = [&](uint32_t node) {
+    uint32_t frame = frames_[node];
+    if (frame >= frame_labels_.size()) return binner.leaf_name(std::string());
+    uint32_t& known = name_of_frame[frame];
+    if (known == UINT32_MAX) known = binner.leaf_name(frame_labels_[frame]);
+    return known;
+  };
+  if (r.time_ns.empty()) return binner.finish();
+  for (size_t i = 0; i < r.size(); i++) {
+    int64_t kept;
+    bool idle = !r.idle.empty() && r.idle[i];
+    if (r.weight[i] <= 0 || !filter.keeps_row(r.thread_seq[i], r.label_set[i], idle, r.time_ns[i], r.weight[i], kept)) continue;
+    binner.add(r.thread_seq[i], state_of(r.label_set[i]), r.time_ns[i], r.weight[i], kept, filter, [&] { return leaf_name(r.node[i]); });
+  }
+  return binner.finish();
 }
 
 }  // namespace rperf::page

@@ -2,8 +2,9 @@
 // profile/stack_tree.hh) gives the page a prefix tree of stacks and rows at its nodes: the time
 // samples, the timeline's raw samples (with their times) and the allocation sites. The page's
 // filters (thread, hidden threads, label sets, time range, idle) select rows with the same
-// SampleFilter the server selects samples with, and the flame graph, the icicle, the threads
-// table and the diff sum the kept rows up the tree here. Compiled to WebAssembly for the page
+// SampleFilter the server selects samples with (the label sets they keep: label_set_match), and
+// the flame graph, the icicle, the threads table, the timeline and the diff sum the kept rows
+// here (the timeline with the server's TimelineBinner). Compiled to WebAssembly for the page
 // (page/wasm_exports.cc), so a `--html` file without a server filters as the server does;
 // Ruby-independent and unit-tested under GoogleTest.
 #pragma once
@@ -11,7 +12,9 @@
 #include <cstdint>
 #include <vector>
 
+#include "profile/label_set_match.hh"
 #include "profile/sample_filter.hh"
+#include "profile/timeline_binner.hh"
 #include "profile/vm_state.hh"
 
 namespace rperf::page {
@@ -19,19 +22,6 @@ namespace rperf::page {
 // The payload's kinds of rows.
 enum class RowKind : uint8_t { kSamples = 0, kTimeline = 1, kAllocations = 2 };
 constexpr int kRowKindCount = 3;
-
-// The states the page draws a sample in: running, then these (GC marking and sweeping as one).
-enum PageState : uint8_t { kPageRunning = 0, kPageBlocked = 1, kPageWait = 2, kPageGc = 3 };
-constexpr int kPageStateCount = 4;
-inline PageState page_state(VmState state) {
-  switch (state) {
-    case kGvlBlocked: return kPageBlocked;
-    case kGvlWait: return kPageWait;
-    case kGcMark:
-    case kGcSweep: return kPageGc;
-    default: return kPageRunning;
-  }
-}
 
 // One kind of rows, as columns. Rows without times (the time samples, allocations) have an
 // empty time_ns; rows of which none is idle may have an empty `idle`.
@@ -52,7 +42,7 @@ struct KeptRows {
 // Weights on the tree: each node's own (its rows') and its subtree's, its own split by state.
 struct TreeWeights {
   std::vector<int64_t> self, total;
-  std::vector<int64_t> state_self;  // kPageStateCount per node
+  std::vector<int64_t> state_self;  // kTimelineStates per node
   int64_t sum = 0;                  // of every root's total
 };
 
@@ -60,7 +50,7 @@ struct TreeWeights {
 struct ThreadSums {
   uint32_t thread_seq = 0;
   int64_t total = 0;
-  int64_t by_state[kPageStateCount] = {0, 0, 0, 0};
+  int64_t by_state[kTimelineStates] = {0, 0, 0, 0};
   int64_t idle = 0;
   // Its heaviest leaf function: the frame (the payload's) its kept rows spend most at.
   int64_t top_frame = -1;
@@ -73,8 +63,12 @@ class PageRows {
   // frames: per node, its frame (the payload's frames). Returns false (and keeps nothing) when a
   // parent does not come first or the columns differ in length.
   bool set_tree(std::vector<int32_t> parents, std::vector<uint32_t> frames);
-  // Each label set's VM state (the payload's label_set_states).
-  void set_label_set_states(std::vector<VmState> states) { states_ = std::move(states); }
+  // The label sets as the page spells them (Payload's label_sets); each one's state is read from
+  // them (timeline_state).
+  void set_label_sets(std::vector<LabelTexts> sets);
+  const std::vector<LabelTexts>& label_sets() const { return label_sets_; }
+  // Each frame's label (the payload's frames): the Timeline's leaf names.
+  void set_frame_labels(std::vector<std::string> labels) { frame_labels_ = std::move(labels); }
   // Returns false (and keeps nothing) when a row's node or a column's length is out of place.
   bool set_rows(RowKind kind, Rows rows);
 
@@ -88,15 +82,20 @@ class PageRows {
   void tree_weights(RowKind kind, const KeptRows& kept, TreeWeights& out) const;
   // The kept rows' sums per thread.
   void thread_sums(RowKind kind, const KeptRows& kept, std::vector<ThreadSums>& out) const;
+  // The Timeline's bins of the timeline rows the filter keeps (as the server's bin_timeline of
+  // the samples): `bins` slices of [0, max(min_end_ns, the last row's time)].
+  TimelineBins timeline_bins(const SampleFilter& filter, uint32_t bins, int64_t min_end_ns) const;
 
  private:
-  PageState state_of(uint32_t label_set) const {
-    return label_set < states_.size() ? page_state(states_[label_set]) : kPageRunning;
+  TimelineState state_of(uint32_t label_set) const {
+    return label_set < states_.size() ? states_[label_set] : kTimelineRunning;
   }
 
   std::vector<int32_t> parents_;
   std::vector<uint32_t> frames_;
-  std::vector<VmState> states_;
+  std::vector<std::string> frame_labels_;
+  std::vector<LabelTexts> label_sets_;
+  std::vector<TimelineState> states_;
   Rows rows_[kRowKindCount];
 };
 

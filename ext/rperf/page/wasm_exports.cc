@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <climits>
 #include <optional>
 #include <string>
 #include <memory>
@@ -24,10 +25,14 @@ using rperf::page::TreeWeights;
 
 struct Snapshot {
   PageRows rows;
-  std::vector<rperf::LabelTexts> label_sets;  // as the page spells them (Payload's label_sets)
+  rperf::SampleFilter filter;  // rperf_page_filter's
   std::vector<uint32_t> matched_sets;
   std::vector<uint8_t> values_blob;  // label_values' texts
   KeptRows kept;
+  rperf::TimelineBins bins;
+  std::vector<double> bins_header;
+  std::vector<uint32_t> bins_top;
+  std::vector<uint8_t> bins_names;
   TreeWeights weights;
   std::vector<double> self, total, state_self, kept_weights, threads;
 };
@@ -115,26 +120,20 @@ void rperf_page_delete(uint32_t handle) {
   if (handle < snapshots.size()) snapshots[handle].reset();
 }
 
-// Scratch: parents int32[nodes], frames uint32[nodes].
-int rperf_page_set_tree(uint32_t handle, uint32_t nodes) {
+// Scratch: parents int32[nodes], frames uint32[nodes], then a blob of blob_bytes: each of the
+// frame_count frames' label (texts, read_texts).
+int rperf_page_set_tree(uint32_t handle, uint32_t nodes, uint32_t frame_count, uint32_t blob_bytes) {
   Snapshot* s = snapshot(handle);
   if (!s) return 0;
   size_t offset = 0;
   std::vector<int32_t> parents = column<int32_t>(offset, nodes);
   std::vector<uint32_t> frames = column<uint32_t>(offset, nodes);
+  std::vector<uint8_t> blob = column<uint8_t>(offset, blob_bytes);
+  std::vector<std::string> labels;
+  size_t at = 0;
+  if (!read_texts(blob, at, frame_count, labels)) return 0;
+  s->rows.set_frame_labels(std::move(labels));
   return s->rows.set_tree(std::move(parents), std::move(frames));
-}
-
-// Scratch: each label set's VM state, uint8[sets].
-int rperf_page_set_states(uint32_t handle, uint32_t sets) {
-  Snapshot* s = snapshot(handle);
-  if (!s) return 0;
-  size_t offset = 0;
-  std::vector<uint8_t> raw = column<uint8_t>(offset, sets);
-  std::vector<rperf::VmState> states(raw.size());
-  for (size_t i = 0; i < raw.size(); i++) states[i] = raw[i] < rperf::kVmStateCount ? static_cast<rperf::VmState>(raw[i]) : rperf::kRunning;
-  s->rows.set_label_set_states(std::move(states));
-  return 1;
 }
 
 // Scratch: node uint32[n], thread uint32[n], label set uint32[n], weight float64[n], then
@@ -161,18 +160,16 @@ int rperf_page_set_label_sets(uint32_t handle, uint32_t sets, uint32_t blob_byte
   size_t offset = 0;
   std::vector<uint32_t> pairs = column<uint32_t>(offset, sets);
   std::vector<uint8_t> blob = column<uint8_t>(offset, blob_bytes);
-  s->label_sets.clear();
+  std::vector<rperf::LabelTexts> label_sets;
   size_t at = 0;
   for (uint32_t count : pairs) {
     std::vector<std::string> texts;
-    if (!read_texts(blob, at, size_t{count} * 2, texts)) {
-      s->label_sets.clear();
-      return 0;
-    }
+    if (!read_texts(blob, at, size_t{count} * 2, texts)) return 0;
     rperf::LabelTexts set;
     for (size_t i = 0; i + 1 < texts.size(); i += 2) set.emplace_back(std::move(texts[i]), std::move(texts[i + 1]));
-    s->label_sets.push_back(std::move(set));
+    label_sets.push_back(std::move(set));
   }
+  s->rows.set_label_sets(std::move(label_sets));
   return 1;
 }
 
@@ -181,7 +178,7 @@ int rperf_page_set_label_sets(uint32_t handle, uint32_t sets, uint32_t blob_byte
 uint32_t rperf_page_label_values(uint32_t handle) {
   Snapshot* s = snapshot(handle);
   if (!s) return 0;
-  std::vector<std::string> values = rperf::label_values(s->label_sets);
+  std::vector<std::string> values = rperf::label_values(s->rows.label_sets());
   s->values_blob.clear();
   for (const std::string& v : values) append_text(s->values_blob, v);
   return static_cast<uint32_t>(values.size());
@@ -224,7 +221,7 @@ uint32_t rperf_page_match_label_sets(uint32_t handle, int by_label, int unset, u
     if (has_value[i]) value = ignore[2 * i + 1];
     match.ignore.emplace_back(ignore[2 * i], value);
   }
-  s->matched_sets = rperf::matching_label_sets(s->label_sets, match);
+  s->matched_sets = rperf::matching_label_sets(s->rows.label_sets(), match);
   return static_cast<uint32_t>(s->matched_sets.size());
 }
 
@@ -233,15 +230,15 @@ const uint32_t* rperf_page_matched_sets(uint32_t handle) {
   return s ? s->matched_sets.data() : nullptr;
 }
 
-// The rows of `kind` the filter keeps; scratch: hidden threads uint32[hidden_count] (sorted),
-// then kept label sets uint32[set_count] (sorted). Returns how many; read them with
-// rperf_page_kept_rows / rperf_page_kept_weights.
-uint32_t rperf_page_select(uint32_t handle, uint32_t kind, int by_thread, uint32_t thread, uint32_t hidden_count,
-                           int by_sets, uint32_t set_count, int by_range, double from_ns, double to_ns, int hide_idle) {
+// The filter of the next rperf_page_select and rperf_page_timeline_bins (SampleFilter's row
+// filters); scratch: hidden threads uint32[hidden_count] (sorted), then kept label sets
+// uint32[set_count] (sorted).
+int rperf_page_filter(uint32_t handle, int by_thread, uint32_t thread, uint32_t hidden_count, int by_sets, uint32_t set_count,
+                      int by_range, double from_ns, double to_ns, int hide_idle) {
   Snapshot* s = snapshot(handle);
-  if (!s || !valid_kind(kind)) return 0;
+  if (!s) return 0;
   size_t offset = 0;
-  rperf::SampleFilter filter;
+  rperf::SampleFilter& filter = s->filter;
   filter.by_thread = by_thread != 0;
   filter.thread = thread;
   filter.hidden_threads = column<uint32_t>(offset, hidden_count);
@@ -251,9 +248,67 @@ uint32_t rperf_page_select(uint32_t handle, uint32_t kind, int by_thread, uint32
   filter.from_ns = static_cast<int64_t>(from_ns);
   filter.to_ns = static_cast<int64_t>(to_ns);
   filter.hide_idle = hide_idle != 0;
-  s->rows.select(static_cast<RowKind>(kind), filter, s->kept);
+  return 1;
+}
+
+// The rows of `kind` the filter keeps: returns how many; read them with rperf_page_kept_rows /
+// rperf_page_kept_weights.
+uint32_t rperf_page_select(uint32_t handle, uint32_t kind) {
+  Snapshot* s = snapshot(handle);
+  if (!s || !valid_kind(kind)) return 0;
+  s->rows.select(static_cast<RowKind>(kind), s->filter, s->kept);
   s->kept_weights = as_double(s->kept.weights);
   return static_cast<uint32_t>(s->kept.rows.size());
+}
+
+// The Timeline's bins of the timeline rows the filter keeps (PageRows::timeline_bins): returns
+// how many threads. rperf_page_bins_header: end_ns, bin_ns, kept_ns, leaf name count;
+// rperf_page_bins_threads: thread_seqs; rperf_page_bins_occupancy: ns per (thread, state, bin);
+// rperf_page_bins_top: per bin TimelineBins::kTopLeaves leaf names (UINT32_MAX: none);
+// rperf_page_bins_names_blob / _bytes: the leaf names (texts).
+uint32_t rperf_page_timeline_bins(uint32_t handle, uint32_t bins, double min_end_ns) {
+  Snapshot* s = snapshot(handle);
+  if (!s) return 0;
+  s->bins = s->rows.timeline_bins(s->filter, bins, static_cast<int64_t>(min_end_ns));
+  const rperf::TimelineBins& b = s->bins;
+  s->bins_header = {static_cast<double>(b.end_ns), b.bin_ns, static_cast<double>(b.kept_ns), static_cast<double>(b.leaf_names.size())};
+  s->bins_top.assign(size_t{b.bins} * rperf::TimelineBins::kTopLeaves, UINT32_MAX);
+  for (uint32_t i = 0; i < b.bins; i++) {
+    for (size_t k = 0; k < b.top[i].size(); k++) s->bins_top[i * rperf::TimelineBins::kTopLeaves + k] = b.top[i][k];
+  }
+  s->bins_names.clear();
+  for (const std::string& name : b.leaf_names) append_text(s->bins_names, name);
+  return static_cast<uint32_t>(b.threads.size());
+}
+
+const double* rperf_page_bins_header(uint32_t handle) {
+  Snapshot* s = snapshot(handle);
+  return s ? s->bins_header.data() : nullptr;
+}
+
+const uint32_t* rperf_page_bins_threads(uint32_t handle) {
+  Snapshot* s = snapshot(handle);
+  return s ? s->bins.threads.data() : nullptr;
+}
+
+const double* rperf_page_bins_occupancy(uint32_t handle) {
+  Snapshot* s = snapshot(handle);
+  return s ? s->bins.occupancy.data() : nullptr;
+}
+
+const uint32_t* rperf_page_bins_top(uint32_t handle) {
+  Snapshot* s = snapshot(handle);
+  return s ? s->bins_top.data() : nullptr;
+}
+
+const uint8_t* rperf_page_bins_names_blob(uint32_t handle) {
+  Snapshot* s = snapshot(handle);
+  return s ? s->bins_names.data() : nullptr;
+}
+
+uint32_t rperf_page_bins_names_bytes(uint32_t handle) {
+  Snapshot* s = snapshot(handle);
+  return s ? static_cast<uint32_t>(s->bins_names.size()) : 0;
 }
 
 const uint32_t* rperf_page_kept_rows(uint32_t handle) {

@@ -3,6 +3,9 @@
 // summary and the stat breakdown group by them).
 #pragma once
 #include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
 
 namespace rperf {
 
@@ -36,5 +39,36 @@ constexpr const char* kPidLabelKey = "%pid";
 constexpr const char* kNoRubyFrames = "(no Ruby frames)";
 // The root-side frame of a stack cut at max_depth.
 constexpr const char* kTruncatedFrame = "[truncated]";
+
+// The Viewer's four states, in its order (viewer.js STATES): the Timeline's, the Threads tab's,
+// the stack chart's leaf cells and the page's state sums.
+enum TimelineState : uint8_t { kTimelineRunning = 0, kTimelineBlocked = 1, kTimelineWait = 2, kTimelineGc = 3 };
+constexpr int kTimelineStates = 4;
+
+// A VM state's (kTimelineRunning for kRunning).
+inline TimelineState timeline_state(VmState state) {
+  switch (state) {
+    case kGvlBlocked: return kTimelineBlocked;
+    case kGvlWait: return kTimelineWait;
+    case kGcMark:
+    case kGcSweep: return kTimelineGc;
+    default: return kTimelineRunning;
+  }
+}
+
+// A label set's, from its labels' text ((key, value) pairs): %GVL=blocked, %GVL=wait, any %GC,
+// else running.
+inline TimelineState timeline_state(const std::vector<std::pair<std::string, std::string>>& labels) {
+  bool gc = false;
+  for (const auto& [key, value] : labels) {
+    if (key == vm_state_names(kGvlBlocked).label_key) {
+      if (value == vm_state_names(kGvlBlocked).label_value) return kTimelineBlocked;
+      if (value == vm_state_names(kGvlWait).label_value) return kTimelineWait;
+    } else if (key == vm_state_names(kGcMark).label_key) {
+      gc = true;
+    }
+  }
+  return gc ? kTimelineGc : kTimelineRunning;
+}
 
 }  // namespace rperf

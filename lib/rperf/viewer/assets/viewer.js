@@ -5,11 +5,13 @@
 (function () {
   'use strict';
 
+  // The Viewer's four states, in the model's order (TimelineState, profile/vm_state.hh: which
+  // state a sample is in is the model's to say).
   const STATES = [
-    { key: 'running', color: '#4e79a7', test: (ls) => !('%GVL' in ls) && !('%GC' in ls) },
-    { key: 'blocked', color: '#bab0ac', test: (ls) => ls['%GVL'] === 'blocked' },
-    { key: 'wait', color: '#f28e2b', test: (ls) => ls['%GVL'] === 'wait' },
-    { key: 'gc', color: '#e15759', test: (ls) => '%GC' in ls },
+    { key: 'running', color: '#4e79a7' },
+    { key: 'blocked', color: '#bab0ac' },
+    { key: 'wait', color: '#f28e2b' },
+    { key: 'gc', color: '#e15759' },
   ];
   const NOT_SET = '\u0000not set';
   const MAX_TABLE_ROWS = 300;
@@ -197,7 +199,7 @@
   // the page: the page selects its rows and sums them with it, never with a copy of its own. A
   // served page fetches page_model.wasm beside viewer.js; a self-contained one carries it.
   const ROWS = { samples: 0, timeline: 1, allocations: 2 };
-  const PAGE_STATES = 4; // per node in the state sums: running, GVL blocked, GVL wait, GC
+  const PAGE_STATES = STATES.length; // per node in the model's state sums
   let wasm = null; // the module's exports, once loaded
   // A snapshot dropped from the cache frees its rows in the module.
   const modelHandles = typeof FinalizationRegistry === 'function' ? new FinalizationRegistry((h) => wasm.rperf_page_delete(h)) : null;
@@ -263,14 +265,13 @@
   function modelSnapshot(p) {
     p.handle = wasm.rperf_page_new();
     if (modelHandles) modelHandles.register(p, p.handle);
-    putColumns([Int32Array.from(p.nodes.parent), Uint32Array.from(p.nodes.frame)]);
-    if (!wasm.rperf_page_set_tree(p.handle, p.nodes.parent.length)) throw new Error('the snapshot\'s tree is not a prefix tree');
+    const labels = textBlob(p.frames.map((f) => f[0]));
+    putColumns([Int32Array.from(p.nodes.parent), Uint32Array.from(p.nodes.frame), labels]);
+    if (!wasm.rperf_page_set_tree(p.handle, p.nodes.parent.length, p.frames.length, labels.length)) throw new Error('the snapshot\'s tree is not a prefix tree');
     const pairs = p.labelSets.map((ls) => Object.entries(ls));
     const texts = textBlob(pairs.flat(2));
     putColumns([Uint32Array.from(pairs, (e) => e.length), texts]);
     if (!wasm.rperf_page_set_label_sets(p.handle, pairs.length, texts.length)) throw new Error('the snapshot\'s label sets cannot be read');
-    putColumns([Uint8Array.from(p.stateOf)]);
-    wasm.rperf_page_set_states(p.handle, p.stateOf.length);
     p.idle = [null, null, null]; // per kind: the model's idle marks (Uint8Array), or null
     modelRows(p, ROWS.samples, p.samples, p.idle_samples);
     if (p.allocations) modelRows(p, ROWS.allocations, p.allocations.samples, null);
@@ -300,13 +301,39 @@
   // The rows of `kind` the filters keep (f: thread, hidden (a Set), sets (label set ids kept,
   // sorted), range [t0, t1], idle): {rows: indexes, weights: kept weights}.
   function modelSelect(p, kind, f) {
+    modelFilter(p, f);
+    const n = wasm.rperf_page_select(p.handle, kind);
+    return { rows: fromModel(Uint32Array, wasm.rperf_page_kept_rows(p.handle), n), weights: fromModel(Float64Array, wasm.rperf_page_kept_weights(p.handle), n) };
+  }
+
+  function modelFilter(p, f) {
     const hidden = f.hidden ? Uint32Array.from([...f.hidden].sort((a, b) => a - b)) : new Uint32Array(0);
     const sets = f.sets || new Uint32Array(0);
     putColumns([hidden, sets]);
     const byThread = f.thread !== null && f.thread !== undefined;
-    const n = wasm.rperf_page_select(p.handle, kind, byThread ? 1 : 0, byThread ? f.thread : 0, hidden.length, f.sets ? 1 : 0, sets.length,
+    wasm.rperf_page_filter(p.handle, byThread ? 1 : 0, byThread ? f.thread : 0, hidden.length, f.sets ? 1 : 0, sets.length,
       f.range ? 1 : 0, f.range ? f.range[0] : 0, f.range ? f.range[1] : 0, f.idle ? 1 : 0);
-    return { rows: fromModel(Uint32Array, wasm.rperf_page_kept_rows(p.handle), n), weights: fromModel(Float64Array, wasm.rperf_page_kept_weights(p.handle), n) };
+  }
+
+  // The Timeline's bins of the timeline rows the filters keep, binned by the page model as the
+  // server bins samples (profile/timeline_binner.hh), in the server's shape (TimelinePayload).
+  function modelTimelineBins(p, f, bins, minEnd) {
+    modelFilter(p, f);
+    const count = wasm.rperf_page_timeline_bins(p.handle, bins, minEnd);
+    const [end, binNs, kept, names] = fromModel(Float64Array, wasm.rperf_page_bins_header(p.handle), 4);
+    const threads = fromModel(Uint32Array, wasm.rperf_page_bins_threads(p.handle), count);
+    const occupancy = fromModel(Float64Array, wasm.rperf_page_bins_occupancy(p.handle), count * PAGE_STATES * bins);
+    const top = fromModel(Uint32Array, wasm.rperf_page_bins_top(p.handle), bins * 3);
+    const leafNames = readTexts(fromModel(Uint8Array, wasm.rperf_page_bins_names_blob(p.handle), wasm.rperf_page_bins_names_bytes(p.handle)), names);
+    const perBin = [];
+    for (let b = 0; b < bins; b++) perBin.push([...top.subarray(b * 3, b * 3 + 3)].filter((n) => n !== 0xffffffff));
+    return {
+      end_ns: end, bins, bin_ns: binNs, kept_ns: kept, leaf_names: leafNames, top: perBin,
+      threads: Array.from(threads, (th, t) => [th, STATES.map((_, si) => {
+        const row = occupancy.subarray((t * PAGE_STATES + si) * bins, (t * PAGE_STATES + si + 1) * bins);
+        return row.some((v) => v > 0) ? row : null;
+      })]),
+    };
   }
 
   // Kept rows of `kind` as [node, kept weight, thread, label set, idle, index] (index: the row's
@@ -392,8 +419,6 @@
     p.roots = roots;
     p.threads = [...new Set(p.samples.map((s) => s[2]))].sort((a, b) => a - b);
     p.labelSets = p.label_sets.map((ls) => ls || {});
-    // Each label set's VM state: an index into STATES (0: running).
-    p.stateOf = Int8Array.from(p.labelSets, (ls) => Math.max(0, STATES.findIndex((s) => s.test(ls))));
     // The rows in the page model, with the model's idle marks (Payload: idle_samples, the
     // timeline's idle rows); each thread's idle time (thread_totals): never judged here.
     modelSnapshot(p);
@@ -1404,7 +1429,10 @@
     const binned = await timelineBins(p);
     if (!binned) await ensureTimeline(p);
     if (state.current !== p || state.tab !== 'timeline') return; // the user moved on meanwhile
-    const model = binned ? timelineOfBins(binned) : timelineOfRows(p, threads, Math.max(50, Math.min(600, Math.floor(plot / 2))));
+    // Without the server's bins (a file's page, a source without views): the page model bins
+    // the rows (threads are rows of their own: no thread filter, no time range).
+    const model = timelineOfBins(binned || modelTimelineBins(p, { hidden: hiddenThreads(p), sets: keptLabelSets(p), idle: hidingIdle(p) },
+      Math.max(50, Math.min(600, Math.floor(plot / 2))), p.duration_ns || 0));
     box.dataset.source = binned ? 'bins' : 'rows';
     const { end, bins, binNs, occupancy } = model;
     const rowH = 30;
@@ -1511,50 +1539,12 @@
     return p.timelineBins.get(query);
   }
 
-  // A file's page under a label or tag filter: its rows binned here, as the model bins them
-  // (profile/timeline_bins.cc), which a file cannot ask for (the idle rows are the payload's).
-  function timelineOfRows(p, threads, bins) {
-    // Threads are rows of their own: no thread filter.
-    const kept = modelSelect(p, ROWS.timeline, { hidden: hiddenThreads(p), sets: keptLabelSets(p), idle: hidingIdle(p) });
-    const rows = Array.from(kept.rows, (i) => p.timeline.samples[i]);
-    const end = timelineEnd(p);
-    const binNs = end / bins;
-    const occupancy = new Map(threads.map((th) => [th, STATES.map(() => new Float64Array(bins))]));
-    for (const [, w, th, lsi, t] of rows) {
-      const occ = occupancy.get(th);
-      if (!occ || w <= 0) continue;
-      const si = p.stateOf[lsi] || 0;
-      const from = Math.max(0, t - w);
-      for (let b = Math.floor(from / binNs); b < bins && b * binNs < t; b++) {
-        const overlap = Math.min(t, (b + 1) * binNs) - Math.max(from, b * binNs);
-        if (overlap > 0) occ[si][b] += overlap;
-      }
-    }
-    const describeAt = (t) => {
-      const weights = new Map();
-      for (const [node, w, , , at] of rows) {
-        if (at - w <= t + binNs && at >= t) {
-          const name = frameOf(p, node)[0];
-          weights.set(name, (weights.get(name) || 0) + w);
-        }
-      }
-      const top = [...weights.entries()].sort((a, b) => b[1] - a[1]).slice(0, 3);
-      return top.length ? top.map(([n]) => n).join(', ') : 'no samples';
-    };
-    return { end, bins, binNs, occupancy, describeAt };
-  }
-
   function legend() {
     const names = { running: 'running', blocked: 'GVL blocked', wait: 'GVL wait', gc: 'GC' };
     return el('div', { class: 'legend' }, STATES.map((s) => el('span', null, el('i', { style: 'background:' + s.color }), names[s.key])));
   }
 
   // The end of the timeline: its last sample's time (no array of them: 500,000 rows).
-  function timelineEnd(p) {
-    let end = Math.max(p.duration_ns || 0, 1);
-    for (const s of p.timeline.samples) if (s[4] > end) end = s[4];
-    return end;
-  }
 
   // --- stack chart -------------------------------------------------------------------------
   // One thread's samples in time order, each a column of its stack: the server merges them into
