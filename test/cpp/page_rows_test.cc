@@ -244,3 +244,50 @@ TEST(PageRows, ThePagesTotalsAreTheServersOnTheSameProfile) {
   EXPECT_LT(sums[2], sums[0]) << "some samples are idle (thread 3's Queue#pop)";
   EXPECT_LT(sums[3], sums[0] / 4) << "the range is a sixth of the time";
 }
+
+// The Allocations tab: totals of both kinds of objects, the tree of those asked for, each node's
+// classes in order of first row, and the sites (leaf frame, class) however reached, heaviest first.
+TEST(PageRows, AllocationSumsPerNodeClassAndSite) {
+  PageRows page = small_page();
+  Rows sites;
+  // node, thread, label set, allocated, class, retained. Nodes 1 and 2 are frames a and b;
+  // node 0 is main.
+  sites.node = {2, 1, 2, 0};
+  sites.thread_seq = {1, 1, 2, 1};
+  sites.label_set = {0, 0, 0, 0};
+  sites.weight = {40, 10, 8, 5};
+  sites.class_index = {0, 1, 1, 0};
+  sites.retained = {4, 0, 8, 1};
+  ASSERT_TRUE(page.set_rows(RowKind::kAllocations, sites));
+  KeptRows kept;
+  page.select(RowKind::kAllocations, SampleFilter(), kept);
+  page::AllocationSums sums;
+  page.allocation_sums(kept, false, 10, sums);
+  EXPECT_EQ(63, sums.allocated);
+  EXPECT_EQ(13, sums.retained);
+  EXPECT_EQ(63, sums.weights.sum);
+  EXPECT_EQ((std::vector<int64_t>{5, 10, 48, 0}), sums.weights.self);
+  EXPECT_EQ((std::vector<int64_t>{63, 58, 48, 0}), sums.weights.total);
+  ASSERT_EQ(4u, sums.node_classes.size());
+  EXPECT_EQ(2u, sums.node_classes[2].node);
+  EXPECT_EQ(0u, sums.node_classes[2].class_index) << "node 2's classes in order of first row";
+  EXPECT_EQ(40, sums.node_classes[2].objects);
+  EXPECT_EQ(8, sums.node_classes[3].objects);
+  ASSERT_EQ(4u, sums.sites.size());
+  EXPECT_EQ(2u, sums.sites[0].frame);
+  EXPECT_EQ(40, sums.sites[0].allocated);
+
+  // Retained: only rows with some; sites by retained, then allocated; at most 2.
+  SampleFilter thread1;
+  thread1.by_thread = true;
+  thread1.thread = 1;
+  page.select(RowKind::kAllocations, thread1, kept);
+  page.allocation_sums(kept, true, 2, sums);
+  EXPECT_EQ(55, sums.allocated);
+  EXPECT_EQ(5, sums.retained);
+  EXPECT_EQ((std::vector<int64_t>{1, 0, 4, 0}), sums.weights.self);
+  EXPECT_EQ(2u, sums.node_classes.size()) << "the row with none retained has no class leaf";
+  ASSERT_EQ(2u, sums.sites.size());
+  EXPECT_EQ(4, sums.sites[0].retained);
+  EXPECT_EQ(1, sums.sites[1].retained);
+}

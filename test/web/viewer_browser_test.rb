@@ -492,8 +492,9 @@ class ViewerBrowserTest < Minitest::Test
   # Issue 27's crash in the --html file: 500,000 timeline rows in a file written by
   # Viewer.static_html (all of them: max_timeline). Every tab draws with no error in the page or
   # its console; the Timeline draws the file's bins, and under a label filter (no bins in the
-  # file) reads the 500,000 rows and bins them itself (viewer.js timelineOfRows): each VM
-  # state's time is exactly the weight of the label's raw samples, as the model's bins say.
+  # file) reads the 500,000 rows and bins them with the page model (TimelineBinner in
+  # WebAssembly, the server's binning): each VM state's time is exactly the weight of the
+  # label's raw samples, as the model's bins say.
   def test_half_a_million_timeline_rows_in_a_file
     data = big_profile(BIG_ROWS, endpoints: true)
     result = size = nil

@@ -29,7 +29,8 @@ bool PageRows::set_rows(RowKind kind, Rows rows) {
   Rows& slot = rows_[static_cast<int>(kind)];
   size_t n = rows.size();
   bool columns_fit = rows.thread_seq.size() == n && rows.label_set.size() == n && rows.weight.size() == n &&
-                     (rows.time_ns.empty() || rows.time_ns.size() == n) && (rows.idle.empty() || rows.idle.size() == n);
+                     (rows.time_ns.empty() || rows.time_ns.size() == n) && (rows.idle.empty() || rows.idle.size() == n) &&
+                     (rows.class_index.empty() || rows.class_index.size() == n) && (rows.retained.empty() || rows.retained.size() == n);
   bool nodes_fit = std::all_of(rows.node.begin(), rows.node.end(), [&](uint32_t node) { return node < parents_.size(); });
   if (!columns_fit || !nodes_fit) {
     slot = Rows();
@@ -99,6 +100,44 @@ void PageRows::thread_sums(RowKind kind, const KeptRows& kept, std::vector<Threa
   }
   out.clear();
   for (const auto& entry : by_thread) out.push_back(entry.second);
+}
+
+void PageRows::allocation_sums(const KeptRows& kept, bool by_retained, size_t max_sites, AllocationSums& out) const {
+  const Rows& r = rows(RowKind::kAllocations);
+  out = AllocationSums();
+  KeptRows asked;  // the kept rows weighing the objects asked for
+  std::map<std::pair<uint32_t, uint32_t>, size_t> site_index;  // (frame, class) -> into out.sites
+  std::map<uint32_t, std::vector<std::pair<uint32_t, int64_t>>> classes_of_node;
+  for (uint32_t i : kept.rows) {
+    if (i >= r.size()) continue;
+    int64_t allocated = r.weight[i];
+    int64_t retained = r.retained.empty() ? 0 : r.retained[i];
+    uint32_t cls = r.class_index.empty() ? 0 : r.class_index[i];
+    out.allocated += allocated;
+    out.retained += retained;
+    auto [it, added] = site_index.emplace(std::make_pair(frames_[r.node[i]], cls), out.sites.size());
+    if (added) out.sites.push_back(AllocationSums::Site{frames_[r.node[i]], cls, 0, 0});
+    out.sites[it->second].allocated += allocated;
+    out.sites[it->second].retained += retained;
+    int64_t objects = by_retained ? retained : allocated;
+    if (objects == 0) continue;
+    asked.rows.push_back(i);
+    asked.weights.push_back(objects);
+    auto& classes = classes_of_node[r.node[i]];
+    auto c = std::find_if(classes.begin(), classes.end(), [&](const auto& e) { return e.first == cls; });
+    if (c == classes.end()) classes.emplace_back(cls, objects);
+    else c->second += objects;
+  }
+  tree_weights(RowKind::kAllocations, asked, out.weights);
+  out.weights.sum = by_retained ? out.retained : out.allocated;
+  for (const auto& [node, classes] : classes_of_node) {
+    for (const auto& [cls, objects] : classes) out.node_classes.push_back(AllocationSums::NodeClass{node, cls, objects});
+  }
+  auto asked_of = [&](const AllocationSums::Site& site) { return by_retained ? site.retained : site.allocated; };
+  std::stable_sort(out.sites.begin(), out.sites.end(), [&](const AllocationSums::Site& a, const AllocationSums::Site& b) {
+    return asked_of(a) != asked_of(b) ? asked_of(a) > asked_of(b) : a.allocated > b.allocated;
+  });
+  if (out.sites.size() > max_sites) out.sites.resize(max_sites);
 }
 
 TimelineBins PageRows::timeline_bins(const SampleFilter& filter, uint32_t bins, int64_t min_end_ns) const {

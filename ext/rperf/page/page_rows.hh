@@ -30,6 +30,10 @@ struct Rows {
   std::vector<int64_t> weight;  // ns (time rows) or objects (allocation rows)
   std::vector<int64_t> time_ns;
   std::vector<uint8_t> idle;
+  // Allocation rows only: each site's class (the payload's allocation classes) and the objects
+  // still alive at the end (`weight`: those allocated).
+  std::vector<uint32_t> class_index;
+  std::vector<int64_t> retained;
   size_t size() const { return node.size(); }
 };
 
@@ -57,6 +61,26 @@ struct ThreadSums {
   int64_t top_frame_weight = 0;
 };
 
+// The Allocations tab's sums of kept allocation rows.
+struct AllocationSums {
+  int64_t allocated = 0, retained = 0;
+  TreeWeights weights;  // of the objects asked for (allocated or retained) on the tree
+  // Per node, its objects per class (those asked for; nodes ascending, classes in order of first
+  // row): the flame graph's class leaves.
+  struct NodeClass {
+    uint32_t node, class_index;
+    int64_t objects;
+  };
+  std::vector<NodeClass> node_classes;
+  // Per (leaf frame, class), however reached: the table's sites, heaviest first by the objects
+  // asked for, then by allocated; at most the limit asked for.
+  struct Site {
+    uint32_t frame, class_index;
+    int64_t allocated = 0, retained = 0;
+  };
+  std::vector<Site> sites;
+};
+
 class PageRows {
  public:
   // parents: per node, its parent's index (-1: a root); a parent comes before its children.
@@ -82,6 +106,9 @@ class PageRows {
   void tree_weights(RowKind kind, const KeptRows& kept, TreeWeights& out) const;
   // The kept rows' sums per thread.
   void thread_sums(RowKind kind, const KeptRows& kept, std::vector<ThreadSums>& out) const;
+  // The sums of kept allocation rows; by_retained: of the objects still alive, else of those
+  // allocated; at most `max_sites` sites.
+  void allocation_sums(const KeptRows& kept, bool by_retained, size_t max_sites, AllocationSums& out) const;
   // The Timeline's bins of the timeline rows the filter keeps (as the server's bin_timeline of
   // the samples): `bins` slices of [0, max(min_end_ns, the last row's time)].
   TimelineBins timeline_bins(const SampleFilter& filter, uint32_t bins, int64_t min_end_ns) const;

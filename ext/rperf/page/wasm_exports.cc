@@ -25,6 +25,7 @@ using rperf::page::TreeWeights;
 
 struct Snapshot {
   PageRows rows;
+  std::vector<double> allocation_header, node_classes, sites;
   rperf::SampleFilter filter;  // rperf_page_filter's
   std::vector<uint32_t> matched_sets;
   std::vector<uint8_t> values_blob;  // label_values' texts
@@ -137,8 +138,9 @@ int rperf_page_set_tree(uint32_t handle, uint32_t nodes, uint32_t frame_count, u
 }
 
 // Scratch: node uint32[n], thread uint32[n], label set uint32[n], weight float64[n], then
-// time float64[n] if has_time, idle uint8[n] if has_idle.
-int rperf_page_set_rows(uint32_t handle, uint32_t kind, uint32_t n, int has_time, int has_idle) {
+// time float64[n] if has_time, idle uint8[n] if has_idle, class uint32[n] and retained
+// float64[n] if has_classes (allocation rows).
+int rperf_page_set_rows(uint32_t handle, uint32_t kind, uint32_t n, int has_time, int has_idle, int has_classes) {
   Snapshot* s = snapshot(handle);
   if (!s || !valid_kind(kind)) return 0;
   size_t offset = 0;
@@ -149,6 +151,10 @@ int rperf_page_set_rows(uint32_t handle, uint32_t kind, uint32_t n, int has_time
   rows.weight = as_int64(column<double>(offset, n));
   if (has_time) rows.time_ns = as_int64(column<double>(offset, n));
   if (has_idle) rows.idle = column<uint8_t>(offset, n);
+  if (has_classes) {
+    rows.class_index = column<uint32_t>(offset, n);
+    rows.retained = as_int64(column<double>(offset, n));
+  }
   return s->rows.set_rows(static_cast<RowKind>(kind), std::move(rows));
 }
 
@@ -348,6 +354,47 @@ const double* rperf_page_total(uint32_t handle) {
 const double* rperf_page_state_self(uint32_t handle) {
   Snapshot* s = snapshot(handle);
   return s ? s->state_self.data() : nullptr;
+}
+
+// The Allocations tab's sums of allocation rows (scratch as rperf_page_tree_weights'; their
+// weights are not read): returns the sum of the objects asked for. rperf_page_self /
+// rperf_page_total: per node; rperf_page_allocation_header: allocated, retained, node-class
+// count, site count; rperf_page_node_classes: (node, class, objects) each;
+// rperf_page_allocation_sites: (frame, class, allocated, retained) each, at most max_sites.
+double rperf_page_allocation_sums(uint32_t handle, uint32_t n, int by_retained, uint32_t max_sites) {
+  Snapshot* s = snapshot(handle);
+  if (!s) return 0;
+  rperf::page::AllocationSums sums;
+  s->rows.allocation_sums(scratch_rows(n), by_retained != 0, max_sites, sums);
+  s->self = as_double(sums.weights.self);
+  s->total = as_double(sums.weights.total);
+  s->allocation_header = {static_cast<double>(sums.allocated), static_cast<double>(sums.retained),
+                          static_cast<double>(sums.node_classes.size()), static_cast<double>(sums.sites.size())};
+  s->node_classes.clear();
+  for (const auto& c : sums.node_classes) {
+    s->node_classes.insert(s->node_classes.end(), {static_cast<double>(c.node), static_cast<double>(c.class_index), static_cast<double>(c.objects)});
+  }
+  s->sites.clear();
+  for (const auto& site : sums.sites) {
+    s->sites.insert(s->sites.end(), {static_cast<double>(site.frame), static_cast<double>(site.class_index),
+                                     static_cast<double>(site.allocated), static_cast<double>(site.retained)});
+  }
+  return static_cast<double>(sums.weights.sum);
+}
+
+const double* rperf_page_allocation_header(uint32_t handle) {
+  Snapshot* s = snapshot(handle);
+  return s ? s->allocation_header.data() : nullptr;
+}
+
+const double* rperf_page_node_classes(uint32_t handle) {
+  Snapshot* s = snapshot(handle);
+  return s ? s->node_classes.data() : nullptr;
+}
+
+const double* rperf_page_allocation_sites(uint32_t handle) {
+  Snapshot* s = snapshot(handle);
+  return s ? s->sites.data() : nullptr;
 }
 
 // The sums per thread of rows of `kind` (scratch as rperf_page_tree_weights'); returns how many

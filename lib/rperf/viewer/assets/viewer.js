@@ -274,12 +274,13 @@
     if (!wasm.rperf_page_set_label_sets(p.handle, pairs.length, texts.length)) throw new Error('the snapshot\'s label sets cannot be read');
     p.idle = [null, null, null]; // per kind: the model's idle marks (Uint8Array), or null
     modelRows(p, ROWS.samples, p.samples, p.idle_samples);
-    if (p.allocations) modelRows(p, ROWS.allocations, p.allocations.samples, null);
+    if (p.allocations) modelRows(p, ROWS.allocations, p.allocations.samples, null, true);
     if (p.timeline && p.timeline.samples) modelRows(p, ROWS.timeline, p.timeline.samples, p.timeline.idle);
   }
 
-  // Rows [node, weight, thread, label set, time?] of `kind`; idleIndexes: the payload's idle marks.
-  function modelRows(p, kind, rows, idleIndexes) {
+  // Rows [node, weight, thread, label set, time?] of `kind` (allocation rows: [node, objects,
+  // thread, label set, class, retained]); idleIndexes: the payload's idle marks.
+  function modelRows(p, kind, rows, idleIndexes, allocations = false) {
     const n = rows.length;
     const node = new Uint32Array(n), thread = new Uint32Array(n), set = new Uint32Array(n), weight = new Float64Array(n);
     const time = kind === ROWS.timeline ? new Float64Array(n) : null;
@@ -294,8 +295,10 @@
       for (const i of idleIndexes) if (i < n) idle[i] = 1;
     }
     p.idle[kind] = idle;
-    putColumns([node, thread, set, weight, ...(time ? [time] : []), ...(idle ? [idle] : [])]);
-    if (!wasm.rperf_page_set_rows(p.handle, kind, n, time ? 1 : 0, idle ? 1 : 0)) throw new Error('the snapshot\'s rows are not on its tree');
+    const classes = allocations ? Uint32Array.from(rows, (r) => r[4]) : null;
+    const retained = allocations ? Float64Array.from(rows, (r) => r[5]) : null;
+    putColumns([node, thread, set, weight, ...(time ? [time] : []), ...(idle ? [idle] : []), ...(classes ? [classes, retained] : [])]);
+    if (!wasm.rperf_page_set_rows(p.handle, kind, n, time ? 1 : 0, idle ? 1 : 0, classes ? 1 : 0)) throw new Error('the snapshot\'s rows are not on its tree');
   }
 
   // The rows of `kind` the filters keep (f: thread, hidden (a Set), sets (label set ids kept,
@@ -1314,35 +1317,24 @@
         '`rperf record --alloc ruby app.rb` (one allocation in 512; --alloc=64: one in 64) or Rperf.start(allocations: 64).';
       return;
     }
-    const field = state.allocField === 'retained' ? 5 : 1;
+    const byRetained = state.allocField === 'retained';
+    // The kept rows' sums, from the page model: the tree's weights, each node's classes, the sites.
     const kept = modelSelect(p, ROWS.allocations, { thread: state.threadFilter, hidden: hiddenThreads(p), sets: keptLabelSets(p) }); // allocations are never idle
-    const rows = Array.from(kept.rows, (i) => a.samples[i]);
-    const self = new Float64Array(p.nodes.parent.length);
-    const perClass = new Map(); // node -> Map(class -> objects)
-    const sites = new Map(); // "frame class" -> {frame, cls, allocated, retained}: the leaf function, however reached
-    let allocated = 0;
-    let retained = 0;
-    for (const [node, count, , , cls, kept] of rows) {
-      allocated += count;
-      retained += kept;
-      const frame = p.nodes.frame[node];
-      const key = frame + ' ' + cls;
-      let site = sites.get(key);
-      if (!site) sites.set(key, site = { frame, cls, allocated: 0, retained: 0 });
-      site.allocated += count;
-      site.retained += kept;
-      const v = field === 5 ? kept : count;
-      if (!v) continue;
-      self[node] += v;
-      if (!perClass.has(node)) perClass.set(node, new Map());
-      perClass.get(node).set(cls, (perClass.get(node).get(cls) || 0) + v);
+    putColumns([kept.rows, kept.weights]);
+    const sum = wasm.rperf_page_allocation_sums(p.handle, kept.rows.length, byRetained ? 1 : 0, MAX_TABLE_ROWS);
+    const n = p.nodes.parent.length;
+    const self = fromModel(Float64Array, wasm.rperf_page_self(p.handle), n);
+    const total = fromModel(Float64Array, wasm.rperf_page_total(p.handle), n);
+    const [allocated, retained, classCount, siteCount] = fromModel(Float64Array, wasm.rperf_page_allocation_header(p.handle), 4);
+    const classes = fromModel(Float64Array, wasm.rperf_page_node_classes(p.handle), classCount * 3);
+    const perClass = new Map(); // node -> [[class, objects], ...]
+    for (let k = 0; k < classCount * 3; k += 3) {
+      if (!perClass.has(classes[k])) perClass.set(classes[k], []);
+      perClass.get(classes[k]).push([classes[k + 1], classes[k + 2]]);
     }
-    const total = Float64Array.from(self);
-    for (let i = total.length - 1; i >= 0; i--) if (p.nodes.parent[i] >= 0) total[p.nodes.parent[i]] += total[i];
-    const sum = field === 5 ? retained : allocated;
-    const leavesOf = (node) => [...(perClass.get(node) || [])].map(([cls, v]) => ({ name: a.classes[cls], file: '', value: v }));
+    const leavesOf = (node) => (perClass.get(node) || []).map(([cls, v]) => ({ name: a.classes[cls], file: '', value: v }));
     drawFlame(container, $('alloc-details'), hierarchy(p, { self, total, sum }, null, leavesOf),
-      { format: (n) => fmtCount(n) + ' objects' });
+      { format: (v) => fmtCount(v) + ' objects' });
 
     const summary = $('alloc-summary');
     summary.textContent = `${fmtCount(allocated)} objects allocated, ${fmtCount(retained)} still alive at the end (retained); ` +
@@ -1350,8 +1342,9 @@
       (a.pruned.samples ? ` ${a.pruned.samples} light stacks (${fmtCount(a.pruned.objects)} objects) are shown as [pruned].` : '');
     summary.dataset.allocated = String(allocated);
     summary.dataset.retained = String(retained);
-    const by = field === 5 ? 'retained' : 'allocated';
-    const top = [...sites.values()].sort((x, y) => y[by] - x[by] || y.allocated - x.allocated).slice(0, MAX_TABLE_ROWS);
+    const siteRows = fromModel(Float64Array, wasm.rperf_page_allocation_sites(p.handle), siteCount * 4);
+    const top = [];
+    for (let k = 0; k < siteCount * 4; k += 4) top.push({ frame: siteRows[k], cls: siteRows[k + 1], allocated: siteRows[k + 2], retained: siteRows[k + 3] });
     for (const r of top) {
       const [fn, file] = p.frames[r.frame];
       body.append(el('tr', null,
