@@ -12,6 +12,7 @@
 #include <memory>
 #include <vector>
 
+#include "page/names_tree.hh"
 #include "page/page_rows.hh"
 #include "profile/label_set_match.hh"
 
@@ -39,6 +40,15 @@ struct Snapshot {
 };
 
 std::vector<std::unique_ptr<Snapshot>> snapshots;
+
+// rperf_page_names_tree's result, until its next call.
+struct NamesTree {
+  std::vector<uint8_t> frames_blob;  // each frame's label and path (texts)
+  std::vector<int32_t> parents;
+  std::vector<uint32_t> node_frames, row_nodes, row_sets;
+  std::vector<double> row_weights;
+  uint32_t frame_count = 0;
+} names;
 std::vector<uint64_t> scratch;  // 8-byte aligned for the page's Float64Array columns
 
 Snapshot* snapshot(uint32_t handle) { return handle < snapshots.size() ? snapshots[handle].get() : nullptr; }
@@ -421,5 +431,50 @@ const double* rperf_page_thread_table(uint32_t handle) {
   Snapshot* s = snapshot(handle);
   return s ? s->threads.data() : nullptr;
 }
+
+// rperf 0.11's names-only samples made the model's stack tree (page/names_tree.hh); scratch:
+// each sample's stack depth uint32[n], weight float64[n], label set uint32[n], then a blob of
+// blob_bytes: every stack's names, root first (texts). Returns the node count (-1: the blob
+// ends early). rperf_page_names_frames_blob / _bytes / _count: the frames (label, path texts);
+// rperf_page_names_parents / _node_frames: per node; rperf_page_names_row_nodes /
+// _row_weights / _row_sets: per sample, in order.
+int32_t rperf_page_names_tree(uint32_t n, uint32_t blob_bytes) {
+  size_t offset = 0;
+  std::vector<uint32_t> depths = column<uint32_t>(offset, n);
+  std::vector<double> weights = column<double>(offset, n);
+  std::vector<uint32_t> sets = column<uint32_t>(offset, n);
+  std::vector<uint8_t> blob = column<uint8_t>(offset, blob_bytes);
+  std::vector<rperf::page::NamesSample> samples(n);
+  size_t at = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    if (!read_texts(blob, at, depths[i], samples[i].stack)) return -1;
+    samples[i].weight = static_cast<int64_t>(weights[i]);
+    samples[i].label_set = sets[i];
+  }
+  rperf::StackTree tree = rperf::page::names_tree(samples);
+  names = NamesTree();
+  for (const auto& [label, path] : tree.frames) {
+    append_text(names.frames_blob, label);
+    append_text(names.frames_blob, path);
+  }
+  names.frame_count = static_cast<uint32_t>(tree.frames.size());
+  names.parents = tree.parents;
+  names.node_frames = tree.node_frames;
+  for (const rperf::StackTree::Row& r : tree.rows) {
+    names.row_nodes.push_back(r.node);
+    names.row_weights.push_back(static_cast<double>(r.weight_ns));
+    names.row_sets.push_back(r.label_set);
+  }
+  return static_cast<int32_t>(names.parents.size());
+}
+
+const uint8_t* rperf_page_names_frames_blob() { return names.frames_blob.data(); }
+uint32_t rperf_page_names_frames_bytes() { return static_cast<uint32_t>(names.frames_blob.size()); }
+uint32_t rperf_page_names_frames_count() { return names.frame_count; }
+const int32_t* rperf_page_names_parents() { return names.parents.data(); }
+const uint32_t* rperf_page_names_node_frames() { return names.node_frames.data(); }
+const uint32_t* rperf_page_names_row_nodes() { return names.row_nodes.data(); }
+const double* rperf_page_names_row_weights() { return names.row_weights.data(); }
+const uint32_t* rperf_page_names_row_sets() { return names.row_sets.data(); }
 
 }  // extern "C"

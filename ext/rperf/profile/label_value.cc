@@ -185,14 +185,30 @@ std::vector<std::string_view> items_of(std::string_view v) {
   return items;
 }
 
+// The shortest d.ddde[+-]x that reads back as v.
+std::string shortest_scientific(double v) {
+  char buf[64];
+#if defined(__EMSCRIPTEN__)
+  // The page model's libc++ (emscripten 3.1.6) has no floating-point to_chars: the fewest
+  // digits printf rounds correctly that read back as v are the same digits.
+  for (int precision = 0; precision < 17; precision++) {
+    std::snprintf(buf, sizeof buf, "%.*e", precision, v);
+    if (std::strtod(buf, nullptr) == v) return buf;
+  }
+  std::snprintf(buf, sizeof buf, "%.16e", v);
+  return buf;
+#else
+  auto res = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::scientific);
+  return std::string(buf, res.ptr);
+#endif
+}
+
 std::string float_to_s(double v) {
   if (std::isnan(v)) return "NaN";
   if (std::isinf(v)) return v < 0 ? "-Infinity" : "Infinity";
   if (v == 0) return std::signbit(v) ? "-0.0" : "0.0";
   // The shortest digits that read back as v: d.ddde[+-]x
-  char buf[64];
-  auto res = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::scientific);
-  std::string sci(buf, res.ptr);
+  std::string sci = shortest_scientific(v);
   std::string out;
   size_t pos = 0;
   if (sci[0] == '-') {

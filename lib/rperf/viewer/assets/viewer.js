@@ -369,38 +369,31 @@
 
   // A body in rperf 0.11's shape (Rperf::Viewer.samples_to_json: samples of
   // {stack: [name, ...] root first, weight, label_set_id}), from a source that stores them,
-  // becomes ours: frames of (name, no file), a prefix tree of the stacks, one thread.
+  // becomes ours: the model's stack tree of them (page/names_tree.hh, in the page model), frames
+  // of (name, no file), one row per sample, one thread.
   function fromSamplesJson(p) {
+    const stacks = p.samples.map((s) => (Array.isArray(s.stack) ? s.stack.map(String) : []));
+    const texts = textBlob(stacks.flat());
+    putColumns([Uint32Array.from(stacks, (st) => st.length), Float64Array.from(p.samples, (s) => Number(s.weight) || 0),
+      Uint32Array.from(p.samples, (s) => s.label_set_id || 0), texts]);
+    const nodes = wasm.rperf_page_names_tree(stacks.length, texts.length);
+    if (nodes < 0) throw new Error('the snapshot\'s stacks cannot be read');
+    const frameTexts = readTexts(fromModel(Uint8Array, wasm.rperf_page_names_frames_blob(), wasm.rperf_page_names_frames_bytes()),
+      2 * wasm.rperf_page_names_frames_count());
     const frames = [];
-    const frameIndex = new Map();
-    const parents = [];
-    const nodeFrames = [];
-    const nodeIndex = new Map();
-    const samples = [];
-    let total = 0;
-    for (const s of p.samples) {
-      let parent = -1;
-      const stack = Array.isArray(s.stack) && s.stack.length ? s.stack : ['(no Ruby frames)'];
-      for (const name of stack) {
-        const key = String(name);
-        let f = frameIndex.get(key);
-        if (f === undefined) { f = frames.length; frames.push([key, '']); frameIndex.set(key, f); }
-        const nodeKey = parent + '\u0000' + f;
-        let node = nodeIndex.get(nodeKey);
-        if (node === undefined) { node = parents.length; parents.push(parent); nodeFrames.push(f); nodeIndex.set(nodeKey, node); }
-        parent = node;
-      }
-      const weight = Number(s.weight) || 0;
-      total += weight;
-      samples.push([parent, weight, 0, s.label_set_id || 0]);
-    }
+    for (let i = 0; i < frameTexts.length; i += 2) frames.push([frameTexts[i], frameTexts[i + 1]]);
+    const rowNodes = fromModel(Uint32Array, wasm.rperf_page_names_row_nodes(), p.samples.length);
+    const rowWeights = fromModel(Float64Array, wasm.rperf_page_names_row_weights(), p.samples.length);
+    const rowSets = fromModel(Uint32Array, wasm.rperf_page_names_row_sets(), p.samples.length);
+    const samples = Array.from(rowNodes, (node, i) => [node, rowWeights[i], 0, rowSets[i]]);
     const labelSets = (p.label_sets || [{}]).map((ls) => {
       const out = {};
       if (ls && typeof ls === 'object') for (const [k, v] of Object.entries(ls)) out[k] = typeof v === 'string' ? v : JSON.stringify(v);
       return out;
     });
     return Object.assign({}, p, {
-      frames, nodes: { parent: parents, frame: nodeFrames }, samples, label_sets: labelSets, total_weight_ns: total,
+      frames, samples, label_sets: labelSets, total_weight_ns: rowWeights.reduce((a, w) => a + w, 0),
+      nodes: { parent: Array.from(fromModel(Int32Array, wasm.rperf_page_names_parents(), nodes)), frame: Array.from(fromModel(Uint32Array, wasm.rperf_page_names_node_frames(), nodes)) },
       pruned: { samples: 0, weight_ns: 0 }, timeline: null, allocations: null, call_tree: null, method_table: null,
       call_tree_error: 'this snapshot is in rperf 0.11\'s format (names only): no call tree or method table',
     });
