@@ -2,7 +2,8 @@
 // blocked off the GVL, waiting for it, or in GC, and per slice the heaviest leaf methods (the
 // hover's line). From the raw samples (aggregate: false) a SampleFilter keeps; a sample covers
 // [time - weight, time]. The server and the --html writer ask for it (Native::Profile#
-// timeline_bins), so the page draws the bins and never unpacks or bins the rows itself.
+// timeline_bins), so the page draws the bins; a --html page under a label filter bins its rows
+// with the same TimelineBinner (page/page_rows.hh, in WebAssembly).
 #pragma once
 #include <cstdint>
 #include <string>
