@@ -1,5 +1,6 @@
 # frozen_string_literal: true
 
+require "base64"
 require_relative "web_helper"
 require "rperf/viewer"
 require "minitest/mock"
@@ -50,16 +51,19 @@ class ViewerTest < Minitest::Test
       assert_match %r{\Atext/html}, page["content-type"]
       csp = page["content-security-policy"]
       assert_includes csp, "default-src 'none'"
-      assert_includes csp, "script-src 'self'"
-      refute_match %r{https?:|\*}, csp, "no external origin"
+      assert_includes csp, "script-src 'self' 'wasm-unsafe-eval'", "the page compiles its page model, and evaluates nothing"
+      refute_match %r{https?:|\*|'unsafe-eval'}, csp, "no external origin, no eval"
       assert_equal "DENY", page["x-frame-options"]
       refute_match %r{(src|href)="(https?:)?//}, page.body, "the page loads nothing from another host"
 
-      %w[viewer.js viewer.css].each do |asset|
+      %w[viewer.js viewer.css page_model.wasm].each do |asset|
         response = http_get(port, "/rperf/assets/#{asset}")
         assert_equal "200", response.code, asset
         assert_equal File.binread(File.join(Rperf::Viewer::ASSET_DIR, asset)), response.body
       end
+      wasm = http_get(port, "/rperf/assets/page_model.wasm")
+      assert_equal "application/wasm", wasm["content-type"], "WebAssembly.instantiateStreaming's type"
+      assert_equal "\0asm".b, wasm.body.b[0, 4], "a WebAssembly module"
       %w[/rperf/assets/../viewer.rb /rperf/assets/vendor/LICENSE.d3 /rperf/assets/index.html /rperf/nothing].each do |path|
         assert_equal "404", http_get(port, path).code, path
       end
@@ -168,6 +172,10 @@ class ViewerTest < Minitest::Test
     embedded = JSON.parse(html[%r{<script id="rperf-data" type="application/json">(.*?)</script>}m, 1])
     assert_equal data[:aggregated_samples].sum { |s| s[1] }, embedded.dig("snapshots", "1", "samples").sum { |s| s[1] }
     refute html.match?(/<(script|link|img)\s[^>]*\b(src|href)=/), "nothing is loaded from elsewhere"
+    # The page model travels in the file (base64), and the file's CSP lets its scripts compile it.
+    model = html[%r{<script id="rperf-page-model" type="application/wasm\+base64">(.*?)</script>}m, 1]
+    assert_equal File.binread(File.join(Rperf::Viewer::ASSET_DIR, "page_model.wasm")), Base64.strict_decode64(model)
+    assert_match(/script-src 'sha256-[^']+' 'wasm-unsafe-eval';/, html[/Content-Security-Policy" content="([^"]+)"/, 1])
 
     samples, label_sets = Rperf::Viewer.samples_to_json(data[:aggregated_samples], data[:label_sets])
     assert_equal data[:aggregated_samples].size, samples.size
