@@ -34,6 +34,9 @@ struct SampleFilter {
 
   // Whether `s` is kept; `weight` its kept weight (its own, or its part of the range).
   bool keeps(const Profile& p, const Sample& s, int64_t& weight) const;
+  // hide_idle's IdleSamples of the profile, made once per profile by its owner instead of once
+  // per filter (they are the same for every query of an unchanged profile).
+  void share_idle(std::shared_ptr<const IdleSamples> idle) { idle_ = std::move(idle); }
   // The same for a row that is not a Profile's sample (the Viewer page's rows, page/page_rows.hh):
   // the filters on its own fields, its idleness as marked. `labels` does not apply (rows carry
   // label set ids: the page's label filter comes as label_sets).

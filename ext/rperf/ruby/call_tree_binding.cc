@@ -116,11 +116,13 @@ void read_ids(VALUE ary, const char* what, std::vector<uint32_t>& ids) {
 }
 
 // `select`: {thread: N, hide: [N, ...], label_sets: [id, ...], range: [from_ns, to_ns],
-// idle: true (the idle samples left out)}, each optional (SampleFilter in
-// profile/method_stacks.hh), into the holder's filter.
-void read_select(VALUE select, const Profile& p, SampleFilter& f) {
+// idle: true (the idle samples left out: the profile's IdleSamples, made once per profile)},
+// each optional (SampleFilter in profile/sample_filter.hh), into the holder's filter.
+void read_select(VALUE select, ProfileHolder* holder, SampleFilter& f) {
   Check_Type(select, T_HASH);
+  const Profile& p = holder->profile;
   f.hide_idle = RTEST(rb_hash_lookup(select, ID2SYM(rb_intern("idle"))));
+  if (f.hide_idle) without_cxx_exceptions([&] { f.share_idle(idle_samples_of(holder)); });
   VALUE thread = rb_hash_lookup(select, ID2SYM(rb_intern("thread")));
   VALUE hide = rb_hash_lookup(select, ID2SYM(rb_intern("hide")));
   VALUE sets = rb_hash_lookup(select, ID2SYM(rb_intern("label_sets")));
@@ -168,7 +170,7 @@ VALUE call_tree_s_build(VALUE klass, VALUE profile, VALUE options) {
   VALUE obj = TypedData_Wrap_Struct(klass, &kCallTreeType, h);
   h->options.separate_threads = threads == ID2SYM(rb_intern("separate"));
   h->options.inverted = RTEST(build_option(options, "inverted"));
-  if (!NIL_P(select)) read_select(select, p->profile, h->options.filter);
+  if (!NIL_P(select)) read_select(select, p, h->options.filter);
   if (!NIL_P(filter)) merge_ruby_labels(filter, h->options.filter.labels);
   h->profile = &p->profile;
   // Other threads go on while the paths are built; `profile` stays alive (guarded below).
@@ -419,7 +421,7 @@ VALUE profile_timeline_bins(VALUE self, VALUE bins, VALUE min_end_ns, VALUE sele
   int64_t min_end = NUM2LL(min_end_ns);
   auto* q = new TimelineQuery();
   VALUE owner = TypedData_Wrap_Struct(0, &kTimelineQueryType, q);
-  if (!NIL_P(select)) read_select(select, p->profile, q->filter);
+  if (!NIL_P(select)) read_select(select, p, q->filter);
   without_cxx_exceptions([&] { q->bins = bin_timeline(p->profile, q->filter, static_cast<uint32_t>(count), min_end); });
   const TimelineBins& t = q->bins;
   VALUE threads = rb_ary_new_capa(static_cast<long>(t.threads.size()));
@@ -483,7 +485,7 @@ VALUE profile_stack_charts(VALUE self, VALUE min_end_ns, VALUE select) {
   int64_t min_end = NUM2LL(min_end_ns);
   auto* q = new StackChartQuery();
   VALUE owner = TypedData_Wrap_Struct(0, &kStackChartQueryType, q);
-  if (!NIL_P(select)) read_select(select, p->profile, q->filter);
+  if (!NIL_P(select)) read_select(select, p, q->filter);
   without_cxx_exceptions([&] { q->charts = stack_charts(p->profile, q->filter, min_end); });
   VALUE threads = rb_ary_new_capa(static_cast<long>(q->charts.threads.size()));
   for (const StackChart& c : q->charts.threads) {
@@ -521,7 +523,7 @@ VALUE profile_selected(VALUE self, VALUE select) {
   ProfileHolder* p = holder_of(self);
   auto* q = new SelectQuery();
   VALUE owner = TypedData_Wrap_Struct(0, &kSelectQueryType, q);
-  read_select(select, p->profile, q->filter);
+  read_select(select, p, q->filter);
   ProfileHolder* out = new_profile_holder();
   VALUE obj = wrap_profile(out);  // owns `out` from here
   without_cxx_exceptions([&] {
@@ -549,7 +551,7 @@ VALUE profile_source_lines(VALUE self, VALUE path, VALUE select) {
   StringValue(path);
   auto* q = new SourceLinesQuery();
   VALUE owner = TypedData_Wrap_Struct(0, &kSourceLinesQueryType, q);
-  if (!NIL_P(select)) read_select(select, p->profile, q->filter);
+  if (!NIL_P(select)) read_select(select, p, q->filter);
   without_cxx_exceptions([&] {
     std::string file(RSTRING_PTR(path), static_cast<size_t>(RSTRING_LEN(path)));
     q->frame_path = has_frame_path(p->profile, file);

@@ -568,6 +568,7 @@ VALUE profile_s_from_hash(VALUE, VALUE hash) {
 VALUE profile_fold_lines(VALUE self) {
   ProfileHolder* h = holder_of(self);
   if (!NIL_P(h->view)) rb_raise(rb_eRuntimeError, "rperf: the profile's Hash view exists already");
+  h->idle.reset();
   without_cxx_exceptions([&] { fold_lines(h->profile); });
   return self;
 }
@@ -580,6 +581,7 @@ VALUE profile_merge_child(VALUE self, VALUE child, VALUE pid) {
   ProfileHolder* c = holder_of(child);
   if (!NIL_P(h->view)) rb_raise(rb_eRuntimeError, "rperf: the profile's Hash view exists already");
   StringValue(pid);
+  h->idle.reset();
   without_cxx_exceptions([&] { merge_child(h->profile, c->profile, std::string(RSTRING_PTR(pid), static_cast<size_t>(RSTRING_LEN(pid)))); });
   return self;
 }
@@ -743,8 +745,8 @@ VALUE profile_stack_tree(VALUE self, VALUE max_samples, VALUE max_timeline) {
   StackTree* tree = nullptr;
   without_cxx_exceptions([&] {
     std::unique_ptr<StackTree> built(new StackTree());
-    IdleSamples idle(h->profile);
-    options.idle = &idle;
+    std::shared_ptr<const IdleSamples> idle = idle_samples_of(h);
+    options.idle = idle.get();
     std::vector<AllocationSample> aggregated;
     if (h->profile.has_allocations()) {
       if (!viewed) aggregated = h->profile.aggregated_allocations();
@@ -892,6 +894,11 @@ VALUE profile_class() { return g_profile_class; }
 VALUE wrap_profile(ProfileHolder* holder) { return TypedData_Wrap_Struct(g_profile_class, &kProfileType, holder); }
 
 ProfileHolder* holder_of(VALUE obj) { return static_cast<ProfileHolder*>(rb_check_typeddata(obj, &kProfileType)); }
+
+std::shared_ptr<const IdleSamples> idle_samples_of(ProfileHolder* h) {
+  if (!h->idle) h->idle = std::make_shared<const IdleSamples>(h->profile);
+  return h->idle;
+}
 
 void init_profile_binding(VALUE native) {
   g_view_link = rb_intern("__rperf_native_profile");  // no '@': hidden from instance_variables

@@ -2,18 +2,23 @@
 // Rperf.stop, snapshot and load return (built once). The Hash remembers the native profile it
 // came from, so saving it again uses the native data directly; any other Hash is converted.
 #pragma once
+#include <memory>
 #include <ruby/ruby.h>
 
 #include <new>
 #include <string>
 #include <vector>
 
+#include "profile/idle_wait.hh"
 #include "profile/profile.hh"
 
 namespace rperf {
 
 struct ProfileHolder {
   Profile profile;
+  // The profile's idle samples (idle_samples_of), made when first asked; dropped when its
+  // samples change (fold_lines!, merge_child!).
+  std::shared_ptr<const IdleSamples> idle;
   // The view (built by to_h) and the pieces it shares, kept to recognise it unchanged.
   VALUE view = Qnil;
   VALUE view_samples = Qnil;
@@ -46,6 +51,9 @@ inline ProfileHolder* new_profile_holder() {
   return h;
 }
 ProfileHolder* holder_of(VALUE obj);        // raises TypeError for another object
+// The holder's IdleSamples, made on first use (may throw std::bad_alloc: call it inside
+// without_cxx_exceptions).
+std::shared_ptr<const IdleSamples> idle_samples_of(ProfileHolder* h);
 void init_profile_binding(VALUE native);
 
 // Runs C++ work that may throw std::bad_alloc; a failure becomes NoMemoryError once the work's
