@@ -339,6 +339,13 @@
     };
   }
 
+  // A selection of rows of `kind`: the model's kept indexes and weights (kept), and, when a view
+  // reads them one by one (the tag groups), the rows themselves (rows(): keptRows').
+  function selection(p, kind, source, kept) {
+    let rows = null;
+    return { kind, kept, rows: () => rows || (rows = keptRows(p, kind, source, kept)) };
+  }
+
   // Kept rows of `kind` as [node, kept weight, thread, label set, idle, index] (index: the row's
   // in the payload), with .kind.
   function keptRows(p, kind, source, kept) {
@@ -353,11 +360,17 @@
     return rows;
   }
 
-  // The module's columns for rows made by keptRows (or a part of them): indexes and weights.
+  // The module's columns of a selection, or of rows made by keptRows (a part of them): indexes
+  // and weights; returns how many.
   function putKept(rows) {
+    if (rows.kept) {
+      putColumns([rows.kept.rows, rows.kept.weights]);
+      return rows.kept.rows.length;
+    }
     const indexes = new Uint32Array(rows.length), weights = new Float64Array(rows.length);
     for (let k = 0; k < rows.length; k++) { indexes[k] = rows[k][5]; weights[k] = rows[k][1]; }
     putColumns([indexes, weights]);
+    return rows.length;
   }
 
   async function fetchSnapshot(id) {
@@ -448,7 +461,7 @@
       thread: o.thread ? state.threadFilter : null, hidden: o.hide ? hiddenThreads(p) : null, sets: o.label ? keptLabelSets(p) : null,
       range: ranged ? state.range : null, idle: o.hide && hidingIdle(p),
     });
-    return keptRows(p, kind, ranged ? p.timeline.samples : p.samples, kept);
+    return selection(p, kind, ranged ? p.timeline.samples : p.samples, kept);
   }
 
   // The tag focus regex, or null (none, or not a valid one: then only it is skipped, as 0.11.1).
@@ -507,8 +520,8 @@
   // self and total per node, the sum, and each node's self weight per VM state (stateSelf:
   // node -> [blocked, wait, gc], for the nodes that have some).
   function nodeWeights(p, rows, kind = rows.kind) {
-    putKept(rows);
-    const sum = wasm.rperf_page_tree_weights(p.handle, kind, rows.length);
+    const count = putKept(rows);
+    const sum = wasm.rperf_page_tree_weights(p.handle, kind, count);
     const n = p.nodes.parent.length;
     const self = fromModel(Float64Array, wasm.rperf_page_self(p.handle), n);
     const total = fromModel(Float64Array, wasm.rperf_page_total(p.handle), n);
@@ -543,7 +556,7 @@
   // values, each group's tree under "[key: value]" frames (a sample without a key gets no frame
   // for it, as 0.11.1); with tagleaf keys: each stack's self time under "[key: value]" leaves
   // (instead of the VM-state leaves).
-  function flameHierarchy(p, rows, weights) {
+  function flameHierarchy(p, sel, weights) {
     const tagPath = (keys, lsi) => {
       const ls = p.labelSets[lsi] || {};
       return keys.filter((k) => k in ls).map((k) => '[' + k + ': ' + ls[k] + ']');
@@ -560,10 +573,10 @@
       }
       return at;
     };
-    const build = (groupRows, w) => {
+    const build = (rowsOf, w) => { // rowsOf(): the rows, read only for tagleaf
       if (!state.tagLeaf.length) return hierarchy(p, w, null, stateLeaves(w));
       const byNode = new Map(); // node -> its self time's tag leaves
-      for (const r of groupRows) {
+      for (const r of rowsOf()) {
         const path = tagPath(state.tagLeaf, r[3]);
         if (!path.length) continue;
         let holder = byNode.get(r[0]);
@@ -572,16 +585,16 @@
       }
       return hierarchy(p, w, null, (node) => (byNode.has(node) ? byNode.get(node).children : []));
     };
-    if (!state.tagRoot.length) return build(rows, weights);
+    if (!state.tagRoot.length) return build(sel.rows, weights);
     const groups = new Map();
-    for (const r of rows) {
+    for (const r of sel.rows()) {
       const key = JSON.stringify(tagPath(state.tagRoot, r[3]));
       if (!groups.has(key)) groups.set(key, []);
       groups.get(key).push(r);
     }
     const root = { name: 'all', file: '', value: weights.sum, node: -1, children: [], cat: 'other' };
     for (const [key, group] of groups) {
-      const tree = build(group, nodeWeights(p, group, rows.kind));
+      const tree = build(() => group, nodeWeights(p, group, sel.kind));
       const end = along(root, JSON.parse(key), tree.value);
       if (!end.children) end.children = [];
       for (const c of tree.children || []) end.children.push(c);
@@ -1357,8 +1370,7 @@
     const hidden = hiddenThreads(p);
     // Per thread, from the page model: total, running, GVL blocked, GVL wait, GC, idle (the
     // model's idle samples, summed), and the frame its rows spend most at.
-    putKept(rows);
-    const count = wasm.rperf_page_thread_sums(p.handle, rows.kind, rows.length);
+    const count = wasm.rperf_page_thread_sums(p.handle, rows.kind, putKept(rows));
     const table = fromModel(Float64Array, wasm.rperf_page_thread_table(p.handle), count * 9);
     const perThread = new Map();
     for (let k = 0; k < count; k++) {
