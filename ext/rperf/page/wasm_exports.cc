@@ -15,6 +15,7 @@
 #include "page/names_tree.hh"
 #include "page/page_rows.hh"
 #include "profile/label_set_match.hh"
+#include "profile/totals_diff.hh"
 
 namespace {
 
@@ -49,6 +50,8 @@ struct NamesTree {
   std::vector<double> row_weights;
   uint32_t frame_count = 0;
 } names;
+
+std::vector<double> diff_rows;  // rperf_page_diff_totals', until its next call
 std::vector<uint64_t> scratch;  // 8-byte aligned for the page's Float64Array columns
 
 Snapshot* snapshot(uint32_t handle) { return handle < snapshots.size() ? snapshots[handle].get() : nullptr; }
@@ -476,5 +479,35 @@ const uint32_t* rperf_page_names_node_frames() { return names.node_frames.data()
 const uint32_t* rperf_page_names_row_nodes() { return names.row_nodes.data(); }
 const double* rperf_page_names_row_weights() { return names.row_weights.data(); }
 const uint32_t* rperf_page_names_row_sets() { return names.row_sets.data(); }
+
+// The Diff table: two method tables side by side, ranked by change (profile/totals_diff.hh,
+// as `rperf diff`); the before's weights times `before_scale`. Scratch: the after table's self
+// float64[after_count] and total float64[after_count], the before's the same, then a blob of
+// blob_bytes: each after entry's name and file (texts), then each before entry's. Returns how
+// many rows (-1: the blob ends early); rperf_page_diff_rows: per row 6 doubles: the after
+// entry's index (-1: none), the before's, before self, after self, before total, after total.
+int32_t rperf_page_diff_totals(uint32_t after_count, uint32_t before_count, uint32_t blob_bytes, double before_scale) {
+  size_t offset = 0;
+  std::vector<double> after_self = column<double>(offset, after_count), after_total = column<double>(offset, after_count);
+  std::vector<double> before_self = column<double>(offset, before_count), before_total = column<double>(offset, before_count);
+  std::vector<uint8_t> blob = column<uint8_t>(offset, blob_bytes);
+  std::vector<std::string> after_names, before_names;
+  size_t at = 0;
+  if (!read_texts(blob, at, size_t{after_count} * 2, after_names) || !read_texts(blob, at, size_t{before_count} * 2, before_names)) return -1;
+  auto rows_of = [](const std::vector<std::string>& names, const std::vector<double>& self, const std::vector<double>& total) {
+    std::vector<rperf::FunctionRow> rows(self.size());
+    for (size_t i = 0; i < rows.size(); i++) rows[i] = rperf::FunctionRow{names[2 * i], names[2 * i + 1], self[i], total[i]};
+    return rows;
+  };
+  std::vector<rperf::TotalsDiffRow> rows =
+      rperf::diff_totals(rows_of(before_names, before_self, before_total), rows_of(after_names, after_self, after_total), before_scale);
+  diff_rows.clear();
+  for (const rperf::TotalsDiffRow& r : rows) {
+    diff_rows.insert(diff_rows.end(), {static_cast<double>(r.target), static_cast<double>(r.base), r.base_self, r.target_self, r.base_total, r.target_total});
+  }
+  return static_cast<int32_t>(rows.size());
+}
+
+const double* rperf_page_diff_rows() { return diff_rows.data(); }
 
 }  // extern "C"

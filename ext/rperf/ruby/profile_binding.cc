@@ -6,6 +6,7 @@
 #include <new>
 
 #include "profile/functions.hh"
+#include "profile/totals_diff.hh"
 #include "profile/idle_wait.hh"
 #include "profile/profile_rows.hh"
 #include "profile/result_keys.hh"
@@ -880,6 +881,40 @@ VALUE profile_allocation_totals(VALUE self) {
   return totals_to_ruby(self, [](const Profile& p) { return allocation_totals(p); });
 }
 
+// #diff_totals(target, allocations) -> [[label, path, base_self, target_self, base_total,
+// target_total], ...]: this profile's and `target`'s functions side by side, ranked by change
+// (profile/totals_diff.hh: `rperf diff`); allocations: by objects allocated.
+VALUE profile_diff_totals(VALUE self, VALUE target, VALUE allocations) {
+  const Profile& base = holder_of(self)->profile;
+  const Profile& other = holder_of(target)->profile;
+  const bool by_objects = RTEST(allocations);
+  struct Diff {
+    std::vector<FunctionRow> base, target;
+    std::vector<TotalsDiffRow> rows;
+  };
+  Diff* d = new (std::nothrow) Diff();
+  if (!d) rb_memerror();
+  try {
+    d->base = function_rows(base, by_objects);
+    d->target = function_rows(other, by_objects);
+    d->rows = diff_totals(d->base, d->target);
+  } catch (const std::bad_alloc&) {
+    delete d;
+    rb_memerror();
+  }
+  VALUE out = rb_ary_new_capa(static_cast<long>(d->rows.size()));
+  for (const TotalsDiffRow& r : d->rows) {
+    const FunctionRow& f = r.target >= 0 ? d->target[r.target] : d->base[r.base];
+    VALUE row = rb_ary_new_capa(6);
+    rb_ary_push(row, utf8_string(f.label));
+    rb_ary_push(row, utf8_string(f.path));
+    for (double v : {r.base_self, r.target_self, r.base_total, r.target_total}) rb_ary_push(row, LL2NUM(static_cast<long long>(v)));
+    rb_ary_push(out, row);
+  }
+  delete d;  // no Ruby call above raises but NoMemoryError, which would leak only this
+  return out;
+}
+
 // #allocation_count -> estimated objects allocated in all (0 without allocation profiling).
 VALUE profile_allocation_count(VALUE self) {
   int64_t n = 0;
@@ -909,6 +944,7 @@ void init_profile_binding(VALUE native) {
   rb_define_method(g_profile_class, "fold_lines!", RUBY_METHOD_FUNC(profile_fold_lines), 0);
   rb_define_method(g_profile_class, "lines?", RUBY_METHOD_FUNC(profile_lines_p), 0);
   rb_define_method(g_profile_class, "merge_child!", RUBY_METHOD_FUNC(profile_merge_child), 2);
+  rb_define_method(g_profile_class, "diff_totals", RUBY_METHOD_FUNC(profile_diff_totals), 2);
   rb_define_method(g_profile_class, "set_attribute", RUBY_METHOD_FUNC(profile_set_attribute), 2);
   rb_define_method(g_profile_class, "meta=", RUBY_METHOD_FUNC(profile_set_meta), 1);
   rb_define_method(g_profile_class, "attribute", RUBY_METHOD_FUNC(profile_attribute), 1);

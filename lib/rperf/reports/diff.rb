@@ -1,10 +1,10 @@
 # frozen_string_literal: true
 
 module Rperf
-  # Compares two profiles by function: flat and cumulative weight in each and the change,
-  # sorted by the largest absolute change of the function's own (flat) time, then of its
-  # cumulative time. Callers of a slowed function change cumulatively as much as it does, so
-  # ranking by cumulative change first would put <main> on top of every diff.
+  # Compares two profiles by function: flat (self) and cumulative (total) weight in each and the
+  # change, ranked by the model (profile/totals_diff.hh, Native::Profile#diff_totals: the largest
+  # absolute change of flat time, then of cumulative time, then label and path; the Viewer's
+  # Diff table ranks the same way).
   class Diff
     Row = Struct.new(:label, :path, :base_flat, :target_flat, :base_cum, :target_cum) do
       def delta_flat = target_flat - base_flat
@@ -13,17 +13,14 @@ module Rperf
 
     # allocations: compare estimated objects allocated (profiles recorded with --alloc).
     def initialize(base, target, allocations: false)
-      totals = allocations ? Result.method(:allocation_flat_and_cumulative) : Result.method(:flat_and_cumulative)
       @allocations = allocations
-      @base = totals.(base)
-      @target = totals.(target)
+      @base = Storage.native(base)
+      @target = Storage.native(target)
+      @totals = allocations ? [@base.allocation_count, @target.allocation_count] : [@base.total_weight, @target.total_weight]
     end
 
     def rows
-      keys = (@base[:cum].keys | @target[:cum].keys)
-      keys.map do |key|
-        Row.new(key[0], key[1], @base[:flat][key], @target[:flat][key], @base[:cum][key], @target[:cum][key])
-      end.sort_by { |r| [-r.delta_flat.abs, -r.delta_cum.abs, r.label] }
+      @rows ||= @base.diff_totals(@target, @allocations).map { |row| Row.new(*row) }
     end
 
     def render(limit: 20)
@@ -32,8 +29,7 @@ module Rperf
       ms = ->(ns) { format("%.1f", ns / 1e6) }
       signed = ->(ns) { format("%+.1f", ns / 1e6) }
       render_rows(limit, ms, signed, format("base total: %sms   target total: %sms   change: %sms",
-                                            ms.(@base[:total_weight]), ms.(@target[:total_weight]),
-                                            signed.(@target[:total_weight] - @base[:total_weight])), "ms")
+                                            ms.(@totals[0]), ms.(@totals[1]), signed.(@totals[1] - @totals[0])), "ms")
     end
 
     private
@@ -42,8 +38,7 @@ module Rperf
       count = ->(n) { n.to_s }
       signed = ->(n) { format("%+d", n) }
       render_rows(limit, count, signed, format("base allocations: %d   target allocations: %d   change: %+d (estimated objects)",
-                                               @base[:total_weight], @target[:total_weight],
-                                               @target[:total_weight] - @base[:total_weight]), "obj")
+                                               @totals[0], @totals[1], @totals[1] - @totals[0]), "obj")
     end
 
     def render_rows(limit, amount, signed, head, unit)

@@ -1822,26 +1822,19 @@
       $('diff-table').dataset.rows = '0';
       return;
     }
-    const entriesOf = (table) => new Map(table.entries.map(([m, self, total]) => {
-      const [name, file] = table.methods[m];
-      return [name + '\u0000' + file, { name, file, self, total }];
-    }));
-    const after = entriesOf(tables[0]);
-    const before = entriesOf(tables[1]);
-    const keys = new Set([...after.keys(), ...before.keys()]);
-    const rows = [...keys].map((k) => {
-      const a = after.get(k);
-      const b = before.get(k);
-      const ref = a || b;
-      return {
-        name: ref.name, file: ref.file,
-        beforeSelf: b ? b.self * scale : 0, afterSelf: a ? a.self : 0,
-        beforeTotal: b ? b.total * scale : 0, afterTotal: a ? a.total : 0,
-      };
-    });
-    rows.forEach((r) => { r.delta = r.afterSelf - r.beforeSelf; r.totalDelta = r.afterTotal - r.beforeTotal; });
-    rows.sort((x, y) => Math.abs(y.delta) - Math.abs(x.delta) || Math.abs(y.totalDelta) - Math.abs(x.totalDelta) ||
-      x.name.localeCompare(y.name));
+    // The two method tables side by side, ranked by change: the model's rows (`rperf diff`'s).
+    const [after, before] = tables.map((table) => table.entries.map(([m, self, total]) => ({ name: table.methods[m][0], file: table.methods[m][1], self, total })));
+    const names = textBlob([...after, ...before].flatMap((e) => [e.name, e.file]));
+    putColumns([Float64Array.from(after, (e) => e.self), Float64Array.from(after, (e) => e.total),
+      Float64Array.from(before, (e) => e.self), Float64Array.from(before, (e) => e.total), names]);
+    const count = wasm.rperf_page_diff_totals(after.length, before.length, names.length, scale);
+    const ranked = fromModel(Float64Array, wasm.rperf_page_diff_rows(), Math.max(count, 0) * 6);
+    const rows = [];
+    for (let k = 0; k < ranked.length; k += 6) {
+      const ref = ranked[k] >= 0 ? after[ranked[k]] : before[ranked[k + 1]];
+      rows.push({ name: ref.name, file: ref.file, beforeSelf: ranked[k + 2], afterSelf: ranked[k + 3], beforeTotal: ranked[k + 4], afterTotal: ranked[k + 5],
+        delta: ranked[k + 3] - ranked[k + 2] });
+    }
     for (const r of rows.slice(0, MAX_TABLE_ROWS)) {
       body.append(el('tr', { class: r.delta > 0 ? 'up' : r.delta < 0 ? 'down' : '' },
         el('td', { class: 'num', text: fmtTime(r.beforeSelf) }), el('td', { class: 'num', text: fmtTime(r.afterSelf) }),
