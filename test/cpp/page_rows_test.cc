@@ -3,9 +3,11 @@
 // page's totals against the server's on the same profile (the payload made by build_stack_tree).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <random>
 
+#include "page/names_tree.hh"
 #include "page/page_rows.hh"
 #include "profile/idle_wait.hh"
 #include "profile/method_stacks.hh"
@@ -290,4 +292,34 @@ TEST(PageRows, AllocationSumsPerNodeClassAndSite) {
   ASSERT_EQ(2u, sums.sites.size());
   EXPECT_EQ(4, sums.sites[0].retained);
   EXPECT_EQ(1, sums.sites[1].retained);
+}
+
+// rperf 0.11's names-only samples on the model's stack tree: shared prefixes one node, one row
+// per sample in its order (thread 0, its label set), an empty stack the "(no Ruby frames)" node.
+TEST(PageRows, NamesOnlySamplesMakeTheModelsStackTree) {
+  StackTree tree = page::names_tree({{{"main", "a", "b"}, 5, 0}, {{"main", "a"}, 7, 1}, {{"main", "c"}, 2, 0}, {{}, 1, 0}, {{"main", "a", "b"}, 3, 2}});
+  std::vector<std::string> paths;
+  for (size_t node = 0; node < tree.parents.size(); node++) {
+    std::string path;
+    for (int32_t n = static_cast<int32_t>(node); n >= 0; n = tree.parents[n]) {
+      path = tree.frames[tree.node_frames[n]].first + (path.empty() ? "" : ">" + path);
+    }
+    paths.push_back(path);
+  }
+  std::vector<std::string> sorted = paths;
+  std::sort(sorted.begin(), sorted.end());
+  EXPECT_EQ((std::vector<std::string>{"(no Ruby frames)", "main", "main>a", "main>a>b", "main>c"}), sorted) << "one node per path";
+  ASSERT_EQ(5u, tree.rows.size());
+  std::vector<std::string> row_paths;
+  std::vector<uint32_t> sets;
+  int64_t total = 0;
+  for (const StackTree::Row& r : tree.rows) {
+    row_paths.push_back(paths[r.node]);
+    sets.push_back(r.label_set);
+    total += r.weight_ns;
+    EXPECT_EQ(0u, r.thread_seq);
+  }
+  EXPECT_EQ((std::vector<std::string>{"main>a>b", "main>a", "main>c", "(no Ruby frames)", "main>a>b"}), row_paths);
+  EXPECT_EQ((std::vector<uint32_t>{0, 1, 0, 0, 2}), sets);
+  EXPECT_EQ(18, total);
 }
