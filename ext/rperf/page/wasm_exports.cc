@@ -1,15 +1,14 @@
 // The page model's C interface in WebAssembly (page_model.wasm, loaded by viewer.js). A snapshot
 // of the page is a handle (rperf_page_new). The page writes a call's columns into one scratch
 // area (rperf_page_scratch), then calls; results stay in the handle until its next call of the
-// same kind and are read from the pointers below. Weights cross as
-// doubles: JavaScript's numbers (exact below 2^53 ns, 104 days).
-#include <algorithm>
+// same kind and are read from the pointers below. Weights cross as doubles: JavaScript's
+// numbers (exact below 2^53 ns, 104 days).
+#include <climits>
 #include <cstdint>
 #include <cstring>
-#include <climits>
+#include <memory>
 #include <optional>
 #include <string>
-#include <memory>
 #include <vector>
 
 #include "page/names_tree.hh"
@@ -56,13 +55,16 @@ std::vector<uint64_t> scratch;  // 8-byte aligned for the page's Float64Array co
 
 Snapshot* snapshot(uint32_t handle) { return handle < snapshots.size() ? snapshots[handle].get() : nullptr; }
 
-// Reads `n` values of T from the scratch area at byte `offset`, advancing it.
+// Reads `n` values of T from the scratch area at byte `offset`, advancing it. A column past the
+// area's end (a page that did not write it) reads as zeros, which the setters refuse.
 template <typename T>
 std::vector<T> column(size_t& offset, size_t n) {
   std::vector<T> out(n);
-  const char* base = reinterpret_cast<const char*>(scratch.data());
-  if (n) std::memcpy(out.data(), base + offset, n * sizeof(T));
-  offset += (n * sizeof(T) + 7) / 8 * 8;
+  const size_t bytes = n * sizeof(T);
+  if (n && offset <= scratch.size() * 8 && bytes <= scratch.size() * 8 - offset) {
+    std::memcpy(out.data(), reinterpret_cast<const char*>(scratch.data()) + offset, bytes);
+  }
+  offset += (bytes + 7) / 8 * 8;
   return out;
 }
 
