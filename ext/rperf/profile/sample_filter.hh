@@ -47,12 +47,22 @@ struct SampleFilter {
     if (by_label_sets && !std::binary_search(label_sets.begin(), label_sets.end(), label_set)) return false;
     if (hide_idle && idle) return false;
     if (by_range) {
-      // A sample covers [time - weight, time]; it keeps its part inside [from, to].
-      int64_t overlap = std::min(time_ns, to_ns) - std::max(time_ns - weight_ns, from_ns);
-      if (overlap <= 0) return false;
-      weight = std::min(weight_ns, overlap);
+      int64_t from, to;
+      if (!covered(time_ns, weight_ns, from, to)) return false;
+      weight = to - from;
     }
     return true;
+  }
+  // The time a sample keeps: it covers [time - weight, time], and with a range only its part
+  // inside [from_ns, to_ns]. False when that is empty.
+  bool covered(int64_t time_ns, int64_t weight_ns, int64_t& from, int64_t& to) const {
+    from = time_ns - weight_ns;
+    to = time_ns;
+    if (by_range) {
+      from = std::max(from, from_ns);
+      to = std::min(to, to_ns);
+    }
+    return to > from;
   }
   bool keeps(const Profile& p, const Sample& s) const {
     int64_t weight;

@@ -18,13 +18,11 @@ uint32_t TimelineBinner::leaf_name(const std::string& label) {
 }
 
 bool TimelineBinner::covers(int64_t time_ns, int64_t weight_ns, const SampleFilter& filter, double& from, double& to) {
-  if (weight_ns <= 0) return false;
-  from = static_cast<double>(std::max<int64_t>(0, time_ns - weight_ns));
-  to = static_cast<double>(time_ns);
-  if (filter.by_range) {
-    from = std::max(from, static_cast<double>(filter.from_ns));
-    to = std::min(to, static_cast<double>(filter.to_ns));
-  }
+  int64_t kept_from, kept_to;
+  if (weight_ns <= 0 || !filter.covered(time_ns, weight_ns, kept_from, kept_to)) return false;
+  kept_from = std::max<int64_t>(kept_from, 0);  // the axis starts at 0
+  from = static_cast<double>(kept_from);
+  to = static_cast<double>(kept_to);
   return to > from;
 }
 
