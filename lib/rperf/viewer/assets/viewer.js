@@ -204,8 +204,15 @@
   // A snapshot dropped from the cache frees its rows in the module.
   const modelHandles = typeof FinalizationRegistry === 'function' ? new FinalizationRegistry((h) => wasm.rperf_page_delete(h)) : null;
 
-  async function loadPageModel() {
-    if (wasm) return wasm;
+  // Loaded once (started with the page, beside the snapshot list's request); a failure is
+  // tried again at the next snapshot.
+  let modelLoad = null;
+  function loadPageModel() {
+    if (!modelLoad) modelLoad = instantiatePageModel().catch((e) => { modelLoad = null; throw e; });
+    return modelLoad;
+  }
+
+  async function instantiatePageModel() {
     const element = document.getElementById('rperf-page-model');
     let bytes;
     if (element) bytes = base64Bytes(element.textContent);
@@ -2617,5 +2624,6 @@
   if (embedded) $('refresh').hidden = true;
   drawHelp();
   wire();
+  loadPageModel().catch(() => {}); // its error is shown when a snapshot opens
   loadList();
 })();
