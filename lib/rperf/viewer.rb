@@ -574,6 +574,8 @@ module Rperf
     def asset(name)
       body = Viewer.asset_bytes(name)
       [200, SECURITY_HEADERS.merge("content-type" => ASSET_TYPES.fetch(name)), [body]]
+    rescue Error => e # the page model not built: the page says it cannot load it, and why
+      text(500, e.message)
     end
 
     # An asset's bytes; the page model is built, not checked in: a checkout that has not built

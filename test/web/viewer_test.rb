@@ -1,6 +1,9 @@
 # frozen_string_literal: true
 
 require "base64"
+require "open3"
+require "tmpdir"
+require "fileutils"
 require_relative "web_helper"
 require "rperf/viewer"
 require "minitest/mock"
@@ -165,6 +168,35 @@ class ViewerTest < Minitest::Test
 
   # Issue 25: rperf 0.11's class methods. render_static_html(data): the self-contained page;
   # samples_to_json(samples, label_sets): its JSON form of them (stacks root first, by label).
+  # A checkout whose page model is not built (script/bootstrap wasm not run): the page cannot be
+  # made or served whole, and both say how to build it; the other assets are still served.
+  def test_a_missing_page_model_says_how_to_build_it
+    Dir.mktmpdir("rperf-nowasm") do |dir|
+      FileUtils.cp_r(File.join(RperfTestHelper::ROOT, "lib"), dir)
+      File.delete(File.join(dir, "lib/rperf/viewer/assets/page_model.wasm"))
+      code = <<~RUBY
+        require "rperf"
+        require "rperf/viewer"
+        data = Rperf.start(mode: :wall) { sleep 0.01 }
+        begin
+          Rperf::Viewer.static_html(data)
+        rescue Rperf::Error => e
+          puts "static: \#{e.message}"
+        end
+        app = Rperf::Viewer.new(->(_env) { [404, {}, []] })
+        env = { "REQUEST_METHOD" => "GET", "PATH_INFO" => "/rperf/assets/viewer.js", "SCRIPT_NAME" => "", "REMOTE_ADDR" => "127.0.0.1", "HTTP_HOST" => "127.0.0.1" }
+        puts "viewer.js: \#{app.call(env)[0]}"
+        status, _, body = app.call(env.merge("PATH_INFO" => "/rperf/assets/page_model.wasm"))
+        puts "wasm: \#{status} \#{body.join}"
+      RUBY
+      out, err, status = Open3.capture3(RperfTestHelper::RUBY, "-I#{dir}/lib", "-e", code)
+      assert status.success?, err
+      assert_match %r{^static: the viewer's page_model.wasm is missing from .*: build it with script/bootstrap wasm$}, out
+      assert_match(/^viewer.js: 200$/, out)
+      assert_match %r{^wasm: 500 the viewer's page_model.wasm is missing from .*: build it with script/bootstrap wasm$}, out
+    end
+  end
+
   def test_render_static_html_and_samples_to_json
     data = Rperf.start(mode: :cpu) { Rperf.label(endpoint: "/nest", depth: 3) { nest(3, 0.02) } }
     html = Rperf::Viewer.render_static_html(data)

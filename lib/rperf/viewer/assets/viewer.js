@@ -219,7 +219,7 @@
     else {
       const url = script ? new URL('page_model.wasm', script).href : BASE + '/assets/page_model.wasm';
       const res = await fetch(url);
-      if (!res.ok) throw new Error('cannot load the page model ' + url + ': ' + res.status + ' ' + res.statusText);
+      if (!res.ok) throw new Error(url + ': ' + res.status + ' ' + ((await res.text()).slice(0, 300) || res.statusText));
       bytes = await res.arrayBuffer();
     }
     const imports = {
