@@ -47,7 +47,8 @@ module Rperf
       dir
     end
 
-    # Sessions whose root process is gone (killed before it could merge) are removed.
+    # Sessions whose root process is gone (killed before it could merge) are removed, and so
+    # are the leftovers of a removal a daemonised child raced (remove_session).
     def clean_stale_sessions(base)
       Dir.glob(File.join(base, "session-*")).each do |dir|
         pid = Integer(File.read(File.join(dir, "root.pid")), exception: false)
@@ -57,6 +58,19 @@ module Rperf
       rescue SystemCallError
         next
       end
+      Dir.glob(File.join(base, "removed-*")).each { |dir| FileUtils.rm_rf(dir) }
+    end
+
+    # The root's end of a session: its directory renamed out of the children's way first, then
+    # removed. A child still running (a daemon that outlived the root) that starts writing its
+    # profile meanwhile cannot create a file in it (its paths name the old directory): removed in
+    # place, such a file created between rm_rf's listing and its rmdir kept the directory.
+    def remove_session(dir)
+      gone = File.join(File.dirname(dir), "removed-#{File.basename(dir)}")
+      File.rename(dir, gone)
+      FileUtils.rm_rf(gone)
+    rescue SystemCallError
+      FileUtils.rm_rf(dir)
     end
 
     def process_alive?(pid)

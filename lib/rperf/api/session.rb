@@ -119,7 +119,7 @@ module Rperf
     rescue StandardError => e
       warn "rperf: could not merge child profiles (#{e.message}); keeping this process's profile"
     ensure
-      FileUtils.rm_rf(dir) if dir
+      Multiprocess.remove_session(dir) if dir
     end
 
     # pprof keeps line numbers even when the returned profile is method-level.
