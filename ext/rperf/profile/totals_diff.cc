@@ -5,8 +5,6 @@
 #include <map>
 #include <utility>
 
-#include "profile/functions.hh"
-
 namespace rperf {
 
 std::vector<TotalsDiffRow> diff_totals(const std::vector<FunctionRow>& base, const std::vector<FunctionRow>& target,
@@ -43,8 +41,7 @@ std::vector<TotalsDiffRow> diff_totals(const std::vector<FunctionRow>& base, con
   return rows;
 }
 
-std::vector<FunctionRow> function_rows(const Profile& p, bool allocations) {
-  FunctionTotals t = allocations ? allocation_totals(p) : function_totals(p);
+std::vector<FunctionRow> function_rows(const Profile& p, const FunctionTotals& t) {
   std::vector<FunctionRow> rows;
   for (size_t fn = 0; fn < t.first_frame.size(); fn++) {
     if (t.total_ns[fn] == 0 && t.self_ns[fn] == 0) continue;

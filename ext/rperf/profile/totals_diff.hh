@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "profile/functions.hh"
 #include "profile/profile.hh"
 
 namespace rperf {
@@ -32,8 +33,7 @@ struct TotalsDiffRow {
 std::vector<TotalsDiffRow> diff_totals(const std::vector<FunctionRow>& base, const std::vector<FunctionRow>& target,
                                        double base_scale = 1.0);
 
-// The functions of `p` with weight (function_totals, or allocation_totals with `allocations`),
-// as rows.
-std::vector<FunctionRow> function_rows(const Profile& p, bool allocations);
+// The functions of `totals` (function_totals or allocation_totals of `p`) with weight, as rows.
+std::vector<FunctionRow> function_rows(const Profile& p, const FunctionTotals& totals);
 
 }  // namespace rperf

@@ -843,25 +843,25 @@ VALUE profile_vm_state_totals(VALUE self) {
   return out;
 }
 
-// [[label, path, self, total], ...] for the functions with weight in `compute(profile)`.
+// [[label, path, self, total], ...] for the functions with weight in `compute(profile)`
+// (function_rows).
 template <typename Compute>
 VALUE totals_to_ruby(VALUE self, Compute&& compute) {
   const Profile& p = holder_of(self)->profile;
-  FunctionTotals* t = new (std::nothrow) FunctionTotals();
-  if (!t) rb_memerror();
+  std::vector<FunctionRow>* rows = new (std::nothrow) std::vector<FunctionRow>();
+  if (!rows) rb_memerror();
   try {
-    *t = compute(p);
+    *rows = function_rows(p, compute(p));
   } catch (const std::bad_alloc&) {
-    delete t;
+    delete rows;
     rb_memerror();
   }
-  VALUE out = rb_ary_new_capa(static_cast<long>(t->first_frame.size()));
-  for (size_t fn = 0; fn < t->first_frame.size(); fn++) {
-    if (t->total_ns[fn] == 0 && t->self_ns[fn] == 0) continue;
-    const Frame& f = p.frames[t->first_frame[fn]];
-    rb_ary_push(out, rb_ary_new_from_args(4, utf8_string(f.label), utf8_string(f.path), LL2NUM(t->self_ns[fn]), LL2NUM(t->total_ns[fn])));
+  VALUE out = rb_ary_new_capa(static_cast<long>(rows->size()));
+  for (const FunctionRow& f : *rows) {
+    rb_ary_push(out, rb_ary_new_from_args(4, utf8_string(f.label), utf8_string(f.path), LL2NUM(static_cast<long long>(f.self)),
+                                          LL2NUM(static_cast<long long>(f.total))));
   }
-  delete t;  // no Ruby call above raises but NoMemoryError, which would leak only this
+  delete rows;  // no Ruby call above raises but NoMemoryError, which would leak only this
   return out;
 }
 
@@ -895,8 +895,8 @@ VALUE profile_diff_totals(VALUE self, VALUE target, VALUE allocations) {
   Diff* d = new (std::nothrow) Diff();
   if (!d) rb_memerror();
   try {
-    d->base = function_rows(base, by_objects);
-    d->target = function_rows(other, by_objects);
+    d->base = function_rows(base, by_objects ? allocation_totals(base) : function_totals(base));
+    d->target = function_rows(other, by_objects ? allocation_totals(other) : function_totals(other));
     d->rows = diff_totals(d->base, d->target);
   } catch (const std::bad_alloc&) {
     delete d;
