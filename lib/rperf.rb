@@ -31,8 +31,6 @@ module Rperf
   # rperf 0.11's table of VM states (raw_samples' 5th element) and the label each one becomes.
   VM_STATE_LABELS = Native::VM_STATES.transform_values { |key, value, _frame| [key.to_s, value].freeze }.freeze
 
-  @session = nil
-
   class << self
     # Starts profiling. With a block, profiles the block and returns the result of #stop.
     # allocations: N (or true: Settings::DEFAULT_ALLOCATION_INTERVAL) also samples one allocation
@@ -76,7 +74,7 @@ module Rperf
     def deferred?
       return false unless running?
 
-      @session&.settings&.defer == true
+      Native.session&.settings&.defer == true
     end
 
     # True while a session runs that aggregates its samples (aggregate: true, the default), the
@@ -85,13 +83,13 @@ module Rperf
     def aggregating?
       return false unless running?
 
-      @session&.settings&.aggregate != false
+      Native.session&.settings&.aggregate != false
     end
 
     # Returns the profile so far without stopping; clear: true starts a new interval.
     def snapshot(clear: false)
       adopt_unhooked_fork
-      @session&.snapshot(clear: clear)
+      Native.session&.snapshot(clear: clear)
     end
 
     # Sets labels on the current thread (merged; nil deletes a key). With a block, the previous
@@ -160,16 +158,15 @@ module Rperf
 
     # Called by the fork hook in the parent, just before fork: children need a session.
     def prepare_fork
-      @session.ensure_session_dir if Native.running? && @session&.settings&.inherit
+      session = Native.session
+      session.ensure_session_dir if session&.settings&.inherit
     end
 
     # Called by the fork hook in the child: profile it like the parent, into the session.
     # The parent's labels are not carried over (as in rperf 0.11): the child starts a session
     # of its own, labelled `%pid` (start_child).
     def restart_in_child
-      session = @session
-      @session = nil
-      Native.after_fork_child
+      session = Native.after_fork_child
       return unless session && session.settings.inherit && (dir = session.child_session_dir || session.session_dir)
 
       start_child(dir, session.settings, forked: true)
@@ -194,12 +191,14 @@ module Rperf
 
     private
 
+    # The running session is the one Native holds (Native.session): started and stopped with it
+    # in one native call each, so two threads starting and stopping at once never see one
+    # without the other (the lifecycle's rule: docs/architecture.md).
     def stop_session(result:)
       adopt_unhooked_fork
-      @session&.ending # a child: its root waits for the profile from now on
-      profile = Native.stop(@session&.settings&.vm_state_frames)
-      session = @session
-      @session = nil
+      running = Native.session
+      running&.ending # a child: its root waits for the profile from now on
+      profile, session = Native.stop(running&.settings&.vm_state_frames)
       return nil unless profile && session
 
       session.finish(profile, result: result)
@@ -209,7 +208,8 @@ module Rperf
     # finds its parent's session, whose timer and worker threads do not exist here. It is
     # handled as the fork hook would have (profiled as a child when the settings inherit).
     def adopt_unhooked_fork
-      restart_in_child if @session && @session.pid != Process.pid
+      session = Native.session
+      restart_in_child if session && session.pid != Process.pid
     end
 
     def start_session(session)
@@ -219,8 +219,7 @@ module Rperf
       Native.start({ frequency: s.frequency, mode: s.wall? ? :wall : :cpu, aggregate: s.aggregate, signal: s.signal,
                      defer: s.defer, max_depth: s.max_depth, lines: session.capture_lines?, forked_child: session.forked?,
                      allocation_interval: s.allocation_interval, max_label_sets: s.max_label_sets,
-                     capture: s.capture_path })
-      @session = session
+                     capture: s.capture_path }, session)
       session.start_inheritance
       ForkHook.install
       ExecHook.install

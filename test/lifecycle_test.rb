@@ -8,8 +8,8 @@ require_relative "test_helper"
 class LifecycleTest < Minitest::Test
   # [stdout, stderr, status] of a Ruby running `code` with rperf loaded; killed (and the test
   # failed) when it does not finish in `timeout` seconds: a hang is a defect here.
-  def run_ruby(code, timeout: 30)
-    Open3.popen3(RUBY, "-I", File.join(ROOT, "lib"), "-e", "require 'rperf'\n#{code}", chdir: @dir) do |stdin, out, err, wait|
+  def run_ruby(code, timeout: 30, env: {})
+    Open3.popen3(env, RUBY, "-I", File.join(ROOT, "lib"), "-e", "require 'rperf'\n#{code}", chdir: @dir) do |stdin, out, err, wait|
       stdin.close
       readers = [Thread.new { out.read }, Thread.new { err.read }]
       unless wait.join(timeout)
@@ -227,6 +227,21 @@ class LifecycleTest < Minitest::Test
     assert_equal "true\nfalse\n", out
   end
 
+
+  # Issue 43.1: two threads looping start/stop corrupted memory in 11 of 11 runs (start called
+  # Ruby, Thread.list, with the half-started session published; a stop on another thread freed
+  # it). Four threads loop start/label/snapshot/stop on each capture path (and under YJIT when
+  # the suite runs with it): every start either runs or says "already running", every session
+  # is stopped once, the process ends normally.
+  %w[postponed signal].each do |capture|
+    define_method("test_start_label_snapshot_stop_racing_on_four_threads_#{capture}") do
+      out, err, status = run_ruby("load #{File.join(ROOT, 'test/stress/lifecycle_race.rb').inspect}", timeout: 60,
+                                  env: { "RACE_SECONDS" => "3", "RACE_CAPTURE" => capture })
+      assert status.success?, "#{status.inspect}\n#{err}"
+      assert_match(/\Aok 4 threads, 3.0 s, capture #{capture}: \d+ sessions, \d+ snapshots\n\z/, out)
+      refute_match(/\[BUG\]|double free|corrupted/, err)
+    end
+  end
 
   # A tick triggers Ruby's postponed job on whichever thread's interrupt flag Ruby picks: here
   # often a thread that then stays blocked in Queue#pop past Rperf.stop. When it wakes in the

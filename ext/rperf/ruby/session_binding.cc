@@ -23,6 +23,7 @@ namespace rperf {
 namespace {
 
 VALUE g_marker = Qnil;  // holds the frame VALUEs of the live session alive and pinned
+VALUE g_owner = Qnil;   // the running session's Ruby object (Native.session), marked by g_marker
 Session* g_abandoned = nullptr;  // sessions a forked child inherited and must not free
 // Each session's serial (from 1), in the tokens merge_labels hands out, so a label block that
 // outlives its session restores its labels by value, not by an id of another session's table.
@@ -33,6 +34,7 @@ LabelSetTable* g_stopped_label_sets = nullptr;
 uint32_t g_stopped_serial = 0;
 
 void marker_mark(void*) {
+  rb_gc_mark(g_owner);
   if (g_session) g_session->mark();
 }
 // GC compaction: the frames and classes it marks are pinned; the sampled objects of allocation
@@ -46,12 +48,57 @@ const rb_data_type_t kMarkerType = {"rperf/marker", {marker_mark, nullptr, nullp
 // One option of Native.start's Hash; a missing one keeps the default.
 VALUE start_option(VALUE options, const char* name) { return rb_hash_lookup2(options, ID2SYM(rb_intern(name)), Qundef); }
 
-// Native.start(frequency:, mode: :cpu|:wall, aggregate:, signal: nil|false|Integer, defer:,
-// max_depth:, lines:, forked_child:, allocation_interval: nil|Integer, max_label_sets:,
-// capture: :signal|:postponed). Validated by
-// Rperf::Settings; unknown keys are a programming error.
-VALUE native_start(VALUE, VALUE options) {
-  if (g_session) rb_raise(rb_eRuntimeError, "Rperf is already running");
+// Thread.list -> [[thread, native id], ...] of every other thread whose id is known: start's
+// Ruby calls, made before any session state exists.
+VALUE other_thread_ids() {
+  VALUE list = rb_funcall(rb_cThread, rb_intern("list"), 0);
+  VALUE self = rb_thread_current(), out = rb_ary_new();
+  ID native_thread_id = rb_intern("native_thread_id");
+  for (long i = 0; i < RARRAY_LEN(list); i++) {
+    VALUE th = RARRAY_AREF(list, i);
+    if (th == self) continue;
+    VALUE tid = rb_funcall(th, native_thread_id, 0);
+    if (FIXNUM_P(tid) && FIX2LONG(tid) > 0) rb_ary_push(out, rb_assoc_new(th, tid));
+  }
+  return out;
+}
+
+// The session made, published and started (no Ruby call). nil, or why the timer did not start.
+VALUE start_session(const SessionOptions& o, VALUE thread_ids, VALUE owner) {
+  bool started = false;
+  char reason[256] = "";
+  without_cxx_exceptions([&] {
+    std::vector<ExistingThread> others;
+    for (long i = 0; i < RARRAY_LEN(thread_ids); i++) {
+      VALUE pair = RARRAY_AREF(thread_ids, i);
+      others.push_back({RARRAY_AREF(pair, 0), static_cast<pid_t>(FIX2LONG(RARRAY_AREF(pair, 1)))});
+    }
+    Session* s = new Session(o);  // the ring's buffers are allocated here
+    g_session = s;
+    g_owner = owner;
+    g_session_serial++;
+    std::string message;
+    started = s->start(others, &message);
+    if (!started) {
+      g_session = nullptr;
+      g_owner = Qnil;
+      delete s;
+      snprintf(reason, sizeof reason, "%s", message.c_str());
+    }
+  });
+  return started ? Qnil : rb_str_new_cstr(reason);
+}
+
+// Native.start(options, owner): options {frequency:, mode: :cpu|:wall, aggregate:, signal:
+// nil|false|Integer, defer:, max_depth:, lines:, forked_child:, allocation_interval:
+// nil|Integer, max_label_sets:, capture: :signal|:postponed}, validated by Rperf::Settings
+// (unknown keys are a programming error); `owner`: the Ruby session object (Native.session).
+//
+// Safe from any number of threads: every Ruby call (option conversions, Thread.list, thread
+// ids), each a point where another thread may run and start or stop a session, comes before
+// the "already running" check; from that check until g_session is published nothing calls
+// Ruby, so no other thread runs in between (the GVL is held throughout).
+VALUE native_start(VALUE, VALUE options, VALUE owner) {
   Check_Type(options, T_HASH);
   static const char* const kKeys[] = {"frequency", "mode", "aggregate", "signal", "defer", "max_depth", "lines", "forked_child", "allocation_interval", "max_label_sets", "capture"};
   VALUE keys = rb_funcall(options, rb_intern("keys"), 0);
@@ -82,19 +129,11 @@ VALUE native_start(VALUE, VALUE options) {
     if (v != ID2SYM(rb_intern("signal")) && v != ID2SYM(rb_intern("postponed"))) rb_raise(rb_eArgError, "rperf: capture must be :signal or :postponed");
     o.signal_capture = v == ID2SYM(rb_intern("signal"));
   }
-  VALUE error = Qnil;
-  Session* s = nullptr;
-  without_cxx_exceptions([&] { s = new Session(o); });  // the ring's buffers are allocated here
-  {
-    g_session = s;
-    g_session_serial++;
-    std::string message;
-    if (!s->start(&message)) {
-      g_session = nullptr;
-      delete s;
-      error = rb_str_new(message.data(), static_cast<long>(message.size()));
-    }
-  }
+  VALUE thread_ids = other_thread_ids();
+  // The last Ruby call is behind us: from here until g_session is published, no other thread runs.
+  if (g_session) rb_raise(rb_eRuntimeError, "Rperf is already running");
+  VALUE error = start_session(o, thread_ids, owner);
+  RB_GC_GUARD(thread_ids);  // holds the threads start adopted
   if (!NIL_P(error)) rb_raise(rb_eRuntimeError, "rperf: cannot start the sampling timer: %" PRIsVALUE, error);
   // Ruby 3.3 delivers a postponed job triggered from our (non-Ruby) timer thread to the
   // Ractor's running_ec, which can still name the last thread that blocked; a thread switch
@@ -115,20 +154,28 @@ VALUE build(Session& s, bool clear, VALUE vm_state_frames) {
   return obj;
 }
 
-// Native.stop(vm_state_frames) -> Native::Profile (line level) or nil when not running.
+// Native.stop(vm_state_frames) -> [Native::Profile (line level), owner] or nil when not
+// running. Nothing here calls Ruby code between reading g_session and clearing it (building
+// the profile makes Strings and Arrays only), so a stop on another thread cannot interleave:
+// it finds the session running, or gone.
 VALUE native_stop(VALUE, VALUE vm_state_frames) {
   Session* s = g_session;
   if (!s) return Qnil;
   s->stop();
   VALUE profile = build(*s, false, vm_state_frames);  // frames still marked: g_session is set
+  VALUE owner = g_owner;
   g_session = nullptr;
+  g_owner = Qnil;
   delete g_stopped_label_sets;
   g_stopped_label_sets = new (std::nothrow) LabelSetTable();
   if (g_stopped_label_sets) *g_stopped_label_sets = std::move(s->label_sets);
   g_stopped_serial = g_session_serial;
   delete s;
-  return profile;
+  return rb_assoc_new(profile, owner);
 }
+
+// Native.session -> the owner given to Native.start of the running session (nil when none).
+VALUE native_session(VALUE) { return g_session ? g_owner : Qnil; }
 
 // Native.snapshot(clear, vm_state_frames) -> Native::Profile or nil when not running.
 VALUE native_snapshot(VALUE, VALUE clear, VALUE vm_state_frames) {
@@ -324,8 +371,9 @@ VALUE native_profile_dec(VALUE) {
   return Qtrue;
 }
 
+// Native.after_fork_child -> the inherited session's owner (nil when none ran).
 VALUE native_after_fork_child(VALUE) {
-  if (!g_session) return Qfalse;
+  if (!g_session) return Qnil;
   g_session->after_fork_child();
   // Deliberately never freed: the parent's worker may have held the ring, the stack store or
   // its maps mid-update at fork time, so the child must not touch (or free) them. Kept on a
@@ -333,7 +381,9 @@ VALUE native_after_fork_child(VALUE) {
   g_session->abandoned_next = g_abandoned;
   g_abandoned = g_session;
   g_session = nullptr;
-  return Qtrue;
+  VALUE owner = g_owner;
+  g_owner = Qnil;
+  return owner;
 }
 
 // Native.suspend_for_exec / Native.resume_after_failed_exec: see Session::suspend_for_exec.
@@ -398,7 +448,8 @@ void init_session_binding(VALUE native) {
   g_marker = TypedData_Wrap_Struct(rb_cObject, &kMarkerType, &marker_data);
   rb_gc_register_mark_object(g_marker);
 
-  rb_define_singleton_method(native, "start", RUBY_METHOD_FUNC(native_start), 1);
+  rb_define_singleton_method(native, "start", RUBY_METHOD_FUNC(native_start), 2);
+  rb_define_singleton_method(native, "session", RUBY_METHOD_FUNC(native_session), 0);
   rb_define_singleton_method(native, "stop", RUBY_METHOD_FUNC(native_stop), 1);
   rb_define_singleton_method(native, "snapshot", RUBY_METHOD_FUNC(native_snapshot), 2);
   rb_define_singleton_method(native, "running?", RUBY_METHOD_FUNC(native_running_p), 0);

@@ -149,7 +149,7 @@ Session::~Session() { pthread_mutex_destroy(&consumer_mutex); }
 
 int64_t Session::mode_now() const { return opts.wall ? monotonic_ns() : thread_cpu_ns(); }
 
-bool Session::start(std::string* error) {
+bool Session::start(const std::vector<ExistingThread>& others, std::string* error) {
   // A scope left open by a Ruby exception (a longjmp past its destructor) would only have
   // disabled capture in the handler; a new session starts from a known state.
   producing.store(0, std::memory_order_relaxed);
@@ -170,7 +170,7 @@ bool Session::start(std::string* error) {
   // A forked child's thread CPU clock starts at zero at fork: the CPU it spent since (returning
   // from fork, copy-on-write faults, restarting the session) is the child's and is counted.
   ts->timeline.start_running(opts.forked_child && !opts.wall ? 0 : mode_now());
-  adopt_existing_threads();
+  adopt_existing_threads(others);
   publish_gvl_holder(ts);
   // The signal path needs vm_frames.hh's reading of the stack to agree with rb_profile_frames
   // here (Native.start's caller: Ruby frames under a C frame); else ticks use the job.
@@ -320,15 +320,13 @@ void Session::resume() {
   timer.arm();
 }
 
-// Clears the thread-specific pointers of live threads, then frees every state (hooks removed).
+// Clears the thread-specific pointers of the threads it knows (each live one has a state,
+// also a Ractor's first thread, which Thread.list does not show), then frees every state
+// (hooks removed). No Ruby call: a concurrent start or stop cannot run in the middle.
 void Session::forget_threads() {
   forward_ticks.store(false);
   tick_reads_cpu.store(false);
   clear_gvl_holder();
-  VALUE list = rb_funcall(rb_cThread, rb_intern("list"), 0);
-  for (long i = 0; i < RARRAY_LEN(list); i++) rb_internal_thread_specific_set(RARRAY_AREF(list, i), g_thread_key, nullptr);
-  // Also threads that Thread.list does not show: a Ractor's first thread (created by a main
-  // Ractor thread, so its STARTED was seen). A thread that has not exited is still alive.
   threads.each([](ThreadState* ts) {
     if (!ts->retired.load() && ts->thread) rb_internal_thread_specific_set(static_cast<VALUE>(ts->thread), g_thread_key, nullptr);
   });
@@ -408,19 +406,13 @@ void Session::set_thread(ThreadState* ts, VALUE thread) {
 // Threads that exist at start count from start: the caller holds the GVL, so each of them
 // is off it, at a stack we cannot know (nothing is recorded for its time off the GVL in wall
 // mode; in cpu mode what it burns from now on goes to its first sampled stack).
-void Session::adopt_existing_threads() {
-  VALUE list = rb_funcall(rb_cThread, rb_intern("list"), 0);
-  VALUE self = rb_thread_current();
-  ID native_thread_id = rb_intern("native_thread_id");
-  for (long i = 0; i < RARRAY_LEN(list); i++) {
-    VALUE th = RARRAY_AREF(list, i);
-    if (th == self || thread_state(th)) continue;
-    VALUE tid = rb_funcall(th, native_thread_id, 0);
-    if (!FIXNUM_P(tid) || FIX2LONG(tid) <= 0) continue;
-    ThreadState* ts = threads.create(static_cast<pid_t>(FIX2LONG(tid)), opts.wall);
+void Session::adopt_existing_threads(const std::vector<ExistingThread>& others) {
+  for (const ExistingThread& other : others) {
+    if (other.tid <= 0 || thread_state(other.thread)) continue;
+    ThreadState* ts = threads.create(other.tid, opts.wall);
     if (!ts) continue;  // out of memory: adopted at its first event instead
     ts->timeline.unobserve(opts.wall ? -1 : cpu_clock_of(ts));
-    set_thread(ts, th);
+    set_thread(ts, other.thread);
   }
 }
 

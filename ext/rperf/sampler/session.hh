@@ -23,6 +23,13 @@
 
 namespace rperf {
 
+// A thread alive when a session starts, as the binding read it from Ruby before the session
+// existed (Thread.list, Thread#native_thread_id).
+struct ExistingThread {
+  VALUE thread;
+  pid_t tid;
+};
+
 struct SessionOptions {
   int frequency = 1000;
   bool wall = false;      // false: cpu mode
@@ -80,8 +87,11 @@ class Session final : public ChargeSink {
   explicit Session(const SessionOptions& opts);
   ~Session();
 
-  bool start(std::string* error);  // GVL held
-  void stop();                     // GVL held; closes open intervals first
+  // GVL held. Neither calls Ruby code (no interrupt check, so no other Ruby thread runs in
+  // the middle): the binding asks Ruby for the threads first. `others`: every live thread but
+  // the caller, with its native thread id (0 when unknown).
+  bool start(const std::vector<ExistingThread>& others, std::string* error);
+  void stop();                     // closes open intervals first
   // Allocation sampling begins (allocations: N): Rperf.start calls it when its own work is
   // done, so that rperf's start-up (requires, session files) is not in the profile.
   // `own_source_prefix`: where rperf's Ruby files are; an allocation whose innermost Ruby
@@ -217,7 +227,7 @@ class Session final : public ChargeSink {
   void consume_allocation(const SampleRecord& r, const SampleRing::Run& run);  // drain, consumer lock held
   void close_all_intervals();
   int64_t cpu_clock_of(const ThreadState* ts) const;  // another thread's CPU time (-1: unreadable)
-  void adopt_existing_threads();
+  void adopt_existing_threads(const std::vector<ExistingThread>& others);
   void forget_threads();
   void update_forwarding();
 
