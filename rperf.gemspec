@@ -14,7 +14,7 @@ Gem::Specification.new do |spec|
   spec.required_ruby_version = ">= 3.3"
   # The C++ sources live in layer subdirectories of ext/rperf (extconf.rb compiles every .cc
   # there); the viewer's assets are its own code (no third-party script), page_model.wasm
-  # among them: ext/rperf/page built by script/bootstrap (emscripten), shipped built. Built .so files in a
+  # among them: ext/rperf/page built by script/build-page-model (emscripten), committed and shipped built. Built .so files in a
   # checkout (lib/rperf/<series>/) are not shipped: the gem builds its own. docs/cli.md is the
   # manual `rperf help` prints.
   spec.files = Dir.chdir(__dir__) do
