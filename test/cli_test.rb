@@ -62,6 +62,27 @@ class CliTest < Minitest::Test
     assert status.success?, err
   end
 
+  # Issue 43 (4): under a file size limit (`ulimit -f`, SIGXFSZ at its default) the final write
+  # ended the process by SIGXFSZ (exit 153): no message, a temporary file left, the program's
+  # buffered output lost. Now the write fails with EFBIG: said, exit 1, nothing left over.
+  def test_record_under_a_file_size_limit_says_the_profile_could_not_be_written
+    program = script("many.rb", <<~RUBY)
+      $stdout.puts "buffered until exit" # a pipe: flushed only when the program ends normally
+      100.times do |i| # ~140 KB of JSON: past the limit (64 blocks: 32 KiB for dash, 64 KiB for bash)
+        name = "method_\#{i}_" + ("abcdefghij" * 20)
+        eval("def \#{name} = sleep(0.001)")
+        send(name)
+      end
+    RUBY
+    out, err, status = Open3.capture3("sh", "-c", 'ulimit -f 64; exec "$@"', "sh", RUBY, RPERF, "record", "-m", "wall",
+                                      "-o", "p.json", RUBY, program, chdir: @dir)
+    assert_equal 1, status.exitstatus, "#{status.inspect}: #{err}"
+    assert_match(%r{rperf: could not write \S*p\.json: File too large}, err)
+    refute_match(/\.rb:\d+:in /, err, "no backtrace")
+    assert_equal "buffered until exit\n", out
+    assert_equal ["many.rb"], Dir.children(@dir), "no temporary file, no partial profile"
+  end
+
   def test_record_default_output_and_options
     _o, err, status = rperf("record", "-m", "wall", "-f", "500", RUBY, "-e", "sleep 0.05")
     assert status.success?, err
@@ -392,8 +413,8 @@ class CliTest < Minitest::Test
     assert status.success?, err
     page = File.join(@dir, "page.html")
     File.write(page, "the previous page")
-    # A file size limit (ulimit -f, SIGXFSZ ignored) makes the write fail with EFBIG mid-page.
-    _o, err, status = Open3.capture3("sh", "-c", 'trap "" XFSZ; ulimit -f 64; exec "$@"', "sh", RUBY, RPERF, "report", "--html",
+    # A file size limit (ulimit -f; SIGXFSZ at its default) makes the write fail with EFBIG mid-page.
+    _o, err, status = Open3.capture3("sh", "-c", 'ulimit -f 64; exec "$@"', "sh", RUBY, RPERF, "report", "--html",
                                      "-o", "page.html", json, chdir: @dir)
     assert_equal 1, status.exitstatus, err
     assert_match(/\AError: File too large - .*page\.html/, err)

@@ -249,4 +249,31 @@ class EngineApiTest < Minitest::Test
     assert_operator mine.(final), :>=, mine.(second)
   end
 
+  # Issue 43 (6): the next interval's wall-clock start was read once the previous profile was
+  # built (up to 195 ms later in a soak), so consecutive snapshots' [start, start + duration]
+  # spans left gaps while their durations were contiguous. The start is read with the
+  # boundary's monotonic clock now: what is left is the two clocks' reading and their drift over
+  # an interval. Each interval here resolves ~2000 distinct frames (10 stacks of 200 methods),
+  # which took milliseconds before: the gap grew with the build.
+  CHAINS = Module.new do
+    10.times do |c|
+      200.times { |d| module_eval("def chain_#{c}_#{d} = #{d == 199 ? 'sleep(0.0001)' : "chain_#{c}_#{d + 1}"}", __FILE__, __LINE__) }
+    end
+  end
+
+  def test_snapshot_intervals_follow_each_other_in_wall_clock_time
+    runner = Object.new.extend(CHAINS)
+    Rperf.start(mode: :wall)
+    spans = Array.new(6) do
+      10.times { |c| runner.send(:"chain_#{c}_0") }
+      data = Rperf.snapshot(clear: true)
+      assert_operator data[:aggregated_samples].sum { |s| s[0].size }, :>=, 2000
+      [data[:start_time_ns], data[:duration_ns]]
+    end
+    gaps = spans.each_cons(2).map { |(start, duration), (next_start, _)| next_start - (start + duration) }
+    assert_operator gaps.map(&:abs).max, :<, 100_000, "ns between an interval's end and the next one's start: #{gaps}"
+  ensure
+    Rperf.stop
+  end
+
 end

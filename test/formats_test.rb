@@ -567,6 +567,29 @@ class FormatsTest < Minitest::Test
     assert_empty Dir.glob("#{path}.tmp-*")
   end
 
+  # Issue 43: a save killed mid-write (SIGKILL) left its temporary file for good. Its name
+  # carries the writer's pid; the next save to the directory removes it once that process is
+  # gone and the file is older than the writer could still be writing it (a reused pid, another
+  # pid namespace sharing the directory).
+  def test_a_save_removes_temporary_files_that_a_killed_save_left
+    data = { mode: :cpu, frequency: 1000, aggregated_samples: [[[["a.rb", "A#a"]], 1000, 1, 0]] }
+    dead = Process.spawn(RUBY, "-e", "exit")
+    Process.wait(dead)
+    old = Time.now - 3600
+    stale = tmp("killed.json.gz.tmp-#{dead}-Ab3xYz")
+    recent = tmp("recent.json.gz.tmp-#{dead}-Ab3xYz")
+    live = tmp("live.json.gz.tmp-#{Process.pid}-Ab3xYz")
+    foreign = tmp("notes.tmp-#{dead}")
+    [stale, recent, live, foreign].each { |f| File.write(f, "partial") }
+    [stale, live, foreign].each { |f| File.utime(old, old, f) }
+    Rperf.save(tmp("next.json.gz"), data)
+    refute File.exist?(stale), "its writer is gone"
+    assert File.exist?(recent), "written a moment ago: perhaps by a writer of another pid namespace"
+    assert File.exist?(live), "its writer lives"
+    assert File.exist?(foreign), "not a name of ours"
+    assert_equal 1000, total(Rperf.load(tmp("next.json.gz")))
+  end
+
   def test_full_disk_raises_write_error
     e = assert_raises(Rperf::WriteError) { Rperf.save("/dev/full", large_profile, format: :json) }
     assert_match(/No space left/, e.message)

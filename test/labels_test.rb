@@ -232,6 +232,23 @@ class LabelCardinalityTest < Minitest::Test
     assert_raises(ArgumentError) { Rperf.start(max_label_sets: 0) }
   end
 
+  # Issue 43 (5): label_sets_overflowed was the session's running total inside each
+  # snapshot(clear: true) interval; like the other counters it is the interval's own now.
+  def test_label_sets_overflowed_counts_each_interval_apart
+    Rperf.start(mode: :wall, max_label_sets: 5)
+    100.times { |i| Rperf.label(endpoint: "GET /scan/#{i}") { nil } }
+    first = Rperf.snapshot(clear: true)
+    assert_operator first[:label_sets_overflowed], :>=, 90
+    2.times { |i| Rperf.label(endpoint: "GET /known/#{i}") { nil } } # room again: the clear freed the others
+    assert_nil Rperf.snapshot(clear: true)[:label_sets_overflowed]
+    30.times { |i| Rperf.label(endpoint: "GET /again/#{i}") { nil } }
+    third = Rperf.snapshot(clear: false)
+    assert_includes 20..30, third[:label_sets_overflowed]
+    assert_equal third[:label_sets_overflowed], Rperf.stop[:label_sets_overflowed], "stop ends the same interval"
+  ensure
+    Rperf.stop
+  end
+
   # ---- values kept as given (issue 25.1, 25.2) ----------------------------------------------
 
   TYPED = { cached: true, "k" => 1.5, sym: :s, arr: [1, "a", nil, 2.0], h: { x: 1, "y" => [true] }, f: false, i: 3,

@@ -275,6 +275,33 @@ class MultiprocessTest < Minitest::Test
     assert_empty sessions_left
   end
 
+  # Issue 43 (3): a session directory that cannot be written (RPERF_TMPDIR on a full disk) made
+  # `rperf stat`/`record` exit 1 with a backtrace without running the program, and left the
+  # half-made session directory. Now, as rperf 0.11.1 does, the program runs, one warning says
+  # the children are not aggregated, and the root's profile is written. Here the write of the
+  # session's root.pid fails under a file size limit of 0 (EFBIG; SIGXFSZ ignored, so the
+  # program's own writes fail the same way, as on a full disk); the profile goes to a pipe,
+  # which no file size limit applies to.
+  def test_a_session_directory_that_cannot_be_written_leaves_the_roots_profile
+    limited = ["sh", "-c", 'trap "" XFSZ; ulimit -f 0; exec "$@"', "sh", RUBY, RPERF]
+    program = "#{WORK}; work; 2.times { fork { work } }; Process.waitall; $stderr.puts 'ran'; exit 3"
+    out, err, status = Open3.capture3(@env, *limited, "record", "--format", "collapsed", "-o", "/dev/stdout",
+                                      RUBY, "-e", program, chdir: @dir)
+    assert_equal 3, status.exitstatus, err
+    assert_equal 1, err.scan(/rperf: warning: multi-process aggregation failed \(.*File too large.*\); writing root process data only/).size, err
+    assert_match(/^ran$/, err)
+    refute_match(/\.rb:\d+:in /, err, "no backtrace")
+    assert_match(/Object#work \d+$/, out, "the root's profile")
+    assert_empty Dir.glob(File.join(@runtime, "rperf-*", "*")), "no session directory is left"
+
+    _o, err, status = Open3.capture3(@env, *limited, "stat", RUBY, "-e", program, chdir: @dir)
+    assert_equal 3, status.exitstatus, err
+    assert_equal 1, err.scan(/multi-process aggregation failed/).size, err
+    assert_match(/^ran$/, err)
+    assert_match(/\[Rperf\] CPU execution/, err, "the root's summary")
+    assert_empty Dir.glob(File.join(@runtime, "rperf-*", "*"))
+  end
+
   def test_corrupt_child_file_is_skipped_with_a_warning
     out, err, status = run_ruby_in(<<~RUBY)
       require "rperf"

@@ -1,7 +1,10 @@
 #include "io/atomic_file.hh"
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -96,7 +99,8 @@ int AtomicFile::open(const std::string& path) {
     tmp_.clear();
     return 0;
   }
-  tmp_ = target_ + ".tmp-XXXXXX";
+  remove_stale_temporaries(dir_of(target_), kStaleTemporaryAge);
+  tmp_ = target_ + ".tmp-" + std::to_string(getpid()) + "-XXXXXX";
   fd_ = mkostemp(&tmp_[0], O_CLOEXEC);
   if (fd_ < 0) {
     error = errno;
@@ -132,6 +136,7 @@ void AtomicFile::abandon() {
 }
 
 int write_file_atomically(const std::string& path, const char* data, size_t len) {
+  FileSizeLimitAsError limit_as_error;
   AtomicFile file;
   int error = file.open(path);
   if (error) return error;
@@ -143,6 +148,70 @@ int write_file_atomically(const std::string& path, const char* data, size_t len)
     len -= static_cast<size_t>(w);
   }
   return file.commit();
+}
+
+namespace {
+
+// The writer's pid in a temporary name of ours (`<anything>.tmp-<pid>-XXXXXX`, the suffix of
+// mkostemp's letters and digits), or 0 when the name is not one.
+pid_t temporary_writer(const char* name) {
+  const char* tag = nullptr;
+  for (const char* p = std::strstr(name, ".tmp-"); p; p = std::strstr(p + 1, ".tmp-")) tag = p;
+  if (!tag || tag == name) return 0;
+  const char* p = tag + 5;
+  long pid = 0;
+  const char* digits = p;
+  while (*p >= '0' && *p <= '9' && p - digits < 10) pid = pid * 10 + (*p++ - '0');
+  if (p == digits || *p != '-' || pid <= 0 || pid > INT_MAX) return 0;
+  p++;
+  size_t suffix = 0;
+  for (; p[suffix]; suffix++) {
+    char c = p[suffix];
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'))) return 0;
+  }
+  return suffix == 6 ? static_cast<pid_t>(pid) : 0;
+}
+
+bool process_exists(pid_t pid) { return kill(pid, 0) == 0 || errno == EPERM; }
+
+}  // namespace
+
+int remove_stale_temporaries(const std::string& dir, int min_age_s) {
+  DIR* d = opendir(dir.c_str());
+  if (!d) return 0;
+  const time_t now = time(nullptr);
+  const uid_t me = geteuid();
+  int removed = 0;
+  while (const dirent* e = readdir(d)) {
+    pid_t pid = temporary_writer(e->d_name);
+    if (pid == 0 || process_exists(pid)) continue;
+    struct stat st;
+    if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+    if (!S_ISREG(st.st_mode) || st.st_uid != me || now - st.st_mtime < min_age_s) continue;
+    if (unlinkat(dirfd(d), e->d_name, 0) == 0) removed++;
+  }
+  closedir(d);
+  return removed;
+}
+
+FileSizeLimitAsError::FileSizeLimitAsError() {
+  sigset_t xfsz, previous;
+  sigemptyset(&xfsz);
+  sigaddset(&xfsz, SIGXFSZ);
+  blocked_ = pthread_sigmask(SIG_BLOCK, &xfsz, &previous) == 0 && !sigismember(&previous, SIGXFSZ);
+}
+
+FileSizeLimitAsError::~FileSizeLimitAsError() {
+  if (!blocked_) return;
+  sigset_t xfsz, pending;
+  sigemptyset(&xfsz);
+  sigaddset(&xfsz, SIGXFSZ);
+  if (sigpending(&pending) == 0 && sigismember(&pending, SIGXFSZ)) {
+    const timespec no_wait{0, 0};
+    while (sigtimedwait(&xfsz, nullptr, &no_wait) < 0 && errno == EINTR) {
+    }
+  }
+  pthread_sigmask(SIG_UNBLOCK, &xfsz, nullptr);
 }
 
 }  // namespace rperf

@@ -129,10 +129,12 @@ class LabelSetTable {
   uint32_t intern(const LabelSet& set);
   // As intern, but once `cap` sets are held a new set is interned with every value replaced by
   // kOtherLabelValue (its keys kept): a scanner's endless paths cannot grow the table without
-  // bound. `overflowed` counts the sets so folded.
+  // bound. `overflowed` counts the sets so folded since the table was made or the count reset
+  // (a snapshot(clear: true) interval's own count).
   uint32_t intern_bounded(const LabelSet& set, size_t cap);
   uint32_t find(const LabelSet& set) const;  // kNotFound when not held
   uint64_t overflowed() const { return overflowed_; }
+  void reset_overflowed() { overflowed_ = 0; }
   // The set `id` with `label` added (or its key's value replaced).
   uint32_t with(uint32_t id, const Label& label);
   const LabelSet& operator[](uint32_t id) const { return sets_[id]; }

@@ -46,6 +46,7 @@ struct EncodeJob {
 void* run_encode_job(void* arg) {
   EncodeJob& job = *static_cast<EncodeJob*>(arg);
   job.ran = true;
+  FileSizeLimitAsError limit_as_error;  // `ulimit -f`: EFBIG, said as the file's error
   try {
     std::unique_ptr<Output> out(job.file ? new Output(job.file->fd(), job.options) : new Output(job.str, job.options));
     switch (job.format) {

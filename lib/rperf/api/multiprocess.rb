@@ -38,13 +38,23 @@ module Rperf
       Dir.mktmpdir("rperf-")
     end
 
+    # The root's session directory, or nil when none can be made (a full or unusable temporary
+    # directory: ENOSPC, EFBIG under `ulimit -f`, no temporary directory at all): said once, as
+    # rperf 0.11 says it, and the program runs with the root's profile alone. A half-made
+    # directory is removed.
     def create_session_dir
+      made = nil
       base = base_dir
       clean_stale_sessions(base)
       dir = File.join(base, "session-#{SecureRandom.hex(12)}")
       Dir.mkdir(dir, 0o700)
+      made = dir
       File.write(File.join(dir, "root.pid"), Process.pid.to_s)
       dir
+    rescue SystemCallError, IOError, ArgumentError => e # ArgumentError: Dir.tmpdir found no directory
+      FileUtils.rm_rf(made) if made
+      warn "rperf: warning: multi-process aggregation failed (#{e.message}); writing root process data only"
+      nil
     end
 
     # Sessions whose root process is gone (killed before it could merge) are removed, and so

@@ -48,17 +48,23 @@ module Rperf
     # Spawned children (inherit: true) profile themselves through the environment.
     def start_inheritance
       return unless settings.inherit == true && !child?
+      return unless ensure_session_dir
 
-      ensure_session_dir
       env = Multiprocess.child_environment(settings, @session_dir)
       @saved_env = env.keys.to_h { |k| [k, ENV[k]] }
       env.each { |k, v| ENV[k] = v }
     end
 
-    # Forked children need a directory to write into; made on the first fork.
+    # Forked children need a directory to write into; made on the first fork. nil when none
+    # could be made (Multiprocess.create_session_dir said why, once: it is not tried again):
+    # children are then not profiled.
     def ensure_session_dir
-      @session_dir ||= Multiprocess.create_session_dir unless child?
-      @session_dir || @child_session_dir
+      return @child_session_dir if child?
+      return @session_dir if @session_dir || @session_dir_failed
+
+      @session_dir = Multiprocess.create_session_dir
+      @session_dir_failed = @session_dir.nil?
+      @session_dir
     end
 
     # Native::Profile -> the result: process counters added, children merged (root), the
