@@ -99,7 +99,6 @@ int AtomicFile::open(const std::string& path) {
     tmp_.clear();
     return 0;
   }
-  remove_stale_temporaries(dir_of(target_), kStaleTemporaryAge);
   tmp_ = target_ + ".tmp-" + std::to_string(getpid()) + "-XXXXXX";
   fd_ = mkostemp(&tmp_[0], O_CLOEXEC);
   if (fd_ < 0) {
@@ -123,6 +122,8 @@ int AtomicFile::commit() {
     unlink(tmp_.c_str());
   } else {
     sync_dir(target_);
+    // Here, not in open: commit runs without the GVL (the encoders' job, Native.write_file).
+    remove_stale_temporaries(dir_of(target_), kStaleTemporaryAge);
   }
   tmp_.clear();
   return error;

@@ -4,7 +4,7 @@
 // A regular (or missing) target is written to a temporary file beside its real path (symlinks
 // followed, so a link keeps pointing to the new file and the link itself is not replaced),
 // then fsync'ed and renamed over it. The temporary name carries the writer's pid
-// (`<target>.tmp-<pid>-XXXXXX`): one a killed writer left behind is removed by a later open in
+// (`<target>.tmp-<pid>-XXXXXX`): one a killed writer left behind is removed by a later commit in
 // that directory once that pid is gone and the file is old (remove_stale_temporaries). A target that is not a regular file (/dev/null, a
 // terminal, a FIFO) or an open file of the process (/dev/stdout) is written in place; a FIFO without a reader fails at once (ENXIO)
 // instead of blocking the opener. Ruby-independent; errors are errno values.
@@ -48,8 +48,8 @@ int write_file_atomically(const std::string& path, const char* data, size_t len)
 // Removes from `dir` the temporary files of AtomicFile writers that are gone: our name pattern
 // only, owned by this user, whose pid names no process, and unchanged for `min_age_s` seconds
 // (a reused pid, or one of another pid namespace sharing the directory, is not taken for the
-// writer's death while it still writes). Returns how many were removed. AtomicFile::open calls
-// it with kStaleTemporaryAge.
+// writer's death while it still writes). Returns how many were removed. AtomicFile::commit
+// calls it with kStaleTemporaryAge once its file is in place.
 constexpr int kStaleTemporaryAge = 10 * 60;
 int remove_stale_temporaries(const std::string& dir, int min_age_s);
 
