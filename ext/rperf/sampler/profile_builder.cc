@@ -158,8 +158,10 @@ void build_profile(Session& s, const BuildOptions& opts, Profile& out) {
     s.dropped_samples.store(0);
     s.alloc.sample_count = 0;
     s.alloc.dropped = 0;
+    // The next interval starts where this one ends, on the wall clock too (not a new clock
+    // read microseconds later): consecutive snapshots' start_time_ns + duration_ns meet exactly.
+    s.start_realtime_ns += now - s.start_mono_ns;
     s.start_mono_ns = now;
-    s.start_realtime_ns = realtime_ns();
   }
 }
 
