@@ -33,7 +33,7 @@ module Rperf
     MAX_PENDING = 16
     UPLOAD_TIMEOUT = 10
 
-    Interval = Struct.new(:pprof, :start_ns, :duration_ns, :frequency, :seq, :attempts)
+    Interval = Struct.new(:pprof, :start_ns, :duration_ns, :frequency, :seq, :attempts, :retry_at)
 
     class << self
       attr_reader :current
@@ -160,7 +160,7 @@ module Rperf
 
       pprof = Storage.encode(profile, :pprof, gzip: true, comments: comments)
       item = Interval.new(pprof, profile.attribute(:start_time_ns).to_i, profile.attribute(:duration_ns).to_i,
-                          profile.attribute(:frequency).to_i, nil, 0)
+                          profile.attribute(:frequency).to_i, nil, 0, 0)
       @lock.synchronize do
         item.seq = (@seq += 1)
         @pending << item
@@ -175,25 +175,27 @@ module Rperf
       Native.session&.snapshot(clear: true, result: false) if Rperf.running? && Rperf.aggregating?
     end
 
-    # Cuts at each interval's end, exports what is pending, and ends when stopped with nothing
-    # left to export.
+    # Cuts at each interval's end (first: a cut is never late for an export), exports what is
+    # pending, and ends when stopped with nothing left to export.
     def run
       loop do
-        action = @lock.synchronize do
+        action, item = @lock.synchronize do
           loop do
-            wait = @next_cut - monotonic
-            break :cut if wait <= 0 && !@stopping
-            break :export unless @pending.empty?
+            now = monotonic
+            break :cut if @next_cut <= now && !@stopping
+            # Stopping: one last attempt for an upload waiting to be tried again.
+            ready = @pending.find { |i| @stopping || i.retry_at <= now }
+            break [:export, ready] if ready
             break :stop if @stopping
 
-            @wake.wait(@lock, wait)
+            @wake.wait(@lock, [@next_cut, *@pending.map(&:retry_at)].min - now)
           end
         end
         case action
         when :cut
           @next_cut += @interval while @next_cut <= monotonic
           cut
-        when :export then export(@pending.first)
+        when :export then export(item)
         else break
         end
       end
@@ -201,16 +203,15 @@ module Rperf
       warn "rperf: continuous export stopped: #{e.class}: #{e.message}"
     end
 
-    # Written, then sent. An upload that failed is tried again a second later, up to 3 times
-    # (once when stopping).
+    # Written, then sent. An upload that failed is tried again a second later, 3 times in all
+    # (once more when stopping).
     def export(item)
       write(item) if item.attempts.zero? && @dir
       sent = @url.nil? || upload(item)
       @lock.synchronize do
         item.attempts += 1
-        next @pending.delete(item) if sent || item.attempts >= 3 || @stopping
-
-        @wake.wait(@lock, 1)
+        item.retry_at = monotonic + 1
+        @pending.delete(item) if sent || item.attempts >= 3 || @stopping
       end
     end
 
@@ -226,7 +227,8 @@ module Rperf
 
     def file_part(text) = text.gsub(/[^A-Za-z0-9._]/, "_")
 
-    # The directory's files of this service, oldest first, beyond max_bytes in all: removed.
+    # The directory's files of this service, oldest first, beyond max_bytes in all: removed,
+    # but for the newest.
     def prune
       files = Dir.glob(File.join(@dir, "#{file_part(@service)}-*.pb.gz")).filter_map do |f|
         stat = File.stat(f)
@@ -235,7 +237,7 @@ module Rperf
         nil # another process's prune removed it
       end
       total = files.sum(&:last)
-      files.sort_by { |f, mtime, _| [mtime, f] }.each do |f, _, size|
+      files.sort_by { |f, mtime, _| [mtime, f] }[0...-1].each do |f, _, size|
         break if total <= @max_bytes
 
         File.delete(f) rescue nil # rubocop:disable Style/RescueModifier
