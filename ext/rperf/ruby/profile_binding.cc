@@ -8,6 +8,7 @@
 #include "profile/functions.hh"
 #include "profile/totals_diff.hh"
 #include "profile/idle_wait.hh"
+#include "profile/label_state_totals.hh"
 #include "profile/profile_rows.hh"
 #include "profile/result_keys.hh"
 #include "profile/stack_tree.hh"
@@ -915,6 +916,41 @@ VALUE profile_diff_totals(VALUE self, VALUE target, VALUE allocations) {
   return out;
 }
 
+// #label_state_totals(keys) -> [[[value, ...], {running: ns, gvl_blocked: ns, ...}], ...]: the
+// time in each VM state per combination of the values of `keys` (Strings: label keys by their
+// text; a value "" where a set has not the key). Rperf::Metrics's series.
+VALUE profile_label_state_totals(VALUE self, VALUE keys) {
+  const Profile& p = holder_of(self)->profile;
+  Check_Type(keys, T_ARRAY);
+  for (long i = 0; i < RARRAY_LEN(keys); i++) Check_Type(RARRAY_AREF(keys, i), T_STRING);
+  struct Totals {
+    std::vector<std::string> keys;
+    std::vector<LabelStateTotal> rows;
+  };
+  Totals* t = new (std::nothrow) Totals();
+  if (!t) rb_memerror();
+  try {
+    for (long i = 0; i < RARRAY_LEN(keys); i++) {
+      VALUE key = RARRAY_AREF(keys, i);
+      t->keys.emplace_back(RSTRING_PTR(key), static_cast<size_t>(RSTRING_LEN(key)));
+    }
+    t->rows = label_state_totals(p, t->keys);
+  } catch (const std::bad_alloc&) {
+    delete t;
+    rb_memerror();
+  }
+  VALUE out = rb_ary_new_capa(static_cast<long>(t->rows.size()));
+  for (const LabelStateTotal& row : t->rows) {
+    VALUE values = rb_ary_new_capa(static_cast<long>(row.values.size()));
+    for (const std::string& v : row.values) rb_ary_push(values, utf8_string(v));
+    VALUE states = rb_hash_new();
+    for (int i = 0; i < kVmStateCount; i++) rb_hash_aset(states, sym(vm_state_names(static_cast<VmState>(i)).name), LL2NUM(row.weight_ns[i]));
+    rb_ary_push(out, rb_ary_new_from_args(2, values, states));
+  }
+  delete t;  // no Ruby call above raises but NoMemoryError, which would leak only this
+  return out;
+}
+
 // #allocation_count -> estimated objects allocated in all (0 without allocation profiling).
 VALUE profile_allocation_count(VALUE self) {
   int64_t n = 0;
@@ -965,6 +1001,7 @@ void init_profile_binding(VALUE native) {
   rb_define_method(g_profile_class, "function_totals", RUBY_METHOD_FUNC(profile_function_totals), -1);
   rb_define_method(g_profile_class, "allocation_totals", RUBY_METHOD_FUNC(profile_allocation_totals), 0);
   rb_define_method(g_profile_class, "allocation_count", RUBY_METHOD_FUNC(profile_allocation_count), 0);
+  rb_define_method(g_profile_class, "label_state_totals", RUBY_METHOD_FUNC(profile_label_state_totals), 1);
 }
 
 }  // namespace rperf

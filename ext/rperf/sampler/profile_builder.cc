@@ -90,10 +90,6 @@ void build_profile(Session& s, const BuildOptions& opts, Profile& out) {
   const StackStore& store = worker_running ? copy : s.stacks;
   // A stopped session's duration ends where its intervals were closed.
   const int64_t now = s.stopped_mono_ns != 0 ? s.stopped_mono_ns : monotonic_ns();
-  // The next interval's wall-clock start, read with `now` (not once the profile is built, which
-  // took up to 195 ms of a soak's snapshot: the intervals' wall-clock spans overlapped or left
-  // gaps while their durations were contiguous).
-  const int64_t now_realtime = realtime_ns();
   const uint64_t triggers = s.timer.trigger_count();  // read with `now`: the ticks of duration_ns
   out.has_lines = s.opts.lines;
   out.timestamps = !s.opts.aggregate;
@@ -163,8 +159,10 @@ void build_profile(Session& s, const BuildOptions& opts, Profile& out) {
     s.alloc.sample_count = 0;
     s.alloc.dropped = 0;
     s.label_sets.reset_overflowed();
+    // The next interval starts where this one ends, on the wall clock too (not a new clock
+    // read microseconds later): consecutive snapshots' start_time_ns + duration_ns meet exactly.
+    s.start_realtime_ns += now - s.start_mono_ns;
     s.start_mono_ns = now;
-    s.start_realtime_ns = now_realtime;
   }
 }
 

@@ -72,6 +72,7 @@ module Rperf
     # (Rperf.stop's, as rperf 0.11); false builds none (a session's end at exit: nobody reads
     # it) and returns the native profile.
     def finish(profile, result: true)
+      Intervals.cut { profile } # the last interval: this process's own, before any child's
       add_process_counters(profile, @gc_base)
       return finish_child(profile, result) if child?
 
@@ -86,7 +87,7 @@ module Rperf
     # The profile so far: the Hash view (Rperf.snapshot), or the native profile with
     # result: false (the Viewer's snapshots).
     def snapshot(clear:, result: true)
-      profile = Native.snapshot(clear, settings.vm_state_frames)
+      profile = clear ? Intervals.cut { Native.snapshot(true, settings.vm_state_frames) } : Native.snapshot(false, settings.vm_state_frames)
       return nil unless profile
 
       gc_now = GC.stat

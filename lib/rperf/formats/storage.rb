@@ -81,8 +81,9 @@ module Rperf
     # Whether a result has time samples (a Hash's :aggregated_samples is not empty).
     def samples?(data) = data.is_a?(Native::Profile) ? data.samples? : !data[:aggregated_samples].to_a.empty?
 
-    # The encoded file as a String, or nil after writing it to `path`.
-    def encode(data, format, gzip: false, path: nil, meta: true)
+    # The encoded file as a String, or nil after writing it to `path`. comments: more pprof
+    # comments (Rperf::Continuous's service, host, pid).
+    def encode(data, format, gzip: false, path: nil, meta: true, comments: [])
       profile = native(data)
       options =
         case format
@@ -90,7 +91,7 @@ module Rperf
           profile.meta = Meta.build_meta(mode: profile.attribute(:mode)) if meta && !profile.meta?
           # Level 1: on large profiles deflate dominates, and level 6 saves only a quarter.
           { level: 1, trailer: { rperf_version: VERSION, pid: Process.pid, ppid: Process.ppid } }
-        when :pprof then { comments: pprof_comments(profile) }
+        when :pprof then { comments: pprof_comments(profile) + comments }
         when :text then { top: Table::ROWS_LIMIT }
         when :collapsed, :speedscope then { name: "rperf #{profile.attribute(:mode)}" }
         when :callgrind then {}

@@ -38,6 +38,9 @@ module Rperf
     def pct_line(value, unit, pct, label) = format("  %14s %-2s %5.1f%%  %s", value, unit, pct, label)
     def line(value, unit, label) = format("  %14s %-2s         %s", value, unit, label)
 
+    # The profiler's own time in a result: its sample jobs and its GVL/GC hooks.
+    def profiler_time_ns(data) = Storage.value(data, :sampling_time_ns).to_i + Storage.value(data, :hook_time_ns).to_i
+
     def breakdown(data)
       Storage.native(data).vm_state_totals.to_h { |state, weight| [BREAKDOWN.fetch(state), weight] }
     end
@@ -69,7 +72,7 @@ module Rperf
         io.puts("", Report.allocations(data, top: 10)) if data.is_a?(Native::Profile) ? data.allocations? : data.key?(:allocation_samples)
         io.puts
         denominator = value.(:total_duration_ns) || real_ns
-        profiler_ns = value.(:sampling_time_ns).to_i + value.(:hook_time_ns).to_i # sample jobs + GVL/GC hooks
+        profiler_ns = profiler_time_ns(data)
         overhead = denominator.positive? ? profiler_ns * 100.0 / denominator : 0.0
         io.puts format("  %d samples / %d triggers, %.1f%% profiler overhead",
                        value.(:sampling_count).to_i, value.(:trigger_count).to_i, overhead)

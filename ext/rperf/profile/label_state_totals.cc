@@ -1,0 +1,50 @@
+#include "profile/label_state_totals.hh"
+
+#include <unordered_map>
+
+#include "profile/label_value.hh"
+
+namespace rperf {
+
+namespace {
+
+constexpr uint32_t kNoRow = UINT32_MAX;
+
+// The values of `keys` in `set`, each after its length, so no two combinations share a key.
+std::string values_key(const std::vector<std::string>& values) {
+  std::string out;
+  for (const std::string& v : values) {
+    out += std::to_string(v.size());
+    out += ':';
+    out += v;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<LabelStateTotal> label_state_totals(const Profile& p, const std::vector<std::string>& keys) {
+  std::vector<LabelStateTotal> rows;
+  std::unordered_map<std::string, uint32_t> row_of_values;
+  std::vector<uint32_t> row_of_set(p.label_sets.size(), kNoRow);
+  for (const Sample& s : p.samples) {
+    if (s.label_set >= row_of_set.size() || s.vm_state >= kVmStateCount) continue;
+    uint32_t& row = row_of_set[s.label_set];
+    if (row == kNoRow) {
+      std::vector<std::string> values(keys.size());
+      for (const Label& label : p.label_sets[s.label_set]) {
+        const std::string key = label_value::to_s(label.key);
+        for (size_t k = 0; k < keys.size(); k++) {
+          if (keys[k] == key) values[k] = label_value::to_s(label.value);
+        }
+      }
+      auto [it, added] = row_of_values.emplace(values_key(values), static_cast<uint32_t>(rows.size()));
+      if (added) rows.push_back(LabelStateTotal{std::move(values), {}});
+      row = it->second;
+    }
+    rows[row].weight_ns[s.vm_state] += s.weight_ns;
+  }
+  return rows;
+}
+
+}  // namespace rperf
