@@ -9,7 +9,7 @@ require_relative "fuzzer"
 class FuzzTest < Minitest::Test
   include RperfTestHelper
 
-  CASES = Integer(ENV.fetch("FUZZ_CASES", "300"))
+  CASES = Integer(ENV.fetch("FUZZ_CASES", "500"))
   # A cap for a slow machine: the cases run are the first ones of the seed either way.
   SECONDS = Integer(ENV.fetch("FUZZ_TEST_SECONDS", "90"))
 

@@ -264,7 +264,7 @@ module Rperf
 
     # A copy of a loaded profile Hash with a boundary integer in place of one of its rows' numbers.
     def mutate_hash(hash, rng)
-      data = Marshal.load(Marshal.dump(hash))
+      data = deep_copy(hash)
       rows = %i[aggregated_samples raw_samples allocation_samples].filter_map { |k| data[k] if data[k].is_a?(Array) && !data[k].empty? }
       return ["Hash unchanged", data] if rows.empty?
 
@@ -274,6 +274,16 @@ module Rperf
       value = BOUNDARIES[rng.rand(BOUNDARIES.size)]
       row[field] = value unless row[field].is_a?(String)
       ["Hash row field #{field} = #{value}", data]
+    end
+
+    # A plain copy (the loaded Hash is linked to its native profile: Marshal refuses it).
+    def deep_copy(value)
+      case value
+      when Hash then value.to_h { |k, v| [k, deep_copy(v)] }
+      when Array then value.map { |v| deep_copy(v) }
+      when String then value.dup
+      else value
+      end
     end
 
     def gunzip(bytes)
