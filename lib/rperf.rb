@@ -4,6 +4,10 @@ if RUBY_VERSION < "3.3"
   raise LoadError, "rperf needs Ruby >= 3.3 (running #{RUBY_VERSION})"
 end
 
+# rperf 0.11 loads these, and scripts written against it use StringIO and Zlib after
+# `require "rperf"` alone.
+require "zlib"
+require "stringio"
 require_relative "rperf/version"
 require_relative "rperf/native"
 require_relative "rperf/api/errors"

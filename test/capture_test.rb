@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require_relative "test_helper"
+require "json"
 
 # capture: :signal samples in the GVL holder's signal handler; capture: :postponed through a
 # postponed job. Both must charge the same time to the same stacks.
@@ -177,6 +178,48 @@ class CaptureTest < Minitest::Test
 
         # The method's lines (2) or, for a frame YJIT pushed without a pc, 0.
         eval(line_list).each { |l| assert_includes [0, 2], l, "#{capture}: loop_method's line" } # rubocop:disable Security/Eval
+      end
+    end
+  end
+
+  # Issue 44 (1): every new thread's first interval was charged to an empty stack (one sample
+  # with `[]` frames per thread; rperf 0.11 records none). A walk without a Ruby frame leaves
+  # the interval for the thread's first real stack (or its last one, after its block returned),
+  # in both capture paths and both modes, and each thread's weight is still its CPU time.
+  THREAD_STARTS_PROGRAM = <<~RUBY
+    require "rperf"
+    require "json"
+    mode, capture = ARGV.map(&:to_sym)
+    cpu = {}
+    data = Rperf.start(mode: mode, capture: capture, frequency: 10_000, inherit: false) do
+      50.times { 4.times.map { Thread.new { 2_000.times {} } }.each(&:join) }
+      4.times.map do |i|
+        Thread.new do
+          3_000_000.times {}
+          cpu[i] = Process.clock_gettime(Process::CLOCK_THREAD_CPUTIME_ID, :nanosecond)
+        end
+      end.each(&:join)
+    end
+    samples = data[:aggregated_samples]
+    by_thread = samples.group_by { _1[2] }.transform_values { |ss| ss.sum { _2 } }
+    puts JSON.generate(empty: samples.count { |f, *| f.empty? }, threads: by_thread.size,
+                       thread_start: samples.count { |f, *| f.any? { _1[1] == "[thread start]" } },
+                       cpu: cpu.sort.map(&:last), weights: by_thread.sort.last(4).map(&:last))
+  RUBY
+
+  %w[signal postponed].each do |capture|
+    define_method("test_no_empty_stack_over_many_thread_starts_with_#{capture}_capture") do
+      %w[cpu wall].each do |mode|
+        out, err, status = Open3.capture3(RbConfig.ruby, "-I#{RperfTestHelper::ROOT}/lib", "-e", THREAD_STARTS_PROGRAM, mode, capture)
+        assert status.success?, err
+        r = JSON.parse(out, symbolize_names: true)
+        assert_equal 0, r[:empty], "#{capture}/#{mode}: samples with an empty stack (#{r.inspect})"
+        assert_operator r[:threads], :>, 200, "#{capture}/#{mode}: the new threads were sampled"
+        next unless mode == "cpu"
+
+        # The last four threads, in order of creation: each charged its CPU time (its clock
+        # counts from zero; the last interval closes at its exit, after the read).
+        r[:cpu].zip(r[:weights]).each_with_index { |(spent, weight), i| assert_within spent, weight, 0.05, "#{capture}: thread #{i}" }
       end
     end
   end

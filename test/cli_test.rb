@@ -383,6 +383,38 @@ class CliTest < Minitest::Test
     [["--port", "0"], []].each { |args| assert_serves_until_sigterm(args, json) }
   end
 
+  # Issue 44 (2): as rperf 0.11, a directory without profiles is an error, not a viewer with
+  # nothing in it that serves until killed.
+  def test_report_of_a_directory_without_profiles_exits_1
+    empty = File.join(@dir, "empty")
+    FileUtils.mkdir_p(empty)
+    File.write(File.join(empty, "notes.txt"), "not a profile")
+    out, err, status = rperf("report", empty)
+    assert_equal 1, status.exitstatus, err
+    assert_equal "No .json(.gz) profiles found in #{empty}\n", err
+    assert_empty out
+  end
+
+  # Issue 44 (6): the environment widens the server's Host check without a code change (a
+  # reverse proxy on the same machine passes the site's name).
+  def test_report_server_accepts_the_hosts_of_rperf_viewer_hosts
+    json = File.join(@dir, "p.json.gz")
+    _o, err, status = rperf("record", "-o", json, RUBY, "-e", "i = 0; i += 1 while i < 300_000")
+    assert status.success?, err
+    Open3.popen3({ "RPERF_VIEWER_HOSTS" => "app.example.com" }, RUBY, RPERF, "report", json, chdir: @dir) do |_in, _out, stderr, wait|
+      line = stderr.gets
+      url = URI(line[%r{http://127\.0\.0\.1:\d+/}] || flunk(line))
+      Net::HTTP.start(url.host, url.port) do |http|
+        assert_equal "200", http.get("#{url.path}snapshots", "host" => "app.example.com").code
+        refused = http.get("#{url.path}snapshots", "host" => "other.example.com")
+        assert_equal "403", refused.code
+        assert_includes refused.body, "RPERF_VIEWER_HOSTS=other.example.com"
+      end
+      Process.kill("TERM", wait.pid)
+      assert wait.value.success?
+    end
+  end
+
   # Issue 30 (5): the server `rperf report` starts answers only requests whose Host names
   # loopback (a DNS-rebinding page carries its own name).
   def test_report_server_refuses_a_host_that_is_not_loopback

@@ -113,6 +113,26 @@ class FormatsTest < Minitest::Test
     assert_equal total(profile(lines: false)), real.lines.sum { |l| l.split.last.to_i }
   end
 
+  # Issue 44 (3, 4): scripts written against rperf 0.11 use StringIO and Zlib after `require
+  # "rperf"` alone, and encode a result without :aggregated_samples (a run without samples).
+  def test_require_loads_stringio_and_zlib_and_encoders_take_a_result_without_samples
+    code = <<~RUBY
+      require "rperf"
+      io = StringIO.new(Zlib.gzip("x"))
+      data = { mode: :cpu, frequency: 100 }
+      pprof = Rperf::PProf.encode(data)
+      path = File.join(ARGV[0], "empty.pb.gz")
+      File.binwrite(path, Rperf.gzip(pprof))
+      p [Zlib::GzipReader.new(io).read, Rperf::Text.encode(data), Rperf::Collapsed.encode(data),
+         pprof.encoding, Rperf.load(path)[:aggregated_samples]]
+    RUBY
+    Dir.mktmpdir do |dir|
+      out, err, status = run_ruby(code, dir)
+      assert status.success?, err
+      assert_equal ["x", "No samples recorded.\n", "", Encoding::BINARY, []].inspect, out.chomp
+    end
+  end
+
   def test_text_report_counts_recursion_once
     data = {
       mode: :cpu, frequency: 100, sampling_count: 2, label_sets: [{}],

@@ -416,7 +416,14 @@ module Rperf
       # At the root, as rperf 0.11 serves it; /rperf/... (the address earlier versions of this
       # gem printed) redirects there.
       viewer = Viewer.new(nil, path: "", allow: local ? :loopback : :any)
-      File.directory?(path) ? viewer.add_snapshot_dir(path) : viewer.add_snapshot(load_profile(path, :serve))
+      if File.directory?(path)
+        # As rperf 0.11: a directory without profiles is an error, not an empty viewer.
+        count = viewer.add_snapshot_dir(path)
+        fail_with("No .json(.gz) profiles found in #{path}") if count.zero?
+        @err.puts "Loaded #{count} snapshot#{'s' unless count == 1} from #{path}"
+      else
+        viewer.add_snapshot(load_profile(path, :serve))
+      end
       app = lambda do |env|
         old = env["PATH_INFO"].to_s[%r{\A/rperf(/.*)?\z}, 1]
         next viewer.call(env) unless old || env["PATH_INFO"] == "/rperf"

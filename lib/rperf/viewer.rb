@@ -204,10 +204,15 @@ module Rperf
         raise ArgumentError, "add_snapshot needs a profile Hash with :aggregated_samples, got #{data.class}"
       end
 
+      # As rperf 0.11, the profile carries its meta and summary (entry[:data][:summary]), as a
+      # saved file does; the entry lists them too.
+      data = data.dup if data.frozen?
+      data[:meta] = self.class.meta_of(data)
+      data[:summary] = self.class.summary_of(data)
       # Through the one row check now: a Hash the model refuses stays listed, with the model's
       # reason, as an unreadable file does.
       native, refusal = model_of(data)
-      entry = { taken_at: Time.now, data: data, meta: self.class.meta_of(data), summary: self.class.summary_of(data),
+      entry = { taken_at: Time.now, data: data, meta: data[:meta], summary: data[:summary],
                 total_weight_ns: native ? native.total_weight : 0 }
       @mutex.synchronize do
         entry[:id] = (@next_id += 1)

@@ -35,16 +35,20 @@ struct FakeSink : ChargeSink {
   int64_t dropped = 0;
   bool refuse_stacks = false;  // the ring is full
 
+  static constexpr int kThreadStartStack = 99;  // the synthetic frame's stack
+
   bool charge(uint32_t seq, const Charge& c) override {
     int stack = -1;
     bool known = true;
+    EXPECT_NE(c.depth, 0) << "an empty stack is never charged";
     if (c.depth == Charge::kNoRoom) {
       known = false;
-    } else if (c.depth >= 0) {
+    } else if (c.depth >= 0 || c.depth == Charge::kNoRubyFrame) {
+      int walked = c.depth == Charge::kNoRubyFrame ? kThreadStartStack : c.depth;
       known = !refuse_stacks;
-      if (known) current[seq] = c.depth;
+      if (known) current[seq] = walked;
       else current.erase(seq);
-      stack = known ? c.depth : -1;
+      stack = known ? walked : -1;
     } else {
       auto it = current.find(seq);
       stack = it == current.end() ? -1 : it->second;
@@ -300,6 +304,70 @@ TEST(ThreadTimeline, CloseOwnChargesTheTailOnTheLastStack) {
   t.tick(100, 100, kAppStack, sink);
   t.close_own(130, 130, Charge::kCurrentStack, sink);
   EXPECT_EQ(sink.charges.back(), (Recorded{1, kAppStack, kRunning, kHash, 30}));
+}
+
+// A walk that finds no Ruby frame (depth 0: a new thread before its block's frame, or one whose
+// block returned) never charges an empty stack: a tick leaves the interval open for the first
+// real stack; the thread's last stack keeps it; with none known, an event that must close the
+// interval charges it to the synthetic [thread start] frame.
+TEST(ThreadTimeline, ANewThreadsFirstIntervalGoesToItsFirstRealStack) {
+  FakeSink sink;
+  ThreadTimeline t;
+  t.init(2, kCpu);
+  t.unobserve(0);  // born: its CPU counts from zero
+  t.resumed(40, 1000, sink);
+  t.tick(90, 1100, 0, sink);  // before the block's frame: nothing charged yet
+  EXPECT_TRUE(sink.charges.empty());
+  t.tick(250, 2000, kAppStack, sink);
+  EXPECT_EQ(sink.charges, (std::vector<Recorded>{{2, kAppStack, kRunning, 0, 250}}));
+}
+
+TEST(ThreadTimeline, AWalkWithoutRubyFramesKeepsTheLastStack) {
+  FakeSink sink;
+  Timeline t(1, kWall, 0);
+  t.tick(100, 100, kAppStack, sink);
+  t.tick(300, 300, 0, sink);  // the block returned: thread teardown
+  t.suspended(350, 350, 0, sink);
+  t.resumed(400, 400, sink);
+  t.exited(420, 420, sink);
+  EXPECT_EQ(sink.charges, (std::vector<Recorded>{{1, kAppStack, kRunning, 0, 100},
+                                                 {1, kAppStack, kRunning, 0, 200},
+                                                 {1, kAppStack, kRunning, 0, 50},
+                                                 {1, kAppStack, kGvlBlocked, 0, 50},
+                                                 {1, kAppStack, kRunning, 0, 20}}));
+}
+
+TEST(ThreadTimeline, WithoutAnyRubyFrameTheIntervalGoesToTheThreadStartFrame) {
+  const int start = FakeSink::kThreadStartStack;
+  {  // it blocks before its first frame: the interval closes there, and the blocked time follows
+    FakeSink sink;
+    Timeline t(1, kWall, 0);
+    t.tick(10, 10, 0, sink);
+    t.suspended(30, 30, 0, sink);
+    t.resumed(80, 80, sink);
+    t.tick(100, 100, kAppStack, sink);
+    EXPECT_EQ(sink.charges, (std::vector<Recorded>{{1, start, kRunning, 0, 30},
+                                                   {1, start, kGvlBlocked, 0, 50},
+                                                   {1, kAppStack, kRunning, 0, 20}}));
+  }
+  {  // it exits after a walk found no frame: its last interval is the synthetic frame's
+    FakeSink sink;
+    Timeline t(1, kWall, 0);
+    t.tick(10, 10, 0, sink);
+    t.exited(25, 25, sink);
+    EXPECT_EQ(sink.charges, (std::vector<Recorded>{{1, start, kRunning, 0, 25}}));
+    EXPECT_EQ(sink.dropped, 0);
+  }
+  {  // GC and a label change before its first frame
+    FakeSink sink;
+    Timeline t(1, kWall, 0);
+    t.gc_enter(10, 10, 0, sink);
+    t.gc_exit(40, 40, false, sink);
+    t.set_label(kHash, 50, 50, 0, sink);
+    EXPECT_EQ(sink.charges, (std::vector<Recorded>{{1, start, kRunning, 0, 10},
+                                                   {1, start, kGcSweep, 0, 30},
+                                                   {1, start, kRunning, 0, 10}}));
+  }
 }
 
 // Random legal event sequences for three threads sharing one GVL: each thread's charges (plus

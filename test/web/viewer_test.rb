@@ -237,7 +237,7 @@ class ViewerTest < Minitest::Test
     status, headers, body = viewer.call("REQUEST_METHOD" => "GET", "PATH_INFO" => "/rperf/", "REMOTE_ADDR" => "198.51.100.1")
     assert_equal 403, status
     assert_match %r{\Atext/plain}, headers["content-type"]
-    assert_match(/loopback addresses only .*198\.51\.100\.1/, body.join)
+    assert_match(/loopback addresses only.*198\.51\.100\.1/, body.join)
     assert_equal 200, viewer.call("REQUEST_METHOD" => "GET", "PATH_INFO" => "/", "REMOTE_ADDR" => "203.0.113.7")[0], "the app itself is open"
 
     networks = Rperf::Viewer.new(APP, allow: ["10.0.0.0/8", "2001:db8::/32"])
@@ -254,6 +254,67 @@ class ViewerTest < Minitest::Test
     assert_raises(ArgumentError) { Rperf::Viewer.new(APP, auth: "secret") }
     assert_raises(ArgumentError) { Rperf::Viewer.new(APP, max_snapshots: 0) }
     assert_raises(ArgumentError) { Rperf::Viewer.new(APP, path: "rperf") }
+  end
+
+  # Issue 44 (6): a refusal names the client or Host and the setting that allows it (as Rails'
+  # blocked-host page), and the environment allows it without a code change: Docker's port
+  # mapping (the bridge's address) and a reverse proxy on this machine (the site's Host).
+  def test_refusals_name_the_setting_and_the_environment_widens_access
+    call = lambda do |viewer, addr, host = nil|
+      env = { "REQUEST_METHOD" => "GET", "PATH_INFO" => "/rperf/snapshots", "REMOTE_ADDR" => addr }
+      env["HTTP_HOST"] = host if host
+      status, _, body = viewer.call(env)
+      [status, body.join]
+    end
+    status, body = call.(Rperf::Viewer.new(APP), "172.17.0.1", "localhost:9292")
+    assert_equal 403, status
+    assert_includes body, "refused a request from 172.17.0.1"
+    assert_includes body, "RPERF_VIEWER_ALLOW=172.17.0.1"
+    assert_includes body, 'allow: ["172.17.0.1"]'
+    status, body = call.(Rperf::Viewer.new(APP), "127.0.0.1", "app.example.com")
+    assert_equal 403, status
+    assert_includes body, 'Host "app.example.com" is not a loopback name or address'
+    assert_includes body, "RPERF_VIEWER_HOSTS=app.example.com"
+    assert_includes body, 'hosts: ["app.example.com"]'
+    assert_includes call.(Rperf::Viewer.new(APP), nil)[1], "RPERF_VIEWER_ALLOW=any"
+
+    with_env("RPERF_VIEWER_ALLOW" => "172.17.0.0/16, 10.0.0.7") do
+      viewer = Rperf::Viewer.new(APP)
+      assert_equal 200, call.(viewer, "172.17.0.1", "localhost:9292")[0]
+      assert_equal 200, call.(viewer, "10.0.0.7")[0]
+      assert_equal 200, call.(viewer, "127.0.0.1")[0], "loopback still"
+      assert_equal 403, call.(viewer, "10.0.0.8")[0]
+      assert_equal 403, call.(viewer, "172.17.0.1", "app.example.com")[0], "the Host check stays"
+      assert_equal 200, call.(Rperf::Viewer.new(APP, allow: ["192.0.2.0/24"]), "10.0.0.7")[0], "added to the code's allow:"
+      assert_equal 200, call.(Rperf::Viewer.new(APP, allow: ->(_) { false }), "10.0.0.7")[0], "beside an allow: check"
+    end
+    with_env("RPERF_VIEWER_HOSTS" => "app.example.com") do
+      viewer = Rperf::Viewer.new(APP)
+      assert_equal 200, call.(viewer, "127.0.0.1", "app.example.com")[0]
+      assert_equal 200, call.(viewer, "127.0.0.1", "APP.example.com:8080")[0]
+      assert_equal 200, call.(viewer, "127.0.0.1", "localhost")[0], "loopback names still"
+      status, body = call.(viewer, "127.0.0.1", "other.example.com")
+      assert_equal 403, status
+      assert_includes body, "not one of: a loopback name or address, app.example.com"
+      assert_equal 403, call.(viewer, "203.0.113.9", "app.example.com")[0], "the client check stays"
+    end
+    with_env("RPERF_VIEWER_ALLOW" => "any") do
+      assert_equal 200, call.(Rperf::Viewer.new(APP), "203.0.113.9", "app.example.com")[0], "as allow: :any: any Host too"
+    end
+    with_env("RPERF_VIEWER_HOSTS" => "any") do
+      assert_equal 200, call.(Rperf::Viewer.new(APP), "127.0.0.1", "app.example.com")[0]
+    end
+    with_env("RPERF_VIEWER_ALLOW" => "not-a-network") do
+      assert_match(/RPERF_VIEWER_ALLOW "not-a-network" is not an address or CIDR/, assert_raises(ArgumentError) { Rperf::Viewer.new(APP) }.message)
+    end
+  end
+
+  def with_env(vars)
+    saved = vars.keys.to_h { [_1, ENV[_1]] }
+    ENV.update(vars)
+    yield
+  ensure
+    ENV.update(saved)
   end
 
   def test_auth_hook_over_http
@@ -287,6 +348,37 @@ class ViewerTest < Minitest::Test
     assert_equal 2, viewer.snapshot_list.size
     assert_raises(ArgumentError) { viewer.auto_snapshot(every: 0) }
     assert_raises(ArgumentError) { viewer.add_snapshot({ mode: :cpu }) }
+  end
+
+  # Issue 44 (5): rperf 0.11's entry is {id:, taken_at:, data:}, its data carrying :meta and
+  # :summary (as a saved file does); scripts read entry[:data][:summary].
+  def test_take_snapshot_entry_has_rperf_0_11s_shape
+    viewer = Rperf::Viewer.new(APP)
+    Rperf.start(mode: :cpu)
+    work(0.03)
+    entry = viewer.take_snapshot!
+    Rperf.stop
+    assert_kind_of Integer, entry[:id]
+    assert_kind_of Time, entry[:taken_at]
+    data = entry[:data]
+    assert_equal 1, data[:meta][:format_version]
+    assert_equal :cpu, data[:mode]
+    summary = data[:summary]
+    assert_operator summary[:samples], :>, 0
+    assert_operator summary[:total_ms], :>, 0
+    assert_kind_of String, summary[:top_methods].first[:name]
+    assert_same data[:summary], entry[:summary], "our list reads the same summary"
+
+    added = viewer.add_snapshot(profile)
+    assert_equal 1, added[:data][:meta][:format_version]
+    with_puma(viewer) do |port|
+      _, list = get_json(port, "/rperf/snapshots")
+      assert_equal [entry[:id], added[:id]], list.map { _1["id"] }
+      assert_equal summary[:samples], list.first["summary"]["samples"]
+      response, body = get_json(port, "/rperf/snapshots/#{entry[:id]}")
+      assert_equal "200", response.code
+      assert_equal summary[:total_ms], body["summary"]["total_ms"]
+    end
   end
 
   def test_snapshot_dir_time_travel_with_a_corrupt_file
@@ -403,7 +495,7 @@ class ViewerTest < Minitest::Test
         response = http_get(port, "/rperf/snapshots/1", "host" => host)
         assert_equal "403", response.code, host
         refute_includes response.body, "samples", host
-        assert_match(/Host .* is not a loopback name or address.*DNS rebinding.*hosts:/, response.body, host)
+        assert_match(/Host .* is not a loopback name or address.*DNS rebinding.*hosts:/m, response.body, host)
       end
       assert_equal "the app\n", http_get(port, "/", "host" => "attacker.example").body, "the app itself is not affected"
     end

@@ -39,6 +39,9 @@ constexpr const char* kPidLabelKey = "%pid";
 constexpr const char* kNoRubyFrames = "(no Ruby frames)";
 // The root-side frame of a stack cut at max_depth.
 constexpr const char* kTruncatedFrame = "[truncated]";
+// The one frame of a thread's time before its first Ruby frame, when no later stack of the
+// thread takes it (sampler/thread_timeline.hh): the sampler records no empty stack.
+constexpr const char* kThreadStartFrame = "[thread start]";
 
 // The Viewer's four states, in its order (viewer.js STATES): the Timeline's, the Threads tab's,
 // the stack chart's leaf cells and the page's state sums.

@@ -381,6 +381,7 @@ struct Converter {
 
   bool samples(VALUE ary, bool raw) {
     const char* name = raw ? "raw_samples" : "aggregated_samples";
+    if (NIL_P(ary)) return true;  // none (rperf 0.11's result of a run without samples): empty
     if (!RB_TYPE_P(ary, T_ARRAY)) return fail(std::string(name) + " must be an Array");
     h.profile.samples.reserve(static_cast<size_t>(RARRAY_LEN(ary)));
     if (!raw) reserve_stacks(ary);  // raw rows (one per tick) repeat few stacks

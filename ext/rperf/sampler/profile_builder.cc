@@ -34,8 +34,10 @@ class Resolver {
     // A copy: resolving allocates, a GC hook may intern frames, and the store may move.
     const FrameKey key = store_.frame(id);
     uint32_t out;
-    if (key.method == 0) {
+    if (key.method == kTruncatedMethod) {
       out = p_.frames.intern("", kTruncatedFrame, 0);
+    } else if (key.method == kThreadStartMethod) {
+      out = p_.frames.intern("", kThreadStartFrame, 0);
     } else {
       VALUE method = static_cast<VALUE>(key.method);
       copy_text(rb_profile_frame_path(method), path_, "<C method>");

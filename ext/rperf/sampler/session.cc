@@ -448,7 +448,7 @@ int Session::walk_stack(VALUE leaf) {
   }
   int n = k + rb_profile_frames(0, limit - k, reinterpret_cast<VALUE*>(slots + k), opts.lines ? lines + k : nullptr);
   if (n == limit) {  // deeper than max_depth: keep the leaf side, mark the cut at the root
-    slots[n - 1] = 0;
+    slots[n - 1] = kTruncatedMethod;
     if (opts.lines) lines[n - 1] = 0;
   }
   return n;
@@ -461,13 +461,24 @@ bool Session::charge(uint32_t thread_seq, const Charge& c) {
   r.vm_state = c.state;
   r.weight_ns = c.weight;
   r.time_ns = c.wall_ns - start_mono_ns;
-  if (c.depth == Charge::kNoRoom) {  // the stack is unknown: the weight has nowhere to go
+  int depth = c.depth;
+  if (depth == Charge::kNoRubyFrame) {  // the one synthetic frame, written where a walk writes
+    int32_t* lines = nullptr;
+    if (uint64_t* slots = ring.frame_slots(&lines)) {
+      slots[0] = kThreadStartMethod;
+      if (lines) lines[0] = 0;
+      depth = 1;
+    } else {
+      depth = Charge::kNoRoom;  // the frame ring is full
+    }
+  }
+  if (depth == Charge::kNoRoom) {  // the stack is unknown: the weight has nowhere to go
     if (c.weight > 0) dropped_samples.fetch_add(1, std::memory_order_relaxed);
     return false;
   }
-  if (c.depth >= 0) {  // the walk just wrote `depth` frames into the ring: the thread's stack now
+  if (depth >= 0) {  // `depth` frames were just written into the ring: the thread's stack now
     r.kind = SampleRecord::kStack;
-    r.run = static_cast<uint32_t>(c.depth);
+    r.run = static_cast<uint32_t>(depth);
     bool stored = ring.push(r);
     if (!stored && c.weight > 0) dropped_samples.fetch_add(1, std::memory_order_relaxed);
     return stored;
@@ -650,10 +661,10 @@ void Session::mark() {
   // The worker interns frames concurrently: hold it off while marking.
   ScopedLock lock(consumer_mutex);
   for (const FrameKey& f : stacks.frames()) {
-    if (f.method != 0) rb_gc_mark(static_cast<VALUE>(f.method));  // rb_gc_mark pins: no moves
+    if (names_a_method(f.method)) rb_gc_mark(static_cast<VALUE>(f.method));  // rb_gc_mark pins: no moves
   }
   ring.each_pending_method([](uint64_t m) {
-    if (m != 0) rb_gc_mark(static_cast<VALUE>(m));
+    if (names_a_method(m)) rb_gc_mark(static_cast<VALUE>(m));
   });
   // The classes of allocation samples (resolved to names at stop/snapshot), pinned too.
   ring.each_pending_record([](const SampleRecord& r) {

@@ -10,6 +10,13 @@
 
 namespace rperf {
 
+// Method handles that name no method: the root-side cut of a stack deeper than max_depth, and
+// the synthetic frame of a thread's time before its first Ruby frame (Charge::kNoRubyFrame).
+// Both are immediates in Ruby (false, Fixnum 0): no object to mark, never a frame's handle.
+constexpr uint64_t kTruncatedMethod = 0;
+constexpr uint64_t kThreadStartMethod = 1;
+inline bool names_a_method(uint64_t handle) { return handle != kTruncatedMethod && handle != kThreadStartMethod; }
+
 struct FrameKey {
   uint64_t method;
   int32_t line;

@@ -13,12 +13,14 @@ void ThreadTimeline::start_running(int64_t now) {
   phase_ = ThreadPhase::kRunning;
   since_ = now;
   stack_known_ = false;  // whatever was walked before (a previous epoch) is stale
+  frameless_ = false;
   baseline_known_ = false;
 }
 
 void ThreadTimeline::unobserve(int64_t cpu_baseline) {
   phase_ = ThreadPhase::kUnobserved;
   stack_known_ = false;
+  frameless_ = false;
   baseline_known_ = cpu_baseline >= 0;
   since_ = baseline_known_ ? cpu_baseline : 0;
 }
@@ -49,9 +51,13 @@ void ThreadTimeline::charge(VmState state, int64_t until, int64_t wall, int dept
   c.label_set = label_set_;
   c.weight = until > since_ ? until - since_ : 0;
   c.wall_ns = wall;
+  // A walk without a Ruby frame: the thread's last stack keeps the interval, else the
+  // synthetic frame (never an empty stack).
+  if (depth == 0) depth = stack_known_ ? Charge::kCurrentStack : Charge::kNoRubyFrame;
   c.depth = depth == Charge::kCurrentStack && !stack_known_ ? Charge::kNoRoom : depth;
   bool known = sink.charge(seq_, c);
   if (c.depth != Charge::kCurrentStack) stack_known_ = known;
+  frameless_ = false;
   since_ = until;
 }
 
@@ -71,6 +77,12 @@ void ThreadTimeline::charge_off_gvl(int64_t now, int64_t wall, ChargeSink& sink)
 
 void ThreadTimeline::tick(int64_t now, int64_t wall, int depth, ChargeSink& sink) {
   observe_running(now);
+  // No Ruby frame yet (a new thread before its block's frame): the interval stays open and
+  // goes to the thread's first real stack.
+  if (depth == 0 && !stack_known_) {
+    frameless_ = true;
+    return;
+  }
   charge(kRunning, now, wall, depth, sink);
 }
 
@@ -137,7 +149,8 @@ void ThreadTimeline::close_off_gvl(int64_t now, int64_t wall, ChargeSink& sink) 
 }
 
 void ThreadTimeline::exited(int64_t now, int64_t wall, ChargeSink& sink) {
-  if (phase_ == ThreadPhase::kRunning) charge(kRunning, now, wall, Charge::kCurrentStack, sink);
+  // A thread whose walks found no Ruby frame: its open interval is the synthetic frame's.
+  if (phase_ == ThreadPhase::kRunning) charge(kRunning, now, wall, frameless_ ? Charge::kNoRubyFrame : Charge::kCurrentStack, sink);
   phase_ = ThreadPhase::kExited;
 }
 

@@ -37,9 +37,14 @@
 //   or a stale stack. A thread created while profiling (born) has a known cpu baseline (its
 //   clock starts at zero) and counts from it in cpu mode.
 //
-// Stacks: only the caller can walk a stack. An event that needs one gets `depth`: >= 0 the
+// Stacks: only the caller can walk a stack. An event that needs one gets `depth`: > 0 the
 // frames just walked, kNoRoom when the walk found no room (the stack is then unknown and the
 // charge is dropped). For set_label and close_own the caller walks only when needs_walk().
+// No interval is ever charged to an empty stack (rperf 0.11 records none): a walk that finds
+// no Ruby frame (depth 0: a thread before its block's frame, or after it returned) leaves the
+// thread's last stack in place; with none known, a tick leaves the interval open for the
+// thread's first real stack, and any other event (one that must close it now) charges it to
+// the synthetic frame kThreadStartFrame (Charge::kNoRubyFrame).
 #pragma once
 #include <atomic>
 #include <cstdint>
@@ -67,18 +72,19 @@ namespace rperf {
 struct Charge {
   static constexpr int kCurrentStack = -1;  // the thread's last stack
   static constexpr int kNoRoom = -2;        // the walk found no room: stack unknown
+  static constexpr int kNoRubyFrame = -3;   // no Ruby frame, none known: the [thread start] frame
   VmState state = kRunning;
   uint32_t label_set = 0;
   int64_t weight = 0;    // >= 0, on the mode's clock
   int64_t wall_ns = 0;   // monotonic time at the end of the interval
-  int depth = kCurrentStack;  // >= 0: the stack just walked (it becomes current even at weight 0)
+  int depth = kCurrentStack;  // > 0: the stack just walked (it becomes current even at weight 0)
 };
 
 // Receives the charges (the session pushes them to its sample ring; tests record them).
 class ChargeSink {
  public:
   // Returns whether the thread's current stack is known afterwards: false when a walked stack
-  // could not be stored (or was not walked: kNoRoom).
+  // (or kNoRubyFrame's) could not be stored (or was not walked: kNoRoom).
   virtual bool charge(uint32_t thread_seq, const Charge& c) = 0;
 
  protected:
@@ -130,6 +136,7 @@ class ThreadTimeline {
   bool wall_ = false;
   ThreadPhase phase_ = ThreadPhase::kUnobserved;
   bool stack_known_ = false;     // the sink holds this thread's stack of the open interval
+  bool frameless_ = false;       // no stack known, and the last walk found no Ruby frame
   bool baseline_known_ = false;  // Unobserved with a valid since_ (cpu: born or adopted)
   uint32_t label_set_ = 0;
   int64_t since_ = 0;            // start of the open interval, on the mode's clock

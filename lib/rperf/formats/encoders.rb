@@ -38,7 +38,6 @@ module Rperf
 
   # gzip of a String (binary), as rperf 0.11's Rperf.gzip.
   def self.gzip(data)
-    require "zlib"
     Zlib.gzip(data.to_s).force_encoding(Encoding::BINARY)
   end
 end

@@ -16,28 +16,37 @@ module Rperf
     #          as same-origin: its requests then carry that name, and are refused (403). A
     #          request without a Host header (HTTP/1.0, not a browser) is not refused for it.
     #
+    # The server's environment widens both without a code change (as Rails' config.hosts, for
+    # a Docker port mapping or a proxy on the same machine): RPERF_VIEWER_ALLOW (addresses or
+    # CIDRs, comma-separated, or "any") adds clients, RPERF_VIEWER_HOSTS (names, or "any") adds
+    # Host names. A refusal names the client or Host and the variable and option that allow it.
+    #
     # REMOTE_ADDR is the peer of the server's socket: behind a reverse proxy on the same host
     # every request comes from loopback, so put an auth: check (or the proxy's) in front.
     class Access
       LOOPBACK = [IPAddr.new("127.0.0.0/8"), IPAddr.new("::1")].freeze
       # A Host header: a name or IPv4 address, or an IPv6 address in brackets; then a port.
       HOST_HEADER = /\A(?:\[(?<v6>[0-9A-Fa-f:.]+)\]|(?<name>[^:\[\]\s]+))(?::\d{1,5})?\z/
+      ALLOW_VARIABLE = "RPERF_VIEWER_ALLOW"
+      HOSTS_VARIABLE = "RPERF_VIEWER_HOSTS"
 
       def initialize(allow: :loopback, auth: nil, hosts: nil)
         raise ArgumentError, "auth: must respond to call(env), got #{auth.inspect}" unless auth.nil? || auth.respond_to?(:call)
 
-        @allow = compile(allow)
+        extra_allow = variable_list(ALLOW_VARIABLE)
+        extra_hosts = variable_list(HOSTS_VARIABLE)
+        open = allow == :any || extra_allow == :any
+        @allow = open ? compile(:any) : compile(allow, extra_allow || [])
         @auth = auth
-        @hosts = compile_hosts(hosts.nil? ? (allow == :loopback ? :loopback : :any) : hosts)
+        hosts = allow == :loopback && !open ? :loopback : :any if hosts.nil?
+        @hosts = extra_hosts == :any ? nil : compile_hosts(hosts, extra_hosts || [])
       end
 
-      # nil when the request may proceed, else the reason it may not.
+      # nil when the request may proceed, else the reason it may not and how to allow it.
       def refusal(env)
-        return "the viewer answers #{@allow_description} only (REMOTE_ADDR #{env['REMOTE_ADDR'].inspect}); see allow:" unless allowed?(env)
-        if @hosts && (host = env["HTTP_HOST"]) && !host_allowed?(host)
-          return "Host #{host.inspect} is not #{@hosts == :loopback ? 'a loopback name or address' : 'one of hosts:'} " \
-                 "(a page of another site may be reading this server through DNS rebinding); see hosts:"
-        end
+        return client_refusal(env["REMOTE_ADDR"]) unless allowed?(env)
+        host = env["HTTP_HOST"]
+        return host_refusal(host) if @hosts && host && !host_allowed?(host)
         return "the auth: check refused this request" if @auth && !authorized?(env)
 
         nil
@@ -45,18 +54,66 @@ module Rperf
 
       private
 
-      def compile_hosts(hosts)
+      # Like Rails' blocked-host page: who was refused, and the one setting that lets it in.
+      def client_refusal(remote_addr)
+        addr = peer("REMOTE_ADDR" => remote_addr)
+        name = addr ? addr.to_s : remote_addr.inspect
+        lines = ["the rperf viewer answers #{@allow_description} only, and refused a request from #{name} (REMOTE_ADDR).",
+                 "Profiles show code paths, file names and label values: allow only the clients that may read them."]
+        if addr
+          lines << "To allow this client (e.g. Docker's port mapping, which connects from the bridge's address), either:"
+          lines << "  set #{ALLOW_VARIABLE}=#{name} in the server's environment (addresses or CIDRs, comma-separated, or \"any\"), or"
+          lines << "  pass allow: [#{name.inspect}] to Rperf::Viewer (use Rperf::Viewer, allow: [...])."
+        else
+          lines << "The server gave no client address; #{ALLOW_VARIABLE}=any (or allow: :any) answers everyone."
+        end
+        lines.join("\n")
+      end
+
+      def host_refusal(header)
+        accepted = [("a loopback name or address" if @hosts[:loopback]), *@hosts[:names]].compact.join(", ")
+        lines = ["Host #{header.inspect} is not #{@hosts[:names].empty? ? accepted : "one of: #{accepted}"}: the rperf viewer " \
+                 "refused it (a page of another site may be reading this server through DNS rebinding)."]
+        if (m = HOST_HEADER.match(header.to_s))
+          name = (m[:v6] || m[:name]).downcase.chomp(".")
+          lines << "To allow requests to #{name} (e.g. a reverse proxy on this machine passing the site's Host), either:"
+          lines << "  set #{HOSTS_VARIABLE}=#{name} in the server's environment (names, comma-separated, or \"any\"), or"
+          lines << "  pass hosts: [#{name.inspect}] to Rperf::Viewer (use Rperf::Viewer, hosts: [...])."
+          lines << "Behind a proxy every request comes from the proxy's address: put an auth: check (or the proxy's) in front."
+        else
+          lines << "The Host header is not a name or address with an optional port; see hosts:."
+        end
+        lines.join("\n")
+      end
+
+      # A variable's comma-separated list, :any, or nil when unset or empty.
+      def variable_list(name)
+        items = ENV[name].to_s.split(/[\s,]+/).reject(&:empty?)
+        return nil if items.empty?
+        return :any if items.any? { |i| i.casecmp?("any") }
+
+        items
+      rescue ArgumentError => e # not valid in its encoding
+        raise ArgumentError, "#{name}: #{e.message}"
+      end
+
+      # {loopback: bool, names: [...]}, or nil for any Host.
+      def compile_hosts(hosts, extra)
         case hosts
         when :any then nil
-        when :loopback then :loopback
+        when :loopback then { loopback: true, names: host_names(extra) }
         when String, Array
           list = Array(hosts)
           raise ArgumentError, "hosts: must be :loopback, :any or host names, got #{hosts.inspect}" unless list.all?(String)
 
-          list.map { |h| h.downcase.delete_prefix("[").delete_suffix("]") }
+          { loopback: false, names: host_names(list + extra) }
         else
           raise ArgumentError, "hosts: must be :loopback, :any or host names, got #{hosts.inspect}"
         end
+      end
+
+      def host_names(list)
+        list.map { |h| h.downcase.delete_prefix("[").delete_suffix("]").chomp(".") }.uniq
       end
 
       def host_allowed?(header)
@@ -64,7 +121,8 @@ module Rperf
         return false unless m
 
         name = (m[:v6] || m[:name]).downcase.chomp(".")
-        return @hosts.include?(name) unless @hosts == :loopback
+        return true if @hosts[:names].include?(name)
+        return false unless @hosts[:loopback]
         return true if name == "localhost" || name.end_with?(".localhost") # RFC 6761: browsers resolve these to loopback
 
         addr = IPAddr.new(name)
@@ -73,30 +131,35 @@ module Rperf
         false
       end
 
-      def compile(allow)
+      # `extra`: the networks RPERF_VIEWER_ALLOW adds to the code's allow:.
+      def compile(allow, extra = [])
+        added = extra.map { |a| parse_network(a, ALLOW_VARIABLE) }
         case allow
         when :any
           @allow_description = "everyone"
           ->(_env) { true }
         when :loopback
-          @allow_description = "loopback addresses"
-          networks(LOOPBACK)
+          @allow_description = (["loopback addresses"] + extra).join(", ")
+          networks(LOOPBACK + added)
         when Proc, Method
-          @allow_description = "requests its allow: check accepts"
-          allow
+          @allow_description = (["requests its allow: check accepts"] + extra).join(", ")
+          return allow if added.empty?
+
+          nets = networks(added)
+          ->(env) { nets.call(env) || allow.call(env) }
         when String, IPAddr, Array
           list = Array(allow)
-          @allow_description = list.map(&:to_s).join(", ")
-          networks(list.map { |a| a.is_a?(IPAddr) ? a : parse_network(a) })
+          @allow_description = (list.map(&:to_s) + extra).join(", ")
+          networks(list.map { |a| a.is_a?(IPAddr) ? a : parse_network(a) } + added)
         else
           raise ArgumentError, "allow: must be :loopback, :any, addresses/CIDRs or a callable, got #{allow.inspect}"
         end
       end
 
-      def parse_network(text)
+      def parse_network(text, source = "allow:")
         IPAddr.new(text.to_s)
       rescue IPAddr::Error => e
-        raise ArgumentError, "allow: #{text.inspect} is not an address or CIDR (#{e.message})"
+        raise ArgumentError, "#{source} #{text.inspect} is not an address or CIDR (#{e.message})"
       end
 
       def networks(list)
