@@ -311,7 +311,7 @@ class AllocationTest < Minitest::Test
       end
       assert_match(/one in 32 sampled\), retained not measured/, reports[0])
       assert_match(/one in 32 sampled\), [\d,]+ retained/, reports[1])
-      assert_match(/Retained by site \(self\):\n\s+[\d,]+\s+[\d.]+%\s+Object#keep_strings/, reports[1])
+      assert_match(/Retained by site \(self\):\n\s+[\d,]+\s+[\d.]+%\s+String\.new/, reports[1])
       _, err, status = Open3.capture3(RUBY, "#{ROOT}/exe/rperf", "record", "--retained", "-o", File.join(dir, "x.json"), RUBY, script)
       refute status.success?
       assert_includes err, "it needs allocations: N"

@@ -69,7 +69,7 @@ module PeerBench
       # Without raw stacks, a site's samples are its method's total_samples: the workload's
       # make_* methods call no other make_* method.
       def self.top_sites
-        Profilers.top(@results[:frames].values.map { |f| [Profilers.site([f[:name]]), f[:total_samples]] })
+        Profilers.top(@results[:frames].values.map { |f| [Profilers.site([f[:name]]), f[:total_samples]] }, @results[:samples])
       end
     end
 
@@ -99,6 +99,16 @@ module PeerBench
 
         report.merge(allocation_samples: result.threads.values.sum { |t| t.dig(:allocations, :samples)&.size || 0 })
       end
+
+      # Each thread's allocations: {samples: [stack index, ...], weights: [...]}; a stack's
+      # frames from the leaf (each distinct stack read once).
+      def self.top_sites
+        site_of = Hash.new { |h, idx| h[idx] = Profilers.site(@result.stack(idx).each_frame.map(&:label)) }
+        Profilers.top(@result.threads.values.flat_map do |t|
+          allocations = t[:allocations] || { samples: [] }
+          allocations[:samples].each_with_index.map { |idx, k| [site_of[idx], allocations[:weights]&.at(k) || 1] }
+        end)
+      end
     end
 
     module Unprofiled
@@ -124,10 +134,10 @@ module PeerBench
       "other"
     end
 
-    # The 3 heaviest of [[site, weight], ...] with their share of all the weights.
-    def self.top(pairs)
+    # The 3 heaviest of [[site, weight], ...] with their share of `total` (default: all the weights).
+    def self.top(pairs, total = nil)
       by_site = pairs.each_with_object(Hash.new(0)) { |(site, weight), acc| acc[site] += weight }
-      total = by_site.values.sum
+      total ||= by_site.values.sum
       by_site.reject { |site, _| site == "other" }.max_by(3) { |_, w| w }.map { |site, w| [site, w.fdiv(total)] }
     end
 
