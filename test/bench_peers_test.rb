@@ -73,7 +73,7 @@ class BenchPeersTest < Minitest::Test
     assert_equal ["ours", "vernier", *%w[ours ours stackprof vernier] * 4, "unprofiled"], rows.map(&:first)
     check_allocation_rows(rows)
     check_site_rows(out, %w[ours stackprof vernier])
-    assert_match(/Profilers: ours #{Regexp.escape(Rperf::VERSION)}, stackprof [\d.]+, vernier [\d.]+/, out)
+    assert_match(/Profilers: ours #{Regexp.escape(Rperf::VERSION)}, (vernier [\d.]+, stackprof [\d.]+|stackprof [\d.]+, vernier [\d.]+) /, out)
   end
 
   def test_allocation_knobs
@@ -103,7 +103,10 @@ class BenchPeersTest < Minitest::Test
       end
       assert_equal "yes", same, "the profilers rank the sites alike at N = #{n}" if %w[1 64].include?(n)
     end
-    assert_match(/\Amake_pair 5\d%, make_name 2\d%, make_record 1\d%\z/, rows[1][1], "ours at N = 64")
+    shares = rows[1][1].scan(/(make_\w+) (\d+)%/).map { |site, share| [site, Integer(share)] }
+    assert_equal %w[make_pair make_name make_record], shares.map(&:first), "ours at N = 64"
+    # 4:2:1 of about 3,000 samples (a quick run): each share within 6 points
+    shares.map(&:last).zip([57, 29, 14]).each { |share, expected| assert_in_delta expected, share, 6, rows[1][1] }
   end
 
   # Every profiler's rows: a setting, an overhead, and (but for the time-only references)
