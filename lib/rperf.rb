@@ -222,7 +222,7 @@ module Rperf
       Native.start({ frequency: s.frequency, mode: s.wall? ? :wall : :cpu, aggregate: s.aggregate, signal: s.signal,
                      defer: s.defer, max_depth: s.max_depth, lines: session.capture_lines?, forked_child: session.forked?,
                      allocation_interval: s.allocation_interval, max_label_sets: s.max_label_sets,
-                     capture: s.capture_path, retained: s.retained? })
+                     capture: s.capture_path, retained: s.retained })
       @session = session
       session.start_inheritance
       ForkHook.install

@@ -86,9 +86,6 @@ module Rperf
     # One allocation in this many is sampled; nil: no allocation profiling.
     def allocation_interval = allocations
 
-    # Whether the sampled objects' frees are followed for the retained estimate (retained: true).
-    def retained? = retained
-
     # The environment of a child process that profiles itself with these sampling settings.
     def child_env
       SAMPLING_ENV.to_h do |key, name|
@@ -119,6 +116,7 @@ module Rperf
       @capture = @capture.to_sym if @capture.is_a?(String)
       @signal = @signal.zero? ? false : nil if @signal.is_a?(Integer) && @signal <= 0
       @allocations = { true => DEFAULT_ALLOCATION_INTERVAL, false => nil, 0 => nil }.fetch(@allocations, @allocations)
+      @retained = false if @retained.nil?
     end
 
     def validate!
