@@ -41,6 +41,8 @@ configs = {
   "allocations: 4096" => { allocations: 4096 },
   "allocations: 512" => { allocations: 512 },
   "allocations: 64" => { allocations: 64 },
+  "allocations: 4096, retained" => { allocations: 4096, retained: true },
+  "allocations: 64, retained" => { allocations: 64, retained: true },
 }
 if defined?(StackProf)
   [4096, 64].each { |n| configs["stackprof :object, #{n}"] = { stackprof: n } }
@@ -68,10 +70,10 @@ median = ->(list) { list.sort[list.size / 2] }
 base = median.(times["off"])
 puts "Allocation-heavy workload: #{allocations_per_run} allocations per run (Ruby #{RUBY_VERSION}, " \
      "#{defined?(RubyVM::YJIT) && RubyVM::YJIT.enabled? ? 'YJIT' : 'interpreter'})"
-puts format("%-24s %10s %10s %12s %14s", "configuration", "ms", "overhead", "alloc samples", "ns/allocation")
+puts format("%-30s %10s %10s %12s %14s", "configuration", "ms", "overhead", "alloc samples", "ns/allocation")
 configs.each_key do |name|
   ms = median.(times[name]) * 1000
   extra_ns = (median.(times[name]) - base) * 1e9 / allocations_per_run
-  puts format("%-24s %10.1f %9.1f%% %12s %14.1f", name, ms, (median.(times[name]) / base - 1) * 100,
+  puts format("%-30s %10.1f %9.1f%% %12s %14.1f", name, ms, (median.(times[name]) / base - 1) * 100,
               samples[name] || "-", extra_ns)
 end

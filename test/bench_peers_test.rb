@@ -13,7 +13,8 @@ class BenchPeersTest < Minitest::Test
   RUN = File.join(RperfTestHelper::ROOT, "bench", "peers", "run.rb")
   NUMBER = /-?[\d,]+/
   ALLOC_COLUMNS = 6
-  INTERVALS = [64, 512, 4096].freeze
+  INTERVALS = [1, 64, 1024, 4096].freeze
+  SITE_COLUMNS = 5
 
   def run_bench(env)
     out, err, status = Open3.capture3({ "RPERF_BENCH_QUICK" => "1", "RPERF_BENCH_YJIT" => "0" }.merge(env), RUBY, RUN)
@@ -54,8 +55,9 @@ class BenchPeersTest < Minitest::Test
 
     alloc_rows, alloc_at = table(out, "profiler | setting", ALLOC_COLUMNS)
     assert_operator alloc_at, :>, time_at, "the allocation table follows the time table"
-    assert_equal %w[ours ours ours ours unprofiled], alloc_rows.map(&:first)
+    assert_equal [*%w[ours] * 9, "unprofiled"], alloc_rows.map(&:first)
     check_allocation_rows(alloc_rows)
+    check_site_rows(out, %w[ours])
   end
 
   def test_quick_allocation_table_with_the_peers
@@ -68,9 +70,10 @@ class BenchPeersTest < Minitest::Test
     out = run_bench("RPERF_BENCH_PROFILERS" => "ours,stackprof,vernier", "RPERF_BENCH_TIME" => "0")
     refute_includes out, "| profiler | mode |", "RPERF_BENCH_TIME=0: no time table"
     rows, = table(out, "profiler | setting", ALLOC_COLUMNS)
-    assert_equal [*%w[ours] * 4, *%w[stackprof] * 3, *%w[vernier] * 4, "unprofiled"], rows.map(&:first)
+    assert_equal ["ours", "vernier", *%w[ours ours stackprof vernier] * 4, "unprofiled"], rows.map(&:first)
     check_allocation_rows(rows)
-    assert_match(/Profilers: ours #{Regexp.escape(Rperf::VERSION)}, stackprof [\d.]+, vernier [\d.]+/, out)
+    check_site_rows(out, %w[ours stackprof vernier])
+    assert_match(/Profilers: ours #{Regexp.escape(Rperf::VERSION)}, (vernier [\d.]+, stackprof [\d.]+|stackprof [\d.]+, vernier [\d.]+) /, out)
   end
 
   def test_allocation_knobs
@@ -84,6 +87,26 @@ class BenchPeersTest < Minitest::Test
     refute PeerBench::Config.from_env("RPERF_BENCH_PROFILERS" => "rperf").alloc?, "rperf 0.11.1 has no allocation rows"
     refute PeerBench::Config.from_env("RPERF_BENCH_PROFILERS" => "ours", "RPERF_BENCH_TIME" => "0").peers_needed?
     assert PeerBench::Config.from_env("RPERF_BENCH_PROFILERS" => "ours,vernier", "RPERF_BENCH_TIME" => "0").peers_needed?
+  end
+
+  # The top sites per N: the three heaviest of the workload's sites with their shares (about
+  # 4:2:1 of the sampled objects), in the same order for every profiler at N = 1 and 64, where
+  # even a quick run samples thousands of allocations.
+  def check_site_rows(out, profilers)
+    rows, = table(out, "N | ours", SITE_COLUMNS)
+    assert_equal INTERVALS.map(&:to_s), rows.map(&:first)
+    rows.each do |n, *cells, same|
+      cells.zip(%w[ours stackprof vernier]).each do |cell, profiler|
+        next assert_equal("–", cell) unless profilers.include?(profiler)
+
+        assert_match(/\A(make_\w+ \d+%, ){2}make_\w+ \d+%\z/, cell, "#{profiler} at #{n}")
+      end
+      assert_equal "yes", same, "the profilers rank the sites alike at N = #{n}" if %w[1 64].include?(n)
+    end
+    shares = rows[1][1].scan(/(make_\w+) (\d+)%/).map { |site, share| [site, Integer(share)] }
+    assert_equal %w[make_pair make_name make_record], shares.map(&:first), "ours at N = 64"
+    # 4:2:1 of about 3,000 samples (a quick run): each share within 6 points
+    shares.map(&:last).zip([57, 29, 14]).each { |share, expected| assert_in_delta expected, share, 6, rows[1][1] }
   end
 
   # Every profiler's rows: a setting, an overhead, and (but for the time-only references)

@@ -116,7 +116,7 @@ class LabelSetsTest < Minitest::Test
         return "#{name}[#{i}]: label_set_id #{id} has no label set (ids: 0 to #{count - 1})" if id.is_a?(Integer) && id.bit_length < 64
         return "#{name}[#{i}]: label_set_id is not an Integer" if name == :aggregated_samples
 
-        return "an allocation sample must be [frames, count, thread_seq, label_set_id, class_name, retained_count]"
+        return "an allocation sample must be [frames, count, thread_seq, label_set_id, class_name, retained_count or nil]"
       end
     end
     nil

@@ -6,7 +6,7 @@
 #              fixed number of units), or "rss" (distinct stacks for `seconds`, then the peak RSS)
 #   profiler:  ours | rperf | stackprof | vernier | none;  mode: cpu | wall;  frequency: Hz
 #   unit:      cold | hot | alloc (calibrate, fixed);  count: units (fixed);  whole_cycles: (rss)
-#   allocations: nil, or also sample one allocation in N (fixed)
+#   allocations: nil, or also sample one allocation in N (fixed);  retained: ours' retained: true
 require "json"
 require_relative "workloads"
 require_relative "profilers"
@@ -17,6 +17,7 @@ module PeerBench
 
     def monotonic = Process.clock_gettime(Process::CLOCK_MONOTONIC)
     def thread_cpu = Process.clock_gettime(Process::CLOCK_THREAD_CPUTIME_ID)
+    def process_cpu = Process.clock_gettime(Process::CLOCK_PROCESS_CPUTIME_ID)
 
     def peak_rss_kb
       File.foreach("/proc/self/status") { |l| return l.split[1].to_i if l.start_with?("VmHWM:") }
@@ -53,7 +54,9 @@ module PeerBench
       [count / 10, 1].max.times { Workloads.public_send(method) }
       GC.start
       whole0 = monotonic
-      profiler.start(spec.fetch("mode").to_sym, spec.fetch("frequency"), spec["allocations"], spec["capture"]&.to_sym)
+      process0 = process_cpu
+      profiler.start(spec.fetch("mode").to_sym, spec.fetch("frequency"), spec["allocations"], spec["capture"]&.to_sym,
+                     retained: spec["retained"] || false)
       work0 = monotonic
       cpu0 = thread_cpu
       objects0 = GC.stat(:total_allocated_objects)
@@ -62,9 +65,12 @@ module PeerBench
       cpu1 = thread_cpu
       work1 = monotonic
       report = profiler.stop
+      process1 = process_cpu
       whole1 = monotonic
+      # The allocation sites are read from the result after the measured interval.
+      sites = profiler.top_sites if spec["allocations"]
       report.merge(version: version, feature: @feature, whole_s: whole1 - whole0, work_s: work1 - work0, work_cpu_s: cpu1 - cpu0,
-                   allocated: objects1 - objects0)
+                   whole_cpu_s: process1 - process0, allocated: objects1 - objects0, top_sites: sites)
     end
 
     # As `fixed`, and the share of instructions YJIT ran between start and stop (when run with

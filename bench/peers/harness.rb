@@ -33,12 +33,13 @@ module PeerBench
   RSS_FREQUENCY = 10_000
 
   # Allocation profiling: one allocation in N sampled, on the allocation-heavy unit (interpreter).
-  ALLOC_INTERVALS = [64, 512, 4096].freeze
+  ALLOC_INTERVALS = [1, 64, 1024, 4096].freeze
   ALLOC_FREQUENCY = 1000 # the time sampling that ours and vernier do besides (stackprof: none)
   ALLOC_EXPERIMENT = Experiment.new(:alloc, "alloc", ALLOC_FREQUENCY, false)
 
-  # A profiler sampling allocations, one in `interval` (nil: time samples only, for reference).
-  AllocVariant = Struct.new(:profiler, :interval) do
+  # A profiler sampling allocations, one in `interval` (nil: time samples only, for reference);
+  # retained: ours with retained: true (the sampled objects' frees followed).
+  AllocVariant = Struct.new(:profiler, :interval, :retained) do
     def baseline? = profiler == "none"
     # ours: cpu time samples at 1 kHz besides; vernier: wall (its only mode); stackprof: :object.
     def mode = { "ours" => :cpu, "vernier" => :wall }.fetch(profiler, :object)
@@ -46,7 +47,7 @@ module PeerBench
     def label
       return "unprofiled" if baseline?
 
-      "#{profiler} #{interval ? "allocations #{interval}" : "time only"}"
+      "#{profiler} #{interval ? "allocations #{interval}" : "time only"}#{" retained" if retained}"
     end
 
     # The setting as the profiler's API spells it.
@@ -54,7 +55,7 @@ module PeerBench
       case [profiler, interval.nil?]
       when ["none", true] then "–"
       when ["ours", true] then "time only (cpu, 1 kHz)"
-      when ["ours", false] then "`allocations: #{interval}` (+ cpu, 1 kHz)"
+      when ["ours", false] then "`allocations: #{interval}#{", retained: true" if retained}` (+ cpu, 1 kHz)"
       when ["stackprof", false] then "`mode: :object, interval: #{interval}`"
       when ["vernier", true] then "time only (wall, 1 kHz)"
       when ["vernier", false] then "`allocation_interval: #{interval}` (+ wall, 1 kHz)"
@@ -62,10 +63,13 @@ module PeerBench
     end
   end
 
+  # Per N: ours without and with retained, stackprof, vernier (interleaved in this order).
   ALL_ALLOC_VARIANTS = [
-    AllocVariant.new("ours", nil), *ALLOC_INTERVALS.map { |n| AllocVariant.new("ours", n) },
-    *ALLOC_INTERVALS.map { |n| AllocVariant.new("stackprof", n) },
-    AllocVariant.new("vernier", nil), *ALLOC_INTERVALS.map { |n| AllocVariant.new("vernier", n) },
+    AllocVariant.new("ours", nil), AllocVariant.new("vernier", nil),
+    *ALLOC_INTERVALS.flat_map do |n|
+      [AllocVariant.new("ours", n), AllocVariant.new("ours", n, true), AllocVariant.new("stackprof", n),
+       AllocVariant.new("vernier", n)]
+    end,
     AllocVariant.new("none", nil),
   ].freeze
 
@@ -149,7 +153,7 @@ module PeerBench
         @log.print "\rallocations: run #{i + 1}/#{config.runs}   "
         config.alloc_variants.each do |v|
           spec = { task: "fixed", profiler: v.profiler, mode: v.mode, frequency: exp.frequency,
-                   unit: exp.unit, count: count, allocations: v.interval }
+                   unit: exp.unit, count: count, allocations: v.interval, retained: v.retained || false }
           @alloc_results[v.label] << run_child(v, spec, yjit: exp.yjit)
         end
       end

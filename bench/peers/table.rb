@@ -107,12 +107,14 @@ module PeerBench
 end
 
 module PeerBench
-  # The allocation rows (Runner#run_allocations): one per profiler setting, with its legend.
+  # The allocation rows (Runner#run_allocations): one per profiler setting, with its legend;
+  # then each profiler's top allocation sites per N.
   class AllocationTable
     COLUMNS = [
-      "profiler", "setting", "overhead", "sampled allocations", "ns per allocation added",
+      "profiler", "setting", "CPU overhead", "sampled allocations", "CPU ns per allocation added",
       "allocations estimated / true (error)"
     ].freeze
+    SITE_COLUMNS = ["N", "ours", "stackprof", "vernier", "same order"].freeze
     BASELINE = Table::BASELINE
 
     def initialize(runner)
@@ -125,7 +127,26 @@ module PeerBench
       end
     end
 
-    def to_s = Table.markdown(["Allocation profiling on an allocation-heavy workload (interpreter):", ""], COLUMNS, rows, legend)
+    # Per N, each profiler's 3 heaviest sites with their share of its sampled objects (the
+    # median share over the runs), and whether the three rank them alike.
+    def site_rows
+      ALLOC_INTERVALS.map do |n|
+        tops = %w[ours stackprof vernier].to_h do |profiler|
+          variant = @runner.config.alloc_variants.find { |v| v.profiler == profiler && v.interval == n && !v.retained }
+          [profiler, variant && median_top(reports(variant))]
+        end
+        orders = tops.values.compact.map { |top| top.map(&:first) }
+        [n.to_s, *tops.values.map { |top| top ? top.map { |site, share| format("%s %.0f%%", site, share * 100) }.join(", ") : "–" },
+         orders.uniq.size == 1 ? "yes" : "no"]
+      end
+    end
+
+    def to_s
+      [Table.markdown(["Allocation profiling on an allocation-heavy workload (interpreter):", ""], COLUMNS, rows, legend),
+       Table.markdown(["", "Top allocation sites (share of each profiler's sampled objects, median of the runs; " \
+                           "expected #{Workloads::ALLOC_SITES.zip([4, 2, 1]).map { |site, k| "#{site} #{(k * 100.0 / 7).round}%" }.join(", ")}):", ""],
+                      SITE_COLUMNS, site_rows, [])].join("\n")
+    end
 
     private
 
@@ -134,11 +155,19 @@ module PeerBench
     def med(reports, key) = Table.median(reports.map { |r| r[key] })
     def true_allocations = med(baseline, "allocated")
 
+    def median_top(runs)
+      shares = Hash.new { |h, k| h[k] = [] }
+      runs.each { |r| (r["top_sites"] || []).each { |site, share| shares[site] << share } }
+      shares.transform_values { |v| Table.median(v + [0.0] * (runs.size - v.size)) }.max_by(3) { |_, share| share }
+    end
+
+    # Process CPU time (every thread: the profilers' own threads too) from start to the
+    # returned result, against unprofiled.
     def overhead_cell(variant)
-      base = med(baseline, "whole_s")
+      base = med(baseline, "whole_cpu_s")
       return "#{Table.thousands(base * 1000)} ms" if variant.baseline?
 
-      format("%+.1f%%", (med(reports(variant), "whole_s") / base - 1) * 100)
+      format("%+.1f%%", (med(reports(variant), "whole_cpu_s") / base - 1) * 100)
     end
 
     def sampled_cell(variant)
@@ -147,11 +176,11 @@ module PeerBench
       Table.thousands(med(reports(variant), "allocation_samples"))
     end
 
-    # The wall time added, spread over the workload's allocations (unprofiled count).
+    # The process CPU time added, spread over the workload's allocations (unprofiled count).
     def added_cell(variant)
       return "–" if variant.baseline?
 
-      format("%.1f", (med(reports(variant), "whole_s") - med(baseline, "whole_s")) * 1e9 / true_allocations)
+      format("%.1f", (med(reports(variant), "whole_cpu_s") - med(baseline, "whole_cpu_s")) * 1e9 / true_allocations)
     end
 
     # Ours only: the profile's estimate (sampled allocations x N, start to stop) against
@@ -175,17 +204,17 @@ module PeerBench
       c = @runner.config
       [
         "",
-        "- workload: #{Workloads::ALLOC_ITERATIONS} × (`\"item \#{i}\"`: 2 strings, a 2-element array, " \
-        "a 1-entry hash) per unit from 3 methods #{Workloads::ALLOC_DEPTH} frames deep, one record in " \
+        "- workload: #{Workloads::ALLOC_ITERATIONS} × (`\"item \#{i}\"`: 2 strings; 4 arrays; a 1-entry hash) per unit " \
+        "from 3 methods #{Workloads::ALLOC_DEPTH} frames deep, one record in " \
         "#{Workloads::KEEP_EVERY} kept in a ring of #{Workloads::KEPT_SLOTS}; units: #{@runner.counts[:alloc]} " \
         "(#{Table.thousands(true_allocations)} allocations, GC.stat) ≈ #{c.seconds} s.",
         "- ours samples time besides (cpu, #{ALLOC_FREQUENCY / 1000} kHz), vernier too (wall, #{ALLOC_FREQUENCY / 1000} kHz, " \
         "its only mode); stackprof's :object mode samples allocations only. The time-only rows are the " \
-        "time sampling's share. Ours samples with random (geometric) gaps of mean N and also tracks which " \
-        "sampled objects are freed (retained objects); stackprof's :object mode and vernier's allocation_interval " \
-        "take every Nth allocation and do not track frees.",
-        "- overhead: wall time from start to the returned result vs unprofiled; ns per allocation added: " \
-        "(profiled − unprofiled) wall time / allocations.",
+        "time sampling's share. Ours samples with random (geometric) gaps of mean N; with `retained: true` it also " \
+        "follows the sampled objects' frees (a FREEOBJ hook: Ruby calls it for every freed object); stackprof's " \
+        ":object mode and vernier's allocation_interval take every Nth allocation and do not track frees.",
+        "- CPU overhead: process CPU time (all threads) from start to the returned result vs unprofiled; CPU ns " \
+        "per allocation added: (profiled − unprofiled) CPU time / allocations.",
         "- sampled allocations: as each profiler reports them (ours: `allocation_sample_count`, stackprof: " \
         "`samples`, vernier: the threads' allocation samples); estimated: the sum of ours' `allocation_samples` " \
         "counts vs the objects the workload allocated in the same process (error: median of the runs' own; " \

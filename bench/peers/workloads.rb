@@ -33,9 +33,13 @@ module PeerBench
 
     # Allocation-heavy: small strings, arrays and hashes made by a few methods ALLOC_DEPTH frames
     # deep; one record in KEEP_EVERY outlives the unit in a ring of KEPT_SLOTS (it is freed
-    # when overwritten, so retained objects come and go as in a long-running program).
+    # when overwritten, so retained objects come and go as in a long-running program). Each
+    # iteration allocates 7 objects, 4 in make_pair, 2 in make_name, 1 in make_record: sites of
+    # distinct weights (4:2:1) to rank, and a period prime to the powers of 2 that counters
+    # (stackprof, vernier: every Nth allocation) use, which therefore see every site.
     ALLOC_DEPTH = 30
     ALLOC_ITERATIONS = 10_000
+    ALLOC_SITES = %w[make_pair make_name make_record].freeze # heaviest first
     KEEP_EVERY = 100
     KEPT_SLOTS = 5_000
     KEPT = Array.new(KEPT_SLOTS)
@@ -43,7 +47,7 @@ module PeerBench
 
     def self.at_depth(depth, &) = depth <= 1 ? yield : at_depth(depth - 1, &)
     def self.make_name(i) = "item #{i}"
-    def self.make_pair(name, i) = [name, i]
+    def self.make_pair(name, i) = [name, [i], [i + 1], [i + 2]]
     def self.make_record(pair) = { key: pair }
 
     def self.keep(record)

@@ -135,6 +135,9 @@ module Rperf
         o.on("--alloc[=N]", Integer, "Also sample one allocation in N (default: #{Settings::DEFAULT_ALLOCATION_INTERVAL})") do |v|
           opts[:allocations] = v || true
         end
+        o.on("--retained", "With --alloc: also count the sampled objects still alive at exit (follows every free)") do
+          opts[:retained] = true
+        end
         o.on("--print-env", "Print the environment rperf would set (export KEY=VALUE lines), then exit without running a command") { opts[:print_env] = true }
         o.on("-v", "--verbose", "Print sampling statistics to stderr") { opts[:verbose] = true }
         o.on("-h", "--help", "Show this help") { opts[:help] = true }
@@ -161,7 +164,7 @@ module Rperf
       settings = begin
         Settings.new(mode: opts[:mode].to_sym, frequency: opts[:frequency], aggregate: opts[:aggregate],
                      inherit: opts[:inherit], vm_state_frames: opts[:vm_state_frames] || false, signal: opts[:signal],
-                     allocations: opts[:allocations], capture: opts[:capture],
+                     allocations: opts[:allocations], retained: opts[:retained] || false, capture: opts[:capture],
                      format: opts[:print] ? :text : opts[:format]&.to_sym, output: output,
                      verbose: opts[:verbose] || false, stat: kind != :record)
       rescue ArgumentError => e

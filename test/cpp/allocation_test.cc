@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <set>
 #include <unordered_map>
 
@@ -340,4 +341,75 @@ TEST(Allocations, PprofHasThreeSampleTypesWithTimeAsDefault) {
   EXPECT_NE(pb.find("inuse_objects"), std::string::npos);
   EXPECT_NE(pb.find("object_class"), std::string::npos);
   EXPECT_EQ(encode_pprof(make_profile({{"a.rb", "<main>", 1}}, {{{0}, 100}}), {}).find("alloc_objects"), std::string::npos);
+}
+
+// retained: false (the default): the retained count is "not measured" wherever it is written,
+// and reads back so from JSON and pprof.
+TEST(Allocations, RetainedNotMeasuredIsNullInJsonAndNoInuseTypeInPprof) {
+  Profile p = allocation_profile();
+  p.retained_measured = false;
+  for (AllocationSample& a : p.allocations) a.retained = 0;
+  std::string body = render_json(p);
+  EXPECT_NE(body.find("\"allocation_samples\":[[[[\"a.rb\",\"Foo#make\",10],[\"a.rb\",\"<main>\",1]],640,1,0,\"String\",null]"),
+            std::string::npos)
+      << body;
+  Profile back;
+  std::string error;
+  ASSERT_TRUE(load_json_profile(body.data(), body.size(), back, error)) << error;
+  EXPECT_FALSE(back.retained_measured);
+  EXPECT_EQ(count_of(back, "String", &AllocationSample::count), 960);
+  EXPECT_NE(render_json(back).find("\"String\",null]"), std::string::npos);
+
+  std::string pb = encode_pprof(p, {});
+  EXPECT_NE(pb.find("alloc_objects"), std::string::npos);
+  EXPECT_EQ(pb.find("inuse_objects"), std::string::npos);
+  Profile from_pprof;
+  ASSERT_TRUE(load_pprof_profile(pb.data(), pb.size(), from_pprof, error)) << error;
+  EXPECT_FALSE(from_pprof.retained_measured);
+  EXPECT_EQ(count_of(from_pprof, "String", &AllocationSample::count), 960);
+  EXPECT_EQ(from_pprof.header.allocation_interval.value_or(0), 64);
+  EXPECT_EQ(from_pprof.samples.size(), 1u);  // the time sample keeps its own value
+  EXPECT_EQ(from_pprof.samples[0].weight_ns, 100);
+
+  Profile measured;
+  std::string full = encode_pprof(allocation_profile(), {});
+  ASSERT_TRUE(load_pprof_profile(full.data(), full.size(), measured, error)) << error;
+  EXPECT_TRUE(measured.retained_measured);
+  EXPECT_EQ(count_of(measured, "Array", &AllocationSample::retained), 64);
+}
+
+TEST(Allocations, RetainedNotMeasuredInTheReportAndSummary) {
+  Profile p = allocation_profile();
+  p.retained_measured = false;
+  for (AllocationSample& a : p.allocations) a.retained = 0;
+  std::string text = encode_allocation_text(p, 10);
+  EXPECT_NE(text.find("Allocations: 1,024 objects (estimated, one in 64 sampled), retained not measured (retained: true)\n"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("Retained by"), std::string::npos) << text;
+  JsonValue s = summarize(p);
+  EXPECT_EQ(s.int_or("allocation_estimate", 0), 1024);
+  EXPECT_EQ(s.get("retained_estimate"), nullptr);
+}
+
+TEST(Allocations, RowsEitherAllHaveRetainedOrNone) {
+  std::string error;
+  Profile back;
+  const char* mixed =
+      R"({"mode":"cpu","aggregated_samples":[],"allocation_interval":64,"allocation_samples":[)"
+      R"([[["a.rb","x",1]],64,1,0,"String",0],[[["a.rb","y",2]],64,1,0,"String",null]]})";
+  EXPECT_FALSE(load_json_profile(mixed, std::strlen(mixed), back, error));
+  EXPECT_NE(error.find("allocation_samples[1]: retained_count is null (not measured), but earlier rows have one"), std::string::npos)
+      << error;
+}
+
+TEST(Allocations, MergeMeasuresRetainedOnlyWhenEveryProcessDid) {
+  Profile root = allocation_profile();
+  Profile child = allocation_profile();
+  child.retained_measured = false;
+  merge_child(root, child, "123");
+  EXPECT_FALSE(root.retained_measured);
+  Profile bare = make_profile({{"a.rb", "<main>", 1}}, {{{0}, 100}});
+  merge_child(bare, allocation_profile(), "124");  // a root without allocations takes the child's
+  EXPECT_TRUE(bare.retained_measured);
 }

@@ -214,7 +214,7 @@ class ViewerBrowserTest < Minitest::Test
       Rperf.start(mode: :wall, defer: true)
       drive(port)
       viewer.add_snapshot(Rperf.stop)
-      Rperf.start(mode: :wall, defer: true, allocations: 64)
+      Rperf.start(mode: :wall, defer: true, allocations: 64, retained: true)
       drive(port)
       3.times { assert_equal "200", http_get(port, "/alloc").code }
       2.times { assert_equal "200", http_get(port, "/restock").code } # the same allocating code, another path

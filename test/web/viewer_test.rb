@@ -876,7 +876,7 @@ class ViewerTest < Minitest::Test
   # and counts as Rperf::Collapsed's allocation flame graph.
   def test_allocations_payload_has_the_profile_totals
     kept = nil
-    data = Rperf.start(mode: :cpu, allocations: 64) do
+    data = Rperf.start(mode: :cpu, allocations: 64, retained: true) do
       kept = Array.new(20_000) { |i| "kept #{i}" }
       30_000.times { |i| [i, i.to_s] }
     end
@@ -906,6 +906,11 @@ class ViewerTest < Minitest::Test
     assert_equal allocations["allocated"], pruned[:samples].sum { |r| r[1] }, "pruning keeps every object"
     assert_equal rows.size - 1, pruned[:pruned][:samples]
     assert_nil Rperf::Viewer::Payload.build(Rperf.start(mode: :cpu) { work }, max_samples: 10, max_timeline: 10)[:allocations]
+    # Without retained: true the page is told retained was not measured.
+    unmeasured = Rperf.start(mode: :cpu, allocations: 64) { 30_000.times { |i| [i, i.to_s] } }
+    allocations = Rperf::Viewer::Payload.build(unmeasured, max_samples: 100, max_timeline: 10)[:allocations]
+    assert_nil allocations[:retained]
+    assert_equal unmeasured[:allocation_samples].sum { |r| r[1] }, allocations[:allocated]
     kept.clear
   end
 

@@ -40,7 +40,7 @@ std::string encode_allocation_text(const Profile& p, int top_n, bool interval_gu
   std::string out = "Allocations: " + grouped(allocated.grand_total_ns) + " objects (estimated, one in " +
                     grouped(p.header.allocation_interval.value_or(0)) + " sampled" +
                     (interval_guessed ? "; the interval estimated from the counts: the file does not name it" : "") + "), " +
-                    grouped(retained.grand_total_ns) + " retained\n";
+                    (p.retained_measured ? grouped(retained.grand_total_ns) + " retained\n" : "retained not measured (retained: true)\n");
   out += "\n Allocated by site (self):\n" + function_rows(p, allocated, allocated.self_ns, top_n);
   out += "\n Allocated by site (total):\n" + function_rows(p, allocated, allocated.total_ns, top_n);
   out += "\n Allocated by class:\n";

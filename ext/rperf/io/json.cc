@@ -85,7 +85,7 @@ void write_allocations(Output& out, const Profile& p, const FrameArena& arena, c
     arena.write_stack(out, p.stacks[a.stack]);
     std::string rest = "," + std::to_string(a.count) + "," + std::to_string(a.thread_seq) + "," + std::to_string(a.label_set) + ",";
     append_json_string(rest, p.class_names[static_cast<uint32_t>(a.type)]);
-    rest += "," + std::to_string(a.retained);
+    rest += p.retained_measured ? "," + std::to_string(a.retained) : std::string(",null");
     if (raw) rest += "," + std::to_string(a.time_ns);
     rest += ']';
     out.append(rest);

@@ -179,9 +179,9 @@ class BodyBuilder {
 
   static constexpr const char* kRowShape = "sample is not [frames, weight, thread_seq, label_set_id]";
   static constexpr const char* kRawRowShape = "raw sample is not [frames, weight, thread_seq, label_set_id, ...]";
-  static constexpr const char* kAllocShape = "allocation sample is not [frames, count, thread_seq, label_set_id, class_name, retained_count]";
+  static constexpr const char* kAllocShape = "allocation sample is not [frames, count, thread_seq, label_set_id, class_name, retained_count or null]";
   static constexpr const char* kRawAllocShape =
-      "raw allocation sample is not [frames, count, thread_seq, label_set_id, class_name, retained_count, time_ns]";
+      "raw allocation sample is not [frames, count, thread_seq, label_set_id, class_name, retained_count or null, time_ns]";
   static constexpr const char* kFrameShape = "frame is not [path, label(, line)]";
   static constexpr const char* kStartLinesShape = "function_start_lines is not a list of [path, label, line]";
 
@@ -189,6 +189,7 @@ class BodyBuilder {
   static bool is_string(const Val& v) { return v.tag == Val::kNode && v.node->kind == JsonValue::Kind::kString; }
   static bool is_empty_array(const Val& v) { return v.tag == Val::kNode && v.node->kind == JsonValue::Kind::kArray && v.node->items.empty(); }
   static bool is_array(const Val& v) { return v.tag == Val::kNode && v.node->kind == JsonValue::Kind::kArray; }
+  static bool is_null(const Val& v) { return v.tag == Val::kNode && v.node->kind == JsonValue::Kind::kNull; }
 
   void refuse(const std::string& why) {
     if (refusal_.empty()) refusal_ = why.rfind("not an", 0) == 0 ? why : "malformed profile: " + why;
@@ -319,6 +320,7 @@ class BodyBuilder {
       case kAllocRow: {
         bool ok = index == 0   ? v.tag == Val::kStack || is_empty_array(v)
                   : index == 4 ? is_string(v)
+                  : index == 5 ? v.tag == Val::kInt || is_null(v)  // null: retained not measured
                                : index < c.width && v.tag == Val::kInt;
         if (!ok && (index == 4 || !refuse_number(v, c.width == 7 ? "raw_allocation_samples" : "allocation_samples", index, kAllocFields))) {
           refuse(c.width == 7 ? kRawAllocShape : kAllocShape);
@@ -582,25 +584,27 @@ class ProfileReader {
     return true;
   }
 
-  // [frames, count, thread_seq, label_set_id, class_name, retained_count(, time_ns when raw)]
-  // rows: not shaped by the builder (the class name is a string), read from their nodes.
+  // [frames, count, thread_seq, label_set_id, class_name, retained_count or null(, time_ns when
+  // raw)] rows: not shaped by the builder (the class name is a string), read from their nodes.
   bool read_allocations(ProfileRows& rows, const Val* list, bool raw) {
     if (!list) return true;
-    const char* shape = raw ? "raw allocation sample is not [frames, count, thread_seq, label_set_id, class_name, retained_count, time_ns]"
-                            : "allocation sample is not [frames, count, thread_seq, label_set_id, class_name, retained_count]";
+    const char* shape = raw ? "raw allocation sample is not [frames, count, thread_seq, label_set_id, class_name, retained_count or null, time_ns]"
+                            : "allocation sample is not [frames, count, thread_seq, label_set_id, class_name, retained_count or null]";
     const size_t width = raw ? 7 : 6;
     if (!is_node(list, JsonValue::Kind::kArray)) return bad("allocation_samples is not an array");
     for (const Val& row : list->node->items) {
       if (!is_node(&row, JsonValue::Kind::kArray) || row.node->items.size() != width) return explain(row, shape);
       const std::vector<Val>& v = row.node->items;
       bool empty_stack = is_node(&v[0], JsonValue::Kind::kArray) && v[0].node->items.empty();
+      bool not_measured = is_node(&v[5], JsonValue::Kind::kNull);  // retained: false
       if ((v[0].tag != Val::kStack && !empty_stack) || v[1].tag != Val::kInt || v[2].tag != Val::kInt || v[3].tag != Val::kInt ||
-          !is_node(&v[4], JsonValue::Kind::kString) || v[5].tag != Val::kInt || (raw && v[6].tag != Val::kInt)) {
+          !is_node(&v[4], JsonValue::Kind::kString) || (v[5].tag != Val::kInt && !not_measured) || (raw && v[6].tag != Val::kInt)) {
         return explain(row, shape);
       }
       const std::string& name = v[4].node->text;
       if (!rows.allocation(stack(empty_stack ? kEmptyStack : static_cast<uint32_t>(v[0].num)), v[1].num, v[2].num, v[3].num,
-                           rows.class_name(name.data(), name.size()), v[5].num, raw, raw ? v[6].num : 0)) {
+                           rows.class_name(name.data(), name.size()), not_measured ? ProfileRows::kNotMeasured : v[5].num, raw,
+                           raw ? v[6].num : 0)) {
         return bad(rows.error());
       }
     }

@@ -2,7 +2,7 @@
 // Functions are (name, filename); locations are (function, line), so `-lines` views work when
 // the profile carries line numbers. With allocation profiling, two more sample types follow the
 // time type: alloc_objects/count (estimated objects allocated) and inuse_objects/count (of
-// those, still alive at the end); time samples carry 0 for them and allocation samples 0 time,
+// those, still alive at the end; only when retained was measured); time samples carry 0 for them and allocation samples 0 time,
 // with the class as an "object_class" label. The time type stays the default.
 #include <cstdlib>
 #include <string>
@@ -89,6 +89,7 @@ std::string encode_pprof(const Profile& p, const std::vector<std::string>& comme
   const int64_t kind = strings.id(p.mode());
   const int64_t nanoseconds = strings.id("nanoseconds");
   const bool allocations = p.has_allocations();
+  const bool inuse = allocations && p.retained_measured;
   // sample_type (1): ValueType { type 1, unit 2 }
   auto sample_type = [&](int64_t type, int64_t unit) {
     ProtoWriter vt;
@@ -100,7 +101,7 @@ std::string encode_pprof(const Profile& p, const std::vector<std::string>& comme
   if (allocations) {
     const int64_t count = strings.id("count");
     sample_type(strings.id("alloc_objects"), count);
-    sample_type(strings.id("inuse_objects"), count);
+    if (inuse) sample_type(strings.id("inuse_objects"), count);
   }
 
   // Functions by (label, path) and locations by (function, line), ids from 1.
@@ -181,7 +182,7 @@ std::string encode_pprof(const Profile& p, const std::vector<std::string>& comme
     sw.buffer() += extra_labels;
     out.bytes_field(2, sw.buffer());
   };
-  std::vector<uint64_t> values(allocations ? 3 : 1, 0);
+  std::vector<uint64_t> values(allocations ? (inuse ? 3 : 2) : 1, 0);
   for (const Sample& s : p.samples) {
     values[0] = static_cast<uint64_t>(s.weight_ns);
     write_sample(s.stack, values, s.thread_seq, s.label_set, std::string());
@@ -194,8 +195,10 @@ std::string encode_pprof(const Profile& p, const std::vector<std::string>& comme
       w.bytes_field(3, label_message(class_key, strings.id(p.class_names[i]), 0));
       class_labels[i] = w.buffer();
     }
+    values[0] = 0;
     for (const AllocationSample& a : p.aggregated_allocations()) {
-      values = {0, static_cast<uint64_t>(a.count), static_cast<uint64_t>(a.retained)};
+      values[1] = static_cast<uint64_t>(a.count);
+      if (inuse) values[2] = static_cast<uint64_t>(a.retained);
       write_sample(a.stack, values, a.thread_seq, a.label_set, class_labels[a.type]);
     }
   }

@@ -318,7 +318,9 @@ class PprofLoader {
       bool ok;
       if (allocated > 0 || retained > 0) {
         if (!has_class) throw Failure{"an allocation sample without an object_class label"};
-        ok = rows.allocation(stack_id, allocated, thread, set, class_name(rows, klass), retained, false);
+        // No inuse_objects: rperf wrote a profile without retained (not measured).
+        ok = rows.allocation(stack_id, allocated, thread, set, class_name(rows, klass),
+                             inuse_index_ == SIZE_MAX ? ProfileRows::kNotMeasured : retained, false);
         allocated_ += static_cast<uint64_t>(allocated);
         gcd_ = gcd(gcd(gcd_, magnitude(allocated)), magnitude(retained));
       } else {
@@ -414,6 +416,7 @@ class PprofLoader {
     p_.header.start_time_ns = time_nanos_;
     p_.header.duration_ns = duration_nanos_;
     if (alloc_index_ == SIZE_MAX) return;
+    p_.retained_measured = inuse_index_ != SIZE_MAX;
     // The interval from the comment rperf writes; a file without it (rperf before allocation
     // profiling was readable from pprof) gets the largest interval every count is a multiple
     // of, marked as guessed.

@@ -236,6 +236,9 @@ struct Profile {
   NameTable class_names;
   bool has_lines = false;   // frames carry line numbers
   bool timestamps = false;  // one sample per interval with its time (aggregate: false)
+  // The allocation samples' `retained` was measured (the sampler's retained: true); else it is
+  // "not measured" (nil in a row, no inuse_objects in pprof) and reads 0 here.
+  bool retained_measured = true;
   ProfileHeader header;
 
   std::string mode() const { return header.mode ? header.mode->text : "cpu"; }

@@ -92,6 +92,14 @@ bool ProfileRows::sample(uint32_t stack, int64_t weight, int64_t thread_seq, int
 bool ProfileRows::allocation(uint32_t stack, int64_t count, int64_t thread_seq, int64_t label_set_id, uint32_t class_name, int64_t retained,
                              bool raw, int64_t time_ns) {
   Kind kind = raw ? kRawAllocations : kAllocations;
+  const bool measured = retained != kNotMeasured;
+  if (counts_[kAllocations] + counts_[kRawAllocations] == 0) {
+    p_.retained_measured = measured;
+  } else if (measured != p_.retained_measured) {
+    error_ = row_name(kind, counts_[kind]) + (measured ? ": retained_count is given, but earlier rows' is null (not measured)"
+                                                       : ": retained_count is null (not measured), but earlier rows have one");
+    return false;
+  }
   AllocationSample a;
   if (!map_label_set(kind, label_set_id, a.label_set)) return false;
   if (!in_range(kind, "thread_seq", thread_seq, kMaxThreadSeq) || !in_range(kind, "time_ns", time_ns, kMaxTotal) ||
@@ -102,7 +110,7 @@ bool ProfileRows::allocation(uint32_t stack, int64_t count, int64_t thread_seq, 
   a.count = count;
   a.thread_seq = static_cast<uint32_t>(thread_seq);
   a.type = class_name;
-  a.retained = retained;
+  a.retained = measured ? retained : 0;
   if (raw) {
     a.time_ns = time_ns;
     p_.allocations.push_back(a);

@@ -53,7 +53,9 @@ class ProfileRows {
               size_t extra_count = 0);
   // An allocation row: [stack, count, thread_seq, label_set_id, class_name, retained(, time_ns
   // when raw)], its class interned by class_name(). Aggregated rows are merged by key when the
-  // body is finished.
+  // body is finished. `retained` kNotMeasured (nil in a row): the source did not measure it
+  // (retained: false); a source's rows all have it or none does.
+  static constexpr int64_t kNotMeasured = INT64_MIN;
   bool allocation(uint32_t stack, int64_t count, int64_t thread_seq, int64_t label_set_id, uint32_t class_name, int64_t retained,
                   bool raw, int64_t time_ns = 0);
   uint32_t class_name(const char* name, size_t len) { return p_.class_names.intern(std::string(name, len)); }

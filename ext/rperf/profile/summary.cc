@@ -28,14 +28,14 @@ JsonValue summarize(const Profile& p) {
   }
   if (h.maxrss_mb && h.maxrss_mb->has_value()) s.set("maxrss_mb", JsonValue::integer(**h.maxrss_mb));
   if (h.sampling_count) s.set("samples", JsonValue::integer(*h.sampling_count));
-  if (p.has_allocations()) {  // ours: estimated objects allocated and still alive (allocations: N)
+  if (p.has_allocations()) {  // ours: estimated objects allocated and still alive (allocations: N; retained: true)
     int64_t allocated = 0, retained = 0;
     for (const AllocationSample& x : p.allocations) {
       allocated += x.count;
       retained += x.retained;
     }
     s.set("allocation_estimate", JsonValue::integer(allocated));
-    s.set("retained_estimate", JsonValue::integer(retained));
+    if (p.retained_measured) s.set("retained_estimate", JsonValue::integer(retained));
   }
 
   JsonValue top = JsonValue::array();

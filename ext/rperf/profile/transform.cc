@@ -204,6 +204,8 @@ void merge_child(Profile& root, const Profile& child, const std::string& pid) {
   }
   if (!root.timestamps) root.samples = agg.take();
   if (child.has_allocations()) {
+    // Retained counts are measured for the merge only when every process measured them.
+    root.retained_measured = child.retained_measured && (root.retained_measured || !root.has_allocations());
     std::vector<uint64_t> type_map(child.class_names.size());
     for (uint32_t i = 0; i < child.class_names.size(); i++) type_map[i] = root.class_names.intern(child.class_names[i]);
     merge_allocations(root, child.allocations, [&](uint32_t s) { return stack_map[s]; }, [&](uint32_t s) { return set_map[s]; },

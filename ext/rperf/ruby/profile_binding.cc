@@ -95,7 +95,8 @@ VALUE sample_value(ProfileHolder& h, const Sample& s, bool raw, uint32_t label_s
   return e;
 }
 
-// [frames, count, thread_seq, label_set_id, class_name, retained_count(, time_ns when raw)]
+// [frames, count, thread_seq, label_set_id, class_name, retained_count (nil: not measured)(,
+// time_ns when raw)]
 VALUE allocation_value(ProfileHolder& h, const AllocationSample& a, bool raw) {
   VALUE e = rb_ary_new_capa(raw ? 7 : 6);
   rb_ary_push(e, stack_value(h, a.stack));
@@ -103,7 +104,7 @@ VALUE allocation_value(ProfileHolder& h, const AllocationSample& a, bool raw) {
   rb_ary_push(e, UINT2NUM(a.thread_seq));
   rb_ary_push(e, UINT2NUM(a.label_set));
   rb_ary_push(e, h.class_name_values[a.type]);
-  rb_ary_push(e, LL2NUM(a.retained));
+  rb_ary_push(e, h.profile.retained_measured ? LL2NUM(a.retained) : Qnil);
   if (raw) rb_ary_push(e, LL2NUM(a.time_ns));
   return e;
 }
@@ -248,7 +249,7 @@ bool allocations_unchanged(ProfileHolder& h, VALUE ary, VALUE expected, const st
     if (!RB_TYPE_P(e, T_ARRAY) || RARRAY_LEN(e) != (raw ? 7 : 6) || !stack_unchanged(h, RARRAY_AREF(e, 0), a.stack) ||
         !same_int(RARRAY_AREF(e, 1), a.count) || !same_int(RARRAY_AREF(e, 2), a.thread_seq) ||
         !same_int(RARRAY_AREF(e, 3), a.label_set) || RARRAY_AREF(e, 4) != h.class_name_values[a.type] ||
-        !same_int(RARRAY_AREF(e, 5), a.retained) || (raw && !same_int(RARRAY_AREF(e, 6), a.time_ns))) {
+        (h.profile.retained_measured ? !same_int(RARRAY_AREF(e, 5), a.retained) : !NIL_P(RARRAY_AREF(e, 5))) || (raw && !same_int(RARRAY_AREF(e, 6), a.time_ns))) {
       return false;
     }
   }
@@ -428,8 +429,8 @@ struct Converter {
   bool allocations(VALUE ary, bool raw) {
     if (NIL_P(ary)) return true;
     if (!RB_TYPE_P(ary, T_ARRAY)) return fail("allocation_samples must be an Array");
-    const char* shape = raw ? "a raw allocation sample must be [frames, count, thread_seq, label_set_id, class_name, retained_count, time_ns]"
-                            : "an allocation sample must be [frames, count, thread_seq, label_set_id, class_name, retained_count]";
+    const char* shape = raw ? "a raw allocation sample must be [frames, count, thread_seq, label_set_id, class_name, retained_count or nil, time_ns]"
+                            : "an allocation sample must be [frames, count, thread_seq, label_set_id, class_name, retained_count or nil]";
     for (long i = 0; i < RARRAY_LEN(ary); i++) {
       VALUE e = RARRAY_AREF(ary, i);
       if (!RB_TYPE_P(e, T_ARRAY) || RARRAY_LEN(e) != (raw ? 7 : 6) || !RB_TYPE_P(RARRAY_AREF(e, 4), T_STRING)) return fail(shape);
@@ -437,10 +438,11 @@ struct Converter {
       int64_t count, thread, set, retained, time_ns = 0;
       if (!stack(RARRAY_AREF(e, 0), stack_id)) return false;
       if (!int64_of(RARRAY_AREF(e, 1), count) || !int64_of(RARRAY_AREF(e, 2), thread) || !int64_of(RARRAY_AREF(e, 3), set) ||
-          !int64_of(RARRAY_AREF(e, 5), retained) || (raw && !int64_of(RARRAY_AREF(e, 6), time_ns))) {
+          !(NIL_P(RARRAY_AREF(e, 5)) || int64_of(RARRAY_AREF(e, 5), retained)) || (raw && !int64_of(RARRAY_AREF(e, 6), time_ns))) {
         return fail(shape);
       }
       VALUE name = RARRAY_AREF(e, 4);
+      if (NIL_P(RARRAY_AREF(e, 5))) retained = ProfileRows::kNotMeasured;  // retained: false
       if (!rows.allocation(stack_id, count, thread, set, rows.class_name(RSTRING_PTR(name), static_cast<size_t>(RSTRING_LEN(name))), retained, raw,
                            time_ns)) {
         return fail(rows.error());
@@ -736,7 +738,8 @@ VALUE int_array(const std::vector<uint32_t>& ids) {
 // {samples: [[node, weight_ns, thread_seq, label_set_id, time_ns], ...], idle: [row index, ...],
 // quantum_ns:, source_count:}, allocations: nil without allocation samples, else {classes:
 // [name, ...], samples: [[node, objects, thread_seq, label_set_id, class, retained], ...],
-// allocated:, retained:, pruned: {samples:, objects:}}} of the view's aggregated samples
+// allocated:, retained: (nil: not measured, the rows' retained 0), pruned: {samples:, objects:}}}
+// of the view's aggregated samples
 // (profile/stack_tree.hh), idle as profile/idle_wait.hh says.
 VALUE profile_stack_tree(VALUE self, VALUE max_samples, VALUE max_timeline) {
   ProfileHolder* h = holder_of(self);
@@ -804,7 +807,7 @@ VALUE profile_stack_tree(VALUE self, VALUE max_samples, VALUE max_timeline) {
     rb_hash_aset(allocations, sym("classes"), classes);
     rb_hash_aset(allocations, sym("samples"), sites);
     rb_hash_aset(allocations, sym("allocated"), LL2NUM(tree->allocated));
-    rb_hash_aset(allocations, sym("retained"), LL2NUM(tree->retained));
+    rb_hash_aset(allocations, sym("retained"), h->profile.retained_measured ? LL2NUM(tree->retained) : Qnil);
     rb_hash_aset(allocations, sym("pruned"), folded);
   }
   VALUE out = rb_hash_new();

@@ -91,7 +91,8 @@ VALUE start_session(const SessionOptions& o, VALUE thread_ids, VALUE owner) {
 
 // Native.start(options, owner): options {frequency:, mode: :cpu|:wall, aggregate:, signal:
 // nil|false|Integer, defer:, max_depth:, lines:, forked_child:, allocation_interval:
-// nil|Integer, max_label_sets:, capture: :signal|:postponed}, validated by Rperf::Settings
+// nil|Integer, max_label_sets:, capture: :signal|:postponed, retained: (FREEOBJ followed for
+// the retained estimate)}, validated by Rperf::Settings
 // (unknown keys are a programming error); `owner`: the Ruby session object (Native.session).
 //
 // Safe from any number of threads: every Ruby call (option conversions, Thread.list, thread
@@ -100,7 +101,7 @@ VALUE start_session(const SessionOptions& o, VALUE thread_ids, VALUE owner) {
 // Ruby, so no other thread runs in between (the GVL is held throughout).
 VALUE native_start(VALUE, VALUE options, VALUE owner) {
   Check_Type(options, T_HASH);
-  static const char* const kKeys[] = {"frequency", "mode", "aggregate", "signal", "defer", "max_depth", "lines", "forked_child", "allocation_interval", "max_label_sets", "capture"};
+  static const char* const kKeys[] = {"frequency", "mode", "aggregate", "signal", "defer", "max_depth", "lines", "forked_child", "allocation_interval", "max_label_sets", "capture", "retained"};
   VALUE keys = rb_funcall(options, rb_intern("keys"), 0);
   for (long i = 0; i < RARRAY_LEN(keys); i++) {
     VALUE key = RARRAY_AREF(keys, i);
@@ -124,6 +125,7 @@ VALUE native_start(VALUE, VALUE options, VALUE owner) {
   if ((v = start_option(options, "forked_child")) != Qundef) o.forked_child = RTEST(v);
   if ((v = start_option(options, "allocation_interval")) != Qundef && !NIL_P(v)) o.allocation_interval = NUM2UINT(v);
   if ((v = start_option(options, "max_label_sets")) != Qundef) o.max_label_sets = NUM2UINT(v);
+  if ((v = start_option(options, "retained")) != Qundef) o.retained = RTEST(v);
   // :signal: the GVL holder's signal handler samples (Session::capture_in_handler); :postponed.
   if ((v = start_option(options, "capture")) != Qundef) {
     if (v != ID2SYM(rb_intern("signal")) && v != ID2SYM(rb_intern("postponed"))) rb_raise(rb_eArgError, "rperf: capture must be :signal or :postponed");
@@ -200,6 +202,15 @@ VALUE native_start_allocations(VALUE, VALUE own_source_prefix) {
   const size_t len = static_cast<size_t>(RSTRING_LEN(own_source_prefix));
   if (g_session) without_cxx_exceptions([&] { g_session->start_allocations(std::string(ptr, len)); });
   return Qnil;
+}
+
+// Native.allocation_hooks -> the allocation events hooked now: [] (no allocations: N, or not
+// started yet), [:newobj], or [:newobj, :freeobj] (retained: true).
+VALUE native_allocation_hooks(VALUE) {
+  VALUE events = rb_ary_new();
+  if (g_session && g_session->newobj_hooked()) rb_ary_push(events, ID2SYM(rb_intern("newobj")));
+  if (g_session && g_session->freeobj_hooked()) rb_ary_push(events, ID2SYM(rb_intern("freeobj")));
+  return events;
 }
 
 // ---- labels: interned in the session's LabelSetTable ------------------------------------
@@ -454,6 +465,7 @@ void init_session_binding(VALUE native) {
   rb_define_singleton_method(native, "snapshot", RUBY_METHOD_FUNC(native_snapshot), 2);
   rb_define_singleton_method(native, "running?", RUBY_METHOD_FUNC(native_running_p), 0);
   rb_define_singleton_method(native, "start_allocations", RUBY_METHOD_FUNC(native_start_allocations), 1);
+  rb_define_singleton_method(native, "allocation_hooks", RUBY_METHOD_FUNC(native_allocation_hooks), 0);
   rb_define_singleton_method(native, "merge_labels", RUBY_METHOD_FUNC(native_merge_labels), 2);
   rb_define_singleton_method(native, "label_set_id=", RUBY_METHOD_FUNC(native_set_label_set), 1);
   rb_define_singleton_method(native, "label_set_id", RUBY_METHOD_FUNC(native_label_set_id), 0);

@@ -6,8 +6,10 @@
 //   NEWOBJ   counts down a random geometric gap (nothing more for unsampled allocations); for a
 //            sampled one, walks the stack with rb_profile_frames into the sample ring (as a time
 //            sample does), records the class, the thread's labels and a weight of N objects, and
-//            tracks the object's address in the live table;
-//   FREEOBJ  forgets the address when it was tracked (one hash probe otherwise).
+//            (retained: true) tracks the object's address in the live table;
+//   FREEOBJ  (retained: true only) forgets the address when it was tracked (one hash probe
+//            otherwise). Ruby calls it for every freed object, sampled or not: that dispatch,
+//            not the probe, is what the retained estimate costs, so it is hooked only when asked.
 // The worker aggregates the records by (stack, thread, labels, class); the live table says
 // which of them are still alive (retained) when the profile is taken.
 //
@@ -55,7 +57,7 @@ void update_moved_objects() {
   Session* s = g_session;
   // Only while FREEOBJ is seen: after stop, tracked addresses may be freed slots (even of
   // pages given back to the OS), which rb_gc_location must not read.
-  if (!s || !s->alloc.hooked || s->alloc.live.size() == 0 || getpid() != s->pid) return;
+  if (!s || !s->freeobj_hooked() || s->alloc.live.size() == 0 || getpid() != s->pid) return;
   s->alloc.live.rekey([](uint64_t address) { return static_cast<uint64_t>(rb_gc_location(static_cast<VALUE>(address))); });
 }
 
@@ -67,11 +69,17 @@ void Session::sample_allocation(VALUE obj) {
   const int64_t t0 = monotonic_ns();  // hook_time_ns counts the sampled allocations' work
   ThreadState* ts = current_thread_state(true);
   int depth = ts ? walk_stack() : -1;
+  if (depth == Charge::kNoRoom) {
+    // The ring is full: at small N the allocations outrun the worker's drain (every 10 ms; at
+    // N = 1 millions of records a second). This thread drains it rather than drop the sample.
+    drain();
+    depth = walk_stack();
+  }
   if (depth >= 0 && allocated_by_rperf(depth)) {
     hook_time_ns += monotonic_ns() - t0;
     return;
   }
-  if (depth < 0 || !alloc.live.reserve_one()) {
+  if (depth < 0 || (opts.retained && !alloc.live.reserve_one())) {
     alloc.dropped++;
     hook_time_ns += monotonic_ns() - t0;
     return;
@@ -84,9 +92,14 @@ void Session::sample_allocation(VALUE obj) {
   r.weight_ns = alloc.gaps.interval();
   if (!opts.aggregate) r.time_ns = t0 - start_mono_ns;
   r.klass = static_cast<uint64_t>(class_of_new_object(obj));
-  r.slot = alloc.live.insert(static_cast<uint64_t>(obj));
-  if (!ring.push(r)) {
-    alloc.live.erase(static_cast<uint64_t>(obj));
+  r.slot = opts.retained ? alloc.live.insert(static_cast<uint64_t>(obj)) : LiveObjects::kNoSlot;
+  bool pushed = ring.push(r);
+  if (!pushed) {
+    drain();  // the walked frames stay unpublished at the ring's head meanwhile
+    pushed = ring.push(r);
+  }
+  if (!pushed) {
+    if (opts.retained) alloc.live.erase(static_cast<uint64_t>(obj));
     alloc.dropped++;
   } else {
     alloc.sample_count++;
@@ -152,17 +165,17 @@ void Session::install_allocation_hooks() {
   rb_gc_register_address(&newobj_tracepoint_);
   rb_gc_register_address(&freeobj_tracepoint_);
   newobj_tracepoint_ = rb_tracepoint_new(0, RUBY_INTERNAL_EVENT_NEWOBJ, newobj_hook, nullptr);
-  freeobj_tracepoint_ = rb_tracepoint_new(0, RUBY_INTERNAL_EVENT_FREEOBJ, freeobj_hook, nullptr);
-  rb_tracepoint_enable(freeobj_tracepoint_);
-  alloc.hooked = true;
+  if (opts.retained) {
+    freeobj_tracepoint_ = rb_tracepoint_new(0, RUBY_INTERNAL_EVENT_FREEOBJ, freeobj_hook, nullptr);
+    rb_tracepoint_enable(freeobj_tracepoint_);
+  }
   rb_tracepoint_enable(newobj_tracepoint_);
 }
 
 void Session::remove_allocation_hooks() {
   if (newobj_tracepoint_ == Qnil) return;
   rb_tracepoint_disable(newobj_tracepoint_);
-  rb_tracepoint_disable(freeobj_tracepoint_);
-  alloc.hooked = false;
+  if (freeobj_tracepoint_ != Qnil) rb_tracepoint_disable(freeobj_tracepoint_);
   rb_gc_unregister_address(&newobj_tracepoint_);
   rb_gc_unregister_address(&freeobj_tracepoint_);
   newobj_tracepoint_ = Qnil;

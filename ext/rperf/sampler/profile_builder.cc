@@ -95,6 +95,7 @@ void build_profile(Session& s, const BuildOptions& opts, Profile& out) {
   const uint64_t triggers = s.timer.trigger_count();  // read with `now`: the ticks of duration_ns
   out.has_lines = s.opts.lines;
   out.timestamps = !s.opts.aggregate;
+  out.retained_measured = s.opts.retained;
   // The session's table may have ids freed by snapshot(clear: true): the profile's is dense.
   std::vector<uint32_t> set_map;
   if (s.label_sets.held() == s.label_sets.size()) {

@@ -40,6 +40,9 @@ struct SessionOptions {
   bool lines = false;     // capture line numbers (lines: true, or a pprof output)
   bool forked_child = false;  // a forked child's session: its thread's CPU counts from the fork
   uint32_t allocation_interval = 0;  // > 0: sample one allocation in this many on average
+  // retained: true: the sampled objects' frees are followed (a FREEOBJ hook, which Ruby calls
+  // for every freed object) for the retained estimate; else only NEWOBJ is hooked.
+  bool retained = false;
   uint32_t max_label_sets = 10000;   // distinct label sets before new ones fold into "(other)"
   // capture: :signal — the GVL holder's signal handler takes the sample itself (no postponed
   // job, no interrupt flag: YJIT code keeps running); see Session::capture_in_handler.
@@ -67,8 +70,7 @@ struct GcTracking {
 struct AllocationTracking {
   GeometricGaps gaps{1, 0};
   uint64_t countdown = 0;       // allocations until the next sampled one
-  bool hooked = false;          // the NEWOBJ/FREEOBJ hooks are installed (the live table is exact)
-  LiveObjects live;             // sampled objects still alive
+  LiveObjects live;             // sampled objects still alive (retained: true only)
   uint64_t sample_count = 0;    // sampled allocations recorded
   uint64_t dropped = 0;         // sampled allocations lost (ring full)
   // Worker side: each thread's last allocating stack, the aggregation (or, aggregate: false,
@@ -154,6 +156,9 @@ class Session final : public ChargeSink {
   void release_unused_label_sets();
 
   void mark();  // GC: frame VALUEs in the stack store and in the ring
+  // Which allocation events are hooked now: NEWOBJ (allocations: N), FREEOBJ (retained: true).
+  bool newobj_hooked() const { return newobj_tracepoint_ != Qnil; }
+  bool freeobj_hooked() const { return freeobj_tracepoint_ != Qnil; }
 
   // The kernel id of the thread that holds the GVL (0: none known), for the timer signal, and
   // its state. Written only on the holder itself (start/resume, RESUMED, SUSPENDED) or cleared

@@ -8,7 +8,7 @@ module Rperf
     DEFAULTS = {
       mode: :cpu, frequency: 1000, signal: nil, aggregate: true, defer: false, lines: false,
       max_depth: 512, vm_state_frames: false, output: nil, format: nil, inherit: :fork,
-      verbose: false, stat: false, allocations: nil, max_label_sets: 10_000, capture: nil,
+      verbose: false, stat: false, allocations: nil, retained: false, max_label_sets: 10_000, capture: nil,
     }.freeze
     # How a tick's stack is captured: in the GVL holder's signal handler (YJIT code keeps
     # running) or by a postponed job (an interrupt: YJIT code side-exits to the interpreter).
@@ -25,7 +25,8 @@ module Rperf
     SAMPLING_ENV = {
       mode: "RPERF_MODE", frequency: "RPERF_FREQUENCY", signal: "RPERF_SIGNAL", aggregate: "RPERF_AGGREGATE",
       defer: "RPERF_DEFER", lines: "RPERF_LINES", max_depth: "RPERF_MAX_DEPTH", vm_state_frames: "RPERF_VM_STATE_FRAMES",
-      allocations: "RPERF_ALLOCATIONS", max_label_sets: "RPERF_MAX_LABEL_SETS", capture: "RPERF_CAPTURE",
+      allocations: "RPERF_ALLOCATIONS", retained: "RPERF_RETAINED", max_label_sets: "RPERF_MAX_LABEL_SETS",
+      capture: "RPERF_CAPTURE",
     }.freeze
     PROCESS_ENV = { output: "RPERF_OUTPUT", format: "RPERF_FORMAT", verbose: "RPERF_VERBOSE", stat: "RPERF_STAT" }.freeze
     INHERIT_ENV = "RPERF_INHERIT"
@@ -58,7 +59,7 @@ module Rperf
       when :allocations then value == "0" ? nil : Integer(value, 10)
       when :signal then %w[false 0].include?(value) ? false : Integer(value, 10)
       when :aggregate then value != "0"
-      when :defer, :lines, :vm_state_frames, :verbose, :stat then value == "1"
+      when :defer, :lines, :vm_state_frames, :verbose, :stat, :retained then value == "1"
       when :format then { txt: :text, pb: :pprof }.fetch(value.to_sym, value.to_sym)
       else value
       end
@@ -115,6 +116,7 @@ module Rperf
       @capture = @capture.to_sym if @capture.is_a?(String)
       @signal = @signal.zero? ? false : nil if @signal.is_a?(Integer) && @signal <= 0
       @allocations = { true => DEFAULT_ALLOCATION_INTERVAL, false => nil, 0 => nil }.fetch(@allocations, @allocations)
+      @retained = false if @retained.nil?
     end
 
     def validate!
@@ -145,11 +147,22 @@ module Rperf
     end
 
     def validate_allocations!
+      validate_retained!
       return if allocations.nil?
       return if allocations.is_a?(Integer) && allocations.between?(1, MAX_ALLOCATION_INTERVAL)
 
       raise ArgumentError, "allocations must be true, false, nil or an Integer in 1..#{MAX_ALLOCATION_INTERVAL} " \
                            "(sample one allocation in N), got #{allocations.inspect}"
+    end
+
+    # retained: true follows the sampled objects' frees (Ruby then calls a hook for every freed
+    # object): the retained estimate is of sampled allocations, so it needs allocations: N.
+    def validate_retained!
+      raise ArgumentError, "retained must be true or false, got #{retained.inspect}" unless [true, false].include?(retained)
+      return unless retained && allocations.nil?
+
+      raise ArgumentError, "retained: true estimates which sampled allocations are still alive: it needs allocations: N " \
+                           "(or true)"
     end
 
     # Linux's first real-time signal (glibc keeps 32 and 33 for its threads and refuses them

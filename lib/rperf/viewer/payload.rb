@@ -36,7 +36,7 @@ module Rperf
     #               the page asks for its filters' table
     #   inverted_tree: the bottom-up tree of every sample (InvertedTreePayload), the same way
     #   trees_apart: true instead of the three trees when they are served apart (build's trees:)
-    #   allocations: nil, or {interval:, classes: [name, ...], allocated:, retained:,
+    #   allocations: nil, or {interval:, classes: [name, ...], allocated:, retained: (nil: not measured),
     #               samples: [[node, objects, thread_seq, label_set_id, class, retained], ...],
     #               pruned: {samples:, objects:}}     from allocation_samples (allocations: N);
     #               node is the allocating stack's leaf, in the same tree as the time samples

@@ -1313,7 +1313,8 @@
 
   // --- allocations -------------------------------------------------------------------------
   // Allocation samples (allocations: N): [node, objects, thread, label_set, class, retained],
-  // node being the allocating stack's leaf; the class is drawn as one more leaf under it, as
+  // node being the allocating stack's leaf; a.retained null: not measured (retained: true was
+  // not asked for), the rows' retained 0; the class is drawn as one more leaf under it, as
   // Rperf::Collapsed.encode(data, allocations: true) does. Objects are estimates (samples × N).
   const fmtCount = (n) => Math.round(n).toLocaleString('en-US');
 
@@ -1330,7 +1331,11 @@
         '`rperf record --alloc ruby app.rb` (one allocation in 512; --alloc=64: one in 64) or Rperf.start(allocations: 64).';
       return;
     }
-    const byRetained = state.allocField === 'retained';
+    const measured = a.retained !== null;
+    const retainedButton = document.querySelector('#tab-alloc [data-field="retained"]');
+    retainedButton.disabled = !measured;
+    retainedButton.title = measured ? '' : 'not measured: record with retained: true (--retained)';
+    const byRetained = measured && state.allocField === 'retained';
     // The kept rows' sums, from the page model: the tree's weights, each node's classes, the sites.
     const kept = modelSelect(p, ROWS.allocations, { thread: state.threadFilter, hidden: hiddenThreads(p), sets: keptLabelSets(p) }); // allocations are never idle
     putColumns([kept.rows, kept.weights]);
@@ -1350,11 +1355,13 @@
       { format: (v) => fmtCount(v) + ' objects' });
 
     const summary = $('alloc-summary');
-    summary.textContent = `${fmtCount(allocated)} objects allocated, ${fmtCount(retained)} still alive at the end (retained); ` +
+    const retainedText = measured ? `${fmtCount(retained)} still alive at the end (retained)`
+      : 'retained not measured (record with retained: true or --retained)';
+    summary.textContent = `${fmtCount(allocated)} objects allocated, ${retainedText}; ` +
       `estimates from one sampled allocation in ${a.interval}. ` + (unfilteredReason('alloc') || 'The label and thread filters apply.') +
       (a.pruned.samples ? ` ${a.pruned.samples} light stacks (${fmtCount(a.pruned.objects)} objects) are shown as [pruned].` : '');
     summary.dataset.allocated = String(allocated);
-    summary.dataset.retained = String(retained);
+    summary.dataset.retained = measured ? String(retained) : '';
     const siteRows = fromModel(Float64Array, wasm.rperf_page_allocation_sites(p.handle), siteCount * 4);
     const top = [];
     for (let k = 0; k < siteCount * 4; k += 4) top.push({ frame: siteRows[k], cls: siteRows[k + 1], allocated: siteRows[k + 2], retained: siteRows[k + 3] });
@@ -1362,7 +1369,8 @@
       const [fn, file] = p.frames[r.frame];
       body.append(el('tr', null,
         el('td', { class: 'num', text: fmtCount(r.allocated) }), el('td', { class: 'num', text: pct(r.allocated, allocated) }),
-        el('td', { class: 'num', text: fmtCount(r.retained) }), el('td', { class: 'num', text: pct(r.retained, retained) }),
+        el('td', { class: 'num', text: measured ? fmtCount(r.retained) : '–' }),
+        el('td', { class: 'num', text: measured ? pct(r.retained, retained) : '' }),
         el('td', { class: 'fn', text: a.classes[r.cls] }), el('td', { class: 'fn', text: fn }),
         el('td', { class: 'file', text: file, title: file })));
     }
