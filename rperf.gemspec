@@ -15,10 +15,10 @@ Gem::Specification.new do |spec|
   # The C++ sources live in layer subdirectories of ext/rperf (extconf.rb compiles every .cc
   # there); the viewer's assets are its own code (no third-party script), page_model.wasm
   # among them: ext/rperf/page built by script/build-page-model (emscripten), committed and shipped built. Built .so files in a
-  # checkout (lib/rperf/<series>/) are not shipped: the gem builds its own. docs/cli.md is the
-  # manual `rperf help` prints.
+  # checkout (lib/rperf/<series>/) are not shipped: the gem builds its own. docs/cli.md and
+  # docs/reference.md are the manual `rperf help` prints.
   spec.files = Dir.chdir(__dir__) do
-    Dir["lib/**/*.rb", "lib/rperf/viewer/assets/**/*", "ext/rperf/**/*.{cc,hh,rb}", "exe/*", "README.md", "docs/cli.md"]
+    Dir["lib/**/*.rb", "lib/rperf/viewer/assets/**/*", "ext/rperf/**/*.{cc,hh,rb}", "exe/*", "README.md", "docs/cli.md", "docs/reference.md"]
       .select { |f| File.file?(f) }.sort
   end
   spec.bindir = "exe"

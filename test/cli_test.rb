@@ -218,7 +218,7 @@ class CliTest < Minitest::Test
   # parser's own --help text, so an option added, renamed or redescribed in the parser fails here
   # until the manual says the same; every RPERF_* variable lib/ reads is documented there too.
   def test_help_is_the_manual_and_covers_every_option_and_variable
-    manual = File.read(File.join(ROOT, "docs/cli.md"))
+    manual = %w[cli.md reference.md].map { |name| File.read(File.join(ROOT, "docs", name)) }.join("\n")
     out, err, status = rperf("help")
     assert status.success?, err
     assert_equal manual, out
@@ -242,6 +242,27 @@ class CliTest < Minitest::Test
     variables -= %w[RPERF_DATA_SOURCE] # the viewer page's JavaScript global (README), not a variable
     assert_operator variables.size, :>=, 20, variables.inspect
     assert_empty variables.reject { |name| manual.include?("`#{name}") }, "RPERF_* variables docs/cli.md does not describe"
+  end
+
+  # The Ruby half of the manual (issue 44.7): every public method of Rperf, every keyword of
+  # Rperf.start and every integration's constant is in what `rperf help` prints, so a method or
+  # keyword added without its documentation fails here.
+  def test_help_covers_the_ruby_api
+    manual, err, status = rperf("help")
+    assert status.success?, err
+    # Public because rperf's own hooks call them (ForkHook, Autostart, Multiprocess), not API.
+    internal = %i[prepare_fork restart_in_child start_child start_root_after_exec]
+    methods = Rperf.singleton_methods(false) - internal
+    assert_operator methods.size, :>=, 15, methods.inspect
+    undocumented = methods.reject { |m| manual.match?(/`(Rperf\.)?#{Regexp.escape(m.to_s)}[`( ]/) || manual.include?("Rperf.#{m}") }
+    assert_empty undocumented, "public Rperf methods the manual does not name"
+    keywords = Rperf.method(:start).parameters.map(&:last)
+    assert_operator keywords.size, :>=, 15
+    assert_empty keywords.reject { |k| manual.include?("`#{k}") }, "Rperf.start keywords the manual does not describe"
+    %w[Rperf::RackMiddleware Rperf::Viewer Rperf::SidekiqMiddleware Rperf::ActiveJobMiddleware Rperf::Metrics
+       Rperf::Continuous Rperf::CallTree Rperf::MethodTable Rperf::FormatError].each do |name|
+      assert_includes manual, name
+    end
   end
 
   def test_sigterm_and_ctrl_c_still_write_the_profile

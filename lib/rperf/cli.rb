@@ -29,15 +29,17 @@ module Rperf
     TEXT
     MORE = "Run 'rperf help' for full documentation"
 
-    # The full manual `rperf help` prints: docs/cli.md, the one place it is written (the README
-    # links it; the gem ships it). Its option blocks are the parsers' own --help texts
-    # (test/cli_test.rb checks that they agree).
-    MANUAL_PATH = File.expand_path("../../docs/cli.md", __dir__)
+    # The full manual `rperf help` prints: docs/cli.md (the command line) then docs/reference.md
+    # (the Ruby API, environment, formats, integrations), the one place each is written (the
+    # README links them; the gem ships them). The option blocks of cli.md are the parsers' own
+    # --help texts, and every option, RPERF_* variable, public method and start keyword is in the
+    # manual (test/cli_test.rb checks both).
+    MANUAL_PATHS = %w[cli.md reference.md].map { |name| File.expand_path("../../docs/#{name}", __dir__) }.freeze
 
     def self.manual
-      File.read(MANUAL_PATH)
+      MANUAL_PATHS.map { |path| File.read(path) }.join("\n")
     rescue SystemCallError # an installation without it: the usage, and what is missing
-      "#{USAGE}\nThe full manual, docs/cli.md, is missing from this installation.\n"
+      "#{USAGE}\nThe full manual, docs/cli.md and docs/reference.md, is missing from this installation.\n"
     end
 
     PROFILE_FORMATS = Settings::FORMATS.map(&:to_s).freeze
