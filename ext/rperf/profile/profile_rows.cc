@@ -103,7 +103,8 @@ bool ProfileRows::allocation(uint32_t stack, int64_t count, int64_t thread_seq, 
   AllocationSample a;
   if (!map_label_set(kind, label_set_id, a.label_set)) return false;
   if (!in_range(kind, "thread_seq", thread_seq, kMaxThreadSeq) || !in_range(kind, "time_ns", time_ns, kMaxTotal) ||
-      !in_range(kind, "count", count, kMaxTotal, &total_count_) || !in_range(kind, "retained_count", retained, kMaxTotal, &total_retained_)) {
+      !in_range(kind, "count", count, kMaxTotal, &total_count_) ||
+      (measured && !in_range(kind, "retained_count", retained, kMaxTotal, &total_retained_))) {
     return false;
   }
   a.stack = stack;
