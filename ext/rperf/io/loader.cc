@@ -83,7 +83,8 @@ class BodyBuilder {
     v.tag = Val::kInt;
     if (std::from_chars(text, text + len, v.num).ec == std::errc()) return v;
     v = real(text, len);  // beyond int64: a real, or in a label's value an Integer of any size
-    if (in_label_value()) v.node->text.assign(text, len);
+    v.node->text.assign(text, len);  // (and its digits for a row's message)
+    if (len >= sizeof(std::string)) spend(len);
     return v;
   }
   Val real(const char* text, size_t len) {
@@ -290,7 +291,7 @@ class BodyBuilder {
         return;
       case kRow: {
         bool ok = index == 0 ? v.tag == Val::kStack || is_empty_array(v) : index < 6 && v.tag == Val::kInt;
-        if (!ok) refuse(c.width ? kRawRowShape : kRowShape);
+        if (!ok && !refuse_number(v, c.width ? "raw_samples" : "aggregated_samples", index, kRowFields)) refuse(c.width ? kRawRowShape : kRowShape);
         return;
       }
       case kStack:
@@ -319,10 +320,26 @@ class BodyBuilder {
         bool ok = index == 0   ? v.tag == Val::kStack || is_empty_array(v)
                   : index == 4 ? is_string(v)
                                : index < c.width && v.tag == Val::kInt;
-        if (!ok) refuse(c.width == 7 ? kRawAllocShape : kAllocShape);
+        if (!ok && (index == 4 || !refuse_number(v, c.width == 7 ? "raw_allocation_samples" : "allocation_samples", index, kAllocFields))) {
+          refuse(c.width == 7 ? kRawAllocShape : kAllocShape);
+        }
         return;
       }
     }
+  }
+
+  // A row's number that is not a 64-bit integer (a real, or an integer past 2^63) named with
+  // its row and field, as ProfileRows names one out of its range; false for anything else.
+  static constexpr const char* kRowFields[] = {"frames", "weight", "thread_seq", "label_set_id", "vm_state", "time_ns"};
+  static constexpr const char* kAllocFields[] = {"frames", "count", "thread_seq", "label_set_id", "class_name", "retained_count", "time_ns"};
+  bool refuse_number(const Val& v, const char* array, size_t index, const char* const* fields) {
+    if (index == 0 || index > 6 || v.tag != Val::kNode || v.node->kind != JsonValue::Kind::kDouble || context_.size() < 2) return false;
+    if (fields == kRowFields && index > 5) return false;
+    size_t row = context_[context_.size() - 2].node->items.size();  // the rows before this one
+    std::string text = v.node->text.empty() ? std::to_string(v.node->real) : v.node->text;
+    if (text.size() > 40) text = text.substr(0, 40) + "...";
+    refuse(std::string(array) + "[" + std::to_string(row) + "]: " + fields[index] + " " + text + " is not an integer of 64 bits");
+    return true;
   }
 
   bool recognise(const std::vector<Val>& items, Val& out) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string_view>
 
+#include "profile/thread_index.hh"
 #include "profile/transform.hh"
 
 namespace rperf {
@@ -178,14 +179,11 @@ IdleWait IdleSamples::wait_of(const Sample& s) const {
 std::vector<ThreadIdleTotal> thread_idle_totals(const Profile& p) {
   IdleSamples idle(p);
   std::vector<ThreadIdleTotal> out;
-  std::vector<int32_t> index;  // by thread_seq: into out, -1 none yet
+  ThreadIndex index;  // thread_seq -> into out
   for (const Sample& s : p.samples) {
-    if (s.thread_seq >= index.size()) index.resize(s.thread_seq + 1, -1);
-    int32_t& i = index[s.thread_seq];
-    if (i < 0) {
-      i = static_cast<int32_t>(out.size());
-      out.push_back(ThreadIdleTotal{s.thread_seq, 0, 0});
-    }
+    bool added;
+    uint32_t i = index.find_or_add(s.thread_seq, added);
+    if (added) out.push_back(ThreadIdleTotal{s.thread_seq, 0, 0});
     out[i].total_ns += s.weight_ns;
     if (idle.idle(s)) out[i].idle_ns += s.weight_ns;
   }

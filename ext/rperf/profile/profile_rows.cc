@@ -55,10 +55,22 @@ bool ProfileRows::map_label_set(Kind kind, int64_t id, uint32_t& out) {
   return true;
 }
 
+bool ProfileRows::in_range(Kind kind, const char* field, int64_t value, int64_t max, int64_t* total) {
+  if (value >= 0 && value <= max && (!total || value <= kMaxTotal - *total)) {
+    if (total) *total += value;
+    return true;
+  }
+  error_ = row_name(kind, counts_[kind]) + ": " + field + " " + std::to_string(value) +
+           (value < 0 || value > max ? " is out of range (0 to " + std::to_string(max) + ")"
+                                     : " takes the rows' total past " + std::to_string(kMaxTotal) + " (2^62)");
+  return false;
+}
+
 bool ProfileRows::sample(uint32_t stack, int64_t weight, int64_t thread_seq, int64_t label_set_id, const int64_t* extra, size_t extra_count) {
   Kind kind = p_.timestamps ? kRaw : kAggregated;
   Sample s;
   if (!map_label_set(kind, label_set_id, s.label_set)) return false;
+  if (!in_range(kind, "thread_seq", thread_seq, kMaxThreadSeq)) return false;
   s.stack = stack;
   s.weight_ns = weight;
   s.thread_seq = static_cast<uint32_t>(thread_seq);
@@ -70,6 +82,8 @@ bool ProfileRows::sample(uint32_t stack, int64_t weight, int64_t thread_seq, int
     else s.time_ns = first;
     if (extra_count >= 2) s.time_ns = extra[1];
   }
+  if (!in_range(kind, "time_ns", s.time_ns, kMaxTotal)) return false;
+  if (!in_range(kind, "weight", weight, kMaxTotal, &total_weight_)) return false;
   p_.samples.push_back(s);
   counts_[kind]++;
   return true;
@@ -80,6 +94,10 @@ bool ProfileRows::allocation(uint32_t stack, int64_t count, int64_t thread_seq, 
   Kind kind = raw ? kRawAllocations : kAllocations;
   AllocationSample a;
   if (!map_label_set(kind, label_set_id, a.label_set)) return false;
+  if (!in_range(kind, "thread_seq", thread_seq, kMaxThreadSeq) || !in_range(kind, "time_ns", time_ns, kMaxTotal) ||
+      !in_range(kind, "count", count, kMaxTotal, &total_count_) || !in_range(kind, "retained_count", retained, kMaxTotal, &total_retained_)) {
+    return false;
+  }
   a.stack = stack;
   a.count = count;
   a.thread_seq = static_cast<uint32_t>(thread_seq);

@@ -34,6 +34,13 @@ class ProfileRows {
   // The source's label sets, in its order: a row's label_set_id indexes them (equal sets are
   // valid and share one interned id). A source with none has only id 0, the empty set.
   void label_set(const LabelSet& set);
+  // The bounds of a row's numbers, checked here for every source before any view reads them:
+  // a thread_seq (the sampler numbers threads from 1) fits 31 bits; a weight, time, count or
+  // retained count is not negative, and the weights (and the counts) of all rows add up to at
+  // most 2^62 (146 years of ns), so that no sum, difference or end of an interval a view
+  // computes from them overflows.
+  static constexpr int64_t kMaxThreadSeq = INT32_MAX;
+  static constexpr int64_t kMaxTotal = int64_t{1} << 62;
   // A row's label_set_id that names no set of the source: the row has no labels (nil in a Hash).
   static constexpr int64_t kNoLabels = INT64_MIN;
   // For a source whose rows carry their labels (pprof): the id of `set` in the source's list,
@@ -66,6 +73,9 @@ class ProfileRows {
 
  private:
   bool map_label_set(Kind kind, int64_t id, uint32_t& out);
+  // `value` of the row's `field` within [0, max] (and `total` with it within kMaxTotal when
+  // given); else the row is named in error_.
+  bool in_range(Kind kind, const char* field, int64_t value, int64_t max, int64_t* total = nullptr);
 
   Profile& p_;
   std::vector<uint32_t> label_map_;  // the source's label set ids -> interned ids
@@ -76,6 +86,7 @@ class ProfileRows {
   FrameTable methods_;  // (path, label) of function_start_lines -> start_of_method_
   std::vector<int32_t> start_of_method_;
   size_t counts_[4] = {};
+  int64_t total_weight_ = 0, total_count_ = 0, total_retained_ = 0;
   std::string error_;
 };
 

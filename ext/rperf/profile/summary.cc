@@ -14,7 +14,7 @@ JsonValue summarize(const Profile& p) {
   const ProfileHeader& h = p.header;
   JsonValue s = JsonValue::object();
   if (h.duration_ns) s.set("total_ms", JsonValue::real(round1(*h.duration_ns / 1e6)));
-  if (h.user_ns || h.sys_ns) s.set("cpu_ms", JsonValue::real(round1((h.user_ns.value_or(0) + h.sys_ns.value_or(0)) / 1e6)));
+  if (h.user_ns || h.sys_ns) s.set("cpu_ms", JsonValue::real(round1((static_cast<double>(h.user_ns.value_or(0)) + static_cast<double>(h.sys_ns.value_or(0))) / 1e6)));
   if (h.gc_stats) {
     const JsonValue& gc = *h.gc_stats;
     const std::pair<const char*, const char*> counts[] = {{"minor_count", "gc_count_minor"}, {"major_count", "gc_count_major"}};

@@ -28,10 +28,9 @@ bool TimelineBinner::covers(int64_t time_ns, int64_t weight_ns, const SampleFilt
 
 void TimelineBinner::add_interval(uint32_t thread_seq, TimelineState state, double from, double to, int64_t kept, uint32_t name) {
   out_.kept_ns += kept;
-  if (thread_seq >= thread_index_.size()) thread_index_.resize(thread_seq + 1, -1);
-  int32_t& t = thread_index_[thread_seq];
-  if (t < 0) {
-    t = static_cast<int32_t>(out_.threads.size());
+  bool added;
+  uint32_t t = thread_index_.find_or_add(thread_seq, added);
+  if (added) {
     out_.threads.push_back(thread_seq);
     out_.occupancy.resize(out_.occupancy.size() + static_cast<size_t>(kTimelineStates) * out_.bins, 0.0);
   }

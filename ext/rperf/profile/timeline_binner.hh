@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "profile/sample_filter.hh"
+#include "profile/thread_index.hh"
 #include "profile/vm_state.hh"
 
 namespace rperf {
@@ -56,7 +57,7 @@ class TimelineBinner {
   void add_interval(uint32_t thread_seq, TimelineState state, double from, double to, int64_t kept, uint32_t name);
 
   TimelineBins out_;
-  std::vector<int32_t> thread_index_;  // by thread_seq: into out_.threads, -1 none yet
+  ThreadIndex thread_index_;  // thread_seq -> into out_.threads
   std::unordered_map<std::string, uint32_t> name_index_;
   std::unordered_map<uint64_t, double> leaf_weight_;  // (bin, leaf name) -> ns, for the hover
 };
