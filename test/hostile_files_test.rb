@@ -92,6 +92,22 @@ class HostileFilesTest < Minitest::Test
     assert_includes read_in_child(data, ".json"), "aggregated_samples[1]: weight #{2**62} takes the rows' total past"
   end
 
+  # Found by the fuzzer: a label key that is not UTF-8 (EncodingError making its Symbol from a pprof file), a raw
+  # profile's duration_ns past 2^63 (RangeError in the stack chart of `report --html`).
+  def test_damaged_label_key_and_duration_are_served
+    data = profile
+    data[:label_sets][1] = { "QQVL" => "x" }
+    Dir.mktmpdir("rperf-hostile") do |dir|
+      path = File.join(dir, "p.json")
+      File.binwrite(path, JSON.generate(data).b.sub("QQVL", "\xDCVL".b))
+      out, err, status = run_ruby(CHILD, path, dir)
+      assert status.success?, "#{out}#{err}"
+      assert_includes out, "invalid UTF-8 in a string" # JSON's strings are UTF-8; a pprof file's key is served (fuzz seed 4242 case 1629)
+    end
+    raw = profile.merge(duration_ns: 2**64, raw_samples: [[[["/app/a.rb", "A#run", 3]], 1_000_000, 1, 0, 0, 1_000_000]])
+    assert_match(/\Aserved 200 0 [1-9]/, read_in_child(raw, ".json.gz"))
+  end
+
   # The same rows in a Hash given to Rperf.save: the one row check names them too.
   def test_a_hash_with_an_out_of_range_thread_seq_is_refused
     Dir.mktmpdir("rperf-hostile") do |dir|

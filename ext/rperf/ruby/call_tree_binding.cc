@@ -413,12 +413,19 @@ struct TimelineQuery {  // owned by a Ruby object: read_select and the conversio
 void timeline_query_free(void* p) { delete static_cast<TimelineQuery*>(p); }
 const rb_data_type_t kTimelineQueryType = {"rperf/timeline_query", {nullptr, timeline_query_free, nullptr, nullptr, {nullptr}}, nullptr, nullptr, 0};
 
+// A file's duration as the axis's least end: an Integer past int64 (a damaged file's header) is
+// the largest, a negative one nothing; no RangeError.
+int64_t min_end_of(VALUE min_end_ns) {
+  if (RB_TYPE_P(min_end_ns, T_BIGNUM)) return RBIGNUM_POSITIVE_P(min_end_ns) ? INT64_MAX : 0;
+  return NUM2LL(min_end_ns);
+}
+
 VALUE profile_timeline_bins(VALUE self, VALUE bins, VALUE min_end_ns, VALUE select) {
   ProfileHolder* p = holder_of(self);
   if (!p->profile.timestamps) rb_raise(rb_eArgError, "rperf: the timeline needs the profile's raw samples (aggregate: false)");
   long count = NUM2LONG(bins);
   if (count < 1 || count > 100000) rb_raise(rb_eArgError, "rperf: bins must be 1 to 100000, got %ld", count);
-  int64_t min_end = NUM2LL(min_end_ns);
+  int64_t min_end = min_end_of(min_end_ns);
   auto* q = new TimelineQuery();
   VALUE owner = TypedData_Wrap_Struct(0, &kTimelineQueryType, q);
   if (!NIL_P(select)) read_select(select, p, q->filter);
@@ -482,7 +489,7 @@ VALUE integer_array(const std::vector<T>& values, Convert convert) {
 VALUE profile_stack_charts(VALUE self, VALUE min_end_ns, VALUE select) {
   ProfileHolder* p = holder_of(self);
   if (!p->profile.timestamps) rb_raise(rb_eArgError, "rperf: the stack chart needs the profile's raw samples (aggregate: false)");
-  int64_t min_end = NUM2LL(min_end_ns);
+  int64_t min_end = min_end_of(min_end_ns);
   auto* q = new StackChartQuery();
   VALUE owner = TypedData_Wrap_Struct(0, &kStackChartQueryType, q);
   if (!NIL_P(select)) read_select(select, p, q->filter);

@@ -27,7 +27,13 @@ VALUE text_string(const std::string& s) {
 }
 
 namespace {
-VALUE key_symbol(const std::string& key) { return ID2SYM(rb_intern3(key.data(), static_cast<long>(key.size()), rb_utf8_encoding())); }
+// A Symbol of the bytes as given: UTF-8, or binary when they are not valid UTF-8 (a damaged
+// file's key; rb_intern3 raises EncodingError for invalid UTF-8).
+VALUE bytes_symbol(const char* p, size_t len) {
+  rb_encoding* enc = utf8_valid(p, len) ? rb_utf8_encoding() : rb_ascii8bit_encoding();
+  return ID2SYM(rb_intern3(p, static_cast<long>(len), enc));
+}
+VALUE key_symbol(const std::string& key) { return bytes_symbol(key.data(), key.size()); }
 
 std::string text_of(VALUE v) {  // String or Symbol
   if (SYMBOL_P(v)) v = rb_sym2str(v);
@@ -201,7 +207,7 @@ VALUE decode_label_value(std::string_view v) {
     }
     case lv::kSymbol: {
       std::string_view t = lv::text_of(v);
-      return ID2SYM(rb_intern3(t.data(), static_cast<long>(t.size()), rb_utf8_encoding()));
+      return bytes_symbol(t.data(), t.size());
     }
     case lv::kInteger: {
       int64_t i;

@@ -142,7 +142,7 @@ module Rperf
         raise Unavailable, "the stack chart needs raw samples (a profile recorded with aggregate: false)" unless profile.raw?
 
         duration = @data.is_a?(Native::Profile) ? profile.attribute(:duration_ns) : @data[:duration_ns]
-        profile.stack_charts(duration.respond_to?(:to_i) ? duration.to_i : 0, native_select(profile))
+        profile.stack_charts(duration.is_a?(Integer) ? duration : 0, native_select(profile))
       end
 
       # The profile of the samples the filters keep, each with its kept weight (its part of a
