@@ -172,18 +172,17 @@ IdleSamples::IdleSamples(const Profile& p) {
   for (uint32_t t = 0; t < seq_of.size(); t++) {
     if (!waits[t]) continue;
     std::vector<std::pair<uint32_t, double>> stacks(weight_of[t].begin(), weight_of[t].end());
-    std::vector<uint32_t> home = home_of(p, stacks, method_frame);
-    for (const auto& [stack, weight] : stacks) {
+    std::vector<uint32_t> home = works_labelled[t] ? std::vector<uint32_t>() : home_of(p, stacks, method_frame);
+    for (const auto& entry : stacks) {
+      uint32_t stack = entry.first;
       if (wait_of_stack_[stack] != StackWait::kPrimitive) continue;
       RootFirst frames(p, p.stacks[stack]);
+      // The main thread is the program: only rule 4a makes its waits idle.
+      if (p.frames[frames[0]].label == kMainLabel) continue;
+      // Between units of labelled work (4b), or at the top of the thread's loop (4c).
       size_t callers = caller_size[stack];
-      bool main = p.frames[frames[0]].label == kMainLabel;
-      // Between units of labelled work (4b), at the top of the thread's loop (4c), or for the main
-      // thread on its home past the wait's callers (it spent 90% of its time in this wait).
-      size_t compared = main ? std::min(home.size(), frames.size) : callers;
-      bool same = home.size() >= compared;
-      for (size_t i = 0; same && i < compared; i++) same = home[i] == method_frame[frames[i]];
-      bool idle = main ? home.size() > callers && same : works_labelled[t] || (home.size() >= callers && same);
+      bool idle = works_labelled[t] || home.size() >= callers;
+      for (size_t i = 0; idle && !works_labelled[t] && i < callers; i++) idle = home[i] == method_frame[frames[i]];
       if (idle) at_home_.insert(static_cast<uint64_t>(seq_of[t]) << 32 | stack);
     }
   }

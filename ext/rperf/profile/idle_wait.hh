@@ -39,9 +39,9 @@
 //         its time in one request's wait (a saturated server whose one endpoint sleeps) looks
 //         like a thread waiting for work; the Rack middleware's labels keep such a wait the
 //         program's (rule 3).
-//      The main thread (root `<main>`) has no loop of its own to wait at the top of, nor units
-//      of work: its wait is idle (besides a.) only when it is where the thread spent 90% of its
-//      time (a server's main thread after boot), so a script's own `sleep` stays the script's.
+//      The main thread (root `<main>`) is the program, with no loop of its own to wait at the top
+//      of nor units of work: only a. makes its waits idle (a server's main thread joining its
+//      threads), so a script's own `sleep` stays the script's, even when it is all it does.
 // A stack cut at max_depth (root "[truncated]") has no known top: only a. applies.
 //
 // The samples are judged as a whole profile: the homes are its threads' (a view of part of the
