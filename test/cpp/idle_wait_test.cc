@@ -70,12 +70,15 @@ const Stack kRequestWork = {{"Digest::SHA256.hexdigest", kC}, {"App#call", kApp}
                             {"Puma::ThreadPool#spawn_thread", kPool}};
 
 TEST(IdleWait, APoolThreadWaitingForARequestNotTheRequestsOwnSleep) {
-  // Busy (the wait a third of its time) or nearly always waiting: the wait at the top of the
-  // pool's loop is idle, the request's sleep under the app is the program's.
-  for (int64_t wait : {100, 10'000}) {
+  // Waiting most of its time, or nearly always: the wait at the top of the pool's loop is idle,
+  // the request's sleep under the app is the program's.
+  for (int64_t wait : {250, 10'000}) {
     Profile p = profile({{1, kPoolWait, wait}, {1, kRequestSleep, 100}, {1, kRequestWork, 100, kRunning}});
     EXPECT_EQ(idle_of(p), (std::vector<bool>{true, false, false})) << wait;
   }
+  // Busy more than half of its time: its waits stay (they swamp nothing).
+  Profile busy = profile({{1, kPoolWait, 150}, {1, kRequestSleep, 100}, {1, kRequestWork, 100, kRunning}});
+  EXPECT_EQ(idle_of(busy), (std::vector<bool>{false, false, false}));
   // Off the GVL only: waiting for the GVL (woken for a request), running or in GC is not idle.
   Profile states = profile({{1, kPoolWait, 100, kGvlWait}, {1, kPoolWait, 100, kRunning}, {1, kPoolWait, 100, kGcMark}});
   EXPECT_EQ(idle_of(states), (std::vector<bool>{false, false, false}));
@@ -94,7 +97,7 @@ TEST(IdleWait, AWaitInsideLabelledWorkIsTheWorks) {
   // (reading the next request's body); the request's own sleep, labelled, is the request's.
   const Stack body = {{"IO#wait_readable", kC}, {"Puma::Client#eagerly_finish", kServer}, {"Puma::Server#process_client", kServer},
                       {"Puma::ThreadPool#spawn_thread", kPool}};
-  Profile labelled = profile({{1, kRequestSleep, 500, kGvlBlocked, 1}, {1, body, 100}, {1, kRequestWork, 500, kRunning, 1}});
+  Profile labelled = profile({{1, kRequestSleep, 100, kGvlBlocked, 1}, {1, body, 300}, {1, kRequestWork, 100, kRunning, 1}});
   EXPECT_EQ(idle_of(labelled), (std::vector<bool>{false, true, false}));
   // Not on the main thread: a script's unlabelled sleep beside its labelled work stays its own.
   Profile script = profile({{1, {{"Kernel#sleep", kC}, {"<main>", kApp}}, 100}, {1, {{"Object#compute", kApp}, {"<main>", kApp}}, 100, kRunning, 1}});
@@ -125,7 +128,7 @@ TEST(IdleWait, ScriptThreadsWaitingInTheirLoops) {
   const Stack worker_pop = {{"Thread::Queue#pop", kSync}, {"Worker#start", kApp}, {"Kernel#loop", kKernel}, {"Worker#start", kApp}};
   const Stack job_pop = {{"Thread::Queue#pop", kSync}, {"Job#run", kApp}, {"Worker#start", kApp}, {"Kernel#loop", kKernel}, {"Worker#start", kApp}};
   const Stack job_work = {{"Integer#times", kC}, {"Job#run", kApp}, {"Worker#start", kApp}, {"Kernel#loop", kKernel}, {"Worker#start", kApp}};
-  Profile p = profile({{2, background_sleep, 1000}, {2, background_work, 10, kRunning}, {3, worker_pop, 300}, {3, job_pop, 300}, {3, job_work, 400, kRunning}});
+  Profile p = profile({{2, background_sleep, 1000}, {2, background_work, 10, kRunning}, {3, worker_pop, 1000}, {3, job_pop, 300}, {3, job_work, 400, kRunning}});
   // The loops' sleep and pop are idle; a pop inside a job (waiting for a result) is the job's.
   EXPECT_EQ(idle_of(p), (std::vector<bool>{true, false, true, false, false}));
   // concurrent-ruby's worker: a pop under its loop and catch.

@@ -34,6 +34,7 @@ constexpr std::string_view kPassThrough[] = {
 
 constexpr std::string_view kMainLabel = "<main>";
 constexpr double kHomeShare = 0.9;
+constexpr double kWaitingShare = 0.5;
 
 template <size_t N>
 bool listed(const std::string_view (&list)[N], std::string_view label) {
@@ -74,7 +75,7 @@ struct RootFirst {
 std::vector<uint32_t> home_of(const Profile& p, const std::vector<std::pair<uint32_t, double>>& stack_weights,
                               const std::vector<uint32_t>& method_frame) {
   double total = 0;
-  for (const auto& [stack, weight] : stack_weights) total += std::max(weight, 0.0);
+  for (const auto& [stack, weight] : stack_weights) total += weight;
   std::vector<uint32_t> home;
   if (total <= 0) return home;
   std::vector<std::pair<uint32_t, double>> live = stack_weights;
@@ -83,7 +84,7 @@ std::vector<uint32_t> home_of(const Profile& p, const std::vector<std::pair<uint
     by_frame.clear();
     for (const auto& [stack, weight] : live) {
       RootFirst frames(p, p.stacks[stack]);
-      if (depth < frames.size) by_frame[method_frame[frames[depth]]] += std::max(weight, 0.0);
+      if (depth < frames.size) by_frame[method_frame[frames[depth]]] += weight;
     }
     auto best = std::max_element(by_frame.begin(), by_frame.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
     if (best == by_frame.end() || best->second < kHomeShare * total) return home;
@@ -163,16 +164,27 @@ IdleSamples::IdleSamples(const Profile& p) {
     if (s.label_set < labelled_set_.size() && labelled_set_[s.label_set]) works_labelled[t] = true;
   }
   if (std::none_of(waits.begin(), waits.end(), [](bool w) { return w; })) return;
-  std::vector<std::unordered_map<uint32_t, double>> weight_of(seq_of.size());  // per thread: stack -> weight
+  // Per thread: stack -> its weight, and that of its samples in an unlabelled wait off the GVL.
+  std::vector<std::unordered_map<uint32_t, std::pair<double, double>>> weight_of(seq_of.size());
   for (const Sample& s : p.samples) {
     bool added;
     uint32_t t = threads.find_or_add(s.thread_seq, added);
-    if (waits[t]) weight_of[t][s.stack] += static_cast<double>(s.weight_ns);
+    if (!waits[t]) continue;
+    double weight = std::max(static_cast<double>(s.weight_ns), 0.0);
+    std::pair<double, double>& w = weight_of[t][s.stack];
+    w.first += weight;
+    if (unlabelled_wait(s) == StackWait::kPrimitive) w.second += weight;
   }
   for (uint32_t t = 0; t < seq_of.size(); t++) {
     if (!waits[t]) continue;
-    std::vector<std::pair<uint32_t, double>> stacks(weight_of[t].begin(), weight_of[t].end());
+    std::vector<std::pair<uint32_t, double>> stacks;
+    double total = 0, idle_total = 0;
+    for (const auto& [stack, weights] : weight_of[t]) {
+      stacks.emplace_back(stack, weights.first);
+      total += weights.first;
+    }
     std::vector<uint32_t> home = works_labelled[t] ? std::vector<uint32_t>() : home_of(p, stacks, method_frame);
+    std::vector<uint32_t> idle_stacks;
     for (const auto& entry : stacks) {
       uint32_t stack = entry.first;
       if (wait_of_stack_[stack] != StackWait::kPrimitive) continue;
@@ -183,8 +195,14 @@ IdleSamples::IdleSamples(const Profile& p) {
       size_t callers = caller_size[stack];
       bool idle = works_labelled[t] || home.size() >= callers;
       for (size_t i = 0; idle && !works_labelled[t] && i < callers; i++) idle = home[i] == method_frame[frames[i]];
-      if (idle) at_home_.insert(static_cast<uint64_t>(seq_of[t]) << 32 | stack);
+      if (!idle) continue;
+      idle_stacks.push_back(stack);
+      idle_total += weight_of[t][stack].second;
     }
+    // A thread waits for work when that is most of what it does: a thread busy more than half
+    // of its time keeps its waits (they swamp nothing, and may be its work's).
+    if (idle_total < kWaitingShare * total) continue;
+    for (uint32_t stack : idle_stacks) at_home_.insert(static_cast<uint64_t>(seq_of[t]) << 32 | stack);
   }
 }
 

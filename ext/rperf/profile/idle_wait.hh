@@ -39,6 +39,9 @@
 //         its time in one request's wait (a saturated server whose one endpoint sleeps) looks
 //         like a thread waiting for work; the Rack middleware's labels keep such a wait the
 //         program's (rule 3).
+//      and b. and c. only in a thread that waits so most of its time (at least half): a thread busy
+//      more than half of its time keeps its waits (they swamp nothing, and may be its work's: a
+//      thread that computes, then sleeps once at its top, or a busy pool's short waits).
 //      The main thread (root `<main>`) is the program, with no loop of its own to wait at the top
 //      of nor units of work: only a. makes its waits idle (a server's main thread joining its
 //      threads), so a script's own `sleep` stays the script's, even when it is all it does.
