@@ -482,7 +482,11 @@ module Rperf
       base, target = argv.map { |f| load_profile(f, opts[:mode]) }
       note = nil
       unless opts[:alloc] # allocations are never idle
-        base, target = [base, target].map { |data| ShownProfile.new(data, idle: opts[:idle], threads: opts[:threads]) }
+        base, target = { base: base, target: target }.map do |name, data|
+          ShownProfile.new(data, idle: opts[:idle], threads: opts[:threads])
+        rescue Error => e
+          raise Error, "#{name}: #{e.message}"
+        end
         note = ShownProfile.diff_note(base, target)
         base, target = base.profile, target.profile
       end

@@ -197,6 +197,15 @@ TEST(IdleWait, SidekiqProcessorsHeartbeatAndPoller) {
   EXPECT_EQ(idle_of(labelled), (std::vector<bool>{true, false}));
 }
 
+TEST(IdleWait, AChildProcesssThreadsAreItsOwn) {
+  // A root's busy thread 2 (its sleep a tenth of its time) and a child's thread 2 that only
+  // sleeps in its loop (its samples merged with %pid): one thread_seq, two threads.
+  Profile p = make_profile({{kC, "Kernel#sleep"}, {kApp, "block in <main>"}, {kApp, "Object#work"}},
+                           {{{0, 1}, 100, 2, 0, kGvlBlocked}, {{2, 1}, 900, 2, 0, kRunning}, {{0, 1}, 1000, 2, 1, kGvlBlocked}},
+                           {{}, {{"%pid", "42"}}});
+  EXPECT_EQ(idle_of(p), (std::vector<bool>{false, false, true}));
+}
+
 TEST(IdleWait, WhatIsNeverIdle) {
   // Moving data, a lock's contention, a stack with no wait, a stack cut at max_depth (no top).
   Profile p = profile({{1, {{"IO#read", kC}, {"Shop#download", kApp}}, 100},

@@ -142,21 +142,32 @@ IdleSamples::IdleSamples(const Profile& p) {
 
   state_of_set_.reserve(p.label_sets.size());
   labelled_set_.reserve(p.label_sets.size());
+  process_of_set_.reserve(p.label_sets.size());
+  std::unordered_map<std::string, uint32_t> processes;  // %pid value -> 1, 2, ... (0: the root's)
   for (uint32_t i = 0; i < p.label_sets.size(); i++) {
     const LabelSet& set = p.label_sets[i];
     state_of_set_.push_back(vm_state_of(set));
-    labelled_set_.push_back(std::any_of(set.begin(), set.end(), [](const Label& l) { return !starts_with(label_value::to_s(l.key), "%"); }));
+    bool labelled = false;
+    uint32_t process = 0;
+    for (const Label& l : set) {
+      std::string key = label_value::to_s(l.key);
+      if (key == kPidLabelKey) process = processes.emplace(l.value, static_cast<uint32_t>(processes.size() + 1)).first->second;
+      labelled = labelled || !starts_with(key, "%");
+    }
+    labelled_set_.push_back(labelled);
+    process_of_set_.push_back(process);
   }
 
-  // The homes of the threads with a primitive's wait, from all of their samples.
-  ThreadIndex threads;
-  std::vector<uint32_t> seq_of;
+  // The homes of the threads with a primitive's wait, from all of their samples. A thread is its
+  // thread_seq in its process (a child's merged samples carry %pid: their seqs are its own).
+  std::unordered_map<uint64_t, uint32_t> threads;  // thread_key -> t
+  std::vector<uint64_t> key_of;
   std::vector<bool> waits, works_labelled;
   for (const Sample& s : p.samples) {
-    bool added;
-    uint32_t t = threads.find_or_add(s.thread_seq, added);
+    auto [at, added] = threads.emplace(thread_key(s), static_cast<uint32_t>(key_of.size()));
+    uint32_t t = at->second;
     if (added) {
-      seq_of.push_back(s.thread_seq);
+      key_of.push_back(thread_key(s));
       waits.push_back(false);
       works_labelled.push_back(false);
     }
@@ -165,17 +176,16 @@ IdleSamples::IdleSamples(const Profile& p) {
   }
   if (std::none_of(waits.begin(), waits.end(), [](bool w) { return w; })) return;
   // Per thread: stack -> its weight, and that of its samples in an unlabelled wait off the GVL.
-  std::vector<std::unordered_map<uint32_t, std::pair<double, double>>> weight_of(seq_of.size());
+  std::vector<std::unordered_map<uint32_t, std::pair<double, double>>> weight_of(key_of.size());
   for (const Sample& s : p.samples) {
-    bool added;
-    uint32_t t = threads.find_or_add(s.thread_seq, added);
+    uint32_t t = threads[thread_key(s)];
     if (!waits[t]) continue;
     double weight = std::max(static_cast<double>(s.weight_ns), 0.0);
     std::pair<double, double>& w = weight_of[t][s.stack];
     w.first += weight;
     if (unlabelled_wait(s) == StackWait::kPrimitive) w.second += weight;
   }
-  for (uint32_t t = 0; t < seq_of.size(); t++) {
+  for (uint32_t t = 0; t < key_of.size(); t++) {
     if (!waits[t]) continue;
     std::vector<std::pair<uint32_t, double>> stacks;
     double total = 0, idle_total = 0;
@@ -202,8 +212,13 @@ IdleSamples::IdleSamples(const Profile& p) {
     // A thread waits for work when that is most of what it does: a thread busy more than half
     // of its time keeps its waits (they swamp nothing, and may be its work's).
     if (idle_total < kWaitingShare * total) continue;
-    for (uint32_t stack : idle_stacks) at_home_.insert(static_cast<uint64_t>(seq_of[t]) << 32 | stack);
+    if (!idle_stacks.empty()) idle_stacks_of_thread_[key_of[t]].insert(idle_stacks.begin(), idle_stacks.end());
   }
+}
+
+uint64_t IdleSamples::thread_key(const Sample& s) const {
+  uint64_t process = s.label_set < process_of_set_.size() ? process_of_set_[s.label_set] : 0;
+  return process << 32 | s.thread_seq;
 }
 
 IdleSamples::StackWait IdleSamples::unlabelled_wait(const Sample& s) const {
@@ -218,7 +233,10 @@ bool IdleSamples::idle(const Sample& s) const {
   switch (unlabelled_wait(s)) {
     case StackWait::kNone: return false;
     case StackWait::kOnAnother: return true;
-    case StackWait::kPrimitive: return at_home_.count(static_cast<uint64_t>(s.thread_seq) << 32 | s.stack) > 0;
+    case StackWait::kPrimitive: {
+      auto at = idle_stacks_of_thread_.find(thread_key(s));
+      return at != idle_stacks_of_thread_.end() && at->second.count(s.stack) > 0;
+    }
   }
   return false;
 }

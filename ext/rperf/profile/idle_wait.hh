@@ -47,10 +47,13 @@
 //      threads), so a script's own `sleep` stays the script's, even when it is all it does.
 // A stack cut at max_depth (root "[truncated]") has no known top: only a. applies.
 //
+// A thread is a thread_seq in its process: a child's samples merged into its root's profile
+// (labelled %pid) are its own threads.
 // The samples are judged as a whole profile: the homes are its threads' (a view of part of the
 // profile, a time range or a thread, uses the judgement of the whole).
 #pragma once
 #include <cstdint>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -69,10 +72,13 @@ class IdleSamples {
   enum class StackWait : uint8_t { kNone, kOnAnother, kPrimitive };
   // Rules 1 to 3: off the GVL, no program label, a wait primitive's leaf (its kind), else kNone.
   StackWait unlabelled_wait(const Sample& s) const;
+  // The sample's thread: its process (the %pid of a child's merged samples) << 32 | thread_seq.
+  uint64_t thread_key(const Sample& s) const;
   std::vector<StackWait> wait_of_stack_;
   std::vector<VmState> state_of_set_;
-  std::vector<bool> labelled_set_;  // by label set id: carries a program label
-  std::unordered_set<uint64_t> at_home_;  // thread_seq << 32 | stack: rule 4b or 4c holds
+  std::vector<bool> labelled_set_;      // by label set id: carries a program label
+  std::vector<uint32_t> process_of_set_;  // by label set id: its %pid's number, 0 without one
+  std::unordered_map<uint64_t, std::unordered_set<uint32_t>> idle_stacks_of_thread_;  // rule 4b or 4c
 };
 
 // Per thread (thread_seq ascending): its samples' weight, and that of its idle ones.
