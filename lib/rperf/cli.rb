@@ -132,6 +132,11 @@ module Rperf
              "Stack capture: signal (in the signal handler) or postponed (default: signal under YJIT)") { |v| opts[:capture] = v.to_sym }
         o.on("--no-aggregate", "Disable sample aggregation (keep raw samples)") { opts[:aggregate] = false }
         o.on("--report", "Include flat/cumulative profile tables in output") { opts[:report] = true } if kind == :stat
+        if kind != :record
+          o.on("--idle", "Count idle waits too (threads waiting for work: hidden by default, with a line saying how much)") do
+            opts[:idle] = true
+          end
+        end
         o.on("--no-inherit", "Do not profile forked/spawned child processes (default: inherit)") { opts[:inherit] = false }
         o.on("--vm-state-frames", "GVL/GC states as leaf frames ([GVL blocked], ...) instead of labels") { opts[:vm_state_frames] = true }
         o.on("--alloc[=N]", Integer, "Also sample one allocation in N (default: #{Settings::DEFAULT_ALLOCATION_INTERVAL})") do |v|
@@ -186,6 +191,7 @@ module Rperf
       if kind != :record
         env["RPERF_STAT_COMMAND"] = argv.join(" ") # as rperf 0.11 shows it: the words, unquoted
         env["RPERF_STAT_REPORT"] = "1" if opts[:report]
+        env["RPERF_STAT_IDLE"] = "1" if opts[:idle]
       end
       env.compact
     end
@@ -258,6 +264,11 @@ module Rperf
         end
         o.on("--top", "Print top functions by #{files > 1 ? 'diff' : 'flat time'}") { opts[:mode] = :top }
         o.on("--text", "Print text #{files > 1 ? 'diff report' : 'report'}") { opts[:mode] = :text }
+        o.on("--idle", "Show idle waits too (threads waiting for work: the printed views hide them by default, with a line " \
+                       "saying how much)") { opts[:idle] = true }
+        o.on("--thread N", "Only thread N (its number, as the Viewer's Threads tab shows it; repeatable) in the printed views") do |v|
+          (opts[:threads] ||= []) << ShownProfile.thread_number(v)
+        end
         if files == 1
           o.on("--alloc", "Print top allocation sites and classes (a profile recorded with --alloc)") { opts[:mode] = :alloc }
         else
@@ -333,17 +344,38 @@ module Rperf
       return firefox(path, opts[:output]) if opts[:mode] == :firefox
 
       data = load_profile(path, opts[:mode])
+      return export(path, data, opts) if %i[alloc html callgrind].include?(opts[:mode])
+
+      shown = ShownProfile.new(data, idle: opts[:idle], threads: opts[:threads])
+      data = shown.profile
       case opts[:mode]
       when :top then @out.print Text.encode(data, top_n: 20, header: false)
-      when :alloc then @out.print Report.allocations(data, top: 20)
       when :text then @out.print Text.encode(data)
       when :table then @out.print Table.report_tsv(data)
       when :table_json then @out.puts Table.report_json(data)
-      when :html then write_html(path, data, opts[:output])
-      when :callgrind then write_callgrind(data, opts[:output])
       else print_call_tree_view(data, opts)
       end
+      print_note(shown.note, opts[:mode])
       0
+    end
+
+    # The views of the whole profile: allocations (never idle), the Viewer's page (its own idle
+    # filter) and callgrind's file.
+    def export(path, data, opts)
+      case opts[:mode]
+      when :alloc then @out.print Report.allocations(data, top: 20)
+      when :html then write_html(path, data, opts[:output])
+      else write_callgrind(data, opts[:output])
+      end
+      0
+    end
+
+    # What the view left out, after it: on stdout under a text view, on stderr beside a table
+    # (whose readers parse stdout).
+    def print_note(note, mode)
+      return unless note
+
+      (%i[table table_json].include?(mode) ? @err : @out).puts note
     end
 
     def print_call_tree_view(data, opts)
@@ -460,11 +492,22 @@ module Rperf
       fail_with("Two profile files required.\n#{parser}") if argv.size < 2
       unexpected_arguments(argv.drop(2), parser)
       base, target = argv.map { |f| load_profile(f, opts[:mode]) }
+      note = nil
+      unless opts[:alloc] # allocations are never idle
+        base, target = { base: base, target: target }.map do |name, data|
+          ShownProfile.new(data, idle: opts[:idle], threads: opts[:threads])
+        rescue Error => e
+          raise Error, "#{name}: #{e.message}"
+        end
+        note = ShownProfile.diff_note(base, target)
+        base, target = base.profile, target.profile
+      end
       case opts[:mode]
       when :table then @out.print Table.diff_tsv(base, target)
       when :table_json then @out.puts Table.diff_json(base, target)
       else @out.puts Diff.new(base, target, allocations: opts[:alloc]).render(limit: opts[:mode] == :top ? 20 : nil)
       end
+      print_note(note, opts[:mode])
       0
     end
 

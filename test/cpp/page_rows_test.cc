@@ -150,8 +150,11 @@ TEST(PageRows, ThePagesTotalsAreTheServersOnTheSameProfile) {
     time += weight;
     uint32_t thread = static_cast<uint32_t>(1 + rng() % 3);
     uint32_t set = static_cast<uint32_t>(rng() % 3);
-    bool idle_wait = thread == 3 && rng() % 2;  // Queue#pop at the top of a worker: idle when blocked
-    std::vector<uint32_t> stack = idle_wait ? std::vector<uint32_t>{3, 4} : std::vector<uint32_t>{static_cast<uint32_t>(1 + rng() % 2), 0};
+    // Thread 3 is a worker: Queue#pop at the top of its block, outside the labelled work, is idle.
+    bool idle_wait = thread == 3 && rng() % 2;
+    if (idle_wait) set = 0;
+    uint32_t root = thread == 3 ? 4 : 0;
+    std::vector<uint32_t> stack = idle_wait ? std::vector<uint32_t>{3, 4} : std::vector<uint32_t>{static_cast<uint32_t>(1 + rng() % 2), root};
     VmState state = idle_wait ? kGvlBlocked : (rng() % 4 == 0 ? kGcMark : kRunning);
     samples.push_back({stack, weight, thread, set, state, time});
   }

@@ -1,8 +1,12 @@
 #include "profile/idle_wait.hh"
 
 #include <algorithm>
+#include <string>
 #include <string_view>
+#include <unordered_map>
+#include <utility>
 
+#include "profile/label_value.hh"
 #include "profile/thread_index.hh"
 #include "profile/transform.hh"
 
@@ -10,80 +14,39 @@ namespace rperf {
 
 namespace {
 
-// The labels the rules name, as tokens: a frame is read once into its token (kOther: none).
-enum Token : int8_t {
-  kOther = -1,
-  kMutexSleep,
-  kConditionWait,
-  kPumaSpawnThread,
-  kNioSelect,
-  kPumaSelectLoop,
-  kIoSelect,
-  kPumaHandleServers,
-  kKernelSleep,
-  kPumaAutomatonStart,
-  kRedisBlockingCall,
-  kSidekiqRetrieveWork,
-  kSidekiqHeartbeat,
-  kTimedStackPop,
-  kPollerWait,
-  kPollerInitialWait,
-  kQueuePop,
-  kSizedQueuePop,
-  kKernelLoop,
-  kKernelCatch,
-  kTokenCount,
+// The frames the rule names, by label (as Ruby 3.3 gives them: rb_profile_frame_full_label).
+enum class FrameKind : uint8_t { kOther, kWaitPrimitive, kWaitOnAnother, kPassThrough };
+
+constexpr std::string_view kWaitPrimitives[] = {
+    "Kernel#sleep", "Thread.stop", "Thread::Queue#pop", "Thread::SizedQueue#pop", "Thread::ConditionVariable#wait",
+    "Thread::Mutex#sleep", "MonitorMixin::ConditionVariable#wait", "Monitor#wait_for_cond", "IO.select", "Kernel#select",
+    "IO#wait_readable", "IO#wait", "NIO::Selector#select", "TCPServer#accept", "UNIXServer#accept", "Socket#accept",
+};
+constexpr std::string_view kWaitsOnAnother[] = {
+    "Thread#join", "Thread#value", "Process.wait", "Process.wait2", "Process.waitpid", "Process.waitpid2", "Process.waitall",
+    "Process::Status.wait",
+};
+// Frames a thread's loop waits through without leaving it (rule 4c), besides blocks of methods
+// already on the stack.
+constexpr std::string_view kPassThrough[] = {
+    "Kernel#loop", "Kernel#catch", "Thread::Mutex#synchronize", "Monitor#synchronize", "MonitorMixin#mon_synchronize",
 };
 
-constexpr std::string_view kTokenLabels[kTokenCount] = {
-    "Thread::Mutex#sleep",
-    "Thread::ConditionVariable#wait",
-    "Puma::ThreadPool#spawn_thread",
-    "NIO::Selector#select",
-    "Puma::Reactor#select_loop",
-    "IO.select",
-    "Puma::Server#handle_servers",
-    "Kernel#sleep",
-    "Puma::ThreadPool::Automaton#start!",
-    "RedisClient#blocking_call",
-    "Sidekiq::BasicFetch#retrieve_work",
-    "Sidekiq::Launcher#start_heartbeat",
-    "ConnectionPool::TimedStack#pop",
-    "Sidekiq::Scheduled::Poller#wait",
-    "Sidekiq::Scheduled::Poller#initial_wait",
-    "Thread::Queue#pop",
-    "Thread::SizedQueue#pop",
-    "Kernel#loop",
-    "Kernel#catch",
-};
+constexpr std::string_view kMainLabel = "<main>";
+constexpr double kHomeShare = 0.9;
+constexpr double kWaitingShare = 0.5;
 
-// One step of a rule, from the leaf: a frame with one of two labels (b: kOther for one), any
-// frames up to the next step's (kSkip), or the rest of the stack being the thread's top (kTop).
-struct Step {
-  enum Kind : uint8_t { kFrame, kSkip, kTop } kind;
-  Token a = kOther, b = kOther;
-};
-constexpr Step frame(Token a, Token b = kOther) { return Step{Step::kFrame, a, b}; }
-constexpr Step kAny{Step::kSkip};
-constexpr Step kThreadTop{Step::kTop};
+template <size_t N>
+bool listed(const std::string_view (&list)[N], std::string_view label) {
+  return std::find(std::begin(list), std::end(list), label) != std::end(list);
+}
 
-struct Rule {
-  const char* name;
-  Step steps[5];
-  int count;
-};
-
-// The list of idle_wait.hh, in IdleWait's order.
-const Rule kRules[static_cast<int>(IdleWait::kCount)] = {
-    {"puma_pool", {frame(kMutexSleep), frame(kConditionWait), frame(kPumaSpawnThread)}, 3},
-    {"puma_reactor", {frame(kNioSelect), frame(kPumaSelectLoop)}, 2},
-    {"puma_acceptor", {frame(kIoSelect), frame(kPumaHandleServers)}, 2},
-    {"puma_automaton", {frame(kKernelSleep), frame(kPumaAutomatonStart)}, 2},
-    {"sidekiq_fetch", {kAny, frame(kRedisBlockingCall), kAny, frame(kSidekiqRetrieveWork)}, 4},
-    {"sidekiq_heartbeat", {frame(kKernelSleep), frame(kSidekiqHeartbeat)}, 2},
-    {"sidekiq_poller", {frame(kMutexSleep), frame(kConditionWait), frame(kTimedStackPop), kAny, frame(kPollerWait, kPollerInitialWait)}, 5},
-    {"queue_pop", {frame(kQueuePop, kSizedQueuePop), kThreadTop}, 2},
-};
+FrameKind kind_of(const Frame& f) {
+  if (listed(kWaitPrimitives, f.label)) return FrameKind::kWaitPrimitive;
+  if (listed(kWaitsOnAnother, f.label)) return FrameKind::kWaitOnAnother;
+  if (listed(kPassThrough, f.label)) return FrameKind::kPassThrough;
+  return FrameKind::kOther;
+}
 
 bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
 
@@ -97,83 +60,185 @@ std::string_view method_label(std::string_view label) {
   return label;
 }
 
-Token token_of(const Frame& f) {
-  std::string_view label = method_label(f.label);
-  for (int t = 0; t < kTokenCount; t++) {
-    if (kTokenLabels[t] == label) return static_cast<Token>(t);
+// A stack's frames root first, without the VM-state leaf of vm_state_frames.
+struct RootFirst {
+  FrameSpan stack;
+  size_t size;
+  RootFirst(const Profile& p, FrameSpan s) : stack(s), size(s.size()) {
+    if (size > 0 && p.frames[s[0]].path == kVmFramePath) size--;
   }
-  return kOther;
-}
+  uint32_t operator[](size_t i) const { return stack[stack.size() - 1 - i]; }
+};
 
-// Matches rule steps [step, count) against the stack's frames [at, n) (leaf first).
-template <typename TokenAt>
-bool match(const Profile& p, FrameSpan stack, size_t at, const Rule& rule, int step, TokenAt&& token_at) {
-  if (step == rule.count) return true;
-  const Step& s = rule.steps[step];
-  switch (s.kind) {
-    case Step::kFrame: {
-      if (at >= stack.size()) return false;
-      Token t = token_at(at);
-      return t != kOther && (t == s.a || t == s.b) && match(p, stack, at + 1, rule, step + 1, token_at);
+// A thread's home (idle_wait.hh, rule 4c): the frames from its root that hold kHomeShare of its
+// time, as line-less frame ids (a method's frames at different lines are one).
+std::vector<uint32_t> home_of(const Profile& p, const std::vector<std::pair<uint32_t, double>>& stack_weights,
+                              const std::vector<uint32_t>& method_frame) {
+  double total = 0;
+  for (const auto& [stack, weight] : stack_weights) total += weight;
+  std::vector<uint32_t> home;
+  if (total <= 0) return home;
+  std::vector<std::pair<uint32_t, double>> live = stack_weights;
+  std::unordered_map<uint32_t, double> by_frame;
+  for (size_t depth = 0;; depth++) {
+    by_frame.clear();
+    for (const auto& [stack, weight] : live) {
+      RootFirst frames(p, p.stacks[stack]);
+      if (depth < frames.size) by_frame[method_frame[frames[depth]]] += weight;
     }
-    case Step::kSkip:
-      for (size_t i = at; i < stack.size(); i++) {
-        if (match(p, stack, i, rule, step + 1, token_at)) return true;
-      }
-      return false;
-    case Step::kTop: {
-      if (at >= stack.size()) return true;
-      std::string_view top = method_label(p.frames[stack[stack.size() - 1]].label);
-      for (size_t i = at; i < stack.size(); i++) {
-        Token t = token_at(i);
-        if (t != kKernelLoop && t != kKernelCatch && method_label(p.frames[stack[i]].label) != top) return false;
-      }
-      return true;
-    }
+    auto best = std::max_element(by_frame.begin(), by_frame.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
+    if (best == by_frame.end() || best->second < kHomeShare * total) return home;
+    uint32_t frame = best->first;
+    home.push_back(frame);
+    live.erase(std::remove_if(live.begin(), live.end(),
+                              [&](const std::pair<uint32_t, double>& e) {
+                                RootFirst frames(p, p.stacks[e.first]);
+                                return depth >= frames.size || method_frame[frames[depth]] != frame;
+                              }),
+               live.end());
   }
-  return false;
-}
-
-template <typename TokenAt>
-IdleWait classify(const Profile& p, FrameSpan stack, TokenAt&& token_at) {
-  // A profile recorded with vm_state_frames has the state's frame as its leaf.
-  size_t at = !stack.empty() && p.frames[stack[0]].path == kVmFramePath ? 1 : 0;
-  if (at >= stack.size()) return IdleWait::kNone;
-  for (int r = 0; r < static_cast<int>(IdleWait::kCount); r++) {
-    if (match(p, stack, at, kRules[r], 0, token_at)) return static_cast<IdleWait>(r);
-  }
-  return IdleWait::kNone;
 }
 
 }  // namespace
 
-const char* idle_wait_name(IdleWait wait) {
-  int i = static_cast<int>(wait);
-  return i >= 0 && i < static_cast<int>(IdleWait::kCount) ? kRules[i].name : "";
-}
-
-IdleWait idle_wait_of(const Profile& p, FrameSpan stack) {
-  return classify(p, stack, [&](size_t i) { return token_of(p.frames[stack[i]]); });
-}
-
 IdleSamples::IdleSamples(const Profile& p) {
-  std::vector<Token> token_of_frame(p.frames.size());
-  for (uint32_t f = 0; f < p.frames.size(); f++) token_of_frame[f] = token_of(p.frames[f]);
-  wait_of_stack_.resize(p.stacks.size(), IdleWait::kNone);
-  for (uint32_t id = 0; id < p.stacks.size(); id++) {
-    FrameSpan stack = p.stacks[id];
-    // Every rule's leaf is a named frame or kAny: a stack whose frames name nothing is not idle.
-    if (std::none_of(stack.begin(), stack.end(), [&](uint32_t f) { return token_of_frame[f] != kOther; })) continue;
-    wait_of_stack_[id] = classify(p, stack, [&](size_t i) { return token_of_frame[stack[i]]; });
+  std::vector<FrameKind> kind(p.frames.size());
+  std::vector<uint32_t> method_frame(p.frames.size());  // frame id -> its (path, label)'s, any line
+  {
+    std::unordered_map<std::string, uint32_t> ids;
+    for (uint32_t f = 0; f < p.frames.size(); f++) {
+      const Frame& frame = p.frames[f];
+      kind[f] = kind_of(frame);
+      method_frame[f] = ids.emplace(frame.path + '\0' + frame.label, static_cast<uint32_t>(ids.size())).first->second;
+    }
   }
+
+  // Each stack's wait, and for a primitive's the length of the frames from the root that must be
+  // the thread's home: the stack without its leaf primitives and the pass-through frames above.
+  wait_of_stack_.assign(p.stacks.size(), StackWait::kNone);
+  std::vector<uint32_t> caller_size(p.stacks.size(), 0);
+  for (uint32_t id = 0; id < p.stacks.size(); id++) {
+    RootFirst frames(p, p.stacks[id]);
+    if (frames.size == 0) continue;
+    FrameKind leaf = kind[frames[frames.size - 1]];
+    if (leaf == FrameKind::kWaitOnAnother) wait_of_stack_[id] = StackWait::kOnAnother;
+    if (leaf != FrameKind::kWaitPrimitive || p.frames[frames[0]].label == kTruncatedFrame) continue;
+    size_t n = frames.size;
+    while (n > 0 && kind[frames[n - 1]] == FrameKind::kWaitPrimitive) n--;
+    auto passes_through = [&](size_t i) {
+      if (kind[frames[i]] == FrameKind::kPassThrough) return true;
+      const Frame& f = p.frames[frames[i]];
+      std::string_view method = method_label(f.label);
+      for (size_t j = 0; j < i; j++) {
+        const Frame& outer = p.frames[frames[j]];
+        if (outer.path == f.path && method_label(outer.label) == method) return true;
+      }
+      return false;
+    };
+    while (n > 1 && passes_through(n - 1)) n--;
+    wait_of_stack_[id] = StackWait::kPrimitive;
+    caller_size[id] = static_cast<uint32_t>(n);
+  }
+
   state_of_set_.reserve(p.label_sets.size());
-  for (uint32_t i = 0; i < p.label_sets.size(); i++) state_of_set_.push_back(vm_state_of(p.label_sets[i]));
+  labelled_set_.reserve(p.label_sets.size());
+  process_of_set_.reserve(p.label_sets.size());
+  std::unordered_map<std::string, uint32_t> processes;  // %pid value -> 1, 2, ... (0: the root's)
+  for (uint32_t i = 0; i < p.label_sets.size(); i++) {
+    const LabelSet& set = p.label_sets[i];
+    state_of_set_.push_back(vm_state_of(set));
+    bool labelled = false;
+    uint32_t process = 0;
+    for (const Label& l : set) {
+      std::string key = label_value::to_s(l.key);
+      if (key == kPidLabelKey) process = processes.emplace(l.value, static_cast<uint32_t>(processes.size() + 1)).first->second;
+      labelled = labelled || !starts_with(key, "%");
+    }
+    labelled_set_.push_back(labelled);
+    process_of_set_.push_back(process);
+  }
+
+  // The homes of the threads with a primitive's wait, from all of their samples. A thread is its
+  // thread_seq in its process (a child's merged samples carry %pid: their seqs are its own).
+  std::unordered_map<uint64_t, uint32_t> threads;  // thread_key -> t
+  std::vector<uint64_t> key_of;
+  std::vector<bool> waits, works_labelled;
+  for (const Sample& s : p.samples) {
+    auto [at, added] = threads.emplace(thread_key(s), static_cast<uint32_t>(key_of.size()));
+    uint32_t t = at->second;
+    if (added) {
+      key_of.push_back(thread_key(s));
+      waits.push_back(false);
+      works_labelled.push_back(false);
+    }
+    if (unlabelled_wait(s) == StackWait::kPrimitive) waits[t] = true;
+    if (s.label_set < labelled_set_.size() && labelled_set_[s.label_set]) works_labelled[t] = true;
+  }
+  if (std::none_of(waits.begin(), waits.end(), [](bool w) { return w; })) return;
+  // Per thread: stack -> its weight, and that of its samples in an unlabelled wait off the GVL.
+  std::vector<std::unordered_map<uint32_t, std::pair<double, double>>> weight_of(key_of.size());
+  for (const Sample& s : p.samples) {
+    uint32_t t = threads[thread_key(s)];
+    if (!waits[t]) continue;
+    double weight = std::max(static_cast<double>(s.weight_ns), 0.0);
+    std::pair<double, double>& w = weight_of[t][s.stack];
+    w.first += weight;
+    if (unlabelled_wait(s) == StackWait::kPrimitive) w.second += weight;
+  }
+  for (uint32_t t = 0; t < key_of.size(); t++) {
+    if (!waits[t]) continue;
+    std::vector<std::pair<uint32_t, double>> stacks;
+    double total = 0, idle_total = 0;
+    for (const auto& [stack, weights] : weight_of[t]) {
+      stacks.emplace_back(stack, weights.first);
+      total += weights.first;
+    }
+    std::vector<uint32_t> home = works_labelled[t] ? std::vector<uint32_t>() : home_of(p, stacks, method_frame);
+    std::vector<uint32_t> idle_stacks;
+    for (const auto& entry : stacks) {
+      uint32_t stack = entry.first;
+      if (wait_of_stack_[stack] != StackWait::kPrimitive) continue;
+      RootFirst frames(p, p.stacks[stack]);
+      // The main thread is the program: only rule 4a makes its waits idle.
+      if (p.frames[frames[0]].label == kMainLabel) continue;
+      // Between units of labelled work (4b), or at the top of the thread's loop (4c).
+      size_t callers = caller_size[stack];
+      bool idle = works_labelled[t] || home.size() >= callers;
+      for (size_t i = 0; idle && !works_labelled[t] && i < callers; i++) idle = home[i] == method_frame[frames[i]];
+      if (!idle) continue;
+      idle_stacks.push_back(stack);
+      idle_total += weight_of[t][stack].second;
+    }
+    // A thread waits for work when that is most of what it does: a thread busy more than half
+    // of its time keeps its waits (they swamp nothing, and may be its work's).
+    if (idle_total < kWaitingShare * total) continue;
+    if (!idle_stacks.empty()) idle_stacks_of_thread_[key_of[t]].insert(idle_stacks.begin(), idle_stacks.end());
+  }
 }
 
-IdleWait IdleSamples::wait_of(const Sample& s) const {
-  VmState state = s.vm_state != kRunning || s.label_set >= state_of_set_.size() ? s.vm_state : state_of_set_[s.label_set];
-  if (state != kGvlBlocked || s.stack >= wait_of_stack_.size()) return IdleWait::kNone;
+uint64_t IdleSamples::thread_key(const Sample& s) const {
+  uint64_t process = s.label_set < process_of_set_.size() ? process_of_set_[s.label_set] : 0;
+  return process << 32 | s.thread_seq;
+}
+
+IdleSamples::StackWait IdleSamples::unlabelled_wait(const Sample& s) const {
+  if (s.stack >= wait_of_stack_.size() || wait_of_stack_[s.stack] == StackWait::kNone) return StackWait::kNone;
+  bool known_set = s.label_set < state_of_set_.size();
+  VmState state = s.vm_state != kRunning || !known_set ? s.vm_state : state_of_set_[s.label_set];
+  if (state != kGvlBlocked || (known_set && labelled_set_[s.label_set])) return StackWait::kNone;
   return wait_of_stack_[s.stack];
+}
+
+bool IdleSamples::idle(const Sample& s) const {
+  switch (unlabelled_wait(s)) {
+    case StackWait::kNone: return false;
+    case StackWait::kOnAnother: return true;
+    case StackWait::kPrimitive: {
+      auto at = idle_stacks_of_thread_.find(thread_key(s));
+      return at != idle_stacks_of_thread_.end() && at->second.count(s.stack) > 0;
+    }
+  }
+  return false;
 }
 
 std::vector<ThreadIdleTotal> thread_idle_totals(const Profile& p) {

@@ -19,8 +19,8 @@ class IdleSamples;  // profile/idle_wait.hh
 //   thread      the sample's thread_seq; hidden_threads: thread_seqs left out
 //   range       [from, to] in ns (raw samples): a sample covers [time - weight, time] and keeps
 //               the part inside the range
-//   hide_idle   the samples idle in a known wait of a server or job runner are left out
-//               (profile/idle_wait.hh: the Viewer's "hide idle threads")
+//   hide_idle   the idle waits are left out (profile/idle_wait.hh: threads waiting for work;
+//               the CLI's default, the Viewer's "hide idle threads")
 struct SampleFilter {
   LabelSet labels;
   bool by_label_sets = false;

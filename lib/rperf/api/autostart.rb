@@ -5,7 +5,7 @@ module Rperf
   # and RUBYOPT=-rrperf). Invalid values leave the program running unprofiled, with a message.
   module Autostart
     ENV_KEYS = [*Settings::SAMPLING_ENV.values, *Settings::PROCESS_ENV.values, Settings::INHERIT_ENV,
-                *%w[RPERF_ENABLED RPERF_STAT_REPORT RPERF_STAT_COMMAND RPERF_ORIGINAL_RUBYOPT RPERF_ORIGINAL_RUBYLIB
+                *%w[RPERF_ENABLED RPERF_STAT_REPORT RPERF_STAT_IDLE RPERF_STAT_COMMAND RPERF_ORIGINAL_RUBYOPT RPERF_ORIGINAL_RUBYLIB
                     RPERF_SESSION_DIR RPERF_ROOT_PROCESS]].freeze
 
     module_function
@@ -93,7 +93,7 @@ module Rperf
       if (dir = exec_root_session_dir)
         # This root exec'd a Ruby program: the new program goes on as the root (same output,
         # same session directory); what ran before exec is not in its profile.
-        Stat.configure(command: ENV["RPERF_STAT_COMMAND"], report: ENV["RPERF_STAT_REPORT"] == "1")
+        Stat.configure(ENV)
         Rperf.start_root_after_exec(settings.with(inherit: true), dir)
         return
       end
@@ -102,7 +102,7 @@ module Rperf
         restore_child_environment
         return
       end
-      Stat.configure(command: ENV["RPERF_STAT_COMMAND"], report: ENV["RPERF_STAT_REPORT"] == "1")
+      Stat.configure(ENV)
       restore_child_environment
       at_exit { Autostart.stop_at_exit($!) } # before start: not among the program's allocations
       Rperf.start(**settings.to_h)

@@ -10,19 +10,22 @@ module Rperf
 
     @command = nil
     @report = false
+    @idle = false
 
     module_function
 
-    # Set by the environment autostart (the CLI): the command line shown, and --report.
-    def configure(command:, report:)
-      @command = command
-      @report = report
+    # Set by the environment autostart from the CLI's variables: the command line shown,
+    # --report and --idle.
+    def configure(env)
+      @command = env["RPERF_STAT_COMMAND"]
+      @report = env["RPERF_STAT_REPORT"] == "1"
+      @idle = env["RPERF_STAT_IDLE"] == "1"
     end
 
     # The same settings for a Ruby program this one execs: it goes on as the root and prints
     # the summary at its exit (Multiprocess.child_environment).
     def env
-      { "RPERF_STAT_COMMAND" => @command, "RPERF_STAT_REPORT" => (@report ? "1" : nil) }.compact
+      { "RPERF_STAT_COMMAND" => @command, "RPERF_STAT_REPORT" => (@report ? "1" : nil), "RPERF_STAT_IDLE" => (@idle ? "1" : nil) }.compact
     end
 
     def ms(ns) = count_with_commas(format("%.1f", ns / 1e6))
@@ -45,8 +48,10 @@ module Rperf
       Storage.native(data).vm_state_totals.to_h { |state, weight| [BREAKDOWN.fetch(state), weight] }
     end
 
-    # `data`: a result Hash or a Native::Profile (a session's end builds no Hash for it).
-    def print(data, command: @command, report: @report, io: $stderr)
+    # `data`: a result Hash or a Native::Profile (a session's end builds no Hash for it). The
+    # breakdown and the report leave idle waits out (ShownProfile) unless `idle`, and say how
+    # much they left out.
+    def print(data, command: @command, report: @report, idle: @idle, io: $stderr)
       value = ->(key) { Storage.value(data, key) }
       real_ns = value.(:duration_ns) || 0
       io.puts
@@ -59,16 +64,18 @@ module Rperf
         io.puts
         multi = value.(:process_count).to_i > 1
         io.puts line(count(value.(:process_count)), "", "[Rperf] Ruby processes profiled") if multi
-        totals = breakdown(data)
+        shown = ShownProfile.new(data, idle: idle)
+        totals = breakdown(shown.profile)
         total = totals.values.sum
         totals.each do |name, weight|
           next if weight.zero?
 
           io.puts pct_line(ms(weight), "ms", total.positive? ? weight * 100.0 / total : 0.0, name)
         end
+        io.puts line("", "", shown.note) if shown.note
         (runtime_lines(data) + os_lines).each { |l| io.puts l }
         io.puts line("", "", "(GC/OS stats are from root process only; user/sys/[Rperf] lines are aggregated)") if multi
-        io.puts("", Text.encode(data, header: false)) if report
+        io.puts("", Text.encode(shown.profile, header: false)) if report
         io.puts("", Report.allocations(data, top: 10)) if data.is_a?(Native::Profile) ? data.allocations? : data.key?(:allocation_samples)
         io.puts
         denominator = value.(:total_duration_ns) || real_ns
