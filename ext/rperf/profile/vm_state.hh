@@ -34,6 +34,8 @@ inline const VmStateNames& vm_state_names(VmState state) {
 constexpr const char* kVmFramePath = "<VM>";
 // Label keys the profiler sets itself (besides the VM-state keys above).
 constexpr const char* kPidLabelKey = "%pid";
+// On the samples of another Ractor's threads: the Ractor's id (Ractor#inspect's "#N").
+constexpr const char* kRactorLabelKey = "%ractor";
 // Name given to samples without any Ruby frame (a thread starting or exiting) by the formats
 // that cannot represent an empty stack.
 constexpr const char* kNoRubyFrames = "(no Ruby frames)";

@@ -77,10 +77,36 @@ void gvl_event(Session* s, rb_event_flag_t event, VALUE thread) {
   }
 }
 
+// Another Ractor's thread (the hook is process-wide): sampler/ractor_threads.hh. STARTED there
+// waits for the thread's first RESUMED, on the thread itself.
+void ractor_thread_event(Session* s, rb_event_flag_t event, VALUE thread) {
+  switch (event) {
+    case RUBY_INTERNAL_THREAD_EVENT_RESUMED:
+      s->ractors.resumed(thread);
+      break;
+    case RUBY_INTERNAL_THREAD_EVENT_SUSPENDED:
+      s->ractors.suspended(thread);
+      break;
+    default:
+      break;
+  }
+}
+
 void gvl_event_hook(rb_event_flag_t event, const rb_internal_thread_event_data_t* data, void*) {
   Session* s = g_session;
   if (!s) return;
   VALUE thread = data->thread;
+  // Neither may run on the thread concerned (READY: Ruby's timer thread; EXITED: maybe after
+  // its Ractor's teardown): a Ractor thread is known by its state under the Ractor key.
+  if (event == RUBY_INTERNAL_THREAD_EVENT_READY || event == RUBY_INTERNAL_THREAD_EVENT_EXITED) {
+    if (rb_internal_thread_specific_get(thread, g_ractor_thread_key)) {
+      if (event == RUBY_INTERNAL_THREAD_EVENT_READY) s->ractors.ready(thread);
+      else s->ractors.exited(thread);
+    }
+  } else if (!on_main_ractor()) {
+    if (ruby_native_thread_p()) ractor_thread_event(s, event, thread);
+    return;
+  }
   // READY (maybe on Ruby's timer thread) only stores an atomic: no scope for it.
   if (event != RUBY_INTERNAL_THREAD_EVENT_READY) {
     ProducerScope producer;

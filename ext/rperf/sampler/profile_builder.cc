@@ -2,6 +2,7 @@
 
 #include <unordered_map>
 
+#include "profile/label_value.hh"
 #include "profile/transform.hh"
 #include "util/clock.hh"
 
@@ -107,6 +108,19 @@ void build_profile(Session& s, const BuildOptions& opts, Profile& out) {
     }
   }
   auto map_set = [&](uint32_t id) { return set_map.empty() || id >= set_map.size() ? id : set_map[id]; };
+  // Another Ractor's thread: its samples carry the Ractor (each label set and Ractor once).
+  const std::unordered_map<uint32_t, uint32_t> ractor_of_thread = s.ractors.ractors_of_threads();
+  std::unordered_map<uint64_t, uint32_t> ractor_sets;
+  auto with_ractor = [&](const Sample& sample) {
+    auto it = ractor_of_thread.find(sample.thread_seq);
+    if (it == ractor_of_thread.end() || it->second == 0) return sample.label_set;
+    const uint64_t key = static_cast<uint64_t>(it->second) << 32 | sample.label_set;
+    auto known = ractor_sets.find(key);
+    if (known != ractor_sets.end()) return known->second;
+    const uint32_t id = out.label_sets.with(sample.label_set, Label{label_value::symbol(kRactorLabelKey), label_value::string(std::to_string(it->second))});
+    ractor_sets.emplace(key, id);
+    return id;
+  };
   {
     Resolver resolver(store, out);
     std::vector<uint32_t> stack_map(store.node_count() + 1, kUnresolved);  // [node_count] = empty stack
@@ -116,6 +130,7 @@ void build_profile(Session& s, const BuildOptions& opts, Profile& out) {
       if (stack_map[slot] == kUnresolved) stack_map[slot] = resolver.stack(sample.stack);
       sample.stack = stack_map[slot];
       sample.label_set = map_set(sample.label_set);
+      sample.label_set = with_ractor(sample);
       out.samples.push_back(sample);
     }
     ClassNamer namer(out);
@@ -136,8 +151,11 @@ void build_profile(Session& s, const BuildOptions& opts, Profile& out) {
   h.mode = HeaderText{s.opts.wall ? "wall" : "cpu", true};
   h.frequency = s.opts.frequency;
   h.trigger_count = static_cast<int64_t>(triggers);
-  h.sampling_count = static_cast<int64_t>(s.sampling_count);
-  h.sampling_time_ns = s.sampling_time_ns;
+  uint64_t ractor_samples = 0;
+  int64_t ractor_sampling_ns = 0;
+  s.ractors.take_counts(opts.clear ? now : 0, &ractor_samples, &ractor_sampling_ns);
+  h.sampling_count = static_cast<int64_t>(s.sampling_count + ractor_samples);
+  h.sampling_time_ns = s.sampling_time_ns + ractor_sampling_ns;
   h.hook_time_ns = s.hook_time_ns;
   uint64_t dropped = s.dropped_samples.load();
   if (dropped) h.dropped_samples = static_cast<int64_t>(dropped);

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <new>
 
+#include "sampler/charge_ring.hh"
 #include "sampler/vm_frames.hh"
 #include "util/clock.hh"
 #include "util/fault_injection.hh"
@@ -135,10 +136,12 @@ void init_session_globals() {
   rb_ractor_local_storage_ptr_set(g_main_ractor_key, &g_main_ractor_mark);  // Init_rperf: main Ractor
   g_thread_key = rb_internal_thread_specific_key_create();
   g_sample_job = rb_postponed_job_preregister(0, sample_job, nullptr);
+  init_ractor_globals();
 }
 
 Session::Session(const SessionOptions& o)
-    : opts(o), ring(1 << 14, 1 << 17, static_cast<uint32_t>(o.max_depth + 1), o.lines) {
+    : opts(o), ring(1 << 14, 1 << 17, static_cast<uint32_t>(o.max_depth + 1), o.lines), ractors(o.wall, o.max_depth, o.lines, dropped_samples) {
+  ractors.threads.number_after(threads);
   if (o.allocation_interval > 0) {
     alloc.gaps = GeometricGaps(o.allocation_interval, static_cast<uint64_t>(monotonic_ns()) ^ (static_cast<uint64_t>(getpid()) << 40));
     alloc.countdown = alloc.gaps.next();
@@ -174,8 +177,9 @@ bool Session::start(const std::vector<ExistingThread>& others, std::string* erro
   publish_gvl_holder(ts);
   // The signal path needs vm_frames.hh's reading of the stack to agree with rb_profile_frames
   // here (Native.start's caller: Ruby frames under a C frame); else ticks use the job.
-  bool layout_ok = opts.signal_capture && ts->vm_thread && vm::layout_matches(ts->vm_thread);
-  if (opts.signal_capture && !layout_ok) opts.signal_capture = false;
+  // Other Ractors' threads are sampled in the handler whatever the capture: they need it too.
+  vm_layout_ok_ = ts->vm_thread && vm::layout_matches(ts->vm_thread);
+  if (opts.signal_capture && !vm_layout_ok_) opts.signal_capture = false;
   tick_reads_cpu.store(!opts.wall, std::memory_order_relaxed);
   update_forwarding();
 
@@ -187,6 +191,9 @@ bool Session::start(const std::vector<ExistingThread>& others, std::string* erro
   topts.signal = opts.signal < 0 ? Timer::default_signal() : opts.signal;
   topts.armed = !opts.defer;
   topts.target = tick_target;
+  topts.extra_targets = RactorThreads::running_tids;
+  topts.extra_tick = RactorThreads::tick_in_handler;
+  if (!opts.defer) ractors.start_recording(vm_layout_ok_, false, start_mono_ns);
   install_hooks();
   signal_capture.store(opts.signal_capture && topts.signal > 0, std::memory_order_relaxed);
   job_requested.store(false, std::memory_order_relaxed);  // a job still pending from a stopped session
@@ -247,6 +254,7 @@ void Session::stop() {
   ProducerScope producer;
   signal_capture.store(false, std::memory_order_relaxed);
   if (!paused_) close_all_intervals();
+  ractors.stop_recording();
   stopped_mono_ns = monotonic_ns();
   timer.stop();  // joins the worker, which drains one last time
   remove_hooks();
@@ -286,6 +294,7 @@ void Session::close_all_intervals() {
     int64_t now = opts.wall ? t0 : cpu_clock_of(ts);
     if (now >= 0) ts->timeline.close_off_gvl(now, t0, *this);
   });
+  ractors.close_intervals(t0);
   hook_time_ns += monotonic_ns() - t0;
 }
 
@@ -300,6 +309,7 @@ void Session::pause() {
   if (!running_ || paused_) return;
   ProducerScope producer;
   close_all_intervals();
+  ractors.stop_recording();
   paused_ = true;
   timer.disarm();
 }
@@ -317,6 +327,7 @@ void Session::resume() {
   self->timeline.start_running(mode_now());
   if (!self->ending) publish_gvl_holder(self);
   paused_ = false;
+  ractors.start_recording(vm_layout_ok_, true, start_mono_ns);
   timer.arm();
 }
 
@@ -331,6 +342,7 @@ void Session::forget_threads() {
     if (!ts->retired.load() && ts->thread) rb_internal_thread_specific_set(static_cast<VALUE>(ts->thread), g_thread_key, nullptr);
   });
   threads.free_all();
+  ractors.forget();
 }
 
 void Session::after_fork_child() {
@@ -343,6 +355,7 @@ void Session::after_fork_child() {
   remove_gc_hook();
   remove_allocation_hooks();
   rb_internal_thread_specific_set(rb_thread_current(), g_thread_key, nullptr);
+  RactorThreads::reset_after_fork();
   running_ = false;
   signal_capture.store(false, std::memory_order_relaxed);
   clear_gvl_holder();
@@ -455,36 +468,7 @@ int Session::walk_stack(VALUE leaf) {
 }
 
 bool Session::charge(uint32_t thread_seq, const Charge& c) {
-  SampleRecord r;
-  r.thread_seq = thread_seq;
-  r.label_set = c.label_set;
-  r.vm_state = c.state;
-  r.weight_ns = c.weight;
-  r.time_ns = c.wall_ns - start_mono_ns;
-  int depth = c.depth;
-  if (depth == Charge::kNoRubyFrame) {  // the one synthetic frame, written where a walk writes
-    int32_t* lines = nullptr;
-    if (uint64_t* slots = ring.frame_slots(&lines)) {
-      slots[0] = kThreadStartMethod;
-      if (lines) lines[0] = 0;
-      depth = 1;
-    } else {
-      depth = Charge::kNoRoom;  // the frame ring is full
-    }
-  }
-  if (depth == Charge::kNoRoom) {  // the stack is unknown: the weight has nowhere to go
-    if (c.weight > 0) dropped_samples.fetch_add(1, std::memory_order_relaxed);
-    return false;
-  }
-  if (depth >= 0) {  // `depth` frames were just written into the ring: the thread's stack now
-    r.kind = SampleRecord::kStack;
-    r.run = static_cast<uint32_t>(depth);
-    bool stored = ring.push(r);
-    if (!stored && c.weight > 0) dropped_samples.fetch_add(1, std::memory_order_relaxed);
-    return stored;
-  }
-  if (c.weight > 0 && !ring.push(r)) dropped_samples.fetch_add(1, std::memory_order_relaxed);
-  return true;  // on the current stack, which stays
+  return push_charge(ring, dropped_samples, start_mono_ns, thread_seq, c);
 }
 
 void Session::set_label(ThreadState* ts, uint32_t label_set) {
@@ -595,7 +579,7 @@ bool Session::sample_in_handler(ThreadState* ts) {
 
 void Session::drain() {
   ScopedLock lock(consumer_mutex);
-  ring.drain([this](const SampleRecord& r, const SampleRing::Run& run) {
+  auto consume = [this](const SampleRecord& r, const SampleRing::Run& run) {
     // On the worker thread an exception would end the process: out of memory drops the record.
     try {
       maybe_inject_bad_alloc(FaultSite::kDrain);
@@ -621,7 +605,9 @@ void Session::drain() {
       if (r.kind == SampleRecord::kAllocation) alloc.dropped++;
       else dropped_samples.fetch_add(1, std::memory_order_relaxed);
     }
-  });
+  };
+  ring.drain(consume);
+  ractors.ring.drain(consume);  // its own thread_seqs: the stacks' paths stay apart
 }
 
 // Under the consumer lock (RAII: released when a copy below throws bad_alloc, which the binding
@@ -663,9 +649,11 @@ void Session::mark() {
   for (const FrameKey& f : stacks.frames()) {
     if (names_a_method(f.method)) rb_gc_mark(static_cast<VALUE>(f.method));  // rb_gc_mark pins: no moves
   }
-  ring.each_pending_method([](uint64_t m) {
+  auto mark_method = [](uint64_t m) {
     if (names_a_method(m)) rb_gc_mark(static_cast<VALUE>(m));
-  });
+  };
+  ring.each_pending_method(mark_method);
+  ractors.each_pending_method(mark_method);
   // The classes of allocation samples (resolved to names at stop/snapshot), pinned too.
   ring.each_pending_record([](const SampleRecord& r) {
     if (r.kind == SampleRecord::kAllocation && r.klass != 0) rb_gc_mark(static_cast<VALUE>(r.klass));

@@ -15,6 +15,7 @@
 
 #include "profile/profile.hh"
 #include "sampler/live_objects.hh"
+#include "sampler/ractor_threads.hh"
 #include "sampler/sample_ring.hh"
 #include "sampler/stack_store.hh"
 #include "sampler/thread_state.hh"
@@ -203,6 +204,7 @@ class Session final : public ChargeSink {
   ThreadRegistry threads;
   GcTracking gc;
   AllocationTracking alloc;
+  RactorThreads ractors;  // the other Ractors' threads, apart from the main Ractor's
 
   uint64_t sampling_count = 0;
   uint64_t handler_samples = 0;  // of sampling_count, taken in the signal handler
@@ -240,6 +242,7 @@ class Session final : public ChargeSink {
   bool paused_ = false;
   bool forked_ = false;  // set in a child forked behind Ruby's back: no worker, no timer here
   bool exec_suspended_ = false;
+  bool vm_layout_ok_ = false;  // vm_frames.hh reads this Ruby's stacks (checked at start)
   VALUE gc_tracepoint_ = Qnil;
   VALUE newobj_tracepoint_ = Qnil;
   VALUE freeobj_tracepoint_ = Qnil;
@@ -250,10 +253,11 @@ class Session final : public ChargeSink {
 
 extern Session* g_session;
 
-// Only the main Ractor is profiled: other Ractors run Ruby in parallel under GVLs of their own,
-// and the per-thread states, the sample ring (one producer) and the GC tracking assume one GVL.
-// Every hook and the sample job run on the thread concerned, so the calling thread's Ractor
-// decides (Ruby 3.3 has no public rb_ractor_main_p: a Ractor-local value set in the main one).
+// The session's per-thread states, sample ring (one producer) and GC tracking are the main
+// Ractor's: other Ractors run Ruby in parallel under GVLs of their own, and their threads are
+// RactorThreads'. Every hook and the sample job run on the thread concerned, so the calling
+// thread's Ractor decides (Ruby 3.3 has no public rb_ractor_main_p: a Ractor-local value set in
+// the main one).
 bool on_main_ractor();
 extern rb_internal_thread_specific_key_t g_thread_key;
 extern rb_postponed_job_handle_t g_sample_job;

@@ -13,7 +13,7 @@ namespace rperf {
 ThreadState* ThreadRegistry::create(pid_t tid, bool wall) {
   ThreadState* ts = new (std::nothrow) ThreadState();
   if (!ts) return nullptr;
-  ts->seq = next_seq_++;
+  ts->seq = next_seq_->fetch_add(1, std::memory_order_relaxed);
   ts->timeline.init(ts->seq, wall);
   if (tid == 0) {
     pthread_getcpuclockid(pthread_self(), &ts->cpu_clock);  // called on the thread itself

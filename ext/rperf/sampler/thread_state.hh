@@ -29,6 +29,7 @@ struct ThreadState {
   clockid_t cpu_clock = CLOCK_THREAD_CPUTIME_ID;  // this thread's CPU clock, readable from others
   int64_t exit_ns = 0;             // mode clock at EXITED, read on the thread (0: not profiled)
   int64_t exit_wall_ns = 0;        // monotonic time at EXITED
+  int ractor_slot = -1;            // another Ractor's thread: its running slot (ractor_threads.cc)
   // Registry links (GVL only) and the retire queue link (lock-free push from EXITED).
   ThreadState* prev = nullptr;
   ThreadState* next = nullptr;
@@ -60,7 +61,10 @@ class ThreadRegistry {
   }
   size_t live() const { return live_; }
   void free_all();                     // GVL held, hooks removed
-  uint32_t detected() const { return next_seq_ - 1; }
+  uint32_t detected() const { return next_seq_->load(std::memory_order_relaxed) - 1; }
+  // This registry's threads are numbered in `main`'s sequence (the other Ractors' threads
+  // and the main Ractor's are one process's threads), from any thread.
+  void number_after(ThreadRegistry& main) { next_seq_ = main.next_seq_; }
   template <typename F>
   void each(F&& f) {
     for (ThreadState* t = head_; t; t = t->next) f(t);
@@ -70,7 +74,8 @@ class ThreadRegistry {
   void unlink_and_free(ThreadState* ts);
   ThreadState* head_ = nullptr;
   std::atomic<ThreadState*> retired_{nullptr};
-  uint32_t next_seq_ = 1;
+  std::atomic<uint32_t> own_next_seq_{1};
+  std::atomic<uint32_t>* next_seq_ = &own_next_seq_;
   size_t live_ = 0;
 };
 

@@ -13,12 +13,14 @@ namespace rperf {
 
 std::atomic<uint64_t> Timer::trigger_count_{0};
 std::atomic<Timer::TickFn> Timer::signal_tick_{nullptr};
+std::atomic<Timer::TickFn> Timer::extra_tick_{nullptr};
 std::atomic<uint8_t> Timer::generation_{0};
 pid_t Timer::pid_ = 0;
 uid_t Timer::uid_ = 0;
 
 namespace {
 constexpr int64_t kBackgroundPeriodNs = 10 * 1000 * 1000;
+constexpr int kMaxExtraTargets = 64;
 
 timespec to_timespec(int64_t ns) {
   timespec ts;
@@ -39,10 +41,11 @@ int Timer::default_signal() {
 namespace {
 // A forwarded tick's siginfo value: a tag and the timer's generation in the high half (not a
 // stray sigqueue from the application, nor a tick of a stopped timer) and the target's kernel
-// id in the low half.
+// id in the low half, its top bit set for an extra target's tick (kernel ids are below 2^22).
 constexpr uint64_t kForwardTag = 0x72706600ULL << 32;  // "rpf"
+constexpr uint32_t kExtraBit = 1U << 31;
 
-bool forward(pid_t pid, uid_t uid, pid_t tid, int sig, uint8_t generation) {
+bool forward(pid_t pid, uid_t uid, pid_t tid, int sig, uint8_t generation, bool extra = false) {
   siginfo_t si;
   std::memset(&si, 0, sizeof(si));
   si.si_signo = sig;
@@ -50,14 +53,16 @@ bool forward(pid_t pid, uid_t uid, pid_t tid, int sig, uint8_t generation) {
   si.si_pid = pid;
   si.si_uid = uid;
   const uint64_t tag = kForwardTag | (static_cast<uint64_t>(generation) << 32);
-  si.si_value.sival_ptr = reinterpret_cast<void*>(static_cast<uintptr_t>(tag | static_cast<uint32_t>(tid)));
+  const uint32_t low = static_cast<uint32_t>(tid) | (extra ? kExtraBit : 0);
+  si.si_value.sival_ptr = reinterpret_cast<void*>(static_cast<uintptr_t>(tag | low));
   return syscall(SYS_rt_tgsigqueueinfo, pid, tid, sig, &si) == 0;
 }
 
 // The target kernel id of a forwarded tick of this generation, or 0 when `info` is not one;
-// `stale` when it is one of an earlier generation.
-pid_t forwarded_to(const siginfo_t* info, pid_t pid, uint8_t generation, bool& stale) {
+// `stale` when it is one of an earlier generation; `extra` for an extra target's tick.
+pid_t forwarded_to(const siginfo_t* info, pid_t pid, uint8_t generation, bool& stale, bool& extra) {
   stale = false;
+  extra = false;
   if (info == nullptr || info->si_code != SI_QUEUE || info->si_pid != pid) return 0;
   uint64_t v = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(info->si_value.sival_ptr));
   if ((v & 0xffffff0000000000ULL) != kForwardTag) return 0;
@@ -65,7 +70,8 @@ pid_t forwarded_to(const siginfo_t* info, pid_t pid, uint8_t generation, bool& s
     stale = true;
     return 0;
   }
-  return static_cast<pid_t>(v & 0xffffffffULL);
+  extra = (v & kExtraBit) != 0;
+  return static_cast<pid_t>(v & (kExtraBit - 1));
 }
 }  // namespace
 
@@ -73,11 +79,13 @@ void Timer::on_signal(int, siginfo_t* info, void*) {
   int saved_errno = errno;
   TickFn tick = signal_tick_.load(std::memory_order_relaxed);
   if (tick) {
-    bool stale = false;
+    bool stale = false, extra = false;
     const uint8_t generation = generation_.load(std::memory_order_relaxed);
-    pid_t self = forwarded_to(info, pid_, generation, stale);
+    pid_t self = forwarded_to(info, pid_, generation, stale, extra);
     if (stale) {
       // a stopped timer's tick, delivered late: nothing to do
+    } else if (extra) {
+      if (TickFn extra_tick = extra_tick_.load(std::memory_order_relaxed)) extra_tick(self);
     } else if (self > 0) {
       tick(self);  // forwarded: the kernel delivered it to thread `self`, the GVL holder a moment ago
     }
@@ -114,6 +122,7 @@ bool Timer::start(const Options& opts, TickFn tick, BackgroundFn background, voi
     sigemptyset(&sa.sa_mask);
     generation_.fetch_add(1);
     signal_tick_.store(tick);
+    extra_tick_.store(opts.extra_tick);
     pid_ = getpid();
     uid_ = getuid();
     if (sigaction(opts.signal, &sa, &old_action_) != 0) {
@@ -193,6 +202,7 @@ void Timer::abandon_after_fork() {
 void Timer::restore_signal() {
   if (opts_.signal > 0 && signal_tick_.load() != nullptr) {
     signal_tick_.store(nullptr);
+    extra_tick_.store(nullptr);
     // A tick still queued (real-time signals queue, and forwarded ticks go to one thread) would
     // arrive after the handler is gone and, at the default action, end the process (seen once:
     // "signal 42" in the re-entrancy stress on Ruby 3.4). Ignoring the signal discards pending
@@ -235,7 +245,13 @@ void Timer::worker_loop() {
     if (sleeping_ticks && now >= next_deadline_ns_) {
       trigger_count_.fetch_add(1, std::memory_order_relaxed);
       pid_t tid = target_ ? target_() : 0;
-      if (tid != kSkipTick && (opts_.signal <= 0 || tid <= 0 || !forward(pid_, uid_, tid, opts_.signal, generation_.load(std::memory_order_relaxed)))) tick_(0);
+      const uint8_t generation = generation_.load(std::memory_order_relaxed);
+      if (tid != kSkipTick && (opts_.signal <= 0 || tid <= 0 || !forward(pid_, uid_, tid, opts_.signal, generation))) tick_(0);
+      if (opts_.signal > 0 && opts_.extra_targets) {
+        pid_t extra[kMaxExtraTargets];
+        const int n = opts_.extra_targets(extra, kMaxExtraTargets);
+        for (int i = 0; i < n; i++) forward(pid_, uid_, extra[i], opts_.signal, generation, true);
+      }
       next_deadline_ns_ += interval_ns_;
       if (next_deadline_ns_ <= now) next_deadline_ns_ = now + interval_ns_;  // skip missed ticks
     }

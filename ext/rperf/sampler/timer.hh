@@ -43,6 +43,11 @@ class Timer {
     // names, whose handler then calls `tick(tid)` there; 0 or a failed send runs `tick(0)` on
     // the timer thread (and in sleep mode always).
     TargetFn target = nullptr;
+    // Signal mode: threads that each take every tick besides the target (other Ractors' running
+    // threads, which run in parallel with it). Fills `out` with at most `max` kernel ids, on the
+    // timer thread; each is sent the tick, and its handler calls `extra_tick(tid)`.
+    int (*extra_targets)(pid_t* out, int max) = nullptr;
+    TickFn extra_tick = nullptr;
   };
 
   static int default_signal();
@@ -87,6 +92,7 @@ class Timer {
   int64_t next_deadline_ns_ = 0;
   static std::atomic<uint64_t> trigger_count_;
   static std::atomic<TickFn> signal_tick_;
+  static std::atomic<TickFn> extra_tick_;
   // Bumped at each start: a forwarded tick carries it, so one still pending from a stopped
   // timer (its thread was blocked past the stop) does not tick the next (lock-free: read in the
   // handler).
