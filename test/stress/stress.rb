@@ -77,7 +77,32 @@ Rperf.start(mode: :wall, frequency: 2000)
 ractor = Ractor.new { 50.times { sleep 0.0005 }; :done }
 recurse(50) { 50_000.times(&:to_s) }
 abort "ractor" unless ractor.take == :done
-abort "other Ractors sampled" unless Rperf.stop[:aggregated_samples].map { |s| s[2] }.uniq == [1]
+ractor_data = Rperf.stop
+abort "the Ractor's thread not labelled" unless ractor_data[:aggregated_samples].any? { |s| ractor_data[:label_sets][s[3]][:"%ractor"] }
+# Other Ractors' threads (sampler/ractor_threads.hh) sampled while sessions start, snapshot and
+# stop on both capture paths, Ractors start and end, and GC (compaction too) runs; they allocate
+# (GC triggered on their threads) or block and wake.
+workers = 3.times.map do |k|
+  Ractor.new(k) do |kind|
+    deadline = Process.clock_gettime(Process::CLOCK_MONOTONIC) + 2
+    n = 0
+    while Process.clock_gettime(Process::CLOCK_MONOTONIC) < deadline
+      kind.zero? ? sleep(0.0002) : Array.new(200) { |i| "x#{i}" }
+      n += 1
+    end
+    n
+  end
+end
+short = []
+24.times do |i|
+  Rperf.start(mode: i.even? ? :cpu : :wall, frequency: 5000, capture: (i % 3).zero? ? :postponed : :signal)
+  short << Ractor.new { 3_000.times.map(&:to_s).size }
+  GC.compact if (i % 4).zero?
+  Rperf.snapshot(clear: true) if i.odd?
+  20_000.times(&:to_s)
+  Rperf.stop
+end
+abort "ractors" unless workers.map(&:take).all?(&:positive?) && short.map(&:take).uniq == [3_000]
 exit_status = Process.wait2(fork { Rperf.start(mode: :cpu); 20_000.times(&:to_s); exit!(0) })[1]
 abort "exit without stop" unless exit_status.success?
 

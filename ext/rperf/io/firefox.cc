@@ -183,11 +183,13 @@ void append_index_or_null(std::string& out, int64_t v) {
 struct ThreadSamples {
   std::string pid;  // empty: the root process
   uint32_t seq = 0;
+  std::string ractor;  // another Ractor's thread: the Ractor's id (%ractor)
   std::vector<uint32_t> samples;  // indexes into Profile::samples, in time order
 };
 
 struct LabelSetInfo {
   std::string pid;
+  std::string ractor;
   std::vector<Label> labels;  // the user's labels (keys not starting with '%') as text (to_s)
 };
 
@@ -397,6 +399,7 @@ class RunTracker {
 
 std::string thread_name(const ThreadSamples& t, bool multi_process) {
   std::string name = "Thread " + std::to_string(t.seq);
+  if (!t.ractor.empty()) name += " (Ractor #" + t.ractor + ")";
   if (multi_process) name += " (pid " + t.pid + ")";
   return name;
 }
@@ -553,6 +556,7 @@ void encode_firefox(const Profile& p, const FirefoxOptions& options, Output& out
     for (const Label& l : p.label_sets[i]) {
       std::string key = label_value::to_s(l.key);
       if (key == kPidLabelKey) sets[i].pid = label_value::to_s(l.value);
+      else if (key == kRactorLabelKey) sets[i].ractor = label_value::to_s(l.value);
       else if (key.empty() || key[0] != '%') sets[i].labels.push_back(Label{std::move(key), label_value::to_s(l.value)});
     }
   }
@@ -565,9 +569,11 @@ void encode_firefox(const Profile& p, const FirefoxOptions& options, Output& out
   std::map<std::string, std::map<uint32_t, ThreadSamples>, decltype(process_order)> processes(process_order);
   for (uint32_t i = 0; i < p.samples.size(); i++) {
     const Sample& s = p.samples[i];
-    const std::string& pid = s.label_set < sets.size() ? sets[s.label_set].pid : sets[0].pid;
+    const LabelSetInfo& set = s.label_set < sets.size() ? sets[s.label_set] : sets[0];
+    const std::string& pid = set.pid;
     ThreadSamples& t = processes[pid][s.thread_seq];
     t.pid = pid;
+    if (!set.ractor.empty()) t.ractor = set.ractor;
     t.seq = s.thread_seq;
     t.samples.push_back(i);
   }
