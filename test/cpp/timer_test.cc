@@ -261,3 +261,53 @@ TEST(Timer, RestartKeepsTheCountAndTheArmedState) {
   timer.stop();
   EXPECT_EQ(timer.trigger_count(), disarmed);
 }
+
+namespace {
+std::atomic<pid_t> g_extra_tid{0};
+std::atomic<int> g_extra_on_thread{0};
+std::atomic<int> g_extra_wrong{0};
+int one_extra_target(pid_t* out, int max) {
+  pid_t tid = g_extra_tid.load();
+  if (tid <= 0 || max < 1) return 0;
+  out[0] = tid;
+  return 1;
+}
+void extra_tick(pid_t self) {
+  if (self == static_cast<pid_t>(syscall(SYS_gettid))) g_extra_on_thread.fetch_add(1);
+  else g_extra_wrong.fetch_add(1);
+}
+}  // namespace
+
+// Extra targets (other Ractors' running threads in the extension) each get every tick besides
+// the main one, on their own thread, with their own id and the extra tick function; the ticks
+// count once each (the main tick's).
+TEST(Timer, ExtraTargetsGetEachTickOnTheirThread) {
+  std::atomic<bool> stop{false};
+  std::atomic<pid_t> worker_tid{0};
+  std::thread worker([&] {
+    worker_tid = static_cast<pid_t>(syscall(SYS_gettid));
+    while (!stop) usleep(1000);
+  });
+  while (worker_tid.load() == 0) usleep(100);
+  g_ticks = 0;
+  g_extra_on_thread = 0;
+  g_extra_wrong = 0;
+  g_extra_tid = worker_tid.load();
+  rperf::Timer::Options o;
+  o.frequency = 500;
+  o.signal = rperf::Timer::default_signal();
+  o.extra_targets = one_extra_target;
+  o.extra_tick = extra_tick;
+  rperf::Timer timer;
+  std::string error;
+  ASSERT_TRUE(timer.start(o, tick, background, nullptr, &error)) << error;
+  while (g_extra_on_thread.load() < 10) usleep(1000);  // the test's own timeout bounds it
+  g_extra_tid = 0;
+  timer.stop();
+  stop = true;
+  worker.join();
+  EXPECT_EQ(g_extra_wrong.load(), 0);
+  EXPECT_EQ(timer.trigger_count(), static_cast<uint64_t>(g_ticks.load()));
+  // At most one extra tick per main tick (queued ones of the same signal merge).
+  EXPECT_LE(g_extra_on_thread.load(), g_ticks.load() + 1);
+}

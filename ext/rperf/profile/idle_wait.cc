@@ -243,12 +243,19 @@ bool IdleSamples::idle(const Sample& s) const {
 
 std::vector<ThreadIdleTotal> thread_idle_totals(const Profile& p) {
   IdleSamples idle(p);
+  std::vector<std::string> ractor_of_set(p.label_sets.size());
+  for (uint32_t i = 0; i < p.label_sets.size(); i++) {
+    for (const Label& l : p.label_sets[i]) {
+      if (label_value::to_s(l.key) == kRactorLabelKey) ractor_of_set[i] = label_value::to_s(l.value);
+    }
+  }
   std::vector<ThreadIdleTotal> out;
   ThreadIndex index;  // thread_seq -> into out
   for (const Sample& s : p.samples) {
     bool added;
     uint32_t i = index.find_or_add(s.thread_seq, added);
-    if (added) out.push_back(ThreadIdleTotal{s.thread_seq, 0, 0});
+    if (added) out.push_back(ThreadIdleTotal{s.thread_seq, 0, 0, {}});
+    if (out[i].ractor.empty() && s.label_set < ractor_of_set.size()) out[i].ractor = ractor_of_set[s.label_set];
     out[i].total_ns += s.weight_ns;
     if (idle.idle(s)) out[i].idle_ns += s.weight_ns;
   }

@@ -53,6 +53,7 @@
 // profile, a time range or a thread, uses the judgement of the whole).
 #pragma once
 #include <cstdint>
+#include <string>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -81,11 +82,13 @@ class IdleSamples {
   std::unordered_map<uint64_t, std::unordered_set<uint32_t>> idle_stacks_of_thread_;  // rule 4b or 4c
 };
 
-// Per thread (thread_seq ascending): its samples' weight, and that of its idle ones.
+// Per thread (thread_seq ascending): its samples' weight, and that of its idle ones; and its
+// Ractor when it is another Ractor's thread (its samples' %ractor label, as text; else empty).
 struct ThreadIdleTotal {
   uint32_t thread_seq;
   int64_t total_ns;
   int64_t idle_ns;
+  std::string ractor;
 };
 std::vector<ThreadIdleTotal> thread_idle_totals(const Profile& p);
 

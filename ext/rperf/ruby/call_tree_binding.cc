@@ -579,7 +579,7 @@ VALUE profile_source_lines(VALUE self, VALUE path, VALUE select) {
 
 // Native::Profile#thread_totals -> [[thread_seq, total_ns, idle_ns], ...] by thread_seq: each
 // thread's samples and the idle ones among them (profile/idle_wait.hh), for the Viewer's Threads
-// tab and "hide idle threads".
+// tab and "hide idle threads"; another Ractor's thread has a fourth element, its Ractor's id.
 struct ThreadTotalsQuery {  // owned by a Ruby object: the conversions may raise
   std::vector<ThreadIdleTotal> totals;
 };
@@ -592,7 +592,11 @@ VALUE profile_thread_totals(VALUE self) {
   VALUE owner = TypedData_Wrap_Struct(0, &kThreadTotalsQueryType, q);
   without_cxx_exceptions([&] { q->totals = thread_idle_totals(p->profile); });
   VALUE out = rb_ary_new_capa(static_cast<long>(q->totals.size()));
-  for (const ThreadIdleTotal& t : q->totals) rb_ary_push(out, rb_ary_new_from_args(3, UINT2NUM(t.thread_seq), LL2NUM(t.total_ns), LL2NUM(t.idle_ns)));
+  for (const ThreadIdleTotal& t : q->totals) {
+    VALUE row = rb_ary_new_from_args(3, UINT2NUM(t.thread_seq), LL2NUM(t.total_ns), LL2NUM(t.idle_ns));
+    if (!t.ractor.empty()) rb_ary_push(row, rb_utf8_str_new(t.ractor.data(), static_cast<long>(t.ractor.size())));
+    rb_ary_push(out, row);
+  }
   RB_GC_GUARD(owner);
   return out;
 }

@@ -56,9 +56,8 @@ void gvl_event(Session* s, rb_event_flag_t event, VALUE thread) {
       if (s->active() && on_main_ractor()) on_resumed(*s, thread);
       break;
     case RUBY_INTERNAL_THREAD_EVENT_STARTED:  // on the creating thread, GVL held
-      // A Ractor's first thread is created by a main Ractor thread: its state stays `born`
-      // (its own hooks are ignored), records nothing, and is retired at its EXITED.
-      if (s->active() && on_main_ractor()) s->thread_born(thread);
+      // A Ractor's first thread is created by a main Ractor thread: it is RactorThreads'.
+      if (s->active() && on_main_ractor() && !of_another_ractor(thread)) s->thread_born(thread);
       break;
     case RUBY_INTERNAL_THREAD_EVENT_EXITED:
       if (ThreadState* ts = s->thread_state(thread)) {

@@ -59,6 +59,13 @@ void init_ractor_globals() {
   g_ractor_id_readable = pub->id == 1 && !RB_SPECIAL_CONST_P(pub->self) && rb_obj_class(pub->self) == ractor_class;
 }
 
+bool of_another_ractor(VALUE thread) {
+  if (!g_ractor_id_readable) return false;
+  const auto* th = static_cast<const vm::Thread*>(RTYPEDDATA_GET_DATA(thread));
+  const auto* self = static_cast<const vm::Thread*>(RTYPEDDATA_GET_DATA(rb_thread_current()));
+  return th && self && th->ractor != self->ractor;
+}
+
 void SpinLock::lock() {
   for (int spins = 0; !try_lock(); spins++) {
     if (spins >= 64) sched_yield();  // the holder may have been descheduled (2 cores, loaded)
@@ -102,6 +109,9 @@ void RactorThreads::close_intervals(int64_t wall) {
   lock_.unlock();
 }
 
+// Unpublished too: while nothing records, a thread may block without an event seen, and a tick
+// after a deferred session's resume would charge its wait as running. Each thread is sampled
+// again from its next RESUMED.
 void RactorThreads::stop_recording() {
   lock_.lock();
   if (recording_ == this) recording_ = nullptr;

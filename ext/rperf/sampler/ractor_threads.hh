@@ -114,5 +114,9 @@ class RactorThreads final : public ChargeSink {
 extern rb_internal_thread_specific_key_t g_ractor_thread_key;
 // Init_rperf (main Ractor): the key and the check of the Ractor id's place in Ruby's layout.
 void init_ractor_globals();
+// Whether `thread` (a thread just STARTED) belongs to another Ractor than the calling thread's
+// (false when Ruby's layout could not be checked: then the main Ractor's session keeps a state
+// for it that its own events never reach).
+bool of_another_ractor(VALUE thread);
 
 }  // namespace rperf

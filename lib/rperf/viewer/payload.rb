@@ -12,6 +12,7 @@ module Rperf
     #               time as the model says it (Native::Profile#thread_totals, profile/idle_wait.hh:
     #               off the GVL in a known wait of a server or job runner); the Threads tab's idle
     #               share, and "hide idle threads" takes the threads whose time is all idle away
+    #               (another Ractor's thread: a fourth element, its Ractor's id, shown by the tab)
     #   nodes:      {parent: [...], frame: [...]}       a prefix tree of stacks, root side first;
     #                                                   parent -1 = a root frame
     #   samples:    [[node, weight_ns, thread_seq, label_set_id], ...]   node = the leaf

@@ -440,6 +440,8 @@
     modelSnapshot(p);
     p.idleNs = new Map((p.thread_totals || []).map(([th, , idle]) => [th, idle]));
     p.totalNs = new Map((p.thread_totals || []).map(([th, total]) => [th, total]));
+    // Another Ractor's thread: its Ractor's id (the model's thread_totals).
+    p.ractorOf = new Map((p.thread_totals || []).filter((t) => t[3] !== undefined).map(([th, , , ractor]) => [th, ractor]));
     p.idleThreads = p.threads.filter((th) => p.totalNs.get(th) > 0 && p.idleNs.get(th) === p.totalNs.get(th));
     p.hasIdle = (p.thread_totals || []).some(([, , idle]) => idle > 0);
     p.trees = new Map(); // filtered call trees from the server, by query
@@ -1398,7 +1400,8 @@
       const idle = t.total > 0 ? t.idle / t.total : 0;
       const tr = el('tr', { class: 'clickable' + (state.threadFilter === t.th ? ' selected' : '') + (hidden && hidden.has(t.th) ? ' hidden-idle' : ''),
         dataset: { thread: String(t.th), idleShare: idle.toFixed(4), idleNs: String(Math.round(t.idle)) } },
-        el('td', { text: 'thread ' + t.th + (t.idle > 0 && t.idle === t.total ? ' (idle)' : '') }),
+        el('td', { text: 'thread ' + t.th + (p.ractorOf && p.ractorOf.has(t.th) ? ' (Ractor #' + p.ractorOf.get(t.th) + ')' : '') +
+          (t.idle > 0 && t.idle === t.total ? ' (idle)' : '') }),
         el('td', { class: 'num', text: fmtTime(t.total) + ' (' + pct(t.total, sum) + ')' }),
         el('td', { class: 'num', text: fmtTime(t.running) }), el('td', { class: 'num', text: fmtTime(t.blocked) }),
         el('td', { class: 'num', text: fmtTime(t.wait) }), el('td', { class: 'num', text: fmtTime(t.gc) }),
