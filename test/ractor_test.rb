@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require_relative "test_helper"
+require "json"
 
 # Every Ractor's running thread is sampled (sampler/ractor_threads.hh): its own thread in the
 # profile, its samples labelled %ractor, its CPU counted in cpu mode, on both capture paths.
@@ -25,6 +26,7 @@ class RactorTest < Minitest::Test
     end
     results = ractors.map { |r| r.respond_to?(:value) ? r.value : r.take }
     data = Rperf.stop
+    Rperf.save(ARGV[2], data) if ARGV[2]
     process_cpu = Process.clock_gettime(Process::CLOCK_PROCESS_CPUTIME_ID, :nanosecond) - cpu0
     samples = data[:aggregated_samples]
     ractor_of = ->(s) { data[:label_sets][s[3]][:"%ractor"] }
@@ -39,8 +41,8 @@ class RactorTest < Minitest::Test
       process_cpu: process_cpu, total: total, sampled: data[:sampling_count])
   RUBY
 
-  def run_program(capture, mode)
-    out, err, status = run_ruby("require 'rperf'\n" + PROGRAM, capture.to_s, mode.to_s)
+  def run_program(capture, mode, save = nil)
+    out, err, status = run_ruby("require 'rperf'\n" + PROGRAM, capture.to_s, mode.to_s, *save)
     assert status.success?, "#{capture} #{mode}: #{err}"
     eval(out.lines.last) # rubocop:disable Security/Eval -- our own subprocess's Hash#inspect
   end
@@ -61,9 +63,24 @@ class RactorTest < Minitest::Test
     end
   end
 
-  def test_wall_mode_ractor_threads_are_labelled
-    r = run_program(:signal, :wall)
-    assert r[:ractors], r.to_s
-    assert r[:one_thread_each], r.to_s
+  # Wall mode too; the model names each thread's Ractor (the Viewer's Threads tab) and the
+  # Firefox export names the thread after it.
+  def test_wall_mode_ractor_threads_are_labelled_and_named
+    Dir.mktmpdir do |dir|
+      path = File.join(dir, "r.json.gz")
+      r = run_program(:signal, :wall, path)
+      assert r[:ractors], r.to_s
+      assert r[:one_thread_each], r.to_s
+      data = Rperf.load(path)
+      ractor_of = data[:aggregated_samples].to_h { |s| [s[2], data[:label_sets][s[3]][:"%ractor"]] }
+      totals = Rperf::Native::Profile.from_hash(data).thread_totals
+      assert_equal ractor_of.sort, totals.map { |t| [t[0], t[3]] }.sort
+      firefox = File.join(dir, "r.firefox.json")
+      Rperf.save(firefox, data)
+      names = JSON.parse(File.read(firefox))["threads"].map { |t| t["name"] }
+      ractor_of.each do |seq, ractor|
+        assert_includes names, ractor ? "Thread #{seq} (Ractor ##{ractor})" : "Thread #{seq}"
+      end
+    end
   end
 end
