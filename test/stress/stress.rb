@@ -103,6 +103,16 @@ short = []
   Rperf.stop
 end
 abort "ractors" unless workers.map(&:take).all?(&:positive?) && short.map(&:take).uniq == [3_000]
+# A deferred session: Ractor threads seen in a profile block exit while it is paused, Ruby frees
+# them, and the session resumes and stops.
+Rperf.start(mode: :wall, frequency: 5000, defer: true)
+paused_ractors = nil
+Rperf.profile { paused_ractors = 3.times.map { Ractor.new { sleep 0.02; 1 } }; sleep 0.005 }
+abort "paused ractors" unless paused_ractors.sum(&:take) == 3
+paused_ractors = nil
+GC.start
+Rperf.profile { 20_000.times(&:to_s) }
+Rperf.stop
 exit_status = Process.wait2(fork { Rperf.start(mode: :cpu); 20_000.times(&:to_s); exit!(0) })[1]
 abort "exit without stop" unless exit_status.success?
 

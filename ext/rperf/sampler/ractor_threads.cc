@@ -232,11 +232,13 @@ void RactorThreads::ready(VALUE thread) {
 void RactorThreads::exited(VALUE thread) {
   lock_.lock();
   ThreadState* ts = state(thread);
-  if (ts && recording_ == this) {
+  // Also while nothing records (a paused session): the state must not outlive its thread,
+  // whose specific slot forget() would otherwise clear after Ruby freed it.
+  if (ts) {
     unpublish(ts);
     int64_t wall = monotonic_ns();
     // Its stack is gone: the last interval goes to the last stack it was seen in.
-    if (wall_ || ts->tid == own_tid()) ts->timeline.exited(wall_ ? wall : thread_cpu_ns(), wall, *this);
+    if (recording_ == this && (wall_ || ts->tid == own_tid())) ts->timeline.exited(wall_ ? wall : thread_cpu_ns(), wall, *this);
     SampleRecord r;
     r.kind = SampleRecord::kThreadGone;
     r.thread_seq = ts->seq;
