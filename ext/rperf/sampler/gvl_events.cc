@@ -95,13 +95,17 @@ void gvl_event_hook(rb_event_flag_t event, const rb_internal_thread_event_data_t
   Session* s = g_session;
   if (!s) return;
   VALUE thread = data->thread;
-  // Neither may run on the thread concerned (READY: Ruby's timer thread; EXITED: maybe after
-  // its Ractor's teardown): a Ractor thread is known by its state under the Ractor key.
-  if (event == RUBY_INTERNAL_THREAD_EVENT_READY || event == RUBY_INTERNAL_THREAD_EVENT_EXITED) {
-    if (rb_internal_thread_specific_get(thread, g_ractor_thread_key)) {
-      if (event == RUBY_INTERNAL_THREAD_EVENT_READY) s->ractors.ready(thread);
-      else s->ractors.exited(thread);
-    }
+  // Ruby's timer thread (READY) must not read a Thread object during GC: compaction's read
+  // barrier faults on a moved-from page and its handler needs an execution context (seen under
+  // ASan stress). That READY is lost (wall mode: the GVL wait after it counts as blocked).
+  if (event == RUBY_INTERNAL_THREAD_EVENT_READY && !ruby_native_thread_p() && rb_during_gc()) return;
+  // Neither need run in the thread's Ractor: a Ractor thread is known by its state under the
+  // Ractor key (READY: only from a Ruby thread, the check above being a narrow one; a Ractor
+  // thread woken by the timer thread loses its READY time).
+  if (event == RUBY_INTERNAL_THREAD_EVENT_EXITED) {
+    if (rb_internal_thread_specific_get(thread, g_ractor_thread_key)) s->ractors.exited(thread);
+  } else if (event == RUBY_INTERNAL_THREAD_EVENT_READY) {
+    if (s->opts.wall && ruby_native_thread_p() && rb_internal_thread_specific_get(thread, g_ractor_thread_key)) s->ractors.ready(thread);
   } else if (!on_main_ractor()) {
     if (ruby_native_thread_p()) ractor_thread_event(s, event, thread);
     return;
