@@ -7,6 +7,7 @@ require_relative "test_helper"
 # what script/build-page-model makes of the sources now: a change to page/, profile/ or util/
 # that was not rebuilt and committed fails here, with what to run.
 class PageModelBuildTest < Minitest::Test
+  include RubyIndependentTest
   COMMITTED = File.join(ROOT, "lib/rperf/viewer/assets/page_model.wasm")
 
   def test_the_committed_page_model_is_the_build_of_the_sources

@@ -10,6 +10,7 @@ require_relative "method_view_assertions"
 # time range change the totals by the right amounts, the diff shows the slower function in
 # red, no request leaves 127.0.0.1, and nothing from the profile runs as code.
 class ViewerBrowserTest < Minitest::Test
+  include RubyIndependentTest
   include WebTestHelper
   include MethodViewAssertions
 
@@ -159,8 +160,11 @@ class ViewerBrowserTest < Minitest::Test
 
     # Diff: the endpoint that got 4x slower is red, and first in the table.
     assert_operator result.dig("diff", "rendered"), :>, 10
-    red, green, = result.dig("diff", "fills", "#{Shop}#slow_path").scan(/\d+/).map(&:to_i)
-    assert_operator red, :>, green + 60, "slow_path is red in the diff: #{result.dig('diff', 'fills', "#{Shop}#slow_path")}"
+    # (How red depends on how much of its time is new: on a loaded machine 4x the work is not
+    # 4x the wall time, so only the hue is asserted.)
+    red, green, blue = result.dig("diff", "fills", "#{Shop}#slow_path").scan(/\d+/).map(&:to_i)
+    assert_equal [235, green], [red, blue], "slow_path is red in the diff: #{result.dig('diff', 'fills', "#{Shop}#slow_path")}"
+    assert_operator green, :<, 215, "slow_path is red in the diff: #{result.dig('diff', 'fills', "#{Shop}#slow_path")}"
     first = result.dig("diff", "rows", 0)
     assert_equal "up", first["cls"], result.dig("diff", "rows").inspect + result.dig("diff", "summary")
     assert_equal "#{Shop}#slow_path", first["cells"][5]

@@ -17,6 +17,7 @@ require_relative "ui_profile"
 # pin.png, transforms' focus.png (viewer-transform-focus), viewer_source_test's source.png, and
 # viewer_browser_test's test_every_view_renders_real_snapshots_offline timeline.png.
 class ViewerUiTest < Minitest::Test
+  include RubyIndependentTest
   include WebTestHelper
   include UiProfile
 
