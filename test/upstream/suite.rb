@@ -69,7 +69,7 @@ module UpstreamSuite
   # extension with them).
   def lay_out(side, lib, exe)
     dir = File.join(WORK, side)
-    FileUtils.rm_rf(dir)
+    FileUtils.rm_rf(%w[test lib exe docs].map { |d| File.join(dir, d) }) # the logs of other files stay
     FileUtils.mkdir_p(dir)
     FileUtils.cp_r(File.join(WORK, "src", "test"), dir)
     FileUtils.cp_r(lib, File.join(dir, "lib"))
@@ -153,7 +153,7 @@ module UpstreamSuite
         failed << name if m[1] == "FAIL"
       end
     end
-    { tests: checks, failed: failed, summary: out[/^=== Results: .*$/], scenarios: out.scan(/^# \d+\. /).size }
+    { tests: checks, failed: failed, summary: out[/^=== Results: .*$/], scenarios: out.scan(/^# (\d+)\. /).uniq.size }
   end
 
   def run_side(side, dir, lib, files, shell, env, partial)
@@ -287,10 +287,11 @@ module UpstreamSuite
     counted = files.reject { |f| f.end_with?(UNMASKED) } # the same tests once more
     total = ->(side) { side.empty? ? "-" : counted.sum { |f| side[f] ? (side[f][:tests] - side[f][:failed]).size : 0 }.to_s }
     rows << ["total", counted.sum { |f| (theirs[f] || ours[f])&.dig(:tests)&.size.to_i }.to_s, total.(theirs), total.(ours)]
-    widths = (0..3).map { |i| ([%w[file tests 0.11.1 ours][i]] + rows.map { |r| r[i] }).map(&:size).max }
+    header = ["file", "tests", "pass on 0.11.1", "pass on ours"]
+    widths = (0..3).map { |i| ([header[i]] + rows.map { |r| r[i] }).map(&:size).max }
     line = ->(r) { "| " + r.each_with_index.map { |c, i| i.zero? ? c.ljust(widths[i]) : c.rjust(widths[i]) }.join(" | ") + " |" }
     puts
-    puts line.(["file", "tests", "pass on 0.11.1", "pass on ours"].each_with_index.map { |c, i| c.ljust(widths[i]) })
+    puts line.(header)
     puts "|" + widths.each_with_index.map { |w, i| i.zero? ? "-" * (w + 2) : "-" * (w + 1) + ":" }.join("|") + "|"
     rows.each { |r| puts line.(r) }
     return 0 if theirs.empty? || ours.empty?
