@@ -51,7 +51,10 @@ module Rperf
     # `data`: a result Hash or a Native::Profile (a session's end builds no Hash for it). The
     # breakdown and the report leave idle waits out (ShownProfile) unless `idle`, and say how
     # much they left out.
-    def print(data, command: @command, report: @report, idle: @idle, io: $stderr)
+    # The CLI's variables, when set at the call, win over the configured ones: rperf 0.11's public
+    # print_stat reads them as it prints, and programs set them before calling it.
+    def print(data, command: ENV["RPERF_STAT_COMMAND"] || @command, report: ENV["RPERF_STAT_REPORT"] == "1" || @report,
+              idle: @idle, io: $stderr)
       value = ->(key) { Storage.value(data, key) }
       real_ns = value.(:duration_ns) || 0
       io.puts
