@@ -4,6 +4,7 @@
 // time type: alloc_objects/count (estimated objects allocated) and inuse_objects/count (of
 // those, still alive at the end; only when retained was measured); time samples carry 0 for them and allocation samples 0 time,
 // with the class as an "object_class" label. The time type stays the default.
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <unordered_map>
@@ -220,6 +221,14 @@ std::string encode_pprof(const Profile& p, const std::vector<std::string>& comme
   std::vector<int64_t> comment_ids;
   for (const std::string& c : comments) comment_ids.push_back(strings.id(c));
   if (allocations) comment_ids.push_back(strings.id(kPprofAllocationComment + std::to_string(p.header.allocation_interval.value_or(1))));
+  const double hz = p.sampling_hz();
+  const double overhead = p.overhead_ratio();
+  if (overhead >= 0) {  // an overhead budget's profile: the rate it ran at, and what it cost
+    char text[160];
+    std::snprintf(text, sizeof text, "sampling: %.1f Hz effective (%d Hz asked), profiler overhead %.4f of the process's CPU", hz,
+                  p.frequency(), overhead);
+    comment_ids.push_back(strings.id(text));
+  }
   const int64_t period_unit = nanoseconds;
   for (const std::string& s : strings.strings()) out.bytes_field(6, s);  // string_table (6)
   out.int_field(9, p.header.start_time_ns.value_or(0));                              // time_nanos
@@ -230,7 +239,8 @@ std::string encode_pprof(const Profile& p, const std::vector<std::string>& comme
     vt.int_field(2, period_unit);
     out.bytes_field(11, vt.buffer());
   }
-  out.int_field(12, p.frequency() > 0 ? 1000000000LL / p.frequency() : 0);  // period
+  const int64_t period = overhead >= 0 ? (hz > 0 ? static_cast<int64_t>(1e9 / hz + 0.5) : 0) : (p.frequency() > 0 ? 1000000000LL / p.frequency() : 0);
+  out.int_field(12, period);  // period
   for (int64_t c : comment_ids) out.int_field(13, c);                  // comment
   if (allocations) out.int_field(14, kind);                             // default_sample_type: time
   return out.buffer();

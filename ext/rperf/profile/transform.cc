@@ -70,7 +70,8 @@ const VmState kStates[] = {kGvlBlocked, kGvlWait, kGcMark, kGcSweep};
 HeaderField<int64_t> ProfileHeader::* const kSummedCounters[] = {
     &ProfileHeader::trigger_count, &ProfileHeader::sampling_count, &ProfileHeader::sampling_time_ns,
     &ProfileHeader::hook_time_ns,  &ProfileHeader::user_ns,        &ProfileHeader::sys_ns,
-    &ProfileHeader::allocation_sample_count, &ProfileHeader::dropped_allocations};
+    &ProfileHeader::allocation_sample_count, &ProfileHeader::dropped_allocations,
+    &ProfileHeader::profiler_cpu_ns, &ProfileHeader::process_cpu_ns};
 
 }  // namespace
 

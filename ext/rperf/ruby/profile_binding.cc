@@ -838,6 +838,14 @@ VALUE profile_summary(VALUE self) {
 
 VALUE profile_total_weight(VALUE self) { return LL2NUM(holder_of(self)->profile.total_weight()); }
 
+// #sampling_hz -> the rate the timer ran at (Profile::sampling_hz); #overhead_ratio -> the
+// profiler's CPU over the process's, nil when not measured (no overhead budget).
+VALUE profile_sampling_hz(VALUE self) { return DBL2NUM(holder_of(self)->profile.sampling_hz()); }
+VALUE profile_overhead_ratio(VALUE self) {
+  const double ratio = holder_of(self)->profile.overhead_ratio();
+  return ratio < 0 ? Qnil : DBL2NUM(ratio);
+}
+
 // #vm_state_totals -> {running: ns, gvl_blocked: ns, gvl_wait: ns, gc_mark: ns, gc_sweep: ns}:
 // every state by its name (profile/vm_state.hh), in the model's order.
 VALUE profile_vm_state_totals(VALUE self) {
@@ -1001,6 +1009,8 @@ void init_profile_binding(VALUE native) {
   rb_define_singleton_method(g_profile_class, "views_built", RUBY_METHOD_FUNC(profile_s_views_built), 0);
   rb_define_method(g_profile_class, "summary", RUBY_METHOD_FUNC(profile_summary), 0);
   rb_define_method(g_profile_class, "total_weight", RUBY_METHOD_FUNC(profile_total_weight), 0);
+  rb_define_method(g_profile_class, "sampling_hz", RUBY_METHOD_FUNC(profile_sampling_hz), 0);
+  rb_define_method(g_profile_class, "overhead_ratio", RUBY_METHOD_FUNC(profile_overhead_ratio), 0);
   rb_define_method(g_profile_class, "vm_state_totals", RUBY_METHOD_FUNC(profile_vm_state_totals), 0);
   rb_define_method(g_profile_class, "function_totals", RUBY_METHOD_FUNC(profile_function_totals), -1);
   rb_define_method(g_profile_class, "allocation_totals", RUBY_METHOD_FUNC(profile_allocation_totals), 0);

@@ -92,7 +92,7 @@ VALUE start_session(const SessionOptions& o, VALUE thread_ids, VALUE owner) {
 // Native.start(options, owner): options {frequency:, mode: :cpu|:wall, aggregate:, signal:
 // nil|false|Integer, defer:, max_depth:, lines:, forked_child:, allocation_interval:
 // nil|Integer, max_label_sets:, capture: :signal|:postponed, retained: (FREEOBJ followed for
-// the retained estimate)}, validated by Rperf::Settings
+// the retained estimate), overhead_target: nil|Float (the overhead budget)}, validated by Rperf::Settings
 // (unknown keys are a programming error); `owner`: the Ruby session object (Native.session).
 //
 // Safe from any number of threads: every Ruby call (option conversions, Thread.list, thread
@@ -101,7 +101,7 @@ VALUE start_session(const SessionOptions& o, VALUE thread_ids, VALUE owner) {
 // Ruby, so no other thread runs in between (the GVL is held throughout).
 VALUE native_start(VALUE, VALUE options, VALUE owner) {
   Check_Type(options, T_HASH);
-  static const char* const kKeys[] = {"frequency", "mode", "aggregate", "signal", "defer", "max_depth", "lines", "forked_child", "allocation_interval", "max_label_sets", "capture", "retained"};
+  static const char* const kKeys[] = {"frequency", "mode", "aggregate", "signal", "defer", "max_depth", "lines", "forked_child", "allocation_interval", "max_label_sets", "capture", "retained", "overhead_target"};
   VALUE keys = rb_funcall(options, rb_intern("keys"), 0);
   for (long i = 0; i < RARRAY_LEN(keys); i++) {
     VALUE key = RARRAY_AREF(keys, i);
@@ -126,6 +126,7 @@ VALUE native_start(VALUE, VALUE options, VALUE owner) {
   if ((v = start_option(options, "allocation_interval")) != Qundef && !NIL_P(v)) o.allocation_interval = NUM2UINT(v);
   if ((v = start_option(options, "max_label_sets")) != Qundef) o.max_label_sets = NUM2UINT(v);
   if ((v = start_option(options, "retained")) != Qundef) o.retained = RTEST(v);
+  if ((v = start_option(options, "overhead_target")) != Qundef && !NIL_P(v)) o.overhead_target = NUM2DBL(v);
   // :signal: the GVL holder's signal handler samples (Session::capture_in_handler); :postponed.
   if ((v = start_option(options, "capture")) != Qundef) {
     if (v != ID2SYM(rb_intern("signal")) && v != ID2SYM(rb_intern("postponed"))) rb_raise(rb_eArgError, "rperf: capture must be :signal or :postponed");
@@ -424,6 +425,18 @@ VALUE native_sampling_paths(VALUE) {
   return rb_assoc_new(ULL2NUM(handler), ULL2NUM(g_session->sampling_count - handler));
 }
 
+// Native.count_export_time(ns): CPU the caller spent encoding an interval for export
+// (Rperf::Continuous), counted as the profiler's own for the overhead budget. GVL held.
+VALUE native_count_export_time(VALUE, VALUE ns) {
+  const int64_t spent = NUM2LL(ns);
+  if (g_session && spent > 0) g_session->export_time_ns += spent;
+  return Qnil;
+}
+
+// Native.sampling_interval_ns -> the running session's tick interval now (the overhead budget
+// changes it), nil when none.
+VALUE native_sampling_interval_ns(VALUE) { return g_session ? LL2NUM(g_session->timer.interval_ns()) : Qnil; }
+
 VALUE native_monotonic_ns(VALUE) { return LL2NUM(monotonic_ns()); }
 
 VALUE native_default_signal(VALUE) { return INT2NUM(Timer::default_signal()); }
@@ -478,6 +491,8 @@ void init_session_binding(VALUE native) {
   rb_define_singleton_method(native, "suspend_for_exec", RUBY_METHOD_FUNC(native_suspend_for_exec), 0);
   rb_define_singleton_method(native, "resume_after_failed_exec", RUBY_METHOD_FUNC(native_resume_after_failed_exec), 0);
   rb_define_singleton_method(native, "sampling_paths", RUBY_METHOD_FUNC(native_sampling_paths), 0);
+  rb_define_singleton_method(native, "count_export_time", RUBY_METHOD_FUNC(native_count_export_time), 1);
+  rb_define_singleton_method(native, "sampling_interval_ns", RUBY_METHOD_FUNC(native_sampling_interval_ns), 0);
   rb_define_singleton_method(native, "monotonic_ns", RUBY_METHOD_FUNC(native_monotonic_ns), 0);
   rb_define_singleton_method(native, "default_signal", RUBY_METHOD_FUNC(native_default_signal), 0);
   rb_define_singleton_method(native, "inject_allocation_failures", RUBY_METHOD_FUNC(native_inject_allocation_failures), 2);

@@ -105,7 +105,13 @@ void thread_end_hook(VALUE, void*) {
   if (g_session && on_main_ractor()) g_session->thread_ending();
 }
 void worker_drain(void* ctx) { static_cast<Session*>(ctx)->drain(); }
+int64_t spent_off_timer(void* ctx) {
+  const Session* s = static_cast<const Session*>(ctx);
+  return s->sampling_time_ns.total() + s->hook_time_ns.total() + s->export_time_ns.total();
+}
 }  // namespace
+
+int64_t Session::own_cpu_ns() const { return timer.cpu_ns() + spent_off_timer(const_cast<Session*>(this)); }
 
 int64_t Session::tick_cpu_ns(pid_t tid) {
   uint32_t before = g_tick_seq.load(std::memory_order_acquire);
@@ -187,9 +193,12 @@ bool Session::start(const std::vector<ExistingThread>& others, std::string* erro
   topts.signal = opts.signal < 0 ? Timer::default_signal() : opts.signal;
   topts.armed = !opts.defer;
   topts.target = tick_target;
+  topts.overhead_target = opts.overhead_target;
+  topts.own_time = spent_off_timer;
   install_hooks();
   signal_capture.store(opts.signal_capture && topts.signal > 0, std::memory_order_relaxed);
   job_requested.store(false, std::memory_order_relaxed);  // a job still pending from a stopped session
+  interval_start = IntervalStart{0, 0, 0, clock_ns(CLOCK_PROCESS_CPUTIME_ID)};
   if (!timer.start(topts, on_tick, worker_drain, this, error)) {
     signal_capture.store(false, std::memory_order_relaxed);
     remove_hooks();

@@ -47,6 +47,24 @@ struct SessionOptions {
   // capture: :signal — the GVL holder's signal handler takes the sample itself (no postponed
   // job, no interrupt flag: YJIT code keeps running); see Session::capture_in_handler.
   bool signal_capture = false;
+  // > 0: the overhead budget (the share of the process's CPU the profiler holds itself to,
+  // the rate adapting between 1 Hz and `frequency`; see Timer and OverheadBudget).
+  double overhead_target = 0;
+};
+
+// A time the profiler spent (ns), added up on the GVL holder and read by the timer thread too
+// (the overhead budget): one writer at a time, so a relaxed load and store. Never reset: an
+// interval's share is the difference from its start (IntervalStart).
+class SpentTime {
+ public:
+  SpentTime& operator+=(int64_t ns) {
+    total_.store(total_.load(std::memory_order_relaxed) + ns, std::memory_order_relaxed);
+    return *this;
+  }
+  int64_t total() const { return total_.load(std::memory_order_relaxed); }
+
+ private:
+  std::atomic<int64_t> total_{0};
 };
 
 // Marks rperf's own producer code (hooks, the sample job, labels, start/stop) running on the
@@ -206,8 +224,16 @@ class Session final : public ChargeSink {
 
   uint64_t sampling_count = 0;
   uint64_t handler_samples = 0;  // of sampling_count, taken in the signal handler
-  int64_t sampling_time_ns = 0;  // in sample jobs (as rperf reports it)
-  int64_t hook_time_ns = 0;      // in the GVL and GC hooks, and the sampled allocations' hook work
+  SpentTime sampling_time_ns;  // in sample jobs (as rperf reports it)
+  SpentTime hook_time_ns;      // in the GVL and GC hooks, and the sampled allocations' hook work
+  SpentTime export_time_ns;    // encoding the intervals for export (Rperf::Continuous)
+  // The profiler's CPU so far: the timer thread's, and the capture, hooks and export above (the
+  // overhead budget's measure; their wall time where they run on the GVL holder).
+  int64_t own_cpu_ns() const;
+  // The totals where the current interval began (start, snapshot(clear: true)).
+  struct IntervalStart {
+    int64_t sampling_ns = 0, hook_ns = 0, own_cpu_ns = 0, process_cpu_ns = 0;
+  } interval_start;
   std::atomic<uint64_t> dropped_samples{0};
   int64_t start_mono_ns = 0;
   // When stop() closed the intervals (0 while running): the end of duration_ns. The profile is
