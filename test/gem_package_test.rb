@@ -66,7 +66,7 @@ class GemPackageTest < Minitest::Test
     assert_empty tracked - contents, "C++ files of the checkout the gem lacks"
 
     assets = Dir.chdir(ROOT) { Dir["lib/rperf/viewer/assets/**/*"].select { |f| File.file?(f) } }
-    %w[index.html viewer.js viewer.css].each do |name|
+    %w[index.html viewer.js page_model.js page_model_exports.js viewer.css].each do |name|
       assert_includes assets, "lib/rperf/viewer/assets/#{name}"
     end
     assert_empty assets - contents, "viewer assets the gem lacks"

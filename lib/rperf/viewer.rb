@@ -4,12 +4,7 @@ require_relative "../rperf"
 require "json"
 require "time"
 require_relative "viewer/payload"
-require_relative "viewer/call_tree_payload"
-require_relative "viewer/method_table_payload"
-require_relative "viewer/sandwich_payload"
-require_relative "viewer/stack_chart_payload"
 require_relative "viewer/timeline_payload"
-require_relative "viewer/inverted_tree_payload"
 require_relative "viewer/source_payload"
 require_relative "viewer/transforms"
 require_relative "viewer/access"
@@ -30,18 +25,18 @@ module Rperf
   #   Rperf::Viewer.instance.add_snapshot_dir("profiles") # *.json(.gz), loaded when opened
   #
   # Routes under path: "/" the page, "/assets/..." its scripts, "/snapshots" the list (meta and
-  # summary only), "/snapshots/<id>" one profile (Viewer::Payload), "/snapshots/<id>/call_tree"
-  # and ".../method_table" its Rperf::CallTree and Rperf::MethodTable for the page's filters
-  # (?label=K&value=V[&value=W...] | &unset=1, &thread=N, &hide=N,..., &idle=hide, &from=T0&to=T1;
-  # Viewer::SampleFilter,
-  # CallTreePayload, MethodTablePayload), ".../sandwich?method=NAME&file=PATH&..." one method's
-  # callers and callees (SandwichPayload).
+  # summary only), "/snapshots/<id>" one profile (Viewer::Payload), "/snapshots/<id>/<view>" the
+  # source and timeline bins of the page's filters (?label=K&value=V[&value=W...] |
+  # &unset=1, &thread=N, &hide=N,..., &idle=hide, &from=T0&to=T1; Viewer::SampleFilter). The call
+  # trees, method table, sandwich and stack chart are computed by the page (page/page_views.hh).
   class Viewer
     ASSET_DIR = File.expand_path("viewer/assets", __dir__)
     PAGE_MODEL = "page_model.wasm"
     ASSET_TYPES = {
       "index.html" => "text/html; charset=utf-8",
       "viewer.js" => "text/javascript; charset=utf-8",
+      "page_model_exports.js" => "text/javascript; charset=utf-8",
+      "page_model.js" => "text/javascript; charset=utf-8",
       "viewer.css" => "text/css; charset=utf-8",
       # The page model (ext/rperf/page in WebAssembly, built by script/bootstrap): the server's
       # sample filter and sums, run by the page on its rows.
@@ -67,9 +62,8 @@ module Rperf
     TIMELINE_INLINE_ROWS = 50_000
     FILTERED_CACHE_SIZE = 16
     # The views the page asks for per filter: GET <path>/snapshots/<id>/<view>?<filters>.
-    FILTERED_VIEWS = { "call_tree" => CallTreePayload, "method_table" => MethodTablePayload, "sandwich" => SandwichPayload,
-                       "stack_chart" => StackChartPayload, "inverted_tree" => InvertedTreePayload,
-                       "source" => SourcePayload, "timeline_bins" => TimelinePayload }.freeze
+    # (The call trees, method table, sandwich and stack chart are the page model's: page/page_views.)
+    FILTERED_VIEWS = { "source" => SourcePayload, "timeline_bins" => TimelinePayload }.freeze
 
     @instance = nil
 
@@ -115,11 +109,11 @@ module Rperf
 
     # The JSON body of GET <path>/snapshots/<id>: the list entry with the profile's own counts
     # (rperf 0.11's keys), then the profile in our compact shape (Payload).
-    def self.snapshot_body(list_entry, data, max_samples:, max_timeline:, trees: true)
+    def self.snapshot_body(list_entry, data, max_samples:, max_timeline:)
       list_entry.merge(mode: data[:mode], frequency: data[:frequency], duration_ns: data[:duration_ns],
                        sampling_count: data[:sampling_count], meta: data[:meta] || list_entry[:meta],
                        summary: data[:summary] || list_entry[:summary],
-                       **Payload.build(data, max_samples: max_samples, max_timeline: max_timeline, trees: trees))
+                       **Payload.build(data, max_samples: max_samples, max_timeline: max_timeline))
     end
 
     # [body, {samples:, idle:} or nil]: a big timeline's rows (and which are idle) apart, the
@@ -359,7 +353,7 @@ module Rperf
       when "/snapshots" then json_body(200, list_body)
       when %r{\A/snapshots/(\d{1,18})\z} then serve_snapshot(Regexp.last_match(1).to_i, query)
       when %r{\A/snapshots/(\d{1,18})/timeline\z} then serve_timeline(Regexp.last_match(1).to_i, query)
-      when %r{\A/snapshots/(\d{1,18})/(call_tree|method_table|sandwich|stack_chart|inverted_tree|source|timeline_bins)\z}
+      when %r{\A/snapshots/(\d{1,18})/(source|timeline_bins)\z}
         serve_filtered(Regexp.last_match(1).to_i, Regexp.last_match(2), query)
       else not_found
       end
@@ -426,12 +420,8 @@ module Rperf
 
       begin
         filters = SampleFilter.parse_query(query)
-        # Only the sandwich is of one method.
-        raise SampleFilter::BadFilter, "the sandwich needs method= and file=" if view == "sandwich" && !filters[:method]
-
         raise SampleFilter::BadFilter, "the source needs path=" if view == "source" && !filters[:source]
 
-        filters.delete(:method) unless view == "sandwich"
         filters.delete(:source) unless view == "source"
         transforms = Transforms.parse(URI.decode_www_form(query.to_s).to_h["transforms"])
       rescue SampleFilter::BadFilter => e
@@ -506,7 +496,7 @@ module Rperf
 
       key = transforms ? [entry[:id], transforms] : entry[:id]
       begin
-        full, apart = self.class.split_timeline(self.class.snapshot_body(list_entry(entry), transformed(entry[:id], data, transforms), **@payload_limits, trees: false))
+        full, apart = self.class.split_timeline(self.class.snapshot_body(list_entry(entry), transformed(entry[:id], data, transforms), **@payload_limits))
         body = JSON.generate(full)
         cache_put(@timelines, key, apart && JSON.generate(self.class.timeline_columns(apart)), PAYLOAD_CACHE_SIZE)
       rescue JSON::GeneratorError, JSON::NestingError, EncodingError => e

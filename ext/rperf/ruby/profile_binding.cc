@@ -732,7 +732,8 @@ VALUE int_array(const std::vector<uint32_t>& ids) {
   return a;
 }
 
-// #stack_tree(max_samples, max_timeline) -> {frames: [[label, path], ...] (valid UTF-8), parents:,
+// #stack_tree(max_samples, max_timeline) -> {frames: [[label, path], ...] (valid UTF-8), frame_lines:
+// [method line per frame], parents:,
 // node_frames:, rows: [[node, weight_ns, thread_seq, label_set_id], ...], idle_rows: [row index,
 // ...], pruned: {samples:, weight_ns:}, total_weight_ns:, timeline: nil without raw samples, else
 // {samples: [[node, weight_ns, thread_seq, label_set_id, time_ns], ...], idle: [row index, ...],
@@ -814,6 +815,9 @@ VALUE profile_stack_tree(VALUE self, VALUE max_samples, VALUE max_timeline) {
   rb_hash_aset(out, sym("frames"), frames);
   rb_hash_aset(out, sym("parents"), parents);
   rb_hash_aset(out, sym("node_frames"), int_array(tree->node_frames));
+  VALUE lines = rb_ary_new_capa(static_cast<long>(tree->frame_lines.size()));
+  for (int32_t line : tree->frame_lines) rb_ary_push(lines, INT2FIX(line));
+  rb_hash_aset(out, sym("frame_lines"), lines);
   rb_hash_aset(out, sym("rows"), rows);
   rb_hash_aset(out, sym("idle_rows"), idle_rows);
   rb_hash_aset(out, sym("pruned"), pruned);

@@ -194,15 +194,12 @@
     return bytes;
   }
 
-  // --- the page model (WebAssembly, ext/rperf/page) ----------------------------------------
-  // The server's sample filter (profile/sample_filter.hh) and the sums of the views, compiled for
-  // the page: the page selects its rows and sums them with it, never with a copy of its own. A
-  // served page fetches page_model.wasm beside viewer.js; a self-contained one carries it.
-  const ROWS = { samples: 0, timeline: 1, allocations: 2 };
-  const PAGE_STATES = STATES.length; // per node in the model's state sums
-  let wasm = null; // the module's exports, once loaded
-  // A snapshot dropped from the cache frees its rows in the module.
-  const modelHandles = typeof FinalizationRegistry === 'function' ? new FinalizationRegistry((h) => wasm.rperf_page_delete(h)) : null;
+  // --- the page model (WebAssembly, ext/rperf/page; page_model.js speaks to it) ---------------
+  // The server's sample filter (profile/sample_filter.hh), its sums and its views, compiled for
+  // the page: the page selects its rows and computes its views with it, never with a copy of its
+  // own. A served page fetches page_model.wasm beside viewer.js; a self-contained one carries it.
+  const { ROWS } = RperfPageModel;
+  let model = null; // the PageModel, once loaded
 
   // Loaded once (started with the page, beside the snapshot list's request); a failure is
   // tried again at the next snapshot.
@@ -222,129 +219,19 @@
       if (!res.ok) throw new Error(url + ': ' + res.status + ' ' + ((await res.text()).slice(0, 300) || res.statusText));
       bytes = await res.arrayBuffer();
     }
-    const imports = {
-      env: { emscripten_notify_memory_growth: () => {} },
-      wasi_snapshot_preview1: { proc_exit: (code) => { throw new Error('the page model stopped (' + code + ')'); } },
-    };
-    const { instance } = await WebAssembly.instantiate(bytes, imports);
-    instance.exports._initialize();
-    wasm = instance.exports;
-    return wasm;
+    model = await RperfPageModel.instantiate(bytes);
+    return model;
   }
 
-  // Writes typed-array columns into the module's scratch area, each at a multiple of 8 bytes
-  // (page/wasm_exports.cc reads them in this order).
-  function putColumns(columns) {
-    const padded = (c) => Math.ceil(c.byteLength / 8) * 8;
-    const ptr = wasm.rperf_page_scratch(columns.reduce((a, c) => a + padded(c), 0));
-    const memory = new Uint8Array(wasm.memory.buffer); // after the call: the memory may have grown
-    let at = ptr;
-    for (const c of columns) {
-      memory.set(new Uint8Array(c.buffer, c.byteOffset, c.byteLength), at);
-      at += padded(c);
-    }
-  }
-  // Texts for the module (page/wasm_exports.cc read_texts): each a uint32 length and its UTF-8.
-  const utf8 = new TextEncoder();
-  function textBlob(texts) {
-    const encoded = texts.map((t) => utf8.encode(String(t)));
-    const blob = new Uint8Array(encoded.reduce((a, b) => a + 4 + b.length, 0));
-    const lengths = new DataView(blob.buffer);
-    let at = 0;
-    for (const b of encoded) { lengths.setUint32(at, b.length, true); blob.set(b, at + 4); at += 4 + b.length; }
-    return blob;
-  }
-  function readTexts(blob, count) {
-    const decoder = new TextDecoder();
-    const lengths = new DataView(blob.buffer, blob.byteOffset, blob.byteLength);
-    const out = [];
-    for (let at = 0, i = 0; i < count && at + 4 <= blob.length; i++) {
-      const n = lengths.getUint32(at, true);
-      out.push(decoder.decode(blob.subarray(at + 4, at + 4 + n)));
-      at += 4 + n;
-    }
-    return out;
-  }
-  // A copy of `n` values at `ptr` in the module's memory.
-  const fromModel = (Type, ptr, n) => (n ? new Type(wasm.memory.buffer, ptr, n).slice() : new Type(0));
-
-  // The snapshot's tree and label sets' states in the module; its rows as they come.
+  // The snapshot's tree and label sets in the module; its rows as they come.
   function modelSnapshot(p) {
-    p.handle = wasm.rperf_page_new();
-    if (modelHandles) modelHandles.register(p, p.handle);
-    const labels = textBlob(p.frames.map((f) => f[0]));
-    putColumns([Int32Array.from(p.nodes.parent), Uint32Array.from(p.nodes.frame), labels]);
-    if (!wasm.rperf_page_set_tree(p.handle, p.nodes.parent.length, p.frames.length, labels.length)) throw new Error('the snapshot\'s tree is not a prefix tree');
-    const pairs = p.labelSets.map((ls) => Object.entries(ls));
-    const texts = textBlob(pairs.flat(2));
-    putColumns([Uint32Array.from(pairs, (e) => e.length), texts]);
-    if (!wasm.rperf_page_set_label_sets(p.handle, pairs.length, texts.length)) throw new Error('the snapshot\'s label sets cannot be read');
+    p.handle = model.snapshot({ parents: p.nodes.parent, nodeFrames: p.nodes.frame, frames: p.frames, frameLines: p.frame_lines, labelSets: p.labelSets }, p);
     p.idle = [null, null, null]; // per kind: the model's idle marks (Uint8Array), or null
     modelRows(p, ROWS.samples, p.samples, p.idle_samples);
-    if (p.allocations) modelRows(p, ROWS.allocations, p.allocations.samples, null, true);
+    if (p.allocations) modelRows(p, ROWS.allocations, p.allocations.samples, null);
     if (p.timeline && p.timeline.samples) modelRows(p, ROWS.timeline, p.timeline.samples, p.timeline.idle);
   }
-
-  // Rows [node, weight, thread, label set, time?] of `kind` (allocation rows: [node, objects,
-  // thread, label set, class, retained]); idleIndexes: the payload's idle marks.
-  function modelRows(p, kind, rows, idleIndexes, allocations = false) {
-    const n = rows.length;
-    const node = new Uint32Array(n), thread = new Uint32Array(n), set = new Uint32Array(n), weight = new Float64Array(n);
-    const time = kind === ROWS.timeline ? new Float64Array(n) : null;
-    for (let i = 0; i < n; i++) {
-      const r = rows[i];
-      node[i] = r[0]; weight[i] = r[1]; thread[i] = r[2]; set[i] = r[3];
-      if (time) time[i] = r[4];
-    }
-    let idle = null;
-    if (idleIndexes && idleIndexes.length) {
-      idle = new Uint8Array(n);
-      for (const i of idleIndexes) if (i < n) idle[i] = 1;
-    }
-    p.idle[kind] = idle;
-    const classes = allocations ? Uint32Array.from(rows, (r) => r[4]) : null;
-    const retained = allocations ? Float64Array.from(rows, (r) => r[5]) : null;
-    putColumns([node, thread, set, weight, ...(time ? [time] : []), ...(idle ? [idle] : []), ...(classes ? [classes, retained] : [])]);
-    if (!wasm.rperf_page_set_rows(p.handle, kind, n, time ? 1 : 0, idle ? 1 : 0, classes ? 1 : 0)) throw new Error('the snapshot\'s rows are not on its tree');
-  }
-
-  // The rows of `kind` the filters keep (f: thread, hidden (a Set), sets (label set ids kept,
-  // sorted), range [t0, t1], idle): {rows: indexes, weights: kept weights}.
-  function modelSelect(p, kind, f) {
-    modelFilter(p, f);
-    const n = wasm.rperf_page_select(p.handle, kind);
-    return { rows: fromModel(Uint32Array, wasm.rperf_page_kept_rows(p.handle), n), weights: fromModel(Float64Array, wasm.rperf_page_kept_weights(p.handle), n) };
-  }
-
-  function modelFilter(p, f) {
-    const hidden = f.hidden ? Uint32Array.from([...f.hidden].sort((a, b) => a - b)) : new Uint32Array(0);
-    const sets = f.sets || new Uint32Array(0);
-    putColumns([hidden, sets]);
-    const byThread = f.thread !== null && f.thread !== undefined;
-    wasm.rperf_page_filter(p.handle, byThread ? 1 : 0, byThread ? f.thread : 0, hidden.length, f.sets ? 1 : 0, sets.length,
-      f.range ? 1 : 0, f.range ? f.range[0] : 0, f.range ? f.range[1] : 0, f.idle ? 1 : 0);
-  }
-
-  // The Timeline's bins of the timeline rows the filters keep, binned by the page model as the
-  // server bins samples (profile/timeline_binner.hh), in the server's shape (TimelinePayload).
-  function modelTimelineBins(p, f, bins, minEnd) {
-    modelFilter(p, f);
-    const count = wasm.rperf_page_timeline_bins(p.handle, bins, minEnd);
-    const [end, binNs, kept, names] = fromModel(Float64Array, wasm.rperf_page_bins_header(p.handle), 4);
-    const threads = fromModel(Uint32Array, wasm.rperf_page_bins_threads(p.handle), count);
-    const occupancy = fromModel(Float64Array, wasm.rperf_page_bins_occupancy(p.handle), count * PAGE_STATES * bins);
-    const top = fromModel(Uint32Array, wasm.rperf_page_bins_top(p.handle), bins * 3);
-    const leafNames = readTexts(fromModel(Uint8Array, wasm.rperf_page_bins_names_blob(p.handle), wasm.rperf_page_bins_names_bytes(p.handle)), names);
-    const perBin = [];
-    for (let b = 0; b < bins; b++) perBin.push([...top.subarray(b * 3, b * 3 + 3)].filter((n) => n !== 0xffffffff));
-    return {
-      end_ns: end, bins, bin_ns: binNs, kept_ns: kept, leaf_names: leafNames, top: perBin,
-      threads: Array.from(threads, (th, t) => [th, STATES.map((_, si) => {
-        const row = occupancy.subarray((t * PAGE_STATES + si) * bins, (t * PAGE_STATES + si + 1) * bins);
-        return row.some((v) => v > 0) ? row : null;
-      })]),
-    };
-  }
+  function modelRows(p, kind, rows, idleIndexes) { p.idle[kind] = model.rows(p.handle, kind, rows, idleIndexes); }
 
   // A selection of rows of `kind`: the model's kept indexes and weights (kept), and, when a view
   // reads them one by one (the tag groups), the rows themselves (rows(): keptRows').
@@ -367,17 +254,12 @@
     return rows;
   }
 
-  // The module's columns of a selection, or of rows made by keptRows (a part of them): indexes
-  // and weights; returns how many.
-  function putKept(rows) {
-    if (rows.kept) {
-      putColumns([rows.kept.rows, rows.kept.weights]);
-      return rows.kept.rows.length;
-    }
+  // The indexes and weights of a selection, or of rows made by keptRows (a part of them).
+  function keptColumns(rows) {
+    if (rows.kept) return [rows.kept.rows, rows.kept.weights];
     const indexes = new Uint32Array(rows.length), weights = new Float64Array(rows.length);
     for (let k = 0; k < rows.length; k++) { indexes[k] = rows[k][5]; weights[k] = rows[k][1]; }
-    putColumns([indexes, weights]);
-    return rows.length;
+    return [indexes, weights];
   }
 
   async function fetchSnapshot(id) {
@@ -392,29 +274,16 @@
   // becomes ours: the model's stack tree of them (page/names_tree.hh, in the page model), frames
   // of (name, no file), one row per sample, one thread.
   function fromSamplesJson(p) {
-    const stacks = p.samples.map((s) => (Array.isArray(s.stack) ? s.stack.map(String) : []));
-    const texts = textBlob(stacks.flat());
-    putColumns([Uint32Array.from(stacks, (st) => st.length), Float64Array.from(p.samples, (s) => Number(s.weight) || 0),
-      Uint32Array.from(p.samples, (s) => s.label_set_id || 0), texts]);
-    const nodes = wasm.rperf_page_names_tree(stacks.length, texts.length);
-    if (nodes < 0) throw new Error('the snapshot\'s stacks cannot be read');
-    const frameTexts = readTexts(fromModel(Uint8Array, wasm.rperf_page_names_frames_blob(), wasm.rperf_page_names_frames_bytes()),
-      2 * wasm.rperf_page_names_frames_count());
-    const frames = [];
-    for (let i = 0; i < frameTexts.length; i += 2) frames.push([frameTexts[i], frameTexts[i + 1]]);
-    const rowNodes = fromModel(Uint32Array, wasm.rperf_page_names_row_nodes(), p.samples.length);
-    const rowWeights = fromModel(Float64Array, wasm.rperf_page_names_row_weights(), p.samples.length);
-    const rowSets = fromModel(Uint32Array, wasm.rperf_page_names_row_sets(), p.samples.length);
-    const samples = Array.from(rowNodes, (node, i) => [node, rowWeights[i], 0, rowSets[i]]);
+    const tree = model.namesTree(p.samples);
     const labelSets = (p.label_sets || [{}]).map((ls) => {
       const out = {};
       if (ls && typeof ls === 'object') for (const [k, v] of Object.entries(ls)) out[k] = typeof v === 'string' ? v : JSON.stringify(v);
       return out;
     });
     return Object.assign({}, p, {
-      frames, samples, label_sets: labelSets, total_weight_ns: rowWeights.reduce((a, w) => a + w, 0),
-      nodes: { parent: Array.from(fromModel(Int32Array, wasm.rperf_page_names_parents(), nodes)), frame: Array.from(fromModel(Uint32Array, wasm.rperf_page_names_node_frames(), nodes)) },
-      pruned: { samples: 0, weight_ns: 0 }, timeline: null, allocations: null, call_tree: null, method_table: null,
+      frames: tree.frames, samples: tree.rows, label_sets: labelSets, total_weight_ns: tree.rows.reduce((a, r) => a + r[1], 0),
+      nodes: { parent: tree.parents, frame: tree.nodeFrames },
+      pruned: { samples: 0, weight_ns: 0 }, timeline: null, allocations: null,
       call_tree_error: 'this snapshot is in rperf 0.11\'s format (names only): no call tree or method table',
     });
   }
@@ -442,9 +311,6 @@
     p.totalNs = new Map((p.thread_totals || []).map(([th, total]) => [th, total]));
     p.idleThreads = p.threads.filter((th) => p.totalNs.get(th) > 0 && p.idleNs.get(th) === p.totalNs.get(th));
     p.hasIdle = (p.thread_totals || []).some(([, , idle]) => idle > 0);
-    p.trees = new Map(); // filtered call trees from the server, by query
-    p.methodTables = new Map(); // filtered method tables, the same way
-    p.sandwiches = new Map(); // sandwiches, by method and filters
     return p;
   }
 
@@ -461,14 +327,37 @@
   // rows [node, kept weight, thread, label set, idle, index] (keptRows). With a time range, the
   // timeline's rows (a sample covers [t - weight, t] and keeps its part in the range).
   function selectSamples(p, opts) {
+    const { kind, f } = samplesFilter(p, opts);
+    return selection(p, kind, kind === ROWS.timeline ? p.timeline.samples : p.samples, model.select(p.handle, kind, f));
+  }
+  // The kind of rows the filters read and the filter itself (modelFilter's f).
+  function samplesFilter(p, opts) {
     const o = Object.assign({ label: true, thread: true, range: true, hide: true }, opts);
     const ranged = !!(o.range && state.range && p.timeline && p.timeline.samples);
-    const kind = ranged ? ROWS.timeline : ROWS.samples;
-    const kept = modelSelect(p, kind, {
-      thread: o.thread ? state.threadFilter : null, hidden: o.hide ? hiddenThreads(p) : null, sets: o.label ? keptLabelSets(p) : null,
-      range: ranged ? state.range : null, idle: o.hide && hidingIdle(p),
-    });
-    return selection(p, kind, ranged ? p.timeline.samples : p.samples, kept);
+    return {
+      kind: ranged ? ROWS.timeline : ROWS.samples,
+      f: {
+        thread: o.thread ? state.threadFilter : null, hidden: o.hide ? hiddenThreads(p) : null, sets: o.label ? keptLabelSets(p) : null,
+        range: ranged ? state.range : null, idle: o.hide && hidingIdle(p),
+      },
+    };
+  }
+
+  // A view of the rows the filters keep, computed by the page model as `rperf report` computes
+  // it (page/page_views.hh: the model's CallTree and MethodTable): 'call_tree', 'inverted_tree',
+  // 'method_table', or 'sandwich' of fn ([name, file]); all: of every row. The last few are kept.
+  function modelView(p, view, { all = false, ranged = true, fn = null } = {}) {
+    if (p.call_tree_error) throw new Error(p.call_tree_error);
+    const key = [view, all ? '' : filterQuery(), ranged, ...(fn || [])].join('\u0000');
+    if (!p.views) p.views = new Map();
+    if (!p.views.has(key)) {
+      const none = { label: false, thread: false, range: false, hide: false };
+      const { kind, f } = samplesFilter(p, all ? none : { range: ranged });
+      const body = model.view(p.handle, kind, f, view, fn);
+      while (p.views.size >= FILTERED_CACHE_SIZE) p.views.delete(p.views.keys().next().value); // the oldest
+      p.views.set(key, body);
+    }
+    return p.views.get(key);
   }
 
   // The tag focus regex, or null (none, or not a valid one: then only it is skipped, as 0.11.1).
@@ -491,22 +380,15 @@
     const f = state.labelFilter;
     const values = f ? f.values.filter((v) => v !== NOT_SET) : [];
     const focused = focus ? labelValues(p).filter((v) => focus.test(v)) : [];
-    const ignore = state.tagIgnore;
-    const texts = textBlob([...(f ? [f.key] : []), ...values, ...focused, ...ignore.flatMap(([k, v]) => [k, v === null ? '' : v])]);
-    putColumns([Uint8Array.from(ignore, ([, v]) => (v === null ? 0 : 1)), texts]);
-    const n = wasm.rperf_page_match_label_sets(p.handle, f ? 1 : 0, f && f.values.includes(NOT_SET) ? 1 : 0, values.length,
-      focus ? 1 : 0, focused.length, ignore.length, texts.length);
+    const sets = model.matchLabelSets(p.handle, { key: f ? f.key : null, values, unset: !!(f && f.values.includes(NOT_SET)), focused: focus ? focused : null, ignore: state.tagIgnore });
     p.keptSetsKey = key;
-    p.keptSets = fromModel(Uint32Array, wasm.rperf_page_matched_sets(p.handle), n);
+    p.keptSets = sets;
     return p.keptSets;
   }
 
   // Every label value of the snapshot, each once (the model's label_values).
   function labelValues(p) {
-    if (!p.labelValueList) {
-      const n = wasm.rperf_page_label_values(p.handle);
-      p.labelValueList = readTexts(fromModel(Uint8Array, wasm.rperf_page_label_values_blob(p.handle), wasm.rperf_page_label_values_bytes(p.handle)), n);
-    }
+    if (!p.labelValueList) p.labelValueList = model.labelValues(p.handle);
     return p.labelValueList;
   }
 
@@ -527,12 +409,9 @@
   // self and total per node, the sum, and each node's self weight per VM state (stateSelf:
   // node -> [blocked, wait, gc], for the nodes that have some).
   function nodeWeights(p, rows, kind = rows.kind) {
-    const count = putKept(rows);
-    const sum = wasm.rperf_page_tree_weights(p.handle, kind, count);
     const n = p.nodes.parent.length;
-    const self = fromModel(Float64Array, wasm.rperf_page_self(p.handle), n);
-    const total = fromModel(Float64Array, wasm.rperf_page_total(p.handle), n);
-    const states = fromModel(Float64Array, wasm.rperf_page_state_self(p.handle), n * PAGE_STATES);
+    const { self, total, sum, states } = model.treeWeights(p.handle, kind, ...keptColumns(rows), n);
+    const PAGE_STATES = RperfPageModel.STATE_COUNT;
     const stateSelf = new Map();
     for (let i = 0; i < n; i++) {
       const at = i * PAGE_STATES;
@@ -955,15 +834,8 @@
     const query = filterQuery();
     const current = () => seq === topSeq && state.current === p && state.tab === 'top' && filterQuery() === query;
     const body = $('top-table').tBodies[0];
-    const unfiltered = unfilteredReason('top');
-    if (unfiltered) {
-      clear(body);
-      $('top-table').dataset.rows = '0';
-      drawUnfiltered($('top-note'), unfiltered);
-      return;
-    }
     let table;
-    try { table = await filteredView(p, 'method_table', p.methodTables, query); } catch (e) {
+    try { table = modelView(p, 'method_table'); } catch (e) {
       if (!current()) return;
       clear(body);
       $('top-table').dataset.rows = '0';
@@ -989,9 +861,8 @@
   }
 
   // --- call tree ---------------------------------------------------------------------------
-  // Rperf::CallTree's nodes as the server computed them (Viewer::CallTreePayload): the payload
-  // holds the tree of every sample; for other filters a served page asks the server for theirs.
-  // node: [parent, method, total_ns, self_ns, recursive]; node 0 is [root].
+  // Rperf::CallTree's nodes as the page model computes them (page/page_views.hh) of the rows
+  // the filters keep. node: [parent, method, total_ns, self_ns, recursive]; node 0 is [root].
   function filterQuery() {
     const q = new URLSearchParams();
     labelQuery(q);
@@ -1007,63 +878,26 @@
     if (state.tagIgnore.length) q.set('tagignore', JSON.stringify(state.tagIgnore));
   }
 
-  // A view the server builds per filter (view: 'call_tree' or 'method_table'): a file's
-  // payload holds the one of every sample; a served page asks for the current filters' one
-  // (every sample's too when the payload says trees_apart) and keeps the last few in `cache`.
-  // A file has only the payload's (the caller says so).
+  // The source view, built by the server per filter and kept per query (the last few in `cache`).
   async function filteredView(p, view, cache, query) {
-    if (filteredFromServer && (query || p.trees_apart)) {
-      if (!cache.has(query)) {
-        const fetched = await fetchJSON(source.viewUrl(p.id, view, query));
-        while (cache.size >= FILTERED_CACHE_SIZE) cache.delete(cache.keys().next().value); // the oldest
-        cache.set(query, fetched);
-      }
-      return cache.get(query);
+    if (!filteredFromServer) throw new Error('this ' + (embedded ? 'file' : 'data source') + ' has no ' + view.replace('_', ' '));
+    if (!cache.has(query)) {
+      const fetched = await fetchJSON(source.viewUrl(p.id, view, query));
+      while (cache.size >= FILTERED_CACHE_SIZE) cache.delete(cache.keys().next().value); // the oldest
+      cache.set(query, fetched);
     }
-    if (p.trees_apart) {
-      throw new Error('the Viewer serves the ' + view.replace('_', ' ') + ' apart from the snapshot: give this data source a viewUrl(id, view, query) ' +
-        'naming <base>/snapshots/<id>/<view>?<query>');
-    }
-    if (!p[view]) throw new Error(p.call_tree_error || 'this profile has no ' + view.replace('_', ' '));
-    return p[view];
+    return cache.get(query);
   }
 
   // Why `tab` cannot show the current filters, or null: the one place that says which views
-  // honour which filter. A file (static_html) holds the call tree and the method table of all
-  // samples only (they are built natively, per filter, by the server); allocation samples have
-  // no time, so the time range does not apply to them.
-  // A tab this page cannot draw at all, and why (its button is marked, the tab says so).
-  function unavailableReason(tab) {
-    if (tab === 'stack' && !embedded && !filteredFromServer) {
-      return 'This data source (window.RPERF_DATA_SOURCE) has no stack chart: its cells are merged by the Viewer\'s server. ' +
-        'Give the source a viewUrl(id, view, query) naming the Viewer\'s <base>/snapshots/<id>/<view>?<query>, or use the served viewer.';
-    }
-    return null;
-  }
-
+  // honour which filter (every view is the page model's, of the filtered rows): allocation
+  // samples have no time, so the time range does not apply to them.
   function unfilteredReason(tab) {
-    if (!filteredFromServer && (tab === 'tree' || tab === 'methods' || tab === 'top' || tab === 'inverted') && filterQuery()) {
-      const what = { tree: 'call tree', methods: 'method table', top: 'method table', inverted: 'bottom-up tree' }[tab];
-      return `This ${embedded ? 'file' : 'data source'} holds the ${what} of all samples only: the ${what} of the filtered samples is built by the served viewer ` +
-        `(rperf report --port 0 PROFILE, or Rperf::Viewer). Clear the filters to see the ${what} of all samples.`;
-    }
     if (tab === 'alloc' && state.range && state.current && state.current.allocations) {
       return 'The time range does not apply to allocations (their samples have no time); the label and thread filters do.';
     }
     if (tab === 'diff' && state.list.length < 2) return 'There is no other snapshot to compare with.';
-    if (tab === 'stack' && embedded && (state.labelFilter || tagFiltered()) && state.current && state.current.timeline) {
-      return 'This file holds the stack chart of all samples only: the stack chart of a label is built by the served viewer ' +
-        '(rperf report --port 0 PROFILE, or Rperf::Viewer). Clear the filters to see it.';
-    }
     return null;
-  }
-
-  // Instead of a view that cannot show the filters: why, and a button that clears them.
-  function drawUnfiltered(box, reason) {
-    clear(box);
-    const button = el('button', { type: 'button', class: 'clear-filters', text: 'clear the filters' });
-    button.addEventListener('click', () => clearFilters());
-    box.append(el('span', { class: 'unfiltered', text: reason + ' ' }), button);
   }
 
   function clearFilters() {
@@ -1085,13 +919,12 @@
   // The two trees drawn as lists: the call tree (root first) and the bottom-up tree (the
   // running functions first, each child a caller), both built natively by the server.
   const TREE_KINDS = {
-    tree: { view: 'call_tree', cache: 'trees', box: 'tree', note: 'tree-note', what: 'call tree' },
-    inverted: { view: 'inverted_tree', cache: 'invertedTrees', box: 'inverted', note: 'inverted-note', what: 'bottom-up tree', bottomUp: true },
+    tree: { view: 'call_tree', box: 'tree', note: 'tree-note', what: 'call tree' },
+    inverted: { view: 'inverted_tree', box: 'inverted', note: 'inverted-note', what: 'bottom-up tree', bottomUp: true },
   };
 
-  async function callTree(p, query, kind = TREE_KINDS.tree) {
-    if (!p[kind.cache]) p[kind.cache] = new Map();
-    const tree = await filteredView(p, kind.view, p[kind.cache], query);
+  function callTree(p, kind = TREE_KINDS.tree) {
+    const tree = modelView(p, kind.view);
     if (!tree.children) {
       tree.children = tree.nodes.map(() => []);
       tree.nodes.forEach(([parent], i) => { if (parent >= 0) tree.children[parent].push(i); });
@@ -1109,16 +942,8 @@
     const query = filterQuery();
     const current = () => seq === treeSeq && state.current === p && state.tab === tab && filterQuery() === query;
     const box = $(kind.box);
-    const unfiltered = unfilteredReason(tab);
-    if (unfiltered) {
-      state.tree = null;
-      $(kind.note).textContent = '';
-      delete box.dataset.totalNs;
-      drawUnfiltered(box, unfiltered);
-      return;
-    }
     let tree;
-    try { tree = await callTree(p, query, kind); } catch (e) {
+    try { tree = callTree(p, kind); } catch (e) {
       if (!current()) return;
       clear(box);
       $(kind.note).textContent = '';
@@ -1201,7 +1026,7 @@
   }
 
   // --- methods -----------------------------------------------------------------------------
-  // Rperf::MethodTable as the server computed it (Viewer::MethodTablePayload), per filter as
+  // Rperf::MethodTable as the page model computes it (page/page_views.hh), per filter as
   // the call tree. entry: [method, self_ns, total_ns, recursive, callers, callees,
   // caller_count, callee_count]; an arc: [method, ns], its share ns / the entry's total
   // (MethodTable::Arc#share). Nothing is summed here: every number is the table's.
@@ -1218,17 +1043,9 @@
     const query = filterQuery();
     const current = () => seq === methodsSeq && state.current === p && state.tab === 'methods' && filterQuery() === query;
     const body = $('methods-table').tBodies[0];
-    const unfiltered = unfilteredReason('methods');
-    $('methods-split').hidden = !!unfiltered;
-    if (unfiltered) {
-      clear(body);
-      delete $('methods-table').dataset.totalNs;
-      $('methods-table').dataset.rows = '0';
-      drawUnfiltered($('methods-note'), unfiltered);
-      return;
-    }
+    $('methods-split').hidden = false;
     let table;
-    try { table = await filteredView(p, 'method_table', p.methodTables, query); } catch (e) {
+    try { table = modelView(p, 'method_table'); } catch (e) {
       if (!current()) return;
       clear(body);
       $('method-graph').hidden = true;
@@ -1337,18 +1154,13 @@
     retainedButton.title = measured ? '' : 'not measured: record with retained: true (--retained)';
     const byRetained = measured && state.allocField === 'retained';
     // The kept rows' sums, from the page model: the tree's weights, each node's classes, the sites.
-    const kept = modelSelect(p, ROWS.allocations, { thread: state.threadFilter, hidden: hiddenThreads(p), sets: keptLabelSets(p) }); // allocations are never idle
-    putColumns([kept.rows, kept.weights]);
-    const sum = wasm.rperf_page_allocation_sums(p.handle, kept.rows.length, byRetained ? 1 : 0, MAX_TABLE_ROWS);
-    const n = p.nodes.parent.length;
-    const self = fromModel(Float64Array, wasm.rperf_page_self(p.handle), n);
-    const total = fromModel(Float64Array, wasm.rperf_page_total(p.handle), n);
-    const [allocated, retained, classCount, siteCount] = fromModel(Float64Array, wasm.rperf_page_allocation_header(p.handle), 4);
-    const classes = fromModel(Float64Array, wasm.rperf_page_node_classes(p.handle), classCount * 3);
+    const kept = model.select(p.handle, ROWS.allocations, { thread: state.threadFilter, hidden: hiddenThreads(p), sets: keptLabelSets(p) }); // allocations are never idle
+    const { self, total, sum, allocated, retained, nodeClasses, sites } =
+      model.allocationSums(p.handle, kept.rows, kept.weights, byRetained, MAX_TABLE_ROWS, p.nodes.parent.length);
     const perClass = new Map(); // node -> [[class, objects], ...]
-    for (let k = 0; k < classCount * 3; k += 3) {
-      if (!perClass.has(classes[k])) perClass.set(classes[k], []);
-      perClass.get(classes[k]).push([classes[k + 1], classes[k + 2]]);
+    for (const [node, cls, objects] of nodeClasses) {
+      if (!perClass.has(node)) perClass.set(node, []);
+      perClass.get(node).push([cls, objects]);
     }
     const leavesOf = (node) => (perClass.get(node) || []).map(([cls, v]) => ({ name: a.classes[cls], file: '', value: v }));
     drawFlame(container, $('alloc-details'), hierarchy(p, { self, total, sum }, null, leavesOf),
@@ -1362,9 +1174,7 @@
       (a.pruned.samples ? ` ${a.pruned.samples} light stacks (${fmtCount(a.pruned.objects)} objects) are shown as [pruned].` : '');
     summary.dataset.allocated = String(allocated);
     summary.dataset.retained = measured ? String(retained) : '';
-    const siteRows = fromModel(Float64Array, wasm.rperf_page_allocation_sites(p.handle), siteCount * 4);
-    const top = [];
-    for (let k = 0; k < siteCount * 4; k += 4) top.push({ frame: siteRows[k], cls: siteRows[k + 1], allocated: siteRows[k + 2], retained: siteRows[k + 3] });
+    const top = sites;
     for (const r of top) {
       const [fn, file] = p.frames[r.frame];
       body.append(el('tr', null,
@@ -1385,11 +1195,8 @@
     const hidden = hiddenThreads(p);
     // Per thread, from the page model: total, running, GVL blocked, GVL wait, GC, idle (the
     // model's idle samples, summed), and the frame its rows spend most at.
-    const count = wasm.rperf_page_thread_sums(p.handle, rows.kind, putKept(rows));
-    const table = fromModel(Float64Array, wasm.rperf_page_thread_table(p.handle), count * 9);
     const perThread = new Map();
-    for (let k = 0; k < count; k++) {
-      const [th, total, running, blocked, wait, gc, idle, frame, frameWeight] = table.subarray(k * 9, k * 9 + 9);
+    for (const [th, total, running, blocked, wait, gc, idle, frame, frameWeight] of model.threadSums(p.handle, rows.kind, ...keptColumns(rows))) {
       perThread.set(th, { th, total, running, blocked, wait, gc, idle, leaf: frame >= 0 ? [p.frames[frame][0], frameWeight] : ['', 0] });
     }
     const sum = [...perThread.values()].reduce((a, t) => a + t.total, 0);
@@ -1444,10 +1251,10 @@
     if (state.current !== p || state.tab !== 'timeline') return; // the user moved on meanwhile
     // Without the server's bins (a file's page, a source without views): the page model bins
     // the rows (threads are rows of their own: no thread filter, no time range).
-    const model = timelineOfBins(binned || modelTimelineBins(p, { hidden: hiddenThreads(p), sets: keptLabelSets(p), idle: hidingIdle(p) },
+    const shown = timelineOfBins(binned || model.timelineBins(p.handle, { hidden: hiddenThreads(p), sets: keptLabelSets(p), idle: hidingIdle(p) },
       Math.max(50, Math.min(600, Math.floor(plot / 2))), p.duration_ns || 0));
     box.dataset.source = binned ? 'bins' : 'rows';
-    const { end, bins, binNs, occupancy } = model;
+    const { end, bins, binNs, occupancy } = shown;
     const rowH = 30;
     const height = threads.length * rowH + 24;
     const svg = svgEl('svg', { width, height });
@@ -1502,7 +1309,7 @@
         brush.setAttribute('width', Math.abs(t - dragFrom) / end * plot);
         brush.setAttribute('visibility', 'visible');
       }
-      $('timeline-details').textContent = 'at ' + fmtTime(t) + ': ' + model.describeAt(t);
+      $('timeline-details').textContent = 'at ' + fmtTime(t) + ': ' + shown.describeAt(t);
     });
     svg.addEventListener('mouseup', (evt) => {
       if (dragFrom === null) return;
@@ -1568,42 +1375,31 @@
     return p.threads.filter((th) => !(hidden && hidden.has(th)));
   }
 
-  // The thread's cells under the label filter: asked of the server (kept per query), or read
-  // from the file's element (all samples only); null with a reason when neither can.
+  // The thread's cells under the label, tag and idle filters (a range is the chart's zoom, the
+  // hidden threads its thread list), merged by the page model from the timeline's rows
+  // (page/page_views.hh over profile/stack_chart); the last few kept.
   async function stackCells(p, th) {
-    const q = new URLSearchParams();
-    q.set('thread', String(th));
-    const f = state.labelFilter;
-    labelQuery(q);
-    // Without the idle samples: the server's, or the file's element of them (a thread with idle
-    // samples has one, "-busy").
-    const idle = hidingIdle(p) && p.idleNs.get(th) > 0;
-    if (idle) q.set('idle', 'hide');
-    tagQuery(q);
-    if (transformsQuery()) q.set('transforms', transformsKey());
-    const query = q.toString();
+    if (!p.timeline) throw new Error('the stack chart needs raw samples (a profile recorded with aggregate: false)');
+    await ensureTimeline(p);
+    const key = th + '\u0000' + filterQuery();
     if (!p.stackCharts) p.stackCharts = new Map();
-    if (!p.stackCharts.has(query)) {
-      let body;
-      if (filteredFromServer) body = await fetchJSON(source.viewUrl(p.id, 'stack_chart', query));
-      else {
-        const element = embedded && !f && !tagFiltered() ? document.getElementById('rperf-stack-' + p.id + '-' + th + (idle ? '-busy' : '')) : null;
-        if (!element) return null;
-        body = await readDataElement(element);
-      }
+    if (!p.stackCharts.has(key)) {
+      const { f } = samplesFilter(p, { range: false, hide: false });
+      f.thread = th;
+      f.idle = hidingIdle(p);
       while (p.stackCharts.size >= FILTERED_CACHE_SIZE) p.stackCharts.delete(p.stackCharts.keys().next().value);
-      p.stackCharts.set(query, body);
+      p.stackCharts.set(key, model.view(p.handle, ROWS.timeline, f, 'stack_chart', null, { minEnd: p.duration_ns || 0 }));
     }
-    return p.stackCharts.get(query);
+    return p.stackCharts.get(key);
   }
 
-  // The chart's cells from the server's columns (StackChartPayload): each cell's parent is the
+  // The chart's cells from the model's columns (page_views' stack_chart_json): each cell's parent is the
   // last cell before it one level up.
   function stackModel(body) {
     const n = body.dx.length;
     const cells = new Array(n);
     const lastAt = [];
-    // Frame f >= 0 is body.frames[f]; f < 0 is the VM state -1 - f (StackChartPayload::VM_STATES).
+    // Frame f >= 0 is body.frames[f]; f < 0 is the VM state -1 - f (TimelineState).
     const frameAt = (f) => (f >= 0 ? body.frames[f] : [STATE_LEAF[STATES[-1 - f].key][0], '', STATE_LEAF[STATES[-1 - f].key][1]]);
     const frames = new Map();
     const { dx, w, d: depths, f: fs, gap } = body;
@@ -1634,8 +1430,6 @@
       $('stack-details').textContent = text;
     };
     clear(sel);
-    const unavailable = unavailableReason('stack');
-    if (unavailable) { empty(unavailable); return; }
     if (!p.timeline) { empty('This snapshot has no timestamps: profiles taken with aggregate: false have a stack chart.'); return; }
     const threads = state.threadFilter !== null ? [state.threadFilter] : stackThreads(p);
     const weightOf = p.totalNs;
@@ -1654,13 +1448,6 @@
       return;
     }
     if (seq !== stackSeq || state.current !== p || state.tab !== 'stack') return; // the user moved on meanwhile
-    if (!body) {
-      const reason = unfilteredReason('stack');
-      if (reason) drawUnfiltered(box, reason); else empty('This data source has no stack chart: the served viewer and --html files have one.');
-      box.dataset.rendered = '0';
-      delete box._chart;
-      return;
-    }
     if (!body.dx.length) { empty('No samples of thread ' + th + ' match the filters.'); return; }
     const model = stackModel(body);
     const total = body.total_ns;
@@ -1675,7 +1462,7 @@
   // --- sandwich ----------------------------------------------------------------------------
   // One method's callers (above it: a flame graph whose root is the method, each row up its
   // caller) and callees (below it: an icicle), as the server built them natively
-  // (Viewer::SandwichPayload: CallTreePayload's shape, per filter, as the call tree).
+  // (page/page_views.hh: the call tree's shape, per filter, as the call tree).
   function sandwichTree(tree) {
     const children = tree.nodes.map(() => []);
     tree.nodes.forEach(([parent], i) => { if (parent >= 0) children[parent].push(i); });
@@ -1702,16 +1489,8 @@
     };
     if (!state.sandwich) { reset('Pick a method: click it in the Methods tab, or pin a frame (Shift+click it in a flame graph or the stack chart) and press "sandwich" by the pin.'); return; }
     const [name, file] = state.sandwich;
-    if (embedded) {
-      reset(`The sandwich of ${name} is built by the served viewer (rperf report --port 0 PROFILE, or Rperf::Viewer): this file holds the call tree of all samples only.`);
-      return;
-    }
-    const q = new URLSearchParams(filterQuery());
-    q.set('method', name);
-    q.set('file', file);
-    const query = q.toString();
     let body;
-    try { body = await filteredView(p, 'sandwich', p.sandwiches, query); } catch (e) {
+    try { body = modelView(p, 'sandwich', { fn: [name, file] }); } catch (e) {
       if (seq === sandwichSeq) reset('Cannot load the sandwich of ' + name + ': ' + e.message);
       return;
     }
@@ -1819,18 +1598,11 @@
     // clock is its own). A method below a table's min_percent counts as 0 there.
     const summary = `#${base.id} (before) ${fmtTime(bw.sum * scale)}${scale !== 1 ? ' scaled' : ''} → ` +
       `#${p.id} (after) ${fmtTime(weights.sum)}: ${fmtSigned(weights.sum - bw.sum * scale)}`;
-    const query = filterQuery();
-    const baseQuery = new URLSearchParams(query);
-    baseQuery.delete('from');
-    baseQuery.delete('to');
     let tables;
-    if (!filteredFromServer && query) {
-      tables = 'the table needs the method tables of the filtered samples, which the served viewer builds (rperf report --port 0 PROFILE, or Rperf::Viewer)';
-    } else {
-      try {
-        tables = await Promise.all([filteredView(p, 'method_table', p.methodTables, query), filteredView(base, 'method_table', base.methodTables, baseQuery.toString())]);
-      } catch (e) { tables = 'cannot load the methods: ' + e.message; }
-    }
+    try {
+      // The base's rows are not of this snapshot's time: no range there.
+      tables = [modelView(p, 'method_table'), modelView(base, 'method_table', { ranged: false })];
+    } catch (e) { tables = 'cannot load the methods: ' + e.message; }
     if (state.current !== p || state.baseId !== baseId) return; // the user moved on meanwhile
     if (typeof tables === 'string') {
       $('diff-summary').textContent = summary + ' (' + tables + ')';
@@ -1839,17 +1611,10 @@
     }
     // The two method tables side by side, ranked by change: the model's rows (`rperf diff`'s).
     const [after, before] = tables.map((table) => table.entries.map(([m, self, total]) => ({ name: table.methods[m][0], file: table.methods[m][1], self, total })));
-    const names = textBlob([...after, ...before].flatMap((e) => [e.name, e.file]));
-    putColumns([Float64Array.from(after, (e) => e.self), Float64Array.from(after, (e) => e.total),
-      Float64Array.from(before, (e) => e.self), Float64Array.from(before, (e) => e.total), names]);
-    const count = wasm.rperf_page_diff_totals(after.length, before.length, names.length, scale);
-    const ranked = fromModel(Float64Array, wasm.rperf_page_diff_rows(), Math.max(count, 0) * 6);
-    const rows = [];
-    for (let k = 0; k < ranked.length; k += 6) {
-      const ref = ranked[k] >= 0 ? after[ranked[k]] : before[ranked[k + 1]];
-      rows.push({ name: ref.name, file: ref.file, beforeSelf: ranked[k + 2], afterSelf: ranked[k + 3], beforeTotal: ranked[k + 4], afterTotal: ranked[k + 5],
-        delta: ranked[k + 3] - ranked[k + 2] });
-    }
+    const rows = model.diffTotals(after, before, scale).map(([a, b, beforeSelf, afterSelf, beforeTotal, afterTotal]) => {
+      const ref = a >= 0 ? after[a] : before[b];
+      return { name: ref.name, file: ref.file, beforeSelf, afterSelf, beforeTotal, afterTotal, delta: afterSelf - beforeSelf };
+    });
     for (const r of rows.slice(0, MAX_TABLE_ROWS)) {
       body.append(el('tr', { class: r.delta > 0 ? 'up' : r.delta < 0 ? 'down' : '' },
         el('td', { class: 'num', text: fmtTime(r.beforeSelf) }), el('td', { class: 'num', text: fmtTime(r.afterSelf) }),
@@ -2038,11 +1803,8 @@
   // The method table of every sample of snapshot `id` under `transforms` (a transformsKey()):
   // asked of the server where it builds the views (not the whole snapshot), else the one in
   // the snapshot's payload (a file's).
-  async function wholeMethodTable(id, transforms) {
-    if (!filteredFromServer) return (state.current && state.current.id === id ? state.current : await fetchSnapshot(id)).method_table;
-    const q = new URLSearchParams();
-    if (transforms) q.set('transforms', transforms);
-    return fetchJSON(source.viewUrl(id, 'method_table', q.toString()));
+  async function wholeMethodTable(id) {
+    return modelView(state.current && state.current.id === id ? state.current : await snapshot(id), 'method_table', { all: true });
   }
   function shareOfTable(table, pin) {
     if (!table || !table.total_ns) return null;
@@ -2344,10 +2106,8 @@
     for (const b of $('tabs').querySelectorAll('button')) {
       b.classList.toggle('active', b.dataset.tab === state.tab);
       // A tab that cannot show the filters says so before it is opened.
-      const unavailable = unavailableReason(b.dataset.tab);
-      const reason = unavailable || unfilteredReason(b.dataset.tab);
+      const reason = unfilteredReason(b.dataset.tab);
       b.classList.toggle('unfiltered', !!reason);
-      b.classList.toggle('unavailable', !!unavailable);
       if (reason) b.title = reason; else b.removeAttribute('title');
     }
     for (const s of document.querySelectorAll('.tab')) s.classList.toggle('active', s.id === 'tab-' + state.tab);
