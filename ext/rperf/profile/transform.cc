@@ -6,6 +6,7 @@
 #include "profile/idle_wait.hh"
 #include "profile/label_value.hh"
 #include "profile/method_stacks.hh"
+#include "profile/thread_names.hh"
 #include "util/utf8.hh"
 
 namespace rperf {
@@ -223,6 +224,7 @@ void merge_child(Profile& root, const Profile& child, const std::string& pid) {
   rh.total_duration_ns = rh.total_duration_ns.value_or(root_ns) + child_ns;
   rh.duration_ns = std::max(root_ns, child_ns);
   rh.process_count = rh.process_count.value_or(1) + 1;
+  merge_thread_names(root, child, pid);
 }
 
 namespace {

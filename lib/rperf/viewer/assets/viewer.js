@@ -442,6 +442,7 @@
     p.totalNs = new Map((p.thread_totals || []).map(([th, total]) => [th, total]));
     p.idleThreads = p.threads.filter((th) => p.totalNs.get(th) > 0 && p.idleNs.get(th) === p.totalNs.get(th));
     p.hasIdle = (p.thread_totals || []).some(([, , idle]) => idle > 0);
+    p.threadNames = new Map((p.thread_totals || []).filter((t) => t[3]).map(([th, , , name]) => [th, name]));
     p.trees = new Map(); // filtered call trees from the server, by query
     p.methodTables = new Map(); // filtered method tables, the same way
     p.sandwiches = new Map(); // sandwiches, by method and filters
@@ -1398,7 +1399,7 @@
       const idle = t.total > 0 ? t.idle / t.total : 0;
       const tr = el('tr', { class: 'clickable' + (state.threadFilter === t.th ? ' selected' : '') + (hidden && hidden.has(t.th) ? ' hidden-idle' : ''),
         dataset: { thread: String(t.th), idleShare: idle.toFixed(4), idleNs: String(Math.round(t.idle)) } },
-        el('td', { text: 'thread ' + t.th + (t.idle > 0 && t.idle === t.total ? ' (idle)' : '') }),
+        el('td', { text: threadText(p, t.th) + (t.idle > 0 && t.idle === t.total ? ' (idle)' : '') }),
         el('td', { class: 'num', text: fmtTime(t.total) + ' (' + pct(t.total, sum) + ')' }),
         el('td', { class: 'num', text: fmtTime(t.running) }), el('td', { class: 'num', text: fmtTime(t.blocked) }),
         el('td', { class: 'num', text: fmtTime(t.wait) }), el('td', { class: 'num', text: fmtTime(t.gc) }),
@@ -1420,6 +1421,12 @@
   // (Viewer::TimelinePayload): the payload's of every sample, or the server's for the label, tag
   // and hidden-thread filters. Only a file's page under those filters (or a data source without
   // views) bins the rows itself: a sample covers [t - weight, t].
+  // A thread as every view spells it: its number, and its Thread#name when it had one.
+  function threadText(p, th) {
+    const name = p.threadNames && p.threadNames.get(th);
+    return 'thread ' + th + (name ? ' (' + name + ')' : '');
+  }
+
   async function drawTimeline(p) {
     const box = $('timeline');
     clear(box);
@@ -1456,7 +1463,7 @@
     threads.forEach((th, row) => {
       const y0 = row * rowH;
       const label = svgEl('text', { x: 4, y: y0 + rowH / 2 + 4 });
-      label.textContent = 'thread ' + th;
+      label.textContent = threadText(p, th);
       svg.append(label);
       const occ = occupancy.get(th);
       if (!occ) return;
@@ -1639,7 +1646,7 @@
     if (!p.timeline) { empty('This snapshot has no timestamps: profiles taken with aggregate: false have a stack chart.'); return; }
     const threads = state.threadFilter !== null ? [state.threadFilter] : stackThreads(p);
     const weightOf = p.totalNs;
-    for (const th of threads) sel.append(el('option', { value: String(th), text: 'thread ' + th + ' (' + fmtTime(weightOf.get(th) || 0) + ')' }));
+    for (const th of threads) sel.append(el('option', { value: String(th), text: threadText(p, th) + ' (' + fmtTime(weightOf.get(th) || 0) + ')' }));
     // Default: the thread with the most time that is not idle (the model's thread_totals).
     if (!threads.includes(state.stackThread)) {
       const busyNs = (th) => (weightOf.get(th) || 0) - (p.idleNs.get(th) || 0);
@@ -1667,7 +1674,7 @@
     box.dataset.totalNs = String(total);
     box.dataset.thread = String(th);
     box.dataset.cells = String(model.cells.length);
-    $('stack-details').textContent = 'thread ' + th + ': ' + fmtTime(total) + ' in ' + body.samples + ' samples; hover a frame for its time.';
+    $('stack-details').textContent = threadText(p, th) + ': ' + fmtTime(total) + ' in ' + body.samples + ' samples; hover a frame for its time.';
     const label = (c) => c.name + ' — ' + fmtTime(c.value) + ' (' + pct(c.value, total) + ') from ' + fmtTime(c.x) + ' to ' + fmtTime(c.x + c.w) + (c.file ? ' — ' + c.file : '');
     drawChart(box, $('stack-details'), model, { inverted: true, label, view: state.range, legend: categoryLegend(LEGEND), axis: fmtTime });
   }
@@ -1902,7 +1909,7 @@
     const threadSel = $('filter-thread');
     clear(threadSel);
     threadSel.append(el('option', { value: '', text: 'all threads' }));
-    for (const th of p.threads) threadSel.append(el('option', { value: String(th), text: 'thread ' + th }));
+    for (const th of p.threads) threadSel.append(el('option', { value: String(th), text: threadText(p, th) }));
     if (state.threadFilter !== null && p.threads.includes(state.threadFilter)) threadSel.value = String(state.threadFilter);
     else { state.threadFilter = null; threadSel.value = ''; }
   }
@@ -2246,8 +2253,8 @@
     }
     drawList();
     if (!state.list.length) {
-      setStatus('No snapshots yet: use Rperf::Viewer, auto_snapshot: 60 (or call Rperf::Viewer.instance.take_snapshot!) while profiling, ' +
-        'then reload; intervals without samples are not kept.', 'empty');
+      setStatus('No snapshots yet: "snapshot now" takes one of the running session; or use Rperf::Viewer, auto_snapshot: 60 ' +
+        '(or call Rperf::Viewer.instance.take_snapshot!) while profiling, then reload; intervals without samples are not kept.', 'empty');
       return;
     }
     const linked = pendingView && pendingView.snap !== null && state.list.find((s) => s.id === pendingView.snap);
@@ -2509,6 +2516,17 @@
     $('inverted-collapse').addEventListener('click', () => { if (state.tree) state.tree.expanded = new Set(); render(); });
     bindToggle('#tab-alloc [data-field]', 'field', (v) => { state.allocField = v; });
     $('refresh').addEventListener('click', () => loadList());
+    // A served page of this process's session (not a file, not a custom data source): the
+    // server takes a snapshot now (POST <base>/snapshots) and the list reloads.
+    $('snapshot-now').hidden = !!embedded || !!customSource;
+    $('snapshot-now').addEventListener('click', async () => {
+      const res = await fetch(BASE + '/snapshots', { method: 'POST', headers: { 'x-rperf-snapshot': '1', accept: 'application/json' } });
+      let body = null;
+      try { body = await res.json(); } catch (_) { /* not JSON */ }
+      if (!res.ok) { setStatus('no snapshot taken: ' + ((body && body.error) || res.status + ' ' + res.statusText), 'error'); return; }
+      await loadList();
+      if (body && body.id) await open(body.id);
+    });
     let searchTimer = null;
     $('search').addEventListener('input', (e) => {
       clearTimeout(searchTimer);
