@@ -269,8 +269,9 @@ module Rperf
         o.on("--thread N", "Only thread N (its number, as the Viewer's Threads tab shows it; repeatable) in the printed views") do |v|
           (opts[:threads] ||= []) << ShownProfile.thread_number(v)
         end
-        o.on("--limit N", Integer, "Rows of --top (default: 20), --text and --format table/table-json (default: 50, as rperf " \
-                                   "0.11); 0: all") do |v|
+        text_rows = files == 1 ? "50" : "all"
+        o.on("--limit N", Integer, "Rows of --top (default: 20), --text (default: #{text_rows}) and --format table/table-json " \
+                                   "(default: 50, as rperf 0.11); 0: all") do |v|
           fail_with("Error: --limit must be >= 0, got #{v}") if v.negative?
           opts[:limit] = v
         end

@@ -10,8 +10,7 @@ module Rperf
 
     # rperf 0.11's name of the running state, "CPU execution", is kept (scripts match it); in
     # wall mode it is not CPU time, which the line after the breakdown says.
-    WALL_NOTE = "(wall mode: CPU execution is the time threads ran Ruby holding the GVL, summed over threads; " \
-                "user and sys are the CPU time the process used)"
+    WALL_NOTE = "(wall mode: CPU execution is time running Ruby with the GVL, summed over threads; not CPU time)"
 
     @command = nil
     @report = false
