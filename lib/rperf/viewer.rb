@@ -318,7 +318,7 @@ module Rperf
         return text(403, "Forbidden: #{reason}\n")
       end
       no_mini_profiler_badge
-      return snapshot_now(env) if env["REQUEST_METHOD"] == "POST" && req_path == "#{@path}/snapshots"
+      return snapshot_now if env["REQUEST_METHOD"] == "POST" && req_path == "#{@path}/snapshots" && env[SNAPSHOT_NOW_HEADER] == "1"
       return text(405, "Method Not Allowed\n", "allow" => "GET, HEAD") unless %w[GET HEAD].include?(env["REQUEST_METHOD"])
       return [301, { "location" => "#{env['SCRIPT_NAME']}#{@path}/", "content-type" => "text/plain" }, [""]] if req_path == @path
 
@@ -327,12 +327,11 @@ module Rperf
 
     private
 
-    # The page's "snapshot now" (POST <path>/snapshots): take_snapshot! at once, instead of
-    # waiting for auto_snapshot's next one. Only with the page's own header, which a form or a
-    # cross-origin page cannot send without a preflight this app never answers.
-    def snapshot_now(env)
-      return text(403, "Forbidden: a snapshot is taken by the viewer's page only\n") unless env[SNAPSHOT_NOW_HEADER] == "1"
-
+    # The page's "snapshot now" (POST <path>/snapshots with x-rperf-snapshot: 1): take_snapshot!
+    # at once, instead of waiting for auto_snapshot's next one. Only with the page's own header,
+    # which a form or a cross-origin page cannot send without a preflight this app never
+    # answers: any other POST is refused (405) as before.
+    def snapshot_now
       entry = take_snapshot!
       return json(201, { id: entry[:id] }) if entry
 

@@ -363,7 +363,7 @@ class ViewerTest < Minitest::Test
     assert_match(/no profiling session is running/, body.join)
     Rperf.start(mode: :cpu)
     work(0.02)
-    assert_equal 403, post.().first, "not without the page's header"
+    assert_equal 405, post.().first, "not without the page's header"
     status, _, body = post.(HTTP_X_RPERF_SNAPSHOT: "1")
     assert_equal 201, status
     id = JSON.parse(body.join).fetch("id")
