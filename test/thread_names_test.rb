@@ -104,6 +104,13 @@ class ThreadNamesTest < Minitest::Test
     assert_includes summary.fetch("threads").map { |t| t["name"] }, "worker renamed"
   end
 
+  def test_a_missing_thread_is_refused_with_the_threads_named
+    _, err, status = Open3.capture3(RUBY, RPERF, "report", "--top", "--thread", "999", @json)
+    refute status.success?
+    seqs = seq_of(@facts["names"])
+    assert_includes err, "#{seqs['worker']} (worker renamed)"
+  end
+
   def test_firefox_tracks_are_named
     path = File.join(@dir, "names.firefox.json")
     Rperf.save(path, Rperf.load(@json))

@@ -15,13 +15,14 @@ module Rperf
     # (nil: all).
     def initialize(data, idle: false, threads: nil)
       native = Storage.native(data)
-      totals = native.thread_totals # [[thread_seq, total_ns, idle_ns], ...]
+      totals = native.thread_totals # [[thread_seq, total_ns, idle_ns, name], ...]
       select = {}
       if threads
         known = totals.map(&:first)
         missing = threads - known
         unless missing.empty?
-          raise Error, "no thread #{missing.join(', ')} in the profile (its threads: #{known.empty? ? 'none' : known.join(', ')})"
+          listed = totals.map { |seq, _, _, name| name ? "#{seq} (#{name})" : seq.to_s }
+          raise Error, "no thread #{missing.join(', ')} in the profile (its threads: #{listed.empty? ? 'none' : listed.join(', ')})"
         end
 
         totals = totals.select { |seq, *| threads.include?(seq) }
