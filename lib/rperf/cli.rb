@@ -269,6 +269,8 @@ module Rperf
         o.on("--thread N", "Only thread N (its number, as the Viewer's Threads tab shows it; repeatable) in the printed views") do |v|
           (opts[:threads] ||= []) << ShownProfile.thread_number(v)
         end
+        o.on("--app-first", "App code first: each run of gem and standard-library frames is one [framework] frame " \
+                            "in the printed views (the Viewer's \"app code first\")") { opts[:app_first] = true }
         text_rows = files == 1 ? "50" : "all"
         o.on("--limit N", Integer, "Rows of --top (default: 20), --text (default: #{text_rows}) and --format table/table-json " \
                                    "(default: 50, as rperf 0.11); 0: all") do |v|
@@ -352,7 +354,7 @@ module Rperf
       data = load_profile(path, opts[:mode])
       return export(path, data, opts) if %i[alloc html callgrind].include?(opts[:mode])
 
-      shown = ShownProfile.new(data, idle: opts[:idle], threads: opts[:threads])
+      shown = ShownProfile.new(data, idle: opts[:idle], threads: opts[:threads], app_first: opts[:app_first])
       data = shown.profile
       case opts[:mode]
       when :top then @out.print Text.encode(data, top_n: rows_limit(opts, 20), header: false)
@@ -501,7 +503,7 @@ module Rperf
       note = nil
       unless opts[:alloc] # allocations are never idle
         base, target = { base: base, target: target }.map do |name, data|
-          ShownProfile.new(data, idle: opts[:idle], threads: opts[:threads])
+          ShownProfile.new(data, idle: opts[:idle], threads: opts[:threads], app_first: opts[:app_first])
         rescue Error => e
           raise Error, "#{name}: #{e.message}"
         end

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "profile/frame_category.hh"
 #include "profile/idle_wait.hh"
 #include "profile/label_value.hh"
 #include "profile/method_stacks.hh"
@@ -235,6 +236,16 @@ std::vector<bool> frames_of_function(const Profile& p, const StackTransform& t) 
   return match;
 }
 
+// Per frame id: whether it is a framework's (a gem's or the standard library's).
+std::vector<bool> framework_frames(const Profile& p) {
+  std::vector<bool> match(p.frames.size());
+  for (uint32_t f = 0; f < p.frames.size(); f++) {
+    FrameCategory c = frame_category(p.frames[f].label, p.frames[f].path);
+    match[f] = c == FrameCategory::kGem || c == FrameCategory::kStdlib;
+  }
+  return match;
+}
+
 // Per frame id: its method's id (frames differing only by line share one).
 std::vector<uint32_t> method_of_frames(const Profile& p) {
   std::vector<uint32_t> method(p.frames.size());
@@ -249,12 +260,23 @@ namespace {
 // The stack transforms list[begin, end) (none is kHideIdle), each distinct stack once.
 void transform_run(Profile& p, const std::vector<StackTransform>& list, size_t begin, size_t end) {
   if (begin == end) return;
+  // kAppFirst's frame is interned first, so every per-frame table below has a slot for it.
+  uint32_t framework = UINT32_MAX;
+  std::vector<bool> native;  // per frame id: a C method (kAppFirst)
+  for (size_t k = begin; k < end; k++) {
+    if (list[k].op != StackTransform::Op::kAppFirst || framework != UINT32_MAX) continue;
+    framework = p.frames.intern(kFrameworkPath, kFrameworkFrame, 0);
+    native.resize(p.frames.size());
+    for (uint32_t f = 0; f < p.frames.size(); f++) native[f] = frame_category(p.frames[f].label, p.frames[f].path) == FrameCategory::kNative;
+  }
   std::vector<std::vector<bool>> match(list.size());
   std::vector<uint32_t> method;
   for (size_t k = begin; k < end; k++) {
-    if (list[k].op != StackTransform::Op::kRecursion) match[k] = frames_of_function(p, list[k]);
+    if (list[k].op == StackTransform::Op::kAppFirst) match[k] = framework_frames(p);
+    else if (list[k].op != StackTransform::Op::kRecursion) match[k] = frames_of_function(p, list[k]);
     else if (method.empty()) method = method_of_frames(p);
   }
+
   constexpr uint32_t kGone = 0xffffffffu;
   StackTable out;
   std::vector<uint32_t> new_id(p.stacks.size());
@@ -288,6 +310,22 @@ void transform_run(Profile& p, const std::vector<StackTransform>& list, size_t b
           break;
         case StackTransform::Op::kHideIdle:  // not in a run
           break;
+        case StackTransform::Op::kAppFirst: {
+          // Root first: a framework frame opens a run (one [framework] frame), an app frame
+          // ends it, and a C method joins the run of the framework code that called it.
+          next.clear();
+          bool in_run = false;
+          for (size_t i = stack.size(); i-- > 0;) {
+            uint32_t f = stack[i];
+            bool joins = is[f] || (in_run && native[f]);
+            if (!joins) next.push_back(f);
+            else if (!in_run) next.push_back(framework);
+            in_run = joins;
+          }
+          std::reverse(next.begin(), next.end());
+          stack.swap(next);
+          break;
+        }
         case StackTransform::Op::kRecursion:
           next.clear();
           for (size_t i = 0; i < stack.size(); i++) {

@@ -45,7 +45,7 @@
     pin: null, // [name, file] of the pinned method (Shift+click): outlined, its share per snapshot
     source: null, // [file, name]: the Source tab's file, and the method it was opened for
     // Transforms of the stacks, applied by the server to the profile every view is built from
-    // (Viewer::Transforms): [op, name, file] (focus, merge, drop) or ['recursion'].
+    // (Viewer::Transforms): [op, name, file] (focus, merge, drop), ['recursion'] or ['app'].
     transforms: [],
     // The address's zoom {tab, view: [x0, x1], focus: cell or -1}, for the next chart of that
     // tab; the zoom on screen is the chart's own (chart.x0, x1, focus): a redraw starts over.
@@ -2019,14 +2019,15 @@
     clear(box);
     const served = filteredFromServer;
     const why = 'Transforms are applied by the served viewer (rperf report --port 0 PROFILE, or Rperf::Viewer)';
-    for (const b of document.querySelectorAll('.pin-transforms button, #collapse-recursion')) {
+    for (const b of document.querySelectorAll('.pin-transforms button, #collapse-recursion, #app-first')) {
       b.disabled = !served;
       if (!served) b.title = why;
     }
     const recursion = state.transforms.some((t) => t[0] === 'recursion');
     $('collapse-recursion').setAttribute('aria-pressed', String(recursion));
+    $('app-first').setAttribute('aria-pressed', String(state.transforms.some((t) => t[0] === 'app')));
     state.transforms.forEach((t, i) => {
-      const text = t[0] === 'recursion' ? 'recursion collapsed' : t[0] + ' ' + t[1];
+      const text = t[0] === 'recursion' ? 'recursion collapsed' : t[0] === 'app' ? 'app code first' : t[0] + ' ' + t[1];
       const chip = el('button', { type: 'button', class: 'transform', text: text + ' ✕', title: 'Undo this transform', dataset: { op: t[0] } });
       chip.addEventListener('click', () => setTransforms(state.transforms.filter((_, k) => k !== i)));
       box.append(chip);
@@ -2446,7 +2447,7 @@
     out.tagLeaf = list('tagleaf', (k) => typeof k === 'string');
     out.pin = q.has('pin') ? q.get('pin').split('\u0000').slice(0, 2) : null;
     out.source = q.has('source') ? q.get('source').split('\u0000').slice(0, 2) : null;
-    out.transforms = list('transforms', (t) => Array.isArray(t) && (t.length === 3 || (t.length === 1 && t[0] === 'recursion')) && t.every((x) => typeof x === 'string'));
+    out.transforms = list('transforms', (t) => Array.isArray(t) && (t.length === 3 || (t.length === 1 && (t[0] === 'recursion' || t[0] === 'app'))) && t.every((x) => typeof x === 'string'));
     const zoom = (q.get('zoom') || '').split('_').map((x) => (x === '' ? NaN : Number(x)));
     out.zoom = (zoom.length === 2 || (zoom.length === 3 && Number.isInteger(zoom[2]) && zoom[2] >= 0)) && zoom.every(Number.isFinite) && zoom[0] < zoom[1]
       ? { view: [zoom[0], zoom[1]], focus: zoom.length === 3 ? zoom[2] : -1 } : null;
@@ -2545,6 +2546,12 @@
     $('collapse-recursion').addEventListener('click', () => {
       const on = state.transforms.some((t) => t[0] === 'recursion');
       setTransforms(on ? state.transforms.filter((t) => t[0] !== 'recursion') : [...state.transforms, ['recursion']]);
+    });
+    // App code first (Viewer::Transforms' ['app']): the model makes each run of gem and stdlib
+    // frames one [framework] frame.
+    $('app-first').addEventListener('click', () => {
+      const on = state.transforms.some((t) => t[0] === 'app');
+      setTransforms(on ? state.transforms.filter((t) => t[0] !== 'app') : [...state.transforms, ['app']]);
     });
     $('pin-source').addEventListener('click', () => {
       if (!state.pin) return;
