@@ -204,15 +204,15 @@ VALUE native_snapshot(VALUE, VALUE clear, VALUE vm_state_frames) {
 
 // Native.thread_named(thread): Thread#name= (ThreadNameHook) gave `thread` a name (nil: none);
 // the session records it for the thread's samples. Ruby's call (Thread#name) comes first, as
-// in the label calls; a thread with no state yet (not seen by the session) is skipped.
+// in the label calls; a thread with no state (the session has not seen it) is skipped.
 VALUE native_thread_named(VALUE, VALUE thread) {
   if (!rb_obj_is_kind_of(thread, rb_cThread)) rb_raise(rb_eTypeError, "rperf: a Thread expected");
   VALUE name = rb_funcall(thread, rb_intern("name"), 0);
   if (!g_session || !on_main_ractor()) return Qnil;
-  bool own = thread == rb_thread_current();
+  // A rename makes no thread state: a state starts the thread's timeline, which is the hooks'
+  // business (a deferred session's paused threads must stay unobserved).
   without_cxx_exceptions([&] {
-    ThreadState* ts = own ? g_session->current_thread_state(true) : g_session->thread_state(thread);
-    if (ts) g_session->thread_named(ts, string_or_empty(name));
+    if (ThreadState* ts = g_session->thread_state(thread)) g_session->thread_named(ts, string_or_empty(name));
   });
   RB_GC_GUARD(name);
   return Qnil;
