@@ -234,6 +234,7 @@ module Rperf
       session.start_inheritance
       ForkHook.install
       ExecHook.install
+      ThreadNameHook.install
       # Allocation sampling (allocations: N) begins here: rperf's own start-up above (session
       # files, child environment) and, under the CLI, its requires are not the program's, nor
       # are later allocations made by rperf's files (stop, the at_exit handler, labels).
@@ -244,6 +245,7 @@ end
 
 require_relative "rperf/api/fork_hook"
 require_relative "rperf/api/exec_hook"
+require_relative "rperf/api/thread_name_hook"
 require_relative "rperf/api/autostart"
 
 # A session still running when the program ends is stopped before the VM goes away (its timer

@@ -36,6 +36,7 @@
 #include "io/encoders.hh"
 #include "profile/frame_category.hh"
 #include "profile/label_value.hh"
+#include "profile/thread_names.hh"
 #include "io/output.hh"
 
 namespace rperf {
@@ -183,6 +184,7 @@ void append_index_or_null(std::string& out, int64_t v) {
 struct ThreadSamples {
   std::string pid;  // empty: the root process
   uint32_t seq = 0;
+  std::string name;  // Thread#name (profile/thread_names), empty without one
   std::vector<uint32_t> samples;  // indexes into Profile::samples, in time order
 };
 
@@ -397,7 +399,9 @@ class RunTracker {
 
 std::string thread_name(const ThreadSamples& t, bool multi_process) {
   std::string name = "Thread " + std::to_string(t.seq);
-  if (multi_process) name += " (pid " + t.pid + ")";
+  if (!t.name.empty() && multi_process) name += " (" + t.name + ", pid " + t.pid + ")";
+  else if (!t.name.empty()) name += " (" + t.name + ")";
+  else if (multi_process) name += " (pid " + t.pid + ")";
   return name;
 }
 
@@ -563,10 +567,12 @@ void encode_firefox(const Profile& p, const FirefoxOptions& options, Output& out
     return a.size() != b.size() ? a.size() < b.size() : a < b;
   };
   std::map<std::string, std::map<uint32_t, ThreadSamples>, decltype(process_order)> processes(process_order);
+  const ThreadNames names(p);
   for (uint32_t i = 0; i < p.samples.size(); i++) {
     const Sample& s = p.samples[i];
     const std::string& pid = s.label_set < sets.size() ? sets[s.label_set].pid : sets[0].pid;
     ThreadSamples& t = processes[pid][s.thread_seq];
+    if (t.samples.empty()) t.name = names.of(s.thread_seq, pid);
     t.pid = pid;
     t.seq = s.thread_seq;
     t.samples.push_back(i);

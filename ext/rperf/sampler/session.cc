@@ -423,6 +423,28 @@ void Session::adopt_existing_threads(const std::vector<ExistingThread>& others) 
     ts->timeline.unobserve(opts.wall ? -1 : cpu_clock_of(ts));
     set_thread(ts, other.thread);
   }
+  // Their names as read at start (a thread adopted later, at its first event, is named at
+  // its next Thread#name=).
+  for (const ExistingThread& other : others) {
+    if (other.name.empty()) continue;
+    if (ThreadState* ts = thread_state(other.thread)) thread_names_.push_back(ThreadName{ts->seq, other.name, 0, {}});
+  }
+}
+
+void Session::thread_named(ThreadState* ts, std::string name) {
+  for (auto it = thread_names_.rbegin(); it != thread_names_.rend(); ++it) {
+    if (it->thread_seq != ts->seq) continue;
+    if (it->name == name) return;
+    break;
+  }
+  if (name.empty() && std::none_of(thread_names_.begin(), thread_names_.end(), [&](const ThreadName& n) { return n.thread_seq == ts->seq; })) return;
+  thread_names_.push_back(ThreadName{ts->seq, std::move(name), monotonic_ns(), {}});
+}
+
+std::vector<ThreadName> Session::thread_names_since(int64_t since_mono_ns) const {
+  std::vector<ThreadName> out = thread_names_;
+  for (ThreadName& n : out) n.time_ns = n.time_ns > since_mono_ns ? n.time_ns - since_mono_ns : 0;
+  return out;
 }
 
 // capture: :signal forwards every tick, also with one thread: the sample is taken where Ruby runs.

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "profile/profile.hh"
+#include "profile/thread_names.hh"
 #include "sampler/live_objects.hh"
 #include "sampler/sample_ring.hh"
 #include "sampler/stack_store.hh"
@@ -28,6 +29,7 @@ namespace rperf {
 struct ExistingThread {
   VALUE thread;
   pid_t tid;
+  std::string name;  // Thread#name ("": none)
 };
 
 struct SessionOptions {
@@ -173,6 +175,13 @@ class Session final : public ChargeSink {
   // keep their ids.
   void release_unused_label_sets();
 
+  // Thread#name= (and start, for every thread's name then), GVL held, no Ruby call: the name
+  // `ts` has from now, recorded when it differs from its last. Names are read where Ruby may
+  // be called (the binding, before it looks the session up), never by a hook or a sample.
+  void thread_named(ThreadState* ts, std::string name);
+  // Every name recorded, times in ns since `since_mono_ns` (0 when earlier).
+  std::vector<ThreadName> thread_names_since(int64_t since_mono_ns) const;
+
   void mark();  // GC: frame VALUEs in the stack store and in the ring
   // Which allocation events are hooked now: NEWOBJ (allocations: N), FREEOBJ (retained: true).
   bool newobj_hooked() const { return newobj_tracepoint_ != Qnil; }
@@ -249,6 +258,7 @@ class Session final : public ChargeSink {
 
  private:
   std::string own_source_prefix_;  // see start_allocations
+  std::vector<ThreadName> thread_names_;  // time_ns: monotonic at the rename (0: at start)
   void install_hooks();
   void remove_hooks();
   void remove_gc_hook();

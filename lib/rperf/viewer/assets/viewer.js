@@ -45,7 +45,7 @@
     pin: null, // [name, file] of the pinned method (Shift+click): outlined, its share per snapshot
     source: null, // [file, name]: the Source tab's file, and the method it was opened for
     // Transforms of the stacks, applied by the server to the profile every view is built from
-    // (Viewer::Transforms): [op, name, file] (focus, merge, drop) or ['recursion'].
+    // (Viewer::Transforms): [op, name, file] (focus, merge, drop), ['recursion'] or ['app'].
     transforms: [],
     // The address's zoom {tab, view: [x0, x1], focus: cell or -1}, for the next chart of that
     // tab; the zoom on screen is the chart's own (chart.x0, x1, focus): a redraw starts over.
@@ -311,6 +311,7 @@
     p.totalNs = new Map((p.thread_totals || []).map(([th, total]) => [th, total]));
     p.idleThreads = p.threads.filter((th) => p.totalNs.get(th) > 0 && p.idleNs.get(th) === p.totalNs.get(th));
     p.hasIdle = (p.thread_totals || []).some(([, , idle]) => idle > 0);
+    p.threadNames = new Map((p.thread_totals || []).filter((t) => t[3]).map(([th, , , name]) => [th, name]));
     return p;
   }
 
@@ -1205,7 +1206,7 @@
       const idle = t.total > 0 ? t.idle / t.total : 0;
       const tr = el('tr', { class: 'clickable' + (state.threadFilter === t.th ? ' selected' : '') + (hidden && hidden.has(t.th) ? ' hidden-idle' : ''),
         dataset: { thread: String(t.th), idleShare: idle.toFixed(4), idleNs: String(Math.round(t.idle)) } },
-        el('td', { text: 'thread ' + t.th + (t.idle > 0 && t.idle === t.total ? ' (idle)' : '') }),
+        el('td', { text: threadText(p, t.th) + (t.idle > 0 && t.idle === t.total ? ' (idle)' : '') }),
         el('td', { class: 'num', text: fmtTime(t.total) + ' (' + pct(t.total, sum) + ')' }),
         el('td', { class: 'num', text: fmtTime(t.running) }), el('td', { class: 'num', text: fmtTime(t.blocked) }),
         el('td', { class: 'num', text: fmtTime(t.wait) }), el('td', { class: 'num', text: fmtTime(t.gc) }),
@@ -1227,6 +1228,12 @@
   // (Viewer::TimelinePayload): the payload's of every sample, or the server's for the label, tag
   // and hidden-thread filters. Only a file's page under those filters (or a data source without
   // views) bins the rows itself: a sample covers [t - weight, t].
+  // A thread as every view spells it: its number, and its Thread#name when it had one.
+  function threadText(p, th) {
+    const name = p.threadNames && p.threadNames.get(th);
+    return 'thread ' + th + (name ? ' (' + name + ')' : '');
+  }
+
   async function drawTimeline(p) {
     const box = $('timeline');
     clear(box);
@@ -1263,7 +1270,7 @@
     threads.forEach((th, row) => {
       const y0 = row * rowH;
       const label = svgEl('text', { x: 4, y: y0 + rowH / 2 + 4 });
-      label.textContent = 'thread ' + th;
+      label.textContent = threadText(p, th);
       svg.append(label);
       const occ = occupancy.get(th);
       if (!occ) return;
@@ -1433,7 +1440,7 @@
     if (!p.timeline) { empty('This snapshot has no timestamps: profiles taken with aggregate: false have a stack chart.'); return; }
     const threads = state.threadFilter !== null ? [state.threadFilter] : stackThreads(p);
     const weightOf = p.totalNs;
-    for (const th of threads) sel.append(el('option', { value: String(th), text: 'thread ' + th + ' (' + fmtTime(weightOf.get(th) || 0) + ')' }));
+    for (const th of threads) sel.append(el('option', { value: String(th), text: threadText(p, th) + ' (' + fmtTime(weightOf.get(th) || 0) + ')' }));
     // Default: the thread with the most time that is not idle (the model's thread_totals).
     if (!threads.includes(state.stackThread)) {
       const busyNs = (th) => (weightOf.get(th) || 0) - (p.idleNs.get(th) || 0);
@@ -1454,7 +1461,7 @@
     box.dataset.totalNs = String(total);
     box.dataset.thread = String(th);
     box.dataset.cells = String(model.cells.length);
-    $('stack-details').textContent = 'thread ' + th + ': ' + fmtTime(total) + ' in ' + body.samples + ' samples; hover a frame for its time.';
+    $('stack-details').textContent = threadText(p, th) + ': ' + fmtTime(total) + ' in ' + body.samples + ' samples; hover a frame for its time.';
     const label = (c) => c.name + ' — ' + fmtTime(c.value) + ' (' + pct(c.value, total) + ') from ' + fmtTime(c.x) + ' to ' + fmtTime(c.x + c.w) + (c.file ? ' — ' + c.file : '');
     drawChart(box, $('stack-details'), model, { inverted: true, label, view: state.range, legend: categoryLegend(LEGEND), axis: fmtTime });
   }
@@ -1667,7 +1674,7 @@
     const threadSel = $('filter-thread');
     clear(threadSel);
     threadSel.append(el('option', { value: '', text: 'all threads' }));
-    for (const th of p.threads) threadSel.append(el('option', { value: String(th), text: 'thread ' + th }));
+    for (const th of p.threads) threadSel.append(el('option', { value: String(th), text: threadText(p, th) }));
     if (state.threadFilter !== null && p.threads.includes(state.threadFilter)) threadSel.value = String(state.threadFilter);
     else { state.threadFilter = null; threadSel.value = ''; }
   }
@@ -1777,14 +1784,15 @@
     clear(box);
     const served = filteredFromServer;
     const why = 'Transforms are applied by the served viewer (rperf report --port 0 PROFILE, or Rperf::Viewer)';
-    for (const b of document.querySelectorAll('.pin-transforms button, #collapse-recursion')) {
+    for (const b of document.querySelectorAll('.pin-transforms button, #collapse-recursion, #app-first')) {
       b.disabled = !served;
       if (!served) b.title = why;
     }
     const recursion = state.transforms.some((t) => t[0] === 'recursion');
     $('collapse-recursion').setAttribute('aria-pressed', String(recursion));
+    $('app-first').setAttribute('aria-pressed', String(state.transforms.some((t) => t[0] === 'app')));
     state.transforms.forEach((t, i) => {
-      const text = t[0] === 'recursion' ? 'recursion collapsed' : t[0] + ' ' + t[1];
+      const text = t[0] === 'recursion' ? 'recursion collapsed' : t[0] === 'app' ? 'app code first' : t[0] + ' ' + t[1];
       const chip = el('button', { type: 'button', class: 'transform', text: text + ' ✕', title: 'Undo this transform', dataset: { op: t[0] } });
       chip.addEventListener('click', () => setTransforms(state.transforms.filter((_, k) => k !== i)));
       box.append(chip);
@@ -2008,8 +2016,8 @@
     }
     drawList();
     if (!state.list.length) {
-      setStatus('No snapshots yet: use Rperf::Viewer, auto_snapshot: 60 (or call Rperf::Viewer.instance.take_snapshot!) while profiling, ' +
-        'then reload; intervals without samples are not kept.', 'empty');
+      setStatus('No snapshots yet: "snapshot now" takes one of the running session; or use Rperf::Viewer, auto_snapshot: 60 ' +
+        '(or call Rperf::Viewer.instance.take_snapshot!) while profiling, then reload; intervals without samples are not kept.', 'empty');
       return;
     }
     const linked = pendingView && pendingView.snap !== null && state.list.find((s) => s.id === pendingView.snap);
@@ -2199,7 +2207,7 @@
     out.tagLeaf = list('tagleaf', (k) => typeof k === 'string');
     out.pin = q.has('pin') ? q.get('pin').split('\u0000').slice(0, 2) : null;
     out.source = q.has('source') ? q.get('source').split('\u0000').slice(0, 2) : null;
-    out.transforms = list('transforms', (t) => Array.isArray(t) && (t.length === 3 || (t.length === 1 && t[0] === 'recursion')) && t.every((x) => typeof x === 'string'));
+    out.transforms = list('transforms', (t) => Array.isArray(t) && (t.length === 3 || (t.length === 1 && (t[0] === 'recursion' || t[0] === 'app'))) && t.every((x) => typeof x === 'string'));
     const zoom = (q.get('zoom') || '').split('_').map((x) => (x === '' ? NaN : Number(x)));
     out.zoom = (zoom.length === 2 || (zoom.length === 3 && Number.isInteger(zoom[2]) && zoom[2] >= 0)) && zoom.every(Number.isFinite) && zoom[0] < zoom[1]
       ? { view: [zoom[0], zoom[1]], focus: zoom.length === 3 ? zoom[2] : -1 } : null;
@@ -2269,6 +2277,17 @@
     $('inverted-collapse').addEventListener('click', () => { if (state.tree) state.tree.expanded = new Set(); render(); });
     bindToggle('#tab-alloc [data-field]', 'field', (v) => { state.allocField = v; });
     $('refresh').addEventListener('click', () => loadList());
+    // A served page of this process's session (not a file, not a custom data source): the
+    // server takes a snapshot now (POST <base>/snapshots) and the list reloads.
+    $('snapshot-now').hidden = !!embedded || !!customSource;
+    $('snapshot-now').addEventListener('click', async () => {
+      const res = await fetch(BASE + '/snapshots', { method: 'POST', headers: { 'x-rperf-snapshot': '1', accept: 'application/json' } });
+      let body = null;
+      try { body = await res.json(); } catch (_) { /* not JSON */ }
+      if (!res.ok) { setStatus('no snapshot taken: ' + ((body && body.error) || res.status + ' ' + res.statusText), 'error'); return; }
+      await loadList();
+      if (body && body.id) await open(body.id);
+    });
     let searchTimer = null;
     $('search').addEventListener('input', (e) => {
       clearTimeout(searchTimer);
@@ -2287,6 +2306,12 @@
     $('collapse-recursion').addEventListener('click', () => {
       const on = state.transforms.some((t) => t[0] === 'recursion');
       setTransforms(on ? state.transforms.filter((t) => t[0] !== 'recursion') : [...state.transforms, ['recursion']]);
+    });
+    // App code first (Viewer::Transforms' ['app']): the model makes each run of gem and stdlib
+    // frames one [framework] frame.
+    $('app-first').addEventListener('click', () => {
+      const on = state.transforms.some((t) => t[0] === 'app');
+      setTransforms(on ? state.transforms.filter((t) => t[0] !== 'app') : [...state.transforms, ['app']]);
     });
     $('pin-source').addEventListener('click', () => {
       if (!state.pin) return;
