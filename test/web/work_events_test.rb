@@ -1,0 +1,79 @@
+# frozen_string_literal: true
+
+require "test_helper"
+require "rack"
+require "rack/mock"
+require "rperf/rack"
+require "rperf/integrations/notifications"
+
+# Issue 48.3: ActiveSupport::Notifications events counted per unit of work (WorkEvents): each
+# request's events under its endpoint, bounded as the label sets are, carried by the snapshot's
+# and the saved file's `work_events`.
+class WorkEventsTest < Minitest::Test
+  include TempDirTest
+
+  def setup
+    super
+    Rperf::Notifications.subscribe(%w[sql.active_record render_template.action_view])
+  end
+
+  def teardown
+    Rperf::Notifications.unsubscribe
+    super
+  end
+
+  def app
+    queries = ->(n) { n.times { ActiveSupport::Notifications.instrument("sql.active_record", sql: "SELECT 1", name: "Post Load") {} } }
+    inner = lambda do |env|
+      case env["PATH_INFO"]
+      when "/posts" then queries.(6)
+      when %r{\A/posts/(\d+)\z} then queries.(Regexp.last_match(1).to_i)
+      end
+      ActiveSupport::Notifications.instrument("sql.active_record", sql: "PRAGMA", name: "SCHEMA") {} # not the app's
+      ActiveSupport::Notifications.instrument("render_template.action_view", identifier: "x") {}
+      [200, {}, ["ok"]]
+    end
+    Rack::MockRequest.new(Rperf::RackMiddleware.new(inner))
+  end
+
+  def test_events_per_request_by_endpoint_in_the_snapshot_and_the_file
+    Rperf.start(mode: :wall, defer: true)
+    client = app
+    3.times { client.get("/posts") }
+    client.get("/posts/2")
+    client.get("/posts/9")
+    ActiveSupport::Notifications.instrument("sql.active_record", sql: "SELECT 1") {} # outside a request: no unit
+    data = Rperf.snapshot(clear: true)
+    rows = data[:work_events].to_h { |row| [row[:labels][:endpoint], row] }
+    assert_equal ["GET /posts", "GET /posts/:id"], rows.keys.sort
+    posts = rows["GET /posts"]
+    assert_equal 3, posts[:units]
+    assert_equal({ count: 18, max_per_unit: 6 }, posts[:events][:"sql.active_record"].slice(:count, :max_per_unit))
+    assert_equal 3, posts[:events][:"render_template.action_view"][:count]
+    by_id = rows["GET /posts/:id"]
+    assert_equal [2, 11, 9], [by_id[:units], by_id[:events][:"sql.active_record"][:count], by_id[:events][:"sql.active_record"][:max_per_unit]]
+
+    # The interval's table went with the snapshot; the next starts empty.
+    client.get("/posts/1")
+    path = tmp("p.json.gz")
+    Rperf.save(path, Rperf.snapshot(clear: true))
+    loaded = Rperf.load(path)
+    assert_equal [{ labels: { endpoint: "GET /posts/:id" }, units: 1 }], loaded[:work_events].map { |r| r.slice(:labels, :units) }
+    assert_equal 1, loaded[:work_events].first[:events][:"sql.active_record"][:count]
+
+    # Nothing recorded: no key at all (files as before).
+    assert_nil Rperf.snapshot(clear: true)[:work_events]
+  end
+
+  def test_the_table_is_bounded_by_max_label_sets
+    Rperf.start(mode: :wall, defer: true, max_label_sets: 3)
+    mw = Rperf::RackMiddleware.new(->(_) { ActiveSupport::Notifications.instrument("sql.active_record", sql: "SELECT 1") {}; [200, {}, []] },
+                                   label: :raw)
+    client = Rack::MockRequest.new(mw)
+    10.times { |i| client.get("/page#{i}") }
+    rows = Rperf.snapshot(clear: true)[:work_events]
+    assert_equal 4, rows.size, "3 endpoints, then one row for the rest"
+    other = rows.find { |r| r[:labels][:endpoint] == "(other)" }
+    assert_equal [7, 7], [other[:units], other[:events][:"sql.active_record"][:count]]
+  end
+end
