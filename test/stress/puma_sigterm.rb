@@ -68,10 +68,37 @@ def wait_listening(port, pid, log)
   end
 end
 
-def native_backtraces(pid)
+# Which threads a closing IO waits for (Ruby's rb_notify_fd_close_wait: the pending users of
+# the fd, each a thread still registered in a blocking operation on it), read by gdb from the
+# hung process, with every thread's native backtrace.
+GDB_PENDING_USERS = <<~PYTHON
+  import gdb
+  for th in gdb.selected_inferior().threads():
+      th.switch()
+      f = gdb.newest_frame()
+      while f is not None:
+          if f.name() == "rb_notify_fd_close_wait":
+              try:
+                  busy = f.read_var("busy")
+                  print("closing thread", busy["closing_thread"], "waits for:")
+                  head = busy["pending_fd_users"]["n"]
+                  node = head["next"]
+                  while node != head.address:
+                      wfd = node.cast(gdb.lookup_type("struct waiting_fd").pointer())
+                      print("  pending fd user: rb_thread_t", wfd["th"], "fd", wfd["fd"], "status", wfd["th"]["status"])
+                      node = node["next"]
+              except Exception as e:
+                  print("cannot read busy:", e)
+          f = f.older()
+PYTHON
+
+def native_backtraces(pid, dir)
   return "(gdb not installed)" unless system("command -v gdb >/dev/null 2>&1")
 
-  IO.popen(["gdb", "-p", pid.to_s, "-batch", "-ex", "thread apply all bt 30"], err: %i[child out], &:read)
+  script = File.join(dir, "pending_users.py")
+  File.write(script, GDB_PENDING_USERS)
+  IO.popen(["gdb", "-p", pid.to_s, "-batch", "-ex", "set pagination off", "-ex", "thread apply all bt 30",
+            "-ex", "source #{script}"], err: %i[child out], &:read)
 end
 
 hangs = []
@@ -102,10 +129,14 @@ Dir.mktmpdir("rperf-puma-sigterm") do |dir|
       next
     end
 
+    native = native_backtraces(pid, dir) # before the Ruby dump: its trap may end a deadlocked VM
     Process.kill("WINCH", pid)
     sleep 1
-    native = native_backtraces(pid)
-    Process.kill("KILL", pid)
+    begin
+      Process.kill("KILL", pid)
+    rescue Errno::ESRCH
+      nil
+    end
     Process.waitpid(pid)
     hangs << i
     warn "=== stop #{i}: no exit #{DEADLINE} s after SIGTERM\n#{File.read(log)}\n--- native:\n#{native}"
