@@ -5,6 +5,9 @@ require "rack"
 require "rack/mock"
 require "rperf/rack"
 require "rperf/integrations/notifications"
+require "rperf/viewer"
+require "open3"
+require "json"
 
 # Issue 48.3: ActiveSupport::Notifications events counted per unit of work (WorkEvents): each
 # request's events under its endpoint, bounded as the label sets are, carried by the snapshot's
@@ -63,6 +66,31 @@ class WorkEventsTest < Minitest::Test
 
     # Nothing recorded: no key at all (files as before).
     assert_nil Rperf.snapshot(clear: true)[:work_events]
+  end
+
+  # The Viewer's table (work_events.js), in a page of one snapshot (Viewer.static_html, which
+  # inlines the script) in headless Chromium: one row per endpoint, the N+1 first.
+  def test_the_viewer_shows_a_table_per_endpoint
+    skip "chromium is not installed (script/bootstrap consumers)" unless File.executable?(ENV.fetch("CHROMIUM", "/usr/bin/chromium"))
+    skip "npm packages are not installed (script/bootstrap consumers)" unless File.directory?(File.join(ROOT, "node_modules/playwright-core"))
+
+    Rperf.start(mode: :wall, defer: true)
+    client = app
+    2.times { client.get("/posts") }
+    client.get("/posts/2")
+    data = Rperf.snapshot(clear: true)
+    path = tmp("page.html")
+    File.write(path, Rperf::Viewer.static_html(data))
+    out, err, status = Open3.capture3("node", File.join(ROOT, "test/consumers/work_events_check.js"), "file://#{path}", chdir: ROOT)
+    assert status.success?, "work_events_check.js failed:\n#{err}\n#{out}"
+    page = JSON.parse(out.lines.last)
+    assert_empty page["errors"]
+    refute page["hidden"]
+    assert_equal "Events per request or job: 3 in 2 endpoints and jobs", page["summary"]
+    assert_equal ["endpoint / job", "runs", "render_template / run", "sql / run"], page["head"]
+    assert_equal [["GET /posts", "2"], ["GET /posts/:id", "1"]], page["rows"].map { |r| r["cells"].first(2) }
+    assert_match(/\A6\.0 \(max 6\) · /, page["rows"][0]["cells"][3], "the N+1: 6 queries per request")
+    assert_equal({ "sql.active_record" => [12, 6], "render_template.action_view" => [2, 1] }, page["rows"][0]["counts"])
   end
 
   def test_the_table_is_bounded_by_max_label_sets
