@@ -9,6 +9,11 @@
 #   bundle exec ruby test/stress/puma_sigterm.rb [STOPS] [DEADLINE]
 #   RPERF_OFF=1 ...   the same server without rperf (the baseline)
 # Prints one line of figures; exits 1 when any stop hung.
+# Found: a hang is Ruby's, with or without rperf (1 of 100 stops each way here): the server
+# thread sleeps in IO#close of Puma's @notify pipe, waiting for the main thread, which wrote its
+# stop command to the pipe from the SIGTERM trap and is registered on the fd for good (gdb: the
+# close's pending fd user is the main thread, in signal_exec). test/stress/trap_write_close.rb
+# shows it in a few lines of plain Ruby.
 require "rbconfig"
 require "socket"
 require "tmpdir"
