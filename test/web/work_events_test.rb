@@ -8,6 +8,7 @@ require "rperf/integrations/notifications"
 require "rperf/viewer"
 require "open3"
 require "json"
+require_relative "../compat/support/compare"
 
 # Issue 48.3: ActiveSupport::Notifications events counted per unit of work (WorkEvents): each
 # request's events under its endpoint, bounded as the label sets are, carried by the snapshot's
@@ -66,6 +67,16 @@ class WorkEventsTest < Minitest::Test
 
     # Nothing recorded: no key at all (files as before).
     assert_nil Rperf.snapshot(clear: true)[:work_events]
+
+    # rperf 0.11.1 reads the file, the key kept as given, and reports it.
+    lib = CompatProbe::Compare.live_peer_lib or return
+    read = "require 'rperf'; d = Rperf.load(ARGV[0]); print Marshal.dump([d[:work_events], d[:aggregated_samples].size])"
+    env = ENV.keys.grep(/\A(RPERF_|BUNDLE|RUBYOPT\z|RUBYLIB\z)/).to_h { |k| [k, nil] }
+    out, err, status = Open3.capture3(env, RUBY, "-I", lib, "-e", read, path)
+    assert status.success?, err
+    assert_equal loaded[:work_events], Marshal.load(out).first # rubocop:disable Security/MarshalLoad
+    report = CompatProbe::Compare.rperf_command(lib, "report", "--top", path, chdir: @dir)
+    assert_equal 0, report["status"], report["stderr"]
   end
 
   # The Viewer's table (work_events.js), in a page of one snapshot (Viewer.static_html, which
