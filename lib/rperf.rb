@@ -13,6 +13,7 @@ require_relative "rperf/native"
 require_relative "rperf/api/errors"
 require_relative "rperf/api/settings"
 require_relative "rperf/api/intervals"
+require_relative "rperf/api/work_events"
 require_relative "rperf/api/session"
 require_relative "rperf/formats/meta"
 require_relative "rperf/api/result"
@@ -254,3 +255,6 @@ require_relative "rperf/api/autostart"
 at_exit { Rperf::Shutdown.stop($!) }
 
 Rperf::Autostart.run if ENV["RPERF_ENABLED"] == "1" && !Rperf.running?
+
+# A Rails app (Bundler.require after Rails is loaded): the Railtie, development mode only.
+require_relative "rperf/railtie" if defined?(Rails::Railtie)

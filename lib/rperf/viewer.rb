@@ -37,6 +37,7 @@ module Rperf
       "viewer.js" => "text/javascript; charset=utf-8",
       "page_model_exports.js" => "text/javascript; charset=utf-8",
       "page_model.js" => "text/javascript; charset=utf-8",
+      "work_events.js" => "text/javascript; charset=utf-8",
       "viewer.css" => "text/css; charset=utf-8",
       # The page model (ext/rperf/page in WebAssembly, built by script/bootstrap): the server's
       # sample filter and sums, run by the page on its rows.
@@ -110,11 +111,12 @@ module Rperf
     end
 
     # The JSON body of GET <path>/snapshots/<id>: the list entry with the profile's own counts
-    # (rperf 0.11's keys), then the profile in our compact shape (Payload).
+    # (rperf 0.11's keys) and events per unit of work (WorkEvents), then the profile in our
+    # compact shape (Payload).
     def self.snapshot_body(list_entry, data, max_samples:, max_timeline:)
       list_entry.merge(mode: data[:mode], frequency: data[:frequency], duration_ns: data[:duration_ns],
                        sampling_count: data[:sampling_count], meta: data[:meta] || list_entry[:meta],
-                       summary: data[:summary] || list_entry[:summary],
+                       summary: data[:summary] || list_entry[:summary], work_events: data[:work_events],
                        **Payload.build(data, max_samples: max_samples, max_timeline: max_timeline))
     end
 

@@ -659,14 +659,22 @@ void Session::drain() {
 // turns into NoMemoryError; the samples stay in the session for the next call).
 std::vector<Sample> Session::take_samples(bool clear, StackStore* store_copy, std::vector<AllocationSample>* allocations) {
   drain();
-  ScopedLock lock(consumer_mutex);
-  maybe_inject_bad_alloc(FaultSite::kTakeSamples);
+  std::deque<Sample> taken;  // the raw samples, copied after the lock: the worker waits for it
   std::vector<Sample> out;
-  if (store_copy) *store_copy = stacks;
-  if (allocations) take_allocations(clear, *allocations);
-  if (!opts.aggregate) out = clear ? std::move(raw) : raw;
-  else out = clear ? aggregated.take() : aggregated.samples();
-  if (clear) raw.clear();
+  {
+    ScopedLock lock(consumer_mutex);
+    maybe_inject_bad_alloc(FaultSite::kTakeSamples);
+    if (store_copy) *store_copy = stacks;
+    if (!opts.aggregate && clear) out.reserve(raw.size());  // a bad_alloc leaves every sample in place
+    if (allocations) take_allocations(clear, *allocations);
+    if (!opts.aggregate) {
+      if (clear) taken.swap(raw);
+      else out.assign(raw.begin(), raw.end());
+    } else {
+      out = clear ? aggregated.take() : aggregated.samples();
+    }
+  }
+  move_all(taken, out);
   return out;
 }
 
@@ -701,12 +709,11 @@ void Session::mark() {
   ring.each_pending_record([](const SampleRecord& r) {
     if (r.kind == SampleRecord::kAllocation && r.klass != 0) rb_gc_mark(static_cast<VALUE>(r.klass));
   });
-  const std::vector<AllocationSample>* lists[] = {&alloc.aggregated.samples(), &alloc.raw};
-  for (const std::vector<AllocationSample>* list : lists) {
-    for (const AllocationSample& a : *list) {
-      if (a.type != 0) rb_gc_mark(static_cast<VALUE>(a.type));
-    }
-  }
+  auto mark_type = [](const AllocationSample& a) {
+    if (a.type != 0) rb_gc_mark(static_cast<VALUE>(a.type));
+  };
+  for (const AllocationSample& a : alloc.aggregated.samples()) mark_type(a);
+  for (const AllocationSample& a : alloc.raw) mark_type(a);
   for (uint64_t klass : alloc.resolving) {
     if (klass != 0) rb_gc_mark(static_cast<VALUE>(klass));
   }
