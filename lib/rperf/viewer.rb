@@ -32,11 +32,12 @@ module Rperf
   class Viewer
     ASSET_DIR = File.expand_path("viewer/assets", __dir__)
     PAGE_MODEL = "page_model.wasm"
+    # The page's scripts are those index.html loads, in its order (the one list of them).
+    SCRIPT_TAG = %r{<script src="assets/([^"]+)"></script>}
+    SCRIPTS = File.read(File.join(ASSET_DIR, "index.html")).scan(SCRIPT_TAG).flatten.freeze
     ASSET_TYPES = {
       "index.html" => "text/html; charset=utf-8",
-      "viewer.js" => "text/javascript; charset=utf-8",
-      "page_model_exports.js" => "text/javascript; charset=utf-8",
-      "page_model.js" => "text/javascript; charset=utf-8",
+      **SCRIPTS.to_h { |name| [name, "text/javascript; charset=utf-8"] },
       "viewer.css" => "text/css; charset=utf-8",
       # The page model (ext/rperf/page in WebAssembly, built by script/bootstrap): the server's
       # sample filter and sums, run by the page on its rows.
