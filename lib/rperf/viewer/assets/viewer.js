@@ -1,9 +1,10 @@
 // rperf viewer: reads the snapshot list and one snapshot at a time from the server (JSON, see
-// Rperf::Viewer::Payload) and draws every view in the browser. Profile text (frame names,
-// files, label values) is user data: it only ever reaches the page through textContent,
-// attribute values or textContent of SVG, never as HTML.
-// It loads after the other viewer_*.js scripts (index.html), which share the page's script
-// scope with it: this one loads the list and opens a snapshot.
+// Rperf::Viewer::Payload) and draws every view in the browser, computed by the page model.
+// Profile text (frame names, files, label values) is user data: it only ever reaches the page
+// through textContent or attribute values, never as HTML.
+// The viewer_*.js scripts before this one (index.html's order) share the page's script scope
+// with it: they declare the state, the data source, the renderers and the controls; this one
+// loads the list and opens a snapshot.
 'use strict';
 
 // --- loading -----------------------------------------------------------------------------

@@ -48,6 +48,33 @@ function fillFilters(p) {
   else { state.threadFilter = null; threadSel.value = ''; }
 }
 
+// Why `tab` cannot show the current filters, or null: the one place that says which views
+// honour which filter (every view is the page model's, of the filtered rows): allocation
+// samples have no time, so the time range does not apply to them.
+function unfilteredReason(tab) {
+  if (tab === 'alloc' && state.range && state.current && state.current.allocations) {
+    return 'The time range does not apply to allocations (their samples have no time); the label and thread filters do.';
+  }
+  if (tab === 'diff' && state.list.length < 2) return 'There is no other snapshot to compare with.';
+  return null;
+}
+
+function clearFilters() {
+  state.search = '';
+  $('search').value = '';
+  state.labelFilter = null;
+  state.threadFilter = null;
+  state.range = null;
+  state.tagFocus = '';
+  $('tag-focus').value = '';
+  state.tagIgnore = [];
+  state.tagRoot = [];
+  state.tagLeaf = [];
+  $('filter-label').value = '';
+  $('filter-thread').value = '';
+  render();
+}
+
 // The label filter's controls, as the filter is: the select shows its one value (or that it
 // is a set), and the value menu ticks each value in the set. A value ticked in the menu joins
 // the set of its key (an endpoint set: GET /a or GET /b); a value of another key starts a new

@@ -11,9 +11,9 @@ const embedded = embeddedElement ? JSON.parse(embeddedElement.textContent) : nul
 // assets are at <base>/assets/, the snapshots at <base>/snapshots), unless a script that runs
 // before this one defines window.RPERF_DATA_SOURCE = { listUrl(), snapshotUrl(id),
 // onAuthError(url) }: an async hook called when a request answers 403 (an expired signed URL,
-// say) that may return a new URL to try once. viewUrl(id, view, query) names the call tree or
-// method table of a filter (the server's <base>/snapshots/<id>/<view>?<query>); a source
-// without it shows the trees of all samples only.
+// say) that may return a new URL to try once. viewUrl(id, view, query) names the source or
+// timeline bins of a filter (the server's <base>/snapshots/<id>/<view>?<query>); a source
+// without it has no Source tab and bins the timeline's rows itself.
 const ownScript = document.currentScript && document.currentScript.src;
 const BASE = ownScript ? ownScript.replace(/\/assets\/[\w.]+\.js(\?.*)?$/, '') : location.pathname.replace(/\/$/, '');
 const customSource = window.RPERF_DATA_SOURCE || null;
@@ -206,6 +206,34 @@ function prepare(p) {
 }
 
 const frameOf = (p, node) => p.frames[p.nodes.frame[node]];
+
+// The filters as a query (Viewer::SampleFilter reads it): a served page's requests, and the key of
+// the views computed under them.
+function filterQuery() {
+  const q = new URLSearchParams();
+  labelQuery(q, state.labelFilter);
+  if (state.threadFilter !== null) q.set('thread', String(state.threadFilter));
+  if (hidingIdle(state.current)) q.set('idle', 'hide');
+  if (state.range) { q.set('from', String(Math.floor(state.range[0]))); q.set('to', String(Math.ceil(state.range[1]))); }
+  tagQuery(q);
+  if (transformsQuery()) q.set('transforms', transformsKey());
+  return q.toString();
+}
+function tagQuery(q) {
+  if (tagFocusRegex()) q.set('tagfocus', state.tagFocus);
+  if (state.tagIgnore.length) q.set('tagignore', JSON.stringify(state.tagIgnore));
+}
+
+// A view the server builds per filter (the source, the timeline bins), kept per query (the last few in `cache`).
+async function filteredView(p, view, cache, query) {
+  if (!filteredFromServer) throw new Error('this ' + (embedded ? 'file' : 'data source') + ' has no ' + view.replace('_', ' '));
+  if (!cache.has(query)) {
+    const fetched = await fetchJSON(source.viewUrl(p.id, view, query));
+    while (cache.size >= FILTERED_CACHE_SIZE) cache.delete(cache.keys().next().value); // the oldest
+    cache.set(query, fetched);
+  }
+  return cache.get(query);
+}
 
 // The samples the filters keep (time range, label, thread, idle), selected by the page model:
 // rows [node, kept weight, thread, label set, idle, index] (keptRows). With a time range, the

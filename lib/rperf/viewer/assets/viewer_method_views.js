@@ -40,61 +40,8 @@ async function drawTop(p) {
 // --- call tree ---------------------------------------------------------------------------
 // Rperf::CallTree's nodes as the page model computes them (page/page_views.hh) of the rows
 // the filters keep. node: [parent, method, total_ns, self_ns, recursive]; node 0 is [root].
-function filterQuery() {
-  const q = new URLSearchParams();
-  labelQuery(q, state.labelFilter);
-  if (state.threadFilter !== null) q.set('thread', String(state.threadFilter));
-  if (hidingIdle(state.current)) q.set('idle', 'hide');
-  if (state.range) { q.set('from', String(Math.floor(state.range[0]))); q.set('to', String(Math.ceil(state.range[1]))); }
-  tagQuery(q);
-  if (transformsQuery()) q.set('transforms', transformsKey());
-  return q.toString();
-}
-function tagQuery(q) {
-  if (tagFocusRegex()) q.set('tagfocus', state.tagFocus);
-  if (state.tagIgnore.length) q.set('tagignore', JSON.stringify(state.tagIgnore));
-}
-
-// The source view, built by the server per filter and kept per query (the last few in `cache`).
-async function filteredView(p, view, cache, query) {
-  if (!filteredFromServer) throw new Error('this ' + (embedded ? 'file' : 'data source') + ' has no ' + view.replace('_', ' '));
-  if (!cache.has(query)) {
-    const fetched = await fetchJSON(source.viewUrl(p.id, view, query));
-    while (cache.size >= FILTERED_CACHE_SIZE) cache.delete(cache.keys().next().value); // the oldest
-    cache.set(query, fetched);
-  }
-  return cache.get(query);
-}
-
-// Why `tab` cannot show the current filters, or null: the one place that says which views
-// honour which filter (every view is the page model's, of the filtered rows): allocation
-// samples have no time, so the time range does not apply to them.
-function unfilteredReason(tab) {
-  if (tab === 'alloc' && state.range && state.current && state.current.allocations) {
-    return 'The time range does not apply to allocations (their samples have no time); the label and thread filters do.';
-  }
-  if (tab === 'diff' && state.list.length < 2) return 'There is no other snapshot to compare with.';
-  return null;
-}
-
-function clearFilters() {
-  state.search = '';
-  $('search').value = '';
-  state.labelFilter = null;
-  state.threadFilter = null;
-  state.range = null;
-  state.tagFocus = '';
-  $('tag-focus').value = '';
-  state.tagIgnore = [];
-  state.tagRoot = [];
-  state.tagLeaf = [];
-  $('filter-label').value = '';
-  $('filter-thread').value = '';
-  render();
-}
-
 // The two trees drawn as lists: the call tree (root first) and the bottom-up tree (the
-// running functions first, each child a caller), both built natively by the server.
+// running functions first, each child a caller), both computed by the page model.
 const TREE_KINDS = {
   tree: { view: 'call_tree', box: 'tree', note: 'tree-note', what: 'call tree' },
   inverted: { view: 'inverted_tree', box: 'inverted', note: 'inverted-note', what: 'bottom-up tree', bottomUp: true },
@@ -307,7 +254,7 @@ function drawMethodGraph(table, byKey, selectMethod) {
 
 // --- sandwich ----------------------------------------------------------------------------
 // One method's callers (above it: a flame graph whose root is the method, each row up its
-// caller) and callees (below it: an icicle), as the server built them natively
+// caller) and callees (below it: an icicle), as the page model computes them
 // (page/page_views.hh: the call tree's shape, per filter, as the call tree).
 function sandwichTree(tree) {
   const children = tree.nodes.map(() => []);

@@ -11,7 +11,7 @@ const STATES = [
   { key: 'gc', color: '#e15759' },
 ];
 const MAX_TABLE_ROWS = 300;
-const FILTERED_CACHE_SIZE = 16; // filtered call trees (and method tables) kept per snapshot, as the server's cache
+const FILTERED_CACHE_SIZE = 16; // filtered views (call trees, method tables, ...) kept per snapshot
 
 const state = {
   list: [],

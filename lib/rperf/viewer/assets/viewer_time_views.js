@@ -163,14 +163,8 @@ async function timelineBins(p) {
   if (idle) q.set('idle', 'hide');
   tagQuery(q);
   if (transformsQuery()) q.set('transforms', transformsKey());
-  const query = q.toString();
   if (!p.timelineBins) p.timelineBins = new Map();
-  if (!p.timelineBins.has(query)) {
-    const body = await fetchJSON(source.viewUrl(p.id, 'timeline_bins', query));
-    while (p.timelineBins.size >= FILTERED_CACHE_SIZE) p.timelineBins.delete(p.timelineBins.keys().next().value);
-    p.timelineBins.set(query, body);
-  }
-  return p.timelineBins.get(query);
+  return filteredView(p, 'timeline_bins', p.timelineBins, q.toString());
 }
 
 function legend() {
@@ -178,12 +172,9 @@ function legend() {
   return el('div', { class: 'legend' }, STATES.map((s) => el('span', null, el('i', { style: 'background:' + s.color }), names[s.key])));
 }
 
-// The end of the timeline: its last sample's time (no array of them: 500,000 rows).
-
 // --- stack chart -------------------------------------------------------------------------
-// One thread's samples in time order, each a column of its stack: the server merges them into
-// cells (Viewer::StackChartPayload: a frame that stays on the stack is one cell) and the page
-// only draws them. The same chart as the flame graph (zoom, pan, search, colours); x is time.
+// One thread's samples in time order, each a column of its stack: the page model merges them
+// into cells (a frame that stays on the stack is one cell) and the chart only draws them. The same chart as the flame graph (zoom, pan, search, colours); x is time.
 function stackThreads(p) {
   const hidden = hiddenThreads(p);
   return p.threads.filter((th) => !(hidden && hidden.has(th)));
