@@ -13,6 +13,7 @@ require_relative "rperf/native"
 require_relative "rperf/api/errors"
 require_relative "rperf/api/settings"
 require_relative "rperf/api/intervals"
+require_relative "rperf/api/work_events"
 require_relative "rperf/api/session"
 require_relative "rperf/formats/meta"
 require_relative "rperf/api/result"
@@ -234,6 +235,7 @@ module Rperf
       session.start_inheritance
       ForkHook.install
       ExecHook.install
+      ThreadNameHook.install
       # Allocation sampling (allocations: N) begins here: rperf's own start-up above (session
       # files, child environment) and, under the CLI, its requires are not the program's, nor
       # are later allocations made by rperf's files (stop, the at_exit handler, labels).
@@ -244,6 +246,7 @@ end
 
 require_relative "rperf/api/fork_hook"
 require_relative "rperf/api/exec_hook"
+require_relative "rperf/api/thread_name_hook"
 require_relative "rperf/api/autostart"
 
 # A session still running when the program ends is stopped before the VM goes away (its timer
@@ -252,3 +255,6 @@ require_relative "rperf/api/autostart"
 at_exit { Rperf::Shutdown.stop($!) }
 
 Rperf::Autostart.run if ENV["RPERF_ENABLED"] == "1" && !Rperf.running?
+
+# A Rails app (Bundler.require after Rails is loaded): the Railtie, development mode only.
+require_relative "rperf/railtie" if defined?(Rails::Railtie)

@@ -57,6 +57,8 @@ module Rperf
       "cache-control" => "no-store",
     }.freeze
     PAYLOAD_CACHE_SIZE = 4
+    FIRST_AUTO_SNAPSHOT = 10 # seconds: auto_snapshot's first, at most
+    SNAPSHOT_NOW_HEADER = "HTTP_X_RPERF_SNAPSHOT" # the page's "snapshot now" sends x-rperf-snapshot: 1
     # A timeline of more rows than this is sent apart (GET <path>/snapshots/<id>/timeline; in a
     # file, its own data element), when the page first needs it (the Timeline and Stack chart
     # tabs, a time range): the first view of a big profile does not wait for it (issue 27).
@@ -109,11 +111,12 @@ module Rperf
     end
 
     # The JSON body of GET <path>/snapshots/<id>: the list entry with the profile's own counts
-    # (rperf 0.11's keys), then the profile in our compact shape (Payload).
+    # (rperf 0.11's keys) and events per unit of work (WorkEvents), then the profile in our
+    # compact shape (Payload).
     def self.snapshot_body(list_entry, data, max_samples:, max_timeline:)
       list_entry.merge(mode: data[:mode], frequency: data[:frequency], duration_ns: data[:duration_ns],
                        sampling_count: data[:sampling_count], meta: data[:meta] || list_entry[:meta],
-                       summary: data[:summary] || list_entry[:summary],
+                       summary: data[:summary] || list_entry[:summary], work_events: data[:work_events],
                        **Payload.build(data, max_samples: max_samples, max_timeline: max_timeline))
     end
 
@@ -310,6 +313,8 @@ module Rperf
       if (reason = @access.refusal(env))
         return text(403, "Forbidden: #{reason}\n")
       end
+      no_mini_profiler_badge
+      return snapshot_now if env["REQUEST_METHOD"] == "POST" && req_path == "#{@path}/snapshots" && env[SNAPSHOT_NOW_HEADER] == "1"
       return text(405, "Method Not Allowed\n", "allow" => "GET, HEAD") unless %w[GET HEAD].include?(env["REQUEST_METHOD"])
       return [301, { "location" => "#{env['SCRIPT_NAME']}#{@path}/", "content-type" => "text/plain" }, [""]] if req_path == @path
 
@@ -318,14 +323,40 @@ module Rperf
 
     private
 
-    # Under @auto_mutex.
+    # The page's "snapshot now" (POST <path>/snapshots with x-rperf-snapshot: 1): take_snapshot!
+    # at once, instead of waiting for auto_snapshot's next one. Only with the page's own header,
+    # which a form or a cross-origin page cannot send without a preflight this app never
+    # answers: any other POST is refused (405) as before.
+    def snapshot_now
+      entry = take_snapshot!
+      return json(201, { id: entry[:id] }) if entry
+
+      json(409, { error: Rperf.running? ? "nothing was sampled since the last snapshot" : "no profiling session is running in this process" })
+    rescue StandardError => e # Rperf.snapshot's refusals (aggregate: false) as the page's message
+      json(409, { error: "cannot take a snapshot: #{e.message}" })
+    end
+
+    # rack-mini-profiler, when the app has it, would put its badge on the Viewer's pages (over
+    # the logo): a profiler's own page is not the app's, so its injection is cancelled, as
+    # rack-mini-profiler's own pages do (its context's inject_js).
+    def no_mini_profiler_badge
+      return unless defined?(::Rack::MiniProfiler) && ::Rack::MiniProfiler.respond_to?(:current)
+
+      current = ::Rack::MiniProfiler.current
+      current.inject_js = false if current.respond_to?(:inject_js=)
+    end
+
+    # Under @auto_mutex. The first snapshot comes after at most FIRST_AUTO_SNAPSHOT seconds, so a
+    # page opened soon after start has one to show; then one every `every` seconds.
     def start_auto_snapshot_thread
       every = @auto_every
       @auto_pid = Process.pid
       @auto_snapshot = Thread.new do
         Thread.current.name = "rperf-viewer-snapshots"
+        wait = [every, FIRST_AUTO_SNAPSHOT].min
         loop do
-          sleep every
+          sleep wait
+          wait = every
           if Rperf.running? && !Rperf.aggregating?
             warn "rperf viewer: auto_snapshot stopped: #{AUTO_SNAPSHOT_NEEDS_AGGREGATE}"
             break
@@ -598,7 +629,7 @@ module Rperf
 
     # The page, its assets named from the mount point (SCRIPT_NAME and path): a mount that
     # serves it without a trailing slash (Rails' `mount ..., at: "/rperf"` at "/rperf") still
-    # finds them, and viewer.js finds the snapshots beside them.
+    # finds them, and the page (viewer_data.js) finds the snapshots beside them.
     def page(env)
       base = "#{env['SCRIPT_NAME']}#{@path}/assets/".gsub(/[&"<>]/, "&" => "&amp;", '"' => "&quot;", "<" => "&lt;", ">" => "&gt;")
       html = File.read(File.join(ASSET_DIR, "index.html")).gsub(/(src|href)="assets\//) { %(#{Regexp.last_match(1)}="#{base}) }

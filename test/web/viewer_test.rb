@@ -354,6 +354,29 @@ class ViewerTest < Minitest::Test
     assert_raises(ArgumentError) { viewer.add_snapshot({ mode: :cpu }) }
   end
 
+  # Issue 48.5: the page's "snapshot now" (POST <path>/snapshots with the page's header) takes
+  # a snapshot at once; without the header (a form, another site's page) it is refused, and
+  # with no session running it says so.
+  def test_snapshot_now
+    viewer = Rperf::Viewer.new(nil)
+    post = lambda do |path = "/rperf/snapshots", **headers|
+      viewer.call({ "REQUEST_METHOD" => "POST", "PATH_INFO" => path, "QUERY_STRING" => "", "REMOTE_ADDR" => "127.0.0.1" }.merge(headers.transform_keys(&:to_s)))
+    end
+    status, _, body = post.(HTTP_X_RPERF_SNAPSHOT: "1")
+    assert_equal 409, status
+    assert_match(/no profiling session is running/, body.join)
+    Rperf.start(mode: :cpu)
+    work(0.02)
+    assert_equal 405, post.().first, "not without the page's header"
+    status, _, body = post.(HTTP_X_RPERF_SNAPSHOT: "1")
+    assert_equal 201, status
+    id = JSON.parse(body.join).fetch("id")
+    assert_equal [id], viewer.snapshot_list.map { |s| s[:id] }
+    assert_equal 405, post.("/rperf/snapshots/#{id}", HTTP_X_RPERF_SNAPSHOT: "1").first, "only the list takes a POST"
+  ensure
+    Rperf.stop if Rperf.running?
+  end
+
   # Issue 44 (5): rperf 0.11's entry is {id:, taken_at:, data:}, its data carrying :meta and
   # :summary (as a saved file does); scripts read entry[:data][:summary].
   def test_take_snapshot_entry_has_rperf_0_11s_shape

@@ -35,10 +35,13 @@ class ViewerUiPayloadTest < Minitest::Test
   # Each thread's total and its idle time, as the model says it (profile/idle_wait.hh): time
   # off the GVL is idle only in a known wait (Puma's acceptor, its pool's wait), not a busy I/O
   # thread's read nor a sleep in the program.
+  # The fourth element: the thread's last name (profile/thread_names.hh), nil without one.
   def test_thread_totals
-    assert_equal [[1, 100 * MS, 0], [2, 100 * MS, 100 * MS], [3, 60 * MS, 0]], payload[:thread_totals]
-    assert_equal [[1, 100 * MS, 0], [2, 100 * MS, 100 * MS], [3, 60 * MS, 0], [4, 50 * MS, 0], [5, 100 * MS, 70 * MS]],
+    assert_equal [[1, 100 * MS, 0, nil], [2, 100 * MS, 100 * MS, nil], [3, 60 * MS, 0, nil]], payload[:thread_totals]
+    assert_equal [[1, 100 * MS, 0, nil], [2, 100 * MS, 100 * MS, nil], [3, 60 * MS, 0, nil], [4, 50 * MS, 0, nil], [5, 100 * MS, 70 * MS, nil]],
                  payload(idle_profile)[:thread_totals]
+    named = profile.merge(thread_names: [[2, "puma srv tp 001", 0], [3, "worker", 0], [3, "worker renamed", 5 * MS]])
+    assert_equal [[1, nil], [2, "puma srv tp 001"], [3, "worker renamed"]], payload(named)[:thread_totals].map { |t| [t[0], t[3]] }
   end
 
   # The rows the model says are idle, marked in the payload: the page only applies the marks.

@@ -15,6 +15,8 @@
 #include "profile/idle_wait.hh"
 #include "profile/method_table.hh"
 #include "profile/source_lines.hh"
+#include "profile/thread_names.hh"
+#include "util/utf8.hh"
 #include "profile/timeline_bins.hh"
 #include "profile/transform.hh"
 #include "ruby/profile_binding.hh"
@@ -475,11 +477,13 @@ VALUE profile_source_lines(VALUE self, VALUE path, VALUE select) {
   return out;
 }
 
-// Native::Profile#thread_totals -> [[thread_seq, total_ns, idle_ns], ...] by thread_seq: each
-// thread's samples and the idle ones among them (profile/idle_wait.hh), for the Viewer's Threads
-// tab and "hide idle threads".
+// Native::Profile#thread_totals -> [[thread_seq, total_ns, idle_ns, name], ...] by thread_seq:
+// each thread's samples and the idle ones among them (profile/idle_wait.hh), for the Viewer's
+// Threads tab and "hide idle threads", and its last Thread#name (profile/thread_names.hh; nil
+// without one).
 struct ThreadTotalsQuery {  // owned by a Ruby object: the conversions may raise
   std::vector<ThreadIdleTotal> totals;
+  std::vector<std::string> names;
 };
 void thread_totals_query_free(void* p) { delete static_cast<ThreadTotalsQuery*>(p); }
 const rb_data_type_t kThreadTotalsQueryType = {"rperf/thread_totals_query", {nullptr, thread_totals_query_free, nullptr, nullptr, {nullptr}}, nullptr, nullptr, 0};
@@ -488,9 +492,18 @@ VALUE profile_thread_totals(VALUE self) {
   ProfileHolder* p = holder_of(self);
   auto* q = new ThreadTotalsQuery();
   VALUE owner = TypedData_Wrap_Struct(0, &kThreadTotalsQueryType, q);
-  without_cxx_exceptions([&] { q->totals = thread_idle_totals(p->profile); });
+  without_cxx_exceptions([&] {
+    q->totals = thread_idle_totals(p->profile);
+    const ThreadNames names(p->profile);
+    for (const ThreadIdleTotal& t : q->totals) q->names.push_back(valid_utf8(names.of(t.thread_seq)));
+  });
   VALUE out = rb_ary_new_capa(static_cast<long>(q->totals.size()));
-  for (const ThreadIdleTotal& t : q->totals) rb_ary_push(out, rb_ary_new_from_args(3, UINT2NUM(t.thread_seq), LL2NUM(t.total_ns), LL2NUM(t.idle_ns)));
+  for (size_t i = 0; i < q->totals.size(); i++) {
+    const ThreadIdleTotal& t = q->totals[i];
+    const std::string& name = q->names[i];
+    VALUE name_value = name.empty() ? Qnil : rb_utf8_str_new(name.data(), static_cast<long>(name.size()));
+    rb_ary_push(out, rb_ary_new_from_args(4, UINT2NUM(t.thread_seq), LL2NUM(t.total_ns), LL2NUM(t.idle_ns), name_value));
+  }
   RB_GC_GUARD(owner);
   return out;
 }

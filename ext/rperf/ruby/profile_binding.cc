@@ -622,8 +622,8 @@ VALUE profile_set_meta(VALUE self, VALUE meta) {
 // #transformed(list) -> a new Native::Profile: this one with the Viewer's stack transforms
 // applied in order (profile/transform.hh). list: [["focus" | "merge" | "drop", label, path] |
 // ["recursion"] | ["callers", label, path] (the sandwich's) | ["idle"] (the idle samples removed,
-// judged before the transforms after it), ...], labels and paths as the page shows them (valid
-// UTF-8).
+// judged before the transforms after it) | ["app"] (app code first: each run of gem and stdlib
+// frames one [framework] frame), ...], labels and paths as the page shows them (valid UTF-8).
 VALUE profile_transformed(VALUE self, VALUE list) {
   ProfileHolder* h = holder_of(self);
   Check_Type(list, T_ARRAY);
@@ -633,7 +633,8 @@ VALUE profile_transformed(VALUE self, VALUE list) {
     VALUE t = RARRAY_AREF(list, i);
     bool ok = RB_TYPE_P(t, T_ARRAY) && RARRAY_LEN(t) > 0 && RB_TYPE_P(RARRAY_AREF(t, 0), T_STRING);
     if (ok && RARRAY_LEN(t) == 1) {
-      ok = rb_str_equal(RARRAY_AREF(t, 0), rb_str_new_cstr("recursion")) == Qtrue || rb_str_equal(RARRAY_AREF(t, 0), rb_str_new_cstr("idle")) == Qtrue;
+      ok = rb_str_equal(RARRAY_AREF(t, 0), rb_str_new_cstr("recursion")) == Qtrue || rb_str_equal(RARRAY_AREF(t, 0), rb_str_new_cstr("idle")) == Qtrue ||
+           rb_str_equal(RARRAY_AREF(t, 0), rb_str_new_cstr("app")) == Qtrue;
     }
     else if (ok && RARRAY_LEN(t) == 3) {
       bool known = false;
@@ -642,7 +643,7 @@ VALUE profile_transformed(VALUE self, VALUE list) {
     } else {
       ok = false;
     }
-    if (!ok) rb_raise(rb_eArgError, "rperf: transform %ld must be [focus|merge|drop|callers, label, path], [\"recursion\"] or [\"idle\"], got %" PRIsVALUE, i, rb_inspect(t));
+    if (!ok) rb_raise(rb_eArgError, "rperf: transform %ld must be [focus|merge|drop|callers, label, path], [\"recursion\"], [\"idle\"] or [\"app\"], got %" PRIsVALUE, i, rb_inspect(t));
   }
   ProfileHolder* out = new_profile_holder();
   VALUE obj = wrap_profile(out);  // owns `out` from here: an exception below leaks nothing
@@ -652,7 +653,8 @@ VALUE profile_transformed(VALUE self, VALUE list) {
       VALUE t = RARRAY_AREF(list, i);
       StackTransform st;
       if (RARRAY_LEN(t) == 1) {
-        st.op = RSTRING_PTR(RARRAY_AREF(t, 0))[0] == 'i' ? StackTransform::Op::kHideIdle : StackTransform::Op::kRecursion;
+        char first = RSTRING_PTR(RARRAY_AREF(t, 0))[0];
+        st.op = first == 'i' ? StackTransform::Op::kHideIdle : first == 'a' ? StackTransform::Op::kAppFirst : StackTransform::Op::kRecursion;
       } else {
         VALUE op = RARRAY_AREF(t, 0), label = RARRAY_AREF(t, 1), path = RARRAY_AREF(t, 2);
         const char* name = RSTRING_PTR(op);

@@ -157,6 +157,7 @@ void build_profile(Session& s, const BuildOptions& opts, Profile& out) {
     h.allocation_sample_count = static_cast<int64_t>(s.alloc.sample_count);
     if (s.alloc.dropped) h.dropped_allocations = static_cast<int64_t>(s.alloc.dropped);
   }
+  set_thread_name_entries(out, s.thread_names_since(s.start_mono_ns));
 
   if (opts.clear) {
     s.timer.reset_trigger_count();

@@ -9,11 +9,13 @@
 
 #include <atomic>
 #include <cstdint>
+#include <deque>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "profile/profile.hh"
+#include "profile/thread_names.hh"
 #include "sampler/live_objects.hh"
 #include "sampler/sample_ring.hh"
 #include "sampler/stack_store.hh"
@@ -28,6 +30,7 @@ namespace rperf {
 struct ExistingThread {
   VALUE thread;
   pid_t tid;
+  std::string name;  // Thread#name ("": none)
 };
 
 struct SessionOptions {
@@ -96,11 +99,22 @@ struct AllocationTracking {
   // belongs to.
   std::unordered_map<uint32_t, StackPath> paths;
   AllocationAggregator aggregated;
-  std::vector<AllocationSample> raw;
+  std::deque<AllocationSample> raw;  // a deque, as Session::raw
   std::vector<uint32_t> slot_sample;
   // The classes of samples taken out by a snapshot(clear: true), kept marked until named.
   std::vector<uint64_t> resolving;
 };
+
+// Moves a raw list's elements to the end of `out`, whose capacity the caller reserved (so
+// nothing here allocates or throws), block by block: each block is freed once copied, so the
+// peak is the vector and one block.
+template <typename T>
+void move_all(std::deque<T>& from, std::vector<T>& out) {
+  while (!from.empty()) {
+    out.push_back(from.front());
+    from.pop_front();
+  }
+}
 
 class Session final : public ChargeSink {
  public:
@@ -173,6 +187,13 @@ class Session final : public ChargeSink {
   // keep their ids.
   void release_unused_label_sets();
 
+  // Thread#name= (and start, for every thread's name then), GVL held, no Ruby call: the name
+  // `ts` has from now, recorded when it differs from its last. Names are read where Ruby may
+  // be called (the binding, before it looks the session up), never by a hook or a sample.
+  void thread_named(ThreadState* ts, std::string name);
+  // Every name recorded, times in ns since `since_mono_ns` (0 when earlier).
+  std::vector<ThreadName> thread_names_since(int64_t since_mono_ns) const;
+
   void mark();  // GC: frame VALUEs in the stack store and in the ring
   // Which allocation events are hooked now: NEWOBJ (allocations: N), FREEOBJ (retained: true).
   bool newobj_hooked() const { return newobj_tracepoint_ != Qnil; }
@@ -216,7 +237,10 @@ class Session final : public ChargeSink {
   SampleRing ring;
   std::unordered_map<uint32_t, StackPath> paths;  // worker: each thread's current stack
   SampleAggregator aggregated;  // with opts.aggregate
-  std::vector<Sample> raw;      // without: every interval, with its time
+  // Without: every interval, with its time. A deque: the worker, which is the timer thread,
+  // appends without ever moving what it holds; a vector's doubling copied 256 MB at once (3.2 s
+  // on a loaded VM), with no tick meanwhile (issue 48.6b: one "running" interval of seconds).
+  std::deque<Sample> raw;
   LabelSetTable label_sets;     // the labels threads are tagged with (Rperf.label)
   ThreadRegistry threads;
   GcTracking gc;
@@ -249,6 +273,7 @@ class Session final : public ChargeSink {
 
  private:
   std::string own_source_prefix_;  // see start_allocations
+  std::vector<ThreadName> thread_names_;  // time_ns: monotonic at the rename (0: at start)
   void install_hooks();
   void remove_hooks();
   void remove_gc_hook();

@@ -8,6 +8,10 @@ module Rperf
     BREAKDOWN = { running: "[Rperf] CPU execution", gvl_blocked: "[Rperf] GVL blocked (I/O, sleep)",
                   gvl_wait: "[Rperf] GVL wait (contention)", gc_mark: "[Rperf] GC marking", gc_sweep: "[Rperf] GC sweeping" }.freeze
 
+    # rperf 0.11's name of the running state, "CPU execution", is kept (scripts match it); in
+    # wall mode it is not CPU time, which the line after the breakdown says.
+    WALL_NOTE = "(wall mode: CPU execution is time running Ruby with the GVL, summed over threads; not CPU time)"
+
     @command = nil
     @report = false
     @idle = false
@@ -76,6 +80,7 @@ module Rperf
           io.puts pct_line(ms(weight), "ms", total.positive? ? weight * 100.0 / total : 0.0, name)
         end
         io.puts line("", "", shown.note) if shown.note
+        io.puts line("", "", WALL_NOTE) if value.(:mode).to_s == "wall" && totals.fetch(BREAKDOWN[:running], 0).positive?
         (runtime_lines(data) + os_lines).each { |l| io.puts l }
         io.puts line("", "", "(GC/OS stats are from root process only; user/sys/[Rperf] lines are aggregated)") if multi
         io.puts("", Text.encode(shown.profile, header: false)) if report

@@ -10,10 +10,12 @@ module Rperf
     #                                                   call trees and method table (page/page_views)
     #   frame_categories: [category index, ...]          per frame, into CATEGORIES (Native.frame_categories)
     #   categories: CATEGORIES                           the names, for the page's colours and legend
-    #   thread_totals: [[thread_seq, total_ns, idle_ns], ...] per thread, idle_ns being its idle
+    #   thread_totals: [[thread_seq, total_ns, idle_ns, name], ...] per thread, idle_ns being its idle
     #               time as the model says it (Native::Profile#thread_totals, profile/idle_wait.hh:
     #               off the GVL in a known wait of a server or job runner); the Threads tab's idle
     #               share, and "hide idle threads" takes the threads whose time is all idle away
+    #               name: its last Thread#name (profile/thread_names.hh), nil without one: the
+    #               Threads tab, Timeline and thread menus spell it "thread 3 (name)"
     #   nodes:      {parent: [...], frame: [...]}       a prefix tree of stacks, root side first;
     #                                                   parent -1 = a root frame
     #   samples:    [[node, weight_ns, thread_seq, label_set_id], ...]   node = the leaf

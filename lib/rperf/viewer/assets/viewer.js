@@ -55,8 +55,8 @@ async function loadList() {
   }
   drawList();
   if (!state.list.length) {
-    setStatus('No snapshots yet: use Rperf::Viewer, auto_snapshot: 60 (or call Rperf::Viewer.instance.take_snapshot!) while profiling, ' +
-      'then reload; intervals without samples are not kept.', 'empty');
+    setStatus('No snapshots yet: "snapshot now" takes one of the running session; or use Rperf::Viewer, auto_snapshot: 60 ' +
+      '(or call Rperf::Viewer.instance.take_snapshot!) while profiling, then reload; intervals without samples are not kept.', 'empty');
     return;
   }
   const linked = pendingView && pendingView.snap !== null && state.list.find((s) => s.id === pendingView.snap);
@@ -81,6 +81,7 @@ function drawSummary(p, weights) {
   if (meta.ruby_version) parts.push('Ruby ' + meta.ruby_version);
   if (meta.command_line) parts.push(meta.command_line);
   box.append(el('span', { text: parts.join(' · ') }));
+  if (window.RperfWorkEvents) window.RperfWorkEvents.draw($('work-events'), p.work_events);
   if (p.pruned && p.pruned.samples) {
     box.append(el('span', { class: 'pruned', text: ` · ${p.pruned.samples} light stacks (${pct(p.pruned.weight_ns, p.total_weight_ns)} of the time) shown as [pruned]` }));
   }

@@ -43,7 +43,7 @@ function fillFilters(p) {
   const threadSel = $('filter-thread');
   clear(threadSel);
   threadSel.append(el('option', { value: '', text: 'all threads' }));
-  for (const th of p.threads) threadSel.append(el('option', { value: String(th), text: 'thread ' + th }));
+  for (const th of p.threads) threadSel.append(el('option', { value: String(th), text: threadText(p, th) }));
   if (state.threadFilter !== null && p.threads.includes(state.threadFilter)) threadSel.value = String(state.threadFilter);
   else { state.threadFilter = null; threadSel.value = ''; }
 }
@@ -180,14 +180,15 @@ function drawTransforms() {
   clear(box);
   const served = filteredFromServer;
   const why = 'Transforms are applied by the served viewer (rperf report --port 0 PROFILE, or Rperf::Viewer)';
-  for (const b of document.querySelectorAll('.pin-transforms button, #collapse-recursion')) {
+  for (const b of document.querySelectorAll('.pin-transforms button, #collapse-recursion, #app-first')) {
     b.disabled = !served;
     if (!served) b.title = why;
   }
   const recursion = state.transforms.some((t) => t[0] === 'recursion');
   $('collapse-recursion').setAttribute('aria-pressed', String(recursion));
+  $('app-first').setAttribute('aria-pressed', String(state.transforms.some((t) => t[0] === 'app')));
   state.transforms.forEach((t, i) => {
-    const text = t[0] === 'recursion' ? 'recursion collapsed' : t[0] + ' ' + t[1];
+    const text = t[0] === 'recursion' ? 'recursion collapsed' : t[0] === 'app' ? 'app code first' : t[0] + ' ' + t[1];
     const chip = el('button', { type: 'button', class: 'transform', text: text + ' ✕', title: 'Undo this transform', dataset: { op: t[0] } });
     chip.addEventListener('click', () => setTransforms(state.transforms.filter((_, k) => k !== i)));
     box.append(chip);
@@ -386,6 +387,17 @@ function wire() {
   $('inverted-collapse').addEventListener('click', () => { if (state.tree) state.tree.expanded = new Set(); render(); });
   bindToggle('#tab-alloc [data-field]', 'field', (v) => { state.allocField = v; });
   $('refresh').addEventListener('click', () => loadList());
+  // A served page of this process's session (not a file, not a custom data source): the
+  // server takes a snapshot now (POST <base>/snapshots) and the list reloads.
+  $('snapshot-now').hidden = !!embedded || !!customSource;
+  $('snapshot-now').addEventListener('click', async () => {
+    const res = await fetch(BASE + '/snapshots', { method: 'POST', headers: { 'x-rperf-snapshot': '1', accept: 'application/json' } });
+    let body = null;
+    try { body = await res.json(); } catch (_) { /* not JSON */ }
+    if (!res.ok) { setStatus('no snapshot taken: ' + ((body && body.error) || res.status + ' ' + res.statusText), 'error'); return; }
+    await loadList();
+    if (body && body.id) await openSnapshot(body.id);
+  });
   let searchTimer = null;
   $('search').addEventListener('input', (e) => {
     clearTimeout(searchTimer);
@@ -404,6 +416,12 @@ function wire() {
   $('collapse-recursion').addEventListener('click', () => {
     const on = state.transforms.some((t) => t[0] === 'recursion');
     setTransforms(on ? state.transforms.filter((t) => t[0] !== 'recursion') : [...state.transforms, ['recursion']]);
+  });
+  // App code first (Viewer::Transforms' ['app']): the model makes each run of gem and stdlib
+  // frames one [framework] frame.
+  $('app-first').addEventListener('click', () => {
+    const on = state.transforms.some((t) => t[0] === 'app');
+    setTransforms(on ? state.transforms.filter((t) => t[0] !== 'app') : [...state.transforms, ['app']]);
   });
   $('pin-source').addEventListener('click', () => {
     if (!state.pin) return;

@@ -202,6 +202,7 @@ function prepare(p) {
   p.totalNs = new Map((p.thread_totals || []).map(([th, total]) => [th, total]));
   p.idleThreads = p.threads.filter((th) => p.totalNs.get(th) > 0 && p.idleNs.get(th) === p.totalNs.get(th));
   p.hasIdle = (p.thread_totals || []).some(([, , idle]) => idle > 0);
+  p.threadNames = new Map((p.thread_totals || []).filter((t) => t[3]).map(([th, , , name]) => [th, name]));
   return p;
 }
 

@@ -159,7 +159,7 @@ function parseViewHash(hash, tabs) {
   out.tagLeaf = list('tagleaf', (k) => typeof k === 'string');
   out.pin = q.has('pin') ? q.get('pin').split('\u0000').slice(0, 2) : null;
   out.source = q.has('source') ? q.get('source').split('\u0000').slice(0, 2) : null;
-  out.transforms = list('transforms', (t) => Array.isArray(t) && (t.length === 3 || (t.length === 1 && t[0] === 'recursion')) && t.every((x) => typeof x === 'string'));
+  out.transforms = list('transforms', (t) => Array.isArray(t) && (t.length === 3 || (t.length === 1 && (t[0] === 'recursion' || t[0] === 'app'))) && t.every((x) => typeof x === 'string'));
   const zoom = (q.get('zoom') || '').split('_').map((x) => (x === '' ? NaN : Number(x)));
   out.zoom = (zoom.length === 2 || (zoom.length === 3 && Number.isInteger(zoom[2]) && zoom[2] >= 0)) && zoom.every(Number.isFinite) && zoom[0] < zoom[1]
     ? { view: [zoom[0], zoom[1]], focus: zoom.length === 3 ? zoom[2] : -1 } : null;

@@ -41,7 +41,7 @@ const state = {
   pin: null, // [name, file] of the pinned method (Shift+click): outlined, its share per snapshot
   source: null, // [file, name]: the Source tab's file, and the method it was opened for
   // Transforms of the stacks, applied by the server to the profile every view is built from
-  // (Viewer::Transforms): [op, name, file] (focus, merge, drop) or ['recursion'].
+  // (Viewer::Transforms): [op, name, file] (focus, merge, drop), ['recursion'] or ['app'].
   transforms: [],
   // The address's zoom {tab, view: [x0, x1], focus: cell or -1}, for the next chart of that
   // tab; the zoom on screen is the chart's own (chart.x0, x1, focus): a redraw starts over.

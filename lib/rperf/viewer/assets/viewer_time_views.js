@@ -2,6 +2,12 @@
 'use strict';
 
 // --- threads -----------------------------------------------------------------------------
+// A thread as every view spells it: its number, and its Thread#name when it had one.
+function threadText(p, th) {
+  const name = p.threadNames && p.threadNames.get(th);
+  return 'thread ' + th + (name ? ' (' + name + ')' : '');
+}
+
 function drawThreads(p) {
   const body = $('threads-table').tBodies[0];
   clear(body);
@@ -19,7 +25,7 @@ function drawThreads(p) {
     const idle = t.total > 0 ? t.idle / t.total : 0;
     const tr = el('tr', { class: 'clickable' + (state.threadFilter === t.th ? ' selected' : '') + (hidden && hidden.has(t.th) ? ' hidden-idle' : ''),
       dataset: { thread: String(t.th), idleShare: idle.toFixed(4), idleNs: String(Math.round(t.idle)) } },
-      el('td', { text: 'thread ' + t.th + (t.idle > 0 && t.idle === t.total ? ' (idle)' : '') }),
+      el('td', { text: threadText(p, t.th) + (t.idle > 0 && t.idle === t.total ? ' (idle)' : '') }),
       el('td', { class: 'num', text: fmtTime(t.total) + ' (' + pct(t.total, sum) + ')' }),
       el('td', { class: 'num', text: fmtTime(t.running) }), el('td', { class: 'num', text: fmtTime(t.blocked) }),
       el('td', { class: 'num', text: fmtTime(t.wait) }), el('td', { class: 'num', text: fmtTime(t.gc) }),
@@ -77,7 +83,7 @@ async function drawTimeline(p) {
   threads.forEach((th, row) => {
     const y0 = row * rowH;
     const label = svgEl('text', { x: 4, y: y0 + rowH / 2 + 4 });
-    label.textContent = 'thread ' + th;
+    label.textContent = threadText(p, th);
     svg.append(label);
     const occ = occupancy.get(th);
     if (!occ) return;
@@ -238,7 +244,7 @@ async function drawStackChart(p) {
   if (!p.timeline) { empty('This snapshot has no timestamps: profiles taken with aggregate: false have a stack chart.'); return; }
   const threads = state.threadFilter !== null ? [state.threadFilter] : stackThreads(p);
   const weightOf = p.totalNs;
-  for (const th of threads) sel.append(el('option', { value: String(th), text: 'thread ' + th + ' (' + fmtTime(weightOf.get(th) || 0) + ')' }));
+  for (const th of threads) sel.append(el('option', { value: String(th), text: threadText(p, th) + ' (' + fmtTime(weightOf.get(th) || 0) + ')' }));
   // Default: the thread with the most time that is not idle (the model's thread_totals).
   if (!threads.includes(state.stackThread)) {
     const busyNs = (th) => (weightOf.get(th) || 0) - (p.idleNs.get(th) || 0);
@@ -259,7 +265,7 @@ async function drawStackChart(p) {
   box.dataset.totalNs = String(total);
   box.dataset.thread = String(th);
   box.dataset.cells = String(model.cells.length);
-  $('stack-details').textContent = 'thread ' + th + ': ' + fmtTime(total) + ' in ' + body.samples + ' samples; hover a frame for its time.';
+  $('stack-details').textContent = threadText(p, th) + ': ' + fmtTime(total) + ' in ' + body.samples + ' samples; hover a frame for its time.';
   const label = (c) => c.name + ' — ' + fmtTime(c.value) + ' (' + pct(c.value, total) + ') from ' + fmtTime(c.x) + ' to ' + fmtTime(c.x + c.w) + (c.file ? ' — ' + c.file : '');
   drawChart(box, $('stack-details'), model, { inverted: true, label, view: state.range, legend: categoryLegend(LEGEND), axis: fmtTime });
 }
