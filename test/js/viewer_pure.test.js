@@ -97,7 +97,7 @@ test('the address gives back the view it was written from', () => {
     threadFilter: 2, range: [10.4, 20.2], hideIdle: true, method: 'Foo#bar\u0000app.rb\u000012',
     sandwich: ['Foo#bar', 'app.rb'], tagFocus: '^GET', tagIgnore: [['job', null], ['endpoint', 'GET /x']],
     tagRoot: ['endpoint'], tagLeaf: ['job'], pin: ['Foo#bar', 'app.rb'], source: ['app.rb', 'Foo#bar'],
-    transforms: [['focus', 'Foo#bar', 'app.rb'], ['recursion']],
+    transforms: [['focus', 'Foo#bar', 'app.rb'], ['recursion'], ['app']],
   });
   const hash = pure.viewHashOf(s, { view: [1.5, 8], focus: 4 });
   assert.match(hash, /^#snap=3&tab=methods&/);
