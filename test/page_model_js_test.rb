@@ -2,8 +2,8 @@
 
 require_relative "test_helper"
 
-# The page model's JavaScript side (lib/rperf/viewer/assets/page_model.js and its generated
-# binding) under node's own test runner: test/js/*.test.js.
+# The page's JavaScript that runs without a browser (lib/rperf/viewer/assets/page_model.js, its
+# generated binding, and viewer_pure.js) under node's own test runner: test/js/*.test.js.
 class PageModelJsTest < Minitest::Test
   def test_node_tests_pass
     skip "node missing" unless system("command -v node >/dev/null 2>&1")

@@ -32,12 +32,12 @@ module Rperf
   class Viewer
     ASSET_DIR = File.expand_path("viewer/assets", __dir__)
     PAGE_MODEL = "page_model.wasm"
+    # The page's scripts are those index.html loads, in its order (the one list of them).
+    SCRIPT_TAG = %r{<script src="assets/([^"]+)"></script>}
+    SCRIPTS = File.read(File.join(ASSET_DIR, "index.html")).scan(SCRIPT_TAG).flatten.freeze
     ASSET_TYPES = {
       "index.html" => "text/html; charset=utf-8",
-      "viewer.js" => "text/javascript; charset=utf-8",
-      "page_model_exports.js" => "text/javascript; charset=utf-8",
-      "page_model.js" => "text/javascript; charset=utf-8",
-      "work_events.js" => "text/javascript; charset=utf-8",
+      **SCRIPTS.to_h { |name| [name, "text/javascript; charset=utf-8"] },
       "viewer.css" => "text/css; charset=utf-8",
       # The page model (ext/rperf/page in WebAssembly, built by script/bootstrap): the server's
       # sample filter and sums, run by the page on its rows.
@@ -629,7 +629,7 @@ module Rperf
 
     # The page, its assets named from the mount point (SCRIPT_NAME and path): a mount that
     # serves it without a trailing slash (Rails' `mount ..., at: "/rperf"` at "/rperf") still
-    # finds them, and viewer.js finds the snapshots beside them.
+    # finds them, and the page (viewer_data.js) finds the snapshots beside them.
     def page(env)
       base = "#{env['SCRIPT_NAME']}#{@path}/assets/".gsub(/[&"<>]/, "&" => "&amp;", '"' => "&quot;", "<" => "&lt;", ">" => "&gt;")
       html = File.read(File.join(ASSET_DIR, "index.html")).gsub(/(src|href)="assets\//) { %(#{Regexp.last_match(1)}="#{base}) }

@@ -201,7 +201,7 @@ class ViewerBrowserTest < Minitest::Test
     # Profile text never became markup or code.
     assert_nil result.dig("xss", "flag")
     assert_equal 0, result.dig("xss", "imgs")
-    assert_equal 3, result.dig("xss", "scripts"), "page_model_exports.js, page_model.js and viewer.js only"
+    assert_equal Rperf::Viewer::SCRIPTS.size, result.dig("xss", "scripts"), "the page's own scripts only"
   end
 
   # Issues 17 and 18 in the browser: the call-tree tab shows Rperf::CallTree's totals under each
@@ -569,7 +569,7 @@ class ViewerBrowserTest < Minitest::Test
     JS
     page = File.read(File.join(Rperf::Viewer::ASSET_DIR, "index.html"))
                 .gsub(/(src|href)="assets\//, '\1="/viewer/assets/')
-                .sub('<script src="/viewer/assets/viewer.js">', '<script src="/host/source.js"></script>\n<script src="/viewer/assets/viewer.js">')
+                .sub('<script src="/viewer/assets/viewer_state.js">', '<script src="/host/source.js"></script>\n<script src="/viewer/assets/viewer_state.js">')
     viewer = Rperf::Viewer.new(nil, path: "/viewer")
     snapshot_queries = []
     host = lambda do |env|

@@ -59,7 +59,7 @@ class ViewerTest < Minitest::Test
       assert_equal "DENY", page["x-frame-options"]
       refute_match %r{(src|href)="(https?:)?//}, page.body, "the page loads nothing from another host"
 
-      %w[viewer.js page_model.js page_model_exports.js viewer.css page_model.wasm].each do |asset|
+      [*Rperf::Viewer::SCRIPTS, "viewer.css", "page_model.wasm"].each do |asset|
         response = http_get(port, "/rperf/assets/#{asset}")
         assert_equal "200", response.code, asset
         assert_equal File.binread(File.join(Rperf::Viewer::ASSET_DIR, asset)), response.body
@@ -146,7 +146,7 @@ class ViewerTest < Minitest::Test
           page = http_get(port, page_path)
           assert_equal "200", page.code, "#{how} #{page_path}"
           urls = asset_urls(page.body)
-          assert_equal %w[/rperf/assets/viewer.css /rperf/assets/page_model_exports.js /rperf/assets/page_model.js /rperf/assets/viewer.js /rperf/assets/work_events.js].sort,
+          assert_equal ["viewer.css", *Rperf::Viewer::SCRIPTS].map { |name| "/rperf/assets/#{name}" }.sort,
                        urls.sort, "#{how} #{page_path}"
           urls.each { |url| assert_equal "200", http_get(port, url).code, "#{how} #{url}" }
         end
@@ -159,7 +159,7 @@ class ViewerTest < Minitest::Test
       end
     end
     with_puma(viewer) do |port|
-      assert_equal %w[/assets/viewer.css /assets/page_model_exports.js /assets/page_model.js /assets/viewer.js /assets/work_events.js].sort,
+      assert_equal ["viewer.css", *Rperf::Viewer::SCRIPTS].map { |name| "/assets/#{name}" }.sort,
                    asset_urls(http_get(port, "/").body).sort
       assert_equal 1, get_json(port, "/snapshots")[1].size
       assert_equal ["404", "Snapshot not found"], http_get(port, "/snapshots/2").then { |r| [r.code, r.body] }
@@ -207,7 +207,11 @@ class ViewerTest < Minitest::Test
     # The page model travels in the file (base64), and the file's CSP lets its scripts compile it.
     model = html[%r{<script id="rperf-page-model" type="application/wasm\+base64">(.*?)</script>}m, 1]
     assert_equal File.binread(File.join(Rperf::Viewer::ASSET_DIR, "page_model.wasm")), Base64.strict_decode64(model)
-    assert_match(/script-src (?:'sha256-[^']+' ){4}'wasm-unsafe-eval';/, html[/Content-Security-Policy" content="([^"]+)"/, 1], "the four scripts")
+    # Every script index.html loads, inline in its order, and only those may run.
+    scripts = Rperf::Viewer::SCRIPTS.map { |name| File.read(File.join(Rperf::Viewer::ASSET_DIR, name)) }
+    assert_equal scripts, html.scan(%r{<script>(.*?)</script>}m).flatten
+    hashes = scripts.map { |code| "'sha256-#{Base64.strict_encode64(Digest::SHA256.digest(code))}'" }
+    assert_includes html[/Content-Security-Policy" content="([^"]+)"/, 1], "script-src #{hashes.join(' ')} 'wasm-unsafe-eval';"
 
     samples, label_sets = Rperf::Viewer.samples_to_json(data[:aggregated_samples], data[:label_sets])
     assert_equal data[:aggregated_samples].size, samples.size

@@ -12,7 +12,6 @@ module Rperf
     # lets only these exact scripts run (by their SHA-256), so nothing in the profile data can;
     # 'wasm-unsafe-eval' lets them compile the page model it carries (and allows no eval).
     class StaticPage
-      SCRIPT_TAG = %r{<script src="assets/([^"]+)"></script>}
       STYLE_TAG = %r{<link rel="stylesheet" href="assets/([^"]+)">}
 
       def initialize(data, title:, max_samples:, max_timeline:)

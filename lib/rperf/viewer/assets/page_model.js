@@ -1,7 +1,7 @@
 // The page model's JavaScript side: page_model.wasm (ext/rperf/page, the profile model compiled
 // to WebAssembly) and the only code that calls it, through the table generated from its C
 // interface (page_model_exports.js, from page/wasm_exports.cc): columns written into its scratch
-// area, results read from its memory. No DOM, no page state: the page (viewer.js) and the node
+// area, results read from its memory. No DOM, no page state: the page (viewer_data.js) and the node
 // tests (test/js) use it alike.
 (function (root) {
   'use strict';
