@@ -13,6 +13,7 @@ require_relative "rperf/native"
 require_relative "rperf/api/errors"
 require_relative "rperf/api/settings"
 require_relative "rperf/api/intervals"
+require_relative "rperf/api/work_events"
 require_relative "rperf/api/session"
 require_relative "rperf/formats/meta"
 require_relative "rperf/api/result"
@@ -45,15 +46,17 @@ module Rperf
     # aggregate: false, :raw_allocation_samples has one per sampled allocation, its time_ns last.
     # retained_objects is nil (not measured) unless retained: true, which follows the sampled
     # objects' frees: Ruby then calls a hook for every object it frees, sampled or not.
+    # overhead_target: 0.01 holds the profiler's own CPU near 1% of the process's, the rate
+    # adapting between 1 Hz and `frequency` (the result's profiler_cpu_ns and process_cpu_ns).
     def start(frequency: 1000, mode: :cpu, output: nil, verbose: false, format: nil, stat: false,
               signal: nil, aggregate: true, defer: false, inherit: :fork, lines: false,
               max_depth: DEFAULT_MAX_DEPTH, vm_state_frames: false, allocations: nil, retained: false,
-              max_label_sets: Settings::DEFAULTS[:max_label_sets], capture: nil)
+              max_label_sets: Settings::DEFAULTS[:max_label_sets], capture: nil, overhead_target: nil)
       settings = Settings.new(frequency: frequency, mode: mode, output: output, verbose: verbose, format: format,
                               stat: stat, signal: signal, aggregate: aggregate, defer: defer, inherit: inherit,
                               lines: lines, max_depth: max_depth, vm_state_frames: vm_state_frames,
                               allocations: allocations, retained: retained, max_label_sets: max_label_sets,
-                              capture: capture)
+                              capture: capture, overhead_target: overhead_target)
       start_session(Session.new(settings))
       return unless block_given?
 
@@ -228,10 +231,11 @@ module Rperf
       Native.start({ frequency: s.frequency, mode: s.wall? ? :wall : :cpu, aggregate: s.aggregate, signal: s.signal,
                      defer: s.defer, max_depth: s.max_depth, lines: session.capture_lines?, forked_child: session.forked?,
                      allocation_interval: s.allocation_interval, max_label_sets: s.max_label_sets,
-                     capture: s.capture_path, retained: s.retained }, session)
+                     capture: s.capture_path, retained: s.retained, overhead_target: s.overhead_target }, session)
       session.start_inheritance
       ForkHook.install
       ExecHook.install
+      ThreadNameHook.install
       # Allocation sampling (allocations: N) begins here: rperf's own start-up above (session
       # files, child environment) and, under the CLI, its requires are not the program's, nor
       # are later allocations made by rperf's files (stop, the at_exit handler, labels).
@@ -242,6 +246,7 @@ end
 
 require_relative "rperf/api/fork_hook"
 require_relative "rperf/api/exec_hook"
+require_relative "rperf/api/thread_name_hook"
 require_relative "rperf/api/autostart"
 
 # A session still running when the program ends is stopped before the VM goes away (its timer
@@ -250,3 +255,6 @@ require_relative "rperf/api/autostart"
 at_exit { Rperf::Shutdown.stop($!) }
 
 Rperf::Autostart.run if ENV["RPERF_ENABLED"] == "1" && !Rperf.running?
+
+# A Rails app (Bundler.require after Rails is loaded): the Railtie, development mode only.
+require_relative "rperf/railtie" if defined?(Rails::Railtie)

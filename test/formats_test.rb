@@ -133,6 +133,23 @@ class FormatsTest < Minitest::Test
     end
   end
 
+  # rperf 0.11's public print_stat reads the CLI's variables as it prints (its own test suite
+  # sets them around the call).
+  def test_print_stat_reads_the_command_and_report_variables_at_the_call
+    code = <<~RUBY
+      require "rperf"
+      ENV["RPERF_STAT_COMMAND"] = "ruby test.rb"
+      ENV["RPERF_STAT_REPORT"] = "1"
+      Rperf.print_stat(mode: :wall, frequency: 100, sampling_count: 2, label_sets: [{}],
+                       aggregated_samples: [[[["/a.rb", "A#foo"]], 100_000_000, 1, 0]])
+    RUBY
+    _, err, status = run_ruby(code)
+    assert status.success?, err
+    assert_includes err, " Performance stats for 'ruby test.rb':"
+    assert_match(/^ Flat:\n +100\.0 ms 100\.0%  A#foo \(\/a\.rb\)$/, err)
+    assert_includes err, " Cumulative:"
+  end
+
   def test_text_report_counts_recursion_once
     data = {
       mode: :cpu, frequency: 100, sampling_count: 2, label_sets: [{}],

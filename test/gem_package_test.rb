@@ -65,13 +65,13 @@ class GemPackageTest < Minitest::Test
     tracked = Dir.chdir(ROOT) { Dir["ext/rperf/**/*.{cc,hh}"] }
     assert_empty tracked - contents, "C++ files of the checkout the gem lacks"
 
+    require "rperf/viewer"
     assets = Dir.chdir(ROOT) { Dir["lib/rperf/viewer/assets/**/*"].select { |f| File.file?(f) } }
-    %w[index.html viewer.js viewer.css].each do |name|
+    ["index.html", "viewer.css", *Rperf::Viewer::SCRIPTS].each do |name|
       assert_includes assets, "lib/rperf/viewer/assets/#{name}"
     end
     assert_empty assets - contents, "viewer assets the gem lacks"
     # Every asset the viewer serves is a file of the gem.
-    require "rperf/viewer"
     Rperf::Viewer::ASSET_TYPES.each_key { |name| assert_includes contents, "lib/rperf/viewer/assets/#{name}" }
 
     assert_includes contents, "exe/rperf"

@@ -84,6 +84,19 @@ class MiniProfilerTest < Minitest::Test
     assert_operator graph.weight(via: "MiniProfilerTestApp.allocate", leaf: "[GC sweeping]"), :>, 0
     # The other thread the request started (contend) has a profile of its own.
     assert_operator graph.doc["profiles"].size, :>=, 2
+
+    # Issue 48.5: rperf's own frames (FlamegraphProfiler.run, Flamegraph.profile, Rperf.label,
+    # RequestHook#call) are merged away, and the samples come in time order, as stackprof's raw
+    # dump gives them to speedscope's Time Order view: the app's steps in the order it ran them.
+    frames = graph.doc["shared"]["frames"]
+    own = graph.active["samples"].flatten.uniq.map { |i| frames[i] }.select { |f| f["file"].to_s.start_with?(File.join(ROOT, "lib/rperf")) }
+    assert_empty own.map { |f| f["name"] }, "rperf's own frames in the request's profile"
+    steps = graph.active["samples"].filter_map do |stack|
+      names = stack.map { |i| frames[i]["name"] }
+      %w[burn_cpu nap contend allocate].find { |step| names.include?("MiniProfilerTestApp.#{step}") }
+    end
+    assert_equal %w[burn_cpu nap contend allocate], steps.chunk_while { |a, b| a == b }.map(&:first)
+    assert_operator graph.active["samples"].size, :>, graph.active["samples"].uniq.size, "one sample per interval, not one per stack"
   end
 
   def test_async_flamegraph_is_stored_and_served_and_follows_the_page_into_its_requests

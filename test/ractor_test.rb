@@ -74,7 +74,7 @@ class RactorTest < Minitest::Test
       data = Rperf.load(path)
       ractor_of = data[:aggregated_samples].to_h { |s| [s[2], data[:label_sets][s[3]][:"%ractor"]] }
       totals = Rperf::Native::Profile.from_hash(data).thread_totals
-      assert_equal ractor_of.sort, totals.map { |t| [t[0], t[3]] }.sort
+      assert_equal ractor_of.sort, totals.map { |t| [t[0], t[4]] }.sort
       firefox = File.join(dir, "r.firefox.json")
       Rperf.save(firefox, data)
       names = JSON.parse(File.read(firefox))["threads"].map { |t| t["name"] }

@@ -116,6 +116,17 @@ module TempDirTest
   def tmp(name) = File.join(@dir, name)
 end
 
+# script/test runs the suite on each Ruby in turn. A test of what does not depend on the Ruby
+# running it (the WebAssembly build, the page's JavaScript in Chromium) runs on the first only:
+# script/test names that Ruby in RPERF_RUBY_INDEPENDENT_DONE for the ones after it.
+module RubyIndependentTest
+  def before_setup
+    super
+    done_on = ENV["RPERF_RUBY_INDEPENDENT_DONE"]
+    skip "ran on Ruby #{done_on} in this run; it does not depend on the Ruby" if done_on && !done_on.empty?
+  end
+end
+
 class Minitest::Test
   include RperfTestHelper
 

@@ -269,6 +269,14 @@ module Rperf
         o.on("--thread N", "Only thread N (its number, as the Viewer's Threads tab shows it; repeatable) in the printed views") do |v|
           (opts[:threads] ||= []) << ShownProfile.thread_number(v)
         end
+        o.on("--app-first", "App code first: each run of gem and standard-library frames is one [framework] frame " \
+                            "in the printed views (the Viewer's \"app code first\")") { opts[:app_first] = true }
+        text_rows = files == 1 ? "50" : "all"
+        o.on("--limit N", Integer, "Rows of --top (default: 20), --text (default: #{text_rows}) and --format table/table-json " \
+                                   "(default: 50, as rperf 0.11); 0: all") do |v|
+          fail_with("Error: --limit must be >= 0, got #{v}") if v.negative?
+          opts[:limit] = v
+        end
         if files == 1
           o.on("--alloc", "Print top allocation sites and classes (a profile recorded with --alloc)") { opts[:mode] = :alloc }
         else
@@ -346,13 +354,13 @@ module Rperf
       data = load_profile(path, opts[:mode])
       return export(path, data, opts) if %i[alloc html callgrind].include?(opts[:mode])
 
-      shown = ShownProfile.new(data, idle: opts[:idle], threads: opts[:threads])
+      shown = ShownProfile.new(data, idle: opts[:idle], threads: opts[:threads], app_first: opts[:app_first])
       data = shown.profile
       case opts[:mode]
-      when :top then @out.print Text.encode(data, top_n: 20, header: false)
-      when :text then @out.print Text.encode(data)
-      when :table then @out.print Table.report_tsv(data)
-      when :table_json then @out.puts Table.report_json(data)
+      when :top then @out.print Text.encode(data, top_n: rows_limit(opts, 20), header: false)
+      when :text then @out.print Text.encode(data, top_n: rows_limit(opts, 50))
+      when :table then @out.print Table.report_tsv(data, limit: rows_limit(opts, Table::ROWS_LIMIT))
+      when :table_json then @out.puts Table.report_json(data, limit: rows_limit(opts, Table::ROWS_LIMIT))
       else print_call_tree_view(data, opts)
       end
       print_note(shown.note, opts[:mode])
@@ -495,7 +503,7 @@ module Rperf
       note = nil
       unless opts[:alloc] # allocations are never idle
         base, target = { base: base, target: target }.map do |name, data|
-          ShownProfile.new(data, idle: opts[:idle], threads: opts[:threads])
+          ShownProfile.new(data, idle: opts[:idle], threads: opts[:threads], app_first: opts[:app_first])
         rescue Error => e
           raise Error, "#{name}: #{e.message}"
         end
@@ -503,12 +511,21 @@ module Rperf
         base, target = base.profile, target.profile
       end
       case opts[:mode]
-      when :table then @out.print Table.diff_tsv(base, target)
-      when :table_json then @out.puts Table.diff_json(base, target)
-      else @out.puts Diff.new(base, target, allocations: opts[:alloc]).render(limit: opts[:mode] == :top ? 20 : nil)
+      when :table then @out.print Table.diff_tsv(base, target, limit: rows_limit(opts, Table::ROWS_LIMIT))
+      when :table_json then @out.puts Table.diff_json(base, target, limit: rows_limit(opts, Table::ROWS_LIMIT))
+      else @out.puts Diff.new(base, target, allocations: opts[:alloc]).render(limit: opts[:mode] == :top ? rows_limit(opts, 20) : opts[:limit]&.nonzero?)
       end
       print_note(note, opts[:mode])
       0
+    end
+
+    ALL_ROWS = 2**31 - 1 # --limit 0, as a count every view (the native text encoder too) takes
+
+    # --limit N: the rows a printed view shows (0: all of them), else the view's default.
+    def rows_limit(opts, default)
+      return default unless opts.key?(:limit)
+
+      opts[:limit].zero? ? ALL_ROWS : opts[:limit]
     end
 
     # order! stops at the first file: what follows the files (an option too) is an error.

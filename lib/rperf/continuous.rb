@@ -25,9 +25,15 @@ module Rperf
   # A forked child (a Puma or Sidekiq worker) starts its own session and exporter; the parent
   # goes on with its own. Without a running session, start starts one (session: its options,
   # mode: :wall and 100 Hz by default); it is stopped at exit, its last interval exported.
+  #
+  # The session it starts holds an overhead budget (overhead_target: 0.01; nil: a fixed rate):
+  # the profiler's own CPU (timer thread, capture, hooks, and the encoding here) is measured
+  # against the process's and the rate adapts between 1 Hz and the frequency asked for. Each
+  # file says the rate it ran at and what it cost (a comment; its period is the effective one).
   class Continuous
     DEFAULT_SESSION = { mode: :wall, frequency: 100 }.freeze
     DEFAULT_MAX_BYTES = 256 * 1024 * 1024
+    DEFAULT_OVERHEAD_TARGET = 0.01
     # Intervals waiting to be written or sent, at most (the oldest are dropped: an endpoint
     # that is down never makes memory grow).
     MAX_PENDING = 16
@@ -38,10 +44,12 @@ module Rperf
     class << self
       attr_reader :current
 
-      def start(service:, interval: 60, dir: nil, url: nil, max_bytes: DEFAULT_MAX_BYTES, session: {})
+      def start(service:, interval: 60, overhead_target: DEFAULT_OVERHEAD_TARGET, dir: nil, url: nil,
+                max_bytes: DEFAULT_MAX_BYTES, session: {})
         raise RuntimeError, "Rperf::Continuous is already running" if @current&.running?
 
-        @current = new(service: service, interval: interval, dir: dir, url: url, max_bytes: max_bytes, session: session)
+        @current = new(service: service, interval: interval, dir: dir, url: url, max_bytes: max_bytes,
+                       session: { overhead_target: overhead_target }.merge(session))
         @current.start
       end
 
@@ -50,8 +58,8 @@ module Rperf
       end
 
       # RPERF_CONTINUOUS=1 with RPERF_SERVICE, RPERF_CONTINUOUS_DIR and/or RPERF_CONTINUOUS_URL,
-      # RPERF_CONTINUOUS_INTERVAL (seconds); the session from RPERF_MODE, RPERF_FREQUENCY and
-      # the other sampling variables. A bad value leaves the program running unprofiled, with a message.
+      # RPERF_CONTINUOUS_INTERVAL (seconds); the session from RPERF_MODE, RPERF_FREQUENCY,
+      # RPERF_OVERHEAD_TARGET and the other sampling variables. A bad value leaves the program running unprofiled, with a message.
       def start_from_env(env = ENV)
         session = Settings::SAMPLING_ENV.filter_map { |key, name| [key, Settings.parse_env(key, env[name])] if Settings.present?(env[name]) }.to_h
         interval = env["RPERF_CONTINUOUS_INTERVAL"]
@@ -158,9 +166,11 @@ module Rperf
     def queue_interval(profile)
       return unless @pid == Process.pid && @thread
 
+      cpu = Process.clock_gettime(Process::CLOCK_THREAD_CPUTIME_ID, :nanosecond)
       pprof = Storage.encode(profile, :pprof, gzip: true, comments: comments)
+      Native.count_export_time(Process.clock_gettime(Process::CLOCK_THREAD_CPUTIME_ID, :nanosecond) - cpu)
       item = Interval.new(pprof, profile.attribute(:start_time_ns).to_i, profile.attribute(:duration_ns).to_i,
-                          profile.attribute(:frequency).to_i, nil, 0, 0)
+                          [profile.sampling_hz.round, 1].max, nil, 0, 0)
       @lock.synchronize do
         item.seq = (@seq += 1)
         @pending << item

@@ -23,9 +23,11 @@ module Rperf
   #   rperf_gvl_blocked_seconds_total wall mode: time threads were off the GVL (I/O, sleep, C
   #                                  code that releases it); 0 in cpu mode
   #   rperf_gc_seconds_total         GC marking and sweeping (wall or CPU time, as the mode)
-  # Per process: rperf_samples_total (samples taken), rperf_overhead_ratio (the profiler's
-  # sample jobs and hooks over the time profiled, since this app started counting),
-  # rperf_sampling_hz (the session's frequency), rperf_info{mode,version} 1.
+  # Per process: rperf_samples_total (samples taken), rperf_overhead_ratio (with an overhead
+  # budget, overhead_target: or Rperf::Continuous: the profiler's measured CPU over the
+  # process's; else its sample jobs and hooks over the time profiled; since this app started
+  # counting), rperf_sampling_hz (the rate the timer ran at: its ticks over the time
+  # profiled, below the frequency when the budget lowered it), rperf_info{mode,version} 1.
   #
   # Every series has a pid label: each process (a Puma or Sidekiq worker after fork) counts its
   # own from zero, so a series never goes down when another process answers the scrape; add
@@ -51,12 +53,12 @@ module Rperf
     # One process's running totals: per series the nanoseconds of each TIME_COUNTERS entry, and
     # the process's own counters.
     class Totals
-      attr_reader :series, :samples, :profiler_ns, :duration_ns, :frequency, :mode
+      attr_reader :series, :samples, :profiler_ns, :duration_ns, :ticks, :profiler_cpu_ns, :process_cpu_ns, :mode
 
       def initialize
         @series = {}
-        @samples = @profiler_ns = @duration_ns = 0
-        @frequency = @mode = nil
+        @samples = @profiler_ns = @duration_ns = @ticks = @profiler_cpu_ns = @process_cpu_ns = 0
+        @mode = nil
       end
 
       def initialize_copy(other)
@@ -72,11 +74,23 @@ module Rperf
         end
         @samples += profile.attribute(:sampling_count).to_i
         @profiler_ns += Stat.profiler_time_ns(profile)
-        @duration_ns += profile.attribute(:duration_ns).to_i
-        @frequency = profile.attribute(:frequency)
+        duration = profile.attribute(:duration_ns).to_i
+        @duration_ns += duration
+        @ticks += profile.sampling_hz * duration / 1e9
+        @profiler_cpu_ns += profile.attribute(:profiler_cpu_ns).to_i
+        @process_cpu_ns += profile.attribute(:process_cpu_ns).to_i
         @mode = profile.attribute(:mode)
         self
       end
+
+      # The budget's measure when a session had one, else the sampler's own account of its time.
+      def overhead_ratio
+        return profiler_cpu_ns.fdiv(process_cpu_ns) if process_cpu_ns.positive?
+
+        duration_ns.positive? ? profiler_ns.fdiv(duration_ns) : 0.0
+      end
+
+      def sampling_hz = duration_ns.positive? ? ticks * 1e9 / duration_ns : 0.0
     end
 
     attr_reader :label_keys, :max_series
@@ -169,11 +183,10 @@ module Rperf
       end
       header(out, "rperf_samples_total", "Samples taken", "counter")
       out << "rperf_samples_total{#{pid}} #{counter(:samples, nil, totals.samples)}\n"
-      header(out, "rperf_overhead_ratio", "The profiler's own time (sample jobs, hooks) over the time profiled", "gauge")
-      ratio = totals.duration_ns.positive? ? totals.profiler_ns.fdiv(totals.duration_ns) : 0.0
-      out << "rperf_overhead_ratio{#{pid}} #{format('%.6f', ratio)}\n"
-      header(out, "rperf_sampling_hz", "The session's sampling frequency", "gauge")
-      out << "rperf_sampling_hz{#{pid}} #{totals.frequency.to_i}\n"
+      header(out, "rperf_overhead_ratio", "The profiler's own CPU over the process's (overhead budget), else its sample jobs and hooks over the time profiled", "gauge")
+      out << "rperf_overhead_ratio{#{pid}} #{format('%.6f', totals.overhead_ratio)}\n"
+      header(out, "rperf_sampling_hz", "The rate the sampling timer ran at (ticks per second profiled)", "gauge")
+      out << "rperf_sampling_hz{#{pid}} #{format('%.3f', totals.sampling_hz)}\n"
       header(out, "rperf_info", "The profiler: its mode (what the seconds measure) and version", "gauge")
       out << %(rperf_info{#{pid},mode="#{totals.mode}",version="#{VERSION}"} 1\n)
       out

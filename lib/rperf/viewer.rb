@@ -4,12 +4,7 @@ require_relative "../rperf"
 require "json"
 require "time"
 require_relative "viewer/payload"
-require_relative "viewer/call_tree_payload"
-require_relative "viewer/method_table_payload"
-require_relative "viewer/sandwich_payload"
-require_relative "viewer/stack_chart_payload"
 require_relative "viewer/timeline_payload"
-require_relative "viewer/inverted_tree_payload"
 require_relative "viewer/source_payload"
 require_relative "viewer/transforms"
 require_relative "viewer/access"
@@ -30,18 +25,19 @@ module Rperf
   #   Rperf::Viewer.instance.add_snapshot_dir("profiles") # *.json(.gz), loaded when opened
   #
   # Routes under path: "/" the page, "/assets/..." its scripts, "/snapshots" the list (meta and
-  # summary only), "/snapshots/<id>" one profile (Viewer::Payload), "/snapshots/<id>/call_tree"
-  # and ".../method_table" its Rperf::CallTree and Rperf::MethodTable for the page's filters
-  # (?label=K&value=V[&value=W...] | &unset=1, &thread=N, &hide=N,..., &idle=hide, &from=T0&to=T1;
-  # Viewer::SampleFilter,
-  # CallTreePayload, MethodTablePayload), ".../sandwich?method=NAME&file=PATH&..." one method's
-  # callers and callees (SandwichPayload).
+  # summary only), "/snapshots/<id>" one profile (Viewer::Payload), "/snapshots/<id>/<view>" the
+  # source and timeline bins of the page's filters (?label=K&value=V[&value=W...] |
+  # &unset=1, &thread=N, &hide=N,..., &idle=hide, &from=T0&to=T1; Viewer::SampleFilter). The call
+  # trees, method table, sandwich and stack chart are computed by the page (page/page_views.hh).
   class Viewer
     ASSET_DIR = File.expand_path("viewer/assets", __dir__)
     PAGE_MODEL = "page_model.wasm"
+    # The page's scripts are those index.html loads, in its order (the one list of them).
+    SCRIPT_TAG = %r{<script src="assets/([^"]+)"></script>}
+    SCRIPTS = File.read(File.join(ASSET_DIR, "index.html")).scan(SCRIPT_TAG).flatten.freeze
     ASSET_TYPES = {
       "index.html" => "text/html; charset=utf-8",
-      "viewer.js" => "text/javascript; charset=utf-8",
+      **SCRIPTS.to_h { |name| [name, "text/javascript; charset=utf-8"] },
       "viewer.css" => "text/css; charset=utf-8",
       # The page model (ext/rperf/page in WebAssembly, built by script/bootstrap): the server's
       # sample filter and sums, run by the page on its rows.
@@ -61,15 +57,16 @@ module Rperf
       "cache-control" => "no-store",
     }.freeze
     PAYLOAD_CACHE_SIZE = 4
+    FIRST_AUTO_SNAPSHOT = 10 # seconds: auto_snapshot's first, at most
+    SNAPSHOT_NOW_HEADER = "HTTP_X_RPERF_SNAPSHOT" # the page's "snapshot now" sends x-rperf-snapshot: 1
     # A timeline of more rows than this is sent apart (GET <path>/snapshots/<id>/timeline; in a
     # file, its own data element), when the page first needs it (the Timeline and Stack chart
     # tabs, a time range): the first view of a big profile does not wait for it (issue 27).
     TIMELINE_INLINE_ROWS = 50_000
     FILTERED_CACHE_SIZE = 16
     # The views the page asks for per filter: GET <path>/snapshots/<id>/<view>?<filters>.
-    FILTERED_VIEWS = { "call_tree" => CallTreePayload, "method_table" => MethodTablePayload, "sandwich" => SandwichPayload,
-                       "stack_chart" => StackChartPayload, "inverted_tree" => InvertedTreePayload,
-                       "source" => SourcePayload, "timeline_bins" => TimelinePayload }.freeze
+    # (The call trees, method table, sandwich and stack chart are the page model's: page/page_views.)
+    FILTERED_VIEWS = { "source" => SourcePayload, "timeline_bins" => TimelinePayload }.freeze
 
     @instance = nil
 
@@ -114,12 +111,13 @@ module Rperf
     end
 
     # The JSON body of GET <path>/snapshots/<id>: the list entry with the profile's own counts
-    # (rperf 0.11's keys), then the profile in our compact shape (Payload).
-    def self.snapshot_body(list_entry, data, max_samples:, max_timeline:, trees: true)
+    # (rperf 0.11's keys) and events per unit of work (WorkEvents), then the profile in our
+    # compact shape (Payload).
+    def self.snapshot_body(list_entry, data, max_samples:, max_timeline:)
       list_entry.merge(mode: data[:mode], frequency: data[:frequency], duration_ns: data[:duration_ns],
                        sampling_count: data[:sampling_count], meta: data[:meta] || list_entry[:meta],
-                       summary: data[:summary] || list_entry[:summary],
-                       **Payload.build(data, max_samples: max_samples, max_timeline: max_timeline, trees: trees))
+                       summary: data[:summary] || list_entry[:summary], work_events: data[:work_events],
+                       **Payload.build(data, max_samples: max_samples, max_timeline: max_timeline))
     end
 
     # [body, {samples:, idle:} or nil]: a big timeline's rows (and which are idle) apart, the
@@ -315,6 +313,8 @@ module Rperf
       if (reason = @access.refusal(env))
         return text(403, "Forbidden: #{reason}\n")
       end
+      no_mini_profiler_badge
+      return snapshot_now if env["REQUEST_METHOD"] == "POST" && req_path == "#{@path}/snapshots" && env[SNAPSHOT_NOW_HEADER] == "1"
       return text(405, "Method Not Allowed\n", "allow" => "GET, HEAD") unless %w[GET HEAD].include?(env["REQUEST_METHOD"])
       return [301, { "location" => "#{env['SCRIPT_NAME']}#{@path}/", "content-type" => "text/plain" }, [""]] if req_path == @path
 
@@ -323,14 +323,40 @@ module Rperf
 
     private
 
-    # Under @auto_mutex.
+    # The page's "snapshot now" (POST <path>/snapshots with x-rperf-snapshot: 1): take_snapshot!
+    # at once, instead of waiting for auto_snapshot's next one. Only with the page's own header,
+    # which a form or a cross-origin page cannot send without a preflight this app never
+    # answers: any other POST is refused (405) as before.
+    def snapshot_now
+      entry = take_snapshot!
+      return json(201, { id: entry[:id] }) if entry
+
+      json(409, { error: Rperf.running? ? "nothing was sampled since the last snapshot" : "no profiling session is running in this process" })
+    rescue StandardError => e # Rperf.snapshot's refusals (aggregate: false) as the page's message
+      json(409, { error: "cannot take a snapshot: #{e.message}" })
+    end
+
+    # rack-mini-profiler, when the app has it, would put its badge on the Viewer's pages (over
+    # the logo): a profiler's own page is not the app's, so its injection is cancelled, as
+    # rack-mini-profiler's own pages do (its context's inject_js).
+    def no_mini_profiler_badge
+      return unless defined?(::Rack::MiniProfiler) && ::Rack::MiniProfiler.respond_to?(:current)
+
+      current = ::Rack::MiniProfiler.current
+      current.inject_js = false if current.respond_to?(:inject_js=)
+    end
+
+    # Under @auto_mutex. The first snapshot comes after at most FIRST_AUTO_SNAPSHOT seconds, so a
+    # page opened soon after start has one to show; then one every `every` seconds.
     def start_auto_snapshot_thread
       every = @auto_every
       @auto_pid = Process.pid
       @auto_snapshot = Thread.new do
         Thread.current.name = "rperf-viewer-snapshots"
+        wait = [every, FIRST_AUTO_SNAPSHOT].min
         loop do
-          sleep every
+          sleep wait
+          wait = every
           if Rperf.running? && !Rperf.aggregating?
             warn "rperf viewer: auto_snapshot stopped: #{AUTO_SNAPSHOT_NEEDS_AGGREGATE}"
             break
@@ -359,7 +385,7 @@ module Rperf
       when "/snapshots" then json_body(200, list_body)
       when %r{\A/snapshots/(\d{1,18})\z} then serve_snapshot(Regexp.last_match(1).to_i, query)
       when %r{\A/snapshots/(\d{1,18})/timeline\z} then serve_timeline(Regexp.last_match(1).to_i, query)
-      when %r{\A/snapshots/(\d{1,18})/(call_tree|method_table|sandwich|stack_chart|inverted_tree|source|timeline_bins)\z}
+      when %r{\A/snapshots/(\d{1,18})/(source|timeline_bins)\z}
         serve_filtered(Regexp.last_match(1).to_i, Regexp.last_match(2), query)
       else not_found
       end
@@ -426,12 +452,8 @@ module Rperf
 
       begin
         filters = SampleFilter.parse_query(query)
-        # Only the sandwich is of one method.
-        raise SampleFilter::BadFilter, "the sandwich needs method= and file=" if view == "sandwich" && !filters[:method]
-
         raise SampleFilter::BadFilter, "the source needs path=" if view == "source" && !filters[:source]
 
-        filters.delete(:method) unless view == "sandwich"
         filters.delete(:source) unless view == "source"
         transforms = Transforms.parse(URI.decode_www_form(query.to_s).to_h["transforms"])
       rescue SampleFilter::BadFilter => e
@@ -506,7 +528,7 @@ module Rperf
 
       key = transforms ? [entry[:id], transforms] : entry[:id]
       begin
-        full, apart = self.class.split_timeline(self.class.snapshot_body(list_entry(entry), transformed(entry[:id], data, transforms), **@payload_limits, trees: false))
+        full, apart = self.class.split_timeline(self.class.snapshot_body(list_entry(entry), transformed(entry[:id], data, transforms), **@payload_limits))
         body = JSON.generate(full)
         cache_put(@timelines, key, apart && JSON.generate(self.class.timeline_columns(apart)), PAYLOAD_CACHE_SIZE)
       rescue JSON::GeneratorError, JSON::NestingError, EncodingError => e
@@ -607,7 +629,7 @@ module Rperf
 
     # The page, its assets named from the mount point (SCRIPT_NAME and path): a mount that
     # serves it without a trailing slash (Rails' `mount ..., at: "/rperf"` at "/rperf") still
-    # finds them, and viewer.js finds the snapshots beside them.
+    # finds them, and the page (viewer_data.js) finds the snapshots beside them.
     def page(env)
       base = "#{env['SCRIPT_NAME']}#{@path}/assets/".gsub(/[&"<>]/, "&" => "&amp;", '"' => "&quot;", "<" => "&lt;", ">" => "&gt;")
       html = File.read(File.join(ASSET_DIR, "index.html")).gsub(/(src|href)="assets\//) { %(#{Regexp.last_match(1)}="#{base}) }

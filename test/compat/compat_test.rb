@@ -23,6 +23,7 @@ class CompatTest < Minitest::Test
     [:api, %r{\A/surface/public_singleton_methods\z}, :superset],
     [:api, %r{\A/surface/parameters/start\z}, :more_keywords],
     [:api, %r{\A/surface/constants/Collapsed/singleton_methods/encode\z}, :more_keywords], # allocations: (its allocation view)
+    [:api, %r{\A/surface/constants/Table/singleton_methods/(report|diff)_(tsv|json)\z}, :more_keywords], # limit: (report/diff --limit)
     [:api, %r{\A/surface/underscore_singleton_methods\z}, :ours],          # 0.11's private C entry points
     # Constants and helper methods: ours may add (our modules and error classes, helpers beside
     # 0.11.1's); every constant and signature 0.11.1 has must be the same, except these helpers

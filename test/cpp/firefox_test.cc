@@ -285,6 +285,39 @@ TEST(Firefox, VmStatesAndLabelsAsIntervalMarkers) {
   EXPECT_DOUBLE_EQ(child[0].end, 3.0);
 }
 
+// The events a program counted per unit of work (work_events: Rperf::WorkEvents) go on the
+// Label markers of their value; a row of another shape is left out, never a failure.
+TEST(Firefox, LabelMarkersCarryTheEventsOfTheirValue) {
+  Profile p = timeline_profile();
+  JsonValue rows = JsonValue::array();
+  JsonValue row = JsonValue::object();
+  JsonValue labels = JsonValue::object();
+  labels.set("endpoint", JsonValue::string("GET /users"));
+  row.set("labels", labels);
+  row.set("units", JsonValue::integer(4));
+  JsonValue events = JsonValue::object();
+  JsonValue sql = JsonValue::object();
+  sql.set("count", JsonValue::integer(24));
+  sql.set("duration_ns", JsonValue::integer(2000000));
+  sql.set("max_per_unit", JsonValue::integer(6));
+  events.set("sql.active_record", sql);
+  events.set("broken", JsonValue::string("not an object"));
+  row.set("events", events);
+  rows.push(row);
+  rows.push(JsonValue::string("not a row"));
+  JsonValue other = JsonValue::object();
+  other.set("labels", labels);
+  other.set("units", JsonValue::integer(0));  // no run: nothing per run
+  rows.push(other);
+  p.header.set("work_events", rows);
+  JsonValue doc = encode(p);
+  const JsonValue& m = at(at(doc, "threads").items()[0], "markers");
+  const JsonValue& data = at(m, "data").items()[0];
+  EXPECT_EQ(at(data, "type").as_string(), "Label");
+  EXPECT_EQ(at(data, "events").as_string(), "4 runs; sql.active_record: 6.0 per run (max 6), 0.50 ms per run");
+  EXPECT_EQ(at(m, "data").items()[1].get("events"), nullptr) << "a GVL marker has none";
+}
+
 TEST(Firefox, AStateInterruptedOrAfterAGapIsTwoMarkers) {
   Profile p = make_profile({{"a.rb", "a", 1}},
                            {{{0}, 1000000, 1, 0, kGvlBlocked, 1000000},

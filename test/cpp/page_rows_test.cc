@@ -180,7 +180,7 @@ TEST(PageRows, ThePagesTotalsAreTheServersOnTheSameProfile) {
   page.set_label_sets(texts);
   std::vector<std::string> labels;
   for (const auto& f : tree.frames) labels.push_back(f.first);
-  page.set_frame_labels(labels);
+  page.set_frames(labels, {}, {});
   Rows rows;
   for (const StackTree::TimelineRow& r : tree.timeline) {
     rows.node.push_back(r.node);

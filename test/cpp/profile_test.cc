@@ -136,6 +136,29 @@ TEST(Transform, FoldLinesKeepsRawSamples) {
 
 // The Viewer's stack transforms, one at a time and chained; names matched as the page shows
 // them (valid UTF-8), at method level.
+// "App code first": each run of gem and stdlib frames (with the C methods they call) is one
+// [framework] frame; the app's frames, and C methods the app calls, stay.
+TEST(Transform, AppFirstMakesEachFrameworkRunOneFrame) {
+  const char* gem = "/bundle/gems/rack-3.1.8/lib/rack/x.rb";
+  const char* stdlib = "/usr/lib/ruby/3.3.0/monitor.rb";
+  Profile p = make_profile({{"app.rb", "main", 1},          // 0
+                            {gem, "Rack::A#call", 2},       // 1
+                            {"<C method>", "Array#each", 0},  // 2: called by the gem
+                            {stdlib, "Monitor#synchronize", 3},  // 3
+                            {"app.rb", "Controller#show", 4},    // 4
+                            {gem, "ActiveRecord#find", 5},       // 5
+                            {"<C method>", "String#gsub", 0}},   // 6: called by the app
+                           {{{5, 4, 3, 2, 1, 0}, 10}, {{6, 4, 3, 1, 0}, 20}, {{1, 0}, 5}});
+  transform_stacks(p, {StackTransform{StackTransform::Op::kAppFirst, "", ""}});
+  EXPECT_EQ(weight_of(p, "main:1;[framework]:0;Controller#show:4;[framework]:0"), 10);
+  EXPECT_EQ(weight_of(p, "main:1;[framework]:0;Controller#show:4;String#gsub:0"), 20);
+  EXPECT_EQ(weight_of(p, "main:1;[framework]:0"), 5);
+  EXPECT_EQ(p.total_weight(), 35);
+  // Another transform after it sees the [framework] frame as any other.
+  transform_stacks(p, {StackTransform{StackTransform::Op::kFocus, kFrameworkFrame, kFrameworkPath}});
+  EXPECT_EQ(p.total_weight(), 35);
+}
+
 TEST(Transform, FocusMergeDropAndRecursionOnEveryStack) {
   auto profile = [] {
     return make_profile({{"a.rb", "main", 1}, {"a.rb", "handle", 5}, {"a.rb", "handle", 6}, {"v.rb", "render", 2}, {"x.rb", "bad\xff", 3}},

@@ -311,3 +311,39 @@ TEST(Timer, ExtraTargetsGetEachTickOnTheirThread) {
   // At most one extra tick per main tick (queued ones of the same signal merge).
   EXPECT_LE(g_extra_on_thread.load(), g_ticks.load() + 1);
 }
+
+// The overhead budget on a running timer: a profiler said to cost all of the process's CPU
+// slows down to 1 Hz (four times per 100 ms window), then, told it costs nothing beside its
+// own thread on a process that burns CPU, comes back up to the frequency asked for. The
+// ticks keep coming on the worker whatever the interval (it alone changes it).
+std::atomic<bool> g_costly{true};
+int64_t reported_cost(void*) { return g_costly.load() ? rperf::clock_ns(CLOCK_PROCESS_CPUTIME_ID) : 0; }
+
+TEST(Timer, OverheadBudgetLowersAndRaisesTheRate) {
+  g_ticks = 0;
+  g_costly = true;
+  rperf::Timer::Options o;
+  o.frequency = 1000;
+  o.signal = 0;
+  o.overhead_target = 0.2;
+  o.own_time = reported_cost;
+  rperf::Timer timer;
+  std::string error;
+  ASSERT_TRUE(timer.start(o, tick, background, nullptr, &error)) << error;
+  EXPECT_EQ(timer.interval_ns(), 1000000);
+  while (timer.interval_ns() < 1000000000) usleep(10 * 1000);  // the test's own timeout bounds it
+  EXPECT_EQ(timer.interval_ns(), 1000000000);
+  g_costly = false;
+  // A process busy on this thread: the timer's own work is far below 20% of it.
+  while (timer.interval_ns() > 1000000) {
+    const int64_t until = rperf::thread_cpu_ns() + 50 * 1000000;
+    while (rperf::thread_cpu_ns() < until) {
+    }
+  }
+  EXPECT_EQ(timer.interval_ns(), 1000000);
+  const uint64_t ticks = timer.trigger_count();
+  while (timer.trigger_count() < ticks + 5) usleep(1000);
+  timer.stop();
+  EXPECT_EQ(timer.trigger_count(), static_cast<uint64_t>(g_ticks.load()));
+  EXPECT_GT(timer.cpu_ns(), 0);  // the joined worker's CPU is kept
+}

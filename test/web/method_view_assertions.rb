@@ -5,7 +5,11 @@ require "rperf/viewer"
 # What the viewer's methods tab (read by test/consumers/viewer_check.js) must show of a
 # Rperf::MethodTable: the served page's and the static file's (viewer and `rperf report --html`).
 module MethodViewAssertions
-  def min_ns(table) = (table.total_ns * Rperf::Viewer::MethodTablePayload::MIN_PERCENT / 100.0).ceil
+  # The page's method table limits (page/page_views.hh, ViewLimits).
+  METHODS_MIN_PERCENT = 0.1
+  METHODS_MAX_ARCS = 20
+
+  def min_ns(table) = (table.total_ns * METHODS_MIN_PERCENT / 100.0).ceil
 
   # [name, self_ns, total_ns] of the entries the methods tab lists of `table` (Rperf::MethodTable),
   # heaviest total first, down to the payload's threshold.
@@ -32,7 +36,7 @@ module MethodViewAssertions
   def assert_graph(table, name, graph, message = nil)
     entry = table[name]
     arcs = lambda do |kind, list|
-      kept = list.select { |a| a.total_ns >= min_ns(table) }.first(Rperf::Viewer::MethodTablePayload::MAX_ARCS)
+      kept = list.select { |a| a.total_ns >= min_ns(table) }.first(METHODS_MAX_ARCS)
       rows = kept.map { |a| [kind, a.method.name, a.total_ns, a.share * 100] }
       list.size > kept.size ? rows << "#{list.size - kept.size} lighter #{kind}s not shown" : rows
     end

@@ -316,12 +316,31 @@ class MetricsTest < Minitest::Test
         end
         assert seen, "Prometheus has the per-endpoint series /metrics serves: " \
                      "#{prometheus_query(port, 'rperf_gvl_wait_seconds_total').inspect}"
-        wait = Float(prometheus_query(port, 'sum(rperf_gvl_wait_seconds_total{endpoint="GET /contend"})')[0]["value"][1])
-        blocked = Float(prometheus_query(port, 'sum(rperf_gvl_blocked_seconds_total{endpoint="GET /sleep"})')[0]["value"][1])
+        # Each endpoint's seconds as Prometheus returns them, against what the endpoint measured,
+        # within 5%: all states together between the time inside the label and the time around
+        # the middleware; running (holding the GVL) at least the CPU it burned; /contend's GVL
+        # wait a real share and at most the time it did not burn CPU; /sleep's blocked time its
+        # sleeps.
         m = app.measured
-        assert_operator wait, :>, m["/contend"][:inner] / 1e9 * 0.2
-        assert_operator blocked, :>=, REQUESTS * WORK_S * 0.95
-        assert_operator blocked, :<=, m["/sleep"][:outer] / 1e9 * 1.05 + REQUESTS * 1e-3
+        from_prometheus = lambda do |state, path|
+          result = prometheus_query(port, %(sum(rperf_#{state}_seconds_total{endpoint="GET #{path}"})))
+          result.empty? ? 0.0 : Float(result[0]["value"][1])
+        end
+        seconds = %w[/cpu /contend /sleep].to_h { |path| [path, %w[cpu gvl_wait gvl_blocked gc].to_h { |st| [st, from_prometheus.(st, path)] }] }
+        report = "Prometheus: #{seconds}\nmeasured: #{m}"
+        seconds.each do |path, s|
+          slack = m[path][:count] * 1e-3 # a millisecond a request for the middleware's own work
+          assert_operator s.values.sum, :>=, m[path][:inner] / 1e9 * 0.95, "#{path}: covers the work\n#{report}"
+          assert_operator s.values.sum, :<=, m[path][:outer] / 1e9 * 1.05 + slack, "#{path}: no more than the requests\n#{report}"
+          assert_operator s["cpu"] + s["gc"], :>=, m[path][:cpu] / 1e9 * 0.95, "#{path}: runs its CPU time\n#{report}"
+        end
+        wait = seconds["/contend"]["gvl_wait"]
+        assert_operator wait, :>, m["/contend"][:inner] / 1e9 * 0.2, report
+        assert_operator wait, :<=, (m["/contend"][:outer] - m["/contend"][:cpu]) / 1e9 * 1.05 + CONTEND_REQUESTS * 1e-3, report
+        blocked = seconds["/sleep"]["gvl_blocked"]
+        assert_operator blocked, :>=, REQUESTS * WORK_S * 0.95, report
+        assert_operator blocked, :<=, m["/sleep"][:outer] / 1e9 * 1.05 + REQUESTS * 1e-3, report
+        %w[/cpu /contend].each { |path| assert_operator seconds[path]["gvl_blocked"], :<, m[path][:inner] / 1e9 * 0.05, "#{path} never blocks\n#{report}" }
       end
     end
   end

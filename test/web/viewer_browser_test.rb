@@ -4,14 +4,17 @@ require_relative "web_helper"
 require "rperf/rack"
 require "rperf/viewer"
 require_relative "method_view_assertions"
+require_relative "big_profile"
 
 # The viewer page in headless Chromium (test/consumers/viewer_check.js), served by a real Puma
 # on 127.0.0.1 with snapshots of real requests: every view renders, the label filter and the
 # time range change the totals by the right amounts, the diff shows the slower function in
 # red, no request leaves 127.0.0.1, and nothing from the profile runs as code.
 class ViewerBrowserTest < Minitest::Test
+  include RubyIndependentTest
   include WebTestHelper
   include MethodViewAssertions
+  include BigProfile
 
   XSS_FRAME = :"<img src=x onerror=window.__xss=1>"
   XSS_LABEL = "<b>bold</b><script>window.__xss=2</script>"
@@ -159,8 +162,11 @@ class ViewerBrowserTest < Minitest::Test
 
     # Diff: the endpoint that got 4x slower is red, and first in the table.
     assert_operator result.dig("diff", "rendered"), :>, 10
-    red, green, = result.dig("diff", "fills", "#{Shop}#slow_path").scan(/\d+/).map(&:to_i)
-    assert_operator red, :>, green + 60, "slow_path is red in the diff: #{result.dig('diff', 'fills', "#{Shop}#slow_path")}"
+    # (How red depends on how much of its time is new: on a loaded machine 4x the work is not
+    # 4x the wall time, so only the hue is asserted.)
+    red, green, blue = result.dig("diff", "fills", "#{Shop}#slow_path").scan(/\d+/).map(&:to_i)
+    assert_equal [235, green], [red, blue], "slow_path is red in the diff: #{result.dig('diff', 'fills', "#{Shop}#slow_path")}"
+    assert_operator green, :<, 215, "slow_path is red in the diff: #{result.dig('diff', 'fills', "#{Shop}#slow_path")}"
     first = result.dig("diff", "rows", 0)
     assert_equal "up", first["cls"], result.dig("diff", "rows").inspect + result.dig("diff", "summary")
     assert_equal "#{Shop}#slow_path", first["cells"][5]
@@ -195,7 +201,7 @@ class ViewerBrowserTest < Minitest::Test
     # Profile text never became markup or code.
     assert_nil result.dig("xss", "flag")
     assert_equal 0, result.dig("xss", "imgs")
-    assert_equal 1, result.dig("xss", "scripts"), "viewer.js only"
+    assert_equal Rperf::Viewer::SCRIPTS.size, result.dig("xss", "scripts"), "the page's own scripts only"
   end
 
   # Issues 17 and 18 in the browser: the call-tree tab shows Rperf::CallTree's totals under each
@@ -257,14 +263,14 @@ class ViewerBrowserTest < Minitest::Test
     assert_includes result.dig("tree", "labels", 1, "names"), "[GVL blocked]"
     # The slow answer for the first label came after the second's: the second's tree stays.
     assert_equal Rperf::CallTree.new(data, filter: { "%GVL" => "blocked" }).total_ns, result.dig("tree", "race")
-    assert_equal 16, result.dig("tree", "cached"), "the page keeps the last 16 filtered trees"
+    assert_equal 16, result.dig("tree", "cached"), "the page keeps the last 16 filtered views"
     thread = result.dig("plan", :thread)
     per_thread = Rperf::CallTree.new(data, threads: :separate).root.children.find { |n| n.name == "[thread #{thread}]" }
     assert_equal per_thread.total_ns, result.dig("tree", "thread", "total")
     assert_equal per_thread.total_ns, result.dig("tree", "thread", "top")
     assert_operator per_thread.total_ns, :<, tree.total_ns
     assert_equal tree.total_ns, result.dig("tree", "reset", "total")
-    assert_includes result["requests"], "/rperf/snapshots/2/call_tree", "filtered trees come from the server"
+    refute(result["requests"].any? { |r| r.end_with?("/call_tree") }, "the page computes its trees")
 
     # Allocations: the profile's totals, the class as the leaf frame, a table by site (the leaf
     # function, whichever path reached it) and class.
@@ -358,7 +364,7 @@ class ViewerBrowserTest < Minitest::Test
     assert_equal labelled.total_ns, methods.dig("label", "total")
     assert_equal method_rows(labelled), shown_rows(methods["label"])
     assert_graph labelled, validate.name, methods.dig("label", "graph"), "the selection stays"
-    assert_includes result["requests"], "/rperf/snapshots/1/method_table", "filtered tables come from the server"
+    refute(result["requests"].any? { |r| r.end_with?("/method_table") }, "the page computes its tables")
 
     worker_table = Rperf::MethodTable.new(data.merge(aggregated_samples: data[:aggregated_samples].select { |s| s[2] == worker }))
     assert_equal worker_table.total_ns, methods.dig("thread", "total")
@@ -370,37 +376,14 @@ class ViewerBrowserTest < Minitest::Test
 
   BIG_ROWS = 500_000
 
-  # A wall profile of four threads with BIG_ROWS raw samples (aggregate: false), one per
-  # millisecond per thread, over four stacks; the IO stack is GVL blocked. endpoints: each
-  # thread's samples are in requests of 250 ms, GET /a and GET /b in turn (an endpoint label).
-  def big_profile(rows, endpoints: false)
-    frame = ->(name) { ["/app/big.rb", name] }
-    main = frame.("Object#main")
-    run = frame.("Worker#run")
-    stacks = [[frame.("Worker#parse"), run, main], [frame.("Worker#render"), run, main], [["<C method>", "IO#read"], run, main], [run, main]]
-    raw = Array.new(rows) do |i|
-      thread = i % 4
-      k = i / 4
-      stack = (k * 7 + thread) % 4
-      lsi = (stack == 2 ? 1 : 0) + (endpoints && (k / 250).odd? ? 2 : 0)
-      [stacks[stack], 1_000_000, thread + 1, lsi, (k + 1) * 1_000_000]
-    end
-    aggregated = raw.group_by { |r| [r[0], r[2], r[3]] }.map { |(stack, seq, lsi), rs| [stack, rs.sum { |r| r[1] }, seq, lsi] }
-    sets = if endpoints
-             %w[a a b b].zip([{}, { "%GVL": "blocked" }] * 2).map { |e, set| { endpoint: "GET /#{e}", **set } }
-           else
-             [{}, { "%GVL": "blocked" }]
-           end
-    { mode: :wall, frequency: 1000, sampling_count: rows, duration_ns: (rows / 4) * 1_000_000,
-      aggregated_samples: aggregated, raw_samples: raw, label_sets: sets }
-  end
+  VM_STATES = %w[running blocked wait gc].freeze # the page's STATES (TimelineState)
 
   # The page's tabs (its buttons' data-tab), in order.
   def page_tabs = File.read(File.join(Rperf::Viewer::ASSET_DIR, "index.html")).scan(/data-tab="(\w+)"/).flatten
 
   # Per VM state, the ns of the model's Timeline bins (TimelinePayload) of these filters.
   def model_state_ns(data, **filters)
-    states = Rperf::Viewer::StackChartPayload::VM_STATES
+    states = VM_STATES
     out = states.to_h { |state| [state, 0] }
     Rperf::Viewer::TimelinePayload.build(data, **filters)[:threads].each do |_, per_state|
       per_state.each_with_index { |bins, i| out[states[i]] += bins.sum if bins }
@@ -413,7 +396,7 @@ class ViewerBrowserTest < Minitest::Test
   # wait, 3/4 GC), a hand-built one's its label set's.
   def timeline_state_ns(data)
     sets = data[:label_sets] || [{}]
-    states = Rperf::Viewer::StackChartPayload::VM_STATES
+    states = VM_STATES
     out = states.to_h { |state| [state, 0] }
     data[:raw_samples].each do |sample|
       set = sets[sample[3].to_i] || {}
@@ -426,7 +409,7 @@ class ViewerBrowserTest < Minitest::Test
     out
   end
 
-  # A label set's VM state as an index into StackChartPayload::VM_STATES: GVL blocked, GVL
+  # A label set's VM state as an index into VM_STATES: GVL blocked, GVL
   # wait, any GC label, else running.
   def label_state(set)
     labels = set.to_h { |k, v| [k.to_s, v.to_s] }
@@ -462,9 +445,10 @@ class ViewerBrowserTest < Minitest::Test
     assert_includes result.dig("rows", 1, "text"), "no samples"
     assert_equal BIG_ROWS, result.dig("timeline", "rows")
     assert_operator result.dig("timeline", "rendered"), :>, 100
-    # The Timeline tab drew the model's bins without unpacking a row (the range loaded them).
+    # The Timeline tab drew the model's bins (the rows, loaded by the stack chart the page model
+    # merges from them, are not binned again).
     assert_equal "bins", result.dig("timeline", "source")
-    assert_equal false, result.dig("timeline", "rowsLoaded")
+    assert_equal true, result.dig("timeline", "rowsLoaded")
     timeline_state_ns(data).each do |state, ns|
       assert_in_delta ns, result.dig("timeline", "stateNs", state), 4 * Rperf::Viewer::TimelinePayload::BINS, state
     end
@@ -484,7 +468,7 @@ class ViewerBrowserTest < Minitest::Test
     stack_thread = result.dig("stack", "thread")
     assert_equal 1, stack_thread
     assert_equal data[:raw_samples].sum { |s| s[2] == stack_thread ? s[1] : 0 }, result.dig("stack", "total")
-    assert_equal Rperf::Viewer::StackChartPayload.build(data, thread: 1)[:dx].size, result.dig("stack", "cells")
+    assert_equal page_view(data, "stack_chart", thread: 1, max_timeline: BIG_ROWS)["dx"].size, result.dig("stack", "cells")
     timings = result["tabs"].map { |tab, ms| "#{tab} #{ms} ms" }.join(", ")
     puts "\n#{BIG_ROWS} timeline rows: first render #{result['firstRender']} ms; #{timings}" if ENV["VERBOSE"] || ENV["RPERF_TIMINGS"]
   end
@@ -516,7 +500,7 @@ class ViewerBrowserTest < Minitest::Test
     shows = result["shows"]
     assert_operator shows["flame"], :>, 3
     assert_operator shows["icicle"], :>, 3
-    assert_equal Rperf::Viewer::StackChartPayload.build(data, thread: 1)[:dx].size, shows["stack"], "thread 1's cells"
+    assert_equal page_view(data, "stack_chart", thread: 1, max_timeline: BIG_ROWS)["dx"].size, shows["stack"], "thread 1's cells"
     # Top is the method table's entries by self time, ties in the table's order (total, then
     # name): the four stacks' leaves, 125 s each (IO#read's time is all off the GVL, the table's
     # [GVL blocked] leaf, as the flame graph draws it), Worker#run first (500 s in total); then
@@ -535,7 +519,7 @@ class ViewerBrowserTest < Minitest::Test
     # Every sample: the file's bins (each bin's ns rounded once by the model).
     timeline = result["timeline"]
     assert_equal "bins", timeline["source"]
-    assert_equal false, timeline["rowsLoaded"]
+    assert_equal true, timeline["rowsLoaded"], "the stack chart's rows"
     assert_equal [1, 2, 3, 4], timeline["threads"]
     assert_equal model_state_ns(data), timeline["stateNs"]
     timeline_state_ns(data).each do |state, ns|
@@ -585,7 +569,7 @@ class ViewerBrowserTest < Minitest::Test
     JS
     page = File.read(File.join(Rperf::Viewer::ASSET_DIR, "index.html"))
                 .gsub(/(src|href)="assets\//, '\1="/viewer/assets/')
-                .sub('<script src="/viewer/assets/viewer.js">', '<script src="/host/source.js"></script>\n<script src="/viewer/assets/viewer.js">')
+                .sub('<script src="/viewer/assets/viewer_state.js">', '<script src="/host/source.js"></script>\n<script src="/viewer/assets/viewer_state.js">')
     viewer = Rperf::Viewer.new(nil, path: "/viewer")
     snapshot_queries = []
     host = lambda do |env|
@@ -619,9 +603,8 @@ class ViewerBrowserTest < Minitest::Test
     assert_in_delta total, result.dig("totals", "total"), 1
     assert_includes result.dig("flame", "names"), "#{Shop}#slow_path"
     assert_match(/rperf 0\.11's format/, result["tree"], "no call tree from names only, and it says so")
-    assert_includes result.dig("stackTab", "cls"), "unavailable"
-    assert_match(/has no stack chart/, result.dig("stackTab", "title"))
-    assert_match(/RPERF_DATA_SOURCE\) has no stack chart.*viewUrl/, result["stack"])
+    refute_includes result.dig("stackTab", "cls"), "unavailable"
+    assert_match(/has no timestamps/, result["stack"], "names only: no raw samples")
   end
 
   # Issue 30 (10): "<!--<script" in a profile's strings made the HTML parser skip the data

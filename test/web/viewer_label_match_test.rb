@@ -8,6 +8,7 @@ require "rperf/viewer"
 # Native.matching_label_sets by SampleFilter on the label sets as the page spells them
 # (Payload.string_labels).
 class ViewerLabelMatchTest < Minitest::Test
+  include WebTestHelper
   MS = 1_000_000
   APP = "/srv/app/app.rb"
   BAD = "\xE3\x81".b # not UTF-8: the page has it as two U+FFFD
@@ -31,7 +32,7 @@ class ViewerLabelMatchTest < Minitest::Test
   end
 
   def kept(**filters)
-    total = Rperf::Viewer::CallTreePayload.build(profile, **filters)[:total_ns] / MS
+    total = kept_ns(profile, **filters) / MS
     SETS.each_index.select { |id| total[id] == 1 }
   end
 
@@ -59,7 +60,7 @@ class ViewerLabelMatchTest < Minitest::Test
   def test_tagfocus_timeout
     data = { mode: :wall, frequency: 1000, label_sets: [{ k: "#{'a' * 30}cx" }], aggregated_samples: [[[[APP, "Object#main"]], MS, 1, 0]] }
     slow = Regexp.new('^(a|a)*\1c$', timeout: 0.05)
-    error = assert_raises(Rperf::Viewer::SampleFilter::BadFilter) { Rperf::Viewer::SampleFilter.new(data, tags: { focus: slow, ignore: [] }).call_tree }
+    error = assert_raises(Rperf::Viewer::SampleFilter::BadFilter) { Rperf::Viewer::SampleFilter.new(data, tags: { focus: slow, ignore: [] }).data }
     assert_match(/took too long/, error.message)
   end
 

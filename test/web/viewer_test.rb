@@ -59,7 +59,7 @@ class ViewerTest < Minitest::Test
       assert_equal "DENY", page["x-frame-options"]
       refute_match %r{(src|href)="(https?:)?//}, page.body, "the page loads nothing from another host"
 
-      %w[viewer.js viewer.css page_model.wasm].each do |asset|
+      [*Rperf::Viewer::SCRIPTS, "viewer.css", "page_model.wasm"].each do |asset|
         response = http_get(port, "/rperf/assets/#{asset}")
         assert_equal "200", response.code, asset
         assert_equal File.binread(File.join(Rperf::Viewer::ASSET_DIR, asset)), response.body
@@ -146,7 +146,7 @@ class ViewerTest < Minitest::Test
           page = http_get(port, page_path)
           assert_equal "200", page.code, "#{how} #{page_path}"
           urls = asset_urls(page.body)
-          assert_equal %w[/rperf/assets/viewer.css /rperf/assets/viewer.js].sort,
+          assert_equal ["viewer.css", *Rperf::Viewer::SCRIPTS].map { |name| "/rperf/assets/#{name}" }.sort,
                        urls.sort, "#{how} #{page_path}"
           urls.each { |url| assert_equal "200", http_get(port, url).code, "#{how} #{url}" }
         end
@@ -159,7 +159,7 @@ class ViewerTest < Minitest::Test
       end
     end
     with_puma(viewer) do |port|
-      assert_equal %w[/assets/viewer.css /assets/viewer.js].sort,
+      assert_equal ["viewer.css", *Rperf::Viewer::SCRIPTS].map { |name| "/assets/#{name}" }.sort,
                    asset_urls(http_get(port, "/").body).sort
       assert_equal 1, get_json(port, "/snapshots")[1].size
       assert_equal ["404", "Snapshot not found"], http_get(port, "/snapshots/2").then { |r| [r.code, r.body] }
@@ -207,7 +207,11 @@ class ViewerTest < Minitest::Test
     # The page model travels in the file (base64), and the file's CSP lets its scripts compile it.
     model = html[%r{<script id="rperf-page-model" type="application/wasm\+base64">(.*?)</script>}m, 1]
     assert_equal File.binread(File.join(Rperf::Viewer::ASSET_DIR, "page_model.wasm")), Base64.strict_decode64(model)
-    assert_match(/script-src 'sha256-[^']+' 'wasm-unsafe-eval';/, html[/Content-Security-Policy" content="([^"]+)"/, 1])
+    # Every script index.html loads, inline in its order, and only those may run.
+    scripts = Rperf::Viewer::SCRIPTS.map { |name| File.read(File.join(Rperf::Viewer::ASSET_DIR, name)) }
+    assert_equal scripts, html.scan(%r{<script>(.*?)</script>}m).flatten
+    hashes = scripts.map { |code| "'sha256-#{Base64.strict_encode64(Digest::SHA256.digest(code))}'" }
+    assert_includes html[/Content-Security-Policy" content="([^"]+)"/, 1], "script-src #{hashes.join(' ')} 'wasm-unsafe-eval';"
 
     samples, label_sets = Rperf::Viewer.samples_to_json(data[:aggregated_samples], data[:label_sets])
     assert_equal data[:aggregated_samples].size, samples.size
@@ -348,6 +352,29 @@ class ViewerTest < Minitest::Test
     assert_equal 2, viewer.snapshot_list.size
     assert_raises(ArgumentError) { viewer.auto_snapshot(every: 0) }
     assert_raises(ArgumentError) { viewer.add_snapshot({ mode: :cpu }) }
+  end
+
+  # Issue 48.5: the page's "snapshot now" (POST <path>/snapshots with the page's header) takes
+  # a snapshot at once; without the header (a form, another site's page) it is refused, and
+  # with no session running it says so.
+  def test_snapshot_now
+    viewer = Rperf::Viewer.new(nil)
+    post = lambda do |path = "/rperf/snapshots", **headers|
+      viewer.call({ "REQUEST_METHOD" => "POST", "PATH_INFO" => path, "QUERY_STRING" => "", "REMOTE_ADDR" => "127.0.0.1" }.merge(headers.transform_keys(&:to_s)))
+    end
+    status, _, body = post.(HTTP_X_RPERF_SNAPSHOT: "1")
+    assert_equal 409, status
+    assert_match(/no profiling session is running/, body.join)
+    Rperf.start(mode: :cpu)
+    work(0.02)
+    assert_equal 405, post.().first, "not without the page's header"
+    status, _, body = post.(HTTP_X_RPERF_SNAPSHOT: "1")
+    assert_equal 201, status
+    id = JSON.parse(body.join).fetch("id")
+    assert_equal [id], viewer.snapshot_list.map { |s| s[:id] }
+    assert_equal 405, post.("/rperf/snapshots/#{id}", HTTP_X_RPERF_SNAPSHOT: "1").first, "only the list takes a POST"
+  ensure
+    Rperf.stop if Rperf.running?
   end
 
   # Issue 44 (5): rperf 0.11's entry is {id:, taken_at:, data:}, its data carrying :meta and
@@ -580,11 +607,8 @@ class ViewerTest < Minitest::Test
     viewer = Rperf::Viewer.new(nil)
     viewer.add_snapshot(data)
     _, payload = get_local(viewer, "/rperf/snapshots/1")
-    assert payload["trees_apart"], "the served snapshot leaves its trees to their own routes"
-    refute payload.key?("call_tree")
-    _, call_tree = get_local(viewer, "/rperf/snapshots/1/call_tree")
-    assert_equal call_tree, JSON.parse(JSON.generate(Rperf::Viewer::Payload.build(data, max_samples: 20_000, max_timeline: 100)[:call_tree])),
-                 "the tree of every sample is the one a file's payload holds"
+    refute payload.key?("call_tree"), "the page computes its trees"
+    call_tree = page_view(data, "call_tree")
     tree = Rperf::CallTree.new(data)
     assert_equal tree.total_ns, call_tree["total_ns"]
     assert_equal weight.() { true }, call_tree["total_ns"]
@@ -599,22 +623,21 @@ class ViewerTest < Minitest::Test
     t0, t1 = data[:raw_samples].map(&:last).minmax
     middle = [t0 + (t1 - t0) / 3, t0 + 2 * (t1 - t0) / 3]
     in_range = data[:raw_samples].sum { |s| [[s.last, middle[1]].min - [s.last - s[1], middle[0]].max, 0].max.clamp(0, s[1]) }
-    {
-      "label=endpoint&value=GET+%2Fa" => [Rperf::CallTree.new(data, filter: { endpoint: "GET /a" }), weight.() { |s| labels_of(data, s)&.[](:endpoint) }],
-      "label=%25GVL&value=blocked" => [Rperf::CallTree.new(data, filter: { "%GVL" => "blocked" }), weight.() { |s| labels_of(data, s)&.[](:"%GVL") == "blocked" }],
-      "label=endpoint&unset=1" => [nil, weight.() { |s| !labels_of(data, s)&.key?(:endpoint) }],
-      "thread=#{main_seq}" => [nil, weight.() { |s| s[2] == main_seq }],
-      "from=#{middle[0]}&to=#{middle[1]}" => [nil, in_range],
-    }.each do |query, (expected_tree, expected_ns)|
-      status, filtered = get_local(viewer, "/rperf/snapshots/1/call_tree", query)
-      assert_equal 200, status, query
+    expected = {
+      { label: { key: "endpoint", values: ["GET /a"] } } => [Rperf::CallTree.new(data, filter: { endpoint: "GET /a" }), weight.() { |s| labels_of(data, s)&.[](:endpoint) }],
+      { label: { key: "%GVL", values: ["blocked"] } } => [Rperf::CallTree.new(data, filter: { "%GVL" => "blocked" }), weight.() { |s| labels_of(data, s)&.[](:"%GVL") == "blocked" }],
+      { label: { key: "endpoint", unset: true } } => [nil, weight.() { |s| !labels_of(data, s)&.key?(:endpoint) }],
+      { thread: main_seq } => [nil, weight.() { |s| s[2] == main_seq }],
+      { range: middle } => [nil, in_range],
+    }
+    shown = page_views(data, expected.keys.map { |filter| { view: "call_tree", filter: filter } })
+    expected.each_with_index do |(query, (expected_tree, expected_ns)), i|
+      filtered = shown[i]
       assert_equal expected_ns, filtered["total_ns"], query
       assert_operator expected_ns, :>, 0, query
       assert_operator expected_ns, :<, tree.total_ns, query
       assert_equal visited(expected_tree, filtered["min_percent"]), sent(filtered), query if expected_tree
     end
-    assert_equal 400, get_local(viewer, "/rperf/snapshots/1/call_tree", "thread=main")[0]
-    assert_equal 404, get_local(viewer, "/rperf/snapshots/9/call_tree")[0]
   end
 
   # [method, self_ns, total_ns, recursive, callers, callees, caller count, callee count] per
@@ -673,11 +696,7 @@ class ViewerTest < Minitest::Test
       checkout.write
       worker.join
     end
-    viewer = Rperf::Viewer.new(nil)
-    viewer.add_snapshot(data)
-    _, methods = get_local(viewer, "/rperf/snapshots/1/method_table")
-    assert_equal methods, JSON.parse(JSON.generate(Rperf::Viewer::Payload.build(data, max_samples: 20_000, max_timeline: 100)[:method_table])),
-                 "the table of every sample is the one a file's payload holds"
+    methods = page_view(data, "method_table")
     table = Rperf::MethodTable.new(data)
     assert_equal data[:aggregated_samples].sum { |s| s[1] }, methods["total_ns"]
     assert_equal table.total_ns, methods["total_ns"]
@@ -691,15 +710,16 @@ class ViewerTest < Minitest::Test
     main_seq = data[:aggregated_samples].find { |s| labels_of(data, s)&.[](:endpoint) }[2]
     t0, t1 = data[:raw_samples].map(&:last).minmax
     middle = [t0 + (t1 - t0) / 3, t0 + 2 * (t1 - t0) / 3]
-    {
-      "label=endpoint&value=POST+%2Fcheckout" => Rperf::MethodTable.new(data, filter: { endpoint: "POST /checkout" }),
-      "label=%25GVL&value=blocked" => Rperf::MethodTable.new(data, filter: { "%GVL" => "blocked" }),
-      "label=endpoint&unset=1" => Rperf::MethodTable.new(samples_where(data) { |s| !labels_of(data, s)&.key?(:endpoint) }),
-      "thread=#{main_seq}" => Rperf::MethodTable.new(samples_where(data) { |s| s[2] == main_seq }),
-      "from=#{middle[0]}&to=#{middle[1]}" => Rperf::MethodTable.new(samples_where(data, range: middle) { true }),
-    }.each do |query, expected|
-      status, filtered = get_local(viewer, "/rperf/snapshots/1/method_table", query)
-      assert_equal 200, status, query
+    tables = {
+      { label: { key: "endpoint", values: ["POST /checkout"] } } => Rperf::MethodTable.new(data, filter: { endpoint: "POST /checkout" }),
+      { label: { key: "%GVL", values: ["blocked"] } } => Rperf::MethodTable.new(data, filter: { "%GVL" => "blocked" }),
+      { label: { key: "endpoint", unset: true } } => Rperf::MethodTable.new(samples_where(data) { |s| !labels_of(data, s)&.key?(:endpoint) }),
+      { thread: main_seq } => Rperf::MethodTable.new(samples_where(data) { |s| s[2] == main_seq }),
+      { range: middle } => Rperf::MethodTable.new(samples_where(data, range: middle) { true }),
+    }
+    shown = page_views(data, tables.keys.map { |filter| { view: "method_table", filter: filter } })
+    tables.each_with_index do |(query, expected), i|
+      filtered = shown[i]
       assert_operator expected.total_ns, :>, 0, query
       assert_operator expected.total_ns, :<, table.total_ns, query
       assert_equal expected.total_ns, filtered["total_ns"], query
@@ -712,16 +732,17 @@ class ViewerTest < Minitest::Test
   def test_filtered_view_errors_say_what_is_wrong
     viewer = Rperf::Viewer.new(nil)
     viewer.add_snapshot(Rperf.start(mode: :wall) { work })
-    %w[method_table call_tree].each do |view|
+    %w[timeline_bins].each do |view|
       {
         "thread=main" => /\Abad #{view} query: thread must be an integer, got "main"\z/,
         "from=5" => /\Abad #{view} query: to is missing \(from and to come together\)\z/,
         "from=9&to=1" => /\Abad #{view} query: the time range's from \(9\) is after its to \(1\)\z/,
-        "from=0&to=10" => /needs the profile's raw samples, and this profile has none/,
       }.each do |query, message|
         status, body = get_local(viewer, "/rperf/snapshots/1/#{view}", query)
         assert_equal [400, true], [status, message.match?(body["error"])], "#{view}?#{query}: #{body}"
       end
+      status, body = get_local(viewer, "/rperf/snapshots/1/#{view}", "from=0&to=10")
+      assert_equal [422, true], [status, body["error"].include?("needs raw samples")], body.to_s
       assert_equal [404, { "error" => "no snapshot 9" }], get_local(viewer, "/rperf/snapshots/9/#{view}")
     end
     assert_equal 404, viewer.call("REQUEST_METHOD" => "GET", "PATH_INFO" => "/rperf/snapshots/1/methods", "REMOTE_ADDR" => "127.0.0.1")[0]
@@ -743,7 +764,7 @@ class ViewerTest < Minitest::Test
     data = { mode: :wall, frequency: 1000, label_sets: [{}], aggregated_samples: samples }
     table = Rperf::MethodTable.new(data)
     assert_equal 57, table.size
-    capped = JSON.parse(JSON.generate(Rperf::Viewer::MethodTablePayload.build(data, max_methods: 5, max_arcs: 1)))
+    capped = page_view(data, "method_table", limits: { maxMethods: 5, maxArcs: 1 })
     assert_equal [5, 1, 57], capped.values_at("max_methods", "max_arcs", "method_count")
     assert_equal table_rows(table, capped), sent_rows(capped)
     names = sent_rows(capped).map { |row| row[0][/\S+/] }
@@ -752,21 +773,16 @@ class ViewerTest < Minitest::Test
     assert_equal [["<main> (app.rb:1)", 49_500]], m48[4], "the heaviest of its two callers (main and m49)"
     assert_equal [], m48[5], "its call of m47 (500 ns) is below 0.1% of the total"
     assert_equal [2, 1], m48[6, 2]
-    full = JSON.parse(JSON.generate(Rperf::Viewer::MethodTablePayload.build(data)))
+    full = page_view(data, "method_table")
     assert_equal 57, full["entries"].size
     assert_equal table_rows(table, full), sent_rows(full)
   end
 
-  # A time range needs raw samples: without them it is a 400 that says so, not the whole tree.
-  def test_call_tree_time_range_without_raw_samples_is_refused
+  # A time range needs raw samples: the server's filter says so (the page keeps no range without rows).
+  def test_a_time_range_without_raw_samples_is_refused
     data = Rperf.start(mode: :wall) { work }
     refute data.key?(:raw_samples)
-    viewer = Rperf::Viewer.new(nil)
-    viewer.add_snapshot(data)
-    status, body = get_local(viewer, "/rperf/snapshots/1/call_tree", "from=0&to=#{data[:duration_ns]}")
-    assert_equal 400, status
-    assert_match(/raw samples/, body["error"])
-    assert_equal 200, get_local(viewer, "/rperf/snapshots/1/call_tree", "thread=#{data[:aggregated_samples][0][2]}")[0]
+    assert_raises(Rperf::Viewer::SampleFilter::BadFilter) { kept_ns(data, range: [0, data[:duration_ns]]) }
   end
 
   # A hand-built Hash that Native::Profile refuses is no profile: the snapshot and every view
@@ -781,12 +797,10 @@ class ViewerTest < Minitest::Test
     assert_match(/cannot show the profile: .*path and label must be Strings/, body["error"])
     error = assert_raises(Rperf::Viewer::SampleFilter::Unavailable) { Rperf::Viewer::Payload.build(data, max_samples: 10, max_timeline: 10) }
     assert_match(/path and label must be Strings/, error.message)
-    %w[call_tree method_table inverted_tree].each do |view|
-      status, body = get_local(viewer, "/rperf/snapshots/1/#{view}")
-      assert_equal 422, status, view
-      assert_match(/cannot build the call tree: .*path and label must be Strings/, body["error"])
-    end
-    status, body = get_local(viewer, "/rperf/snapshots/1/call_tree", "thread=1")
+    status, body = get_local(viewer, "/rperf/snapshots/1/timeline_bins")
+    assert_equal 422, status
+    assert_match(/cannot build the call tree: .*path and label must be Strings/, body["error"])
+    status, body = get_local(viewer, "/rperf/snapshots/1/timeline_bins", "thread=1")
     assert_equal 422, status
     assert_match(/cannot build the call tree/, body["error"])
   end
@@ -797,11 +811,11 @@ class ViewerTest < Minitest::Test
     frames = Array.new(50) { |i| ["app.rb", "m#{i}"].freeze }
     data = { mode: :wall, frequency: 1000, label_sets: [{}],
              aggregated_samples: frames.each_index.map { |i| [frames.first(i + 1).reverse, 0, 1, 0] } }
-    capped = Rperf::Viewer::CallTreePayload.build(data, max_nodes: 10)
-    assert_equal 10, capped[:nodes].size
-    assert_equal 0, capped[:total_ns]
-    assert_equal 51, capped[:node_count]
-    capped[:nodes].each_with_index { |(parent, *), i| assert_operator parent, :<, i }
+    capped = page_view(data, "call_tree", limits: { maxNodes: 10 })
+    assert_equal 10, capped["nodes"].size
+    assert_equal 0, capped["total_ns"]
+    assert_equal 51, capped["node_count"]
+    capped["nodes"].each_with_index { |(parent, *), i| assert_operator parent, :<, i }
   end
 
   # Frame paths and names with bytes that are not UTF-8 reach the page repaired (one U+FFFD per
@@ -834,12 +848,10 @@ class ViewerTest < Minitest::Test
     _, payload = get_local(viewer, "/rperf/snapshots/1")
     key = payload["label_sets"].flat_map(&:keys).first
     assert_equal "k\uFFFDey", key
-    status, tree = get_local(viewer, "/rperf/snapshots/1/call_tree", URI.encode_www_form(label: key, value: "v"))
-    assert_equal 200, status
-    assert_equal 700, tree["total_ns"]
-    status, tree = get_local(viewer, "/rperf/snapshots/1/call_tree", URI.encode_www_form(label: key, unset: 1))
-    assert_equal 200, status
-    assert_equal 300, tree["total_ns"]
+    valued, unset = page_views(data, [{ view: "call_tree", filter: { label: { key: key, values: ["v"] } } },
+                                      { view: "call_tree", filter: { label: { key: key, unset: true } } }])
+    assert_equal 700, valued["total_ns"]
+    assert_equal 300, unset["total_ns"]
   end
 
   # Concurrent requests for a file's views load it once (the one kept resident).
@@ -852,7 +864,7 @@ class ViewerTest < Minitest::Test
       count = Mutex.new
       load = Rperf.method(:load)
       Rperf.stub(:load, ->(path) { count.synchronize { loads += 1 }; sleep 0.05; load.(path) }) do
-        statuses = Array.new(4) { |i| Thread.new { get_local(viewer, "/rperf/snapshots/1/call_tree", "thread=#{i}")[0] } }.map(&:value)
+        statuses = Array.new(4) { Thread.new { get_local(viewer, "/rperf/snapshots/1")[0] } }.map(&:value)
         assert_equal [200] * 4, statuses
       end
       assert_equal 1, loads
@@ -864,11 +876,11 @@ class ViewerTest < Minitest::Test
   def test_call_tree_payload_is_bounded
     data = Rperf.start(mode: :wall) { 40.times { |depth| nest(depth, 0.002) } }
     tree = Rperf::CallTree.new(data)
-    capped = Rperf::Viewer::CallTreePayload.build(data, max_nodes: 30)
-    assert_operator capped[:nodes].size, :<=, 30
-    assert_operator capped[:min_percent], :>, Rperf::Viewer::CallTreePayload::MIN_PERCENT
-    assert_equal visited(tree, capped[:min_percent]), sent(JSON.parse(JSON.generate(capped)))
-    assert_equal tree.size, capped[:node_count]
+    capped = page_view(data, "call_tree", limits: { maxNodes: 30 })
+    assert_operator capped["nodes"].size, :<=, 30
+    assert_operator capped["min_percent"], :>, 0.1
+    assert_equal visited(tree, capped["min_percent"]), sent(capped)
+    assert_equal tree.size, capped["node_count"]
   end
 
   # Issue 18: a profile recorded with allocations: 64 carries its allocation samples, each on
@@ -933,10 +945,8 @@ class ViewerTest < Minitest::Test
         assert(sets.any? { |s| s["tenant"] == "acme" && s["bin"].valid_encoding? }, sets.inspect)
         # The call tree of a label value the page only knows repaired.
         bin = sets.find { |s| s["bin"] }["bin"]
-        status, _, body = viewer.call("REQUEST_METHOD" => "GET", "PATH_INFO" => "/rperf/snapshots/#{id}/call_tree",
-                                      "QUERY_STRING" => URI.encode_www_form(label: "bin", value: bin), "REMOTE_ADDR" => "127.0.0.1")
-        assert_equal 200, status
-        assert_equal weight_labelled(data, tenant: "acme"), JSON.parse(body.join)["total_ns"]
+        tree = page_view(id == 1 ? data : Rperf.load(path), "call_tree", label: { key: "bin", values: [bin] })
+        assert_equal weight_labelled(data, tenant: "acme"), tree["total_ns"]
       end
     end
   end

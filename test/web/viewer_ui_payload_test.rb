@@ -35,10 +35,13 @@ class ViewerUiPayloadTest < Minitest::Test
   # Each thread's total and its idle time, as the model says it (profile/idle_wait.hh): time
   # off the GVL is idle only in a known wait (Puma's acceptor, its pool's wait), not a busy I/O
   # thread's read nor a sleep in the program.
+  # The fourth element: the thread's last name (profile/thread_names.hh), nil without one.
   def test_thread_totals
-    assert_equal [[1, 100 * MS, 0], [2, 100 * MS, 100 * MS], [3, 60 * MS, 0]], payload[:thread_totals]
-    assert_equal [[1, 100 * MS, 0], [2, 100 * MS, 100 * MS], [3, 60 * MS, 0], [4, 50 * MS, 0], [5, 100 * MS, 70 * MS]],
+    assert_equal [[1, 100 * MS, 0, nil], [2, 100 * MS, 100 * MS, nil], [3, 60 * MS, 0, nil]], payload[:thread_totals]
+    assert_equal [[1, 100 * MS, 0, nil], [2, 100 * MS, 100 * MS, nil], [3, 60 * MS, 0, nil], [4, 50 * MS, 0, nil], [5, 100 * MS, 70 * MS, nil]],
                  payload(idle_profile)[:thread_totals]
+    named = profile.merge(thread_names: [[2, "puma srv tp 001", 0], [3, "worker", 0], [3, "worker renamed", 5 * MS]])
+    assert_equal [[1, nil], [2, "puma srv tp 001"], [3, "worker renamed"]], payload(named)[:thread_totals].map { |t| [t[0], t[3]] }
   end
 
   # The rows the model says are idle, marked in the payload: the page only applies the marks.
@@ -68,19 +71,18 @@ class ViewerUiPayloadTest < Minitest::Test
     parse = Rperf::Viewer::SampleFilter.method(:parse_query)
     assert_equal({ idle: true }, parse.("idle=hide"))
     assert_raises(Rperf::Viewer::SampleFilter::BadFilter) { parse.("idle=show") }
-    assert_equal 240 * MS, Rperf::Viewer::CallTreePayload.build(data, idle: true)[:total_ns]
-    assert_equal 240 * MS, Rperf::Viewer::MethodTablePayload.build(data, idle: true)[:total_ns]
-    assert_equal 240 * MS, Rperf::Viewer::InvertedTreePayload.build(data, idle: true)[:total_ns]
-    assert_equal 240 * MS, Rperf::Viewer::TimelinePayload.build(data, idle: true)[:kept_ns]
-    assert_equal 30 * MS, Rperf::Viewer::StackChartPayload.build(data, thread: 5, idle: true)[:total_ns]
-    assert_equal 50 * MS, Rperf::Viewer::StackChartPayload.build(data, thread: 4, idle: true)[:total_ns], "IO#read is not idle"
-    assert_equal 0, Rperf::Viewer::StackChartPayload.build(data, thread: 2, idle: true)[:total_ns]
-    # The sandwich judges a sample by its whole stack, before it is cut at the method: the pool's
-    # wait is idle even as ConditionVariable#wait's callees ([Mutex#sleep]).
+    assert_equal 240 * MS, kept_ns(data, idle: true)
+    # The page's trees and tables of the same rows; the sandwich judges a sample by its whole
+    # stack (the server marked its row idle), before it is cut at the method: the pool's wait is
+    # idle even as ConditionVariable#wait's callees ([Mutex#sleep]).
     wait = ["Thread::ConditionVariable#wait", "<C method>"]
-    assert_equal 70 * MS, Rperf::Viewer::SandwichPayload.build(data, method: wait)[:total_ns]
-    assert_equal 0, Rperf::Viewer::SandwichPayload.build(data, method: wait, idle: true)[:total_ns]
-    assert_equal 90 * MS, Rperf::Viewer::SandwichPayload.build(data, method: ["Shop#price", APP], idle: true)[:total_ns]
+    views = page_views(data, [*%w[call_tree method_table inverted_tree].map { |view| { view: view, filter: { idle: true } } },
+                              { view: "sandwich", fn: wait }, { view: "sandwich", fn: wait, filter: { idle: true } },
+                              { view: "sandwich", fn: ["Shop#price", APP], filter: { idle: true } }])
+    assert_equal [240 * MS] * 3 + [70 * MS, 0, 90 * MS], views.map { |v| v["total_ns"] }
+    assert_equal 240 * MS, Rperf::Viewer::TimelinePayload.build(data, idle: true)[:kept_ns]
+    charts = page_views(data, [5, 4, 2].map { |thread| { view: "stack_chart", filter: { thread: thread, idle: true } } })
+    assert_equal [30 * MS, 50 * MS, 0], charts.map { |c| c["total_ns"] }, "IO#read (thread 4) is not idle"
     # The kept samples as rows (the Source tab's), with a range too.
     assert_equal 240 * MS, Rperf::Viewer::SampleFilter.new(data, idle: true).data[:aggregated_samples].sum { |s| s[1] }
     assert_equal 180 * MS, Rperf::Viewer::SampleFilter.new(data, idle: true, range: [0, 50 * MS]).data[:aggregated_samples].sum { |s| s[1] }
@@ -94,7 +96,7 @@ class ViewerUiPayloadTest < Minitest::Test
     assert_equal({ label: ["endpoint", ["GET /c", nil]] }, parse.("label=endpoint&unset=1&value=GET+%2Fc"))
     assert_equal({ label: ["endpoint", [nil]] }, parse.("label=endpoint&unset=1"))
     assert_equal({ label: ["endpoint", [""]] }, parse.("label=endpoint"))
-    build = ->(**filters) { Rperf::Viewer::CallTreePayload.build(data, **filters)[:total_ns] }
+    build = ->(**filters) { kept_ns(data, **filters) }
     assert_equal 130 * MS, build.(label: ["endpoint", ["GET /a", "GET /c"]])
     assert_equal 150 * MS, build.(label: ["endpoint", ["GET /a", "GET /b"]])
     assert_equal 100 * MS, build.(label: ["endpoint", "GET /a"]), "one value, as before"
@@ -106,13 +108,11 @@ class ViewerUiPayloadTest < Minitest::Test
     with_puma(viewer) do |port|
       get = ->(view, query) { JSON.parse(http_get(port, "/rperf/snapshots/1/#{view}?#{query}").body) }
       set = "label=endpoint&value=GET+%2Fa&value=GET+%2Fc"
-      assert_equal 130 * MS, get.("call_tree", set)["total_ns"]
-      assert_equal 130 * MS, get.("method_table", set)["total_ns"]
       assert_equal 130 * MS, get.("timeline_bins", set)["kept_ns"]
-      assert_equal 30 * MS, get.("stack_chart", "#{set}&thread=5")["total_ns"]
-      assert_equal 240 * MS, get.("call_tree", "idle=hide")["total_ns"]
-      assert_equal 90 * MS, get.("call_tree", "label=endpoint&unset=1&value=GET+%2Fc&idle=hide")["total_ns"]
-      assert_equal "400", http_get(port, "/rperf/snapshots/1/call_tree?idle=1").code
+      assert_equal "404", http_get(port, "/rperf/snapshots/1/stack_chart?thread=5").code, "the page's"
+      assert_equal 240 * MS, get.("timeline_bins", "idle=hide")["kept_ns"]
+      assert_equal 90 * MS, get.("timeline_bins", "label=endpoint&unset=1&value=GET+%2Fc&idle=hide")["kept_ns"]
+      assert_equal "400", http_get(port, "/rperf/snapshots/1/timeline_bins?idle=1").code
     end
   end
 
@@ -121,49 +121,49 @@ class ViewerUiPayloadTest < Minitest::Test
     assert_equal({ hide: [1, 3] }, parse.("hide=3,1,3"))
     assert_equal({ hide: [] }, parse.("hide="))
     assert_raises(Rperf::Viewer::SampleFilter::BadFilter) { parse.("hide=1,x") }
-    assert_equal 160 * MS, Rperf::Viewer::CallTreePayload.build(profile, hide: [2])[:total_ns]
-    assert_equal 60 * MS, Rperf::Viewer::CallTreePayload.build(profile, hide: [1, 2])[:total_ns]
-    assert_equal 260 * MS, Rperf::Viewer::CallTreePayload.build(profile, hide: [])[:total_ns]
-    table = Rperf::Viewer::MethodTablePayload.build(profile, hide: [2])
-    assert_equal 160 * MS, table[:total_ns]
+    assert_equal 160 * MS, kept_ns(profile, hide: [2])
+    assert_equal 60 * MS, kept_ns(profile, hide: [1, 2])
+    assert_equal 260 * MS, kept_ns(profile, hide: [])
   end
 
-  def names(tree) = tree[:nodes].map { |_, m| tree[:methods][m][0] }
+  def names(tree) = tree["nodes"].map { |_, m| tree["methods"][m][0] }
 
-  # Callers up from the method, callees down; a recursive method counts once.
+  # Callers up from the method, callees down; a recursive method counts once. The page's
+  # sandwich (page/page_views), under the page's filters.
   def test_sandwich
-    s = Rperf::Viewer::SandwichPayload.build(profile, method: ["Shop#checkout", APP])
-    assert_equal 130 * MS, s[:total_ns]
-    assert_equal ["[root]", "Shop#checkout", "Object#main"], names(s[:callers])
-    assert_equal [130 * MS] * 3, s[:callers][:nodes].map { |n| n[2] }
-    callees = s[:callees][:nodes].to_h { |_, m, total| [s[:callees][:methods][m][0], total] }
+    s, deep, io, nothing, hidden = page_views(profile, [
+      { view: "sandwich", fn: ["Shop#checkout", APP] },
+      { view: "sandwich", fn: ["Deep#recurse", APP], filter: { thread: 3 } },
+      { view: "sandwich", fn: ["IO.select", FRAMES[:select][0]] },
+      { view: "sandwich", fn: ["Nothing#here", APP] },
+      { view: "sandwich", fn: ["Shop#checkout", APP], filter: { thread: 3 } },
+    ])
+    assert_equal 130 * MS, s["total_ns"]
+    assert_equal ["Shop#checkout", APP], s["method"]
+    assert_equal ["[root]", "Shop#checkout", "Object#main"], names(s["callers"])
+    assert_equal [130 * MS] * 3, s["callers"]["nodes"].map { |n| n[2] }
+    callees = s["callees"]["nodes"].to_h { |_, m, total| [s["callees"]["methods"][m][0], total] }
     assert_equal({ "[root]" => 130 * MS, "Shop#checkout" => 130 * MS, "Shop#price" => 60 * MS, "Deep#recurse" => 50 * MS,
                    "JSON.generate" => 20 * MS }, callees)
-    assert_equal %w[other app app], s[:callers][:categories], "[root] is rperf's"
+    assert_equal %w[other app app], s["callers"]["categories"], "[root] is rperf's"
 
-    deep = Rperf::Viewer::SandwichPayload.build(profile, method: ["Deep#recurse", APP], thread: 3)
-    assert_equal 50 * MS, deep[:total_ns]
-    assert_equal ["[root]", "Deep#recurse", "Shop#checkout", "Object#main"], names(deep[:callers])
-    assert_equal DEPTH + 1, deep[:callees][:nodes].size
+    assert_equal 50 * MS, deep["total_ns"]
+    assert_equal ["[root]", "Deep#recurse", "Shop#checkout", "Object#main"], names(deep["callers"])
+    assert_equal DEPTH + 1, deep["callees"]["nodes"].size
     # The blocked time of IO.select ends in its state's leaf below it, not among its callers.
-    io = Rperf::Viewer::SandwichPayload.build(profile, method: ["IO.select", FRAMES[:select][0]])
-    assert_equal ["[root]", "IO.select", "Puma::Server#handle_servers"], names(io[:callers])
-    assert_equal ["[root]", "IO.select", "[GVL blocked]"], names(io[:callees])
-    assert_equal 0, Rperf::Viewer::SandwichPayload.build(profile, method: ["Nothing#here", APP])[:total_ns]
+    assert_equal ["[root]", "IO.select", "Puma::Server#handle_servers"], names(io["callers"])
+    assert_equal ["[root]", "IO.select", "[GVL blocked]"], names(io["callees"])
+    assert_equal 0, nothing["total_ns"]
+    assert_equal 50 * MS, hidden["total_ns"]
+    assert_equal 160 * MS, page_view(profile, "call_tree", hide: [2])["total_ns"]
   end
 
-  def test_served_filters_and_sandwich
+  # The views the page computes are no routes of the server.
+  def test_the_server_builds_no_tree
     viewer = Rperf::Viewer.new(nil)
     viewer.add_snapshot(profile)
     with_puma(viewer) do |port|
-      tree = JSON.parse(http_get(port, "/rperf/snapshots/1/call_tree?hide=2").body)
-      assert_equal 160 * MS, tree["total_ns"]
-      assert_equal "400", http_get(port, "/rperf/snapshots/1/sandwich?hide=2").code
-      body = JSON.parse(http_get(port, "/rperf/snapshots/1/sandwich?method=Shop%23checkout&file=#{URI.encode_www_form_component(APP)}&thread=3").body)
-      assert_equal 50 * MS, body["total_ns"]
-      assert_equal ["Shop#checkout", APP], body["method"]
-      # The method= of a call tree query is not a filter of it.
-      assert_equal 260 * MS, JSON.parse(http_get(port, "/rperf/snapshots/1/call_tree?method=x&file=y").body)["total_ns"]
+      %w[call_tree method_table inverted_tree sandwich].each { |view| assert_equal "404", http_get(port, "/rperf/snapshots/1/#{view}").code, view }
     end
   end
 
@@ -249,11 +249,11 @@ class ViewerUiPayloadTest < Minitest::Test
              aggregated_samples: [[stack, MS, 1, 1], [stack, MS, 1, 2]],
              raw_samples: [[stack, MS, 1, 1, 0, MS], [stack, MS, 1, 1, 1, 2 * MS]],
              label_sets: [{}, { endpoint: "a" }, { endpoint: "a", "%GVL": "blocked" }] }
-    chart = Rperf::Viewer::StackChartPayload.build(data, thread: 1)
-    assert_equal [-2], chart[:f].select(&:negative?), "one [GVL blocked] leaf"
+    chart, blocked = page_views(data, [{ view: "stack_chart", filter: { thread: 1 } },
+                                       { view: "stack_chart", filter: { thread: 1, label: { key: "%GVL", values: ["blocked"] } } }])
+    assert_equal [-2], chart["f"].select(&:negative?), "one [GVL blocked] leaf"
     # The label filter reads a recorded sample's VM state as its label, as the other views do.
-    blocked = Rperf::Viewer::StackChartPayload.build(data, thread: 1, label: ["%GVL", "blocked"])
-    assert_equal [MS, 1, [0, 1, -2], [MS, 0, 0]], blocked.values_at(:total_ns, :samples, :f, :dx)
+    assert_equal [MS, 1, [0, 1, -2], [MS, 0, 0]], blocked.values_at("total_ns", "samples", "f", "dx")
     rows = Rperf::Viewer::Payload.build(data, max_samples: 10, max_timeline: 10).dig(:timeline, :samples)
     assert_equal [1, 2], rows.map { |r| r[3] }
     bins = Rperf::Viewer::TimelinePayload.build(data)
@@ -262,71 +262,59 @@ class ViewerUiPayloadTest < Minitest::Test
     [running, blocked].each { |ns| assert_in_delta MS, ns.sum, Rperf::Viewer::TimelinePayload::BINS / 2 } # each bin rounded
   end
 
-  # The stack chart's cells, merged by the server (the page only draws them): thread 1 of the
-  # profile, in time order; a frame on the stack across samples is one cell, the VM state a leaf.
+  # The stack chart's cells, merged by the page model from the timeline's rows (the page only
+  # draws them): thread 1 of the profile, in time order; a frame on the stack across samples is
+  # one cell, the VM state a leaf.
   def test_stack_chart_cells
-    chart = Rperf::Viewer::StackChartPayload.build(profile, thread: 1)
-    names = chart[:frames].map(&:first)
+    chart, blocked = page_views(profile, [{ view: "stack_chart", filter: { thread: 1 } },
+                                          { view: "stack_chart", filter: { thread: 3, label: { key: "%GVL", values: ["blocked"] } } }])
+    names = chart["frames"].map(&:first)
     assert_equal ["Object#main", "Shop#checkout", "Shop#price", "JSON.generate", "Set#add", "Integer#times"], names
-    assert_equal %w[app app app gem stdlib native], chart[:frames].map(&:last)
-    assert_equal [0, 1, 2, 3, 4, 5, -2, 1, 2], chart[:f], "-2: the VM state 1 (GVL blocked)"
-    assert_equal [0, 1, 2, 2, 1, 1, 2, 1, 2], chart[:d]
-    assert_equal [0, 0, 0, 40, 20, 10, 0, 10, 0].map { |ms| ms * MS }, chart[:dx]
-    assert_equal [100, 60, 40, 20, 10, 10, 10, 20, 20].map { |ms| ms * MS }, chart[:w]
-    assert_equal [0] * 9, chart[:gap]
-    assert_equal({ thread: 1, total_ns: 100 * MS, samples: 100, end_ns: 100 * MS },
-                 chart.slice(:thread, :total_ns, :samples, :end_ns))
+    assert_equal %w[app app app gem stdlib native], chart["frames"].map(&:last)
+    assert_equal [0, 1, 2, 3, 4, 5, -2, 1, 2], chart["f"], "-2: the VM state 1 (GVL blocked)"
+    assert_equal [0, 1, 2, 2, 1, 1, 2, 1, 2], chart["d"]
+    assert_equal [0, 0, 0, 40, 20, 10, 0, 10, 0].map { |ms| ms * MS }, chart["dx"]
+    assert_equal [100, 60, 40, 20, 10, 10, 10, 20, 20].map { |ms| ms * MS }, chart["w"]
+    assert_equal [0] * 9, chart["gap"]
+    assert_equal({ "thread" => 1, "total_ns" => 100 * MS, "samples" => 100, "end_ns" => 100 * MS },
+                 chart.slice("thread", "total_ns", "samples", "end_ns"))
 
     # The label filter: only the blocked samples of thread 3 (Kernel#sleep under main).
-    blocked = Rperf::Viewer::StackChartPayload.build(profile, thread: 3, label: ["%GVL", "blocked"])
-    assert_equal [["Object#main", APP, "app"], ["Kernel#sleep", "<C method>", "native"]], blocked[:frames]
-    assert_equal [0, 1, -2], blocked[:f]
-    assert_equal [50 * MS, 0, 0], blocked[:dx]
-    assert_equal [10 * MS] * 3, blocked[:w]
-    assert_equal 10 * MS, blocked[:total_ns]
+    assert_equal [["Object#main", APP, "app"], ["Kernel#sleep", "<C method>", "native"]], blocked["frames"]
+    assert_equal [0, 1, -2], blocked["f"]
+    assert_equal [50 * MS, 0, 0], blocked["dx"]
+    assert_equal [10 * MS] * 3, blocked["w"]
+    assert_equal 10 * MS, blocked["total_ns"]
 
     # A gap no longer than a sample keeps the cell open (its time is the samples'); a longer one
     # closes it. Samples end at 1, 2, 4 and 10 ms.
     stack = [FRAMES[:price], FRAMES[:main]]
-    gaps = { raw_samples: [1, 2, 4, 10].map { |ms| [stack, MS, 1, 0, ms * MS] }, label_sets: [{}], duration_ns: 10 * MS }
-    chart = Rperf::Viewer::StackChartPayload.build(gaps, thread: 1)
-    assert_equal [0, 1, 0, 1], chart[:d]
-    assert_equal [0, 0, 9, 0].map { |ms| ms * MS }, chart[:dx]
-    assert_equal [4, 4, 1, 1].map { |ms| ms * MS }, chart[:w]
-    assert_equal [MS, MS, 0, 0], chart[:gap]
+    gaps = { mode: :wall, frequency: 1000, aggregated_samples: [[stack, 4 * MS, 1, 0]],
+             raw_samples: [1, 2, 4, 10].map { |ms| [stack, MS, 1, 0, ms * MS] }, label_sets: [{}], duration_ns: 10 * MS }
+    chart = page_view(gaps, "stack_chart", thread: 1)
+    assert_equal [0, 1, 0, 1], chart["d"]
+    assert_equal [0, 0, 9, 0].map { |ms| ms * MS }, chart["dx"]
+    assert_equal [4, 4, 1, 1].map { |ms| ms * MS }, chart["w"]
+    assert_equal [MS, MS, 0, 0], chart["gap"]
 
-    assert_raises(Rperf::Viewer::SampleFilter::BadFilter) { Rperf::Viewer::StackChartPayload.build(profile) }
-    assert_raises(Rperf::Viewer::SampleFilter::Unavailable) { Rperf::Viewer::StackChartPayload.build(profile.except(:raw_samples), thread: 1) }
-    assert_equal [1, 2, 3], Rperf::Viewer::StackChartPayload.threads(profile).keys
-
-    # Served per thread and label, as the page asks for it.
-    viewer = Rperf::Viewer.new(nil)
-    viewer.add_snapshot(profile)
-    with_puma(viewer) do |port|
-      served = JSON.parse(http_get(port, "/rperf/snapshots/1/stack_chart?thread=3&label=%25GVL&value=blocked").body)
-      assert_equal JSON.parse(JSON.generate(blocked)), served
-      assert_equal "400", http_get(port, "/rperf/snapshots/1/stack_chart").code
-      assert_equal 160 * MS, JSON.parse(http_get(port, "/rperf/snapshots/1/inverted_tree?hide=2").body)["total_ns"]
-    end
   end
 
   # The bottom-up tree (native CallTree, inverted: true): the running functions first.
   def test_inverted_tree
-    tree = Rperf::Viewer::InvertedTreePayload.build(profile)
-    assert_equal 260 * MS, tree[:total_ns]
-    roots = tree[:nodes].select { |parent, *| parent.zero? }.to_h { |_, m, total| [tree[:methods][m][0], total] }
+    tree, hidden = page_views(profile, [{ view: "inverted_tree" }, { view: "inverted_tree", filter: { hide: [2] } }])
+    assert_equal 260 * MS, tree["total_ns"]
+    roots = tree["nodes"].select { |parent, *| parent.zero? }.to_h { |_, m, total| [tree["methods"][m][0], total] }
     assert_equal({ "IO.select" => 100 * MS, "Shop#price" => 60 * MS, "Deep#recurse" => 50 * MS, "JSON.generate" => 20 * MS,
                    "Set#add" => 10 * MS, "Integer#times" => 10 * MS, "Kernel#sleep" => 10 * MS }, roots)
-    price = tree[:nodes].index { |parent, m| parent.zero? && tree[:methods][m][0] == "Shop#price" }
+    price = tree["nodes"].index { |parent, m| parent.zero? && tree["methods"][m][0] == "Shop#price" }
     path = []
     node = price
     while node
-      path << [tree[:methods][tree[:nodes][node][1]][0], tree[:nodes][node][2]]
-      node = tree[:nodes].index { |parent, *| parent == node }
+      path << [tree["methods"][tree["nodes"][node][1]][0], tree["nodes"][node][2]]
+      node = tree["nodes"].index { |parent, *| parent == node }
     end
     assert_equal [["Shop#price", 60 * MS], ["Shop#checkout", 60 * MS], ["Object#main", 60 * MS]], path
-    assert_equal 160 * MS, Rperf::Viewer::InvertedTreePayload.build(profile, hide: [2])[:total_ns]
-    assert_equal tree, payload[:inverted_tree], "the payload holds the tree of every sample"
+    assert_equal 160 * MS, hidden["total_ns"]
   end
 
   # rperf 0.11.1's tagfocus / tagignore, as the server reads them from the page's query.
@@ -339,9 +327,9 @@ class ViewerUiPayloadTest < Minitest::Test
     assert_raises(Rperf::Viewer::SampleFilter::BadFilter) { parse.("tagignore=%5B1%5D") }
     assert_raises(Rperf::Viewer::SampleFilter::BadFilter) { parse.("tagignore=nope") }
     blocked = { focus: nil, ignore: [["%GVL", "blocked"]] }
-    assert_equal 140 * MS, Rperf::Viewer::CallTreePayload.build(profile, tags: blocked)[:total_ns]
-    assert_equal 120 * MS, Rperf::Viewer::CallTreePayload.build(profile, tags: { focus: /blocked/, ignore: [] })[:total_ns]
-    assert_equal 90 * MS, Rperf::Viewer::StackChartPayload.build(profile, thread: 1, tags: blocked)[:total_ns]
+    assert_equal 140 * MS, kept_ns(profile, tags: blocked)
+    assert_equal 120 * MS, kept_ns(profile, tags: { focus: /blocked/, ignore: [] })
+    assert_equal 90 * MS, page_view(profile, "stack_chart", thread: 1, ignore: [["%GVL", "blocked"]])["total_ns"]
   end
 
   # The transforms, on the stacks of every kind of sample.
@@ -380,7 +368,7 @@ class ViewerUiPayloadTest < Minitest::Test
     with_puma(viewer) do |port|
       q = URI.encode_www_form_component(JSON.generate([["focus", *checkout]]))
       assert_equal 130 * MS, JSON.parse(http_get(port, "/rperf/snapshots/1?transforms=#{q}").body)["total_weight_ns"]
-      assert_equal 130 * MS, JSON.parse(http_get(port, "/rperf/snapshots/1/call_tree?transforms=#{q}").body)["total_ns"]
+      assert_equal 130 * MS, JSON.parse(http_get(port, "/rperf/snapshots/1/timeline_bins?transforms=#{q}").body)["kept_ns"]
       assert_equal 260 * MS, JSON.parse(http_get(port, "/rperf/snapshots/1").body)["total_weight_ns"]
       assert_equal "400", http_get(port, "/rperf/snapshots/1?transforms=nope").code
     end

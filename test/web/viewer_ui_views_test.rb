@@ -12,6 +12,7 @@ require_relative "ui_profile"
 # frames and VM-state leaves in their categories' legend colours; a label filter in Bottom-up,
 # the icicle and Top.
 class ViewerUiViewsTest < Minitest::Test
+  include RubyIndependentTest
   include WebTestHelper
   include UiProfile
 

@@ -2,6 +2,7 @@
 
 require "test_helper"
 require "digest"
+require "open3"
 require "json"
 require "net/http"
 require "socket"
@@ -144,6 +145,26 @@ module WebTestHelper
   end
 
   # A label's value in a label set whose keys may be Symbols or Strings ("%GVL" or :"%GVL").
+  # The page's views of a profile (the call tree, bottom-up tree, method table or sandwich), as
+  # the page computes them: the page model under node (test/js/page_views.js) on the payload.
+  # Each query: {view:, filter: {thread:, hide:, range:, idle:, label: {key:, values:, unset:}}, fn: [name, path]}.
+  def page_views(data, queries, max_samples: 20_000, max_timeline: 200_000)
+    payload = Rperf::Viewer::Payload.build(data, max_samples: max_samples, max_timeline: max_timeline)
+    out, err, status = Open3.capture3("node", File.expand_path("../js/page_views.js", __dir__),
+                                      stdin_data: JSON.generate(payload: payload, duration_ns: data[:duration_ns], queries: queries))
+    raise "page_views.js failed: #{err}" unless status.success?
+
+    JSON.parse(out)
+  end
+
+  def page_view(data, view, fn: nil, limits: {}, max_timeline: 200_000, **filter)
+    page_views(data, [{ view: view, filter: filter, fn: fn, limits: limits }], max_timeline: max_timeline)[0]
+  end
+
+  # The weight of the samples the Viewer's filters keep (Viewer::SampleFilter, the server's views'
+  # selection; the page's trees select the same rows with the same model, page/page_rows.hh).
+  def kept_ns(data, **filters) = Rperf::Viewer::SampleFilter.new(data, **filters).data[:aggregated_samples].sum { |s| s[1] }
+
   def label_value(set, key) = set && (set.key?(key.to_sym) ? set[key.to_sym] : set[key.to_s])
 
   # Weight per value of one label key, as {value => ns}.

@@ -22,7 +22,8 @@
 //                  in a GVL/GC state ends in the state's frame ([GVL blocked], ...) unless its
 //                  stack already does
 //     markers      GVL blocked/wait, GC mark/sweep and each label (not the %-keys rperf sets
-//                  itself) as interval markers, a label's named by its value: the thread's
+//                  itself) as interval markers, a label's named by its value (with the events
+//                  counted for that value, the header's work_events, when it has some): the thread's
 //                  consecutive samples in one state, or with one value, merged while their
 //                  intervals follow each other (a gap of one sampling period at most)
 //
@@ -36,6 +37,7 @@
 #include "io/encoders.hh"
 #include "profile/frame_category.hh"
 #include "profile/label_value.hh"
+#include "profile/thread_names.hh"
 #include "io/output.hh"
 
 namespace rperf {
@@ -184,6 +186,7 @@ struct ThreadSamples {
   std::string pid;  // empty: the root process
   uint32_t seq = 0;
   std::string ractor;  // another Ractor's thread: the Ractor's id (%ractor)
+  std::string name;  // Thread#name (profile/thread_names), empty without one
   std::vector<uint32_t> samples;  // indexes into Profile::samples, in time order
 };
 
@@ -397,15 +400,52 @@ class RunTracker {
   bool open_ = false;
 };
 
+// (label key, value) -> the events of its runs, for the Label markers of that value: the
+// header's work_events (Rperf::WorkEvents: counts and durations of a program's events per unit
+// of work) in one line, "4 runs; sql.active_record: 6.0 per run (max 6), 0.52 ms per run; ...".
+// Only rows of one label; any other shape (a file's, edited by hand) is left out.
+using WorkEventLines = std::map<std::pair<std::string, std::string>, std::string>;
+
+WorkEventLines work_event_lines(const Profile& p) {
+  WorkEventLines out;
+  const JsonValue* rows = p.header.extras().get("work_events");
+  if (!rows || rows->kind() != JsonValue::Kind::kArray) return out;
+  for (const JsonValue& row : rows->items()) {
+    if (!row.is_object()) continue;
+    const JsonValue* labels = row.get("labels");
+    const JsonValue* events = row.get("events");
+    const int64_t units = row.int_or("units", 0);
+    if (!labels || !labels->is_object() || labels->members().size() != 1 || !labels->members()[0].second.is_text() ||
+        !events || !events->is_object() || units <= 0) {
+      continue;
+    }
+    std::string line = std::to_string(units) + (units == 1 ? " run" : " runs");
+    for (const auto& [name, e] : events->members()) {
+      const int64_t count = e.is_object() ? e.int_or("count", -1) : -1;
+      const int64_t ns = e.is_object() ? e.int_or("duration_ns", -1) : -1;
+      if (count < 0 || ns < 0) continue;
+      char text[128];
+      std::snprintf(text, sizeof text, ": %.1f per run (max %lld), %.2f ms per run", static_cast<double>(count) / units,
+                    static_cast<long long>(e.int_or("max_per_unit", count)), static_cast<double>(ns) / 1e6 / units);
+      line += "; " + name + text;
+    }
+    out[{labels->members()[0].first, labels->members()[0].second.as_string()}] = line;
+  }
+  return out;
+}
+
 std::string thread_name(const ThreadSamples& t, bool multi_process) {
   std::string name = "Thread " + std::to_string(t.seq);
-  if (!t.ractor.empty()) name += " (Ractor #" + t.ractor + ")";
-  if (multi_process) name += " (pid " + t.pid + ")";
+  std::string detail = t.name;
+  if (!t.ractor.empty()) detail += (detail.empty() ? "Ractor #" : ", Ractor #") + t.ractor;
+  if (multi_process) detail += (detail.empty() ? "pid " : ", pid ") + t.pid;
+  if (!detail.empty()) name += " (" + detail + ")";
   return name;
 }
 
 void write_thread(std::string& out, const Profile& p, const Classifier& classes, const ThreadSamples& t,
-                  const std::vector<LabelSetInfo>& sets, bool main_thread, bool multi_process, int64_t tolerance_ns) {
+                  const std::vector<LabelSetInfo>& sets, const WorkEventLines& events, bool main_thread,
+                  bool multi_process, int64_t tolerance_ns) {
   ThreadTables tables(p, classes);
   std::vector<int64_t> stacks;
   stacks.reserve(t.samples.size());
@@ -458,6 +498,11 @@ void write_thread(std::string& out, const Profile& p, const Classifier& classes,
           append_json_string(m.data, l.key);
           m.data += ",\"value\":";
           append_json_string(m.data, l.value);
+          auto e = events.find({l.key, l.value});
+          if (e != events.end()) {
+            m.data += ",\"events\":";
+            append_json_string(m.data, e->second);
+          }
           m.data += '}';
           return m;
         });
@@ -560,6 +605,7 @@ void encode_firefox(const Profile& p, const FirefoxOptions& options, Output& out
       else if (key.empty() || key[0] != '%') sets[i].labels.push_back(Label{std::move(key), label_value::to_s(l.value)});
     }
   }
+  const WorkEventLines events = work_event_lines(p);
 
   // Threads by (process, seq): the root process first, then the others by pid (numerically
   // for numbers: shorter first, then by text).
@@ -567,11 +613,13 @@ void encode_firefox(const Profile& p, const FirefoxOptions& options, Output& out
     return a.size() != b.size() ? a.size() < b.size() : a < b;
   };
   std::map<std::string, std::map<uint32_t, ThreadSamples>, decltype(process_order)> processes(process_order);
+  const ThreadNames names(p);
   for (uint32_t i = 0; i < p.samples.size(); i++) {
     const Sample& s = p.samples[i];
     const LabelSetInfo& set = s.label_set < sets.size() ? sets[s.label_set] : sets[0];
     const std::string& pid = set.pid;
     ThreadSamples& t = processes[pid][s.thread_seq];
+    if (t.samples.empty()) t.name = names.of(s.thread_seq, pid);
     t.pid = pid;
     if (!set.ractor.empty()) t.ractor = set.ractor;
     t.seq = s.thread_seq;
@@ -628,7 +676,7 @@ void encode_firefox(const Profile& p, const FirefoxOptions& options, Output& out
                 "{marker.name}", {{"phase", "Phase"}});
   chunk += ',';
   append_schema(chunk, "Label", "Samples with this label (Rperf.label), one marker per stretch of consecutive samples",
-                "{marker.data.key}: {marker.data.value}", {{"key", "Key"}, {"value", "Value"}});
+                "{marker.data.key}: {marker.data.value}", {{"key", "Key"}, {"value", "Value"}, {"events", "Events (per run)"}});
   chunk += "],";
   if (thread_count <= 64) {
     chunk += "\"initialVisibleThreads\":[";
@@ -670,7 +718,7 @@ void encode_firefox(const Profile& p, const FirefoxOptions& options, Output& out
       chunk.clear();
       if (!first_thread) chunk += ',';
       first_thread = false;
-      write_thread(chunk, p, classes, t, sets, main_thread, multi_process, interval_ns);
+      write_thread(chunk, p, classes, t, sets, events, main_thread, multi_process, interval_ns);
       main_thread = false;
       out.append(chunk);
     }

@@ -4,12 +4,16 @@
 // time type: alloc_objects/count (estimated objects allocated) and inuse_objects/count (of
 // those, still alive at the end; only when retained was measured); time samples carry 0 for them and allocation samples 0 time,
 // with the class as an "object_class" label. The time type stays the default.
+#include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <string>
 #include <unordered_map>
 
 #include "io/encoders.hh"
 #include "profile/label_value.hh"
+#include "profile/thread_names.hh"
+#include "profile/vm_state.hh"
 
 namespace rperf {
 
@@ -152,6 +156,31 @@ std::string encode_pprof(const Profile& p, const std::vector<std::string>& comme
 
   // Labels per label set, encoded once.
   const int64_t thread_key = strings.id("thread_seq");
+  // Beside thread_seq, a named thread's samples carry its (last) name: thread_name (a string
+  // label: -tags lists it, -tagfocus selects by it). A merged child's by its %pid.
+  const ThreadNames names(p);
+  int64_t thread_name_key = 0;
+  std::vector<std::string> set_pid(p.label_sets.size());
+  for (uint32_t i = 0; !names.empty() && i < p.label_sets.size(); i++) {
+    for (const Label& l : p.label_sets[i]) {
+      if (label_value::to_s(l.key) == kPidLabelKey) set_pid[i] = label_value::to_s(l.value);
+    }
+  }
+  std::map<std::pair<std::string, uint32_t>, std::string> thread_name_bytes;
+  auto thread_name_label = [&](uint32_t thread_seq, uint32_t label_set) -> const std::string& {
+    const std::string& pid = label_set < set_pid.size() ? set_pid[label_set] : set_pid.at(0);
+    auto [at, added] = thread_name_bytes.emplace(std::make_pair(pid, thread_seq), std::string());
+    if (added) {
+      const std::string& name = names.of(thread_seq, pid);
+      if (!name.empty()) {
+        if (!thread_name_key) thread_name_key = strings.id("thread_name");
+        ProtoWriter w;
+        w.bytes_field(3, label_message(thread_name_key, strings.id(name), 0));
+        at->second = w.buffer();
+      }
+    }
+    return at->second;
+  };
   std::vector<std::string> label_bytes(p.label_sets.size());
   for (uint32_t i = 0; i < p.label_sets.size(); i++) {
     ProtoWriter w;
@@ -178,6 +207,7 @@ std::string encode_pprof(const Profile& p, const std::vector<std::string>& comme
     sw.packed(1, locs);
     sw.packed(2, values);
     if (thread_seq) sw.bytes_field(3, label_message(thread_key, 0, thread_seq));
+    if (thread_seq && !names.empty()) sw.buffer() += thread_name_label(thread_seq, label_set);
     if (label_set < label_bytes.size()) sw.buffer() += label_bytes[label_set];
     sw.buffer() += extra_labels;
     out.bytes_field(2, sw.buffer());
@@ -220,6 +250,14 @@ std::string encode_pprof(const Profile& p, const std::vector<std::string>& comme
   std::vector<int64_t> comment_ids;
   for (const std::string& c : comments) comment_ids.push_back(strings.id(c));
   if (allocations) comment_ids.push_back(strings.id(kPprofAllocationComment + std::to_string(p.header.allocation_interval.value_or(1))));
+  const double hz = p.sampling_hz();
+  const double overhead = p.overhead_ratio();
+  if (overhead >= 0) {  // an overhead budget's profile: the rate it ran at, and what it cost
+    char text[160];
+    std::snprintf(text, sizeof text, "sampling: %.1f Hz effective (%d Hz asked), profiler overhead %.4f of the process's CPU", hz,
+                  p.frequency(), overhead);
+    comment_ids.push_back(strings.id(text));
+  }
   const int64_t period_unit = nanoseconds;
   for (const std::string& s : strings.strings()) out.bytes_field(6, s);  // string_table (6)
   out.int_field(9, p.header.start_time_ns.value_or(0));                              // time_nanos
@@ -230,7 +268,8 @@ std::string encode_pprof(const Profile& p, const std::vector<std::string>& comme
     vt.int_field(2, period_unit);
     out.bytes_field(11, vt.buffer());
   }
-  out.int_field(12, p.frequency() > 0 ? 1000000000LL / p.frequency() : 0);  // period
+  const int64_t period = overhead >= 0 ? (hz > 0 ? static_cast<int64_t>(1e9 / hz + 0.5) : 0) : (p.frequency() > 0 ? 1000000000LL / p.frequency() : 0);
+  out.int_field(12, period);  // period
   for (int64_t c : comment_ids) out.int_field(13, c);                  // comment
   if (allocations) out.int_field(14, kind);                             // default_sample_type: time
   return out.buffer();

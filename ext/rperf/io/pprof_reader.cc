@@ -14,12 +14,16 @@
 #include <cstdint>
 #include <cstring>
 #include <string_view>
+#include <map>
 #include <unordered_map>
+#include <utility>
 
 #include "io/encoders.hh"
 #include "io/loader.hh"
 #include "profile/label_value.hh"
 #include "profile/profile_rows.hh"
+#include "profile/thread_names.hh"
+#include "profile/vm_state.hh"
 
 namespace rperf {
 
@@ -35,6 +39,7 @@ constexpr const char* kAllocObjects = "alloc_objects";
 constexpr const char* kInuseObjects = "inuse_objects";
 constexpr const char* kThreadLabel = "thread_seq";     // a sample's thread (numeric label)
 constexpr const char* kClassLabel = "object_class";    // an allocation sample's class
+constexpr const char* kThreadNameLabel = "thread_name";  // the thread's name (profile/thread_names)
 
 struct Failure {
   std::string why;
@@ -153,6 +158,7 @@ class PprofLoader {
       }
     }
     set_header();
+    set_thread_names();
     rows.finish();
   }
 
@@ -290,6 +296,7 @@ class PprofLoader {
       values.clear();
       label_refs_.clear();
       int64_t thread = 0;
+      thread_name_ = 0;
       uint64_t klass = 0;
       bool has_class = false;
       Reader s(bytes(f));  // Sample { location_id 1, value 2, label 3 }
@@ -310,6 +317,7 @@ class PprofLoader {
       uint32_t stack_id = p_.stacks.intern(stack);
       if (p_.stacks.size() != stacks_before) spend(stack.size() * sizeof(uint32_t) + 32);
       int64_t set = label_set(rows);
+      if (thread_name_ != 0 && thread > 0) note_thread_name(thread);
       auto value = [&](size_t i) { return i < values.size() ? static_cast<int64_t>(values[i]) : 0; };
       // Allocation samples (rperf's alloc_objects/inuse_objects types) carry no time, time
       // samples no objects.
@@ -359,6 +367,11 @@ class PprofLoader {
       thread = static_cast<int64_t>(l.num);
       return;
     }
+    if (k == kThreadNameLabel && l.text != 0) {
+      str(l.text);
+      thread_name_ = l.text;
+      return;
+    }
     if (k == kClassLabel && alloc_index_ != SIZE_MAX) {
       str(l.text);
       klass = l.text;
@@ -368,6 +381,31 @@ class PprofLoader {
     if (l.text != 0) l.numeric = 0;  // a string label (num, if any, is ignored)
     str(l.text);
     label_refs_.push_back(l);
+  }
+
+  // The sample's thread's name, per (its %pid label's text, thread): each thread's samples all
+  // carry its last name (the writer's), so one entry per thread, in order of first sight.
+  void note_thread_name(int64_t thread) {
+    uint64_t pid = 0;
+    for (const LabelRef& l : label_refs_) {
+      if (!l.numeric && str(l.key) == kPidLabelKey) pid = l.text;
+    }
+    auto [at, added] = thread_names_.emplace(std::make_pair(pid, thread), thread_name_order_.size());
+    if (added) {
+      spend(64);
+      thread_name_order_.push_back({pid, thread, thread_name_});
+    } else {
+      thread_name_order_[at->second].name = thread_name_;
+    }
+  }
+
+  void set_thread_names() {
+    std::vector<ThreadName> names;
+    for (const ThreadNameRef& n : thread_name_order_) {
+      if (n.thread > ProfileRows::kMaxThreadSeq) continue;  // the sample row was refused already
+      names.push_back(ThreadName{static_cast<uint32_t>(n.thread), std::string(str(n.name)), 0, n.pid ? std::string(str(n.pid)) : std::string()});
+    }
+    if (!names.empty()) set_thread_name_entries(p_, names);
   }
 
   // The source id of the sample's label set: the same labels (by string table index) are
@@ -457,6 +495,14 @@ class PprofLoader {
     uint64_t numeric = 0;  // 1: num was given and str was not (8 bytes: no padding in the key)
   };
   std::vector<LabelRef> label_refs_;
+  uint64_t thread_name_ = 0;  // the sample's thread_name label (string index), 0: none
+  struct ThreadNameRef {
+    uint64_t pid;  // string index of its %pid label's value, 0: the root process
+    int64_t thread;
+    uint64_t name;
+  };
+  std::map<std::pair<uint64_t, int64_t>, size_t> thread_names_;  // -> into thread_name_order_
+  std::vector<ThreadNameRef> thread_name_order_;
   std::unordered_map<std::string, int64_t> label_set_ids_;  // the LabelRefs' bytes -> source id
   std::unordered_map<uint64_t, uint32_t> class_names_;      // string index -> class name id
 };

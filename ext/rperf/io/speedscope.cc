@@ -1,8 +1,12 @@
-// speedscope file format: one "sampled" profile per thread, weights in nanoseconds, samples
-// root-first, frames shared as {name, file, line}.
+// speedscope file format: one "sampled" profile per thread (named with its Thread#name when it
+// had one), weights in nanoseconds, samples root-first, frames shared as {name, file, line}.
+// Raw samples (aggregate: false) are in time order, so speedscope's Time Order view is the
+// thread's real sequence; aggregated ones are one per distinct stack.
+#include <algorithm>
 #include <map>
 
 #include "io/encoders.hh"
+#include "profile/thread_names.hh"
 
 namespace rperf {
 
@@ -24,6 +28,12 @@ std::string encode_speedscope(const Profile& p, const std::string& name) {
   out += "]},\"profiles\":[";
   std::map<uint32_t, std::vector<const Sample*>> by_thread;
   for (const Sample& s : p.samples) by_thread[s.thread_seq].push_back(&s);
+  if (p.timestamps) {
+    for (auto& [thread, samples] : by_thread) {
+      std::stable_sort(samples.begin(), samples.end(), [](const Sample* a, const Sample* b) { return a->time_ns < b->time_ns; });
+    }
+  }
+  const ThreadNames names(p);
   bool first_profile = true;
   for (const auto& [thread, samples] : by_thread) {
     int64_t total = 0;
@@ -31,7 +41,8 @@ std::string encode_speedscope(const Profile& p, const std::string& name) {
     if (!first_profile) out += ',';
     first_profile = false;
     out += "{\"type\":\"sampled\",\"name\":";
-    append_json_string(out, name + " thread " + std::to_string(thread));
+    const std::string& thread_name = names.of(thread);
+    append_json_string(out, name + " thread " + std::to_string(thread) + (thread_name.empty() ? "" : " (" + thread_name + ")"));
     out += ",\"unit\":\"nanoseconds\",\"startValue\":0,\"endValue\":";
     out += std::to_string(total);
     out += ",\"samples\":[";

@@ -91,8 +91,21 @@ class PageRows {
   // them (timeline_state).
   void set_label_sets(std::vector<LabelTexts> sets);
   const std::vector<LabelTexts>& label_sets() const { return label_sets_; }
-  // Each frame's label (the payload's frames): the Timeline's leaf names.
-  void set_frame_labels(std::vector<std::string> labels) { frame_labels_ = std::move(labels); }
+  // Each frame's label, path and method line (the payload's frames and frame_lines): the
+  // Timeline's leaf names, the call trees' methods.
+  void set_frames(std::vector<std::string> labels, std::vector<std::string> paths, std::vector<int32_t> lines) {
+    frame_labels_ = std::move(labels);
+    frame_paths_ = std::move(paths);
+    frame_lines_ = std::move(lines);
+  }
+  const std::vector<std::string>& frame_labels() const { return frame_labels_; }
+  const std::string& frame_path(uint32_t frame) const {
+    static const std::string none;
+    return frame < frame_paths_.size() ? frame_paths_[frame] : none;
+  }
+  int32_t frame_line(uint32_t frame) const { return frame < frame_lines_.size() ? frame_lines_[frame] : 0; }
+  int32_t parent(uint32_t node) const { return parents_[node]; }
+  uint32_t frame_of(uint32_t node) const { return frames_[node]; }
   // Returns false (and keeps nothing) when a row's node or a column's length is out of place.
   bool set_rows(RowKind kind, Rows rows);
 
@@ -120,7 +133,8 @@ class PageRows {
 
   std::vector<int32_t> parents_;
   std::vector<uint32_t> frames_;
-  std::vector<std::string> frame_labels_;
+  std::vector<std::string> frame_labels_, frame_paths_;
+  std::vector<int32_t> frame_lines_;
   std::vector<LabelTexts> label_sets_;
   std::vector<TimelineState> states_;
   Rows rows_[kRowKindCount];

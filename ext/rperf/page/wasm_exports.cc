@@ -13,6 +13,7 @@
 
 #include "page/names_tree.hh"
 #include "page/page_rows.hh"
+#include "page/page_views.hh"
 #include "profile/label_set_match.hh"
 #include "profile/totals_diff.hh"
 
@@ -37,6 +38,7 @@ struct Snapshot {
   std::vector<uint8_t> bins_names;
   TreeWeights weights;
   std::vector<double> self, total, state_self, kept_weights, threads;
+  std::string view;  // rperf_page_view's JSON
 };
 
 std::vector<std::unique_ptr<Snapshot>> snapshots;
@@ -136,19 +138,24 @@ void rperf_page_delete(uint32_t handle) {
   if (handle < snapshots.size()) snapshots[handle].reset();
 }
 
-// Scratch: parents int32[nodes], frames uint32[nodes], then a blob of blob_bytes: each of the
-// frame_count frames' label (texts, read_texts).
+// Scratch: parents int32[nodes], frames uint32[nodes], each frame's method line
+// int32[frame_count], then a blob of blob_bytes: each frame's label and path (texts, read_texts).
 int rperf_page_set_tree(uint32_t handle, uint32_t nodes, uint32_t frame_count, uint32_t blob_bytes) {
   Snapshot* s = snapshot(handle);
   if (!s) return 0;
   size_t offset = 0;
   std::vector<int32_t> parents = column<int32_t>(offset, nodes);
   std::vector<uint32_t> frames = column<uint32_t>(offset, nodes);
+  std::vector<int32_t> lines = column<int32_t>(offset, frame_count);
   std::vector<uint8_t> blob = column<uint8_t>(offset, blob_bytes);
-  std::vector<std::string> labels;
+  std::vector<std::string> texts, labels, paths;
   size_t at = 0;
-  if (!read_texts(blob, at, frame_count, labels)) return 0;
-  s->rows.set_frame_labels(std::move(labels));
+  if (!read_texts(blob, at, size_t{frame_count} * 2, texts)) return 0;
+  for (size_t i = 0; i < texts.size(); i += 2) {
+    labels.push_back(std::move(texts[i]));
+    paths.push_back(std::move(texts[i + 1]));
+  }
+  s->rows.set_frames(std::move(labels), std::move(paths), std::move(lines));
   return s->rows.set_tree(std::move(parents), std::move(frames));
 }
 
@@ -280,6 +287,45 @@ uint32_t rperf_page_select(uint32_t handle, uint32_t kind) {
   s->rows.select(static_cast<RowKind>(kind), s->filter, s->kept);
   s->kept_weights = as_double(s->kept.weights);
   return static_cast<uint32_t>(s->kept.rows.size());
+}
+
+// A view of the rows of `kind` the filter keeps, as JSON (page/page_views.hh): view 0 the call
+// tree, 1 the bottom-up tree, 2 the method table, 3 the sandwich of the function whose label and
+// path are the scratch's blob of blob_bytes (texts), 4 the stack chart (of the filter's thread,
+// on an axis of at least min_end_ns); max_nodes, max_methods, max_arcs: ViewLimits' (0: the
+// default). Returns its bytes; rperf_page_view_json: them.
+uint32_t rperf_page_view(uint32_t handle, uint32_t kind, uint32_t view, uint32_t blob_bytes, uint32_t max_nodes, uint32_t max_methods,
+                         uint32_t max_arcs, double min_end_ns) {
+  Snapshot* s = snapshot(handle);
+  if (!s || !valid_kind(kind)) return 0;
+  size_t offset = 0;
+  std::vector<uint8_t> blob = column<uint8_t>(offset, blob_bytes);
+  KeptRows kept;
+  s->rows.select(static_cast<RowKind>(kind), s->filter, kept);
+  rperf::Profile profile = rperf::page::profile_of_rows(s->rows, static_cast<RowKind>(kind), kept, view == 4);
+  rperf::page::ViewLimits limits;
+  if (max_nodes) limits.max_nodes = max_nodes;
+  if (max_methods) limits.max_methods = max_methods;
+  if (max_arcs) limits.max_arcs = max_arcs;
+  std::vector<std::string> function;
+  size_t at = 0;
+  switch (view) {
+    case 0: s->view = rperf::page::call_tree_json(profile, false, limits); break;
+    case 1: s->view = rperf::page::call_tree_json(profile, true, limits); break;
+    case 2: s->view = rperf::page::method_table_json(profile, limits); break;
+    case 3:
+      if (!read_texts(blob, at, 2, function)) return 0;
+      s->view = rperf::page::sandwich_json(profile, function[0], function[1], limits);
+      break;
+    case 4: s->view = rperf::page::stack_chart_json(profile, static_cast<int64_t>(min_end_ns)); break;
+    default: return 0;
+  }
+  return static_cast<uint32_t>(s->view.size());
+}
+
+const char* rperf_page_view_json(uint32_t handle) {
+  Snapshot* s = snapshot(handle);
+  return s ? s->view.data() : nullptr;
 }
 
 // The Timeline's bins of the timeline rows the filter keeps (PageRows::timeline_bins): returns

@@ -74,7 +74,7 @@ class MethodTable {
   };
   std::vector<MethodArcs> arcs_of(const std::vector<uint32_t>& methods, size_t limit = SIZE_MAX) const;
 
-  // What the Viewer's methods tab sends (viewer/method_table_payload.rb): the heaviest()
+  // What the Viewer's methods tab shows (page/page_views.cc): the heaviest()
   // entries of at least min_ns, each with its max_arcs heaviest callers and callees of at least
   // min_ns and how many it has; every method named is listed once, in order of first use (an
   // entry's method, then its callers', then its callees'), and rows refer to it by that index.

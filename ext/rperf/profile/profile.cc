@@ -255,6 +255,17 @@ void AllocationAggregator::clear() {
   index_.clear();
 }
 
+double Profile::sampling_hz() const {
+  const int64_t duration = header.duration_ns.value_or(0);
+  if (!header.profiler_cpu_ns || !header.trigger_count || duration <= 0) return frequency();
+  return static_cast<double>(*header.trigger_count) * 1e9 / static_cast<double>(duration);
+}
+
+double Profile::overhead_ratio() const {
+  if (!header.profiler_cpu_ns || !header.process_cpu_ns || *header.process_cpu_ns <= 0) return -1;
+  return static_cast<double>(*header.profiler_cpu_ns) / static_cast<double>(*header.process_cpu_ns);
+}
+
 int64_t Profile::total_weight() const {
   int64_t t = 0;
   for (const Sample& s : samples) t += s.weight_ns;

@@ -244,6 +244,11 @@ struct Profile {
   std::string mode() const { return header.mode ? header.mode->text : "cpu"; }
   int frequency() const { return static_cast<int>(header.frequency.value_or(1000)); }
   int64_t total_weight() const;
+  // The rate the timer ran at over the profile (its ticks over its time: with an overhead
+  // budget below the frequency asked for), else the frequency.
+  double sampling_hz() const;
+  // The overhead budget's measure: the profiler's CPU over the process's; -1 when not measured.
+  double overhead_ratio() const;
   // Whether the profile has allocation data (allocation profiling was on, even with no sample):
   // the key, whatever its value (a hand-written one of another type too), as before.
   bool has_allocations() const { return header.has("allocation_interval"); }

@@ -29,6 +29,8 @@ void each_field(F&& f, H&... h) {
   f("label_sets_overflowed", h.label_sets_overflowed...);
   f("detected_thread_count", h.detected_thread_count...);
   f("max_depth", h.max_depth...);
+  f("profiler_cpu_ns", h.profiler_cpu_ns...);
+  f("process_cpu_ns", h.process_cpu_ns...);
   f("start_time_ns", h.start_time_ns...);
   f("duration_ns", h.duration_ns...);
   f("total_duration_ns", h.total_duration_ns...);

@@ -99,6 +99,11 @@ struct ProfileHeader {
   HeaderField<int64_t> label_sets_overflowed;
   HeaderField<int64_t> detected_thread_count;
   HeaderField<int64_t> max_depth;
+  // The overhead budget's measure (a session with overhead_target: only): the profiler's own
+  // CPU and the whole process's over the profile's time (the effective rate: trigger_count
+  // over duration_ns).
+  HeaderField<int64_t> profiler_cpu_ns;
+  HeaderField<int64_t> process_cpu_ns;
   // Times: wall clock at the start (ns since the epoch), lengths in ns.
   HeaderField<int64_t> start_time_ns;
   HeaderField<int64_t> duration_ns;

@@ -2,8 +2,8 @@
 // so the page only draws them (issue 27: merging 125,000 rows in the page took seconds). In time
 // order each sample is a column of its stack over [time - weight, time]; a frame that stays at
 // its depth across samples with no gap longer than a sample is one cell. A sample's VM state
-// (timeline_state: GVL blocked or wait, GC) is a leaf cell above its frames. The server and the
-// --html writer ask for it (Native::Profile#stack_charts, lib/rperf/viewer/stack_chart_payload.rb).
+// (timeline_state: GVL blocked or wait, GC) is a leaf cell above its frames. The page model
+// merges it from the timeline's rows (page/page_views.cc).
 #pragma once
 #include <cstdint>
 #include <string>

@@ -21,6 +21,19 @@ class TreeBuilder {
     return id;
   }
 
+  // Each tree frame's method line (StackTree::frame_lines), from every profile frame of it.
+  void method_lines() {
+    std::vector<int32_t> start(tree_.frames.size(), 0), lowest(tree_.frames.size(), 0);
+    for (const Frame& f : p_.frames.all()) {
+      uint32_t id = names_.find(f.path, f.label, 0);
+      if (id == HashIndex::kNotFound) continue;
+      if (f.start_line > 0) start[id] = f.start_line;
+      if (f.line > 0 && (lowest[id] == 0 || f.line < lowest[id])) lowest[id] = f.line;
+    }
+    tree_.frame_lines.resize(tree_.frames.size());
+    for (size_t i = 0; i < start.size(); i++) tree_.frame_lines[i] = start[i] ? start[i] : lowest[i];
+  }
+
   void reserve(size_t nodes) {
     tree_.parents.reserve(nodes);
     tree_.node_frames.reserve(nodes);
@@ -307,6 +320,7 @@ StackTree build_stack_tree(const Profile& p, const std::vector<Sample>& samples,
       tree.retained += a.retained;
     }
   }
+  builder.method_lines();
   return tree;
 }
 

@@ -19,6 +19,9 @@ struct StackTree {
   static constexpr const char* kNoFramesLabel = "(no Ruby frames)";  // an empty stack's root frame
 
   std::vector<std::pair<std::string, std::string>> frames;  // (label, path), in order of first use
+  // Per frame, its method's line as MethodStacks reads it (a frame's start_line, else the lowest
+  // sampled line, else 0): the page's call trees name methods as the server's did.
+  std::vector<int32_t> frame_lines;
   std::vector<int32_t> parents;                             // per node; -1: a root frame
   std::vector<uint32_t> node_frames;                        // per node, into frames
   // Sample indices, heaviest first (ties in their order), when there are more than

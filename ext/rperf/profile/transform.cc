@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <vector>
 
+#include "profile/frame_category.hh"
 #include "profile/idle_wait.hh"
 #include "profile/label_value.hh"
 #include "profile/method_stacks.hh"
+#include "profile/thread_names.hh"
 #include "util/utf8.hh"
 
 namespace rperf {
@@ -70,7 +72,8 @@ const VmState kStates[] = {kGvlBlocked, kGvlWait, kGcMark, kGcSweep};
 HeaderField<int64_t> ProfileHeader::* const kSummedCounters[] = {
     &ProfileHeader::trigger_count, &ProfileHeader::sampling_count, &ProfileHeader::sampling_time_ns,
     &ProfileHeader::hook_time_ns,  &ProfileHeader::user_ns,        &ProfileHeader::sys_ns,
-    &ProfileHeader::allocation_sample_count, &ProfileHeader::dropped_allocations};
+    &ProfileHeader::allocation_sample_count, &ProfileHeader::dropped_allocations,
+    &ProfileHeader::profiler_cpu_ns, &ProfileHeader::process_cpu_ns};
 
 }  // namespace
 
@@ -223,6 +226,7 @@ void merge_child(Profile& root, const Profile& child, const std::string& pid) {
   rh.total_duration_ns = rh.total_duration_ns.value_or(root_ns) + child_ns;
   rh.duration_ns = std::max(root_ns, child_ns);
   rh.process_count = rh.process_count.value_or(1) + 1;
+  merge_thread_names(root, child, pid);
 }
 
 namespace {
@@ -230,6 +234,16 @@ namespace {
 std::vector<bool> frames_of_function(const Profile& p, const StackTransform& t) {
   std::vector<bool> match(p.frames.size());
   for (uint32_t f = 0; f < p.frames.size(); f++) match[f] = same_text(p.frames[f].label, t.label) && same_text(p.frames[f].path, t.path);
+  return match;
+}
+
+// Per frame id: whether it is a framework's (a gem's or the standard library's).
+std::vector<bool> framework_frames(const Profile& p) {
+  std::vector<bool> match(p.frames.size());
+  for (uint32_t f = 0; f < p.frames.size(); f++) {
+    FrameCategory c = frame_category(p.frames[f].label, p.frames[f].path);
+    match[f] = c == FrameCategory::kGem || c == FrameCategory::kStdlib;
+  }
   return match;
 }
 
@@ -247,12 +261,23 @@ namespace {
 // The stack transforms list[begin, end) (none is kHideIdle), each distinct stack once.
 void transform_run(Profile& p, const std::vector<StackTransform>& list, size_t begin, size_t end) {
   if (begin == end) return;
+  // kAppFirst's frame is interned first, so every per-frame table below has a slot for it.
+  uint32_t framework = UINT32_MAX;
+  std::vector<bool> native;  // per frame id: a C method (kAppFirst)
+  for (size_t k = begin; k < end; k++) {
+    if (list[k].op != StackTransform::Op::kAppFirst || framework != UINT32_MAX) continue;
+    framework = p.frames.intern(kFrameworkPath, kFrameworkFrame, 0);
+    native.resize(p.frames.size());
+    for (uint32_t f = 0; f < p.frames.size(); f++) native[f] = frame_category(p.frames[f].label, p.frames[f].path) == FrameCategory::kNative;
+  }
   std::vector<std::vector<bool>> match(list.size());
   std::vector<uint32_t> method;
   for (size_t k = begin; k < end; k++) {
-    if (list[k].op != StackTransform::Op::kRecursion) match[k] = frames_of_function(p, list[k]);
+    if (list[k].op == StackTransform::Op::kAppFirst) match[k] = framework_frames(p);
+    else if (list[k].op != StackTransform::Op::kRecursion) match[k] = frames_of_function(p, list[k]);
     else if (method.empty()) method = method_of_frames(p);
   }
+
   constexpr uint32_t kGone = 0xffffffffu;
   StackTable out;
   std::vector<uint32_t> new_id(p.stacks.size());
@@ -286,6 +311,22 @@ void transform_run(Profile& p, const std::vector<StackTransform>& list, size_t b
           break;
         case StackTransform::Op::kHideIdle:  // not in a run
           break;
+        case StackTransform::Op::kAppFirst: {
+          // Root first: a framework frame opens a run (one [framework] frame), an app frame
+          // ends it, and a C method joins the run of the framework code that called it.
+          next.clear();
+          bool in_run = false;
+          for (size_t i = stack.size(); i-- > 0;) {
+            uint32_t f = stack[i];
+            bool joins = is[f] || (in_run && native[f]);
+            if (!joins) next.push_back(f);
+            else if (!in_run) next.push_back(framework);
+            in_run = joins;
+          }
+          std::reverse(next.begin(), next.end());
+          stack.swap(next);
+          break;
+        }
         case StackTransform::Op::kRecursion:
           next.clear();
           for (size_t i = 0; i < stack.size(); i++) {

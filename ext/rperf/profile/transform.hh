@@ -47,9 +47,9 @@ class UserLabelSets {
 // recursion"). A function is (label, path) as the page shows them: valid UTF-8 (util/utf8.hh),
 // any line.
 struct StackTransform {
-  enum class Op { kFocus, kCallers, kMerge, kDrop, kRecursion, kHideIdle };
+  enum class Op { kFocus, kCallers, kMerge, kDrop, kRecursion, kHideIdle, kAppFirst };
   Op op = Op::kRecursion;
-  std::string label;  // the function's (not kRecursion, kHideIdle)
+  std::string label;  // the function's (not kRecursion, kHideIdle, kAppFirst)
   std::string path;
 };
 
@@ -61,11 +61,18 @@ struct StackTransform {
 //   kMerge      the function's frames removed: its time goes to its callers
 //   kDrop       the samples with the function removed
 //   kRecursion  a function calling itself directly is one frame (the innermost call's)
+//   kAppFirst   "app code first": each run of consecutive framework frames (the gem and stdlib
+//               categories, profile/frame_category.hh; with the C methods they call) becomes one
+//               frame, kFrameworkFrame, so the app's own frames fill the view (a Rails stack's
+//               ~70 middleware frames are one)
 //   kHideIdle   the time samples idle in a known wait (profile/idle_wait.hh) removed, judged on
 //               the stacks as they are at that point (the sandwich cuts stacks after it)
 // A sample left without a stack by focus or drop goes; merge may leave an empty stack, which
 // stays. Each distinct stack is transformed once.
 void transform_stacks(Profile& p, const std::vector<StackTransform>& list);
+// The frame kAppFirst puts in place of a run of framework frames (its path: kFrameworkPath).
+inline constexpr const char* kFrameworkFrame = "[framework]";
+inline constexpr const char* kFrameworkPath = "<gems and stdlib>";
 
 // Only the time samples `filter` keeps, each with its kept weight (its part of a time range);
 // the allocation samples go (the filters are the time views'). The Viewer's filtered profile.

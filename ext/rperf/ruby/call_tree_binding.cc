@@ -15,7 +15,8 @@
 #include "profile/idle_wait.hh"
 #include "profile/method_table.hh"
 #include "profile/source_lines.hh"
-#include "profile/stack_chart.hh"
+#include "profile/thread_names.hh"
+#include "util/utf8.hh"
 #include "profile/timeline_bins.hh"
 #include "profile/transform.hh"
 #include "ruby/profile_binding.hh"
@@ -343,57 +344,6 @@ VALUE call_tree_heaviest_arcs(VALUE self, VALUE method_ids, VALUE limit) {
   return out;
 }
 
-// #method_table_view(min_ns, max_methods, max_arcs) -> {methods: [[label, path, line], ...]
-// (valid UTF-8), entries: [[method, self_ns, total_ns, recursive (0/1), [[method, ns], ...]
-// callers, callees, caller_count, callee_count], ...], method_count:}: MethodTable::view, the
-// Viewer's methods tab as it is sent.
-struct ViewQuery {  // owned by a Ruby object: the conversions may raise
-  MethodTable::View view;
-};
-void view_query_free(void* p) { delete static_cast<ViewQuery*>(p); }
-const rb_data_type_t kViewQueryType = {"rperf/view_query", {nullptr, view_query_free, nullptr, nullptr, {nullptr}}, nullptr, nullptr, 0};
-
-VALUE index_pairs_value(const std::vector<std::pair<uint32_t, int64_t>>& pairs) {
-  VALUE out = rb_ary_new_capa(static_cast<long>(pairs.size()));
-  for (const auto& [method, ns] : pairs) rb_ary_push(out, rb_ary_new_from_args(2, UINT2NUM(method), LL2NUM(ns)));
-  return out;
-}
-
-VALUE call_tree_method_table_view(VALUE self, VALUE min_ns, VALUE max_methods, VALUE max_arcs) {
-  int64_t min = NUM2LL(min_ns);
-  size_t max = NUM2SIZET(max_methods);
-  size_t arcs = NUM2SIZET(max_arcs);
-  const MethodTable& mt = table_of(self);
-  const std::vector<Method>& methods = paths_of(self).methods();
-  auto* q = new ViewQuery();
-  VALUE owner = TypedData_Wrap_Struct(rb_cObject, &kViewQueryType, q);
-  without_cxx_exceptions([&] { q->view = mt.view(methods, min, max, arcs); });
-  VALUE named = rb_ary_new_capa(static_cast<long>(q->view.methods.size()));
-  for (uint32_t id : q->view.methods) {
-    const Method& m = methods[id];
-    rb_ary_push(named, rb_ary_new_from_args(3, text_string(m.label), text_string(m.path), INT2NUM(m.line)));
-  }
-  VALUE entries = rb_ary_new_capa(static_cast<long>(q->view.rows.size()));
-  for (const MethodTable::View::Row& r : q->view.rows) {
-    VALUE row = rb_ary_new_capa(8);
-    rb_ary_push(row, UINT2NUM(r.method));
-    rb_ary_push(row, LL2NUM(r.self_ns));
-    rb_ary_push(row, LL2NUM(r.total_ns));
-    rb_ary_push(row, INT2FIX(r.recursive ? 1 : 0));
-    rb_ary_push(row, index_pairs_value(r.callers));
-    rb_ary_push(row, index_pairs_value(r.callees));
-    rb_ary_push(row, SIZET2NUM(r.caller_count));
-    rb_ary_push(row, SIZET2NUM(r.callee_count));
-    rb_ary_push(entries, row);
-  }
-  VALUE out = rb_hash_new();
-  rb_hash_aset(out, sym("methods"), named);
-  rb_hash_aset(out, sym("entries"), entries);
-  rb_hash_aset(out, sym("method_count"), SIZET2NUM(q->view.method_count));
-  RB_GC_GUARD(owner);
-  return out;
-}
-
 // #arc_counts(method_id) -> [callers, callees]: how many, without listing them.
 VALUE call_tree_arc_counts(VALUE self, VALUE method) {
   const MethodTable& mt = arcs_of(self);
@@ -468,56 +418,6 @@ VALUE profile_timeline_bins(VALUE self, VALUE bins, VALUE min_end_ns, VALUE sele
   return out;
 }
 
-// Native::Profile#stack_charts(min_end_ns, select): the Stack chart tab's cells
-// (profile/stack_chart.hh) of the samples `select` keeps (read_select; nil: all) ->
-// {end_ns:, threads: [[thread_seq, {thread:, total_ns:, samples:, frames: [[name, path], ...],
-// dx:, w:, d:, f:, gap:}], ...]}.
-struct StackChartQuery {  // owned by a Ruby object: read_select and the conversions may raise
-  SampleFilter filter;
-  StackCharts charts;
-};
-void stack_chart_query_free(void* p) { delete static_cast<StackChartQuery*>(p); }
-const rb_data_type_t kStackChartQueryType = {"rperf/stack_chart_query", {nullptr, stack_chart_query_free, nullptr, nullptr, {nullptr}}, nullptr, nullptr, 0};
-
-template <typename T, typename Convert>
-VALUE integer_array(const std::vector<T>& values, Convert convert) {
-  VALUE out = rb_ary_new_capa(static_cast<long>(values.size()));
-  for (T v : values) rb_ary_push(out, convert(v));
-  return out;
-}
-
-VALUE profile_stack_charts(VALUE self, VALUE min_end_ns, VALUE select) {
-  ProfileHolder* p = holder_of(self);
-  if (!p->profile.timestamps) rb_raise(rb_eArgError, "rperf: the stack chart needs the profile's raw samples (aggregate: false)");
-  int64_t min_end = min_end_of(min_end_ns);
-  auto* q = new StackChartQuery();
-  VALUE owner = TypedData_Wrap_Struct(0, &kStackChartQueryType, q);
-  if (!NIL_P(select)) read_select(select, p, q->filter);
-  without_cxx_exceptions([&] { q->charts = stack_charts(p->profile, q->filter, min_end); });
-  VALUE threads = rb_ary_new_capa(static_cast<long>(q->charts.threads.size()));
-  for (const StackChart& c : q->charts.threads) {
-    VALUE frames = rb_ary_new_capa(static_cast<long>(c.frames.size()));
-    for (const auto& [name, path] : c.frames) rb_ary_push(frames, rb_ary_new_from_args(2, utf8_string(name), utf8_string(path)));
-    VALUE chart = rb_hash_new();
-    rb_hash_aset(chart, sym("thread"), UINT2NUM(c.thread));
-    rb_hash_aset(chart, sym("total_ns"), LL2NUM(c.total_ns));
-    rb_hash_aset(chart, sym("samples"), ULL2NUM(c.samples));
-    rb_hash_aset(chart, sym("frames"), frames);
-    rb_hash_aset(chart, sym("dx"), integer_array(c.dx, [](int64_t v) { return LL2NUM(v); }));
-    rb_hash_aset(chart, sym("w"), integer_array(c.w, [](int64_t v) { return LL2NUM(v); }));
-    rb_hash_aset(chart, sym("d"), integer_array(c.d, [](uint32_t v) { return UINT2NUM(v); }));
-    rb_hash_aset(chart, sym("f"), integer_array(c.f, [](int32_t v) { return INT2NUM(v); }));
-    rb_hash_aset(chart, sym("gap"), integer_array(c.gap, [](int64_t v) { return LL2NUM(v); }));
-    rb_ary_push(threads, rb_ary_new_from_args(2, UINT2NUM(c.thread), chart));
-  }
-  VALUE out = rb_hash_new();
-  rb_hash_aset(out, sym("end_ns"), LL2NUM(q->charts.end_ns));
-  rb_hash_aset(out, sym("threads"), threads);
-  RB_GC_GUARD(owner);
-  RB_GC_GUARD(self);
-  return out;
-}
-
 // Native::Profile#selected(select) -> a new Native::Profile of the samples `select` keeps
 // (read_select), each with its kept weight (select_samples in profile/transform.hh).
 struct SelectQuery {  // owned by a Ruby object: read_select may raise
@@ -577,11 +477,13 @@ VALUE profile_source_lines(VALUE self, VALUE path, VALUE select) {
   return out;
 }
 
-// Native::Profile#thread_totals -> [[thread_seq, total_ns, idle_ns], ...] by thread_seq: each
-// thread's samples and the idle ones among them (profile/idle_wait.hh), for the Viewer's Threads
-// tab and "hide idle threads"; another Ractor's thread has a fourth element, its Ractor's id.
+// Native::Profile#thread_totals -> [[thread_seq, total_ns, idle_ns, name(, ractor)], ...] by
+// thread_seq: each thread's samples and the idle ones among them (profile/idle_wait.hh), for the
+// Viewer's Threads tab and "hide idle threads", its last Thread#name (profile/thread_names.hh; nil
+// without one), and for another Ractor's thread a fifth element, its Ractor's id.
 struct ThreadTotalsQuery {  // owned by a Ruby object: the conversions may raise
   std::vector<ThreadIdleTotal> totals;
+  std::vector<std::string> names;
 };
 void thread_totals_query_free(void* p) { delete static_cast<ThreadTotalsQuery*>(p); }
 const rb_data_type_t kThreadTotalsQueryType = {"rperf/thread_totals_query", {nullptr, thread_totals_query_free, nullptr, nullptr, {nullptr}}, nullptr, nullptr, 0};
@@ -590,10 +492,17 @@ VALUE profile_thread_totals(VALUE self) {
   ProfileHolder* p = holder_of(self);
   auto* q = new ThreadTotalsQuery();
   VALUE owner = TypedData_Wrap_Struct(0, &kThreadTotalsQueryType, q);
-  without_cxx_exceptions([&] { q->totals = thread_idle_totals(p->profile); });
+  without_cxx_exceptions([&] {
+    q->totals = thread_idle_totals(p->profile);
+    const ThreadNames names(p->profile);
+    for (const ThreadIdleTotal& t : q->totals) q->names.push_back(valid_utf8(names.of(t.thread_seq)));
+  });
   VALUE out = rb_ary_new_capa(static_cast<long>(q->totals.size()));
-  for (const ThreadIdleTotal& t : q->totals) {
-    VALUE row = rb_ary_new_from_args(3, UINT2NUM(t.thread_seq), LL2NUM(t.total_ns), LL2NUM(t.idle_ns));
+  for (size_t i = 0; i < q->totals.size(); i++) {
+    const ThreadIdleTotal& t = q->totals[i];
+    const std::string& name = q->names[i];
+    VALUE name_value = name.empty() ? Qnil : rb_utf8_str_new(name.data(), static_cast<long>(name.size()));
+    VALUE row = rb_ary_new_from_args(4, UINT2NUM(t.thread_seq), LL2NUM(t.total_ns), LL2NUM(t.idle_ns), name_value);
     if (!t.ractor.empty()) rb_ary_push(row, rb_utf8_str_new(t.ractor.data(), static_cast<long>(t.ractor.size())));
     rb_ary_push(out, row);
   }
@@ -664,10 +573,8 @@ void init_call_tree_binding(VALUE native) {
   rb_define_method(g_call_tree_class, "arc_counts", RUBY_METHOD_FUNC(call_tree_arc_counts), 1);
   rb_define_method(g_call_tree_class, "heaviest_entries", RUBY_METHOD_FUNC(call_tree_heaviest_entries), 2);
   rb_define_method(g_call_tree_class, "heaviest_arcs", RUBY_METHOD_FUNC(call_tree_heaviest_arcs), 2);
-  rb_define_method(g_call_tree_class, "method_table_view", RUBY_METHOD_FUNC(call_tree_method_table_view), 3);
   // The Viewer's other queries over a filter's samples; here beside read_select.
   rb_define_method(profile_class(), "timeline_bins", RUBY_METHOD_FUNC(profile_timeline_bins), 3);
-  rb_define_method(profile_class(), "stack_charts", RUBY_METHOD_FUNC(profile_stack_charts), 2);
   rb_define_method(profile_class(), "selected", RUBY_METHOD_FUNC(profile_selected), 1);
   rb_define_method(profile_class(), "source_lines", RUBY_METHOD_FUNC(profile_source_lines), 2);
   rb_define_method(profile_class(), "thread_totals", RUBY_METHOD_FUNC(profile_thread_totals), 0);

@@ -622,8 +622,8 @@ VALUE profile_set_meta(VALUE self, VALUE meta) {
 // #transformed(list) -> a new Native::Profile: this one with the Viewer's stack transforms
 // applied in order (profile/transform.hh). list: [["focus" | "merge" | "drop", label, path] |
 // ["recursion"] | ["callers", label, path] (the sandwich's) | ["idle"] (the idle samples removed,
-// judged before the transforms after it), ...], labels and paths as the page shows them (valid
-// UTF-8).
+// judged before the transforms after it) | ["app"] (app code first: each run of gem and stdlib
+// frames one [framework] frame), ...], labels and paths as the page shows them (valid UTF-8).
 VALUE profile_transformed(VALUE self, VALUE list) {
   ProfileHolder* h = holder_of(self);
   Check_Type(list, T_ARRAY);
@@ -633,7 +633,8 @@ VALUE profile_transformed(VALUE self, VALUE list) {
     VALUE t = RARRAY_AREF(list, i);
     bool ok = RB_TYPE_P(t, T_ARRAY) && RARRAY_LEN(t) > 0 && RB_TYPE_P(RARRAY_AREF(t, 0), T_STRING);
     if (ok && RARRAY_LEN(t) == 1) {
-      ok = rb_str_equal(RARRAY_AREF(t, 0), rb_str_new_cstr("recursion")) == Qtrue || rb_str_equal(RARRAY_AREF(t, 0), rb_str_new_cstr("idle")) == Qtrue;
+      ok = rb_str_equal(RARRAY_AREF(t, 0), rb_str_new_cstr("recursion")) == Qtrue || rb_str_equal(RARRAY_AREF(t, 0), rb_str_new_cstr("idle")) == Qtrue ||
+           rb_str_equal(RARRAY_AREF(t, 0), rb_str_new_cstr("app")) == Qtrue;
     }
     else if (ok && RARRAY_LEN(t) == 3) {
       bool known = false;
@@ -642,7 +643,7 @@ VALUE profile_transformed(VALUE self, VALUE list) {
     } else {
       ok = false;
     }
-    if (!ok) rb_raise(rb_eArgError, "rperf: transform %ld must be [focus|merge|drop|callers, label, path], [\"recursion\"] or [\"idle\"], got %" PRIsVALUE, i, rb_inspect(t));
+    if (!ok) rb_raise(rb_eArgError, "rperf: transform %ld must be [focus|merge|drop|callers, label, path], [\"recursion\"], [\"idle\"] or [\"app\"], got %" PRIsVALUE, i, rb_inspect(t));
   }
   ProfileHolder* out = new_profile_holder();
   VALUE obj = wrap_profile(out);  // owns `out` from here: an exception below leaks nothing
@@ -652,7 +653,8 @@ VALUE profile_transformed(VALUE self, VALUE list) {
       VALUE t = RARRAY_AREF(list, i);
       StackTransform st;
       if (RARRAY_LEN(t) == 1) {
-        st.op = RSTRING_PTR(RARRAY_AREF(t, 0))[0] == 'i' ? StackTransform::Op::kHideIdle : StackTransform::Op::kRecursion;
+        char first = RSTRING_PTR(RARRAY_AREF(t, 0))[0];
+        st.op = first == 'i' ? StackTransform::Op::kHideIdle : first == 'a' ? StackTransform::Op::kAppFirst : StackTransform::Op::kRecursion;
       } else {
         VALUE op = RARRAY_AREF(t, 0), label = RARRAY_AREF(t, 1), path = RARRAY_AREF(t, 2);
         const char* name = RSTRING_PTR(op);
@@ -732,7 +734,8 @@ VALUE int_array(const std::vector<uint32_t>& ids) {
   return a;
 }
 
-// #stack_tree(max_samples, max_timeline) -> {frames: [[label, path], ...] (valid UTF-8), parents:,
+// #stack_tree(max_samples, max_timeline) -> {frames: [[label, path], ...] (valid UTF-8), frame_lines:
+// [method line per frame], parents:,
 // node_frames:, rows: [[node, weight_ns, thread_seq, label_set_id], ...], idle_rows: [row index,
 // ...], pruned: {samples:, weight_ns:}, total_weight_ns:, timeline: nil without raw samples, else
 // {samples: [[node, weight_ns, thread_seq, label_set_id, time_ns], ...], idle: [row index, ...],
@@ -814,6 +817,9 @@ VALUE profile_stack_tree(VALUE self, VALUE max_samples, VALUE max_timeline) {
   rb_hash_aset(out, sym("frames"), frames);
   rb_hash_aset(out, sym("parents"), parents);
   rb_hash_aset(out, sym("node_frames"), int_array(tree->node_frames));
+  VALUE lines = rb_ary_new_capa(static_cast<long>(tree->frame_lines.size()));
+  for (int32_t line : tree->frame_lines) rb_ary_push(lines, INT2FIX(line));
+  rb_hash_aset(out, sym("frame_lines"), lines);
   rb_hash_aset(out, sym("rows"), rows);
   rb_hash_aset(out, sym("idle_rows"), idle_rows);
   rb_hash_aset(out, sym("pruned"), pruned);
@@ -837,6 +843,14 @@ VALUE profile_summary(VALUE self) {
 }
 
 VALUE profile_total_weight(VALUE self) { return LL2NUM(holder_of(self)->profile.total_weight()); }
+
+// #sampling_hz -> the rate the timer ran at (Profile::sampling_hz); #overhead_ratio -> the
+// profiler's CPU over the process's, nil when not measured (no overhead budget).
+VALUE profile_sampling_hz(VALUE self) { return DBL2NUM(holder_of(self)->profile.sampling_hz()); }
+VALUE profile_overhead_ratio(VALUE self) {
+  const double ratio = holder_of(self)->profile.overhead_ratio();
+  return ratio < 0 ? Qnil : DBL2NUM(ratio);
+}
 
 // #vm_state_totals -> {running: ns, gvl_blocked: ns, gvl_wait: ns, gc_mark: ns, gc_sweep: ns}:
 // every state by its name (profile/vm_state.hh), in the model's order.
@@ -1001,6 +1015,8 @@ void init_profile_binding(VALUE native) {
   rb_define_singleton_method(g_profile_class, "views_built", RUBY_METHOD_FUNC(profile_s_views_built), 0);
   rb_define_method(g_profile_class, "summary", RUBY_METHOD_FUNC(profile_summary), 0);
   rb_define_method(g_profile_class, "total_weight", RUBY_METHOD_FUNC(profile_total_weight), 0);
+  rb_define_method(g_profile_class, "sampling_hz", RUBY_METHOD_FUNC(profile_sampling_hz), 0);
+  rb_define_method(g_profile_class, "overhead_ratio", RUBY_METHOD_FUNC(profile_overhead_ratio), 0);
   rb_define_method(g_profile_class, "vm_state_totals", RUBY_METHOD_FUNC(profile_vm_state_totals), 0);
   rb_define_method(g_profile_class, "function_totals", RUBY_METHOD_FUNC(profile_function_totals), -1);
   rb_define_method(g_profile_class, "allocation_totals", RUBY_METHOD_FUNC(profile_allocation_totals), 0);

@@ -48,19 +48,24 @@ const rb_data_type_t kMarkerType = {"rperf/marker", {marker_mark, nullptr, nullp
 // One option of Native.start's Hash; a missing one keeps the default.
 VALUE start_option(VALUE options, const char* name) { return rb_hash_lookup2(options, ID2SYM(rb_intern(name)), Qundef); }
 
-// Thread.list -> [[thread, native id], ...] of every other thread whose id is known: start's
-// Ruby calls, made before any session state exists.
-VALUE other_thread_ids() {
+// Thread.list -> [[thread, native id, name], ...] of every other thread whose id is known, and
+// [self, 0, name] last: start's Ruby calls, made before any session state exists.
+VALUE thread_list_for_start() {
   VALUE list = rb_funcall(rb_cThread, rb_intern("list"), 0);
   VALUE self = rb_thread_current(), out = rb_ary_new();
-  ID native_thread_id = rb_intern("native_thread_id");
+  ID native_thread_id = rb_intern("native_thread_id"), name = rb_intern("name");
   for (long i = 0; i < RARRAY_LEN(list); i++) {
     VALUE th = RARRAY_AREF(list, i);
     if (th == self) continue;
     VALUE tid = rb_funcall(th, native_thread_id, 0);
-    if (FIXNUM_P(tid) && FIX2LONG(tid) > 0) rb_ary_push(out, rb_assoc_new(th, tid));
+    if (FIXNUM_P(tid) && FIX2LONG(tid) > 0) rb_ary_push(out, rb_ary_new_from_args(3, th, tid, rb_funcall(th, name, 0)));
   }
+  rb_ary_push(out, rb_ary_new_from_args(3, self, INT2FIX(0), rb_funcall(self, name, 0)));
   return out;
+}
+
+std::string string_or_empty(VALUE v) {
+  return RB_TYPE_P(v, T_STRING) ? std::string(RSTRING_PTR(v), static_cast<size_t>(RSTRING_LEN(v))) : std::string();
 }
 
 // The session made, published and started (no Ruby call). nil, or why the timer did not start.
@@ -69,16 +74,21 @@ VALUE start_session(const SessionOptions& o, VALUE thread_ids, VALUE owner) {
   char reason[256] = "";
   without_cxx_exceptions([&] {
     std::vector<ExistingThread> others;
-    for (long i = 0; i < RARRAY_LEN(thread_ids); i++) {
-      VALUE pair = RARRAY_AREF(thread_ids, i);
-      others.push_back({RARRAY_AREF(pair, 0), static_cast<pid_t>(FIX2LONG(RARRAY_AREF(pair, 1)))});
+    long count = RARRAY_LEN(thread_ids) - 1;  // the last is the caller's own
+    for (long i = 0; i < count; i++) {
+      VALUE e = RARRAY_AREF(thread_ids, i);
+      others.push_back({RARRAY_AREF(e, 0), static_cast<pid_t>(FIX2LONG(RARRAY_AREF(e, 1))), string_or_empty(RARRAY_AREF(e, 2))});
     }
+    std::string own_name = string_or_empty(RARRAY_AREF(RARRAY_AREF(thread_ids, count), 2));
     Session* s = new Session(o);  // the ring's buffers are allocated here
     g_session = s;
     g_owner = owner;
     g_session_serial++;
     std::string message;
     started = s->start(others, &message);
+    if (started && !own_name.empty()) {
+      if (ThreadState* ts = s->current_thread_state(false)) s->thread_named(ts, own_name);
+    }
     if (!started) {
       g_session = nullptr;
       g_owner = Qnil;
@@ -92,7 +102,7 @@ VALUE start_session(const SessionOptions& o, VALUE thread_ids, VALUE owner) {
 // Native.start(options, owner): options {frequency:, mode: :cpu|:wall, aggregate:, signal:
 // nil|false|Integer, defer:, max_depth:, lines:, forked_child:, allocation_interval:
 // nil|Integer, max_label_sets:, capture: :signal|:postponed, retained: (FREEOBJ followed for
-// the retained estimate)}, validated by Rperf::Settings
+// the retained estimate), overhead_target: nil|Float (the overhead budget)}, validated by Rperf::Settings
 // (unknown keys are a programming error); `owner`: the Ruby session object (Native.session).
 //
 // Safe from any number of threads: every Ruby call (option conversions, Thread.list, thread
@@ -101,7 +111,7 @@ VALUE start_session(const SessionOptions& o, VALUE thread_ids, VALUE owner) {
 // Ruby, so no other thread runs in between (the GVL is held throughout).
 VALUE native_start(VALUE, VALUE options, VALUE owner) {
   Check_Type(options, T_HASH);
-  static const char* const kKeys[] = {"frequency", "mode", "aggregate", "signal", "defer", "max_depth", "lines", "forked_child", "allocation_interval", "max_label_sets", "capture", "retained"};
+  static const char* const kKeys[] = {"frequency", "mode", "aggregate", "signal", "defer", "max_depth", "lines", "forked_child", "allocation_interval", "max_label_sets", "capture", "retained", "overhead_target"};
   VALUE keys = rb_funcall(options, rb_intern("keys"), 0);
   for (long i = 0; i < RARRAY_LEN(keys); i++) {
     VALUE key = RARRAY_AREF(keys, i);
@@ -126,12 +136,13 @@ VALUE native_start(VALUE, VALUE options, VALUE owner) {
   if ((v = start_option(options, "allocation_interval")) != Qundef && !NIL_P(v)) o.allocation_interval = NUM2UINT(v);
   if ((v = start_option(options, "max_label_sets")) != Qundef) o.max_label_sets = NUM2UINT(v);
   if ((v = start_option(options, "retained")) != Qundef) o.retained = RTEST(v);
+  if ((v = start_option(options, "overhead_target")) != Qundef && !NIL_P(v)) o.overhead_target = NUM2DBL(v);
   // :signal: the GVL holder's signal handler samples (Session::capture_in_handler); :postponed.
   if ((v = start_option(options, "capture")) != Qundef) {
     if (v != ID2SYM(rb_intern("signal")) && v != ID2SYM(rb_intern("postponed"))) rb_raise(rb_eArgError, "rperf: capture must be :signal or :postponed");
     o.signal_capture = v == ID2SYM(rb_intern("signal"));
   }
-  VALUE thread_ids = other_thread_ids();
+  VALUE thread_ids = thread_list_for_start();
   // The last Ruby call is behind us: from here until g_session is published, no other thread runs.
   if (g_session) rb_raise(rb_eRuntimeError, "Rperf is already running");
   VALUE error = start_session(o, thread_ids, owner);
@@ -190,6 +201,22 @@ VALUE native_snapshot(VALUE, VALUE clear, VALUE vm_state_frames) {
   // app's table stays as large as the labels in use, issue 30.9).
   if (RTEST(clear)) without_cxx_exceptions([&] { s->release_unused_label_sets(); });
   return profile;
+}
+
+// Native.thread_named(thread): Thread#name= (ThreadNameHook) gave `thread` a name (nil: none);
+// the session records it for the thread's samples. Ruby's call (Thread#name) comes first, as
+// in the label calls; a thread with no state (the session has not seen it) is skipped.
+VALUE native_thread_named(VALUE, VALUE thread) {
+  if (!rb_obj_is_kind_of(thread, rb_cThread)) rb_raise(rb_eTypeError, "rperf: a Thread expected");
+  VALUE name = rb_funcall(thread, rb_intern("name"), 0);
+  if (!g_session || !on_main_ractor()) return Qnil;
+  // A rename makes no thread state: a state starts the thread's timeline, which is the hooks'
+  // business (a deferred session's paused threads must stay unobserved).
+  without_cxx_exceptions([&] {
+    if (ThreadState* ts = g_session->thread_state(thread)) g_session->thread_named(ts, string_or_empty(name));
+  });
+  RB_GC_GUARD(name);
+  return Qnil;
 }
 
 VALUE native_running_p(VALUE) { return g_session ? Qtrue : Qfalse; }
@@ -424,6 +451,18 @@ VALUE native_sampling_paths(VALUE) {
   return rb_assoc_new(ULL2NUM(handler), ULL2NUM(g_session->sampling_count - handler));
 }
 
+// Native.count_export_time(ns): CPU the caller spent encoding an interval for export
+// (Rperf::Continuous), counted as the profiler's own for the overhead budget. GVL held.
+VALUE native_count_export_time(VALUE, VALUE ns) {
+  const int64_t spent = NUM2LL(ns);
+  if (g_session && spent > 0) g_session->export_time_ns += spent;
+  return Qnil;
+}
+
+// Native.sampling_interval_ns -> the running session's tick interval now (the overhead budget
+// changes it), nil when none.
+VALUE native_sampling_interval_ns(VALUE) { return g_session ? LL2NUM(g_session->timer.interval_ns()) : Qnil; }
+
 VALUE native_monotonic_ns(VALUE) { return LL2NUM(monotonic_ns()); }
 
 VALUE native_default_signal(VALUE) { return INT2NUM(Timer::default_signal()); }
@@ -470,6 +509,7 @@ void init_session_binding(VALUE native) {
   rb_define_singleton_method(native, "label_set_id=", RUBY_METHOD_FUNC(native_set_label_set), 1);
   rb_define_singleton_method(native, "label_set_id", RUBY_METHOD_FUNC(native_label_set_id), 0);
   rb_define_singleton_method(native, "labels", RUBY_METHOD_FUNC(native_labels), 0);
+  rb_define_singleton_method(native, "thread_named", RUBY_METHOD_FUNC(native_thread_named), 1);
   rb_define_singleton_method(native, "label_sets", RUBY_METHOD_FUNC(native_label_sets), 0);
   rb_define_singleton_method(native, "label_set_count", RUBY_METHOD_FUNC(native_label_set_count), 0);
   rb_define_singleton_method(native, "profile_inc", RUBY_METHOD_FUNC(native_profile_inc), 0);
@@ -478,6 +518,8 @@ void init_session_binding(VALUE native) {
   rb_define_singleton_method(native, "suspend_for_exec", RUBY_METHOD_FUNC(native_suspend_for_exec), 0);
   rb_define_singleton_method(native, "resume_after_failed_exec", RUBY_METHOD_FUNC(native_resume_after_failed_exec), 0);
   rb_define_singleton_method(native, "sampling_paths", RUBY_METHOD_FUNC(native_sampling_paths), 0);
+  rb_define_singleton_method(native, "count_export_time", RUBY_METHOD_FUNC(native_count_export_time), 1);
+  rb_define_singleton_method(native, "sampling_interval_ns", RUBY_METHOD_FUNC(native_sampling_interval_ns), 0);
   rb_define_singleton_method(native, "monotonic_ns", RUBY_METHOD_FUNC(native_monotonic_ns), 0);
   rb_define_singleton_method(native, "default_signal", RUBY_METHOD_FUNC(native_default_signal), 0);
   rb_define_singleton_method(native, "inject_allocation_failures", RUBY_METHOD_FUNC(native_inject_allocation_failures), 2);

@@ -145,8 +145,14 @@ void Session::consume_allocation(const SampleRecord& r, const SampleRing::Run& r
 }
 
 void Session::take_allocations(bool clear, std::vector<AllocationSample>& out) {
-  if (!opts.aggregate) out = clear ? std::move(alloc.raw) : alloc.raw;
-  else out = clear ? alloc.aggregated.take() : alloc.aggregated.samples();
+  if (!opts.aggregate) {
+    out.clear();
+    out.reserve(alloc.raw.size());
+    if (clear) move_all(alloc.raw, out);
+    else out.assign(alloc.raw.begin(), alloc.raw.end());
+  } else {
+    out = clear ? alloc.aggregated.take() : alloc.aggregated.samples();
+  }
   // Every tracked object's record was drained (the GVL is held: no allocation since), so each
   // live slot names its sample.
   const int64_t weight = opts.allocation_interval;

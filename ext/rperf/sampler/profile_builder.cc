@@ -155,8 +155,9 @@ void build_profile(Session& s, const BuildOptions& opts, Profile& out) {
   int64_t ractor_sampling_ns = 0;
   s.ractors.take_counts(opts.clear ? now : 0, &ractor_samples, &ractor_sampling_ns);
   h.sampling_count = static_cast<int64_t>(s.sampling_count + ractor_samples);
-  h.sampling_time_ns = s.sampling_time_ns + ractor_sampling_ns;
-  h.hook_time_ns = s.hook_time_ns;
+  const Session::IntervalStart ends{s.sampling_time_ns.total(), s.hook_time_ns.total(), s.own_cpu_ns(), clock_ns(CLOCK_PROCESS_CPUTIME_ID)};
+  h.sampling_time_ns = ends.sampling_ns - s.interval_start.sampling_ns + ractor_sampling_ns;
+  h.hook_time_ns = ends.hook_ns - s.interval_start.hook_ns;
   uint64_t dropped = s.dropped_samples.load();
   if (dropped) h.dropped_samples = static_cast<int64_t>(dropped);
   // Label sets folded into "(other)" once max_label_sets distinct ones existed.
@@ -165,17 +166,21 @@ void build_profile(Session& s, const BuildOptions& opts, Profile& out) {
   h.start_time_ns = s.start_realtime_ns;
   h.duration_ns = now - s.start_mono_ns;
   h.max_depth = s.opts.max_depth;
+  if (s.opts.overhead_target > 0) {  // the budget's measure of this interval (the rate: trigger_count)
+    h.profiler_cpu_ns = ends.own_cpu_ns - s.interval_start.own_cpu_ns;
+    h.process_cpu_ns = ends.process_cpu_ns - s.interval_start.process_cpu_ns;
+  }
   if (with_allocations) {
     h.allocation_interval = s.opts.allocation_interval;
     h.allocation_sample_count = static_cast<int64_t>(s.alloc.sample_count);
     if (s.alloc.dropped) h.dropped_allocations = static_cast<int64_t>(s.alloc.dropped);
   }
+  set_thread_name_entries(out, s.thread_names_since(s.start_mono_ns));
 
   if (opts.clear) {
     s.timer.reset_trigger_count();
     s.sampling_count = 0;
-    s.sampling_time_ns = 0;
-    s.hook_time_ns = 0;
+    s.interval_start = ends;
     s.dropped_samples.store(0);
     s.alloc.sample_count = 0;
     s.alloc.dropped = 0;

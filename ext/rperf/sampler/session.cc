@@ -106,7 +106,13 @@ void thread_end_hook(VALUE, void*) {
   if (g_session && on_main_ractor()) g_session->thread_ending();
 }
 void worker_drain(void* ctx) { static_cast<Session*>(ctx)->drain(); }
+int64_t spent_off_timer(void* ctx) {
+  const Session* s = static_cast<const Session*>(ctx);
+  return s->sampling_time_ns.total() + s->hook_time_ns.total() + s->export_time_ns.total();
+}
 }  // namespace
+
+int64_t Session::own_cpu_ns() const { return timer.cpu_ns() + spent_off_timer(const_cast<Session*>(this)); }
 
 int64_t Session::tick_cpu_ns(pid_t tid) {
   uint32_t before = g_tick_seq.load(std::memory_order_acquire);
@@ -194,9 +200,12 @@ bool Session::start(const std::vector<ExistingThread>& others, std::string* erro
   topts.extra_targets = RactorThreads::running_tids;
   topts.extra_tick = RactorThreads::tick_in_handler;
   if (!opts.defer) ractors.start_recording(vm_layout_ok_, false, start_mono_ns);
+  topts.overhead_target = opts.overhead_target;
+  topts.own_time = spent_off_timer;
   install_hooks();
   signal_capture.store(opts.signal_capture && topts.signal > 0, std::memory_order_relaxed);
   job_requested.store(false, std::memory_order_relaxed);  // a job still pending from a stopped session
+  interval_start = IntervalStart{0, 0, 0, clock_ns(CLOCK_PROCESS_CPUTIME_ID)};
   if (!timer.start(topts, on_tick, worker_drain, this, error)) {
     signal_capture.store(false, std::memory_order_relaxed);
     remove_hooks();
@@ -427,6 +436,28 @@ void Session::adopt_existing_threads(const std::vector<ExistingThread>& others) 
     ts->timeline.unobserve(opts.wall ? -1 : cpu_clock_of(ts));
     set_thread(ts, other.thread);
   }
+  // Their names as read at start (a thread adopted later, at its first event, is named at
+  // its next Thread#name=).
+  for (const ExistingThread& other : others) {
+    if (other.name.empty()) continue;
+    if (ThreadState* ts = thread_state(other.thread)) thread_names_.push_back(ThreadName{ts->seq, other.name, 0, {}});
+  }
+}
+
+void Session::thread_named(ThreadState* ts, std::string name) {
+  for (auto it = thread_names_.rbegin(); it != thread_names_.rend(); ++it) {
+    if (it->thread_seq != ts->seq) continue;
+    if (it->name == name) return;
+    break;
+  }
+  if (name.empty() && std::none_of(thread_names_.begin(), thread_names_.end(), [&](const ThreadName& n) { return n.thread_seq == ts->seq; })) return;
+  thread_names_.push_back(ThreadName{ts->seq, std::move(name), monotonic_ns(), {}});
+}
+
+std::vector<ThreadName> Session::thread_names_since(int64_t since_mono_ns) const {
+  std::vector<ThreadName> out = thread_names_;
+  for (ThreadName& n : out) n.time_ns = n.time_ns > since_mono_ns ? n.time_ns - since_mono_ns : 0;
+  return out;
 }
 
 // capture: :signal forwards every tick, also with one thread: the sample is taken where Ruby runs.
@@ -614,14 +645,22 @@ void Session::drain() {
 // turns into NoMemoryError; the samples stay in the session for the next call).
 std::vector<Sample> Session::take_samples(bool clear, StackStore* store_copy, std::vector<AllocationSample>* allocations) {
   drain();
-  ScopedLock lock(consumer_mutex);
-  maybe_inject_bad_alloc(FaultSite::kTakeSamples);
+  std::deque<Sample> taken;  // the raw samples, copied after the lock: the worker waits for it
   std::vector<Sample> out;
-  if (store_copy) *store_copy = stacks;
-  if (allocations) take_allocations(clear, *allocations);
-  if (!opts.aggregate) out = clear ? std::move(raw) : raw;
-  else out = clear ? aggregated.take() : aggregated.samples();
-  if (clear) raw.clear();
+  {
+    ScopedLock lock(consumer_mutex);
+    maybe_inject_bad_alloc(FaultSite::kTakeSamples);
+    if (store_copy) *store_copy = stacks;
+    if (!opts.aggregate && clear) out.reserve(raw.size());  // a bad_alloc leaves every sample in place
+    if (allocations) take_allocations(clear, *allocations);
+    if (!opts.aggregate) {
+      if (clear) taken.swap(raw);
+      else out.assign(raw.begin(), raw.end());
+    } else {
+      out = clear ? aggregated.take() : aggregated.samples();
+    }
+  }
+  move_all(taken, out);
   return out;
 }
 
@@ -658,12 +697,11 @@ void Session::mark() {
   ring.each_pending_record([](const SampleRecord& r) {
     if (r.kind == SampleRecord::kAllocation && r.klass != 0) rb_gc_mark(static_cast<VALUE>(r.klass));
   });
-  const std::vector<AllocationSample>* lists[] = {&alloc.aggregated.samples(), &alloc.raw};
-  for (const std::vector<AllocationSample>* list : lists) {
-    for (const AllocationSample& a : *list) {
-      if (a.type != 0) rb_gc_mark(static_cast<VALUE>(a.type));
-    }
-  }
+  auto mark_type = [](const AllocationSample& a) {
+    if (a.type != 0) rb_gc_mark(static_cast<VALUE>(a.type));
+  };
+  for (const AllocationSample& a : alloc.aggregated.samples()) mark_type(a);
+  for (const AllocationSample& a : alloc.raw) mark_type(a);
   for (uint64_t klass : alloc.resolving) {
     if (klass != 0) rb_gc_mark(static_cast<VALUE>(klass));
   }

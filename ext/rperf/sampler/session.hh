@@ -9,11 +9,13 @@
 
 #include <atomic>
 #include <cstdint>
+#include <deque>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "profile/profile.hh"
+#include "profile/thread_names.hh"
 #include "sampler/live_objects.hh"
 #include "sampler/ractor_threads.hh"
 #include "sampler/sample_ring.hh"
@@ -29,6 +31,7 @@ namespace rperf {
 struct ExistingThread {
   VALUE thread;
   pid_t tid;
+  std::string name;  // Thread#name ("": none)
 };
 
 struct SessionOptions {
@@ -48,6 +51,24 @@ struct SessionOptions {
   // capture: :signal — the GVL holder's signal handler takes the sample itself (no postponed
   // job, no interrupt flag: YJIT code keeps running); see Session::capture_in_handler.
   bool signal_capture = false;
+  // > 0: the overhead budget (the share of the process's CPU the profiler holds itself to,
+  // the rate adapting between 1 Hz and `frequency`; see Timer and OverheadBudget).
+  double overhead_target = 0;
+};
+
+// A time the profiler spent (ns), added up on the GVL holder and read by the timer thread too
+// (the overhead budget): one writer at a time, so a relaxed load and store. Never reset: an
+// interval's share is the difference from its start (IntervalStart).
+class SpentTime {
+ public:
+  SpentTime& operator+=(int64_t ns) {
+    total_.store(total_.load(std::memory_order_relaxed) + ns, std::memory_order_relaxed);
+    return *this;
+  }
+  int64_t total() const { return total_.load(std::memory_order_relaxed); }
+
+ private:
+  std::atomic<int64_t> total_{0};
 };
 
 // Marks rperf's own producer code (hooks, the sample job, labels, start/stop) running on the
@@ -79,11 +100,22 @@ struct AllocationTracking {
   // belongs to.
   std::unordered_map<uint32_t, StackPath> paths;
   AllocationAggregator aggregated;
-  std::vector<AllocationSample> raw;
+  std::deque<AllocationSample> raw;  // a deque, as Session::raw
   std::vector<uint32_t> slot_sample;
   // The classes of samples taken out by a snapshot(clear: true), kept marked until named.
   std::vector<uint64_t> resolving;
 };
+
+// Moves a raw list's elements to the end of `out`, whose capacity the caller reserved (so
+// nothing here allocates or throws), block by block: each block is freed once copied, so the
+// peak is the vector and one block.
+template <typename T>
+void move_all(std::deque<T>& from, std::vector<T>& out) {
+  while (!from.empty()) {
+    out.push_back(from.front());
+    from.pop_front();
+  }
+}
 
 class Session final : public ChargeSink {
  public:
@@ -156,6 +188,13 @@ class Session final : public ChargeSink {
   // keep their ids.
   void release_unused_label_sets();
 
+  // Thread#name= (and start, for every thread's name then), GVL held, no Ruby call: the name
+  // `ts` has from now, recorded when it differs from its last. Names are read where Ruby may
+  // be called (the binding, before it looks the session up), never by a hook or a sample.
+  void thread_named(ThreadState* ts, std::string name);
+  // Every name recorded, times in ns since `since_mono_ns` (0 when earlier).
+  std::vector<ThreadName> thread_names_since(int64_t since_mono_ns) const;
+
   void mark();  // GC: frame VALUEs in the stack store and in the ring
   // Which allocation events are hooked now: NEWOBJ (allocations: N), FREEOBJ (retained: true).
   bool newobj_hooked() const { return newobj_tracepoint_ != Qnil; }
@@ -199,7 +238,10 @@ class Session final : public ChargeSink {
   SampleRing ring;
   std::unordered_map<uint32_t, StackPath> paths;  // worker: each thread's current stack
   SampleAggregator aggregated;  // with opts.aggregate
-  std::vector<Sample> raw;      // without: every interval, with its time
+  // Without: every interval, with its time. A deque: the worker, which is the timer thread,
+  // appends without ever moving what it holds; a vector's doubling copied 256 MB at once (3.2 s
+  // on a loaded VM), with no tick meanwhile (issue 48.6b: one "running" interval of seconds).
+  std::deque<Sample> raw;
   LabelSetTable label_sets;     // the labels threads are tagged with (Rperf.label)
   ThreadRegistry threads;
   GcTracking gc;
@@ -208,8 +250,16 @@ class Session final : public ChargeSink {
 
   uint64_t sampling_count = 0;
   uint64_t handler_samples = 0;  // of sampling_count, taken in the signal handler
-  int64_t sampling_time_ns = 0;  // in sample jobs (as rperf reports it)
-  int64_t hook_time_ns = 0;      // in the GVL and GC hooks, and the sampled allocations' hook work
+  SpentTime sampling_time_ns;  // in sample jobs (as rperf reports it)
+  SpentTime hook_time_ns;      // in the GVL and GC hooks, and the sampled allocations' hook work
+  SpentTime export_time_ns;    // encoding the intervals for export (Rperf::Continuous)
+  // The profiler's CPU so far: the timer thread's, and the capture, hooks and export above (the
+  // overhead budget's measure; their wall time where they run on the GVL holder).
+  int64_t own_cpu_ns() const;
+  // The totals where the current interval began (start, snapshot(clear: true)).
+  struct IntervalStart {
+    int64_t sampling_ns = 0, hook_ns = 0, own_cpu_ns = 0, process_cpu_ns = 0;
+  } interval_start;
   std::atomic<uint64_t> dropped_samples{0};
   int64_t start_mono_ns = 0;
   // When stop() closed the intervals (0 while running): the end of duration_ns. The profile is
@@ -225,6 +275,7 @@ class Session final : public ChargeSink {
 
  private:
   std::string own_source_prefix_;  // see start_allocations
+  std::vector<ThreadName> thread_names_;  // time_ns: monotonic at the rename (0: at start)
   void install_hooks();
   void remove_hooks();
   void remove_gc_hook();

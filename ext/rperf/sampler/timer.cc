@@ -5,6 +5,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "util/clock.hh"
@@ -21,6 +22,24 @@ uid_t Timer::uid_ = 0;
 namespace {
 constexpr int64_t kBackgroundPeriodNs = 10 * 1000 * 1000;
 constexpr int kMaxExtraTargets = 64;
+// With an overhead budget the drain runs with the ticks when they are slower than that, up
+// to this period: a wake-up of this thread cost ~30 us of its CPU on the loaded development
+// VM, and 100 drains a second took most of a 1% budget, leaving ~20 Hz for the samples. The
+// ring (16k records) holds 100 ms of 160k GVL events a second.
+constexpr int64_t kSlowestBackgroundPeriodNs = 100 * 1000 * 1000;
+// The overhead budget's window: long enough that a window holds many ticks and the CPU clocks'
+// reads (three system calls) are nothing beside it. The first is short and each doubles up to
+// the longest: a rate far over budget at start (10 kHz) comes down within tens of ms, before
+// it has cost much.
+constexpr int64_t kFirstControlPeriodNs = 10 * 1000 * 1000;
+constexpr int64_t kControlPeriodNs = 100 * 1000 * 1000;
+
+// A CPU clock's reading, 0 when it cannot be read (a thread that has exited).
+int64_t cpu_clock_ns(clockid_t clock) {
+  timespec ts;
+  if (clock_gettime(clock, &ts) != 0) return 0;
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000LL + ts.tv_nsec;
+}
 
 timespec to_timespec(int64_t ns) {
   timespec ts;
@@ -100,12 +119,14 @@ bool Timer::start(const Options& opts, TickFn tick, BackgroundFn background, voi
   target_ = opts.target;
   background_ = background;
   ctx_ = ctx;
-  interval_ns_ = 1000000000LL / opts.frequency;
+  interval_ns_.store(1000000000LL / opts.frequency, std::memory_order_relaxed);
+  budget_ = OverheadBudget(opts.overhead_target, 1000000000LL / opts.frequency);
+  window_process_ns_ = -1;
   trigger_count_.store(0, std::memory_order_relaxed);
   stop_requested_ = false;
   worker_ready_ = false;
   armed_.store(opts.armed);
-  next_deadline_ns_ = monotonic_ns() + interval_ns_;
+  next_deadline_ns_ = monotonic_ns() + interval_ns();
 
   pthread_condattr_t attr;
   pthread_condattr_init(&attr);
@@ -159,7 +180,8 @@ void Timer::arm() {
   if (!running_) return;
   pthread_mutex_lock(&mutex_);
   armed_.store(true);
-  next_deadline_ns_ = monotonic_ns() + interval_ns_;
+  next_deadline_ns_ = monotonic_ns() + interval_ns();
+  window_process_ns_ = -1;  // the budget's next window starts with the ticks
   pthread_cond_signal(&cond_);
   pthread_mutex_unlock(&mutex_);
 }
@@ -189,6 +211,26 @@ bool Timer::restart(std::string* error) {
   if (!start(again, tick_, background_, ctx_, error)) return false;
   trigger_count_.fetch_add(ticks, std::memory_order_relaxed);
   return true;
+}
+
+int64_t Timer::cpu_ns() const {
+  return earlier_cpu_ns_.load(std::memory_order_relaxed) + (running_ ? cpu_clock_ns(worker_clock_) : 0);
+}
+
+void Timer::adjust_rate(int64_t now) {
+  const int64_t process = cpu_clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+  const int64_t own = cpu_clock_ns(CLOCK_THREAD_CPUTIME_ID) + (opts_.own_time ? opts_.own_time(ctx_) : 0);
+  if (window_process_ns_ < 0) {  // (re)started: this is the first window's start
+    control_period_ns_ = kFirstControlPeriodNs;
+  } else {
+    const int64_t interval = budget_.next_interval_ns(interval_ns(), own - window_own_ns_, process - window_process_ns_);
+    interval_ns_.store(interval, std::memory_order_relaxed);
+    if (next_deadline_ns_ > now + interval) next_deadline_ns_ = now + interval;  // faster now: not a long wait first
+    control_period_ns_ = std::min(control_period_ns_ * 2, kControlPeriodNs);
+  }
+  next_control_ns_ = now + control_period_ns_;
+  window_process_ns_ = process;
+  window_own_ns_ = own;
 }
 
 void Timer::abandon_after_fork() {
@@ -228,21 +270,30 @@ void Timer::worker_loop() {
   // the period at 10 kHz).
   prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
 #endif
+  pthread_getcpuclockid(pthread_self(), &worker_clock_);
+  const bool budgeted = opts_.overhead_target > 0;
   pthread_mutex_lock(&mutex_);
   worker_ready_ = true;
   pthread_cond_broadcast(&cond_);
-  int64_t next_background = monotonic_ns() + kBackgroundPeriodNs;
+  // The drain's period: with the budget, the tick interval within [10 ms, 100 ms].
+  auto background_period = [&] {
+    return budgeted ? std::clamp(interval_ns(), kBackgroundPeriodNs, kSlowestBackgroundPeriodNs) : kBackgroundPeriodNs;
+  };
+  int64_t next_background = monotonic_ns() + background_period();
   while (!stop_requested_) {
     int64_t now = monotonic_ns();
     int64_t wake = next_background;
     bool sleeping_ticks = armed_.load();
     if (sleeping_ticks && next_deadline_ns_ < wake) wake = next_deadline_ns_;
+    if (budgeted && sleeping_ticks && next_control_ns_ < wake) wake = next_control_ns_;
     if (wake > now) {
       timespec ts = to_timespec(wake);
       pthread_cond_timedwait(&cond_, &mutex_, &ts);
       continue;  // re-evaluate: woken early by a signal, arm() or stop()
     }
+    bool ticked = false;
     if (sleeping_ticks && now >= next_deadline_ns_) {
+      ticked = true;
       trigger_count_.fetch_add(1, std::memory_order_relaxed);
       pid_t tid = target_ ? target_() : 0;
       const uint8_t generation = generation_.load(std::memory_order_relaxed);
@@ -252,18 +303,22 @@ void Timer::worker_loop() {
         const int n = opts_.extra_targets(extra, kMaxExtraTargets);
         for (int i = 0; i < n; i++) forward(pid_, uid_, extra[i], opts_.signal, generation, true);
       }
-      next_deadline_ns_ += interval_ns_;
-      if (next_deadline_ns_ <= now) next_deadline_ns_ = now + interval_ns_;  // skip missed ticks
+      next_deadline_ns_ += interval_ns();
+      if (next_deadline_ns_ <= now) next_deadline_ns_ = now + interval_ns();  // skip missed ticks
     }
-    if (now >= next_background) {
+    // With the budget, work due before the next tick is done on this wake-up: one, not three.
+    const int64_t early = budgeted && ticked ? interval_ns() : 0;
+    if (budgeted && sleeping_ticks && (now + early >= next_control_ns_ || window_process_ns_ < 0)) adjust_rate(now);
+    if (now + early >= next_background) {
       pthread_mutex_unlock(&mutex_);
       background_(ctx_);
       pthread_mutex_lock(&mutex_);
-      next_background = monotonic_ns() + kBackgroundPeriodNs;
+      next_background = monotonic_ns() + background_period();
     }
   }
   pthread_mutex_unlock(&mutex_);
   background_(ctx_);
+  earlier_cpu_ns_.fetch_add(cpu_clock_ns(CLOCK_THREAD_CPUTIME_ID), std::memory_order_relaxed);
 }
 
 }  // namespace rperf

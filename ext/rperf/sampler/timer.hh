@@ -8,6 +8,12 @@
 //    on the development VM; the worker spent a third of the main thread's CPU.)
 //  - sleep mode (signal 0): it calls `tick` itself.
 // Between ticks the worker calls `background` (the aggregation drain) about every 10 ms.
+// With an overhead budget (Options::overhead_target) the worker also measures, every 100 ms
+// (10 ms at first, doubling),
+// the profiler's CPU (its own thread's clock plus `own_time`: the capture, hooks and export
+// on other threads) against the process's, and sets its next interval (OverheadBudget). Only
+// the worker changes the interval, between its own deadlines, so no tick of either capture
+// path sees a change in flight; the weights are the timelines' intervals, exact at any rate.
 // Ruby-independent: `tick` must be async-signal-safe (rb_postponed_job_trigger is).
 // A forwarded tick carries its target's kernel id (rt_tgsigqueueinfo's value), so the handler
 // on that thread knows which thread it runs on without a system call.
@@ -20,6 +26,8 @@
 #include <atomic>
 #include <cstdint>
 #include <string>
+
+#include "sampler/overhead_budget.hh"
 
 namespace rperf {
 
@@ -34,6 +42,8 @@ class Timer {
   // TargetFn's answer for a tick with nothing to do: it is counted and goes no further.
   static constexpr pid_t kSkipTick = -1;
   using BackgroundFn = void (*)(void* ctx);
+  // The profiler's CPU spent on other threads so far (ns, never decreasing), read by the worker.
+  using OwnTimeFn = int64_t (*)(void* ctx);
 
   struct Options {
     int frequency = 1000;  // Hz, 1..10000
@@ -48,6 +58,10 @@ class Timer {
     // timer thread; each is sent the tick, and its handler calls `extra_tick(tid)`.
     int (*extra_targets)(pid_t* out, int max) = nullptr;
     TickFn extra_tick = nullptr;
+    // > 0: the share of the process's CPU the profiler holds itself to, by lowering (down to
+    // 1 Hz) or raising (up to `frequency`) the rate; `own_time` counts its work elsewhere.
+    double overhead_target = 0;
+    OwnTimeFn own_time = nullptr;
   };
 
   static int default_signal();
@@ -67,20 +81,33 @@ class Timer {
   bool running() const { return running_; }
   uint64_t trigger_count() const { return trigger_count_.load(std::memory_order_relaxed); }
   void reset_trigger_count() { trigger_count_.store(0, std::memory_order_relaxed); }
-  int64_t interval_ns() const { return interval_ns_; }
+  // The tick interval now (the overhead budget changes it; else the frequency's).
+  int64_t interval_ns() const { return interval_ns_.load(std::memory_order_relaxed); }
+  // The CPU the timer's threads burned (this one's and those of earlier starts): ticks,
+  // forwarding, the drain and the budget's own reads. Any thread; a system call.
+  int64_t cpu_ns() const;
 
  private:
   static void* worker_main(void* self);
   static void on_signal(int, siginfo_t*, void*);
   void worker_loop();
   void restore_signal();
+  void adjust_rate(int64_t now);  // the overhead budget's step, on the worker (mutex held)
 
   Options opts_;
   TickFn tick_ = nullptr;
   TargetFn target_ = nullptr;
   BackgroundFn background_ = nullptr;
   void* ctx_ = nullptr;
-  int64_t interval_ns_ = 0;
+  std::atomic<int64_t> interval_ns_{0};
+  OverheadBudget budget_{0, 1};
+  // The budget's window: the process's and the profiler's CPU at its start (-1: none yet).
+  int64_t window_process_ns_ = -1;
+  int64_t window_own_ns_ = 0;
+  int64_t next_control_ns_ = 0;
+  int64_t control_period_ns_ = 0;
+  clockid_t worker_clock_ = 0;             // the running worker's CPU clock
+  std::atomic<int64_t> earlier_cpu_ns_{0};  // the CPU of workers already joined
   bool running_ = false;
   struct sigaction old_action_ {};
   pthread_t worker_{};

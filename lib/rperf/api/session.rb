@@ -72,7 +72,7 @@ module Rperf
     # (Rperf.stop's, as rperf 0.11); false builds none (a session's end at exit: nobody reads
     # it) and returns the native profile.
     def finish(profile, result: true)
-      Intervals.cut { profile } # the last interval: this process's own, before any child's
+      Intervals.cut { with_work_events(profile, clear: true) } # the last interval: this process's own, before any child's
       add_process_counters(profile, @gc_base)
       return finish_child(profile, result) if child?
 
@@ -87,7 +87,11 @@ module Rperf
     # The profile so far: the Hash view (Rperf.snapshot), or the native profile with
     # result: false (the Viewer's snapshots).
     def snapshot(clear:, result: true)
-      profile = clear ? Intervals.cut { Native.snapshot(true, settings.vm_state_frames) } : Native.snapshot(false, settings.vm_state_frames)
+      profile = if clear
+                  Intervals.cut { with_work_events(Native.snapshot(true, settings.vm_state_frames), clear: true) }
+                else
+                  with_work_events(Native.snapshot(false, settings.vm_state_frames), clear: false)
+                end
       return nil unless profile
 
       gc_now = GC.stat
@@ -98,6 +102,15 @@ module Rperf
     end
 
     private
+
+    # The interval's events per unit of work (WorkEvents), when the program recorded any.
+    def with_work_events(profile, clear:)
+      return nil unless profile
+
+      events = WorkEvents.take(clear: clear)
+      profile.set_attribute(:work_events, events) if events
+      profile
+    end
 
     def add_process_counters(profile, gc_base, gc_now = GC.stat)
       times = Process.times

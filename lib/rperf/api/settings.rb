@@ -9,6 +9,7 @@ module Rperf
       mode: :cpu, frequency: 1000, signal: nil, aggregate: true, defer: false, lines: false,
       max_depth: 512, vm_state_frames: false, output: nil, format: nil, inherit: :fork,
       verbose: false, stat: false, allocations: nil, retained: false, max_label_sets: 10_000, capture: nil,
+      overhead_target: nil,
     }.freeze
     # How a tick's stack is captured: in the GVL holder's signal handler (YJIT code keeps
     # running) or by a postponed job (an interrupt: YJIT code side-exits to the interpreter).
@@ -26,7 +27,7 @@ module Rperf
       mode: "RPERF_MODE", frequency: "RPERF_FREQUENCY", signal: "RPERF_SIGNAL", aggregate: "RPERF_AGGREGATE",
       defer: "RPERF_DEFER", lines: "RPERF_LINES", max_depth: "RPERF_MAX_DEPTH", vm_state_frames: "RPERF_VM_STATE_FRAMES",
       allocations: "RPERF_ALLOCATIONS", retained: "RPERF_RETAINED", max_label_sets: "RPERF_MAX_LABEL_SETS",
-      capture: "RPERF_CAPTURE",
+      capture: "RPERF_CAPTURE", overhead_target: "RPERF_OVERHEAD_TARGET",
     }.freeze
     PROCESS_ENV = { output: "RPERF_OUTPUT", format: "RPERF_FORMAT", verbose: "RPERF_VERBOSE", stat: "RPERF_STAT" }.freeze
     INHERIT_ENV = "RPERF_INHERIT"
@@ -61,9 +62,12 @@ module Rperf
       when :aggregate then value != "0"
       when :defer, :lines, :vm_state_frames, :verbose, :stat, :retained then value == "1"
       when :format then { txt: :text, pb: :pprof }.fetch(value.to_sym, value.to_sym)
+      when :overhead_target then Float(value)
       else value
       end
     rescue ArgumentError
+      raise ArgumentError, "#{SAMPLING_ENV.merge(PROCESS_ENV)[key]} must be a number (got #{value.inspect})" if key == :overhead_target
+
       raise ArgumentError, "#{SAMPLING_ENV.merge(PROCESS_ENV)[key]} must be an integer (got #{value.inspect})"
     end
 
@@ -117,6 +121,7 @@ module Rperf
       @signal = @signal.zero? ? false : nil if @signal.is_a?(Integer) && @signal <= 0
       @allocations = { true => DEFAULT_ALLOCATION_INTERVAL, false => nil, 0 => nil }.fetch(@allocations, @allocations)
       @retained = false if @retained.nil?
+      @overhead_target = @overhead_target.to_f if @overhead_target.is_a?(Rational) || @overhead_target.is_a?(Integer)
     end
 
     def validate!
@@ -138,6 +143,17 @@ module Rperf
       validate_signal!
       validate_allocations!
       validate_capture!
+      validate_overhead_target!
+    end
+
+    # The overhead budget: the share of the process's CPU the profiler holds itself to, the rate
+    # adapting between 1 Hz and `frequency` (sampler/overhead_budget.hh); nil: a fixed rate.
+    def validate_overhead_target!
+      return if overhead_target.nil?
+      return if overhead_target.is_a?(Numeric) && overhead_target.positive? && overhead_target < 1
+
+      raise ArgumentError, "overhead_target must be nil or a share of the CPU between 0 and 1 (0.01 is 1%), " \
+                           "got #{overhead_target.inspect}"
     end
 
     def validate_capture!

@@ -29,15 +29,33 @@ module Rperf
       SUMMARY_KEYS.each_with_object({}) { |k, out| out[k] = summary[k] unless summary[k].nil? }
     end
 
-    def report_tsv(data)
+    def report_tsv(data, limit: ROWS_LIMIT)
       lines = ["method\tself_pct\ttotal_pct\tself_ms"]
-      report_rows(data).each { |r| lines << tsv_row(r.values) }
-      lines.join("\n") << "\n" << summary_line(report_summary(data))
+      report_rows(data, limit: limit).each { |r| lines << tsv_row(r.values) }
+      lines.join("\n") << "\n" << summary_line(report_summary(data)) << thread_lines(data)
     end
 
-    def report_json(data)
+    def report_json(data, limit: ROWS_LIMIT)
       require "json"
-      JSON.generate(report_rows(data) + [{ summary: report_summary(data) }])
+      summary = report_summary(data)
+      threads = thread_rows(data)
+      summary[:threads] = threads if threads
+      JSON.generate(report_rows(data, limit: limit) + [{ summary: summary }])
+    end
+
+    # [{thread_seq:, name:, total_ms:}] per thread when a thread of the profile has a name
+    # (Thread#name, the model's last one; nil without one), else nil: a profile of unnamed
+    # threads prints as rperf 0.11 printed it.
+    def thread_rows(data)
+      totals = Storage.native(data).thread_totals # [[thread_seq, total_ns, idle_ns, name], ...]
+      return nil if totals.none? { |t| t[3] }
+
+      totals.map { |seq, total_ns, _, name| { thread_seq: seq, name: name, total_ms: ms(total_ns) } }
+    end
+
+    # "# thread\t<seq>\t<total_ms>\t<name>" per thread (after "# summary"), when any is named.
+    def thread_lines(data)
+      (thread_rows(data) || []).map { |t| tsv_row(["# thread", t[:thread_seq], t[:total_ms], t[:name]]) + "\n" }.join
     end
 
     # [{method:, self_pct_base:, self_pct_head:, delta_pt:}], largest change first.
@@ -62,15 +80,15 @@ module Rperf
       end
     end
 
-    def diff_tsv(base, head)
+    def diff_tsv(base, head, limit: ROWS_LIMIT)
       lines = ["method\tself_pct_base\tself_pct_head\tdelta_pt"]
-      diff_rows(base, head).each { |r| lines << tsv_row(r.values) }
+      diff_rows(base, head, limit: limit).each { |r| lines << tsv_row(r.values) }
       lines.join("\n") << "\n" << summary_line(diff_summary(base, head))
     end
 
-    def diff_json(base, head)
+    def diff_json(base, head, limit: ROWS_LIMIT)
       require "json"
-      JSON.generate(diff_rows(base, head) + [{ summary: diff_summary(base, head) }])
+      JSON.generate(diff_rows(base, head, limit: limit) + [{ summary: diff_summary(base, head) }])
     end
 
     # Self and total weight per method name (the model's: a sample counts once in a name's

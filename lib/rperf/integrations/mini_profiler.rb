@@ -170,8 +170,10 @@ module Rperf
         speedscope(data, plan)
       end
 
+      # aggregate: false: each sample with its time, so speedscope's Time Order view is the
+      # request's real sequence (as stackprof's raw dump gives it), not one stack per path.
       def start(plan)
-        Rperf.start(mode: plan.mode, frequency: plan.frequency, vm_state_frames: true, inherit: false)
+        Rperf.start(mode: plan.mode, frequency: plan.frequency, vm_state_frames: true, inherit: false, aggregate: false)
         true
       rescue StandardError => e
         # Another session started since the plan was made, or rperf could not start at all.
@@ -185,10 +187,20 @@ module Rperf
       end
 
       def speedscope(data, plan)
-        doc = JSON.parse(Rperf::Storage.encode(data, :speedscope))
+        doc = JSON.parse(Rperf::Storage.encode(without_own_frames(data), :speedscope))
         doc["name"] = "rperf #{plan.mode} #{plan.frequency} Hz"
         select_request_thread(doc, data)
         doc
+      end
+
+      # rperf's own frames between rack-mini-profiler's and the app's (FlamegraphProfiler.run,
+      # Flamegraph.profile, Rperf.label, RequestHook#call) merged away: their time goes to their
+      # callers, as the model's "merge" transform does it for the Viewer.
+      def without_own_frames(data)
+        own = data.fetch(:raw_samples, data[:aggregated_samples]).each_with_object({}) do |sample, found|
+          sample[0].each { |path, label| found[[label, path]] = true if path.to_s.start_with?(OWN_SOURCE_PREFIX) }
+        end
+        own.empty? ? data : Storage.native(data).transformed(own.keys.map { |label, path| ["merge", label, path] })
       end
 
       # One speedscope profile per thread: open the request's own (Puma's other threads may
@@ -196,8 +208,8 @@ module Rperf
       def select_request_thread(doc, data)
         labelled = data[:label_sets].each_index.select { |i| data[:label_sets][i].key?(REQUEST_LABEL) }
         sample = data[:aggregated_samples].find { |s| labelled.include?(s[3]) } or return
-        suffix = " thread #{sample[2]}"
-        index = doc["profiles"].index { |p| p["name"].end_with?(suffix) } or return
+        name = / thread #{sample[2]}( \(.*\))?\z/ # a named thread's profile ends with its name
+        index = doc["profiles"].index { |p| p["name"].match?(name) } or return
         doc["profiles"][index]["name"] += " (this request)"
         doc["activeProfileIndex"] = index
       end

@@ -21,7 +21,7 @@ module Rperf
       begin
         # Rperf.profile without defer would count as a profile block and pause the session
         # when it ends: a plain label is all a continuous session needs.
-        Rperf.deferred? ? Rperf.profile(**labels, &work) : Rperf.label(**labels, &work)
+        WorkEvents.unit(labels) { Rperf.deferred? ? Rperf.profile(**labels, &work) : Rperf.label(**labels, &work) }
       rescue RuntimeError
         # The session stopped between the check above and Rperf.profile ("not started"):
         # the work has not run yet, so run it unprofiled. Errors of the work itself propagate.

@@ -7,6 +7,10 @@ module Rperf
   module CallTreeReport
     GRAPH_HEADER = format("%8s %8s %11s %11s %7s  %s", "%total", "%self", "total ms", "self ms", "share", "name")
     GRAPH_RULE = "-" * 78
+    # --tree's indentation: two columns a level down to INDENT_LEVELS; a deeper node is indented
+    # as that level and says its depth ("[37] ..."), so a Rails stack's ~70 middleware frames
+    # do not push the app's names past ~120 columns (33 columns of numbers, 48 of indentation).
+    INDENT_LEVELS = 24
 
     module_function
 
@@ -20,7 +24,7 @@ module Rperf
         next unless event == :enter
 
         line = format("%11.1f %11.1f %6.1f%%  %s%s%s", node.total_ns / 1e6, node.self_ns / 1e6, pct(node.total_ns, total),
-                      "  " * node.depth, node.method, node.recursive? ? " *" : "")
+                      indent(node.depth), node.method, node.recursive? ? " *" : "")
         io.puts line
       end
     end
@@ -51,6 +55,8 @@ module Rperf
         io.puts format("%8s %8s %11.1f %11s %6.1f%%      %s", "", "", arc.total_ns / 1e6, "", arc.share * 100, arc.method)
       end
     end
+
+    def indent(depth) = depth <= INDENT_LEVELS ? "  " * depth : "#{'  ' * INDENT_LEVELS}[#{depth}] "
 
     def pct(ns, total) = total.positive? ? ns * 100.0 / total : 0.0
     def ms(ns) = format("%.1f", ns / 1e6)

@@ -12,16 +12,18 @@ module Rperf
     attr_reader :profile, :hidden_idle_ns
 
     # data: a result Hash or a Native::Profile; idle: show the idle waits; threads: thread_seqs
-    # (nil: all).
-    def initialize(data, idle: false, threads: nil)
+    # (nil: all); app_first: each run of gem and stdlib frames one [framework] frame (the model's
+    # "app" transform, the Viewer's "app code first").
+    def initialize(data, idle: false, threads: nil, app_first: false)
       native = Storage.native(data)
-      totals = native.thread_totals # [[thread_seq, total_ns, idle_ns], ...]
+      totals = native.thread_totals # [[thread_seq, total_ns, idle_ns, name], ...]
       select = {}
       if threads
         known = totals.map(&:first)
         missing = threads - known
         unless missing.empty?
-          raise Error, "no thread #{missing.join(', ')} in the profile (its threads: #{known.empty? ? 'none' : known.join(', ')})"
+          listed = totals.map { |seq, _, _, name| name ? "#{seq} (#{name})" : seq.to_s }
+          raise Error, "no thread #{missing.join(', ')} in the profile (its threads: #{listed.empty? ? 'none' : listed.join(', ')})"
         end
 
         totals = totals.select { |seq, *| threads.include?(seq) }
@@ -30,6 +32,7 @@ module Rperf
       @hidden_idle_ns = idle ? 0 : totals.sum { |_, _, idle_ns| idle_ns }
       select[:idle] = true if @hidden_idle_ns.positive?
       @profile = select.empty? ? native : native.selected(select)
+      @profile = @profile.transformed([["app"]]) if app_first
     end
 
     # The one line saying what was left out ("(1,234.5 ms of idle waits hidden: --idle to show)"),

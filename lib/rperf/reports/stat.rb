@@ -8,6 +8,10 @@ module Rperf
     BREAKDOWN = { running: "[Rperf] CPU execution", gvl_blocked: "[Rperf] GVL blocked (I/O, sleep)",
                   gvl_wait: "[Rperf] GVL wait (contention)", gc_mark: "[Rperf] GC marking", gc_sweep: "[Rperf] GC sweeping" }.freeze
 
+    # rperf 0.11's name of the running state, "CPU execution", is kept (scripts match it); in
+    # wall mode it is not CPU time, which the line after the breakdown says.
+    WALL_NOTE = "(wall mode: CPU execution is time running Ruby with the GVL, summed over threads; not CPU time)"
+
     @command = nil
     @report = false
     @idle = false
@@ -51,7 +55,10 @@ module Rperf
     # `data`: a result Hash or a Native::Profile (a session's end builds no Hash for it). The
     # breakdown and the report leave idle waits out (ShownProfile) unless `idle`, and say how
     # much they left out.
-    def print(data, command: @command, report: @report, idle: @idle, io: $stderr)
+    # The CLI's variables, when set at the call, win over the configured ones: rperf 0.11's public
+    # print_stat reads them as it prints, and programs set them before calling it.
+    def print(data, command: ENV["RPERF_STAT_COMMAND"] || @command, report: ENV["RPERF_STAT_REPORT"] == "1" || @report,
+              idle: @idle, io: $stderr)
       value = ->(key) { Storage.value(data, key) }
       real_ns = value.(:duration_ns) || 0
       io.puts
@@ -73,6 +80,7 @@ module Rperf
           io.puts pct_line(ms(weight), "ms", total.positive? ? weight * 100.0 / total : 0.0, name)
         end
         io.puts line("", "", shown.note) if shown.note
+        io.puts line("", "", WALL_NOTE) if value.(:mode).to_s == "wall" && totals.fetch(BREAKDOWN[:running], 0).positive?
         (runtime_lines(data) + os_lines).each { |l| io.puts l }
         io.puts line("", "", "(GC/OS stats are from root process only; user/sys/[Rperf] lines are aggregated)") if multi
         io.puts("", Text.encode(shown.profile, header: false)) if report

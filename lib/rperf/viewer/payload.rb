@@ -6,13 +6,17 @@ module Rperf
     # One profile in the compact shape the viewer page reads (GET <path>/snapshots/<id>):
     #
     #   frames:     [[name, path], ...]                  unique frames (method level)
+    #   frame_lines: [line, ...]                         per frame, its method's line: the page's
+    #                                                   call trees and method table (page/page_views)
     #   frame_categories: [category index, ...]          per frame, into CATEGORIES (Native.frame_categories)
     #   categories: CATEGORIES                           the names, for the page's colours and legend
-    #   thread_totals: [[thread_seq, total_ns, idle_ns], ...] per thread, idle_ns being its idle
+    #   thread_totals: [[thread_seq, total_ns, idle_ns, name], ...] per thread, idle_ns being its idle
     #               time as the model says it (Native::Profile#thread_totals, profile/idle_wait.hh:
     #               off the GVL in a known wait of a server or job runner); the Threads tab's idle
     #               share, and "hide idle threads" takes the threads whose time is all idle away
-    #               (another Ractor's thread: a fourth element, its Ractor's id, shown by the tab)
+    #               name: its last Thread#name (profile/thread_names.hh), nil without one: the
+    #               Threads tab, Timeline and thread menus spell it "thread 3 (name)"
+    #               (another Ractor's thread: a fifth element, its Ractor's id, shown by the tab)
     #   nodes:      {parent: [...], frame: [...]}       a prefix tree of stacks, root side first;
     #                                                   parent -1 = a root frame
     #   samples:    [[node, weight_ns, thread_seq, label_set_id], ...]   node = the leaf
@@ -31,12 +35,6 @@ module Rperf
     #                                                   none is)
     #   pruned:     {samples:, weight_ns:}               the lightest stacks, folded into one
     #                                                   "[pruned]" frame beyond max_samples
-    #   call_tree:  Rperf::CallTree of every sample (CallTreePayload); the page asks the server
-    #               for the tree of its current filters
-    #   method_table: Rperf::MethodTable of every sample (MethodTablePayload), the same way:
-    #               the page asks for its filters' table
-    #   inverted_tree: the bottom-up tree of every sample (InvertedTreePayload), the same way
-    #   trees_apart: true instead of the three trees when they are served apart (build's trees:)
     #   allocations: nil, or {interval:, classes: [name, ...], allocated:, retained: (nil: not measured),
     #               samples: [[node, objects, thread_seq, label_set_id, class, retained], ...],
     #               pruned: {samples:, objects:}}     from allocation_samples (allocations: N);
@@ -52,17 +50,13 @@ module Rperf
       # code, a gem's, Ruby's standard library, a C function, a VM state's frame, or rperf's own.
       CATEGORIES = Native::FRAME_CATEGORIES
 
-      # trees: false leaves the three trees out (trees_apart: true): the served Viewer builds each
-      # when its tab asks (GET <path>/snapshots/<id>/call_tree etc.), so opening a snapshot does
-      # not pay for tabs nobody opens (100k-stack profile: about two thirds of the payload's CPU).
-      def self.build(data, max_samples:, max_timeline:, trees: true)
-        new(max_samples, max_timeline, trees).build(data)
+      def self.build(data, max_samples:, max_timeline:)
+        new(max_samples, max_timeline).build(data)
       end
 
-      def initialize(max_samples, max_timeline, trees = true)
+      def initialize(max_samples, max_timeline)
         @max_samples = max_samples
         @max_timeline = max_timeline
-        @trees = trees
       end
 
       def build(data)
@@ -71,6 +65,7 @@ module Rperf
         {
           total_weight_ns: tree[:total_weight_ns],
           frames: tree[:frames],
+          frame_lines: tree[:frame_lines],
           frame_categories: Native.frame_categories(tree[:frames]).map { |c| CATEGORIES.index(c) },
           categories: CATEGORIES,
           thread_totals: @native.thread_totals,
@@ -80,13 +75,12 @@ module Rperf
           label_sets: @native.label_sets.map { |set| Payload.string_labels(set) },
           pruned: tree[:pruned],
           timeline: timeline(tree[:timeline]),
-          **(@trees ? tree_views : { trees_apart: true }),
           allocations: tree[:allocations] && { interval: @native.attribute(:allocation_interval), **tree[:allocations] },
         }
       end
 
       # Frame names, paths and labels are user data and may hold any bytes: the page gets valid
-      # UTF-8 (CallTreePayload's names too), made so as the model makes it (util/utf8.hh: one
+      # UTF-8, made so as the model makes it (util/utf8.hh: one
       # U+FFFD per invalid byte, where String#scrub alone gives one per invalid run), so the
       # names the page sends back (transforms) match the model's.
       def self.utf8(str)
@@ -112,14 +106,6 @@ module Rperf
         Native::Profile.of_view(data) || Storage.native(data)
       rescue TypeError, Rperf::Error => e
         raise SampleFilter::Unavailable, "cannot show the profile: #{e.message}"
-      end
-
-      # One native tree for both tabs: the method table is built from its method paths.
-      def tree_views
-        filter = SampleFilter.new(@native)
-        tree = filter.call_tree
-        { call_tree: CallTreePayload.of(tree), method_table: MethodTablePayload.of(tree.method_table),
-          inverted_tree: InvertedTreePayload.of(filter) }
       end
 
       # The model's rows with the Timeline tab's bins of every sample (TimelinePayload), and of

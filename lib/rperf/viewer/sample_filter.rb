@@ -7,8 +7,7 @@ require_relative "payload"
 
 module Rperf
   class Viewer
-    # The samples the page's filters keep, as a Rperf::CallTree (the call-tree and method-table
-    # tabs are both built from it). Filters (each optional): label: [key, value] (value nil:
+    # The samples the page's filters keep, for the server's views (source, timeline bins). Filters (each optional): label: [key, value] (value nil:
     # samples without that key) or [key, [value, ...]] (a set: any of them; nil in it: without
     # the key too), thread: a thread_seq, hide: thread_seqs left out, idle: true (the samples the
     # model says are idle left out: profile/idle_wait.hh, the page's "hide idle threads"), range:
@@ -23,7 +22,7 @@ module Rperf
       # set, or with values: not set or any of them), &thread=N, &hide=N,M,..., &idle=hide,
       # &from=T0&to=T1 (ns), &tagfocus=REGEX, &tagignore=[[K, V or null], ...] (JSON) -> keywords
       # (label: [K, [V, ...]] with nil for "not set", values sorted; tags: {focus:, ignore:},
-      # rperf 0.11.1's tag filters); &method=NAME&file=PATH: the sandwich's method; &path=PATH:
+      # rperf 0.11.1's tag filters); &path=PATH:
       # the source view's file.
       def self.parse_query(query)
         pairs = URI.decode_www_form(query.to_s)
@@ -31,7 +30,6 @@ module Rperf
         filters = {}
         filters[:label] = [params["label"], label_values(pairs, params)] if params["label"]
         filters[:thread] = integer(params, "thread") if params.key?("thread")
-        filters[:method] = [params["method"], params["file"].to_s] if params["method"]
         filters[:source] = params["path"] if params["path"]
         filters[:hide] = params["hide"].split(",").map { |n| integer({ "hide" => n }, "hide") }.sort.uniq if params.key?("hide")
         if params.key?("idle")
@@ -112,19 +110,6 @@ module Rperf
         @idle = idle ? true : false
       end
 
-      # The filters select the samples natively (CallTree's select:, the model's SampleFilter).
-      # The page only knows labels as valid UTF-8 (Payload), and a Hash value as Ruby's to_s
-      # (whose spelling differs between Ruby versions): which label sets match the page's
-      # spelling is decided on that spelling (matching_label_sets), and the native filter keeps
-      # their ids.
-      # inverted: the bottom-up tree (the Bottom-up tab's).
-      def call_tree(inverted: false)
-        return tree_of(@data, inverted: inverted) unless filtered?
-
-        profile = native_profile
-        tree_of(profile, select: native_select(profile), inverted: inverted)
-      end
-
       # The Timeline's bins of the kept samples (TimelinePayload), from the model, over the whole
       # profile's time (at least its duration).
       def timeline_bins(bins)
@@ -133,16 +118,6 @@ module Rperf
 
         duration = @data.is_a?(Native::Profile) ? profile.attribute(:duration_ns) : @data[:duration_ns]
         profile.timeline_bins(bins, duration.is_a?(Integer) ? duration : 0, native_select(profile))
-      end
-
-      # The Stack chart's cells of the kept samples (StackChartPayload), from the model, on the
-      # whole profile's time axis (at least its duration): {end_ns:, threads: [[seq, cells], ...]}.
-      def stack_charts
-        profile = native_profile
-        raise Unavailable, "the stack chart needs raw samples (a profile recorded with aggregate: false)" unless profile.raw?
-
-        duration = @data.is_a?(Native::Profile) ? profile.attribute(:duration_ns) : @data[:duration_ns]
-        profile.stack_charts(duration.is_a?(Integer) ? duration : 0, native_select(profile))
       end
 
       # The profile of the samples the filters keep, each with its kept weight (its part of a
@@ -195,14 +170,6 @@ module Rperf
 
       def native_profile
         Storage.native(@data)
-      rescue TypeError, Rperf::Error => e
-        raise Unavailable, "cannot build the call tree: #{e.message}"
-      end
-
-      # Native::Profile.from_hash refuses a Hash that is not a profile (add_snapshot of one
-      # built by hand): the tree is unavailable, the other views may still work.
-      def tree_of(data, **options)
-        CallTree.new(data, **options)
       rescue TypeError, Rperf::Error => e
         raise Unavailable, "cannot build the call tree: #{e.message}"
       end

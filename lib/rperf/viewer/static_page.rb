@@ -12,7 +12,6 @@ module Rperf
     # lets only these exact scripts run (by their SHA-256), so nothing in the profile data can;
     # 'wasm-unsafe-eval' lets them compile the page model it carries (and allows no eval).
     class StaticPage
-      SCRIPT_TAG = %r{<script src="assets/([^"]+)"></script>}
       STYLE_TAG = %r{<link rel="stylesheet" href="assets/([^"]+)">}
 
       def initialize(data, title:, max_samples:, max_timeline:)
@@ -46,19 +45,6 @@ module Rperf
         # The page model (a served page fetches it): its bytes in base64, compiled by the page.
         elements << %(<script id="rperf-page-model" type="application/wasm+base64">#{Base64.strict_encode64(Viewer.asset_bytes(PAGE_MODEL))}</script>\n)
         elements << %(<script id="rperf-timeline-1" type="application/gzip+base64">#{timeline}</script>\n) if timeline
-        # Each thread's stack chart, merged here (StackChartPayload), read when it is shown; and,
-        # for "hide idle threads", that of its samples that are not idle, when it has idle ones.
-        all = StackChartPayload.threads(@data)
-        all.each do |seq, chart|
-          elements << %(<script id="rperf-stack-1-#{Integer(seq)}" type="application/gzip+base64">#{gzip64(chart)}</script>\n)
-        end
-        if @idle_threads.any?
-          StackChartPayload.threads(@data, idle: true).each do |seq, chart|
-            next unless @idle_threads.include?(seq)
-
-            elements << %(<script id="rperf-stack-1-#{Integer(seq)}-busy" type="application/gzip+base64">#{gzip64(chart)}</script>\n)
-          end
-        end
         page.sub(/<script>/) { "#{elements}<script>" }
       end
 
@@ -84,8 +70,6 @@ module Rperf
                   meta: meta, summary: summary, total_weight_ns: nil }
         body, apart = Viewer.split_timeline(Viewer.snapshot_body(entry, @data, **@limits))
         entry[:total_weight_ns] = body[:total_weight_ns] # the model's
-        # The threads with idle time (the model's thread_totals): their charts without it too.
-        @idle_threads = Array(body[:thread_totals]).filter_map { |seq, _, idle| seq if idle.to_i.positive? }
         # Inside <script>: no "<" at all, as \u003c (JSON has "<" only in strings): "</script"
         # would close the element and "<!--<script" would make the parser skip the real
         # "</script>" (issue 30), leaving the page at "loading…". JavaScript's line separators

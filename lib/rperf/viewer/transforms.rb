@@ -16,22 +16,25 @@ module Rperf
     #   ["merge", name, path]  the function's frames removed: its time goes to its callers
     #   ["drop", name, path]   the samples with the function removed
     #   ["recursion"]          a function calling itself directly is one frame
+    #   ["app"]                app code first: each run of gem and stdlib frames is one
+    #                          [framework] frame (profile/transform.hh, kAppFirst)
     #
     # Frames are compared at method level (name and path, as Payload's): a frame with a line
     # matches whatever its line.
     module Transforms
       OPS = %w[focus merge drop].freeze
+      SINGLE = [["recursion"], ["app"]].freeze
       MAX = 32
 
-      # ?transforms=[[op, name, path], ["recursion"], ...] (JSON) -> the list, or nil for none.
+      # ?transforms=[[op, name, path], ["recursion"], ["app"], ...] (JSON) -> the list, or nil for none.
       def self.parse(text)
         return nil if text.nil? || text.empty?
 
         list = JSON.parse(text)
         valid = list.is_a?(Array) && list.size <= MAX && list.all? do |t|
-          t.is_a?(Array) && ((t.size == 3 && OPS.include?(t[0]) && t[1].is_a?(String) && t[2].is_a?(String)) || t == ["recursion"])
+          t.is_a?(Array) && ((t.size == 3 && OPS.include?(t[0]) && t[1].is_a?(String) && t[2].is_a?(String)) || SINGLE.include?(t))
         end
-        raise SampleFilter::BadFilter, "transforms must be a JSON list (at most #{MAX}) of [focus|merge|drop, name, path] or [\"recursion\"]" unless valid
+        raise SampleFilter::BadFilter, "transforms must be a JSON list (at most #{MAX}) of [focus|merge|drop, name, path], [\"recursion\"] or [\"app\"]" unless valid
 
         list.empty? ? nil : list
       rescue JSON::ParserError => e

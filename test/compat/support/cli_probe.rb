@@ -22,7 +22,9 @@ module CompatProbe
     RUBY
     FORKING_APP = <<~RUBY
       def work(n) = n < 2 ? n : work(n - 1) + work(n - 2)
-      pid = fork { work(23) }
+      # The child also waits a little: a child that ends before its first tick (a loaded machine
+      # can stretch 1 ms) leaves 0.11.1 without a child profile to merge.
+      pid = fork { work(23); sleep 0.05 }
       work(23)
       Process.wait(pid)
     RUBY

@@ -1,0 +1,43 @@
+// The call tree, the bottom-up tree, the method table and the sandwich of the rows a filter
+// keeps: the rows made a Profile (their stacks read off the page's tree, each method at its line,
+// each row's VM state from its label set) and asked of the model's CallTree and MethodTable, the
+// code `rperf report --tree/--graph` runs. Each view is JSON in the shape the page draws.
+#pragma once
+#include <cstddef>
+#include <string>
+
+#include "page/page_rows.hh"
+#include "profile/profile.hh"
+
+namespace rperf::page {
+
+// What a tree or a table sends: calls and methods above min_percent of the total (doubled until
+// at most max_nodes calls remain), at most max_methods methods by total and as many by self,
+// each with its max_arcs heaviest callers and callees.
+struct ViewLimits {
+  double min_percent = 0.1;
+  size_t max_nodes = 20000;
+  size_t max_methods = 2000;
+  size_t max_arcs = 20;
+};
+
+// The kept rows of `kind` as a profile of their own: rows of one stack, thread and VM state
+// merged, or with times: one sample per row, at its time (the stack chart's).
+Profile profile_of_rows(const PageRows& rows, RowKind kind, const KeptRows& kept, bool with_times = false);
+
+// {total_ns, min_percent, node_count, methods: [[name, path, line], ...], nodes: [[parent,
+// method, total_ns, self_ns, recursive], ...]}: depth first, heaviest child first.
+std::string call_tree_json(const Profile& p, bool inverted, const ViewLimits& limits);
+// {total_ns, min_percent, max_methods, max_arcs, method_count, methods, entries: [[method,
+// self_ns, total_ns, recursive, callers, callees, caller_count, callee_count], ...]}.
+std::string method_table_json(const Profile& p, const ViewLimits& limits);
+// {method: [name, path], total_ns, callers: tree, callees: tree}: the samples with the function
+// cut at its outermost call (callers read bottom-up), each tree with its methods' categories.
+std::string sandwich_json(const Profile& p, const std::string& label, const std::string& path, const ViewLimits& limits);
+
+// The stack chart of the profile's one thread (profile/stack_chart.hh) on an axis of at least
+// min_end_ns: {thread, total_ns, samples, end_ns, frames: [[name, path, category], ...], dx, w,
+// d, f (-1 - state for a VM state's leaf), gap}.
+std::string stack_chart_json(const Profile& p, int64_t min_end_ns);
+
+}  // namespace rperf::page

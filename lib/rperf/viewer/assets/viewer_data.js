@@ -1,0 +1,404 @@
+// Where the data comes from (a server, a host's data source, or this file), the page model
+// (page_model.js) and one prepared snapshot: the rows the filters keep and their weights.
+'use strict';
+
+// A self-contained page (Rperf::Viewer.static_html) carries its data in a JSON script
+// element: {list: [...], snapshots: {id: body}}; a served page fetches it.
+const embeddedElement = document.getElementById('rperf-data');
+const embedded = embeddedElement ? JSON.parse(embeddedElement.textContent) : null;
+
+// Where the data comes from, as in rperf 0.11: the server that served this page (its
+// assets are at <base>/assets/, the snapshots at <base>/snapshots), unless a script that runs
+// before this one defines window.RPERF_DATA_SOURCE = { listUrl(), snapshotUrl(id),
+// onAuthError(url) }: an async hook called when a request answers 403 (an expired signed URL,
+// say) that may return a new URL to try once. viewUrl(id, view, query) names the source or
+// timeline bins of a filter (the server's <base>/snapshots/<id>/<view>?<query>); a source
+// without it has no Source tab and bins the timeline's rows itself.
+const ownScript = document.currentScript && document.currentScript.src;
+const BASE = ownScript ? ownScript.replace(/\/assets\/[\w.]+\.js(\?.*)?$/, '') : location.pathname.replace(/\/$/, '');
+const customSource = window.RPERF_DATA_SOURCE || null;
+const source = Object.assign({
+  listUrl: () => BASE + '/snapshots',
+  snapshotUrl: (id) => BASE + '/snapshots/' + id,
+  timelineUrl: (id) => BASE + '/snapshots/' + id + '/timeline',
+  viewUrl: customSource ? null : (id, view, query) => BASE + '/snapshots/' + id + '/' + view + '?' + query,
+  onAuthError: null,
+}, customSource || {});
+const filteredFromServer = !embedded && typeof source.viewUrl === 'function';
+
+async function fetchJSON(url) {
+  let res = await fetch(url, { headers: { accept: 'application/json' }, cache: 'no-store' });
+  if (res.status === 403 && typeof source.onAuthError === 'function') {
+    const fresh = await source.onAuthError(url);
+    if (fresh) res = await fetch(fresh, { headers: { accept: 'application/json' }, cache: 'no-store' });
+  }
+  let body = null;
+  try { body = await res.json(); } catch (_) { /* not JSON */ }
+  if (!res.ok) throw new Error((body && body.error) || (res.status + ' ' + res.statusText));
+  return body;
+}
+
+async function fetchList() {
+  return embedded ? embedded.list : fetchJSON(source.listUrl());
+}
+
+// A big timeline travels apart from its snapshot (Viewer.split_timeline): in a
+// self-contained page as its own script element (JSON, or gzip'd JSON in base64).
+// ?transforms=... of a served page's requests ('' for none): the server applies them.
+const transformsKey = () => (state.transforms.length ? JSON.stringify(state.transforms) : '');
+const transformsQuery = () => (filteredFromServer && state.transforms.length ? 'transforms=' + encodeURIComponent(transformsKey()) : '');
+const withTransforms = (url) => (transformsQuery() ? url + (url.includes('?') ? '&' : '?') + transformsQuery() : url);
+
+async function fetchTimeline(id) {
+  let body;
+  if (!embedded) body = await fetchJSON(withTransforms(source.timelineUrl(id)));
+  else {
+    const element = document.getElementById('rperf-timeline-' + id);
+    if (!element) throw new Error('not in this file');
+    body = await readDataElement(element);
+  }
+  // {rows, idle}: the rows, and which of them the model says are idle (Viewer.timeline_columns).
+  return Array.isArray(body) ? { rows: body, idle: [] } : { rows: rowsOfColumns(body.columns), idle: body.idle || [] };
+}
+
+// The rows [node, weight, thread, label set, time] of a timeline sent as columns
+// (Viewer.timeline_columns).
+function rowsOfColumns([nodes, weights, threads, sets, times]) {
+  const rows = new Array(nodes.length);
+  for (let i = 0; i < nodes.length; i++) rows[i] = [nodes[i], weights[i], threads[i], sets[i], times[i]];
+  return rows;
+}
+
+// A data element of a self-contained page: JSON, or gzip'd JSON in base64.
+async function readDataElement(element) {
+  if (element.type !== 'application/gzip+base64') return JSON.parse(element.textContent);
+  const bytes = base64Bytes(element.textContent);
+  const text = await new Response(new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'))).text();
+  return JSON.parse(text);
+}
+
+function base64Bytes(text) {
+  if (typeof Uint8Array.fromBase64 === 'function') return Uint8Array.fromBase64(text);
+  const binary = atob(text);
+  const bytes = new Uint8Array(binary.length);
+  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
+  return bytes;
+}
+
+// --- the page model (WebAssembly, ext/rperf/page; page_model.js speaks to it) ---------------
+// The server's sample filter (profile/sample_filter.hh), its sums and its views, compiled for
+// the page: the page selects its rows and computes its views with it, never with a copy of its
+// own. A served page fetches page_model.wasm beside viewer.js; a self-contained one carries it.
+const { ROWS } = RperfPageModel;
+let model = null; // the PageModel, once loaded
+
+// Loaded once (started with the page, beside the snapshot list's request); a failure is
+// tried again at the next snapshot.
+let modelLoad = null;
+function loadPageModel() {
+  if (!modelLoad) modelLoad = instantiatePageModel().catch((e) => { modelLoad = null; throw e; });
+  return modelLoad;
+}
+
+async function instantiatePageModel() {
+  const element = document.getElementById('rperf-page-model');
+  let bytes;
+  if (element) bytes = base64Bytes(element.textContent);
+  else {
+    const url = ownScript ? new URL('page_model.wasm', ownScript).href : BASE + '/assets/page_model.wasm';
+    const res = await fetch(url);
+    if (!res.ok) throw new Error(url + ': ' + res.status + ' ' + ((await res.text()).slice(0, 300) || res.statusText));
+    bytes = await res.arrayBuffer();
+  }
+  model = await RperfPageModel.instantiate(bytes);
+  return model;
+}
+
+// The snapshot's tree and label sets in the module; its rows as they come.
+function modelSnapshot(p) {
+  p.handle = model.snapshot({ parents: p.nodes.parent, nodeFrames: p.nodes.frame, frames: p.frames, frameLines: p.frame_lines, labelSets: p.labelSets }, p);
+  p.idle = [null, null, null]; // per kind: the model's idle marks (Uint8Array), or null
+  modelRows(p, ROWS.samples, p.samples, p.idle_samples);
+  if (p.allocations) modelRows(p, ROWS.allocations, p.allocations.samples, null);
+  if (p.timeline && p.timeline.samples) modelRows(p, ROWS.timeline, p.timeline.samples, p.timeline.idle);
+}
+function modelRows(p, kind, rows, idleIndexes) { p.idle[kind] = model.rows(p.handle, kind, rows, idleIndexes); }
+
+// A selection of rows of `kind`: the model's kept indexes and weights (kept), and, when a view
+// reads them one by one (the tag groups), the rows themselves (rows(): keptRows').
+function selection(p, kind, source, kept) {
+  let rows = null;
+  return { kind, kept, rows: () => rows || (rows = keptRows(p, kind, source, kept)) };
+}
+
+// Kept rows of `kind` as [node, kept weight, thread, label set, idle, index] (index: the row's
+// in the payload), with .kind.
+function keptRows(p, kind, source, kept) {
+  const idle = p.idle[kind];
+  const rows = new Array(kept.rows.length);
+  for (let k = 0; k < rows.length; k++) {
+    const i = kept.rows[k];
+    const r = source[i];
+    rows[k] = [r[0], kept.weights[k], r[2], r[3], idle ? idle[i] === 1 : false, i];
+  }
+  rows.kind = kind;
+  return rows;
+}
+
+// The indexes and weights of a selection, or of rows made by keptRows (a part of them).
+function keptColumns(rows) {
+  if (rows.kept) return [rows.kept.rows, rows.kept.weights];
+  const indexes = new Uint32Array(rows.length), weights = new Float64Array(rows.length);
+  for (let k = 0; k < rows.length; k++) { indexes[k] = rows[k][5]; weights[k] = rows[k][1]; }
+  return [indexes, weights];
+}
+
+async function fetchSnapshot(id) {
+  if (!embedded) return fetchJSON(withTransforms(source.snapshotUrl(id)));
+  const body = embedded.snapshots[String(id)];
+  if (!body) throw new Error('not in this file');
+  return body;
+}
+
+// A body in rperf 0.11's shape (Rperf::Viewer.samples_to_json: samples of
+// {stack: [name, ...] root first, weight, label_set_id}), from a source that stores them,
+// becomes ours: the model's stack tree of them (page/names_tree.hh, in the page model), frames
+// of (name, no file), one row per sample, one thread.
+function fromSamplesJson(p) {
+  const tree = model.namesTree(p.samples);
+  const labelSets = (p.label_sets || [{}]).map((ls) => {
+    const out = {};
+    if (ls && typeof ls === 'object') for (const [k, v] of Object.entries(ls)) out[k] = typeof v === 'string' ? v : JSON.stringify(v);
+    return out;
+  });
+  return Object.assign({}, p, {
+    frames: tree.frames, samples: tree.rows, label_sets: labelSets, total_weight_ns: tree.rows.reduce((a, r) => a + r[1], 0),
+    nodes: { parent: tree.parents, frame: tree.nodeFrames },
+    pruned: { samples: 0, weight_ns: 0 }, timeline: null, allocations: null,
+    call_tree_error: 'this snapshot is in rperf 0.11\'s format (names only): no call tree or method table',
+  });
+}
+
+// --- one snapshot ------------------------------------------------------------------------
+// The server sends a prefix tree of stacks (parents come before their children), so the
+// flame graph is that tree: weights go to the leaf node of each sample and are summed upwards.
+function prepare(p) {
+  if (!p.nodes && Array.isArray(p.samples)) p = fromSamplesJson(p);
+  const n = p.nodes.parent.length;
+  const children = Array.from({ length: n }, () => []);
+  const roots = [];
+  for (let i = 0; i < n; i++) {
+    const parent = p.nodes.parent[i];
+    if (parent < 0) roots.push(i); else children[parent].push(i);
+  }
+  p.children = children;
+  p.roots = roots;
+  p.threads = [...new Set(p.samples.map((s) => s[2]))].sort((a, b) => a - b);
+  p.labelSets = p.label_sets.map((ls) => ls || {});
+  // The rows in the page model, with the model's idle marks (Payload: idle_samples, the
+  // timeline's idle rows); each thread's idle time (thread_totals): never judged here.
+  modelSnapshot(p);
+  p.idleNs = new Map((p.thread_totals || []).map(([th, , idle]) => [th, idle]));
+  p.totalNs = new Map((p.thread_totals || []).map(([th, total]) => [th, total]));
+  p.idleThreads = p.threads.filter((th) => p.totalNs.get(th) > 0 && p.idleNs.get(th) === p.totalNs.get(th));
+  p.hasIdle = (p.thread_totals || []).some(([, , idle]) => idle > 0);
+  p.threadNames = new Map((p.thread_totals || []).filter((t) => t[3]).map(([th, , , name]) => [th, name]));
+  // Another Ractor's thread: its Ractor's id (the model's thread_totals, fifth element).
+  p.ractorOf = new Map((p.thread_totals || []).filter((t) => t[4] !== undefined).map(([th, , , , ractor]) => [th, ractor]));
+  return p;
+}
+
+const frameOf = (p, node) => p.frames[p.nodes.frame[node]];
+
+// The filters as a query (Viewer::SampleFilter reads it): a served page's requests, and the key of
+// the views computed under them.
+function filterQuery() {
+  const q = new URLSearchParams();
+  labelQuery(q, state.labelFilter);
+  if (state.threadFilter !== null) q.set('thread', String(state.threadFilter));
+  if (hidingIdle(state.current)) q.set('idle', 'hide');
+  if (state.range) { q.set('from', String(Math.floor(state.range[0]))); q.set('to', String(Math.ceil(state.range[1]))); }
+  tagQuery(q);
+  if (transformsQuery()) q.set('transforms', transformsKey());
+  return q.toString();
+}
+function tagQuery(q) {
+  if (tagFocusRegex()) q.set('tagfocus', state.tagFocus);
+  if (state.tagIgnore.length) q.set('tagignore', JSON.stringify(state.tagIgnore));
+}
+
+// A view the server builds per filter (the source, the timeline bins), kept per query (the last few in `cache`).
+async function filteredView(p, view, cache, query) {
+  if (!filteredFromServer) throw new Error('this ' + (embedded ? 'file' : 'data source') + ' has no ' + view.replace('_', ' '));
+  if (!cache.has(query)) {
+    const fetched = await fetchJSON(source.viewUrl(p.id, view, query));
+    while (cache.size >= FILTERED_CACHE_SIZE) cache.delete(cache.keys().next().value); // the oldest
+    cache.set(query, fetched);
+  }
+  return cache.get(query);
+}
+
+// The samples the filters keep (time range, label, thread, idle), selected by the page model:
+// rows [node, kept weight, thread, label set, idle, index] (keptRows). With a time range, the
+// timeline's rows (a sample covers [t - weight, t] and keeps its part in the range).
+function selectSamples(p, opts) {
+  const { kind, f } = samplesFilter(p, opts);
+  return selection(p, kind, kind === ROWS.timeline ? p.timeline.samples : p.samples, model.select(p.handle, kind, f));
+}
+// The kind of rows the filters read and the filter itself (modelFilter's f).
+function samplesFilter(p, opts) {
+  const o = Object.assign({ label: true, thread: true, range: true, hide: true }, opts);
+  const ranged = !!(o.range && state.range && p.timeline && p.timeline.samples);
+  return {
+    kind: ranged ? ROWS.timeline : ROWS.samples,
+    f: {
+      thread: o.thread ? state.threadFilter : null, hidden: o.hide ? hiddenThreads(p) : null, sets: o.label ? keptLabelSets(p) : null,
+      range: ranged ? state.range : null, idle: o.hide && hidingIdle(p),
+    },
+  };
+}
+
+// A view of the rows the filters keep, computed by the page model as `rperf report` computes
+// it (page/page_views.hh: the model's CallTree and MethodTable): 'call_tree', 'inverted_tree',
+// 'method_table', or 'sandwich' of fn ([name, file]); all: of every row. The last few are kept.
+function modelView(p, view, { all = false, ranged = true, fn = null } = {}) {
+  if (p.call_tree_error) throw new Error(p.call_tree_error);
+  const key = [view, all ? '' : filterQuery(), ranged, ...(fn || [])].join('\u0000');
+  if (!p.views) p.views = new Map();
+  if (!p.views.has(key)) {
+    const none = { label: false, thread: false, range: false, hide: false };
+    const { kind, f } = samplesFilter(p, all ? none : { range: ranged });
+    const body = model.view(p.handle, kind, f, view, fn);
+    while (p.views.size >= FILTERED_CACHE_SIZE) p.views.delete(p.views.keys().next().value); // the oldest
+    p.views.set(key, body);
+  }
+  return p.views.get(key);
+}
+
+// The tag focus regex, or null (none, or not a valid one: then only it is skipped, as 0.11.1).
+function tagFocusRegex() {
+  if (!state.tagFocus) return null;
+  try { return new RegExp(state.tagFocus); } catch (_) { return null; }
+}
+
+// Whether tagfocus (a valid one) or tagignore is set.
+const tagFiltered = () => !!(tagFocusRegex() || state.tagIgnore.length);
+
+// The label sets the label and tag filters keep (sorted ids), or null when none is set: the
+// model's rule (profile/label_set_match.hh), the server's too. The tagfocus regex is the
+// page's (JavaScript's, as rperf 0.11.1's), run on the model's label values.
+function keptLabelSets(p) {
+  const focus = tagFocusRegex();
+  if (!state.labelFilter && !tagFiltered()) return null;
+  const key = JSON.stringify([state.labelFilter, state.tagFocus, state.tagIgnore]);
+  if (p.keptSetsKey === key) return p.keptSets;
+  const f = state.labelFilter;
+  const values = f ? f.values.filter((v) => v !== NOT_SET) : [];
+  const focused = focus ? labelValues(p).filter((v) => focus.test(v)) : [];
+  const sets = model.matchLabelSets(p.handle, { key: f ? f.key : null, values, unset: !!(f && f.values.includes(NOT_SET)), focused: focus ? focused : null, ignore: state.tagIgnore });
+  p.keptSetsKey = key;
+  p.keptSets = sets;
+  return p.keptSets;
+}
+
+// Every label value of the snapshot, each once (the model's label_values).
+function labelValues(p) {
+  if (!p.labelValueList) p.labelValueList = model.labelValues(p.handle);
+  return p.labelValueList;
+}
+
+// "Hide idle threads": the samples the model says are idle (off the GVL in a known wait of a
+// server or job runner: profile/idle_wait.hh) go, marked by the payload; a thread whose time
+// is all idle (thread_totals) goes from the thread lists. hidingIdle: the button is on and
+// something is idle; hiddenThreads: those threads (but the one the thread filter chose), or null.
+function hidingIdle(p) {
+  return !!(state.hideIdle && p && p.hasIdle);
+}
+function hiddenThreads(p) {
+  if (!state.hideIdle || !p) return null;
+  const idle = p.idleThreads.filter((th) => th !== state.threadFilter);
+  return idle.length ? new Set(idle) : null;
+}
+
+// The weights of kept rows (keptRows', or a part of them) on the tree, from the page model:
+// self and total per node, the sum, and each node's self weight per VM state (stateSelf:
+// node -> [blocked, wait, gc], for the nodes that have some).
+function nodeWeights(p, rows, kind = rows.kind) {
+  const n = p.nodes.parent.length;
+  const { self, total, sum, states } = model.treeWeights(p.handle, kind, ...keptColumns(rows), n);
+  const PAGE_STATES = RperfPageModel.STATE_COUNT;
+  const stateSelf = new Map();
+  for (let i = 0; i < n; i++) {
+    const at = i * PAGE_STATES;
+    if (states[at + 1] || states[at + 2] || states[at + 3]) stateSelf.set(i, [states[at + 1], states[at + 2], states[at + 3]]);
+  }
+  return { self, total, sum, stateSelf };
+}
+
+// The hierarchy {name, file, value, cat, children, delta?} of the nodes that have weight;
+// leavesOf(node): more children (the allocations view's classes).
+function hierarchy(p, weights, deltaOf, leavesOf) {
+  const build = (node) => {
+    const [name, file] = frameOf(p, node);
+    const out = { name, file, value: weights.total[node], node, cat: categoryOf(p, node) };
+    if (deltaOf) out.delta = deltaOf(node);
+    const kids = p.children[node].filter((c) => weights.total[c] > 0).map(build);
+    if (leavesOf) for (const leaf of leavesOf(node)) kids.push(leaf);
+    if (kids.length) out.children = kids;
+    return out;
+  };
+  const top = p.roots.filter((r) => weights.total[r] > 0).map(build);
+  const root = { name: 'all', file: '', value: weights.sum, node: -1, children: top, cat: 'other' };
+  if (deltaOf) root.delta = 0;
+  return root;
+}
+
+// The flame graph's and icicle's hierarchy. With tagroot keys: the samples grouped by their
+// values, each group's tree under "[key: value]" frames (a sample without a key gets no frame
+// for it, as 0.11.1); with tagleaf keys: each stack's self time under "[key: value]" leaves
+// (instead of the VM-state leaves).
+function flameHierarchy(p, sel, weights) {
+  const tagPath = (keys, lsi) => {
+    const ls = p.labelSets[lsi] || {};
+    return keys.filter((k) => k in ls).map((k) => '[' + k + ': ' + ls[k] + ']');
+  };
+  // Adds `value` along the tag frames `path` under `parent` (merging equal names); the last one.
+  const along = (parent, path, value) => {
+    let at = parent;
+    for (const name of path) {
+      if (!at.children) at.children = [];
+      let next = at.children.find((c) => c.tag && c.name === name);
+      if (!next) { next = { name, file: '', value: 0, cat: 'other', tag: true }; at.children.push(next); }
+      next.value += value;
+      at = next;
+    }
+    return at;
+  };
+  const build = (rowsOf, w) => { // rowsOf(): the rows, read only for tagleaf
+    if (!state.tagLeaf.length) return hierarchy(p, w, null, stateLeaves(w));
+    const byNode = new Map(); // node -> its self time's tag leaves
+    for (const r of rowsOf()) {
+      const path = tagPath(state.tagLeaf, r[3]);
+      if (!path.length) continue;
+      let holder = byNode.get(r[0]);
+      if (!holder) byNode.set(r[0], holder = { children: [] });
+      along(holder, path, r[1]);
+    }
+    return hierarchy(p, w, null, (node) => (byNode.has(node) ? byNode.get(node).children : []));
+  };
+  if (!state.tagRoot.length) return build(sel.rows, weights);
+  const groups = new Map();
+  for (const r of sel.rows()) {
+    const key = JSON.stringify(tagPath(state.tagRoot, r[3]));
+    if (!groups.has(key)) groups.set(key, []);
+    groups.get(key).push(r);
+  }
+  const root = { name: 'all', file: '', value: weights.sum, node: -1, children: [], cat: 'other' };
+  for (const [key, group] of groups) {
+    const tree = build(() => group, nodeWeights(p, group, sel.kind));
+    const end = along(root, JSON.parse(key), tree.value);
+    if (!end.children) end.children = [];
+    for (const c of tree.children || []) end.children.push(c);
+  }
+  return root;
+}

@@ -1,0 +1,181 @@
+// The Allocations, Source and Diff tabs.
+'use strict';
+
+// --- allocations -------------------------------------------------------------------------
+// Allocation samples (allocations: N): [node, objects, thread, label_set, class, retained],
+// node being the allocating stack's leaf; a.retained null: not measured (retained: true was
+// not asked for), the rows' retained 0; the class is drawn as one more leaf under it, as
+// Rperf::Collapsed.encode(data, allocations: true) does. Objects are estimates (samples × N).
+
+function drawAllocations(p) {
+  const a = p.allocations;
+  const container = $('alloc-flame');
+  const body = $('alloc-table').tBodies[0];
+  clear(body);
+  $('alloc-table').hidden = !a;
+  if (!a) {
+    clear(container);
+    container.dataset.rendered = '0';
+    $('alloc-summary').textContent = 'This profile has no allocation samples. Record them with ' +
+      '`rperf record --alloc ruby app.rb` (one allocation in 512; --alloc=64: one in 64) or Rperf.start(allocations: 64).';
+    return;
+  }
+  const measured = a.retained !== null;
+  const retainedButton = document.querySelector('#tab-alloc [data-field="retained"]');
+  retainedButton.disabled = !measured;
+  retainedButton.title = measured ? '' : 'not measured: record with retained: true (--retained)';
+  const byRetained = measured && state.allocField === 'retained';
+  // The kept rows' sums, from the page model: the tree's weights, each node's classes, the sites.
+  const kept = model.select(p.handle, ROWS.allocations, { thread: state.threadFilter, hidden: hiddenThreads(p), sets: keptLabelSets(p) }); // allocations are never idle
+  const { self, total, sum, allocated, retained, nodeClasses, sites } =
+    model.allocationSums(p.handle, kept.rows, kept.weights, byRetained, MAX_TABLE_ROWS, p.nodes.parent.length);
+  const perClass = new Map(); // node -> [[class, objects], ...]
+  for (const [node, cls, objects] of nodeClasses) {
+    if (!perClass.has(node)) perClass.set(node, []);
+    perClass.get(node).push([cls, objects]);
+  }
+  const leavesOf = (node) => (perClass.get(node) || []).map(([cls, v]) => ({ name: a.classes[cls], file: '', value: v }));
+  drawFlame(container, $('alloc-details'), hierarchy(p, { self, total, sum }, null, leavesOf),
+    { format: (v) => fmtCount(v) + ' objects' });
+
+  const summary = $('alloc-summary');
+  const retainedText = measured ? `${fmtCount(retained)} still alive at the end (retained)`
+    : 'retained not measured (record with retained: true or --retained)';
+  summary.textContent = `${fmtCount(allocated)} objects allocated, ${retainedText}; ` +
+    `estimates from one sampled allocation in ${a.interval}. ` + (unfilteredReason('alloc') || 'The label and thread filters apply.') +
+    (a.pruned.samples ? ` ${a.pruned.samples} light stacks (${fmtCount(a.pruned.objects)} objects) are shown as [pruned].` : '');
+  summary.dataset.allocated = String(allocated);
+  summary.dataset.retained = measured ? String(retained) : '';
+  const top = sites;
+  for (const r of top) {
+    const [fn, file] = p.frames[r.frame];
+    body.append(el('tr', null,
+      el('td', { class: 'num', text: fmtCount(r.allocated) }), el('td', { class: 'num', text: pct(r.allocated, allocated) }),
+      el('td', { class: 'num', text: measured ? fmtCount(r.retained) : '–' }),
+      el('td', { class: 'num', text: measured ? pct(r.retained, retained) : '' }),
+      el('td', { class: 'fn', text: a.classes[r.cls] }), el('td', { class: 'fn', text: fn }),
+      el('td', { class: 'file', text: file, title: file })));
+  }
+  $('alloc-table').dataset.rows = String(top.length);
+}
+
+// --- source ------------------------------------------------------------------------------
+// A file of the profile with each line's time (recorded with lines: true), read by the
+// served viewer (Viewer::SourcePayload: only the profile's own files); a file page has none.
+let sourceSeq = 0;
+async function drawSource(p) {
+  const seq = ++sourceSeq;
+  const body = $('source-table').tBodies[0];
+  const note = $('source-note');
+  clear(body);
+  delete $('source-table').dataset.path;
+  if (!state.source) { note.textContent = 'Pin a frame (Shift+click it in a flame graph) and press "source" by the pin.'; return; }
+  const [file, name] = state.source;
+  if (!filteredFromServer) {
+    note.textContent = `The source of ${file} is read by the served viewer (rperf report --port 0 PROFILE, or Rperf::Viewer), which reads the profile's own files: this ${embedded ? 'file' : 'data source'} holds no source.`;
+    return;
+  }
+  const q = new URLSearchParams(filterQuery());
+  q.set('path', file);
+  if (!p.sources) p.sources = new Map();
+  let src;
+  try { src = await filteredView(p, 'source', p.sources, q.toString()); } catch (e) {
+    if (seq === sourceSeq) note.textContent = 'Cannot show ' + file + ': ' + e.message;
+    return;
+  }
+  if (seq !== sourceSeq || state.current !== p || state.tab !== 'source') return;
+  const byLine = new Map(src.weights.map(([line, self, total]) => [line, [self, total]]));
+  const sum = src.total_ns;
+  // The line to show first: the file's hottest (by total).
+  let focus = null;
+  for (const [line, , total] of src.weights) if (focus === null || total > byLine.get(focus)[1]) focus = line;
+  note.textContent = file + (name ? ' — ' + name : '') + ': ' + src.lines.length + ' lines' +
+    (src.lines_recorded ? '; self and total per line, of ' + fmtTime(sum) + '.' : '. This profile was recorded without line numbers (lines: true records them): no time per line.');
+  const rows = src.lines.map((text, i) => {
+    const w = byLine.get(i + 1);
+    return el('tr', { class: (w ? 'hot' : '') + (i + 1 === focus ? ' focus' : ''), dataset: { line: String(i + 1), selfNs: String(w ? w[0] : 0), totalNs: String(w ? w[1] : 0) } },
+      el('td', { class: 'num', text: String(i + 1) }),
+      el('td', { class: 'num', text: w && w[0] ? fmtTime(w[0]) + ' ' + pct(w[0], sum) : '' }),
+      el('td', { class: 'num', text: w ? fmtTime(w[1]) + ' ' + pct(w[1], sum) : '' }),
+      el('td', { class: 'code', text: text }));
+  });
+  appendAll(body, rows);
+  $('source-table').dataset.path = file;
+  const hot = body.querySelector('tr.focus');
+  if (hot) hot.scrollIntoView({ block: 'center' });
+}
+
+// --- diff --------------------------------------------------------------------------------
+async function drawDiff(p, weights) {
+  const body = $('diff-table').tBodies[0];
+  const container = $('diff-flame');
+  clear(body);
+  clear($('diff-summary'));
+  clear(container);
+  container.removeAttribute('data-rendered');
+  const baseId = state.baseId;
+  if (baseId === null) {
+    $('diff-summary').textContent = unfilteredReason('diff') || 'There is no other snapshot to compare with.';
+    container.dataset.rendered = '0';
+    return;
+  }
+  let base;
+  try { base = await snapshot(baseId); } catch (e) {
+    $('diff-summary').textContent = 'Cannot load snapshot #' + baseId + ': ' + e.message;
+    container.dataset.rendered = '0';
+    return;
+  }
+  if (state.current !== p || state.baseId !== baseId) return; // the user moved on meanwhile
+  const bw = nodeWeights(base, selectSamples(base, { range: false }));
+  const scale = $('diff-normalize').checked && bw.sum > 0 ? weights.sum / bw.sum : 1;
+  // Map this snapshot's nodes onto the other's: the same frame (name, file) under the mapped
+  // parent. Numeric keys: parent and frame in one number.
+  const baseFrameOf = new Map(base.frames.map(([name, file], i) => [name + '\u0000' + file, i]));
+  const frameMap = Int32Array.from(p.frames, ([name, file]) => baseFrameOf.get(name + '\u0000' + file) ?? -1);
+  const span = base.frames.length + 1;
+  const baseIndex = new Map();
+  for (let i = 0; i < base.nodes.parent.length; i++) baseIndex.set((base.nodes.parent[i] + 1) * span + base.nodes.frame[i], i);
+  const mapped = new Int32Array(p.nodes.parent.length).fill(-1);
+  for (let i = 0; i < mapped.length; i++) {
+    const parent = p.nodes.parent[i];
+    const baseParent = parent < 0 ? -1 : mapped[parent];
+    const baseFrame = frameMap[p.nodes.frame[i]];
+    if ((parent >= 0 && baseParent < 0) || baseFrame < 0) continue;
+    const hit = baseIndex.get((baseParent + 1) * span + baseFrame);
+    if (hit !== undefined) mapped[i] = hit;
+  }
+  const deltaOf = (node) => weights.self[node] - (mapped[node] >= 0 ? bw.self[mapped[node]] * scale : 0);
+  drawFlame(container, $('diff-details'), hierarchy(p, weights, deltaOf), { diff: true });
+
+  // The table: each method's self and total time in both snapshots' method tables (the
+  // model's), under the chart's filters (the other snapshot's without the time range: its
+  // clock is its own). A method below a table's min_percent counts as 0 there.
+  const summary = `#${base.id} (before) ${fmtTime(bw.sum * scale)}${scale !== 1 ? ' scaled' : ''} → ` +
+    `#${p.id} (after) ${fmtTime(weights.sum)}: ${fmtSigned(weights.sum - bw.sum * scale)}`;
+  let tables;
+  try {
+    // The base's rows are not of this snapshot's time: no range there.
+    tables = [modelView(p, 'method_table'), modelView(base, 'method_table', { ranged: false })];
+  } catch (e) { tables = 'cannot load the methods: ' + e.message; }
+  if (state.current !== p || state.baseId !== baseId) return; // the user moved on meanwhile
+  if (typeof tables === 'string') {
+    $('diff-summary').textContent = summary + ' (' + tables + ')';
+    $('diff-table').dataset.rows = '0';
+    return;
+  }
+  // The two method tables side by side, ranked by change: the model's rows (`rperf diff`'s).
+  const [after, before] = tables.map((table) => table.entries.map(([m, self, total]) => ({ name: table.methods[m][0], file: table.methods[m][1], self, total })));
+  const rows = model.diffTotals(after, before, scale).map(([a, b, beforeSelf, afterSelf, beforeTotal, afterTotal]) => {
+    const ref = a >= 0 ? after[a] : before[b];
+    return { name: ref.name, file: ref.file, beforeSelf, afterSelf, beforeTotal, afterTotal, delta: afterSelf - beforeSelf };
+  });
+  for (const r of rows.slice(0, MAX_TABLE_ROWS)) {
+    body.append(el('tr', { class: r.delta > 0 ? 'up' : r.delta < 0 ? 'down' : '' },
+      el('td', { class: 'num', text: fmtTime(r.beforeSelf) }), el('td', { class: 'num', text: fmtTime(r.afterSelf) }),
+      el('td', { class: 'num delta', text: fmtSigned(r.delta) }),
+      el('td', { class: 'num', text: fmtTime(r.beforeTotal) }), el('td', { class: 'num', text: fmtTime(r.afterTotal) }),
+      el('td', { class: 'fn', text: r.name }), el('td', { class: 'file', text: r.file, title: r.file })));
+  }
+  $('diff-summary').textContent = summary;
+  $('diff-table').dataset.rows = String(Math.min(rows.length, MAX_TABLE_ROWS));
+}

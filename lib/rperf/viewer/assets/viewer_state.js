@@ -1,0 +1,134 @@
+// The viewer's state (one object, what every view reads), its constants, the DOM helpers (text
+// only) and the view in the address (#snap=...&tab=...).
+'use strict';
+
+// The Viewer's four states, in the model's order (TimelineState, profile/vm_state.hh: which
+// state a sample is in is the model's to say).
+const STATES = [
+  { key: 'running', color: '#4e79a7' },
+  { key: 'blocked', color: '#bab0ac' },
+  { key: 'wait', color: '#f28e2b' },
+  { key: 'gc', color: '#e15759' },
+];
+const MAX_TABLE_ROWS = 300;
+const FILTERED_CACHE_SIZE = 16; // filtered views (call trees, method tables, ...) kept per snapshot
+
+const state = {
+  list: [],
+  payloads: new Map(), // id -> prepared snapshot (the few opened last)
+  current: null,
+  baseId: null,
+  labelFilter: null, // {key, values: [value, ...]}: any of the values (an endpoint set); NOT_SET = samples without that key
+  threadFilter: null,
+  range: null, // [t0, t1] in ns since the start, from the timeline
+  tab: 'flame',
+  topSort: 'self',
+  methodSort: 'total',
+  method: null, // the key (name, file, line) of the method whose callers and callees are shown
+  tree: null, // the call tree drawn last
+  allocField: 'allocated', // or 'retained'
+  search: '', // frames whose name or file holds this (case-insensitive) are highlighted
+  hideIdle: false, // "hide idle threads": the samples the model says are idle left out (Payload's idle_samples)
+  stackThread: null, // the stack chart's thread
+  sandwich: null, // [name, file] of the Sandwich tab's method
+  // rperf 0.11.1's tag filters: tagfocus keeps the samples with a label value matching the
+  // regex, tagignore drops those with a key = value (value null: without the key); tagroot and
+  // tagleaf add "[key: value]" frames at the root or the leaf of the flame graph and icicle.
+  tagFocus: '',
+  tagIgnore: [], // [[key, value or null], ...]
+  tagRoot: [], // keys
+  tagLeaf: [], // keys
+  pin: null, // [name, file] of the pinned method (Shift+click): outlined, its share per snapshot
+  source: null, // [file, name]: the Source tab's file, and the method it was opened for
+  // Transforms of the stacks, applied by the server to the profile every view is built from
+  // (Viewer::Transforms): [op, name, file] (focus, merge, drop), ['recursion'] or ['app'].
+  transforms: [],
+  // The address's zoom {tab, view: [x0, x1], focus: cell or -1}, for the next chart of that
+  // tab; the zoom on screen is the chart's own (chart.x0, x1, focus): a redraw starts over.
+  zoom: null,
+};
+
+const $ = (id) => document.getElementById(id);
+
+function appendAll(node, items) {
+  for (const item of items) if (item !== null && item !== undefined) node.append(item);
+  return node;
+}
+
+// --- DOM helpers: text only --------------------------------------------------------------
+// el(tag, props, child, [children], ...): an Array child is a list of children.
+function el(tag, props, ...children) {
+  const e = document.createElement(tag);
+  if (props) {
+    for (const [k, v] of Object.entries(props)) {
+      if (v === undefined || v === null) continue;
+      if (k === 'class') e.className = v;
+      else if (k === 'text') e.textContent = v;
+      else if (k === 'dataset') Object.assign(e.dataset, v);
+      else if (k.startsWith('on')) e.addEventListener(k.slice(2), v);
+      else e.setAttribute(k, v);
+    }
+  }
+  for (const c of children) {
+    if (Array.isArray(c)) appendAll(e, c);
+    else if (c !== null && c !== undefined) e.append(c);
+  }
+  return e;
+}
+const svgEl = (tag, attrs) => {
+  const e = document.createElementNS('http://www.w3.org/2000/svg', tag);
+  for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
+  return e;
+};
+const clear = (node) => { while (node.firstChild) node.removeChild(node.firstChild); };
+
+function setStatus(text, kind) {
+  $('status').textContent = text;
+  document.body.dataset.state = kind || 'ready';
+}
+
+// --- the view in the address (viewHashOf, parseViewHash) ---------------------------------
+function viewHash() {
+  const zoom = state.zoom && state.zoom.tab === state.tab ? state.zoom : chartZoom(activeChart()); // not drawn yet: the address's
+  return viewHashOf(state, zoom);
+}
+let hashWrittenAt = -Infinity;
+function writeHash() {
+  const hash = viewHash();
+  if (location.hash !== hash) { history.replaceState(null, '', hash); hashWrittenAt = performance.now(); }
+}
+// A zoom or pan: at most one history update per 200 ms (the wheel paints every frame, and
+// browsers refuse a flood of them); a render under way writes the address when it is done.
+let hashTimer = null;
+function writeHashSoon() {
+  if (hashTimer !== null) return;
+  hashTimer = setTimeout(() => {
+    hashTimer = null;
+    if (document.body.dataset.state === 'ready') writeHash();
+  }, Math.max(0, hashWrittenAt + 200 - performance.now()));
+}
+const TABS = () => [...$('tabs').querySelectorAll('button')].map((b) => b.dataset.tab);
+const readHash = () => parseViewHash(location.hash, TABS());
+// Before fillFilters, which keeps the filters only when the snapshot has them.
+function applyView(v) {
+  if (v.tab) state.tab = v.tab;
+  state.search = v.search;
+  $('search').value = v.search;
+  state.hideIdle = v.hideIdle;
+  state.labelFilter = v.label;
+  state.threadFilter = v.thread;
+  state.range = v.range;
+  state.method = v.method;
+  state.sandwich = v.sandwich;
+  if (v.stack !== null) state.stackThread = v.stack;
+  state.tagFocus = v.tagFocus;
+  $('tag-focus').value = v.tagFocus;
+  state.tagIgnore = v.tagIgnore;
+  state.tagRoot = v.tagRoot;
+  state.tagLeaf = v.tagLeaf;
+  state.pin = v.pin && v.pin.length === 2 ? v.pin : null;
+  state.source = v.source && v.source[0] ? v.source : null;
+  state.transforms = v.transforms;
+  state.zoom = v.zoom ? { tab: state.tab, ...v.zoom } : null;
+}
+let pendingView = null;

@@ -1,0 +1,274 @@
+// The views over time and threads: the Threads tab, the Timeline and the stack chart.
+'use strict';
+
+// --- threads -----------------------------------------------------------------------------
+// A thread as every view spells it: its number, its Thread#name when it had one, and its
+// Ractor when it ran in another.
+function threadText(p, th) {
+  const name = p.threadNames && p.threadNames.get(th);
+  const ractor = p.ractorOf && p.ractorOf.get(th);
+  const detail = [name, ractor !== undefined ? 'Ractor #' + ractor : null].filter(Boolean).join(', ');
+  return 'thread ' + th + (detail ? ' (' + detail + ')' : '');
+}
+
+function drawThreads(p) {
+  const body = $('threads-table').tBodies[0];
+  clear(body);
+  const rows = selectSamples(p, { thread: false, hide: false });
+  const hidden = hiddenThreads(p);
+  // Per thread, from the page model: total, running, GVL blocked, GVL wait, GC, idle (the
+  // model's idle samples, summed), and the frame its rows spend most at.
+  const perThread = new Map();
+  for (const [th, total, running, blocked, wait, gc, idle, frame, frameWeight] of model.threadSums(p.handle, rows.kind, ...keptColumns(rows))) {
+    perThread.set(th, { th, total, running, blocked, wait, gc, idle, leaf: frame >= 0 ? [p.frames[frame][0], frameWeight] : ['', 0] });
+  }
+  const sum = [...perThread.values()].reduce((a, t) => a + t.total, 0);
+  for (const t of [...perThread.values()].sort((a, b) => a.th - b.th)) {
+    const [fn, fw] = t.leaf;
+    const idle = t.total > 0 ? t.idle / t.total : 0;
+    const tr = el('tr', { class: 'clickable' + (state.threadFilter === t.th ? ' selected' : '') + (hidden && hidden.has(t.th) ? ' hidden-idle' : ''),
+      dataset: { thread: String(t.th), idleShare: idle.toFixed(4), idleNs: String(Math.round(t.idle)) } },
+      el('td', { text: threadText(p, t.th) + (t.idle > 0 && t.idle === t.total ? ' (idle)' : '') }),
+      el('td', { class: 'num', text: fmtTime(t.total) + ' (' + pct(t.total, sum) + ')' }),
+      el('td', { class: 'num', text: fmtTime(t.running) }), el('td', { class: 'num', text: fmtTime(t.blocked) }),
+      el('td', { class: 'num', text: fmtTime(t.wait) }), el('td', { class: 'num', text: fmtTime(t.gc) }),
+      el('td', { class: 'num idle', text: t.idle > 0 ? fmtTime(t.idle) + ' (' + pct(t.idle, t.total) + ')' : '–' }),
+      el('td', { class: 'fn', text: fn + ' (' + fmtTime(fw) + ')' }));
+    tr.addEventListener('click', () => {
+      state.threadFilter = state.threadFilter === t.th ? null : t.th;
+      $('filter-thread').value = state.threadFilter === null ? '' : String(t.th);
+      render();
+    });
+    body.append(tr);
+  }
+  $('threads-table').dataset.rows = String(perThread.size);
+}
+
+// --- timeline ----------------------------------------------------------------------------
+// One row per thread; each column shows how much of that slice of time the thread spent
+// running, blocked off the GVL, waiting for it, or in GC. The slices are the model's
+// (Viewer::TimelinePayload): the payload's of every sample, or the server's for the label, tag
+// and hidden-thread filters. Only a file's page under those filters (or a data source without
+// views) bins the rows itself: a sample covers [t - weight, t].
+async function drawTimeline(p) {
+  const box = $('timeline');
+  clear(box);
+  box.removeAttribute('data-rendered');
+  delete box.dataset.source;
+  delete box.dataset.stateNs;
+  delete box.dataset.threads;
+  if (!p.timeline) {
+    $('timeline-hint').textContent = 'This snapshot has no timestamps: profiles taken with aggregate: false have a timeline.';
+    box.dataset.rendered = '0';
+    return;
+  }
+  $('timeline-hint').textContent = 'Drag across the timeline to look at that time range only.' +
+    (p.timeline.quantum_ns ? ` (samples merged into ${fmtTime(p.timeline.quantum_ns)} slots)` : '');
+  const hiddenRows = hiddenThreads(p);
+  const threads = p.threads.filter((th) => (state.threadFilter === null || th === state.threadFilter) && !(hiddenRows && hiddenRows.has(th)));
+  const left = 90;
+  const width = Math.max(400, (box.clientWidth || 960) - 2);
+  const plot = width - left - 8;
+  const binned = await timelineBins(p);
+  if (!binned) await ensureTimeline(p);
+  if (state.current !== p || state.tab !== 'timeline') return; // the user moved on meanwhile
+  // Without the server's bins (a file's page, a source without views): the page model bins
+  // the rows (threads are rows of their own: no thread filter, no time range).
+  const shown = timelineOfBins(binned || model.timelineBins(p.handle, { hidden: hiddenThreads(p), sets: keptLabelSets(p), idle: hidingIdle(p) },
+    Math.max(50, Math.min(600, Math.floor(plot / 2))), p.duration_ns || 0));
+  box.dataset.source = binned ? 'bins' : 'rows';
+  const { end, bins, binNs, occupancy } = shown;
+  const rowH = 30;
+  const height = threads.length * rowH + 24;
+  const svg = svgEl('svg', { width, height });
+  let drawn = 0;
+  const stateNs = STATES.map(() => 0); // what the rows drawn hold, per state (data-state-ns)
+  threads.forEach((th, row) => {
+    const y0 = row * rowH;
+    const label = svgEl('text', { x: 4, y: y0 + rowH / 2 + 4 });
+    label.textContent = threadText(p, th);
+    svg.append(label);
+    const occ = occupancy.get(th);
+    if (!occ) return;
+    STATES.forEach((st, si) => { if (occ[si]) for (let b = 0; b < bins; b++) stateNs[si] += occ[si][b]; });
+    for (let b = 0; b < bins; b++) {
+      let stacked = 0;
+      STATES.forEach((st, si) => {
+        if (!occ[si]) return;
+        const share = Math.min(1, occ[si][b] / binNs);
+        if (share <= 0.001) return;
+        const h = share * (rowH - 6);
+        svg.append(svgEl('rect', {
+          x: left + b * plot / bins, y: y0 + rowH - 3 - stacked - h, width: Math.max(1, plot / bins), height: h,
+          fill: st.color, 'data-state': st.key,
+        }));
+        stacked += h;
+        drawn++;
+      });
+    }
+  });
+  const axis = svgEl('text', { x: left, y: height - 6 });
+  axis.textContent = '0';
+  const axisEnd = svgEl('text', { x: width - 8, y: height - 6, 'text-anchor': 'end' });
+  axisEnd.textContent = fmtTime(end);
+  svg.append(axis, axisEnd);
+  const brush = svgEl('rect', { class: 'brush', y: 0, height: height - 20, x: 0, width: 0, visibility: 'hidden' });
+  svg.append(brush);
+  if (state.range) {
+    brush.setAttribute('x', left + state.range[0] / end * plot);
+    brush.setAttribute('width', Math.max(1, (state.range[1] - state.range[0]) / end * plot));
+    brush.setAttribute('visibility', 'visible');
+  }
+  const timeAt = (evt) => {
+    const r = svg.getBoundingClientRect();
+    return Math.min(end, Math.max(0, (evt.clientX - r.left - left) / plot * end));
+  };
+  let dragFrom = null;
+  svg.addEventListener('mousedown', (evt) => { dragFrom = timeAt(evt); evt.preventDefault(); });
+  svg.addEventListener('mousemove', (evt) => {
+    const t = timeAt(evt);
+    if (dragFrom !== null) {
+      brush.setAttribute('x', left + Math.min(dragFrom, t) / end * plot);
+      brush.setAttribute('width', Math.abs(t - dragFrom) / end * plot);
+      brush.setAttribute('visibility', 'visible');
+    }
+    $('timeline-details').textContent = 'at ' + fmtTime(t) + ': ' + shown.describeAt(t);
+  });
+  svg.addEventListener('mouseup', (evt) => {
+    if (dragFrom === null) return;
+    const t = timeAt(evt);
+    // Whole ns, as the address writes them: a link reopens the same range.
+    const range = [Math.floor(Math.min(dragFrom, t)), Math.ceil(Math.max(dragFrom, t))];
+    dragFrom = null;
+    if (range[1] - range[0] < binNs) return;
+    state.range = range;
+    render();
+  });
+  box.append(svg, legend());
+  box.dataset.threads = threads.join(',');
+  box.dataset.stateNs = JSON.stringify(Object.fromEntries(STATES.map((st, si) => [st.key, Math.round(stateNs[si])])));
+  box.dataset.rendered = String(drawn);
+}
+
+// The model's bins (TimelinePayload): per thread its states' ns per bin (null: none), and
+// per bin its heaviest leaf methods.
+function timelineOfBins(b) {
+  const occupancy = new Map(b.threads.map(([th, states]) => [th, states]));
+  const describeAt = (t) => {
+    const top = b.top[Math.min(b.bins - 1, Math.max(0, Math.floor(t / b.bin_ns)))] || [];
+    return top.length ? top.map((i) => b.leaf_names[i]).join(', ') : 'no samples';
+  };
+  return { end: b.end_ns, bins: b.bins, binNs: b.bin_ns, occupancy, describeAt };
+}
+
+// The Timeline's bins, as timelineOfBins reads them: the payload's (every sample), else the
+// server's for the current filters (kept per query); null when neither can be had.
+async function timelineBins(p) {
+  const idle = hidingIdle(p);
+  if (!state.labelFilter && !tagFiltered()) return (idle ? p.timeline.idle_hidden_bins : p.timeline.bins) || null;
+  if (!filteredFromServer) return null;
+  const q = new URLSearchParams();
+  labelQuery(q, state.labelFilter);
+  if (idle) q.set('idle', 'hide');
+  tagQuery(q);
+  if (transformsQuery()) q.set('transforms', transformsKey());
+  if (!p.timelineBins) p.timelineBins = new Map();
+  return filteredView(p, 'timeline_bins', p.timelineBins, q.toString());
+}
+
+function legend() {
+  const names = { running: 'running', blocked: 'GVL blocked', wait: 'GVL wait', gc: 'GC' };
+  return el('div', { class: 'legend' }, STATES.map((s) => el('span', null, el('i', { style: 'background:' + s.color }), names[s.key])));
+}
+
+// --- stack chart -------------------------------------------------------------------------
+// One thread's samples in time order, each a column of its stack: the page model merges them
+// into cells (a frame that stays on the stack is one cell) and the chart only draws them. The same chart as the flame graph (zoom, pan, search, colours); x is time.
+function stackThreads(p) {
+  const hidden = hiddenThreads(p);
+  return p.threads.filter((th) => !(hidden && hidden.has(th)));
+}
+
+// The thread's cells under the label, tag and idle filters (a range is the chart's zoom, the
+// hidden threads its thread list), merged by the page model from the timeline's rows
+// (page/page_views.hh over profile/stack_chart); the last few kept.
+async function stackCells(p, th) {
+  if (!p.timeline) throw new Error('the stack chart needs raw samples (a profile recorded with aggregate: false)');
+  await ensureTimeline(p);
+  const key = th + '\u0000' + filterQuery();
+  if (!p.stackCharts) p.stackCharts = new Map();
+  if (!p.stackCharts.has(key)) {
+    const { f } = samplesFilter(p, { range: false, hide: false });
+    f.thread = th;
+    f.idle = hidingIdle(p);
+    while (p.stackCharts.size >= FILTERED_CACHE_SIZE) p.stackCharts.delete(p.stackCharts.keys().next().value);
+    p.stackCharts.set(key, model.view(p.handle, ROWS.timeline, f, 'stack_chart', null, { minEnd: p.duration_ns || 0 }));
+  }
+  return p.stackCharts.get(key);
+}
+
+// The chart's cells from the model's columns (page_views' stack_chart_json): each cell's parent is the
+// last cell before it one level up.
+function stackModel(body) {
+  const n = body.dx.length;
+  const cells = new Array(n);
+  const lastAt = [];
+  // Frame f >= 0 is body.frames[f]; f < 0 is the VM state -1 - f (TimelineState).
+  const frameAt = (f) => (f >= 0 ? body.frames[f] : [STATE_LEAF[STATES[-1 - f].key][0], '', STATE_LEAF[STATES[-1 - f].key][1]]);
+  const frames = new Map();
+  const { dx, w, d: depths, f: fs, gap } = body;
+  let x = 0;
+  let depth = 0;
+  for (let i = 0; i < n; i++) {
+    x += dx[i];
+    const d = depths[i];
+    let frame = frames.get(fs[i]);
+    if (!frame) { frame = frameAt(fs[i]); frames.set(fs[i], frame); }
+    cells[i] = { x, w: w[i], d, name: frame[0], file: frame[1], cat: drawnCategory(frame[2], frame[0]), value: w[i] - gap[i], parent: d > 0 ? lastAt[d - 1] : -1 };
+    lastAt[d] = i;
+    if (d > depth) depth = d;
+  }
+  return { cells, start: 0, span: body.end_ns, depth };
+}
+
+let stackSeq = 0;
+async function drawStackChart(p) {
+  const seq = ++stackSeq;
+  const box = $('stack');
+  const sel = $('stack-thread');
+  const empty = (text) => {
+    clear(box);
+    delete box._chart;
+    box.dataset.rendered = '0';
+    delete box.dataset.totalNs;
+    $('stack-details').textContent = text;
+  };
+  clear(sel);
+  if (!p.timeline) { empty('This snapshot has no timestamps: profiles taken with aggregate: false have a stack chart.'); return; }
+  const threads = state.threadFilter !== null ? [state.threadFilter] : stackThreads(p);
+  const weightOf = p.totalNs;
+  for (const th of threads) sel.append(el('option', { value: String(th), text: threadText(p, th) + ' (' + fmtTime(weightOf.get(th) || 0) + ')' }));
+  // Default: the thread with the most time that is not idle (the model's thread_totals).
+  if (!threads.includes(state.stackThread)) {
+    const busyNs = (th) => (weightOf.get(th) || 0) - (p.idleNs.get(th) || 0);
+    state.stackThread = threads.reduce((a, th) => (a === null || busyNs(th) > busyNs(a) ? th : a), null);
+  }
+  if (state.stackThread === null || state.stackThread === undefined) { empty('No thread to show.'); return; }
+  sel.value = String(state.stackThread);
+  const th = state.stackThread;
+  let body;
+  try { body = await stackCells(p, th); } catch (e) {
+    if (seq === stackSeq) empty('Cannot load the stack chart of thread ' + th + ': ' + e.message);
+    return;
+  }
+  if (seq !== stackSeq || state.current !== p || state.tab !== 'stack') return; // the user moved on meanwhile
+  if (!body.dx.length) { empty('No samples of thread ' + th + ' match the filters.'); return; }
+  const model = stackModel(body);
+  const total = body.total_ns;
+  box.dataset.totalNs = String(total);
+  box.dataset.thread = String(th);
+  box.dataset.cells = String(model.cells.length);
+  $('stack-details').textContent = threadText(p, th) + ': ' + fmtTime(total) + ' in ' + body.samples + ' samples; hover a frame for its time.';
+  const label = (c) => c.name + ' — ' + fmtTime(c.value) + ' (' + pct(c.value, total) + ') from ' + fmtTime(c.x) + ' to ' + fmtTime(c.x + c.w) + (c.file ? ' — ' + c.file : '');
+  drawChart(box, $('stack-details'), model, { inverted: true, label, view: state.range, legend: categoryLegend(LEGEND), axis: fmtTime });
+}

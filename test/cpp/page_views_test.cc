@@ -1,0 +1,120 @@
+// The page's call trees, method table and sandwich (page/page_views): the rows the page's filter
+// keeps, made a profile, give the same views as the server's model gives of the profile's own
+// samples under the same filter (select_samples), byte for byte.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "page/page_rows.hh"
+#include "page/page_views.hh"
+#include "profile/idle_wait.hh"
+#include "profile/label_value.hh"
+#include "profile/stack_tree.hh"
+#include "profile/transform.hh"
+#include "test_profiles.hh"
+
+using namespace rperf;
+using namespace rperf::fixtures;
+using rperf::page::KeptRows;
+using rperf::page::PageRows;
+using rperf::page::RowKind;
+using rperf::page::Rows;
+using rperf::page::ViewLimits;
+
+namespace {
+
+constexpr int64_t kMs = 1000000;
+
+Profile sample_profile() {
+  std::vector<FrameSpec> frames = {{"m.rb", "main", 1}, {"a.rb", "a", 12}, {"b.rb", "b", 30}, {"a.rb", "a", 14}, {"r.rb", "rec", 5}};
+  std::vector<SampleSpec> samples = {
+      {{1, 0}, 10 * kMs, 1, 0},        {{3, 0}, 5 * kMs, 1, 1},           {{2, 1, 0}, 7 * kMs, 2, 0},
+      {{2, 3, 0}, 3 * kMs, 2, 2, kGvlBlocked}, {{4, 4, 4, 0}, 6 * kMs, 1, 0}, {{0}, 2 * kMs, 2, 1, kGcSweep},
+      {{4, 2, 1, 0}, 4 * kMs, 1, 2},
+  };
+  int64_t time = 0;
+  for (SampleSpec& s : samples) s.time_ns = (time += s.weight);
+  Profile p = make_profile(frames, samples, {{}, {{"endpoint", "a"}}, {{"endpoint", "b"}}});
+  label_vm_states(p);  // as the payload's rows: each sample's set with its VM state's label
+  return p;
+}
+
+// The profile's payload rows (build_stack_tree) in a PageRows, as viewer.js writes them.
+PageRows page_of(const Profile& p, const StackTree& tree) {
+  PageRows page;
+  EXPECT_TRUE(page.set_tree(tree.parents, tree.node_frames));
+  std::vector<LabelTexts> texts;
+  for (uint32_t id = 0; id < p.label_sets.size(); id++) {
+    LabelTexts t;
+    for (const Label& l : p.label_sets[id]) t.emplace_back(label_value::to_s(l.key), label_value::to_s(l.value));
+    texts.push_back(t);
+  }
+  page.set_label_sets(texts);
+  std::vector<std::string> labels, paths;
+  for (const auto& [label, path] : tree.frames) {
+    labels.push_back(label);
+    paths.push_back(path);
+  }
+  page.set_frames(labels, paths, tree.frame_lines);
+  Rows rows;
+  for (const StackTree::Row& r : tree.rows) {
+    rows.node.push_back(r.node);
+    rows.thread_seq.push_back(r.thread_seq);
+    rows.label_set.push_back(r.label_set);
+    rows.weight.push_back(r.weight_ns);
+  }
+  EXPECT_TRUE(page.set_rows(RowKind::kSamples, rows));
+  return page;
+}
+
+}  // namespace
+
+TEST(PageViews, ThePagesViewsAreTheModelsOfTheSameSamples) {
+  Profile p = sample_profile();
+  StackTree tree = build_stack_tree(p, p.aggregated_samples(), StackTreeOptions());
+  EXPECT_EQ((std::vector<int32_t>{1, 12, 5, 30}), tree.frame_lines) << "each method at its first line (frames in order of first use)";
+  PageRows page = page_of(p, tree);
+  std::vector<SampleFilter> filters(3);
+  filters[1].by_thread = true;
+  filters[1].thread = 2;
+  filters[2].by_label_sets = true;
+  filters[2].label_sets = {2};
+  ViewLimits limits;
+  for (size_t f = 0; f < filters.size(); f++) {
+    Profile server = p;
+    select_samples(server, filters[f]);
+    KeptRows kept;
+    page.select(RowKind::kSamples, filters[f], kept);
+    Profile shown = rperf::page::profile_of_rows(page, RowKind::kSamples, kept);
+    EXPECT_EQ(rperf::page::call_tree_json(server, false, limits), rperf::page::call_tree_json(shown, false, limits)) << f;
+    EXPECT_EQ(rperf::page::call_tree_json(server, true, limits), rperf::page::call_tree_json(shown, true, limits)) << f;
+    EXPECT_EQ(rperf::page::method_table_json(server, limits), rperf::page::method_table_json(shown, limits)) << f;
+    EXPECT_EQ(rperf::page::sandwich_json(server, "a", "a.rb", limits), rperf::page::sandwich_json(shown, "a", "a.rb", limits)) << f;
+  }
+  KeptRows all;
+  page.select(RowKind::kSamples, SampleFilter(), all);
+  std::string tree_json = rperf::page::call_tree_json(rperf::page::profile_of_rows(page, RowKind::kSamples, all), false, limits);
+  EXPECT_NE(std::string::npos, tree_json.find("\"total_ns\":37000000")) << tree_json;
+  EXPECT_NE(std::string::npos, tree_json.find("[\"a\",\"a.rb\",12]")) << tree_json;
+  EXPECT_NE(std::string::npos, tree_json.find("[GVL blocked]")) << tree_json;
+  EXPECT_NE(std::string::npos, tree_json.find("[GC sweeping]")) << tree_json;
+}
+
+// Every node weighs 0: the threshold cannot rise, so the first max_nodes calls are sent.
+TEST(PageViews, ACapWithAZeroTotalSendsTheFirstNodes) {
+  std::vector<FrameSpec> frames;
+  std::vector<SampleSpec> samples;
+  for (uint32_t i = 0; i < 30; i++) {
+    frames.push_back({"app.rb", "m" + std::to_string(i), 1});
+    std::vector<uint32_t> stack;
+    for (uint32_t k = i + 1; k-- > 0;) stack.push_back(k);
+    samples.push_back({stack, 0});
+  }
+  ViewLimits limits;
+  limits.max_nodes = 10;
+  std::string json = rperf::page::call_tree_json(make_profile(frames, samples, {{}}), false, limits);
+  EXPECT_NE(std::string::npos, json.find("\"node_count\":31")) << json;
+  EXPECT_NE(std::string::npos, json.find("\"min_percent\":0.1,")) << json;
+  std::string nodes = json.substr(json.find("\"nodes\":"));
+  EXPECT_EQ(11, std::count(nodes.begin(), nodes.end(), '[')) << "ten nodes: " << json;
+}

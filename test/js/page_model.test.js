@@ -1,0 +1,77 @@
+// The page model's JavaScript side under node (node --test; test/page_model_js_test.rb runs it):
+// the generated binding names every export the module has, with its arity; texts cross both
+// ways; a snapshot's rows are selected, summed and made views as the page does.
+'use strict';
+const test = require('node:test');
+const assert = require('node:assert');
+const fs = require('fs');
+const path = require('path');
+
+const assets = path.join(__dirname, '../../lib/rperf/viewer/assets');
+const EXPORTS = require(path.join(assets, 'page_model_exports.js'));
+const { ROWS, instantiate, textBlob, readTexts } = require(path.join(assets, 'page_model.js'));
+const bytes = fs.readFileSync(path.join(assets, 'page_model.wasm'));
+
+test('the binding is the module\'s interface, export for export', async () => {
+  const { instance } = await WebAssembly.instantiate(bytes, {
+    env: { emscripten_notify_memory_growth: () => {} }, wasi_snapshot_preview1: { proc_exit: () => {} },
+  });
+  const exported = Object.keys(instance.exports).filter((n) => n.startsWith('rperf_page_')).map((n) => n.slice('rperf_page_'.length)).sort();
+  assert.deepStrictEqual(Object.keys(EXPORTS).sort(), exported);
+  for (const [name, spec] of Object.entries(EXPORTS)) {
+    assert.strictEqual(instance.exports['rperf_page_' + name].length, spec.args.length, name);
+    for (const [, , count] of spec.columns) assert.ok(spec.args.includes(count), `${name}: ${count} counts a column`);
+  }
+});
+
+test('texts cross as the module reads them', () => {
+  const texts = ['', 'a', 'Shop#price', 'é\u2028\uFFFD', 'x'.repeat(300)];
+  assert.deepStrictEqual(readTexts(textBlob(texts), texts.length), texts);
+  assert.deepStrictEqual(readTexts(textBlob(['a', 'b']), 5), ['a', 'b'], 'a short blob ends the list');
+});
+
+// main > a > b, main > c; rows: two threads, a GVL-blocked label set.
+const SNAPSHOT = {
+  parents: [-1, 0, 1, 0], nodeFrames: [0, 1, 2, 3],
+  frames: [['main', 'm.rb'], ['a', 'a.rb'], ['b', 'b.rb'], ['c', 'c.rb']], frameLines: [1, 10, 20, 30],
+  labelSets: [{}, { '%GVL': 'blocked' }, { endpoint: 'x' }],
+};
+const SAMPLES = [[2, 10, 1, 0], [1, 20, 1, 1], [3, 5, 2, 2], [2, 4, 2, 2]];
+
+test('a snapshot\'s rows: selected, summed and made views by the model', async () => {
+  const model = await instantiate(bytes);
+  const handle = model.snapshot(SNAPSHOT);
+  assert.strictEqual(model.rows(handle, ROWS.samples, SAMPLES, [1])[1], 1, 'idle marks per row');
+  const all = { thread: null, hidden: null, sets: null, range: null, idle: false };
+  const kept = model.select(handle, ROWS.samples, all);
+  assert.deepStrictEqual(Array.from(kept.rows), [0, 1, 2, 3]);
+  const w = model.treeWeights(handle, ROWS.samples, kept.rows, kept.weights, 4);
+  assert.strictEqual(w.sum, 39);
+  assert.deepStrictEqual(Array.from(w.total), [39, 34, 14, 5]);
+  assert.strictEqual(model.select(handle, ROWS.samples, { ...all, idle: true }).rows.length, 3);
+  const endpoint = model.matchLabelSets(handle, { key: 'endpoint', values: ['x'], unset: false, focused: null, ignore: [] });
+  assert.deepStrictEqual(Array.from(endpoint), [2]);
+  assert.deepStrictEqual(model.labelValues(handle), ['blocked', 'x']);
+
+  const tree = model.view(handle, ROWS.samples, all, 'call_tree');
+  assert.strictEqual(tree.total_ns, 39);
+  assert.deepStrictEqual(tree.methods[tree.nodes[1][1]], ['main', 'm.rb', 1]);
+  assert.ok(tree.methods.some((m) => m[0] === '[GVL blocked]'), 'the blocked row ends in its state');
+  const thread2 = model.view(handle, ROWS.samples, { ...all, thread: 2 }, 'method_table');
+  assert.strictEqual(thread2.total_ns, 9);
+  assert.deepStrictEqual(thread2.entries.map(([m, self]) => [thread2.methods[m][0], self]).filter(([, self]) => self > 0).sort(),
+    [['b', 4], ['c', 5]]);
+  const sandwich = model.view(handle, ROWS.samples, all, 'sandwich', ['a', 'a.rb']);
+  assert.strictEqual(sandwich.total_ns, 34);
+  assert.deepStrictEqual(model.threadSums(handle, ROWS.samples, kept.rows, kept.weights).map((t) => [t[0], t[1]]), [[1, 30], [2, 9]]);
+  assert.deepStrictEqual(model.diffTotals([{ name: 'a', file: 'a.rb', self: 5, total: 9 }], [{ name: 'a', file: 'a.rb', self: 2, total: 9 }], 1),
+    [[0, 0, 2, 5, 9, 9]]);
+});
+
+test('rperf 0.11\'s names-only samples become the model\'s tree', async () => {
+  const model = await instantiate(bytes);
+  const t = model.namesTree([{ stack: ['main', 'a'], weight: 3, label_set_id: 1 }, { stack: ['main'], weight: 2 }]);
+  assert.deepStrictEqual(t.frames.map((f) => f[0]), ['main', 'a']);
+  assert.deepStrictEqual(t.parents, [-1, 0]);
+  assert.deepStrictEqual(t.rows, [[1, 3, 0, 1], [0, 2, 0, 0]]);
+});
