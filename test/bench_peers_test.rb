@@ -10,6 +10,7 @@ require_relative "../bench/peers/locate"
 # table alone with stackprof and vernier when script/peers can provide them (it installs them
 # into the cache when the gem registry is reachable; else the test says so and skips).
 class BenchPeersTest < Minitest::Test
+  include RubyIndependentTest # the harness's smoke run: the same script on every Ruby
   RUN = File.join(RperfTestHelper::ROOT, "bench", "peers", "run.rb")
   NUMBER = /-?[\d,]+/
   ALLOC_COLUMNS = 6
