@@ -33,13 +33,14 @@ module PeerBench
   RSS_FREQUENCY = 10_000
 
   # Allocation profiling: one allocation in N sampled, on the allocation-heavy unit (interpreter).
-  ALLOC_INTERVALS = [1, 64, 1024, 4096].freeze
+  ALLOC_INTERVALS = (ENV["RPERF_BENCH_ALLOC_N"]&.split(",")&.map { |n| Integer(n, 10) } || [1, 64, 1024, 4096]).freeze
   ALLOC_FREQUENCY = 1000 # the time sampling that ours and vernier do besides (stackprof: none)
   ALLOC_EXPERIMENT = Experiment.new(:alloc, "alloc", ALLOC_FREQUENCY, false)
 
   # A profiler sampling allocations, one in `interval` (nil: time samples only, for reference);
-  # retained: ours with retained: true (the sampled objects' frees followed).
-  AllocVariant = Struct.new(:profiler, :interval, :retained) do
+  # retained: ours with retained: true (the sampled objects' frees followed); frequency: ours'
+  # time sampling besides (nil: ALLOC_FREQUENCY; 1: about none, stackprof's :object mode's terms).
+  AllocVariant = Struct.new(:profiler, :interval, :retained, :frequency) do
     def baseline? = profiler == "none"
     # ours: cpu time samples at 1 kHz besides; vernier: wall (its only mode); stackprof: :object.
     def mode = { "ours" => :cpu, "vernier" => :wall }.fetch(profiler, :object)
@@ -47,15 +48,20 @@ module PeerBench
     def label
       return "unprofiled" if baseline?
 
-      "#{profiler} #{interval ? "allocations #{interval}" : "time only"}#{" retained" if retained}"
+      "#{profiler} #{interval ? "allocations #{interval}" : "time only"}#{" retained" if retained}" \
+        "#{" (time 1 Hz)" if frequency == 1}"
     end
+
+    def time_frequency = frequency || ALLOC_FREQUENCY
 
     # The setting as the profiler's API spells it.
     def setting
       case [profiler, interval.nil?]
       when ["none", true] then "–"
       when ["ours", true] then "time only (cpu, 1 kHz)"
-      when ["ours", false] then "`allocations: #{interval}#{", retained: true" if retained}` (+ cpu, 1 kHz)"
+      when ["ours", false]
+        "`allocations: #{interval}#{", retained: true" if retained}`" \
+          "#{frequency == 1 ? ", `frequency: 1` (cpu)" : " (+ cpu, 1 kHz)"}"
       when ["stackprof", false] then "`mode: :object, interval: #{interval}`"
       when ["vernier", true] then "time only (wall, 1 kHz)"
       when ["vernier", false] then "`allocation_interval: #{interval}` (+ wall, 1 kHz)"
@@ -63,11 +69,12 @@ module PeerBench
     end
   end
 
-  # Per N: ours without and with retained, stackprof, vernier (interleaved in this order).
+  # Per N: ours (1 kHz, then 1 Hz time sampling besides), ours retained, stackprof, vernier (interleaved in this order).
   ALL_ALLOC_VARIANTS = [
     AllocVariant.new("ours", nil), AllocVariant.new("vernier", nil),
     *ALLOC_INTERVALS.flat_map do |n|
-      [AllocVariant.new("ours", n), AllocVariant.new("ours", n, true), AllocVariant.new("stackprof", n),
+      [AllocVariant.new("ours", n), AllocVariant.new("ours", n, false, 1), AllocVariant.new("ours", n, true),
+       AllocVariant.new("stackprof", n),
        AllocVariant.new("vernier", n)]
     end,
     AllocVariant.new("none", nil),
@@ -81,6 +88,7 @@ module PeerBench
   #   RPERF_BENCH_PROFILERS=a,b  a subset of ours,rperf,stackprof,vernier (default: all)
   #   RPERF_BENCH_ALLOC=0        no allocation table (default 1: after the time table; rperf
   #                              0.11.1 has no allocation profiling and is not in it)
+  #   RPERF_BENCH_ALLOC_N=64,1024 the allocation table's N (default 1,64,1024,4096)
   #   RPERF_BENCH_TIME=0         no time table (nor peak RSS): the allocation table alone
   #   RPERF_BENCH_YJIT=0         no YJIT table (default 1: share of instructions in YJIT while
   #                              profiled, bench/peers/yjit.rb)
@@ -152,7 +160,7 @@ module PeerBench
       config.runs.times do |i|
         @log.print "\rallocations: run #{i + 1}/#{config.runs}   "
         config.alloc_variants.each do |v|
-          spec = { task: "fixed", profiler: v.profiler, mode: v.mode, frequency: exp.frequency,
+          spec = { task: "fixed", profiler: v.profiler, mode: v.mode, frequency: v.time_frequency,
                    unit: exp.unit, count: count, allocations: v.interval, retained: v.retained || false }
           @alloc_results[v.label] << run_child(v, spec, yjit: exp.yjit)
         end

@@ -210,7 +210,7 @@ module PeerBench
         "(#{Table.thousands(true_allocations)} allocations, GC.stat) ≈ #{c.seconds} s.",
         "- ours samples time besides (cpu, #{ALLOC_FREQUENCY / 1000} kHz), vernier too (wall, #{ALLOC_FREQUENCY / 1000} kHz, " \
         "its only mode); stackprof's :object mode samples allocations only. The time-only rows are the " \
-        "time sampling's share. Ours samples with random (geometric) gaps of mean N; with `retained: true` it also " \
+        "time sampling's share; ours' \"(time 1 Hz)\" rows sample time once a second, stackprof's terms. Ours samples with random (geometric) gaps of mean N; with `retained: true` it also " \
         "follows the sampled objects' frees (a FREEOBJ hook: Ruby calls it for every freed object); stackprof's " \
         ":object mode and vernier's allocation_interval take every Nth allocation and do not track frees.",
         "- CPU overhead: process CPU time (all threads) from start to the returned result vs unprofiled; CPU ns " \
