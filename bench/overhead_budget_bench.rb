@@ -9,13 +9,17 @@
 # overheads with their quartiles. For each profiled run: the rate the
 # timer ran at (the profile's sampling_hz), the samples taken against that rate times the
 # time profiled, and the overhead the profiler measured of itself. Run: rake bench
-# (BUDGET_ROUNDS=N for more rounds).
+# (BUDGET_ROUNDS=N for more rounds; BUDGET_LOOP=N iterations per run, default 9M ≈ 1 s: a
+# continuous session runs for hours, and a shorter run weighs its start, stop and the rate's
+# first windows more).
 require "etc"
 require "rperf"
 
+LOOP = Integer(ENV.fetch("BUDGET_LOOP", "9000000"))
+
 def workload
   a = 0
-  3_000_000.times { |i| a += (i * i) % 7 }
+  LOOP.times { |i| a += (i * i) % 7 }
   a
 end
 

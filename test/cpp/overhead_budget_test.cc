@@ -11,6 +11,14 @@ using rperf::OverheadBudget;
 constexpr int64_t kMs = 1000000;
 constexpr int64_t k10kHz = 100000;  // ns
 
+TEST(OverheadBudget, StartsWhereTheAssumedTickCostFitsTheTarget) {
+  // 25 us a tick at 1%: 2.5 ms (400 Hz), not the requested 10 kHz.
+  EXPECT_EQ(OverheadBudget(0.01, k10kHz).first_interval_ns(), OverheadBudget::kAssumedTickCostNs * 100);
+  // A requested rate slower than that is kept; a tiny target starts no slower than 1 Hz.
+  EXPECT_EQ(OverheadBudget(0.01, 10 * kMs).first_interval_ns(), 10 * kMs);
+  EXPECT_EQ(OverheadBudget(1e-9, k10kHz).first_interval_ns(), OverheadBudget::kSlowestIntervalNs);
+}
+
 TEST(OverheadBudget, OnTargetKeepsTheInterval) {
   OverheadBudget b(0.01, k10kHz);
   EXPECT_EQ(b.next_interval_ns(kMs, 1 * kMs, 100 * kMs), kMs);

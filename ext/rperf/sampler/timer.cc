@@ -119,8 +119,9 @@ bool Timer::start(const Options& opts, TickFn tick, BackgroundFn background, voi
   target_ = opts.target;
   background_ = background;
   ctx_ = ctx;
-  interval_ns_.store(1000000000LL / opts.frequency, std::memory_order_relaxed);
   budget_ = OverheadBudget(opts.overhead_target, 1000000000LL / opts.frequency);
+  interval_ns_.store(opts.overhead_target > 0 ? budget_.first_interval_ns() : 1000000000LL / opts.frequency,
+                     std::memory_order_relaxed);
   window_process_ns_ = -1;
   trigger_count_.store(0, std::memory_order_relaxed);
   stop_requested_ = false;
