@@ -310,6 +310,17 @@ async function main() {
       out.focus = { ...(await view()), tree: await tree(), hash: await page.evaluate(() => location.hash),
         pinShare: await page.$eval('#pin-share', (e) => e.textContent) };
       await shot('focus');
+      // The Timeline of the transformed rows, under a label filter too (the page model bins them).
+      await page.click('#tabs button[data-tab=timeline]');
+      await ready();
+      const timeline = () => page.$eval('#timeline', (e) => ({ source: e.dataset.source, stateNs: JSON.parse(e.dataset.stateNs || 'null') }));
+      out.focus.timeline = await timeline();
+      await page.evaluate(() => { window.rperfViewer.state.labelFilter = { key: '%GVL', values: [NOT_SET] }; return window.rperfViewer.render(); });
+      await ready();
+      out.focus.labelTimeline = await timeline();
+      await page.evaluate(() => { window.rperfViewer.state.labelFilter = null; return window.rperfViewer.render(); });
+      await page.click('#tabs button[data-tab=flame]');
+      await ready();
       await undo();
       out.undone = (await totals()).shown;
       await pinAnd('Shop#checkout', 'merge');

@@ -8,11 +8,13 @@
 'use strict';
 
 // --- loading -----------------------------------------------------------------------------
-async function snapshot(id) {
-  const key = id + '\u0000' + transformsKey();
+// Snapshot `id` under the transforms (the page's, by default): the fetched one, or it
+// transformed by the page model (transformed).
+async function snapshot(id, transforms = state.transforms) {
+  const key = id + '\u0000' + (transforms.length ? JSON.stringify(transforms) : '');
   if (state.payloads.has(key)) return state.payloads.get(key);
   await loadPageModel();
-  const p = prepare(await fetchSnapshot(id));
+  const p = transforms.length ? transformed(await snapshot(id, []), transforms) : prepare(await fetchSnapshot(id));
   state.payloads.set(key, p);
   while (state.payloads.size > 4) state.payloads.delete(state.payloads.keys().next().value);
   return p;
@@ -132,7 +134,8 @@ async function render() {
 async function ensureTimeline(p) {
   if (!p.timeline || p.timeline.samples) return;
   if (!p.timelineLoad) {
-    p.timelineLoad = fetchTimeline(p.id).then(({ rows, idle }) => { modelRows(p, ROWS.timeline, rows, idle); p.timeline.samples = rows; });
+    p.timelineLoad = p.base ? ensureTimeline(p.base).then(() => transformTimeline(p))
+      : fetchTimeline(p.id).then(({ rows, idle }) => { modelRows(p, ROWS.timeline, rows, idle); p.timeline.samples = rows; });
     p.timelineLoad.catch(() => { p.timelineLoad = null; });
   }
   setStatus('loading the timeline of snapshot #' + p.id + ' (' + p.timeline.rows + ' rows)…', 'drawing');
