@@ -28,7 +28,10 @@ const { ROWS, instantiate } = require(path.join(assets, 'page_model.js'));
       idle: !!filter.idle,
     };
     const timeline = f.range || view === 'stack_chart';
-    if (view === 'timeline_bins') return model.timelineBins(handle, f, bins, duration || 0);
+    if (view === 'timeline_bins') {
+      const b = model.timelineBins(handle, f, bins, duration || 0);
+      return Object.assign(b, { threads: b.threads.map(([th, states]) => [th, states.map((s) => s && Array.from(s))]) });
+    }
     if (view === 'source') {
       const kind = timeline ? ROWS.timeline : ROWS.samples;
       const kept = model.select(handle, kind, f);

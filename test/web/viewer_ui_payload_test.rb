@@ -207,8 +207,12 @@ class ViewerUiPayloadTest < Minitest::Test
     assert_equal %w[Shop#price IO.select], all["top"][-1].map { |i| all["leaf_names"][i] }, "thread 3 ended at 60 ms"
 
     page_all, blocked = page_views(profile, [{ view: "timeline_bins" }, { view: "timeline_bins", filter: { label: { key: "%GVL", values: ["blocked"] }, hide: [2] } }])
-    assert_equal ns.(all), ns.(page_all), "the page model bins the rows as the payload's bins"
-    assert_equal all["top"], page_all["top"]
+    ns.(all).each do |seq, states| # the payload's bins are whole ns each
+      states.zip(ns.(page_all)[seq]) { |a, b| a ? assert_in_delta(a, b, bins / 2, "thread #{seq}") : assert_nil(b) }
+    end
+    # The same heaviest leaves per slice (equal ones may come in another order: first seen in the rows).
+    tops = ->(b) { b["top"].map { |ids| ids.map { |i| b["leaf_names"][i] }.sort } }
+    assert_equal tops.(all), tops.(page_all)
     assert_equal 20 * MS, blocked["kept_ns"]
     assert_equal({ 1 => [nil, 10, nil, nil], 3 => [nil, 10, nil, nil] },
                  ns.(blocked).transform_values { |states| states.map { |n| n && (n.to_f / MS).round } })

@@ -456,7 +456,7 @@ class ViewerUiTest < Minitest::Test
     checkout = [["focus", "Shop#checkout", APP]]
     [[focus["timeline"], transformed_state_ns(checkout)], [focus["labelTimeline"], transformed_state_ns(checkout, label: ["%GVL", [nil]])]].each do |drawn, expected|
       assert_equal "rows", drawn["source"]
-      assert_equal 130 * MS, expected["running"]
+      assert_in_delta 130 * MS, expected["running"], Rperf::Viewer::Payload::BINS
       expected.each { |state, ns| assert_in_delta ns, drawn.dig("stateNs", state), 3 * Rperf::Viewer::Payload::BINS, state }
     end
     assert_equal total, result["undone"]
