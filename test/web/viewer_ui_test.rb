@@ -140,11 +140,11 @@ class ViewerUiTest < Minitest::Test
     viewer.add_snapshot(idle_profile)
     result = nil
     with_puma(viewer) { |port| result = run_check("http://127.0.0.1:#{port}/rperf/", "idle") }
-    check_idle(result, served: true)
+    check_idle(result)
   end
 
   def test_hide_idle_and_endpoint_sets_in_a_file
-    check_idle(run_file_check(Rperf::Viewer.static_html(idle_profile, title: "idle"), "idle"), served: false)
+    check_idle(run_file_check(Rperf::Viewer.static_html(idle_profile, title: "idle"), "idle"))
   end
 
   # What test/consumers/viewer_ui_check.js saw of the page at `url` doing `plan` (screenshots
@@ -165,7 +165,7 @@ class ViewerUiTest < Minitest::Test
     end
   end
 
-  def check_idle(result, served:)
+  def check_idle(result)
     assert_empty result["errors"], "errors in the page"
     assert_empty result["external"]
     total = 410 * MS
@@ -209,13 +209,9 @@ class ViewerUiTest < Minitest::Test
     assert_equal({ "shown" => 190 * MS, "total" => total }, unset["totals"])
     assert_equal 190 * MS, unset["tree"]
     assert_equal "1,3,4,5", unset.dig("timeline", "threads")
-    assert_equal (served ? "bins" : "rows"), unset.dig("timeline", "source")
-    if served
-      assert_in_delta 125 * MS, unset.dig("timeline", "stateNs", "running"), Rperf::Viewer::Payload::BINS
-      assert_in_delta 65 * MS, unset.dig("timeline", "stateNs", "blocked"), Rperf::Viewer::Payload::BINS
-    else
-      assert_equal({ "running" => 125 * MS, "blocked" => 65 * MS, "wait" => 0, "gc" => 0 }, unset.dig("timeline", "stateNs"))
-    end
+    # The page model bins the rows under the label filter, served or in a file alike.
+    assert_equal "rows", unset.dig("timeline", "source")
+    assert_equal({ "running" => 125 * MS, "blocked" => 65 * MS, "wait" => 0, "gc" => 0 }, unset.dig("timeline", "stateNs"))
     %w[label=endpoint value=GET+%2Fa value=GET+%2Fc unset=1 idle=hide].each { |part| assert_includes unset["hash"], part }
     assert_equal({ "shownNs" => 190 * MS, "pressed" => "true", "select" => "endpoint = any of 3", "ticked" => ["GET /a", "GET /c", nil] },
                  result["reopened"])
@@ -224,7 +220,7 @@ class ViewerUiTest < Minitest::Test
                    "button" => { "text" => "hide idle threads (170.0 ms idle)", "pressed" => "false", "idleNs" => 170 * MS } }, result["shown"])
   end
 
-  # The sandwich, served (the server builds it natively per method and filter): the methods
+  # The sandwich, served (the page model builds it per method and filter): the methods
   # tab's method, then a Shift+clicked frame's; the idle-thread filter applies to it.
   def test_sandwich_of_a_method
     viewer = Rperf::Viewer.new(nil)
@@ -294,7 +290,7 @@ class ViewerUiTest < Minitest::Test
   end
 
   # rperf 0.11.1's tag filters and pin, served: tagfocus (a regex over label values) and
-  # tagignore (key = value, key = (none)) filter every view, the server's trees and stack chart
+  # tagignore (key = value, key = (none)) filter every view, the page model's trees and stack chart
   # too; tagroot / tagleaf add "[key: value]" frames to the flame graph; Shift+click pins a
   # method: outlined, with its share of each snapshot (its method-table total over the
   # snapshot's), and j/k keep it.

@@ -57,9 +57,11 @@ async function fetchTimeline(id) {
 
 // The rows [node, weight, thread, label set, time(, line-level leaf)] of a timeline sent as
 // columns (Viewer.timeline_columns).
-function rowsOfColumns(columns) {
-  const rows = new Array(columns[0].length);
-  for (let i = 0; i < rows.length; i++) rows[i] = columns.map((c) => c[i]);
+function rowsOfColumns([nodes, weights, threads, sets, times, lines]) {
+  const rows = new Array(nodes.length);
+  for (let i = 0; i < rows.length; i++) {
+    rows[i] = lines ? [nodes[i], weights[i], threads[i], sets[i], times[i], lines[i]] : [nodes[i], weights[i], threads[i], sets[i], times[i]];
+  }
   return rows;
 }
 
