@@ -109,25 +109,33 @@
     // time or timeline row of a profile with lines); idleIndexes: the payload's idle marks.
     // Returns the marks as a Uint8Array per row, or null.
     rows(handle, kind, rows, idleIndexes, lines = false) {
-      const n = rows.length;
-      const node = new Uint32Array(n), thread = new Uint32Array(n), set = new Uint32Array(n), weight = new Float64Array(n);
-      const time = kind === ROWS.timeline ? new Float64Array(n) : null;
-      for (let i = 0; i < n; i++) {
-        const r = rows[i];
-        node[i] = r[0]; weight[i] = r[1]; thread[i] = r[2]; set[i] = r[3];
-        if (time) time[i] = r[4];
-      }
+      const at = (k) => rows.map((r) => r[k]);
+      const timed = kind === ROWS.timeline;
+      const allocations = kind === ROWS.allocations;
+      const columns = [0, 1, 2, 3].map(at);
+      if (timed || allocations) columns.push(at(4));
+      if (allocations) columns.push(at(5));
+      if (lines && !allocations) columns.push(at(timed ? 5 : 4));
+      return this.columns(handle, kind, columns, idleIndexes);
+    }
+
+    // The same rows as columns (the rows' elements in order, each an array or a typed array): a
+    // timeline sent as columns goes to the module without a row made of it.
+    columns(handle, kind, columns, idleIndexes) {
+      const [node, weight, thread, set] = columns;
+      const n = node.length;
+      const timed = kind === ROWS.timeline;
+      const allocations = kind === ROWS.allocations;
       let idle = null;
       if (idleIndexes && idleIndexes.length) {
         idle = new Uint8Array(n);
         for (const i of idleIndexes) if (i < n) idle[i] = 1;
       }
-      const allocations = kind === ROWS.allocations;
-      const columns = { node, thread_seq: thread, label_set: set, weight, time_ns: time, idle };
-      if (allocations) Object.assign(columns, { class_index: Uint32Array.from(rows, (r) => r[4]), retained: Float64Array.from(rows, (r) => r[5]) });
-      const hasLines = lines && !allocations;
-      if (hasLines) columns.line_node = Int32Array.from(rows, (r) => r[time ? 5 : 4]);
-      if (!this.call('set_rows', { handle, kind, has_time: !!time, has_idle: !!idle, has_classes: allocations, has_lines: hasLines }, columns)) {
+      const named = { node, thread_seq: thread, label_set: set, weight, time_ns: timed ? columns[4] : null, idle };
+      if (allocations) Object.assign(named, { class_index: columns[4], retained: columns[5] });
+      const line = allocations ? null : columns[timed ? 5 : 4];
+      if (line) named.line_node = line;
+      if (!this.call('set_rows', { handle, kind, has_time: timed, has_idle: !!idle, has_classes: allocations, has_lines: !!line }, named)) {
         throw new Error('the snapshot\'s rows are not on its tree');
       }
       return idle;

@@ -51,8 +51,16 @@ async function fetchTimeline(id) {
     if (!element) throw new Error('not in this file');
     body = await readDataElement(element);
   }
-  // {rows, idle}: the rows, and which of them the model says are idle (Viewer.timeline_columns).
-  return Array.isArray(body) ? { rows: body, idle: [] } : { rows: rowsOfColumns(body.columns), idle: body.idle || [] };
+  // {columns, idle}: the rows' columns, and which rows the model says are idle (Viewer.timeline_columns).
+  return { columns: Array.isArray(body) ? [0, 1, 2, 3, 4].map((k) => body.map((r) => r[k])) : body.columns, idle: Array.isArray(body) ? [] : body.idle || [] };
+}
+
+// Whether the timeline's rows are here (in the payload, or loaded: ensureTimeline).
+const timelineLoaded = (p) => !!(p.timeline && (p.timeline.samples || p.timeline.columns));
+// The timeline's rows, made of its columns when first asked for (a tag group, a transform).
+function timelineRows(p) {
+  if (!p.timeline.samples) p.timeline.samples = rowsOfColumns(p.timeline.columns);
+  return p.timeline.samples;
 }
 
 // The rows [node, weight, thread, label set, time(, line-level leaf)] of a timeline sent as
@@ -122,9 +130,9 @@ function modelRows(p, kind, rows, idleIndexes) { p.idle[kind] = model.rows(p.han
 
 // A selection of rows of `kind`: the model's kept indexes and weights (kept), and, when a view
 // reads them one by one (the tag groups), the rows themselves (rows(): keptRows').
-function selection(p, kind, source, kept) {
+function selection(p, kind, kept) {
   let rows = null;
-  return { kind, kept, rows: () => rows || (rows = keptRows(p, kind, source, kept)) };
+  return { kind, kept, rows: () => rows || (rows = keptRows(p, kind, kind === ROWS.timeline ? timelineRows(p) : p.samples, kept)) };
 }
 
 // Kept rows of `kind` as [node, kept weight, thread, label set, idle, index] (index: the row's
@@ -226,18 +234,18 @@ function transformed(base, list) {
     samples: samples.rows, idle_samples: samples.idle, total_weight_ns: samples.rows.reduce((a, r) => a + r[1], 0),
     allocations: base.allocations && Object.assign({}, base.allocations, { samples: moved(base.allocations.samples, ROWS.allocations).rows }),
     // The payload's bins are of the untransformed stacks: the page bins the moved rows.
-    timeline: base.timeline && Object.assign({}, base.timeline, { samples: null, idle: null, bins: null, idle_hidden_bins: null }),
+    timeline: base.timeline && Object.assign({}, base.timeline, { samples: null, columns: null, idle: null, bins: null, idle_hidden_bins: null }),
   });
   const p = prepare(body);
   p.base = base;
   p.nodeMap = t.nodeMap;
   p.origins = [samples.origin, null, null];
-  if (base.timeline && base.timeline.samples) transformTimeline(p);
+  if (timelineLoaded(base)) transformTimeline(p);
   return p;
 }
 // The base snapshot's timeline rows moved to the transformed tree (ensureTimeline: when loaded).
 function transformTimeline(p) {
-  const { rows, idle, origin } = moveRows(p.base.timeline.samples, p.base.idle[ROWS.timeline], p.nodeMap);
+  const { rows, idle, origin } = moveRows(timelineRows(p.base), p.base.idle[ROWS.timeline], p.nodeMap);
   modelRows(p, ROWS.timeline, rows, idle);
   p.timeline.samples = rows;
   p.origins[ROWS.timeline] = origin;
@@ -278,12 +286,12 @@ function tagQuery(q) {
 // timeline's rows (a sample covers [t - weight, t] and keeps its part in the range).
 function selectSamples(p, opts) {
   const { kind, f } = samplesFilter(p, opts);
-  return selection(p, kind, kind === ROWS.timeline ? p.timeline.samples : p.samples, model.select(p.handle, kind, f));
+  return selection(p, kind, model.select(p.handle, kind, f));
 }
 // The kind of rows the filters read and the filter itself (modelFilter's f).
 function samplesFilter(p, opts) {
   const o = Object.assign({ label: true, thread: true, range: true, hide: true }, opts);
-  const ranged = !!(o.range && state.range && p.timeline && p.timeline.samples);
+  const ranged = !!(o.range && state.range && timelineLoaded(p));
   return {
     kind: ranged ? ROWS.timeline : ROWS.samples,
     f: {
