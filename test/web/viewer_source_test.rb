@@ -56,6 +56,14 @@ class ViewerSourceTest < Minitest::Test
       all, = page_views(data, [{ view: "source", path: path }])
       assert_equal(EXPECTED, all["lines"].to_h { |line, s, t| [line, [s, t]] })
       assert_equal 81 * MS, all["keptNs"]
+      # Under a time range: the timeline's rows, each with its stack at line level (the first
+      # 60 ms: Shop#price at lines 2 and 3, called from line 5).
+      time = 0
+      raw = data.merge(raw_samples: data[:aggregated_samples].map { |st, w, seq, lsi| [st, w, seq, lsi, time += w] })
+      ranged, = page_views(raw, [{ view: "source", path: path, filter: { range: [0, 60 * MS] } }])
+      assert_equal({ 2 => [40 * MS, 40 * MS], 3 => [20 * MS, 20 * MS], 5 => [0, 60 * MS], 9 => [0, 60 * MS] },
+                   ranged["lines"].to_h { |line, s, t| [line, [s, t]] })
+      assert_equal 60 * MS, ranged["keptNs"]
       # Without line numbers: no line tree, no time per line.
       flat = data.merge(aggregated_samples: data[:aggregated_samples].map { |st, *rest| [st.map { |f| f.first(2) }, *rest] })
       assert_nil Rperf::Viewer::Payload.build(flat, max_samples: 10, max_timeline: 10)[:line_tree]
