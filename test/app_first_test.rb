@@ -7,7 +7,7 @@ require "rperf/viewer"
 # Issue 48.4, "app code first": the model's "app" transform makes each run of gem and stdlib
 # frames one [framework] frame (profile/transform.hh), so an app's frames under a deep
 # framework stack (a Rails request's middleware) lead: `rperf report --app-first` and the
-# Viewer's "app code first" (?transforms=[["app"]]).
+# Viewer's "app code first" (the page model's transform, #transforms=[["app"]] in its address).
 class AppFirstTest < Minitest::Test
   include RperfTestHelper
 
@@ -79,9 +79,8 @@ class AppFirstTest < Minitest::Test
   end
 
   def test_viewer_transform_app
-    assert_equal [["app"]], Rperf::Viewer::Transforms.parse('[["app"]]')
     native = Rperf::Storage.native(Rperf.load(File.join(@dir, "p.json.gz")))
-    transformed = Rperf::Viewer::Transforms.apply(native, [["app"]])
+    transformed = native.transformed([["app"]]).to_h
     labels = transformed[:aggregated_samples].flat_map { |s| s[0].map { |f| f[1] } }.uniq
     assert_includes labels, "[framework]"
     refute(labels.any? { |l| l.start_with?("FakeRack.") }, labels.inspect)

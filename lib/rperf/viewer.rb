@@ -4,9 +4,7 @@ require_relative "../rperf"
 require "json"
 require "time"
 require_relative "viewer/payload"
-require_relative "viewer/timeline_payload"
 require_relative "viewer/source_payload"
-require_relative "viewer/transforms"
 require_relative "viewer/access"
 require_relative "viewer/static_page"
 
@@ -25,10 +23,9 @@ module Rperf
   #   Rperf::Viewer.instance.add_snapshot_dir("profiles") # *.json(.gz), loaded when opened
   #
   # Routes under path: "/" the page, "/assets/..." its scripts, "/snapshots" the list (meta and
-  # summary only), "/snapshots/<id>" one profile (Viewer::Payload), "/snapshots/<id>/<view>" the
-  # source and timeline bins of the page's filters (?label=K&value=V[&value=W...] |
-  # &unset=1, &thread=N, &hide=N,..., &idle=hide, &from=T0&to=T1; Viewer::SampleFilter). The call
-  # trees, method table, sandwich and stack chart are computed by the page (page/page_views.hh).
+  # summary only), "/snapshots/<id>" one profile (Viewer::Payload), "/snapshots/<id>/timeline" a
+  # big timeline's rows, "/snapshots/<id>/source?path=..." a file of the profile (SourcePayload).
+  # Every view, under every filter and transform, is computed by the page (ext/rperf/page).
   class Viewer
     ASSET_DIR = File.expand_path("viewer/assets", __dir__)
     PAGE_MODEL = "page_model.wasm"
@@ -63,10 +60,7 @@ module Rperf
     # file, its own data element), when the page first needs it (the Timeline and Stack chart
     # tabs, a time range): the first view of a big profile does not wait for it (issue 27).
     TIMELINE_INLINE_ROWS = 50_000
-    FILTERED_CACHE_SIZE = 16
-    # The views the page asks for per filter: GET <path>/snapshots/<id>/<view>?<filters>.
-    # (The call trees, method table, sandwich and stack chart are the page model's: page/page_views.)
-    FILTERED_VIEWS = { "source" => SourcePayload, "timeline_bins" => TimelinePayload }.freeze
+    SOURCE_CACHE_SIZE = 16
 
     @instance = nil
 
@@ -98,9 +92,8 @@ module Rperf
       @snapshots = [] # {id:, taken_at:, data: | path:, meta:, summary:, error:}
       @payloads = {}  # id => JSON body, the few opened last
       @timelines = {} # id => JSON of a big timeline's rows (Viewer.split_timeline), as @payloads
-      @filtered = {}  # [id, view, filters] => JSON body of a filtered call tree or method table
-      @loaded = {}    # id => a file's profile, the one opened last (filtered trees need it)
-      @transformed = nil # [[id, transforms], the transformed profile]: the last one made
+      @sources = {}   # [id, query] => JSON body of a file's text (SourcePayload)
+      @loaded = {}    # id => a file's profile, the one opened last (its Source needs it)
       @mutex = Mutex.new
       @load_mutex = Mutex.new # one file loaded at a time: concurrent requests share it
       @next_id = 0
@@ -383,10 +376,9 @@ module Rperf
       when "/" then page(env)
       when %r{\A/assets/(.+)\z} then static_asset(Regexp.last_match(1))
       when "/snapshots" then json_body(200, list_body)
-      when %r{\A/snapshots/(\d{1,18})\z} then serve_snapshot(Regexp.last_match(1).to_i, query)
-      when %r{\A/snapshots/(\d{1,18})/timeline\z} then serve_timeline(Regexp.last_match(1).to_i, query)
-      when %r{\A/snapshots/(\d{1,18})/(source|timeline_bins)\z}
-        serve_filtered(Regexp.last_match(1).to_i, Regexp.last_match(2), query)
+      when %r{\A/snapshots/(\d{1,18})\z} then serve_snapshot(Regexp.last_match(1).to_i)
+      when %r{\A/snapshots/(\d{1,18})/timeline\z} then serve_timeline(Regexp.last_match(1).to_i)
+      when %r{\A/snapshots/(\d{1,18})/source\z} then serve_source(Regexp.last_match(1).to_i, query)
       else not_found
       end
     end
@@ -395,89 +387,52 @@ module Rperf
       @app ? @app.call(env) : not_found
     end
 
-    # ?transforms=...: the payload of the transformed profile (Transforms), cached the same way.
-    def serve_snapshot(id, query = nil)
+    def serve_snapshot(id)
       entry = @mutex.synchronize { @snapshots.find { |s| s[:id] == id } }
       return text(404, "Snapshot not found") unless entry # rperf 0.11's answer
 
-      transforms, refusal = transforms_of(query)
-      return refusal if refusal
-
-      key = transforms ? [id, transforms] : id
-      body = @mutex.synchronize { @payloads[key] }
-      begin
-        body ||= build_payload(entry, transforms)
-      rescue SampleFilter::Unavailable => e # the transforms cannot apply to this profile
-        return json(422, { error: e.message })
-      end
+      body = @mutex.synchronize { @payloads[id] } || build_payload(entry)
       return json(422, { error: entry[:error] }) unless body
 
       json_body(200, body)
     end
 
-    # [the query's transforms (nil for none), nil], or [nil, a 400 response].
-    def transforms_of(query)
-      [Transforms.parse(URI.decode_www_form(query.to_s).to_h["transforms"]), nil]
-    rescue SampleFilter::BadFilter, ArgumentError => e
-      [nil, json(400, { error: "bad transforms: #{e.message}" })]
-    end
-
     # The rows of a timeline sent apart (Viewer.split_timeline).
-    def serve_timeline(id, query = nil)
+    def serve_timeline(id)
       entry = @mutex.synchronize { @snapshots.find { |s| s[:id] == id } }
       return json(404, { error: "no snapshot #{id}" }) unless entry
 
-      transforms, refusal = transforms_of(query)
-      return refusal if refusal
-
-      key = transforms ? [id, transforms] : id
-      rows = @mutex.synchronize { @timelines[key] if @timelines.key?(key) && @payloads.key?(key) }
+      rows = @mutex.synchronize { @timelines[id] if @timelines.key?(id) && @payloads.key?(id) }
       unless rows
-        begin
-          return json(422, { error: entry[:error] }) unless build_payload(entry, transforms)
-        rescue SampleFilter::Unavailable => e
-          return json(422, { error: e.message })
-        end
+        return json(422, { error: entry[:error] }) unless build_payload(entry)
 
-        rows = @mutex.synchronize { @timelines[key] }
+        rows = @mutex.synchronize { @timelines[id] }
       end
       rows ? json_body(200, rows) : json(404, { error: "snapshot #{id} has no timeline sent apart" })
     end
 
-    # A call tree or a method table of the page's filters, made once per snapshot and query
-    # (the few asked for last are kept).
-    def serve_filtered(id, view, query)
+    # A file of the profile (SourcePayload), read once per snapshot and query (the few asked for
+    # last are kept).
+    def serve_source(id, query)
       entry = @mutex.synchronize { @snapshots.find { |s| s[:id] == id } }
       return json(404, { error: "no snapshot #{id}" }) unless entry
 
-      begin
-        filters = SampleFilter.parse_query(query)
-        raise SampleFilter::BadFilter, "the source needs path=" if view == "source" && !filters[:source]
-
-        filters.delete(:source) unless view == "source"
-        transforms = Transforms.parse(URI.decode_www_form(query.to_s).to_h["transforms"])
-      rescue SampleFilter::BadFilter => e
-        return json(400, { error: "bad #{view} query: #{e.message}" })
-      end
-      key = [id, view, filters, transforms]
-      body = @mutex.synchronize { @filtered[key] }
+      key = [id, query.to_s]
+      body = @mutex.synchronize { @sources[key] }
       unless body
         data = entry[:data] || loaded(entry)
         return json(422, { error: entry[:error] }) unless data
 
         begin
-          data = transformed(entry[:id], data, transforms)
-          body = JSON.generate(FILTERED_VIEWS.fetch(view).build(data, **filters))
+          body = JSON.generate(SourcePayload.build(data, query))
         rescue SourcePayload::Refused => e
           return json(404, { error: e.message })
-        rescue SampleFilter::BadFilter => e
-          return json(400, { error: e.message })
-        rescue SampleFilter::Unavailable => e
-          return json(422, { error: e.message })
+        rescue TypeError, Rperf::Error => e # a Hash the model refuses
+          return json(422, { error: "cannot show the profile: #{e.message}" })
         rescue JSON::GeneratorError, JSON::NestingError, EncodingError => e
           return json(422, { error: "cannot be shown (#{e.message.lines.first.to_s.strip[0, 200]})" })
         end
-        cache_put(@filtered, key, body, FILTERED_CACHE_SIZE)
+        cache_put(@sources, key, body, SOURCE_CACHE_SIZE)
       end
       json_body(200, body)
     end
@@ -506,29 +461,15 @@ module Rperf
       "[#{entries.join(',')}]"
     end
 
-    # The profile after the page's transforms: the last one made is kept (a page asks for its
-    # payload, then its trees, of the same transforms).
-    def transformed(id, data, transforms)
-      return data unless transforms
-
-      key = [id, transforms]
-      kept = @mutex.synchronize { @transformed if @transformed&.first == key }
-      return kept[1] if kept
-
-      out = Transforms.apply(data, transforms)
-      @mutex.synchronize { @transformed = [key, out] }
-      out
-    end
-
-    def build_payload(entry, transforms = nil)
+    def build_payload(entry)
       return nil if entry[:error]
 
       data = entry[:data] || loaded(entry)
       return nil unless data
 
-      key = transforms ? [entry[:id], transforms] : entry[:id]
+      key = entry[:id]
       begin
-        full, apart = self.class.split_timeline(self.class.snapshot_body(list_entry(entry), transformed(entry[:id], data, transforms), **@payload_limits))
+        full, apart = self.class.split_timeline(self.class.snapshot_body(list_entry(entry), data, **@payload_limits))
         body = JSON.generate(full)
         cache_put(@timelines, key, apart && JSON.generate(self.class.timeline_columns(apart)), PAYLOAD_CACHE_SIZE)
       rescue JSON::GeneratorError, JSON::NestingError, EncodingError => e
@@ -582,7 +523,7 @@ module Rperf
         gone = @snapshots.delete_at(index)
         @payloads.delete(gone[:id])
         @timelines.delete(gone[:id])
-        @filtered.delete_if { |(id, *), _| id == gone[:id] }
+        @sources.delete_if { |(id, *), _| id == gone[:id] }
       end
     end
 

@@ -175,7 +175,7 @@ async function main() {
         rendered: await rendered('#timeline'),
         source: await page.$eval('#timeline', (e) => e.dataset.source),
         stateNs: await page.$eval('#timeline', (e) => JSON.parse(e.dataset.stateNs)),
-        rowsLoaded: await page.evaluate(() => !!window.rperfViewer.state.current.timeline.samples),
+        rowsLoaded: await page.evaluate(() => timelineLoaded(window.rperfViewer.state.current)),
       };
       const box = await page.$eval('#timeline svg', (s) => { const r = s.getBoundingClientRect(); return { x: r.x, y: r.y, w: r.width, h: r.height }; });
       await page.mouse.move(box.x + 90 + (box.w - 98) / 4, box.y + 10);
@@ -185,7 +185,7 @@ async function main() {
       await ready();
       out.timeline.stateRange = await page.evaluate(() => window.rperfViewer.state.range);
       out.timeline.totals = await totals();
-      out.timeline.rows = await page.evaluate(() => window.rperfViewer.state.current.timeline.samples.length);
+      out.timeline.rows = await page.evaluate(() => ((t) => (t.samples || t.columns[0]).length)(window.rperfViewer.state.current.timeline));
       await tab('flame');
       out.flameInRange = await drawn('#flame');
       await tab('tree');
@@ -210,13 +210,13 @@ async function main() {
       }));
       await tab('timeline');
       out.timeline = await timeline(); // the file's bins, no row unpacked
-      out.timeline.rowsLoaded = await page.evaluate(() => !!window.rperfViewer.state.current.timeline.samples);
+      out.timeline.rowsLoaded = await page.evaluate(() => timelineLoaded(window.rperfViewer.state.current));
       // Under the label filter the file has no bins: the page reads its rows and bins them.
       const t = Date.now();
       await choose(plan.label[0], plan.label[1]);
       out.filteredMs = Date.now() - t;
       out.filtered = await timeline();
-      out.filtered.rows = await page.evaluate(() => window.rperfViewer.state.current.timeline.samples.length);
+      out.filtered.rows = await page.evaluate(() => ((t) => (t.samples || t.columns[0]).length)(window.rperfViewer.state.current.timeline));
       out.filtered.totals = await totals();
       console.log(JSON.stringify(out));
       return;

@@ -61,11 +61,11 @@ async function main() {
     await page.goto(url);
     await ready();
     if (plan === 'bigfile') { // a file whose timeline is an element of its own, read on demand
-      out.apart = await page.evaluate(() => ({ element: !!document.getElementById('rperf-timeline-1'), loaded: !!window.rperfViewer.state.current.timeline.samples }));
+      out.apart = await page.evaluate(() => ({ element: !!document.getElementById('rperf-timeline-1'), loaded: timelineLoaded(window.rperfViewer.state.current) }));
       await page.keyboard.press('3');
       await ready();
       out.stack = await page.$eval('#stack', (e) => ({ total: Number(e.dataset.totalNs), thread: Number(e.dataset.thread), rendered: Number(e.dataset.rendered) }));
-      out.stackLoadedTimeline = await page.evaluate(() => !!window.rperfViewer.state.current.timeline.samples);
+      out.stackLoadedTimeline = await page.evaluate(() => timelineLoaded(window.rperfViewer.state.current));
       await page.keyboard.press('0'); // the Timeline tab draws the file's bins, not its rows
       await ready();
       const timeline = () => page.$eval('#timeline', (e) => ({ source: e.dataset.source, stateNs: JSON.parse(e.dataset.stateNs), rendered: Number(e.dataset.rendered) }));
@@ -76,14 +76,14 @@ async function main() {
         return page.$eval('#timeline-details', (e) => e.textContent);
       };
       out.timeline.details = await hover();
-      out.timelineLoadedRows = await page.evaluate(() => !!window.rperfViewer.state.current.timeline.samples);
+      out.timelineLoadedRows = await page.evaluate(() => timelineLoaded(window.rperfViewer.state.current));
       // Under a tag filter a file has no bins of its own: its rows are read and binned.
       await page.fill('#tag-focus', 'nothing matches this');
       await page.waitForTimeout(300);
       await ready();
       out.timelineFiltered = await timeline();
       out.timelineFiltered.details = await hover();
-      out.rows = await page.evaluate(() => window.rperfViewer.state.current.timeline.samples.length);
+      out.rows = await page.evaluate(() => ((t) => (t.samples || t.columns[0]).length)(window.rperfViewer.state.current.timeline));
       console.log(JSON.stringify(out));
       return;
     }
@@ -310,6 +310,17 @@ async function main() {
       out.focus = { ...(await view()), tree: await tree(), hash: await page.evaluate(() => location.hash),
         pinShare: await page.$eval('#pin-share', (e) => e.textContent) };
       await shot('focus');
+      // The Timeline of the transformed rows, under a label filter too (the page model bins them).
+      await page.click('#tabs button[data-tab=timeline]');
+      await ready();
+      const timeline = () => page.$eval('#timeline', (e) => ({ source: e.dataset.source, stateNs: JSON.parse(e.dataset.stateNs || 'null') }));
+      out.focus.timeline = await timeline();
+      await page.evaluate(() => { window.rperfViewer.state.labelFilter = { key: '%GVL', values: [NOT_SET] }; return window.rperfViewer.render(); });
+      await ready();
+      out.focus.labelTimeline = await timeline();
+      await page.evaluate(() => { window.rperfViewer.state.labelFilter = null; return window.rperfViewer.render(); });
+      await page.click('#tabs button[data-tab=flame]');
+      await ready();
       await undo();
       out.undone = (await totals()).shown;
       await pinAnd('Shop#checkout', 'merge');

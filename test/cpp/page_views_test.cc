@@ -7,6 +7,7 @@
 
 #include "page/page_rows.hh"
 #include "page/page_views.hh"
+#include "page/transformed_tree.hh"
 #include "profile/idle_wait.hh"
 #include "profile/label_value.hh"
 #include "profile/stack_tree.hh"
@@ -117,4 +118,107 @@ TEST(PageViews, ACapWithAZeroTotalSendsTheFirstNodes) {
   EXPECT_NE(std::string::npos, json.find("\"min_percent\":0.1,")) << json;
   std::string nodes = json.substr(json.find("\"nodes\":"));
   EXPECT_EQ(11, std::count(nodes.begin(), nodes.end(), '[')) << "ten nodes: " << json;
+}
+
+// The page's transforms: its tree through transform_tree and its rows mapped to the new nodes
+// give the views of the profile through the model's transform_stacks, as its payload shows it (a
+// stack merge leaves empty is the "(no Ruby frames)" root).
+TEST(PageViews, TheTransformedTreeIsTheModelsTransform) {
+  Profile p = sample_profile();
+  StackTree tree = build_stack_tree(p, p.aggregated_samples(), StackTreeOptions());
+  PageRows page = page_of(p, tree);
+  using Op = StackTransform::Op;
+  const std::vector<std::vector<StackTransform>> lists = {
+      {{Op::kFocus, "a", "a.rb"}},  {{Op::kMerge, "a", "a.rb"}},  {{Op::kDrop, "b", "b.rb"}},
+      {{Op::kRecursion, "", ""}},   {{Op::kAppFirst, "", ""}},    {{Op::kMerge, "main", "m.rb"}, {Op::kMerge, "a", "a.rb"}, {Op::kRecursion, "", ""}},
+  };
+  ViewLimits limits;
+  for (size_t k = 0; k < lists.size(); k++) {
+    Profile transformed = p;
+    transform_stacks(transformed, lists[k]);
+    PageRows server_page = page_of(transformed, build_stack_tree(transformed, transformed.aggregated_samples(), StackTreeOptions()));
+    KeptRows every;
+    server_page.select(RowKind::kSamples, SampleFilter(), every);
+    Profile server = rperf::page::profile_of_rows(server_page, RowKind::kSamples, every);
+    rperf::page::TransformedTree t = rperf::page::transform_tree(page, lists[k]);
+    ASSERT_EQ(page.node_count(), t.node_map.size()) << k;
+    PageRows shown;
+    ASSERT_TRUE(shown.set_tree(t.parents, t.node_frames)) << k;
+    shown.set_label_sets(page.label_sets());
+    std::vector<std::string> labels, paths;
+    for (const auto& [label, path] : t.frames) {
+      labels.push_back(label);
+      paths.push_back(path);
+    }
+    shown.set_frames(labels, paths, t.frame_lines);
+    Rows rows;
+    const Rows& old = page.rows(RowKind::kSamples);
+    for (size_t i = 0; i < old.size(); i++) {
+      if (t.node_map[old.node[i]] < 0) continue;
+      rows.node.push_back(static_cast<uint32_t>(t.node_map[old.node[i]]));
+      rows.thread_seq.push_back(old.thread_seq[i]);
+      rows.label_set.push_back(old.label_set[i]);
+      rows.weight.push_back(old.weight[i]);
+    }
+    ASSERT_TRUE(shown.set_rows(RowKind::kSamples, rows)) << k;
+    KeptRows kept;
+    shown.select(RowKind::kSamples, SampleFilter(), kept);
+    Profile page_profile = rperf::page::profile_of_rows(shown, RowKind::kSamples, kept);
+    EXPECT_EQ(rperf::page::call_tree_json(server, false, limits), rperf::page::call_tree_json(page_profile, false, limits)) << k;
+    EXPECT_EQ(rperf::page::method_table_json(server, limits), rperf::page::method_table_json(page_profile, limits)) << k;
+  }
+  rperf::page::TransformedTree merged = rperf::page::transform_tree(page, {{Op::kMerge, "main", "m.rb"}});
+  EXPECT_NE(merged.frames.end(), std::find(merged.frames.begin(), merged.frames.end(), std::make_pair(std::string(StackTree::kNoFramesLabel), std::string())))
+      << "a stack merge leaves empty is the (no Ruby frames) root";
+  StackTransform::Op op;
+  EXPECT_TRUE(stack_transform_op("focus", true, op));
+  EXPECT_EQ(Op::kFocus, op);
+  EXPECT_TRUE(stack_transform_op("app", false, op));
+  EXPECT_EQ(Op::kAppFirst, op);
+  EXPECT_FALSE(stack_transform_op("focus", false, op));
+  EXPECT_FALSE(stack_transform_op("eval", true, op));
+}
+
+// The Source tab's lines: the kept rows made a profile at line level from the payload's line
+// tree give the model's source_lines of the same samples, under each filter.
+TEST(PageViews, TheSourceLinesOfKeptRowsAreTheModels) {
+  Profile p = sample_profile();
+  StackTreeOptions options;
+  options.lines = true;
+  StackTree tree = build_stack_tree(p, p.aggregated_samples(), options);
+  ASSERT_EQ(tree.rows.size(), tree.row_line_nodes.size());
+  PageRows page = page_of(p, tree);
+  ASSERT_TRUE(page.set_line_tree(tree.line_parents, tree.line_frames, tree.line_lines));
+  Rows rows = page.rows(RowKind::kSamples);
+  rows.line_node = tree.row_line_nodes;
+  ASSERT_TRUE(page.set_rows(RowKind::kSamples, rows));
+  std::vector<SampleFilter> filters(3);
+  filters[1].by_thread = true;
+  filters[1].thread = 2;
+  filters[2].by_label_sets = true;
+  filters[2].label_sets = {2};
+  for (size_t f = 0; f < filters.size(); f++) {
+    for (const char* path : {"a.rb", "r.rb", "m.rb"}) {
+      KeptRows kept;
+      page.select(RowKind::kSamples, filters[f], kept);
+      SourceLines shown = page.source_lines(RowKind::kSamples, kept, path);
+      Profile aggregated = p;
+      aggregated.samples = p.aggregated_samples();
+      SourceLines model = source_lines(aggregated, filters[f], path);
+      EXPECT_EQ(model.kept_ns, shown.kept_ns) << f << path;
+      ASSERT_EQ(model.lines.size(), shown.lines.size()) << f << path;
+      for (size_t i = 0; i < model.lines.size(); i++) {
+        EXPECT_EQ(model.lines[i].line, shown.lines[i].line) << f << path;
+        EXPECT_EQ(model.lines[i].self_ns, shown.lines[i].self_ns) << f << path;
+        EXPECT_EQ(model.lines[i].total_ns, shown.lines[i].total_ns) << f << path;
+      }
+    }
+  }
+  KeptRows all;
+  page.select(RowKind::kSamples, SampleFilter(), all);
+  SourceLines a = page.source_lines(RowKind::kSamples, all, "a.rb");
+  ASSERT_EQ(2u, a.lines.size());
+  EXPECT_EQ(12, a.lines[0].line);
+  EXPECT_EQ(14, a.lines[1].line);
+  EXPECT_FALSE(page.set_line_tree({0}, {0}, {1})) << "a parent after its child";
 }

@@ -53,7 +53,7 @@ class PumaIdleTest < Minitest::Test
     in_app = ->(rows) { sum.(rows.select { |frames, *| frames.any? { |f| f[1] == APP_FRAME } }) }
     pool_wait = ->(rows, off_gvl) { sum.(rows.select { |frames, _, _, lsi| frames.first(3).map { |f| f[1] } == POOL_WAIT && blocked.(lsi) == off_gvl }) }
     all = of_puma.(data[:aggregated_samples])
-    visible = of_puma.(Rperf::Viewer::SampleFilter.new(data, idle: true).data[:aggregated_samples])
+    visible = of_puma.(model_selected(data, idle: true).to_h[:aggregated_samples])
     if ENV["RPERF_TEST_VERBOSE"]
       warn "puma idle: requests #{request_ns / 1e6} ms, in app #{in_app.(all) / 1e6} ms, pool wait #{pool_wait.(all, true) / 1e6} ms, " \
            "Puma's threads #{puma.inspect}: #{sum.(all) / 1e6} ms, #{sum.(visible) / 1e6} ms not idle"

@@ -39,7 +39,7 @@ class SidekiqMiddlewareTest < Minitest::Test
   # Redis on the way is not a wait) and keeps every job's time.
   def test_hiding_idle_keeps_the_jobs_and_removes_the_fetch_wait
     output, data = with_redis { |port| run_profiled_fixture("sidekiq_worker.rb", port, "whole") }
-    visible = Rperf::Viewer::SampleFilter.new(data, idle: true).data
+    visible = model_selected(data, idle: true).to_h
     fetch_wait = lambda do |rows|
       rows.sum do |frames, weight, _, lsi|
         labels = frames.map { |f| f[1] }

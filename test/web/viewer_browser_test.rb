@@ -175,13 +175,13 @@ class ViewerBrowserTest < Minitest::Test
     # Timeline: rendered from raw samples; a dragged range narrows every view to it.
     before_total = before[:aggregated_samples].sum { |s| s[1] }
     assert_operator result.dig("timeline", "rendered"), :>, 10
-    # Drawn from the model's bins (the payload's; the server's under the label filter): each
-    # VM state's time is its raw samples' weight (each bin's ns rounded once).
+    # Drawn from the model's bins (the payload's; under the label filter the page model's of the
+    # rows, as in a file): each VM state's time is its raw samples' weight (each bin's ns rounded once).
     { "all" => nil, "filtered" => "GET /slow" }.each do |view, endpoint|
-      assert_equal "bins", result.dig("timeline", view, "source"), view
+      assert_equal endpoint ? "rows" : "bins", result.dig("timeline", view, "source"), view
       drawn = result.dig("timeline", view, "threads") # without the idle ones the page hides
       refute_empty drawn
-      rounding = drawn.size * Rperf::Viewer::TimelinePayload::BINS
+      rounding = drawn.size * Rperf::Viewer::Payload::BINS
       expected = timeline_state_ns(before) { |labels, seq| drawn.include?(seq) && (endpoint.nil? || labels[:endpoint] == endpoint) }
       expected.each { |state, ns| assert_in_delta ns, result.dig("timeline", view, "stateNs", state), rounding, "#{view} #{state}" }
     end
@@ -381,11 +381,18 @@ class ViewerBrowserTest < Minitest::Test
   # The page's tabs (its buttons' data-tab), in order.
   def page_tabs = File.read(File.join(Rperf::Viewer::ASSET_DIR, "index.html")).scan(/data-tab="(\w+)"/).flatten
 
-  # Per VM state, the ns of the model's Timeline bins (TimelinePayload) of these filters.
-  def model_state_ns(data, **filters)
+  # Per VM state, the ns of the model's Timeline bins (Native::Profile#timeline_bins) of the
+  # samples with the label (a [key, value], as the page's filter).
+  def model_state_ns(data, label: nil)
     states = VM_STATES
     out = states.to_h { |state| [state, 0] }
-    Rperf::Viewer::TimelinePayload.build(data, **filters)[:threads].each do |_, per_state|
+    native = Rperf::Storage.native(data)
+    select = {}
+    if label
+      sets = native.label_sets.map { |set| Rperf::Viewer::Payload.string_labels(set) }
+      select[:label_sets] = Rperf::Native.matching_label_sets(sets, label: [label[0], [label[1]]])
+    end
+    native.timeline_bins(Rperf::Viewer::Payload::BINS, native.attribute(:duration_ns), select)[:threads].each do |_, per_state|
       per_state.each_with_index { |bins, i| out[states[i]] += bins.sum if bins }
     end
     out
@@ -450,7 +457,7 @@ class ViewerBrowserTest < Minitest::Test
     assert_equal "bins", result.dig("timeline", "source")
     assert_equal true, result.dig("timeline", "rowsLoaded")
     timeline_state_ns(data).each do |state, ns|
-      assert_in_delta ns, result.dig("timeline", "stateNs", state), 4 * Rperf::Viewer::TimelinePayload::BINS, state
+      assert_in_delta ns, result.dig("timeline", "stateNs", state), 4 * Rperf::Viewer::Payload::BINS, state
     end
 
     t0, t1 = result.dig("timeline", "stateRange")
@@ -523,7 +530,7 @@ class ViewerBrowserTest < Minitest::Test
     assert_equal [1, 2, 3, 4], timeline["threads"]
     assert_equal model_state_ns(data), timeline["stateNs"]
     timeline_state_ns(data).each do |state, ns|
-      assert_in_delta ns, timeline.dig("stateNs", state), 4 * Rperf::Viewer::TimelinePayload::BINS, state
+      assert_in_delta ns, timeline.dig("stateNs", state), 4 * Rperf::Viewer::Payload::BINS, state
     end
     # endpoint = GET /a: the page binned the rows; exactly the label's samples per state, which
     # are the model's bins of that filter.

@@ -4,8 +4,9 @@ require_relative "web_helper"
 require "rperf/viewer"
 
 # Issue 27: the Source tab. A profile recorded with lines: true ([path, label, line] frames)
-# shows a file of its own with each line's self and total time, read by the served viewer
-# only for the profile's own frame paths; a --html file has no source and says so.
+# shows a file of its own with each line's self and total time (the page model's), its text read
+# by the served viewer only for the profile's own frame paths; a --html file has no text and lists
+# the lines with time.
 class ViewerSourceTest < Minitest::Test
   include WebTestHelper
 
@@ -48,15 +49,26 @@ class ViewerSourceTest < Minitest::Test
   def test_source_payload_and_refusals
     with_source_file do |path|
       data = profile(path)
-      src = Rperf::Viewer::SourcePayload.build(data, source: path)
-      assert_equal SOURCE.lines(chomp: true), src[:lines]
-      assert_equal(EXPECTED, src[:weights].to_h { |line, s, t| [line, [s, t]] })
-      assert src[:lines_recorded]
-      assert_equal 81 * MS, src[:total_ns]
-      # Without line numbers: the file, no time per line.
+      src = Rperf::Viewer::SourcePayload.build(data, "path=#{URI.encode_www_form_component(path)}")
+      assert_equal({ path: path, lines: SOURCE.lines(chomp: true) }, src)
+      # The time per line is the page model's (source_lines over the payload's line tree), under
+      # its filters (here every sample).
+      all, = page_views(data, [{ view: "source", path: path }])
+      assert_equal(EXPECTED, all["lines"].to_h { |line, s, t| [line, [s, t]] })
+      assert_equal 81 * MS, all["keptNs"]
+      # Under a time range: the timeline's rows, each with its stack at line level (the first
+      # 60 ms: Shop#price at lines 2 and 3, called from line 5).
+      time = 0
+      raw = data.merge(raw_samples: data[:aggregated_samples].map { |st, w, seq, lsi| [st, w, seq, lsi, time += w] })
+      ranged, = page_views(raw, [{ view: "source", path: path, filter: { range: [0, 60 * MS] } }])
+      assert_equal({ 2 => [40 * MS, 40 * MS], 3 => [20 * MS, 20 * MS], 5 => [0, 60 * MS], 9 => [0, 60 * MS] },
+                   ranged["lines"].to_h { |line, s, t| [line, [s, t]] })
+      assert_equal 60 * MS, ranged["keptNs"]
+      # Without line numbers: no line tree, no time per line.
       flat = data.merge(aggregated_samples: data[:aggregated_samples].map { |st, *rest| [st.map { |f| f.first(2) }, *rest] })
-      bare = Rperf::Viewer::SourcePayload.build(flat, source: path)
-      assert_equal [[], false], [bare[:weights], bare[:lines_recorded]]
+      assert_nil Rperf::Viewer::Payload.build(flat, max_samples: 10, max_timeline: 10)[:line_tree]
+      bare, = page_views(flat, [{ view: "source", path: path }])
+      assert_equal [[], 81 * MS], bare.values_at("lines", "keptNs")
 
       viewer = Rperf::Viewer.new(nil)
       viewer.add_snapshot(data)
@@ -74,7 +86,7 @@ class ViewerSourceTest < Minitest::Test
         assert_match(/not a file of this profile/, JSON.parse(get.("path=%2Fetc%2Fpasswd").body)["error"])
         assert_match(/not an absolute path/, JSON.parse(get.("path=..%2F..%2Fetc%2Fpasswd").body)["error"])
         assert_match(/cannot read/, JSON.parse(get.("path=%2Fnonexistent%2Flib%2Fother.rb").body)["error"])
-        assert_equal "400", get.("").code
+        assert_match(/needs path=/, JSON.parse(get.("").body)["error"])
       end
     end
   end
@@ -102,9 +114,11 @@ class ViewerSourceTest < Minitest::Test
         File.write(file, Rperf::Viewer.static_html(profile(path)))
         static = run_check("file://#{file}", nil)
         assert_empty static["errors"]
-        assert_nil static["path"]
-        assert_empty static["lines"]
-        assert_match(/read by the served viewer/, static["note"])
+        assert_equal path, static["path"]
+        # No text in a file: the lines with time, each the page model's, as served.
+        assert_equal(EXPECTED, static["lines"].to_h { |l| [l["line"], [l["self"], l["total"]]] })
+        assert_equal [""], static["lines"].map { |l| l["code"] }.uniq
+        assert_match(/lists the lines with time/, static["note"])
       end
     end
   end

@@ -728,24 +728,16 @@ class ViewerTest < Minitest::Test
     end
   end
 
-  # Malformed filters are a 400 that says what is wrong, for both filtered views.
-  def test_filtered_view_errors_say_what_is_wrong
+  # The server computes no view: the routes of filtered and transformed views are gone (the page
+  # model computes them), and a query asks for nothing.
+  def test_no_view_is_served
     viewer = Rperf::Viewer.new(nil)
     viewer.add_snapshot(Rperf.start(mode: :wall) { work })
-    %w[timeline_bins].each do |view|
-      {
-        "thread=main" => /\Abad #{view} query: thread must be an integer, got "main"\z/,
-        "from=5" => /\Abad #{view} query: to is missing \(from and to come together\)\z/,
-        "from=9&to=1" => /\Abad #{view} query: the time range's from \(9\) is after its to \(1\)\z/,
-      }.each do |query, message|
-        status, body = get_local(viewer, "/rperf/snapshots/1/#{view}", query)
-        assert_equal [400, true], [status, message.match?(body["error"])], "#{view}?#{query}: #{body}"
-      end
-      status, body = get_local(viewer, "/rperf/snapshots/1/#{view}", "from=0&to=10")
-      assert_equal [422, true], [status, body["error"].include?("needs raw samples")], body.to_s
-      assert_equal [404, { "error" => "no snapshot 9" }], get_local(viewer, "/rperf/snapshots/9/#{view}")
+    %w[timeline_bins methods call_tree stack_chart].each do |view|
+      assert_equal 404, viewer.call("REQUEST_METHOD" => "GET", "PATH_INFO" => "/rperf/snapshots/1/#{view}", "REMOTE_ADDR" => "127.0.0.1")[0], view
     end
-    assert_equal 404, viewer.call("REQUEST_METHOD" => "GET", "PATH_INFO" => "/rperf/snapshots/1/methods", "REMOTE_ADDR" => "127.0.0.1")[0]
+    plain = get_local(viewer, "/rperf/snapshots/1")
+    assert_equal plain, get_local(viewer, "/rperf/snapshots/1", "transforms=%5B%5B%22recursion%22%5D%5D"), "transforms are the page's"
   end
 
   # Many methods: at most the max_methods heaviest by total and by self are sent (a method heavy
@@ -778,13 +770,6 @@ class ViewerTest < Minitest::Test
     assert_equal table_rows(table, full), sent_rows(full)
   end
 
-  # A time range needs raw samples: the server's filter says so (the page keeps no range without rows).
-  def test_a_time_range_without_raw_samples_is_refused
-    data = Rperf.start(mode: :wall) { work }
-    refute data.key?(:raw_samples)
-    assert_raises(Rperf::Viewer::SampleFilter::BadFilter) { kept_ns(data, range: [0, data[:duration_ns]]) }
-  end
-
   # A hand-built Hash that Native::Profile refuses is no profile: the snapshot and every view
   # are a 422 with the model's reason (the one row check, profile/profile_rows), and the
   # payload is refused the same way.
@@ -795,14 +780,11 @@ class ViewerTest < Minitest::Test
     status, body = get_local(viewer, "/rperf/snapshots/1")
     assert_equal 422, status
     assert_match(/cannot show the profile: .*path and label must be Strings/, body["error"])
-    error = assert_raises(Rperf::Viewer::SampleFilter::Unavailable) { Rperf::Viewer::Payload.build(data, max_samples: 10, max_timeline: 10) }
+    error = assert_raises(Rperf::Viewer::Payload::Unavailable) { Rperf::Viewer::Payload.build(data, max_samples: 10, max_timeline: 10) }
     assert_match(/path and label must be Strings/, error.message)
-    status, body = get_local(viewer, "/rperf/snapshots/1/timeline_bins")
+    status, body = get_local(viewer, "/rperf/snapshots/1/timeline")
     assert_equal 422, status
-    assert_match(/cannot build the call tree: .*path and label must be Strings/, body["error"])
-    status, body = get_local(viewer, "/rperf/snapshots/1/timeline_bins", "thread=1")
-    assert_equal 422, status
-    assert_match(/cannot build the call tree/, body["error"])
+    assert_match(/cannot show the profile: .*path and label must be Strings/, body["error"])
   end
 
   # Every node weighs 0 (a total of 0): the threshold cannot rise, so the first max_nodes nodes

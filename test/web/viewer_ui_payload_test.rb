@@ -68,9 +68,6 @@ class ViewerUiPayloadTest < Minitest::Test
   # idle=hide: every view built natively without the idle samples; a busy I/O thread stays.
   def test_idle_filter
     data = idle_profile
-    parse = Rperf::Viewer::SampleFilter.method(:parse_query)
-    assert_equal({ idle: true }, parse.("idle=hide"))
-    assert_raises(Rperf::Viewer::SampleFilter::BadFilter) { parse.("idle=show") }
     assert_equal 240 * MS, kept_ns(data, idle: true)
     # The page's trees and tables of the same rows; the sandwich judges a sample by its whole
     # stack (the server marked its row idle), before it is cut at the method: the pool's wait is
@@ -80,22 +77,17 @@ class ViewerUiPayloadTest < Minitest::Test
                               { view: "sandwich", fn: wait }, { view: "sandwich", fn: wait, filter: { idle: true } },
                               { view: "sandwich", fn: ["Shop#price", APP], filter: { idle: true } }])
     assert_equal [240 * MS] * 3 + [70 * MS, 0, 90 * MS], views.map { |v| v["total_ns"] }
-    assert_equal 240 * MS, Rperf::Viewer::TimelinePayload.build(data, idle: true)[:kept_ns]
+    assert_equal 240 * MS, page_view(data, "timeline_bins", idle: true)["kept_ns"]
     charts = page_views(data, [5, 4, 2].map { |thread| { view: "stack_chart", filter: { thread: thread, idle: true } } })
     assert_equal [30 * MS, 50 * MS, 0], charts.map { |c| c["total_ns"] }, "IO#read (thread 4) is not idle"
-    # The kept samples as rows (the Source tab's), with a range too.
-    assert_equal 240 * MS, Rperf::Viewer::SampleFilter.new(data, idle: true).data[:aggregated_samples].sum { |s| s[1] }
-    assert_equal 180 * MS, Rperf::Viewer::SampleFilter.new(data, idle: true, range: [0, 50 * MS]).data[:aggregated_samples].sum { |s| s[1] }
+    # With a range too: the timeline's rows, each its part of the range.
+    assert_equal 180 * MS, kept_ns(data, idle: true, range: [0, 50 * MS])
+    assert_equal 180 * MS, page_view(data, "call_tree", idle: true, range: [0, 50 * MS])["total_ns"]
   end
 
-  # A label filter of several values of one key (an endpoint set), parsed once, kept natively.
+  # A label filter of several values of one key (an endpoint set), kept by the model.
   def test_endpoint_sets
     data = idle_profile
-    parse = Rperf::Viewer::SampleFilter.method(:parse_query)
-    assert_equal({ label: ["endpoint", ["GET /a", "GET /c"]] }, parse.("label=endpoint&value=GET+%2Fc&value=GET+%2Fa&value=GET+%2Fc"))
-    assert_equal({ label: ["endpoint", ["GET /c", nil]] }, parse.("label=endpoint&unset=1&value=GET+%2Fc"))
-    assert_equal({ label: ["endpoint", [nil]] }, parse.("label=endpoint&unset=1"))
-    assert_equal({ label: ["endpoint", [""]] }, parse.("label=endpoint"))
     build = ->(**filters) { kept_ns(data, **filters) }
     assert_equal 130 * MS, build.(label: ["endpoint", ["GET /a", "GET /c"]])
     assert_equal 150 * MS, build.(label: ["endpoint", ["GET /a", "GET /b"]])
@@ -103,24 +95,15 @@ class ViewerUiPayloadTest < Minitest::Test
     # Not set or GET /c: 30 ms of /c and 230 ms without an endpoint, 90 of them not idle.
     assert_equal 260 * MS, build.(label: ["endpoint", ["GET /c", nil]])
     assert_equal 90 * MS, build.(label: ["endpoint", ["GET /c", nil]], idle: true)
-    viewer = Rperf::Viewer.new(nil)
-    viewer.add_snapshot(data)
-    with_puma(viewer) do |port|
-      get = ->(view, query) { JSON.parse(http_get(port, "/rperf/snapshots/1/#{view}?#{query}").body) }
-      set = "label=endpoint&value=GET+%2Fa&value=GET+%2Fc"
-      assert_equal 130 * MS, get.("timeline_bins", set)["kept_ns"]
-      assert_equal "404", http_get(port, "/rperf/snapshots/1/stack_chart?thread=5").code, "the page's"
-      assert_equal 240 * MS, get.("timeline_bins", "idle=hide")["kept_ns"]
-      assert_equal 90 * MS, get.("timeline_bins", "label=endpoint&unset=1&value=GET+%2Fc&idle=hide")["kept_ns"]
-      assert_equal "400", http_get(port, "/rperf/snapshots/1/timeline_bins?idle=1").code
-    end
+    # The page's Timeline bins of the same filters (the page model's, served or in a file).
+    set = { key: "endpoint", values: ["GET /a", "GET /c"] }
+    unset_or_c = { key: "endpoint", values: ["GET /c"], unset: true }
+    bins = page_views(data, [{ view: "timeline_bins", filter: { label: set } }, { view: "timeline_bins", filter: { idle: true } },
+                             { view: "timeline_bins", filter: { label: unset_or_c, idle: true } }])
+    assert_equal [130 * MS, 240 * MS, 90 * MS], bins.map { |b| b["kept_ns"] }
   end
 
   def test_hide_filter
-    parse = Rperf::Viewer::SampleFilter.method(:parse_query)
-    assert_equal({ hide: [1, 3] }, parse.("hide=3,1,3"))
-    assert_equal({ hide: [] }, parse.("hide="))
-    assert_raises(Rperf::Viewer::SampleFilter::BadFilter) { parse.("hide=1,x") }
     assert_equal 160 * MS, kept_ns(profile, hide: [2])
     assert_equal 60 * MS, kept_ns(profile, hide: [1, 2])
     assert_equal 260 * MS, kept_ns(profile, hide: [])
@@ -187,8 +170,8 @@ class ViewerUiPayloadTest < Minitest::Test
       assert_equal [1], bins["threads"].map(&:first)
       running, *others = bins.dig("threads", 0, 1)
       assert_equal [nil, nil, nil], others
-      assert_in_delta rows * MS, running.sum, Rperf::Viewer::TimelinePayload::BINS
-      assert_equal [["Shop#price"]] * Rperf::Viewer::TimelinePayload::BINS, bins["top"].map { |ids| ids.map { |i| bins["leaf_names"][i] } }
+      assert_in_delta rows * MS, running.sum, Rperf::Viewer::Payload::BINS
+      assert_equal [["Shop#price"]] * Rperf::Viewer::Payload::BINS, bins["top"].map { |ids| ids.map { |i| bins["leaf_names"][i] } }
       # As columns (Viewer.timeline_columns): nodes, weights, threads, label sets, times.
       apart = JSON.parse(http_get(port, "/rperf/snapshots/1/timeline").body)
       columns = apart["columns"]
@@ -207,37 +190,34 @@ class ViewerUiPayloadTest < Minitest::Test
     refute_includes Rperf::Viewer.static_html(profile), "rperf-timeline-1"
   end
 
-  # The Timeline's bins (TimelinePayload: the model's query), served per filter: each thread's
-  # time per VM state as the profile says it, the label and hidden-thread filters applied, and
-  # each slice's heaviest leaves (equal ones: the first seen first).
-  def test_timeline_bins_served_per_filter
-    viewer = Rperf::Viewer.new(nil)
-    viewer.add_snapshot(profile)
-    bins = Rperf::Viewer::TimelinePayload::BINS
-    with_puma(viewer) do |port|
-      get = ->(query) { JSON.parse(http_get(port, "/rperf/snapshots/1/timeline_bins?#{query}").body) }
-      ns = ->(body) { body["threads"].to_h { |seq, states| [seq, states.map { |s| s&.sum }] } }
-      all = get.("")
-      assert_equal [100 * MS, bins], all.values_at("end_ns", "bins")
-      assert_equal 260 * MS, all["kept_ns"]
-      ns.(all).each_value { |states| states.compact.each { |n| assert_in_delta 0, n % MS, bins / 2 } }
-      assert_equal({ 1 => [90, 10, nil, nil], 2 => [nil, 100, nil, nil], 3 => [50, 10, nil, nil] },
-                   ns.(all).transform_values { |states| states.map { |n| n && (n.to_f / MS).round } })
-      assert_equal %w[Shop#price IO.select Deep#recurse], all["top"][0].map { |i| all["leaf_names"][i] }
-      assert_equal %w[Shop#price IO.select], all["top"][-1].map { |i| all["leaf_names"][i] }, "thread 3 ended at 60 ms"
-      assert_equal JSON.parse(JSON.generate(Rperf::Viewer::TimelinePayload.build(profile))), all
+  # The Timeline's bins, the model's: the payload's of every sample (drawn without the rows),
+  # the page model's of the rows under the label and hidden-thread filters: each thread's time
+  # per VM state as the profile says it, and each slice's heaviest leaves (equal ones: the first
+  # seen first).
+  def test_timeline_bins
+    bins = Rperf::Viewer::Payload::BINS
+    ns = ->(body) { body["threads"].to_h { |seq, states| [seq, states.map { |s| s&.sum }] } }
+    all = JSON.parse(JSON.generate(payload(profile).dig(:timeline, :bins)))
+    assert_equal [100 * MS, bins], all.values_at("end_ns", "bins")
+    assert_equal 260 * MS, all["kept_ns"]
+    ns.(all).each_value { |states| states.compact.each { |n| assert_in_delta 0, n % MS, bins / 2 } }
+    assert_equal({ 1 => [90, 10, nil, nil], 2 => [nil, 100, nil, nil], 3 => [50, 10, nil, nil] },
+                 ns.(all).transform_values { |states| states.map { |n| n && (n.to_f / MS).round } })
+    assert_equal %w[Shop#price IO.select Deep#recurse], all["top"][0].map { |i| all["leaf_names"][i] }
+    assert_equal %w[Shop#price IO.select], all["top"][-1].map { |i| all["leaf_names"][i] }, "thread 3 ended at 60 ms"
 
-      blocked = get.("label=%25GVL&value=blocked&hide=2")
-      assert_equal 20 * MS, blocked["kept_ns"]
-      assert_equal({ 1 => [nil, 10, nil, nil], 3 => [nil, 10, nil, nil] },
-                   ns.(blocked).transform_values { |states| states.map { |n| n && (n.to_f / MS).round } })
-      assert_equal 100 * MS, blocked["end_ns"], "the whole profile's axis"
-
-      assert_equal "400", http_get(port, "/rperf/snapshots/1/timeline_bins?hide=x").code
+    page_all, blocked = page_views(profile, [{ view: "timeline_bins" }, { view: "timeline_bins", filter: { label: { key: "%GVL", values: ["blocked"] }, hide: [2] } }])
+    ns.(all).each do |seq, states| # the payload's bins are whole ns each
+      states.zip(ns.(page_all)[seq]) { |a, b| a ? assert_in_delta(a, b, bins / 2, "thread #{seq}") : assert_nil(b) }
     end
-    aggregated = profile.except(:raw_samples)
-    error = assert_raises(Rperf::Viewer::SampleFilter::Unavailable) { Rperf::Viewer::TimelinePayload.build(aggregated) }
-    assert_match(/aggregate: false/, error.message)
+    # The same heaviest leaves per slice (equal ones may come in another order: first seen in the rows).
+    tops = ->(b) { b["top"].map { |ids| ids.map { |i| b["leaf_names"][i] }.sort } }
+    assert_equal tops.(all), tops.(page_all)
+    assert_equal 20 * MS, blocked["kept_ns"]
+    assert_equal({ 1 => [nil, 10, nil, nil], 3 => [nil, 10, nil, nil] },
+                 ns.(blocked).transform_values { |states| states.map { |n| n && (n.to_f / MS).round } })
+    assert_equal 100 * MS, blocked["end_ns"], "the whole profile's axis"
+    assert_nil payload(profile.except(:raw_samples))[:timeline], "no timeline without raw samples"
   end
 
   # A recorded raw sample keeps its VM state apart (its 5th of 6 elements) and the user's label
@@ -256,10 +236,10 @@ class ViewerUiPayloadTest < Minitest::Test
     assert_equal [MS, 1, [0, 1, -2], [MS, 0, 0]], blocked.values_at("total_ns", "samples", "f", "dx")
     rows = Rperf::Viewer::Payload.build(data, max_samples: 10, max_timeline: 10).dig(:timeline, :samples)
     assert_equal [1, 2], rows.map { |r| r[3] }
-    bins = Rperf::Viewer::TimelinePayload.build(data)
+    bins = Rperf::Viewer::Payload.build(data, max_samples: 10, max_timeline: 10).dig(:timeline, :bins)
     running, blocked, *others = bins.dig(:threads, 0, 1)
     assert_equal [nil, nil], others
-    [running, blocked].each { |ns| assert_in_delta MS, ns.sum, Rperf::Viewer::TimelinePayload::BINS / 2 } # each bin rounded
+    [running, blocked].each { |ns| assert_in_delta MS, ns.sum, Rperf::Viewer::Payload::BINS / 2 } # each bin rounded
   end
 
   # The stack chart's cells, merged by the page model from the timeline's rows (the page only
@@ -317,24 +297,18 @@ class ViewerUiPayloadTest < Minitest::Test
     assert_equal 160 * MS, hidden["total_ns"]
   end
 
-  # rperf 0.11.1's tagfocus / tagignore, as the server reads them from the page's query.
-  def test_tag_filters_query
-    parse = Rperf::Viewer::SampleFilter.method(:parse_query)
-    tags = parse.("tagfocus=%5EGET&tagignore=%5B%5B%22endpoint%22%2Cnull%5D%5D")[:tags]
-    assert_equal [/^GET/, [["endpoint", nil]]], [tags[:focus], tags[:ignore]]
-    assert_nil parse.("thread=1")[:tags]
-    assert_raises(Rperf::Viewer::SampleFilter::BadFilter) { parse.("tagfocus=(") }
-    assert_raises(Rperf::Viewer::SampleFilter::BadFilter) { parse.("tagignore=%5B1%5D") }
-    assert_raises(Rperf::Viewer::SampleFilter::BadFilter) { parse.("tagignore=nope") }
+  # rperf 0.11.1's tagfocus / tagignore, kept by the model's rule.
+  def test_tag_filters
     blocked = { focus: nil, ignore: [["%GVL", "blocked"]] }
     assert_equal 140 * MS, kept_ns(profile, tags: blocked)
     assert_equal 120 * MS, kept_ns(profile, tags: { focus: /blocked/, ignore: [] })
     assert_equal 90 * MS, page_view(profile, "stack_chart", thread: 1, ignore: [["%GVL", "blocked"]])["total_ns"]
   end
 
-  # The transforms, on the stacks of every kind of sample.
+  # The transforms, on the stacks of every kind of sample (the model's, which the page runs on its
+  # tree: test/cpp/page_views_test.cc; in Chromium: viewer_ui_test.rb's test_transforms_*).
   def test_transforms
-    apply = ->(list) { Rperf::Viewer::Transforms.apply(profile, list) }
+    apply = ->(list) { Rperf::Storage.native(profile).transformed(list).to_h }
     weight = ->(data) { data[:aggregated_samples].sum { |s| s[1] } }
     checkout = ["Shop#checkout", APP]
     focus = apply.([["focus", *checkout]])
@@ -353,24 +327,9 @@ class ViewerUiPayloadTest < Minitest::Test
     odd = { mode: :wall, frequency: 1000, label_sets: [{}],
             aggregated_samples: [[[[APP, bad], [APP, "Object#main"]], 5 * MS, 1, 0], [[[APP, "Object#main"]], 1 * MS, 1, 0]] }
     assert_equal "render\uFFFD\uFFFD", Rperf::Viewer::Payload.utf8(bad)
-    assert_equal 5 * MS, weight.(Rperf::Viewer::Transforms.apply(odd, [["focus", Rperf::Viewer::Payload.utf8(bad), APP]]))
+    assert_equal 5 * MS, weight.(Rperf::Storage.native(odd).transformed([["focus", Rperf::Viewer::Payload.utf8(bad), APP]]).to_h)
     assert_raises(ArgumentError) { Rperf::Storage.native(odd).transformed([["focus"]]) }
     assert_raises(ArgumentError) { Rperf::Storage.native(odd).transformed([[]]) }
-    parse = Rperf::Viewer::Transforms.method(:parse)
-    assert_nil parse.("")
-    assert_nil parse.("[]")
-    assert_equal [["recursion"]], parse.('[["recursion"]]')
-    assert_raises(Rperf::Viewer::SampleFilter::BadFilter) { parse.('[["explode", "a", "b"]]') }
-    assert_raises(Rperf::Viewer::SampleFilter::BadFilter) { parse.("{") }
-
-    viewer = Rperf::Viewer.new(nil)
-    viewer.add_snapshot(profile)
-    with_puma(viewer) do |port|
-      q = URI.encode_www_form_component(JSON.generate([["focus", *checkout]]))
-      assert_equal 130 * MS, JSON.parse(http_get(port, "/rperf/snapshots/1?transforms=#{q}").body)["total_weight_ns"]
-      assert_equal 130 * MS, JSON.parse(http_get(port, "/rperf/snapshots/1/timeline_bins?transforms=#{q}").body)["kept_ns"]
-      assert_equal 260 * MS, JSON.parse(http_get(port, "/rperf/snapshots/1").body)["total_weight_ns"]
-      assert_equal "400", http_get(port, "/rperf/snapshots/1?transforms=nope").code
-    end
+    assert_raises(ArgumentError) { Rperf::Storage.native(odd).transformed([["explode", "a", "b"]]) }
   end
 end

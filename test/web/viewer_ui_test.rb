@@ -42,9 +42,8 @@ class ViewerUiTest < Minitest::Test
     assert_equal "Object#main — 160.0 ms (61.5%) — #{APP}", result.dig("details", "text")
     assert_operator result.dig("details", "bottom"), :<=, fit["windowHeight"]
     assert_equal [0, total], result.dig("initial", "view")
-    # A file cannot transform its profile: the buttons say who can.
-    assert result.dig("transformsDisabled", "disabled")
-    assert_match(/served viewer/, result.dig("transformsDisabled", "title"))
+    # A file transforms its profile as a served page does (test_transforms_*).
+    assert_equal false, result.dig("transformsDisabled", "disabled")
 
     # Categories and their colours.
     cats = result["categories"]
@@ -141,11 +140,11 @@ class ViewerUiTest < Minitest::Test
     viewer.add_snapshot(idle_profile)
     result = nil
     with_puma(viewer) { |port| result = run_check("http://127.0.0.1:#{port}/rperf/", "idle") }
-    check_idle(result, served: true)
+    check_idle(result)
   end
 
   def test_hide_idle_and_endpoint_sets_in_a_file
-    check_idle(run_file_check(Rperf::Viewer.static_html(idle_profile, title: "idle"), "idle"), served: false)
+    check_idle(run_file_check(Rperf::Viewer.static_html(idle_profile, title: "idle"), "idle"))
   end
 
   # What test/consumers/viewer_ui_check.js saw of the page at `url` doing `plan` (screenshots
@@ -166,7 +165,7 @@ class ViewerUiTest < Minitest::Test
     end
   end
 
-  def check_idle(result, served:)
+  def check_idle(result)
     assert_empty result["errors"], "errors in the page"
     assert_empty result["external"]
     total = 410 * MS
@@ -189,8 +188,8 @@ class ViewerUiTest < Minitest::Test
     assert_equal "bins", hidden.dig("timeline", "source")
     assert_equal "1,3,4,5", hidden.dig("timeline", "threads")
     state_ns = hidden.dig("timeline", "stateNs")
-    assert_in_delta 175 * MS, state_ns["running"], Rperf::Viewer::TimelinePayload::BINS
-    assert_in_delta 65 * MS, state_ns["blocked"], Rperf::Viewer::TimelinePayload::BINS
+    assert_in_delta 175 * MS, state_ns["running"], Rperf::Viewer::Payload::BINS
+    assert_in_delta 65 * MS, state_ns["blocked"], Rperf::Viewer::Payload::BINS
     assert_equal [0, 0], state_ns.values_at("wait", "gc")
     # The stack chart: the busiest thread, and thread 5's request only.
     assert_equal({ "thread" => 1, "total" => 100 * MS, "options" => [1, 3, 4, 5] }, hidden["stack"])
@@ -210,13 +209,9 @@ class ViewerUiTest < Minitest::Test
     assert_equal({ "shown" => 190 * MS, "total" => total }, unset["totals"])
     assert_equal 190 * MS, unset["tree"]
     assert_equal "1,3,4,5", unset.dig("timeline", "threads")
-    assert_equal (served ? "bins" : "rows"), unset.dig("timeline", "source")
-    if served
-      assert_in_delta 125 * MS, unset.dig("timeline", "stateNs", "running"), Rperf::Viewer::TimelinePayload::BINS
-      assert_in_delta 65 * MS, unset.dig("timeline", "stateNs", "blocked"), Rperf::Viewer::TimelinePayload::BINS
-    else
-      assert_equal({ "running" => 125 * MS, "blocked" => 65 * MS, "wait" => 0, "gc" => 0 }, unset.dig("timeline", "stateNs"))
-    end
+    # The page model bins the rows under the label filter, served or in a file alike.
+    assert_equal "rows", unset.dig("timeline", "source")
+    assert_equal({ "running" => 125 * MS, "blocked" => 65 * MS, "wait" => 0, "gc" => 0 }, unset.dig("timeline", "stateNs"))
     %w[label=endpoint value=GET+%2Fa value=GET+%2Fc unset=1 idle=hide].each { |part| assert_includes unset["hash"], part }
     assert_equal({ "shownNs" => 190 * MS, "pressed" => "true", "select" => "endpoint = any of 3", "ticked" => ["GET /a", "GET /c", nil] },
                  result["reopened"])
@@ -225,7 +220,7 @@ class ViewerUiTest < Minitest::Test
                    "button" => { "text" => "hide idle threads (170.0 ms idle)", "pressed" => "false", "idleNs" => 170 * MS } }, result["shown"])
   end
 
-  # The sandwich, served (the server builds it natively per method and filter): the methods
+  # The sandwich, served (the page model builds it per method and filter): the methods
   # tab's method, then a Shift+clicked frame's; the idle-thread filter applies to it.
   def test_sandwich_of_a_method
     viewer = Rperf::Viewer.new(nil)
@@ -282,8 +277,8 @@ class ViewerUiTest < Minitest::Test
     assert_equal true, result["stackLoadedTimeline"], "the stack chart is merged from the rows"
     assert_equal "bins", result.dig("timeline", "source")
 
-    assert_in_delta rows * MS, result.dig("timeline", "stateNs", "running"), Rperf::Viewer::TimelinePayload::BINS
-    assert_operator result.dig("timeline", "rendered"), :>=, Rperf::Viewer::TimelinePayload::BINS - 1
+    assert_in_delta rows * MS, result.dig("timeline", "stateNs", "running"), Rperf::Viewer::Payload::BINS
+    assert_operator result.dig("timeline", "rendered"), :>=, Rperf::Viewer::Payload::BINS - 1
     assert_match(/\Aat [\d.]+ m?s: Shop#price\z/, result.dig("timeline", "details"), "the hovered slice's leaf, from the bins")
     # A tag filter that keeps nothing: the rows, binned by the page, draw nothing.
     assert_equal({ "source" => "rows", "stateNs" => { "running" => 0, "blocked" => 0, "wait" => 0, "gc" => 0 }, "rendered" => 0 },
@@ -295,7 +290,7 @@ class ViewerUiTest < Minitest::Test
   end
 
   # rperf 0.11.1's tag filters and pin, served: tagfocus (a regex over label values) and
-  # tagignore (key = value, key = (none)) filter every view, the server's trees and stack chart
+  # tagignore (key = value, key = (none)) filter every view, the page model's trees and stack chart
   # too; tagroot / tagleaf add "[key: value]" frames to the flame graph; Shift+click pins a
   # method: outlined, with its share of each snapshot (its method-table total over the
   # snapshot's), and j/k keep it.
@@ -412,16 +407,34 @@ class ViewerUiTest < Minitest::Test
                raw_samples: data[:raw_samples].map { |st, w, seq, lsi, t| [st, w, seq, relabel.(seq, lsi), t] })
   end
 
-  # Focus / merge / drop a (pinned) function and collapse recursion: the server transforms the
-  # profile every view is built from (Viewer::Transforms), so the flame graph, the totals and
-  # the server's call tree all show the transformed samples; a chip undoes each one.
-  def test_transforms
+  # Focus / merge / drop a (pinned) function and collapse recursion: the page model transforms
+  # the tree of stacks every view is drawn from (page/transformed_tree.hh), so the flame graph,
+  # the totals, the call tree, the Timeline and the stack chart show the transformed samples; a
+  # chip undoes each one. The same in a served page and in a `--html` file.
+  def test_transforms_served
     viewer = Rperf::Viewer.new(nil)
     viewer.add_snapshot(profile)
-    result = nil
-    with_puma(viewer) do |port|
-      result = run_check("http://127.0.0.1:#{port}/rperf/", "transforms")
+    with_puma(viewer) { |port| check_transforms(run_check("http://127.0.0.1:#{port}/rperf/", "transforms")) }
+  end
+
+  def test_transforms_in_a_file
+    check_transforms(run_file_check(Rperf::Viewer.static_html(profile, title: "ui"), "transforms"))
+  end
+
+  # Per VM state, the ns of the model's Timeline bins of the profile through `transforms`
+  # (Native::Profile#transformed), of the samples with the label (a [key, [value or nil, ...]]).
+  def transformed_state_ns(transforms, label: nil)
+    native = Rperf::Storage.native(profile).transformed(transforms)
+    select = {}
+    select[:label_sets] = Rperf::Native.matching_label_sets(native.label_sets.map { |s| Rperf::Viewer::Payload.string_labels(s) }, label: label) if label
+    out = { "running" => 0, "blocked" => 0, "wait" => 0, "gc" => 0 }
+    native.timeline_bins(Rperf::Viewer::Payload::BINS, native.attribute(:duration_ns), select)[:threads].each do |_, per_state|
+      per_state.each_with_index { |bins, i| out[out.keys[i]] += bins.sum if bins }
     end
+    out
+  end
+
+  def check_transforms(result)
     assert_empty result["errors"], "errors in the page"
     assert_equal false, result["disabled"]
     total = 260 * MS
@@ -434,6 +447,14 @@ class ViewerUiTest < Minitest::Test
     assert_equal ["focus Shop#checkout ✕"], focus["chips"]
     assert_includes focus["hash"], "transforms="
     assert_equal "share 100.0% @ #1", focus["pinShare"], "the pin's share in the transformed profile"
+    # Its Timeline: the page model's bins of the moved rows, those of the server's model's
+    # transform (each bin rounded once), and under a label filter (%GVL not set) too.
+    checkout = [["focus", "Shop#checkout", APP]]
+    [[focus["timeline"], transformed_state_ns(checkout)], [focus["labelTimeline"], transformed_state_ns(checkout, label: ["%GVL", [nil]])]].each do |drawn, expected|
+      assert_equal "rows", drawn["source"]
+      assert_in_delta 130 * MS, expected["running"], Rperf::Viewer::Payload::BINS
+      expected.each { |state, ns| assert_in_delta ns, drawn.dig("stateNs", state), 3 * Rperf::Viewer::Payload::BINS, state }
+    end
     assert_equal total, result["undone"]
     # Merge Shop#checkout: gone, its callees hang from main, nothing lost.
     merge = result["merge"]

@@ -161,9 +161,24 @@ module WebTestHelper
     page_views(data, [{ view: view, filter: filter, fn: fn, limits: limits }], max_timeline: max_timeline)[0]
   end
 
-  # The weight of the samples the Viewer's filters keep (Viewer::SampleFilter, the server's views'
-  # selection; the page's trees select the same rows with the same model, page/page_rows.hh).
-  def kept_ns(data, **filters) = Rperf::Viewer::SampleFilter.new(data, **filters).data[:aggregated_samples].sum { |s| s[1] }
+  # The profile of the samples the Viewer's filters keep, selected by the model itself
+  # (Native::Profile#selected: profile/sample_filter.hh and label_set_match.hh, which the page runs
+  # compiled): label: [key, value or [value, ...]] (nil: not set), tags: {focus: Regexp, ignore:
+  # [[key, value or nil], ...]}, thread:, hide: [...], idle: true, range: [from, to].
+  def model_selected(data, label: nil, tags: nil, thread: nil, hide: nil, idle: false, range: nil)
+    native = Rperf::Storage.native(data)
+    select = { thread: thread, hide: hide && !hide.empty? ? hide : nil, range: range, idle: idle || nil }.compact
+    if label || tags
+      sets = native.label_sets.map { |set| Rperf::Viewer::Payload.string_labels(set) }
+      focus = tags && tags[:focus] && Rperf::Native.label_values(sets).grep(tags[:focus])
+      select[:label_sets] = Rperf::Native.matching_label_sets(sets, label: label && [label[0], label[1].is_a?(Array) ? label[1] : [label[1]]],
+                                                              focus_values: focus, ignore: tags && tags[:ignore])
+    end
+    native.selected(select)
+  end
+
+  # The weight of the samples the Viewer's filters keep (model_selected).
+  def kept_ns(data, **filters) = model_selected(data, **filters).to_h[:aggregated_samples].sum { |s| s[1] }
 
   def label_value(set, key) = set && (set.key?(key.to_sym) ? set[key.to_sym] : set[key.to_s])
 

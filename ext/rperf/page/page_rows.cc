@@ -30,14 +30,60 @@ bool PageRows::set_rows(RowKind kind, Rows rows) {
   size_t n = rows.size();
   bool columns_fit = rows.thread_seq.size() == n && rows.label_set.size() == n && rows.weight.size() == n &&
                      (rows.time_ns.empty() || rows.time_ns.size() == n) && (rows.idle.empty() || rows.idle.size() == n) &&
-                     (rows.class_index.empty() || rows.class_index.size() == n) && (rows.retained.empty() || rows.retained.size() == n);
-  bool nodes_fit = std::all_of(rows.node.begin(), rows.node.end(), [&](uint32_t node) { return node < parents_.size(); });
+                     (rows.class_index.empty() || rows.class_index.size() == n) && (rows.retained.empty() || rows.retained.size() == n) &&
+                     (rows.line_node.empty() || rows.line_node.size() == n);
+  bool nodes_fit = std::all_of(rows.node.begin(), rows.node.end(), [&](uint32_t node) { return node < parents_.size(); }) &&
+                   std::all_of(rows.line_node.begin(), rows.line_node.end(),
+                               [&](int32_t node) { return node >= -1 && node < static_cast<int64_t>(line_parents_.size()); });
   if (!columns_fit || !nodes_fit) {
     slot = Rows();
     return false;
   }
   slot = std::move(rows);
   return true;
+}
+
+bool PageRows::set_line_tree(std::vector<int32_t> parents, std::vector<uint32_t> frames, std::vector<int32_t> lines) {
+  bool fits = frames.size() == parents.size() && lines.size() == parents.size();
+  for (size_t i = 0; fits && i < parents.size(); i++) fits = parents[i] >= -1 && parents[i] < static_cast<int64_t>(i) && frames[i] < frame_labels_.size();
+  if (!fits) {
+    line_parents_.clear();
+    line_frames_.clear();
+    line_lines_.clear();
+    return false;
+  }
+  line_parents_ = std::move(parents);
+  line_frames_ = std::move(frames);
+  line_lines_ = std::move(lines);
+  return true;
+}
+
+SourceLines PageRows::source_lines(RowKind kind, const KeptRows& kept, const std::string& path) const {
+  // The kept rows as a profile at line level: each line node a frame, each row a sample.
+  Profile p;
+  p.has_lines = !line_parents_.empty();
+  const Rows& r = rows(kind);
+  std::vector<uint32_t> frame_of(line_parents_.size());
+  for (size_t n = 0; n < line_parents_.size(); n++) frame_of[n] = p.frames.intern(frame_path(line_frames_[n]), frame_labels_[line_frames_[n]], line_lines_[n]);
+  std::vector<int64_t> stack_of(line_parents_.size(), -1);
+  std::vector<uint32_t> stack;
+  const uint32_t empty = p.stacks.intern(stack);
+  for (size_t k = 0; k < kept.rows.size() && k < kept.weights.size(); k++) {
+    uint32_t i = kept.rows[k];
+    if (i >= r.size()) continue;
+    int32_t leaf = r.line_node.empty() ? -1 : r.line_node[i];
+    uint32_t id = empty;
+    if (leaf >= 0) {
+      if (stack_of[leaf] < 0) {
+        stack.clear();
+        for (int32_t at = leaf; at >= 0; at = line_parents_[at]) stack.push_back(frame_of[at]);
+        stack_of[leaf] = p.stacks.intern(stack);
+      }
+      id = static_cast<uint32_t>(stack_of[leaf]);
+    }
+    p.samples.push_back(Sample{id, r.thread_seq[i], r.label_set[i], kRunning, kept.weights[k], 0});
+  }
+  return rperf::source_lines(p, SampleFilter(), path);
 }
 
 void PageRows::select(RowKind kind, const SampleFilter& filter, KeptRows& out) const {

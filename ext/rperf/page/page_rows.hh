@@ -14,6 +14,7 @@
 
 #include "profile/label_set_match.hh"
 #include "profile/sample_filter.hh"
+#include "profile/source_lines.hh"
 #include "profile/timeline_binner.hh"
 #include "profile/vm_state.hh"
 
@@ -34,6 +35,8 @@ struct Rows {
   // still alive at the end (`weight`: those allocated).
   std::vector<uint32_t> class_index;
   std::vector<int64_t> retained;
+  // With the payload's line tree (a profile with lines): each row's line-level leaf, -1: none.
+  std::vector<int32_t> line_node;
   size_t size() const { return node.size(); }
 };
 
@@ -106,6 +109,10 @@ class PageRows {
   int32_t frame_line(uint32_t frame) const { return frame < frame_lines_.size() ? frame_lines_[frame] : 0; }
   int32_t parent(uint32_t node) const { return parents_[node]; }
   uint32_t frame_of(uint32_t node) const { return frames_[node]; }
+  // The payload's line tree (StackTree::line_parents, line_frames, line_lines: a profile recorded
+  // with lines): per line node its parent, tree frame and line. Returns false (and keeps
+  // nothing) when a parent does not come first or a frame is not the tree's.
+  bool set_line_tree(std::vector<int32_t> parents, std::vector<uint32_t> frames, std::vector<int32_t> lines);
   // Returns false (and keeps nothing) when a row's node or a column's length is out of place.
   bool set_rows(RowKind kind, Rows rows);
 
@@ -125,6 +132,10 @@ class PageRows {
   // The Timeline's bins of the timeline rows the filter keeps (as the server's bin_timeline of
   // the samples): `bins` slices of [0, max(min_end_ns, the last row's time)].
   TimelineBins timeline_bins(const SampleFilter& filter, uint32_t bins, int64_t min_end_ns) const;
+  // The Source tab's time per line of `path` in kept rows of `kind`, by the model's
+  // source_lines over the rows' line-level stacks (a row without one counts in kept_ns only);
+  // no lines without the line tree.
+  SourceLines source_lines(RowKind kind, const KeptRows& kept, const std::string& path) const;
 
  private:
   TimelineState state_of(uint32_t label_set) const {
@@ -136,6 +147,8 @@ class PageRows {
   std::vector<std::string> frame_labels_, frame_paths_;
   std::vector<int32_t> frame_lines_;
   std::vector<LabelTexts> label_sets_;
+  std::vector<int32_t> line_parents_, line_lines_;
+  std::vector<uint32_t> line_frames_;
   std::vector<TimelineState> states_;
   Rows rows_[kRowKindCount];
 };

@@ -14,6 +14,7 @@
 #include "page/names_tree.hh"
 #include "page/page_rows.hh"
 #include "page/page_views.hh"
+#include "page/transformed_tree.hh"
 #include "profile/label_set_match.hh"
 #include "profile/totals_diff.hh"
 
@@ -39,6 +40,10 @@ struct Snapshot {
   TreeWeights weights;
   std::vector<double> self, total, state_self, kept_weights, threads;
   std::string view;  // rperf_page_view's JSON
+  rperf::SourceLines source;  // rperf_page_source_lines'
+  std::vector<double> source_table;
+  rperf::page::TransformedTree transformed;  // rperf_page_transform's
+  std::vector<uint8_t> transformed_frames;   // its frames' texts
 };
 
 std::vector<std::unique_ptr<Snapshot>> snapshots;
@@ -159,10 +164,22 @@ int rperf_page_set_tree(uint32_t handle, uint32_t nodes, uint32_t frame_count, u
   return s->rows.set_tree(std::move(parents), std::move(frames));
 }
 
+// The payload's line tree (a profile with lines: PageRows::set_line_tree); scratch: parent
+// int32[nodes], tree frame uint32[nodes], line int32[nodes]. After set_tree, before set_rows.
+int rperf_page_set_line_tree(uint32_t handle, uint32_t nodes) {
+  Snapshot* s = snapshot(handle);
+  if (!s) return 0;
+  size_t offset = 0;
+  std::vector<int32_t> parents = column<int32_t>(offset, nodes);
+  std::vector<uint32_t> frames = column<uint32_t>(offset, nodes);
+  std::vector<int32_t> lines = column<int32_t>(offset, nodes);
+  return s->rows.set_line_tree(std::move(parents), std::move(frames), std::move(lines));
+}
+
 // Scratch: node uint32[n], thread uint32[n], label set uint32[n], weight float64[n], then
 // time float64[n] if has_time, idle uint8[n] if has_idle, class uint32[n] and retained
-// float64[n] if has_classes (allocation rows).
-int rperf_page_set_rows(uint32_t handle, uint32_t kind, uint32_t n, int has_time, int has_idle, int has_classes) {
+// float64[n] if has_classes (allocation rows), line-level leaf int32[n] if has_lines.
+int rperf_page_set_rows(uint32_t handle, uint32_t kind, uint32_t n, int has_time, int has_idle, int has_classes, int has_lines) {
   Snapshot* s = snapshot(handle);
   if (!s || !valid_kind(kind)) return 0;
   size_t offset = 0;
@@ -177,6 +194,7 @@ int rperf_page_set_rows(uint32_t handle, uint32_t kind, uint32_t n, int has_time
     rows.class_index = column<uint32_t>(offset, n);
     rows.retained = as_int64(column<double>(offset, n));
   }
+  if (has_lines) rows.line_node = column<int32_t>(offset, n);
   return s->rows.set_rows(static_cast<RowKind>(kind), std::move(rows));
 }
 
@@ -481,6 +499,107 @@ uint32_t rperf_page_thread_sums(uint32_t handle, uint32_t kind, uint32_t n) {
 const double* rperf_page_thread_table(uint32_t handle) {
   Snapshot* s = snapshot(handle);
   return s ? s->threads.data() : nullptr;
+}
+
+// The Source tab's time per line of one file in rows of `kind` the page names (PageRows::
+// source_lines); scratch: rows uint32[n], their kept weights float64[n], then the file's path
+// (blob_bytes of UTF-8). Returns how many lines have time; rperf_page_source_table: per line 3
+// doubles (line, self, total); rperf_page_source_kept_ns: the rows' weight.
+int32_t rperf_page_source_lines(uint32_t handle, uint32_t kind, uint32_t n, uint32_t blob_bytes) {
+  Snapshot* s = snapshot(handle);
+  if (!s || !valid_kind(kind)) return -1;
+  size_t offset = 0;
+  KeptRows kept;
+  kept.rows = column<uint32_t>(offset, n);
+  kept.weights = as_int64(column<double>(offset, n));
+  std::vector<uint8_t> blob = column<uint8_t>(offset, blob_bytes);
+  s->source = s->rows.source_lines(static_cast<RowKind>(kind), kept, std::string(blob.begin(), blob.end()));
+  s->source_table.clear();
+  for (const rperf::LineWeight& l : s->source.lines) {
+    s->source_table.insert(s->source_table.end(), {static_cast<double>(l.line), static_cast<double>(l.self_ns), static_cast<double>(l.total_ns)});
+  }
+  return static_cast<int32_t>(s->source.lines.size());
+}
+
+const double* rperf_page_source_table(uint32_t handle) {
+  Snapshot* s = snapshot(handle);
+  return s ? s->source_table.data() : nullptr;
+}
+
+double rperf_page_source_kept_ns(uint32_t handle) {
+  Snapshot* s = snapshot(handle);
+  return s ? static_cast<double>(s->source.kept_ns) : 0;
+}
+
+// The snapshot's tree through the Viewer's transforms, in order (page/transformed_tree.hh).
+// Scratch: a blob of blob_bytes: per transform its op's name, then, for an op that names a
+// function, its label and path (texts). Returns the new tree's node count (-1: the blob ends
+// early or names no op). rperf_page_transformed_parents / _node_frames: per new node;
+// _node_map: per old node its new node (-1: gone); _frames_blob / _frames_bytes / _frame_count:
+// the frames (label, path texts); _frame_lines, _frame_categories: per frame.
+int32_t rperf_page_transform(uint32_t handle, uint32_t count, uint32_t blob_bytes) {
+  Snapshot* s = snapshot(handle);
+  if (!s) return -1;
+  size_t offset = 0;
+  std::vector<uint8_t> blob = column<uint8_t>(offset, blob_bytes);
+  std::vector<rperf::StackTransform> list(count);
+  size_t at = 0;
+  for (rperf::StackTransform& t : list) {
+    std::vector<std::string> texts;
+    if (!read_texts(blob, at, 1, texts)) return -1;
+    if (!rperf::stack_transform_op(texts[0], false, t.op)) {
+      if (!rperf::stack_transform_op(texts[0], true, t.op) || !read_texts(blob, at, 2, texts)) return -1;
+      t.label = std::move(texts[1]);
+      t.path = std::move(texts[2]);
+    }
+  }
+  s->transformed = rperf::page::transform_tree(s->rows, list);
+  s->transformed_frames.clear();
+  for (const auto& [label, path] : s->transformed.frames) {
+    append_text(s->transformed_frames, label);
+    append_text(s->transformed_frames, path);
+  }
+  return static_cast<int32_t>(s->transformed.parents.size());
+}
+
+const int32_t* rperf_page_transformed_parents(uint32_t handle) {
+  Snapshot* s = snapshot(handle);
+  return s ? s->transformed.parents.data() : nullptr;
+}
+
+const uint32_t* rperf_page_transformed_node_frames(uint32_t handle) {
+  Snapshot* s = snapshot(handle);
+  return s ? s->transformed.node_frames.data() : nullptr;
+}
+
+const int32_t* rperf_page_transformed_node_map(uint32_t handle) {
+  Snapshot* s = snapshot(handle);
+  return s ? s->transformed.node_map.data() : nullptr;
+}
+
+const uint8_t* rperf_page_transformed_frames_blob(uint32_t handle) {
+  Snapshot* s = snapshot(handle);
+  return s ? s->transformed_frames.data() : nullptr;
+}
+
+uint32_t rperf_page_transformed_frames_bytes(uint32_t handle) {
+  Snapshot* s = snapshot(handle);
+  return s ? static_cast<uint32_t>(s->transformed_frames.size()) : 0;
+}
+
+uint32_t rperf_page_transformed_frame_count(uint32_t handle) {
+  Snapshot* s = snapshot(handle);
+  return s ? static_cast<uint32_t>(s->transformed.frames.size()) : 0;
+}
+
+const int32_t* rperf_page_transformed_frame_lines(uint32_t handle) {
+  Snapshot* s = snapshot(handle);
+  return s ? s->transformed.frame_lines.data() : nullptr;
+}
+
+const uint8_t* rperf_page_transformed_frame_categories(uint32_t handle) {
+  Snapshot* s = snapshot(handle);
+  return s ? s->transformed.frame_categories.data() : nullptr;
 }
 
 // rperf 0.11's names-only samples made the model's stack tree (page/names_tree.hh); scratch:

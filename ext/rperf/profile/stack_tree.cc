@@ -124,6 +124,33 @@ class TreeBuilder {
     }
   }
 
+  // The line-level leaf of a stack (StackTree::line_parents), -1 for an empty one; each stack
+  // walked once.
+  int32_t line_leaf(uint32_t stack) {
+    if (line_of_stack_.size() <= stack) line_of_stack_.resize(p_.stacks.size(), -2);
+    int32_t& known = line_of_stack_[stack];
+    if (known != -2) return known;
+    FrameSpan frames = p_.stacks[stack];
+    int32_t parent = -1;
+    for (size_t i = frames.size(); i-- > 0;) {
+      uint32_t f = frame(frames[i]);
+      int32_t line = p_.frames[frames[i]].line;
+      uint64_t hash = mix64(node_hash(parent, f) ^ static_cast<uint32_t>(line));
+      uint32_t id = line_nodes_.find(hash, [&](uint32_t n) {
+        return tree_.line_parents[n] == parent && tree_.line_frames[n] == f && tree_.line_lines[n] == line;
+      });
+      if (id == HashIndex::kNotFound) {
+        id = static_cast<uint32_t>(tree_.line_parents.size());
+        tree_.line_parents.push_back(parent);
+        tree_.line_frames.push_back(f);
+        tree_.line_lines.push_back(line);
+        line_nodes_.insert(hash, id);
+      }
+      parent = static_cast<int32_t>(id);
+    }
+    return known = parent;
+  }
+
   // The leaf node of a stack (frame ids leaf first), walked from the root.
   uint32_t leaf(FrameSpan frames) {
     if (frames.empty()) {
@@ -155,6 +182,8 @@ class TreeBuilder {
   FrameTable names_;               // (path, label) at line 0: one entry per method-level frame
   std::vector<uint32_t> frame_of_;  // profile frame id -> tree frame id
   HashIndex nodes_;  // (parent, frame) -> node
+  HashIndex line_nodes_;  // (parent, frame, line) -> line node
+  std::vector<int32_t> line_of_stack_;  // profile stack -> its line leaf (-2: not yet walked)
 };
 
 }  // namespace
@@ -191,13 +220,14 @@ void make_rows(StackTree& tree, const std::vector<Sample>& samples, const IdleSa
 
 // The timeline's rows (StackTree::timeline): one per raw sample, merged per time slot until
 // they fit, in time order.
-void make_timeline(StackTree& tree, const Profile& p, size_t max_rows, const IdleSamples* idle) {
+// With `lines`: each row's line-level leaf (a merged row keeps its first sample's).
+void make_timeline(StackTree& tree, const Profile& p, size_t max_rows, const IdleSamples* idle, TreeBuilder* lines) {
   using Row = StackTree::TimelineRow;
   std::vector<Row> rows;
   rows.reserve(p.samples.size());
   for (size_t i = 0; i < p.samples.size(); i++) {
     const Sample& s = p.samples[i];
-    rows.push_back({tree.raw_nodes[i], s.weight_ns, s.thread_seq, s.label_set, s.time_ns, idle && idle->idle(s)});
+    rows.push_back({tree.raw_nodes[i], s.weight_ns, s.thread_seq, s.label_set, s.time_ns, idle && idle->idle(s), lines ? lines->line_leaf(s.stack) : -1});
   }
   int64_t quantum = 0;
   while (rows.size() > max_rows) {
@@ -262,6 +292,10 @@ StackTree build_stack_tree(const Profile& p, const std::vector<Sample>& samples,
   builder.leaves(kept, stack_at, tree.kept_nodes);
   if (kept < samples.size()) pruned_node();
   make_rows(tree, samples, options.idle);
+  if (options.lines) {
+    tree.row_line_nodes.assign(tree.rows.size(), -1);
+    for (size_t k = 0; k < kept; k++) tree.row_line_nodes[k] = builder.line_leaf(samples[tree.order.empty() ? k : tree.order[k]].stack);
+  }
   if (options.raw) {
     // Raw samples repeat few stacks: each stack is walked once.
     std::vector<int64_t> node_of_stack(p.stacks.size(), -2);
@@ -274,7 +308,7 @@ StackTree build_stack_tree(const Profile& p, const std::vector<Sample>& samples,
       }
       tree.raw_nodes.push_back(static_cast<uint32_t>(node));
     }
-    make_timeline(tree, p, options.max_timeline, options.idle);
+    make_timeline(tree, p, options.max_timeline, options.idle, options.lines ? &builder : nullptr);
   }
   if (options.allocations) {
     const std::vector<AllocationSample>& sites = *options.allocations;

@@ -45,6 +45,14 @@ struct StackTree {
     bool idle;  // in a known idle wait (profile/idle_wait.hh), when asked
   };
   std::vector<Row> rows;
+  // With `lines` (a profile recorded with lines: true), for the Source tab: each kept sample's
+  // stack at line level, a prefix tree of (tree frame, line) nodes, root side first; per row its
+  // leaf, -1 for a folded row (the timeline's rows: TimelineRow::line_node). Without lines: all
+  // empty.
+  std::vector<int32_t> line_parents;
+  std::vector<uint32_t> line_frames;
+  std::vector<int32_t> line_lines;
+  std::vector<int32_t> row_line_nodes;
   size_t pruned_samples = 0;
   int64_t pruned_weight_ns = 0;
   int64_t total_weight_ns = 0;  // of every sample
@@ -60,6 +68,7 @@ struct StackTree {
     uint32_t label_set;  // the sample's own (its VM state's label included)
     int64_t time_ns;
     bool idle;
+    int32_t line_node = -1;  // with lines: its raw sample's line-level leaf
   };
   std::vector<TimelineRow> timeline;
   int64_t timeline_quantum_ns = 0;
@@ -86,6 +95,7 @@ struct StackTreeOptions {
   size_t max_samples = SIZE_MAX;
   bool raw = false;  // the profile's samples are raw: raw_nodes and the timeline's rows
   size_t max_timeline = SIZE_MAX;
+  bool lines = false;  // the line-level tree (the profile has lines)
   const IdleSamples* idle = nullptr;  // marks the rows' idleness (none marked without it)
   const std::vector<AllocationSample>* allocations = nullptr;  // aggregated, as shown
 };

@@ -1,6 +1,8 @@
 #include "profile/transform.hh"
 
 #include <algorithm>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "profile/frame_category.hh"
@@ -258,9 +260,9 @@ std::vector<uint32_t> method_of_frames(const Profile& p) {
 
 namespace {
 
-// The stack transforms list[begin, end) (none is kHideIdle), each distinct stack once.
-void transform_run(Profile& p, const std::vector<StackTransform>& list, size_t begin, size_t end) {
-  if (begin == end) return;
+// The stacks through list[begin, end) (kHideIdle does nothing), each distinct stack once: p.stacks
+// replaced, old stack id -> new (kStackGone).
+std::vector<uint32_t> transform_stack_run(Profile& p, const std::vector<StackTransform>& list, size_t begin, size_t end) {
   // kAppFirst's frame is interned first, so every per-frame table below has a slot for it.
   uint32_t framework = UINT32_MAX;
   std::vector<bool> native;  // per frame id: a C method (kAppFirst)
@@ -278,7 +280,6 @@ void transform_run(Profile& p, const std::vector<StackTransform>& list, size_t b
     else if (method.empty()) method = method_of_frames(p);
   }
 
-  constexpr uint32_t kGone = 0xffffffffu;
   StackTable out;
   std::vector<uint32_t> new_id(p.stacks.size());
   std::vector<uint32_t> stack, next;
@@ -336,10 +337,18 @@ void transform_run(Profile& p, const std::vector<StackTransform>& list, size_t b
           break;
       }
     }
-    new_id[id] = gone ? kGone : out.intern(stack);
+    new_id[id] = gone ? kStackGone : out.intern(stack);
   }
-  // The samples whose stack went go too; those that now share a key merge (unless raw).
   p.stacks = std::move(out);
+  return new_id;
+}
+
+// The stack transforms list[begin, end) (none is kHideIdle) applied to the samples.
+void transform_run(Profile& p, const std::vector<StackTransform>& list, size_t begin, size_t end) {
+  if (begin == end) return;
+  const std::vector<uint32_t> new_id = transform_stack_run(p, list, begin, end);
+  constexpr uint32_t kGone = kStackGone;
+  // The samples whose stack went go too; those that now share a key merge (unless raw).
   p.samples.erase(std::remove_if(p.samples.begin(), p.samples.end(), [&](const Sample& s) { return new_id[s.stack] == kGone; }),
                   p.samples.end());
   restack(p, [&](uint32_t s) { return new_id[s]; });
@@ -352,6 +361,25 @@ void transform_run(Profile& p, const std::vector<StackTransform>& list, size_t b
 }
 
 }  // namespace
+
+std::vector<uint32_t> transform_stack_table(Profile& p, const std::vector<StackTransform>& list) {
+  return transform_stack_run(p, list, 0, list.size());
+}
+
+bool stack_transform_op(std::string_view name, bool with_function, StackTransform::Op& op) {
+  using Op = StackTransform::Op;
+  static constexpr std::pair<std::string_view, Op> kOps[] = {{"focus", Op::kFocus}, {"callers", Op::kCallers}, {"merge", Op::kMerge},
+                                                             {"drop", Op::kDrop},   {"recursion", Op::kRecursion}, {"idle", Op::kHideIdle},
+                                                             {"app", Op::kAppFirst}};
+  for (const auto& [n, o] : kOps) {
+    const bool names_function = o == Op::kFocus || o == Op::kCallers || o == Op::kMerge || o == Op::kDrop;
+    if (n == name && names_function == with_function) {
+      op = o;
+      return true;
+    }
+  }
+  return false;
+}
 
 void transform_stacks(Profile& p, const std::vector<StackTransform>& list) {
   size_t begin = 0;

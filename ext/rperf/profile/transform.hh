@@ -2,6 +2,7 @@
 // or frames, aggregation, and merging a child process's profile into its root's.
 #pragma once
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "profile/profile.hh"
@@ -70,6 +71,16 @@ struct StackTransform {
 // A sample left without a stack by focus or drop goes; merge may leave an empty stack, which
 // stays. Each distinct stack is transformed once.
 void transform_stacks(Profile& p, const std::vector<StackTransform>& list);
+// The op a transform's name gives ("focus", "callers", "merge", "drop" name a function:
+// with_function; "recursion", "idle", "app" do not): false for any other. The one spelling of
+// the ops, for Native::Profile#transformed and the page.
+bool stack_transform_op(std::string_view name, bool with_function, StackTransform::Op& op);
+// The stacks alone through `list` (its kHideIdle entries do nothing: they judge samples), each
+// distinct stack once: p.stacks becomes the transformed stacks (kFrameworkFrame interned when
+// needed) and the result maps each old stack id to its new one, or kStackGone (focus or drop
+// took it). The samples are left as they are: the caller maps them (the page maps its tree).
+inline constexpr uint32_t kStackGone = 0xffffffffu;
+std::vector<uint32_t> transform_stack_table(Profile& p, const std::vector<StackTransform>& list);
 // The frame kAppFirst puts in place of a run of framework frames (its path: kFrameworkPath).
 inline constexpr const char* kFrameworkFrame = "[framework]";
 inline constexpr const char* kFrameworkPath = "<gems and stdlib>";

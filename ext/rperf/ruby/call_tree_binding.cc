@@ -442,39 +442,15 @@ VALUE profile_selected(VALUE self, VALUE select) {
   return obj;
 }
 
-// Native::Profile#source_lines(path, select) -> {frame_path: whether `path` is one of the
-// profile's frame paths, lines: [[line, self_ns, total_ns], ...] by line, lines_recorded:
-// whether its frames have lines, total_ns: the kept samples' weight} (profile/source_lines.hh): the Source tab.
-struct SourceLinesQuery {  // owned by a Ruby object: read_select and the conversions may raise
-  SampleFilter filter;
-  SourceLines lines;
-  bool frame_path = false;
-};
-void source_lines_query_free(void* p) { delete static_cast<SourceLinesQuery*>(p); }
-const rb_data_type_t kSourceLinesQueryType = {"rperf/source_lines_query", {nullptr, source_lines_query_free, nullptr, nullptr, {nullptr}}, nullptr, nullptr, 0};
-
-VALUE profile_source_lines(VALUE self, VALUE path, VALUE select) {
+// Native::Profile#frame_path?(path) -> whether `path` is exactly one of the profile's frame paths
+// (profile/source_lines.hh): the only files the Viewer's Source tab may read.
+VALUE profile_frame_path_p(VALUE self, VALUE path) {
   ProfileHolder* p = holder_of(self);
   StringValue(path);
-  auto* q = new SourceLinesQuery();
-  VALUE owner = TypedData_Wrap_Struct(0, &kSourceLinesQueryType, q);
-  if (!NIL_P(select)) read_select(select, p, q->filter);
-  without_cxx_exceptions([&] {
-    std::string file(RSTRING_PTR(path), static_cast<size_t>(RSTRING_LEN(path)));
-    q->frame_path = has_frame_path(p->profile, file);
-    if (q->frame_path) q->lines = source_lines(p->profile, q->filter, file);
-  });
-  VALUE lines = rb_ary_new_capa(static_cast<long>(q->lines.lines.size()));
-  for (const LineWeight& l : q->lines.lines) rb_ary_push(lines, rb_ary_new_from_args(3, INT2NUM(l.line), LL2NUM(l.self_ns), LL2NUM(l.total_ns)));
-  VALUE out = rb_hash_new();
-  rb_hash_aset(out, sym("frame_path"), q->frame_path ? Qtrue : Qfalse);
-  rb_hash_aset(out, sym("lines"), lines);
-  rb_hash_aset(out, sym("lines_recorded"), p->profile.has_lines ? Qtrue : Qfalse);
-  rb_hash_aset(out, sym("total_ns"), LL2NUM(q->lines.kept_ns));
-  RB_GC_GUARD(owner);
-  RB_GC_GUARD(self);
+  bool found = false;
+  without_cxx_exceptions([&] { found = has_frame_path(p->profile, std::string(RSTRING_PTR(path), static_cast<size_t>(RSTRING_LEN(path)))); });
   RB_GC_GUARD(path);
-  return out;
+  return found ? Qtrue : Qfalse;
 }
 
 // Native::Profile#thread_totals -> [[thread_seq, total_ns, idle_ns, name(, ractor)], ...] by
@@ -576,7 +552,7 @@ void init_call_tree_binding(VALUE native) {
   // The Viewer's other queries over a filter's samples; here beside read_select.
   rb_define_method(profile_class(), "timeline_bins", RUBY_METHOD_FUNC(profile_timeline_bins), 3);
   rb_define_method(profile_class(), "selected", RUBY_METHOD_FUNC(profile_selected), 1);
-  rb_define_method(profile_class(), "source_lines", RUBY_METHOD_FUNC(profile_source_lines), 2);
+  rb_define_method(profile_class(), "frame_path?", RUBY_METHOD_FUNC(profile_frame_path_p), 1);
   rb_define_method(profile_class(), "thread_totals", RUBY_METHOD_FUNC(profile_thread_totals), 0);
 }
 

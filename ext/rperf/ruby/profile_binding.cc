@@ -627,22 +627,14 @@ VALUE profile_set_meta(VALUE self, VALUE meta) {
 VALUE profile_transformed(VALUE self, VALUE list) {
   ProfileHolder* h = holder_of(self);
   Check_Type(list, T_ARRAY);
-  static const char* const kOps[] = {"focus", "merge", "drop", "callers"};
   // Read whole before any C++ object exists: a bad entry raises with nothing to unwind.
   for (long i = 0; i < RARRAY_LEN(list); i++) {
     VALUE t = RARRAY_AREF(list, i);
-    bool ok = RB_TYPE_P(t, T_ARRAY) && RARRAY_LEN(t) > 0 && RB_TYPE_P(RARRAY_AREF(t, 0), T_STRING);
-    if (ok && RARRAY_LEN(t) == 1) {
-      ok = rb_str_equal(RARRAY_AREF(t, 0), rb_str_new_cstr("recursion")) == Qtrue || rb_str_equal(RARRAY_AREF(t, 0), rb_str_new_cstr("idle")) == Qtrue ||
-           rb_str_equal(RARRAY_AREF(t, 0), rb_str_new_cstr("app")) == Qtrue;
-    }
-    else if (ok && RARRAY_LEN(t) == 3) {
-      bool known = false;
-      for (const char* op : kOps) known = known || rb_str_equal(RARRAY_AREF(t, 0), rb_str_new_cstr(op)) == Qtrue;
-      ok = known && RB_TYPE_P(RARRAY_AREF(t, 1), T_STRING) && RB_TYPE_P(RARRAY_AREF(t, 2), T_STRING);
-    } else {
-      ok = false;
-    }
+    StackTransform::Op op;
+    bool ok = RB_TYPE_P(t, T_ARRAY) && (RARRAY_LEN(t) == 1 || RARRAY_LEN(t) == 3) && RB_TYPE_P(RARRAY_AREF(t, 0), T_STRING) &&
+              stack_transform_op(std::string_view(RSTRING_PTR(RARRAY_AREF(t, 0)), static_cast<size_t>(RSTRING_LEN(RARRAY_AREF(t, 0)))),
+                                 RARRAY_LEN(t) == 3, op) &&
+              (RARRAY_LEN(t) == 1 || (RB_TYPE_P(RARRAY_AREF(t, 1), T_STRING) && RB_TYPE_P(RARRAY_AREF(t, 2), T_STRING)));
     if (!ok) rb_raise(rb_eArgError, "rperf: transform %ld must be [focus|merge|drop|callers, label, path], [\"recursion\"], [\"idle\"] or [\"app\"], got %" PRIsVALUE, i, rb_inspect(t));
   }
   ProfileHolder* out = new_profile_holder();
@@ -652,16 +644,10 @@ VALUE profile_transformed(VALUE self, VALUE list) {
     for (long i = 0; i < RARRAY_LEN(list); i++) {
       VALUE t = RARRAY_AREF(list, i);
       StackTransform st;
-      if (RARRAY_LEN(t) == 1) {
-        char first = RSTRING_PTR(RARRAY_AREF(t, 0))[0];
-        st.op = first == 'i' ? StackTransform::Op::kHideIdle : first == 'a' ? StackTransform::Op::kAppFirst : StackTransform::Op::kRecursion;
-      } else {
-        VALUE op = RARRAY_AREF(t, 0), label = RARRAY_AREF(t, 1), path = RARRAY_AREF(t, 2);
-        const char* name = RSTRING_PTR(op);
-        st.op = name[0] == 'f'   ? StackTransform::Op::kFocus
-                : name[0] == 'c' ? StackTransform::Op::kCallers
-                : name[0] == 'm' ? StackTransform::Op::kMerge
-                                 : StackTransform::Op::kDrop;
+      VALUE name = RARRAY_AREF(t, 0);
+      stack_transform_op(std::string_view(RSTRING_PTR(name), static_cast<size_t>(RSTRING_LEN(name))), RARRAY_LEN(t) == 3, st.op);
+      if (RARRAY_LEN(t) == 3) {
+        VALUE label = RARRAY_AREF(t, 1), path = RARRAY_AREF(t, 2);
         st.label.assign(RSTRING_PTR(label), static_cast<size_t>(RSTRING_LEN(label)));
         st.path.assign(RSTRING_PTR(path), static_cast<size_t>(RSTRING_LEN(path)));
       }
@@ -741,8 +727,9 @@ VALUE int_array(const std::vector<uint32_t>& ids) {
 // {samples: [[node, weight_ns, thread_seq, label_set_id, time_ns], ...], idle: [row index, ...],
 // quantum_ns:, source_count:}, allocations: nil without allocation samples, else {classes:
 // [name, ...], samples: [[node, objects, thread_seq, label_set_id, class, retained], ...],
-// allocated:, retained: (nil: not measured, the rows' retained 0), pruned: {samples:, objects:}}}
-// of the view's aggregated samples
+// allocated:, retained: (nil: not measured, the rows' retained 0), pruned: {samples:, objects:}},
+// line_tree: nil without lines, else {parent: [...], frame: [...], line: [...]} and each time and
+// timeline row with its line-level leaf last (-1: none)} of the view's aggregated samples
 // (profile/stack_tree.hh), idle as profile/idle_wait.hh says.
 VALUE profile_stack_tree(VALUE self, VALUE max_samples, VALUE max_timeline) {
   ProfileHolder* h = holder_of(self);
@@ -750,6 +737,7 @@ VALUE profile_stack_tree(VALUE self, VALUE max_samples, VALUE max_timeline) {
   options.max_samples = NUM2SIZET(max_samples);
   options.max_timeline = NUM2SIZET(max_timeline);
   options.raw = h->profile.timestamps;
+  options.lines = h->profile.has_lines;
   bool viewed = !NIL_P(h->view);
   StackTree* tree = nullptr;
   without_cxx_exceptions([&] {
@@ -773,7 +761,9 @@ VALUE profile_stack_tree(VALUE self, VALUE max_samples, VALUE max_timeline) {
   VALUE idle_rows = rb_ary_new();
   for (size_t i = 0; i < tree->rows.size(); i++) {
     const StackTree::Row& r = tree->rows[i];
-    rb_ary_push(rows, rb_ary_new_from_args(4, UINT2NUM(r.node), LL2NUM(r.weight_ns), UINT2NUM(r.thread_seq), UINT2NUM(r.label_set)));
+    VALUE row = rb_ary_new_from_args(4, UINT2NUM(r.node), LL2NUM(r.weight_ns), UINT2NUM(r.thread_seq), UINT2NUM(r.label_set));
+    if (options.lines) rb_ary_push(row, INT2FIX(tree->row_line_nodes[i]));
+    rb_ary_push(rows, row);
     if (r.idle) rb_ary_push(idle_rows, SIZET2NUM(i));
   }
   VALUE pruned = rb_hash_new();
@@ -785,7 +775,9 @@ VALUE profile_stack_tree(VALUE self, VALUE max_samples, VALUE max_timeline) {
     VALUE timeline_idle = rb_ary_new();
     for (size_t i = 0; i < tree->timeline.size(); i++) {
       const StackTree::TimelineRow& r = tree->timeline[i];
-      rb_ary_push(timeline_rows, rb_ary_new_from_args(5, UINT2NUM(r.node), LL2NUM(r.weight_ns), UINT2NUM(r.thread_seq), UINT2NUM(r.label_set), LL2NUM(r.time_ns)));
+      VALUE row = rb_ary_new_from_args(5, UINT2NUM(r.node), LL2NUM(r.weight_ns), UINT2NUM(r.thread_seq), UINT2NUM(r.label_set), LL2NUM(r.time_ns));
+      if (options.lines) rb_ary_push(row, INT2FIX(r.line_node));
+      rb_ary_push(timeline_rows, row);
       if (r.idle) rb_ary_push(timeline_idle, SIZET2NUM(i));
     }
     timeline = rb_hash_new();
@@ -826,6 +818,18 @@ VALUE profile_stack_tree(VALUE self, VALUE max_samples, VALUE max_timeline) {
   rb_hash_aset(out, sym("total_weight_ns"), LL2NUM(tree->total_weight_ns));
   rb_hash_aset(out, sym("timeline"), timeline);
   rb_hash_aset(out, sym("allocations"), allocations);
+  VALUE line_tree = Qnil;
+  if (options.lines) {
+    line_tree = rb_hash_new();
+    VALUE line_parents = rb_ary_new_capa(static_cast<long>(tree->line_parents.size()));
+    for (int32_t parent : tree->line_parents) rb_ary_push(line_parents, INT2FIX(parent));
+    VALUE line_lines = rb_ary_new_capa(static_cast<long>(tree->line_lines.size()));
+    for (int32_t line : tree->line_lines) rb_ary_push(line_lines, INT2FIX(line));
+    rb_hash_aset(line_tree, sym("parent"), line_parents);
+    rb_hash_aset(line_tree, sym("frame"), int_array(tree->line_frames));
+    rb_hash_aset(line_tree, sym("line"), line_lines);
+  }
+  rb_hash_aset(out, sym("line_tree"), line_tree);
   delete tree;
   return out;
 }

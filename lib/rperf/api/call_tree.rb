@@ -27,7 +27,7 @@ module Rperf
     attr_reader :max_depth, :native
 
     # select: the Viewer's filters, applied natively ({thread:, hide: [...], label_sets: [...],
-    # range: [from_ns, to_ns], idle: true}; Viewer::SampleFilter; idle: profile/idle_wait.hh). inverted: the bottom-up tree: each stack
+    # range: [from_ns, to_ns], idle: true}: profile/sample_filter.hh; idle: profile/idle_wait.hh). inverted: the bottom-up tree: each stack
     # leaf first, so the roots are the functions that were running and each child a caller of
     # the one above (a VM state is no frame there: its time stays with the function it was in).
     def initialize(data, max_depth: nil, threads: :merge, filter: nil, select: nil, inverted: false)

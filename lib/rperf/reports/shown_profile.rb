@@ -3,8 +3,8 @@
 module Rperf
   # What the CLI's views (`rperf report`, `stat`, `diff`) show of a profile: its idle waits left
   # out unless asked for (which samples are idle is the model's rule, profile/idle_wait.hh), and
-  # only the threads asked for. The model selects the samples (Native::Profile#selected, the
-  # Viewer's SampleFilter); this only names them.
+  # only the threads asked for. The model selects the samples (Native::Profile#selected:
+  # profile/sample_filter.hh); this only names them.
   class ShownProfile
     IDLE_FLAG = "--idle"
 

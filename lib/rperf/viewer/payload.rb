@@ -19,20 +19,26 @@ module Rperf
     #               (another Ractor's thread: a fifth element, its Ractor's id, shown by the tab)
     #   nodes:      {parent: [...], frame: [...]}       a prefix tree of stacks, root side first;
     #                                                   parent -1 = a root frame
-    #   samples:    [[node, weight_ns, thread_seq, label_set_id], ...]   node = the leaf
+    #   samples:    [[node, weight_ns, thread_seq, label_set_id(, line node)], ...]   node = the leaf
     #   idle_samples: [index, ...]                      the samples rows the model says are idle
     #                                                   (Native::Profile#stack_tree): what "hide
     #                                                   idle threads" leaves out of the page's views
     #   label_sets: [{"key" => "value"}, ...]           Symbol and String keys both as strings
-    #   timeline:   nil, or {samples: [[node, weight_ns, thread_seq, label_set_id, time_ns], ...],
+    #   timeline:   nil, or {samples: [[node, weight_ns, thread_seq, label_set_id, time_ns(, line node)], ...],
     #               idle: [index, ...], quantum_ns:, source_count:, bins:, idle_hidden_bins:}
     #                                                   from the raw samples (aggregate: false), in
     #                                                   time order, merged per time slot beyond
     #                                                   max_timeline (quantum_ns); idle: the idle
     #                                                   rows; bins: the Timeline tab's of every
-    #                                                   sample (TimelinePayload), idle_hidden_bins:
+    #                                                   sample (BINS of the profile's time, the
+    #                                                   model's: the tab opens without a big
+    #                                                   timeline's rows), idle_hidden_bins:
     #                                                   of the samples that are not idle (nil when
     #                                                   none is)
+    #   line_tree:  nil, or {parent: [...], frame: [...], line: [...]} (a profile recorded with
+    #               lines): each kept sample's stack at line level, a prefix tree of (frame, line)
+    #               nodes; each time and timeline row ends with its leaf (-1: a folded row). The
+    #               Source tab's time per line is the page model's over it (profile/source_lines)
     #   pruned:     {samples:, weight_ns:}               the lightest stacks, folded into one
     #                                                   "[pruned]" frame beyond max_samples
     #   allocations: nil, or {interval:, classes: [name, ...], allocated:, retained: (nil: not measured),
@@ -44,11 +50,18 @@ module Rperf
     # stack depth times the samples. The sizes are bounded by max_samples and max_timeline.
     # The tree and every row on it (samples, timeline, allocations) are the model's
     # (profile/stack_tree, Native::Profile#stack_tree): Ruby walks no stack. A Hash the model
-    # refuses is no profile to show (SampleFilter::Unavailable, with the model's reason).
+    # refuses is no profile to show (Unavailable, with the model's reason).
     class Payload
+      # The profile cannot be shown (a hand-built Hash Native::Profile refuses).
+      class Unavailable < StandardError; end
+
       # What a frame is, for the page's colours (profile/frame_category.hh): the program's own
       # code, a gem's, Ruby's standard library, a C function, a VM state's frame, or rperf's own.
       CATEGORIES = Native::FRAME_CATEGORIES
+      # The Timeline tab's bins (profile/timeline_bins.hh): per thread, the ns each of BINS equal
+      # slices of the profile spent running, GVL blocked, GVL wait and in GC, and each slice's
+      # heaviest leaf methods. Under its filters and transforms the page bins the rows itself.
+      BINS = 600
 
       def self.build(data, max_samples:, max_timeline:)
         new(max_samples, max_timeline).build(data)
@@ -76,13 +89,14 @@ module Rperf
           pruned: tree[:pruned],
           timeline: timeline(tree[:timeline]),
           allocations: tree[:allocations] && { interval: @native.attribute(:allocation_interval), **tree[:allocations] },
+          line_tree: tree[:line_tree],
         }
       end
 
       # Frame names, paths and labels are user data and may hold any bytes: the page gets valid
       # UTF-8, made so as the model makes it (util/utf8.hh: one
       # U+FFFD per invalid byte, where String#scrub alone gives one per invalid run), so the
-      # names the page sends back (transforms) match the model's.
+      # names match as the model compares them (util/utf8.hh is the transforms' spelling too).
       def self.utf8(str)
         str = str.to_s
         return str if str.encoding == Encoding::UTF_8 && str.valid_encoding?
@@ -92,7 +106,7 @@ module Rperf
 
       # A label set as the page spells it: keys and values as their to_s, made valid UTF-8 (a key
       # spelled twice so, as :a and "a": its last value). The one spelling the page's filters and
-      # SampleFilter's match (profile/label_set_match.hh).
+      # model's label and tag filters match (profile/label_set_match.hh).
       def self.string_labels(set)
         return {} unless set.is_a?(Hash)
 
@@ -105,10 +119,10 @@ module Rperf
       def native_of(data)
         Native::Profile.of_view(data) || Storage.native(data)
       rescue TypeError, Rperf::Error => e
-        raise SampleFilter::Unavailable, "cannot show the profile: #{e.message}"
+        raise Unavailable, "cannot show the profile: #{e.message}"
       end
 
-      # The model's rows with the Timeline tab's bins of every sample (TimelinePayload), and of
+      # The model's rows with the Timeline tab's bins of every sample, and of
       # those that are not idle when some are: the page draws them unless a filter asks for others.
       def timeline(rows)
         return nil unless rows
@@ -117,7 +131,8 @@ module Rperf
       end
 
       def timeline_bins(idle: false)
-        SampleFilter.new(@native, idle: idle).timeline_bins(TimelinePayload::BINS)
+        duration = @native.attribute(:duration_ns)
+        @native.timeline_bins(BINS, duration.is_a?(Integer) ? duration : 0, idle ? { idle: true } : {})
       end
     end
   end

@@ -1,18 +1,12 @@
 # frozen_string_literal: true
 
 require_relative "payload"
-require_relative "sample_filter"
 
 module Rperf
   class Viewer
-    # The page's Source tab: one file of the profile with the time of each line, from the
-    # samples the filters keep (recorded with lines: true, frames [path, label, line]):
-    #
-    #   path:, lines: [text, ...] (the file's, as UTF-8)
-    #   weights: [[line, self_ns, total_ns], ...] by line: self, the samples running that line;
-    #            total, those with the line anywhere on their stack (once per sample)
-    #   lines_recorded: whether the profile's frames have lines at all
-    #   total_ns: the samples' total
+    # The text of one file of the profile, for the page's Source tab (GET
+    # <path>/snapshots/<id>/source?path=PATH): {path:, lines: [text, ...]} (as UTF-8). The time of
+    # each line is the page's (the page model's source_lines over the payload's line tree).
     #
     # Only a file that is a frame path of this very profile is read (the exact path, absolute,
     # a regular file of at most MAX_BYTES): no other file can be asked for, however the path
@@ -21,16 +15,18 @@ module Rperf
       MAX_BYTES = 4 * 1024 * 1024
 
       # The file cannot be shown: not one of the profile's, not readable, too big.
-      class Refused < SampleFilter::BadFilter; end
+      class Refused < StandardError; end
 
-      def self.build(data, source:, label: nil, thread: nil, range: nil, hide: nil, tags: nil, idle: false, **_limits)
-        path = source.to_s
-        found = SampleFilter.new(data, label: label, thread: thread, range: range, hide: hide, tags: tags, idle: idle).source_lines(path)
-        raise Refused, "#{path.inspect} is not a file of this profile" unless found[:frame_path]
+      # query: the request's query string (path=PATH).
+      def self.build(data, query)
+        path = URI.decode_www_form(query.to_s).to_h["path"].to_s
+        raise Refused, "the source needs path=" if path.empty?
+        raise Refused, "#{path.inspect} is not a file of this profile" unless Storage.native(data).frame_path?(path)
         raise Refused, "#{path} is not an absolute path" unless path.start_with?("/")
 
-        { path: Payload.utf8(path), lines: Payload.utf8(read(path)).lines(chomp: true), weights: found[:lines],
-          lines_recorded: found[:lines_recorded], total_ns: found[:total_ns] }
+        { path: Payload.utf8(path), lines: Payload.utf8(read(path)).lines(chomp: true) }
+      rescue ArgumentError => e # URI's, for a malformed query
+        raise Refused, "cannot read the query #{query.to_s[0, 100].inspect}: #{e.message}"
       end
 
       def self.read(path)

@@ -75,7 +75,7 @@ module Rperf
         # "</script>" (issue 30), leaving the page at "loading…". JavaScript's line separators
         # escaped too.
         [script_json(list: [entry], snapshots: { "1" => body }), apart && gzip64(Viewer.timeline_columns(apart))]
-      rescue JSON::GeneratorError, JSON::NestingError, SampleFilter::Unavailable => e
+      rescue JSON::GeneratorError, JSON::NestingError, Payload::Unavailable => e
         raise Error, "cannot put the profile in a page: #{e.message.lines.first.to_s.strip[0, 200]}"
       end
 

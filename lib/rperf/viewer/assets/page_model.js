@@ -85,9 +85,10 @@
     read(Type, ptr, n) { return n ? new Type(this.w.memory.buffer, ptr, n).slice() : new Type(0); }
 
     // A snapshot's tree (parents before children), its frames ([name, path]) with their method
-    // lines, and its label sets ({key: value} as the page spells them): a handle, freed with
+    // lines, its label sets ({key: value} as the page spells them) and, for a profile with
+    // lines, its line tree ({parent, frame, line}: the Source tab's): a handle, freed with
     // `owner` when given.
-    snapshot({ parents, nodeFrames, frames, frameLines, labelSets }, owner) {
+    snapshot({ parents, nodeFrames, frames, frameLines, labelSets, lineTree }, owner) {
       const handle = this.call('new');
       if (owner && this.handles) this.handles.register(owner, handle);
       const blob = textBlob(frames.flatMap((f) => [f[0], f[1] || '']));
@@ -97,30 +98,44 @@
       if (!this.call('set_label_sets', { handle }, { pairs: pairs.map((e) => e.length), blob: textBlob(pairs.flat(2)) })) {
         throw new Error('the snapshot\'s label sets cannot be read');
       }
+      if (lineTree && !this.call('set_line_tree', { handle }, { parents: lineTree.parent, frames: lineTree.frame, lines: lineTree.line })) {
+        throw new Error('the snapshot\'s line tree is not a prefix tree of its frames');
+      }
       return handle;
     }
 
     // Rows [node, weight, thread, label set, time?] of `kind` (allocation rows: [node, objects,
-    // thread, label set, class, retained]); idleIndexes: the payload's idle marks. Returns the
-    // marks as a Uint8Array per row, or null.
-    rows(handle, kind, rows, idleIndexes) {
-      const n = rows.length;
-      const node = new Uint32Array(n), thread = new Uint32Array(n), set = new Uint32Array(n), weight = new Float64Array(n);
-      const time = kind === ROWS.timeline ? new Float64Array(n) : null;
-      for (let i = 0; i < n; i++) {
-        const r = rows[i];
-        node[i] = r[0]; weight[i] = r[1]; thread[i] = r[2]; set[i] = r[3];
-        if (time) time[i] = r[4];
-      }
+    // thread, label set, class, retained]), each with its line-level leaf last when `lines` (a
+    // time or timeline row of a profile with lines); idleIndexes: the payload's idle marks.
+    // Returns the marks as a Uint8Array per row, or null.
+    rows(handle, kind, rows, idleIndexes, lines = false) {
+      const at = (k) => rows.map((r) => r[k]);
+      const timed = kind === ROWS.timeline;
+      const allocations = kind === ROWS.allocations;
+      const columns = [0, 1, 2, 3].map(at);
+      if (timed || allocations) columns.push(at(4));
+      if (allocations) columns.push(at(5));
+      if (lines && !allocations) columns.push(at(timed ? 5 : 4));
+      return this.columns(handle, kind, columns, idleIndexes);
+    }
+
+    // The same rows as columns (the rows' elements in order, each an array or a typed array): a
+    // timeline sent as columns goes to the module without a row made of it.
+    columns(handle, kind, columns, idleIndexes) {
+      const [node, weight, thread, set] = columns;
+      const n = node.length;
+      const timed = kind === ROWS.timeline;
+      const allocations = kind === ROWS.allocations;
       let idle = null;
       if (idleIndexes && idleIndexes.length) {
         idle = new Uint8Array(n);
         for (const i of idleIndexes) if (i < n) idle[i] = 1;
       }
-      const allocations = kind === ROWS.allocations;
-      const columns = { node, thread_seq: thread, label_set: set, weight, time_ns: time, idle };
-      if (allocations) Object.assign(columns, { class_index: Uint32Array.from(rows, (r) => r[4]), retained: Float64Array.from(rows, (r) => r[5]) });
-      if (!this.call('set_rows', { handle, kind, has_time: !!time, has_idle: !!idle, has_classes: allocations }, columns)) {
+      const named = { node, thread_seq: thread, label_set: set, weight, time_ns: timed ? columns[4] : null, idle };
+      if (allocations) Object.assign(named, { class_index: columns[4], retained: columns[5] });
+      const line = allocations ? null : columns[timed ? 5 : 4];
+      if (line) named.line_node = line;
+      if (!this.call('set_rows', { handle, kind, has_time: timed, has_idle: !!idle, has_classes: allocations, has_lines: !!line }, named)) {
         throw new Error('the snapshot\'s rows are not on its tree');
       }
       return idle;
@@ -226,6 +241,36 @@
       }, { blob: textBlob(fn || []) });
       if (!n) throw new Error('the page model cannot build the ' + view.replace('_', ' '));
       return JSON.parse(decoder.decode(this.array('view_json', { handle }, n)));
+    }
+
+    // The snapshot's tree through the Viewer's transforms ([op, name, path] or [op], in order:
+    // page/transformed_tree.hh) of nodeCount nodes: {frames, frameLines, frameCategories, parents, nodeFrames,
+    // nodeMap (per old node its new node, -1: gone)}.
+    transform(handle, list, nodeCount) {
+      const nodes = this.call('transform', { handle, count: list.length }, { blob: textBlob(list.flat()) });
+      if (nodes < 0) throw new Error('the page model cannot apply the transforms ' + JSON.stringify(list));
+      const count = this.call('transformed_frame_count', { handle });
+      const texts = readTexts(this.array('transformed_frames_blob', { handle }, this.call('transformed_frames_bytes', { handle })), 2 * count);
+      const frames = [];
+      for (let i = 0; i < texts.length; i += 2) frames.push([texts[i], texts[i + 1]]);
+      return {
+        frames,
+        frameLines: Array.from(this.array('transformed_frame_lines', { handle }, count)),
+        frameCategories: Array.from(this.array('transformed_frame_categories', { handle }, count)),
+        parents: Array.from(this.array('transformed_parents', { handle }, nodes)),
+        nodeFrames: Array.from(this.array('transformed_node_frames', { handle }, nodes)),
+        nodeMap: this.array('transformed_node_map', { handle }, nodeCount),
+      };
+    }
+
+    // The Source tab's time per line of the file `path` in rows of `kind` (indexes, their kept
+    // weights), by the model's source_lines over the line tree: {lines: [[line, self, total],
+    // ...] by line, keptNs}.
+    sourceLines(handle, kind, indexes, weights, path) {
+      const n = this.call('source_lines', { handle, kind }, { rows: indexes, weights, blob: utf8.encode(path) });
+      const table = this.array('source_table', { handle }, Math.max(n, 0) * 3);
+      const lines = Array.from({ length: Math.max(n, 0) }, (_, k) => [table[3 * k], table[3 * k + 1], table[3 * k + 2]]);
+      return { lines, keptNs: this.call('source_kept_ns', { handle }) };
     }
 
     // Two method tables' entries ({name, file, self, total}) ranked by change (`rperf diff`'s

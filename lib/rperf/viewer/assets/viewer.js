@@ -8,11 +8,13 @@
 'use strict';
 
 // --- loading -----------------------------------------------------------------------------
-async function snapshot(id) {
-  const key = id + '\u0000' + transformsKey();
+// Snapshot `id` under the transforms (the page's, by default): the fetched one, or it
+// transformed by the page model (transformed).
+async function snapshot(id, transforms = state.transforms) {
+  const key = id + '\u0000' + (transforms.length ? JSON.stringify(transforms) : '');
   if (state.payloads.has(key)) return state.payloads.get(key);
   await loadPageModel();
-  const p = prepare(await fetchSnapshot(id));
+  const p = transforms.length ? transformed(await snapshot(id, []), transforms) : prepare(await fetchSnapshot(id));
   state.payloads.set(key, p);
   while (state.payloads.size > 4) state.payloads.delete(state.payloads.keys().next().value);
   return p;
@@ -85,9 +87,9 @@ function drawSummary(p, weights) {
   if (p.pruned && p.pruned.samples) {
     box.append(el('span', { class: 'pruned', text: ` · ${p.pruned.samples} light stacks (${pct(p.pruned.weight_ns, p.total_weight_ns)} of the time) shown as [pruned]` }));
   }
-  const timelineRows = p.timeline ? p.timeline.rows ?? p.timeline.samples.length : 0;
-  if (p.timeline && p.timeline.source_count > timelineRows) {
-    box.append(el('span', { class: 'pruned', text: ` · timeline: ${p.timeline.source_count} samples merged into ${timelineRows}` }));
+  const rowCount = p.timeline ? p.timeline.rows ?? p.timeline.samples.length : 0;
+  if (p.timeline && p.timeline.source_count > rowCount) {
+    box.append(el('span', { class: 'pruned', text: ` · timeline: ${p.timeline.source_count} samples merged into ${rowCount}` }));
   }
   const all = nodeWeights(p, selectSamples(p, { label: false, thread: false, range: false, hide: false })).sum;
   const totals = $('totals');
@@ -130,9 +132,12 @@ async function render() {
 // A big timeline comes apart from the snapshot (Viewer.split_timeline): its rows are asked
 // for when a view first needs them, so the first view of a big profile does not wait.
 async function ensureTimeline(p) {
-  if (!p.timeline || p.timeline.samples) return;
+  if (!p.timeline || timelineLoaded(p)) return;
   if (!p.timelineLoad) {
-    p.timelineLoad = fetchTimeline(p.id).then(({ rows, idle }) => { modelRows(p, ROWS.timeline, rows, idle); p.timeline.samples = rows; });
+    p.timelineLoad = p.base ? ensureTimeline(p.base).then(() => transformTimeline(p)) : fetchTimeline(p.id).then(({ columns, idle }) => {
+      p.idle[ROWS.timeline] = model.columns(p.handle, ROWS.timeline, columns, idle);
+      p.timeline.columns = columns;
+    });
     p.timelineLoad.catch(() => { p.timelineLoad = null; });
   }
   setStatus('loading the timeline of snapshot #' + p.id + ' (' + p.timeline.rows + ' rows)…', 'drawing');

@@ -170,7 +170,7 @@ function tagSummary() {
 }
 
 // --- transforms --------------------------------------------------------------------------
-// Changing them reopens the snapshot: the server sends the transformed profile's payload.
+// Changing them reopens the snapshot: the page model transforms its tree (transformed).
 function setTransforms(list) {
   state.transforms = list;
   if (state.current) openSnapshot(state.current.id); else render();
@@ -178,12 +178,6 @@ function setTransforms(list) {
 function drawTransforms() {
   const box = $('transforms');
   clear(box);
-  const served = filteredFromServer;
-  const why = 'Transforms are applied by the served viewer (rperf report --port 0 PROFILE, or Rperf::Viewer)';
-  for (const b of document.querySelectorAll('.pin-transforms button, #collapse-recursion, #app-first')) {
-    b.disabled = !served;
-    if (!served) b.title = why;
-  }
   const recursion = state.transforms.some((t) => t[0] === 'recursion');
   $('collapse-recursion').setAttribute('aria-pressed', String(recursion));
   $('app-first').setAttribute('aria-pressed', String(state.transforms.some((t) => t[0] === 'app')));
@@ -204,9 +198,7 @@ function togglePin(frame) {
 }
 const PIN_FETCHES = 4;
 const pinShares = new Map(); // "id\0name\0file\0transforms" -> share, or null when unknown
-// The method table of every sample of snapshot `id` under `transforms` (a transformsKey()):
-// asked of the server where it builds the views (not the whole snapshot), else the one in
-// the snapshot's payload (a file's).
+// The method table of every sample of snapshot `id` under the page's transforms.
 async function wholeMethodTable(id) {
   return modelView(state.current && state.current.id === id ? state.current : await snapshot(id), 'method_table', { all: true });
 }
@@ -228,7 +220,7 @@ async function drawPin() {
   $('pin-name').textContent = 'pinned: ' + pin[0];
   $('pin-name').title = pin[0] + ' — ' + pin[1];
   const seq = ++pinSeq;
-  const key = (id) => id + '\u0000' + pin[0] + '\u0000' + pin[1] + '\u0000' + transformsKey(); // shares of the transformed profiles
+  const key = (id) => id + '\u0000' + pin[0] + '\u0000' + pin[1] + '\u0000' + JSON.stringify(state.transforms); // shares of the transformed profiles
   const paint = () => {
     const svg = $('pin-trend');
     clear(svg);
@@ -260,7 +252,7 @@ async function drawPin() {
   if (state.current && !pinShares.has(key(state.current.id))) {
     const asked = key(state.current.id);
     let share = null;
-    try { share = shareOfTable(await wholeMethodTable(state.current.id, transformsKey()), pin); } catch (_) { /* left out */ }
+    try { share = shareOfTable(await wholeMethodTable(state.current.id), pin); } catch (_) { /* left out */ }
     if (seq !== pinSeq || state.pin !== pin) return;
     pinShares.set(asked, share);
   }
@@ -274,7 +266,7 @@ async function drawPin() {
       const s = todo[next++];
       const asked = key(s.id);
       let share = null;
-      try { share = shareOfTable(await wholeMethodTable(s.id, transformsKey()), pin); } catch (_) { /* left out */ }
+      try { share = shareOfTable(await wholeMethodTable(s.id), pin); } catch (_) { /* left out */ }
       if (stale()) return;
       pinShares.set(asked, share);
       paint();

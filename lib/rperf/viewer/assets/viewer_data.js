@@ -11,9 +11,8 @@ const embedded = embeddedElement ? JSON.parse(embeddedElement.textContent) : nul
 // assets are at <base>/assets/, the snapshots at <base>/snapshots), unless a script that runs
 // before this one defines window.RPERF_DATA_SOURCE = { listUrl(), snapshotUrl(id),
 // onAuthError(url) }: an async hook called when a request answers 403 (an expired signed URL,
-// say) that may return a new URL to try once. viewUrl(id, view, query) names the source or
-// timeline bins of a filter (the server's <base>/snapshots/<id>/<view>?<query>); a source
-// without it has no Source tab and bins the timeline's rows itself.
+// say) that may return a new URL to try once. viewUrl(id, view, query) names the source of a
+// file (the server's <base>/snapshots/<id>/source?path=...); a source without it has no Source tab.
 const ownScript = document.currentScript && document.currentScript.src;
 const BASE = ownScript ? ownScript.replace(/\/assets\/[\w.]+\.js(\?.*)?$/, '') : location.pathname.replace(/\/$/, '');
 const customSource = window.RPERF_DATA_SOURCE || null;
@@ -24,7 +23,7 @@ const source = Object.assign({
   viewUrl: customSource ? null : (id, view, query) => BASE + '/snapshots/' + id + '/' + view + '?' + query,
   onAuthError: null,
 }, customSource || {});
-const filteredFromServer = !embedded && typeof source.viewUrl === 'function';
+const textFromServer = !embedded && typeof source.viewUrl === 'function'; // the Source tab's text
 
 async function fetchJSON(url) {
   let res = await fetch(url, { headers: { accept: 'application/json' }, cache: 'no-store' });
@@ -44,28 +43,33 @@ async function fetchList() {
 
 // A big timeline travels apart from its snapshot (Viewer.split_timeline): in a
 // self-contained page as its own script element (JSON, or gzip'd JSON in base64).
-// ?transforms=... of a served page's requests ('' for none): the server applies them.
-const transformsKey = () => (state.transforms.length ? JSON.stringify(state.transforms) : '');
-const transformsQuery = () => (filteredFromServer && state.transforms.length ? 'transforms=' + encodeURIComponent(transformsKey()) : '');
-const withTransforms = (url) => (transformsQuery() ? url + (url.includes('?') ? '&' : '?') + transformsQuery() : url);
-
 async function fetchTimeline(id) {
   let body;
-  if (!embedded) body = await fetchJSON(withTransforms(source.timelineUrl(id)));
+  if (!embedded) body = await fetchJSON(source.timelineUrl(id));
   else {
     const element = document.getElementById('rperf-timeline-' + id);
     if (!element) throw new Error('not in this file');
     body = await readDataElement(element);
   }
-  // {rows, idle}: the rows, and which of them the model says are idle (Viewer.timeline_columns).
-  return Array.isArray(body) ? { rows: body, idle: [] } : { rows: rowsOfColumns(body.columns), idle: body.idle || [] };
+  // {columns, idle}: the rows' columns, and which rows the model says are idle (Viewer.timeline_columns).
+  return { columns: Array.isArray(body) ? [0, 1, 2, 3, 4].map((k) => body.map((r) => r[k])) : body.columns, idle: Array.isArray(body) ? [] : body.idle || [] };
 }
 
-// The rows [node, weight, thread, label set, time] of a timeline sent as columns
-// (Viewer.timeline_columns).
-function rowsOfColumns([nodes, weights, threads, sets, times]) {
+// Whether the timeline's rows are here (in the payload, or loaded: ensureTimeline).
+const timelineLoaded = (p) => !!(p.timeline && (p.timeline.samples || p.timeline.columns));
+// The timeline's rows, made of its columns when first asked for (a tag group, a transform).
+function timelineRows(p) {
+  if (!p.timeline.samples) p.timeline.samples = rowsOfColumns(p.timeline.columns);
+  return p.timeline.samples;
+}
+
+// The rows [node, weight, thread, label set, time(, line-level leaf)] of a timeline sent as
+// columns (Viewer.timeline_columns).
+function rowsOfColumns([nodes, weights, threads, sets, times, lines]) {
   const rows = new Array(nodes.length);
-  for (let i = 0; i < nodes.length; i++) rows[i] = [nodes[i], weights[i], threads[i], sets[i], times[i]];
+  for (let i = 0; i < rows.length; i++) {
+    rows[i] = lines ? [nodes[i], weights[i], threads[i], sets[i], times[i], lines[i]] : [nodes[i], weights[i], threads[i], sets[i], times[i]];
+  }
   return rows;
 }
 
@@ -116,19 +120,19 @@ async function instantiatePageModel() {
 
 // The snapshot's tree and label sets in the module; its rows as they come.
 function modelSnapshot(p) {
-  p.handle = model.snapshot({ parents: p.nodes.parent, nodeFrames: p.nodes.frame, frames: p.frames, frameLines: p.frame_lines, labelSets: p.labelSets }, p);
+  p.handle = model.snapshot({ parents: p.nodes.parent, nodeFrames: p.nodes.frame, frames: p.frames, frameLines: p.frame_lines, labelSets: p.labelSets, lineTree: p.line_tree }, p);
   p.idle = [null, null, null]; // per kind: the model's idle marks (Uint8Array), or null
   modelRows(p, ROWS.samples, p.samples, p.idle_samples);
   if (p.allocations) modelRows(p, ROWS.allocations, p.allocations.samples, null);
   if (p.timeline && p.timeline.samples) modelRows(p, ROWS.timeline, p.timeline.samples, p.timeline.idle);
 }
-function modelRows(p, kind, rows, idleIndexes) { p.idle[kind] = model.rows(p.handle, kind, rows, idleIndexes); }
+function modelRows(p, kind, rows, idleIndexes) { p.idle[kind] = model.rows(p.handle, kind, rows, idleIndexes, !!p.line_tree); }
 
 // A selection of rows of `kind`: the model's kept indexes and weights (kept), and, when a view
 // reads them one by one (the tag groups), the rows themselves (rows(): keptRows').
-function selection(p, kind, source, kept) {
+function selection(p, kind, kept) {
   let rows = null;
-  return { kind, kept, rows: () => rows || (rows = keptRows(p, kind, source, kept)) };
+  return { kind, kept, rows: () => rows || (rows = keptRows(p, kind, kind === ROWS.timeline ? timelineRows(p) : p.samples, kept)) };
 }
 
 // Kept rows of `kind` as [node, kept weight, thread, label set, idle, index] (index: the row's
@@ -154,7 +158,7 @@ function keptColumns(rows) {
 }
 
 async function fetchSnapshot(id) {
-  if (!embedded) return fetchJSON(withTransforms(source.snapshotUrl(id)));
+  if (!embedded) return fetchJSON(source.snapshotUrl(id));
   const body = embedded.snapshots[String(id)];
   if (!body) throw new Error('not in this file');
   return body;
@@ -184,6 +188,7 @@ function fromSamplesJson(p) {
 // flame graph is that tree: weights go to the leaf node of each sample and are summed upwards.
 function prepare(p) {
   if (!p.nodes && Array.isArray(p.samples)) p = fromSamplesJson(p);
+  p.payloadKeys = Object.keys(p); // the body's own, which a transformed snapshot copies
   const n = p.nodes.parent.length;
   const children = Array.from({ length: n }, () => []);
   const roots = [];
@@ -210,8 +215,58 @@ function prepare(p) {
 
 const frameOf = (p, node) => p.frames[p.nodes.frame[node]];
 
-// The filters as a query (Viewer::SampleFilter reads it): a served page's requests, and the key of
-// the views computed under them.
+// The snapshot through the page's transforms (focus / merge / drop a function, collapse
+// recursion, app code first): the model's tree of the transformed stacks
+// (page/transformed_tree.hh), every row at its stack's new node (rows whose stack went go,
+// idle marks kept: a sample's wait does not change with how its stack is drawn), prepared as a
+// snapshot of its own, so every view shows it, served or `--html` alike. Each moved row's index
+// in the base snapshot (origins, per kind): the Source tab reads the base's line tree.
+function transformed(base, list) {
+  const t = model.transform(base.handle, list, base.nodes.parent.length);
+  const body = {};
+  for (const key of base.payloadKeys) body[key] = base[key];
+  const moved = (rows, kind) => moveRows(rows, base.idle[kind], t.nodeMap);
+  const samples = moved(base.samples, ROWS.samples);
+  Object.assign(body, {
+    line_tree: null,
+    frames: t.frames, frame_lines: t.frameLines, frame_categories: t.frameCategories,
+    nodes: { parent: t.parents, frame: t.nodeFrames },
+    samples: samples.rows, idle_samples: samples.idle, total_weight_ns: samples.rows.reduce((a, r) => a + r[1], 0),
+    allocations: base.allocations && Object.assign({}, base.allocations, { samples: moved(base.allocations.samples, ROWS.allocations).rows }),
+    // The payload's bins are of the untransformed stacks: the page bins the moved rows.
+    timeline: base.timeline && Object.assign({}, base.timeline, { samples: null, columns: null, idle: null, bins: null, idle_hidden_bins: null }),
+  });
+  const p = prepare(body);
+  p.base = base;
+  p.nodeMap = t.nodeMap;
+  p.origins = [samples.origin, null, null];
+  if (timelineLoaded(base)) transformTimeline(p);
+  return p;
+}
+// The base snapshot's timeline rows moved to the transformed tree (ensureTimeline: when loaded).
+function transformTimeline(p) {
+  const { rows, idle, origin } = moveRows(timelineRows(p.base), p.base.idle[ROWS.timeline], p.nodeMap);
+  modelRows(p, ROWS.timeline, rows, idle);
+  p.timeline.samples = rows;
+  p.origins[ROWS.timeline] = origin;
+}
+// Rows at their new nodes (nodeMap; -1: the row goes), the indexes of those marked idle and
+// each one's index in `rows`.
+function moveRows(rows, marks, nodeMap) {
+  const out = [], idle = [], origin = [];
+  for (let i = 0; i < rows.length; i++) {
+    const node = nodeMap[rows[i][0]];
+    if (node < 0) continue;
+    if (marks && marks[i]) idle.push(out.length);
+    origin.push(i);
+    const r = rows[i].slice();
+    r[0] = node;
+    out.push(r);
+  }
+  return { rows: out, idle, origin };
+}
+
+// The filters as a query: the key of the views computed under them.
 function filterQuery() {
   const q = new URLSearchParams();
   labelQuery(q, state.labelFilter);
@@ -219,7 +274,6 @@ function filterQuery() {
   if (hidingIdle(state.current)) q.set('idle', 'hide');
   if (state.range) { q.set('from', String(Math.floor(state.range[0]))); q.set('to', String(Math.ceil(state.range[1]))); }
   tagQuery(q);
-  if (transformsQuery()) q.set('transforms', transformsKey());
   return q.toString();
 }
 function tagQuery(q) {
@@ -227,28 +281,17 @@ function tagQuery(q) {
   if (state.tagIgnore.length) q.set('tagignore', JSON.stringify(state.tagIgnore));
 }
 
-// A view the server builds per filter (the source, the timeline bins), kept per query (the last few in `cache`).
-async function filteredView(p, view, cache, query) {
-  if (!filteredFromServer) throw new Error('this ' + (embedded ? 'file' : 'data source') + ' has no ' + view.replace('_', ' '));
-  if (!cache.has(query)) {
-    const fetched = await fetchJSON(source.viewUrl(p.id, view, query));
-    while (cache.size >= FILTERED_CACHE_SIZE) cache.delete(cache.keys().next().value); // the oldest
-    cache.set(query, fetched);
-  }
-  return cache.get(query);
-}
-
 // The samples the filters keep (time range, label, thread, idle), selected by the page model:
 // rows [node, kept weight, thread, label set, idle, index] (keptRows). With a time range, the
 // timeline's rows (a sample covers [t - weight, t] and keeps its part in the range).
 function selectSamples(p, opts) {
   const { kind, f } = samplesFilter(p, opts);
-  return selection(p, kind, kind === ROWS.timeline ? p.timeline.samples : p.samples, model.select(p.handle, kind, f));
+  return selection(p, kind, model.select(p.handle, kind, f));
 }
 // The kind of rows the filters read and the filter itself (modelFilter's f).
 function samplesFilter(p, opts) {
   const o = Object.assign({ label: true, thread: true, range: true, hide: true }, opts);
-  const ranged = !!(o.range && state.range && p.timeline && p.timeline.samples);
+  const ranged = !!(o.range && state.range && timelineLoaded(p));
   return {
     kind: ranged ? ROWS.timeline : ROWS.samples,
     f: {

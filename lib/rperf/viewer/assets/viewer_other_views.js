@@ -60,8 +60,10 @@ function drawAllocations(p) {
 }
 
 // --- source ------------------------------------------------------------------------------
-// A file of the profile with each line's time (recorded with lines: true), read by the
-// served viewer (Viewer::SourcePayload: only the profile's own files); a file page has none.
+// A file of the profile with each line's time (recorded with lines: true): the time is the page
+// model's (source_lines over the payload's line tree, of the rows the filters keep); the text
+// is read by the served viewer (Viewer::SourcePayload: only the profile's own files). A file
+// page or a data source without views has no text: it lists the lines that have time.
 let sourceSeq = 0;
 async function drawSource(p) {
   const seq = ++sourceSeq;
@@ -71,38 +73,57 @@ async function drawSource(p) {
   delete $('source-table').dataset.path;
   if (!state.source) { note.textContent = 'Pin a frame (Shift+click it in a flame graph) and press "source" by the pin.'; return; }
   const [file, name] = state.source;
-  if (!filteredFromServer) {
-    note.textContent = `The source of ${file} is read by the served viewer (rperf report --port 0 PROFILE, or Rperf::Viewer), which reads the profile's own files: this ${embedded ? 'file' : 'data source'} holds no source.`;
-    return;
-  }
-  const q = new URLSearchParams(filterQuery());
-  q.set('path', file);
-  if (!p.sources) p.sources = new Map();
-  let src;
-  try { src = await filteredView(p, 'source', p.sources, q.toString()); } catch (e) {
-    if (seq === sourceSeq) note.textContent = 'Cannot show ' + file + ': ' + e.message;
-    return;
+  let text = null;
+  if (textFromServer) {
+    try { text = (await sourceText(p, file)).lines; } catch (e) {
+      if (seq === sourceSeq) note.textContent = 'Cannot show ' + file + ': ' + e.message;
+      return;
+    }
   }
   if (seq !== sourceSeq || state.current !== p || state.tab !== 'source') return;
-  const byLine = new Map(src.weights.map(([line, self, total]) => [line, [self, total]]));
-  const sum = src.total_ns;
+  const src = sourceWeights(p, file);
+  const byLine = new Map(src.lines.map(([line, self, total]) => [line, [self, total]]));
+  const sum = src.keptNs;
+  const recorded = !!(p.base || p).line_tree;
   // The line to show first: the file's hottest (by total).
   let focus = null;
-  for (const [line, , total] of src.weights) if (focus === null || total > byLine.get(focus)[1]) focus = line;
-  note.textContent = file + (name ? ' — ' + name : '') + ': ' + src.lines.length + ' lines' +
-    (src.lines_recorded ? '; self and total per line, of ' + fmtTime(sum) + '.' : '. This profile was recorded without line numbers (lines: true records them): no time per line.');
-  const rows = src.lines.map((text, i) => {
-    const w = byLine.get(i + 1);
-    return el('tr', { class: (w ? 'hot' : '') + (i + 1 === focus ? ' focus' : ''), dataset: { line: String(i + 1), selfNs: String(w ? w[0] : 0), totalNs: String(w ? w[1] : 0) } },
-      el('td', { class: 'num', text: String(i + 1) }),
+  for (const [line, , total] of src.lines) if (focus === null || total > byLine.get(focus)[1]) focus = line;
+  const numbers = text ? text.map((_, i) => i + 1) : src.lines.map(([line]) => line);
+  note.textContent = file + (name ? ' — ' + name : '') + ': ' + (text ? text.length + ' lines' : `its text is read by the served viewer (rperf report --port 0 PROFILE, or Rperf::Viewer): this ${embedded ? 'file' : 'data source'} lists the lines with time`) +
+    (recorded ? '; self and total per line, of ' + fmtTime(sum) + '.' : '. This profile was recorded without line numbers (lines: true records them): no time per line.');
+  const rows = numbers.map((line) => {
+    const w = byLine.get(line);
+    return el('tr', { class: (w ? 'hot' : '') + (line === focus ? ' focus' : ''), dataset: { line: String(line), selfNs: String(w ? w[0] : 0), totalNs: String(w ? w[1] : 0) } },
+      el('td', { class: 'num', text: String(line) }),
       el('td', { class: 'num', text: w && w[0] ? fmtTime(w[0]) + ' ' + pct(w[0], sum) : '' }),
       el('td', { class: 'num', text: w ? fmtTime(w[1]) + ' ' + pct(w[1], sum) : '' }),
-      el('td', { class: 'code', text: text }));
+      el('td', { class: 'code', text: text ? text[line - 1] : '' }));
   });
   appendAll(body, rows);
   $('source-table').dataset.path = file;
   const hot = body.querySelector('tr.focus');
   if (hot) hot.scrollIntoView({ block: 'center' });
+}
+
+// The text of a file of snapshot p (the server's, kept per snapshot and file).
+const sourceTexts = new Map();
+async function sourceText(p, file) {
+  const key = p.id + '\u0000' + file;
+  if (!sourceTexts.has(key)) {
+    const fetched = await fetchJSON(source.viewUrl(p.id, 'source', 'path=' + encodeURIComponent(file)));
+    while (sourceTexts.size >= FILTERED_CACHE_SIZE) sourceTexts.delete(sourceTexts.keys().next().value); // the oldest
+    sourceTexts.set(key, fetched);
+  }
+  return sourceTexts.get(key);
+}
+
+// The time per line of `file` in the rows the filters keep (a transformed snapshot's rows, read
+// as the base snapshot's rows they were moved from, on the base's line tree).
+function sourceWeights(p, file) {
+  const { kind, f } = samplesFilter(p);
+  const kept = model.select(p.handle, kind, f);
+  if (!p.base) return model.sourceLines(p.handle, kind, kept.rows, kept.weights, file);
+  return model.sourceLines(p.base.handle, kind, Uint32Array.from(kept.rows, (i) => p.origins[kind][i]), kept.weights, file);
 }
 
 // --- diff --------------------------------------------------------------------------------

@@ -103,7 +103,7 @@ function sampleCount(s) {
 // without a timer sample), else (files know only their sample count) no sample.
 const isEmpty = (s) => (s.total_weight_ns === null || s.total_weight_ns === undefined ? sampleCount(s) === 0 : s.total_weight_ns === 0);
 
-// ?label=K&value=V&value=W (&unset=1: K not set), as Viewer::SampleFilter reads it.
+// ?label=K&value=V&value=W (&unset=1: K not set): the label filter in the page's address.
 function labelQuery(q, f) {
   if (!f) return;
   q.set('label', f.key);

@@ -47,9 +47,9 @@ function drawThreads(p) {
 // --- timeline ----------------------------------------------------------------------------
 // One row per thread; each column shows how much of that slice of time the thread spent
 // running, blocked off the GVL, waiting for it, or in GC. The slices are the model's
-// (Viewer::TimelinePayload): the payload's of every sample, or the server's for the label, tag
-// and hidden-thread filters. Only a file's page under those filters (or a data source without
-// views) bins the rows itself: a sample covers [t - weight, t].
+// (profile/timeline_bins): the payload's of every sample (the tab opens without the rows of a
+// big timeline), else the page model's of the rows the label, tag, hidden-thread and idle
+// filters keep, served or `--html` alike: a sample covers [t - weight, t].
 async function drawTimeline(p) {
   const box = $('timeline');
   clear(box);
@@ -69,11 +69,10 @@ async function drawTimeline(p) {
   const left = 90;
   const width = Math.max(400, (box.clientWidth || 960) - 2);
   const plot = width - left - 8;
-  const binned = await timelineBins(p);
+  const binned = payloadBins(p);
   if (!binned) await ensureTimeline(p);
   if (state.current !== p || state.tab !== 'timeline') return; // the user moved on meanwhile
-  // Without the server's bins (a file's page, a source without views): the page model bins
-  // the rows (threads are rows of their own: no thread filter, no time range).
+  // The page model bins the rows (threads are rows of their own: no thread filter, no time range).
   const shown = timelineOfBins(binned || model.timelineBins(p.handle, { hidden: hiddenThreads(p), sets: keptLabelSets(p), idle: hidingIdle(p) },
     Math.max(50, Math.min(600, Math.floor(plot / 2))), p.duration_ns || 0));
   box.dataset.source = binned ? 'bins' : 'rows';
@@ -150,7 +149,7 @@ async function drawTimeline(p) {
   box.dataset.rendered = String(drawn);
 }
 
-// The model's bins (TimelinePayload): per thread its states' ns per bin (null: none), and
+// The model's bins: per thread its states' ns per bin (null: none), and
 // per bin its heaviest leaf methods.
 function timelineOfBins(b) {
   const occupancy = new Map(b.threads.map(([th, states]) => [th, states]));
@@ -161,19 +160,11 @@ function timelineOfBins(b) {
   return { end: b.end_ns, bins: b.bins, binNs: b.bin_ns, occupancy, describeAt };
 }
 
-// The Timeline's bins, as timelineOfBins reads them: the payload's (every sample), else the
-// server's for the current filters (kept per query); null when neither can be had.
-async function timelineBins(p) {
-  const idle = hidingIdle(p);
-  if (!state.labelFilter && !tagFiltered()) return (idle ? p.timeline.idle_hidden_bins : p.timeline.bins) || null;
-  if (!filteredFromServer) return null;
-  const q = new URLSearchParams();
-  labelQuery(q, state.labelFilter);
-  if (idle) q.set('idle', 'hide');
-  tagQuery(q);
-  if (transformsQuery()) q.set('transforms', transformsKey());
-  if (!p.timelineBins) p.timelineBins = new Map();
-  return filteredView(p, 'timeline_bins', p.timelineBins, q.toString());
+// The payload's bins of every sample (or of those not idle), as timelineOfBins reads them; null
+// under a label or tag filter, or transforms (the page model bins the rows then).
+function payloadBins(p) {
+  if (state.labelFilter || tagFiltered()) return null;
+  return (hidingIdle(p) ? p.timeline.idle_hidden_bins : p.timeline.bins) || null;
 }
 
 function legend() {
