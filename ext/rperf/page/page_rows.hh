@@ -14,8 +14,8 @@
 
 #include "profile/label_set_match.hh"
 #include "profile/sample_filter.hh"
-#include "profile/timeline_binner.hh"
 #include "profile/vm_state.hh"
+#include "views/timeline_binner.hh"
 
 namespace rperf::page {
 
