@@ -56,7 +56,9 @@ class BenchPeersTest < Minitest::Test
 
     alloc_rows, alloc_at = table(out, "profiler | setting", ALLOC_COLUMNS)
     assert_operator alloc_at, :>, time_at, "the allocation table follows the time table"
-    assert_equal [*%w[ours] * 9, "unprofiled"], alloc_rows.map(&:first)
+    assert_equal [*%w[ours] * 13, "unprofiled"], alloc_rows.map(&:first)
+    # Per N: ours at 1 kHz, ours allocation-only (time at 1 Hz, stackprof's :object terms), ours retained.
+    assert_equal INTERVALS, alloc_rows.map { |r| r[1][/\A`allocations: (\d+)`, `frequency: 1`/, 1]&.to_i }.compact
     check_allocation_rows(alloc_rows)
     check_site_rows(out, %w[ours])
   end
@@ -71,7 +73,7 @@ class BenchPeersTest < Minitest::Test
     out = run_bench("RPERF_BENCH_PROFILERS" => "ours,stackprof,vernier", "RPERF_BENCH_TIME" => "0")
     refute_includes out, "| profiler | mode |", "RPERF_BENCH_TIME=0: no time table"
     rows, = table(out, "profiler | setting", ALLOC_COLUMNS)
-    assert_equal ["ours", "vernier", *%w[ours ours stackprof vernier] * 4, "unprofiled"], rows.map(&:first)
+    assert_equal ["ours", "vernier", *%w[ours ours ours stackprof vernier] * 4, "unprofiled"], rows.map(&:first)
     check_allocation_rows(rows)
     check_site_rows(out, %w[ours stackprof vernier])
     assert_match(/Profilers: ours #{Regexp.escape(Rperf::VERSION)}, (vernier [\d.]+, stackprof [\d.]+|stackprof [\d.]+, vernier [\d.]+) /, out)
