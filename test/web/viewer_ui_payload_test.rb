@@ -200,7 +200,8 @@ class ViewerUiPayloadTest < Minitest::Test
     assert_equal 16 + (n * width) + (idle_count * 4), bytes.bytesize
     f64 = ->(k) { bytes.unpack("E#{n}", offset: 16 + (8 * n * k)).map(&:to_i) }
     u32 = ->(k, type = "V") { bytes.unpack("#{type}#{n}", offset: 16 + (16 * n) + (4 * n * k)) }
-    columns = [u32.(0), f64.(0), u32.(1), u32.(2), f64.(1)]
+    times = f64.(1).each_with_object([]) { |step, sum| sum << ((sum.last || 0) + step) }
+    columns = [u32.(0), f64.(0), u32.(1), u32.(2), times]
     columns << u32.(3, "l<") if lines == 1
     [columns, bytes.unpack("V#{idle_count}", offset: 16 + (n * width))]
   end

@@ -76,6 +76,7 @@ function timelineColumns(buffer) {
   let at = 16;
   const take = (Type, count) => { const a = new Type(buffer, at, count); at += count * Type.BYTES_PER_ELEMENT; return a; };
   const weights = take(Float64Array, n), times = take(Float64Array, n);
+  for (let i = 1; i < n; i++) times[i] += times[i - 1]; // sent as steps
   const columns = [take(Uint32Array, n), weights, take(Uint32Array, n), take(Uint32Array, n), times];
   if (lines) columns.push(take(Int32Array, n));
   return { columns, idle: take(Uint32Array, idleCount) };
