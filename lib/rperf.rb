@@ -35,6 +35,8 @@ module Rperf
   OWN_SOURCE_PREFIX = File.join(__dir__, "rperf").freeze
   TOP_N = 10
   DEFAULT_MAX_DEPTH = Settings::DEFAULTS[:max_depth]
+  UNSET = Object.new.freeze # a keyword of Rperf.start not given: Settings' default applies
+  private_constant :UNSET
   # rperf 0.11's table of VM states (raw_samples' 5th element) and the label each one becomes.
   VM_STATE_LABELS = Native::VM_STATES.transform_values { |key, value, _frame| [key.to_s, value].freeze }.freeze
 
@@ -48,16 +50,13 @@ module Rperf
     # objects' frees: Ruby then calls a hook for every object it frees, sampled or not.
     # overhead_target: 0.01 holds the profiler's own CPU near 1% of the process's, the rate
     # adapting between 1 Hz and `frequency` (the result's profiler_cpu_ns and process_cpu_ns).
-    def start(frequency: 1000, mode: :cpu, output: nil, verbose: false, format: nil, stat: false,
-              signal: nil, aggregate: true, defer: false, inherit: :fork, lines: false,
-              max_depth: DEFAULT_MAX_DEPTH, vm_state_frames: false, allocations: nil, retained: false,
-              max_label_sets: Settings::DEFAULTS[:max_label_sets], capture: nil, overhead_target: nil)
-      settings = Settings.new(frequency: frequency, mode: mode, output: output, verbose: verbose, format: format,
-                              stat: stat, signal: signal, aggregate: aggregate, defer: defer, inherit: inherit,
-                              lines: lines, max_depth: max_depth, vm_state_frames: vm_state_frames,
-                              allocations: allocations, retained: retained, max_label_sets: max_label_sets,
-                              capture: capture, overhead_target: overhead_target)
-      start_session(Session.new(settings))
+    # Its keywords are rperf 0.11's, named one by one as there; their defaults are Settings'.
+    def start(frequency: UNSET, mode: UNSET, output: UNSET, verbose: UNSET, format: UNSET, stat: UNSET,
+              signal: UNSET, aggregate: UNSET, defer: UNSET, inherit: UNSET, lines: UNSET,
+              max_depth: UNSET, vm_state_frames: UNSET, allocations: UNSET, retained: UNSET,
+              max_label_sets: UNSET, capture: UNSET, overhead_target: UNSET)
+      given = Settings::DEFAULTS.keys.to_h { |key| [key, binding.local_variable_get(key)] }.reject { |_, value| UNSET.equal?(value) }
+      start_session(Session.new(Settings.new(**given)))
       return unless block_given?
 
       begin

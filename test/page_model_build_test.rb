@@ -4,7 +4,7 @@ require_relative "test_helper"
 
 # The Viewer page's model is committed built (lib/rperf/viewer/assets/page_model.wasm), so a gem
 # or a checkout needs only a C++17 compiler. This checks that the committed module is exactly
-# what script/build-page-model makes of the sources now: a change to page/, profile/ or util/
+# what script/build-page-model makes of the sources now: a change to page/, profile/, views/ or util/
 # that was not rebuilt and committed fails here, with what to run.
 class PageModelBuildTest < Minitest::Test
   include RubyIndependentTest

@@ -24,9 +24,9 @@ $INCFLAGS = $INCFLAGS.gsub(/-I(\$\((?:arch_)?hdrdir\)\S*)/) { "-isystem #{Regexp
 $warnflags = ""
 $LDFLAGS << " -pthread"
 
-# The layers live in subdirectories (sampler/, profile/, io/, ruby/, util/); every .cc there is
+# The layers live in subdirectories (sampler/, profile/, views/, io/, ruby/, util/); every .cc there is
 # compiled. Includes are relative to this directory ("profile/profile.hh").
-LAYERS = %w[sampler profile io ruby util].freeze
+LAYERS = %w[sampler profile views io ruby util].freeze
 $srcs = LAYERS.flat_map { |dir| Dir[File.join(__dir__, dir, "*.cc")].sort.map { |f| "#{dir}/#{File.basename(f)}" } }
 basenames = $srcs.map { |s| File.basename(s, ".cc") }
 abort "rperf: two sources share a base name" if basenames.uniq.size != basenames.size

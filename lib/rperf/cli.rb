@@ -96,8 +96,8 @@ module Rperf
     # --- record / stat / exec --------------------------------------------------------------
 
     def profile_command(argv, kind)
-      opts = { mode: kind == :record ? "cpu" : "wall", frequency: 1000, inherit: true, aggregate: true,
-               report: kind == :exec, labels: {} }
+      opts = { mode: kind == :record ? "cpu" : "wall", frequency: Settings::DEFAULTS[:frequency], inherit: true,
+               aggregate: Settings::DEFAULTS[:aggregate], report: kind == :exec, labels: {} }
       parser = profile_parser(kind, opts)
       parse(parser, argv) # options stop at the command
       return print_help(parser) if opts[:help]

@@ -8,16 +8,16 @@
 #include <set>
 #include <unordered_map>
 
+#include "heap_allocations.hh"
 #include "io/encoders.hh"
 #include "io/loader.hh"
 #include "io/output.hh"
-#include "profile/functions.hh"
-#include "profile/summary.hh"
 #include "profile/transform.hh"
 #include "sampler/live_objects.hh"
-#include "heap_allocations.hh"
 #include "test_profiles.hh"
 #include "util/geometric_gaps.hh"
+#include "views/functions.hh"
+#include "views/summary.hh"
 
 using namespace rperf;
 using namespace rperf::fixtures;

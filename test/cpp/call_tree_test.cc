@@ -9,9 +9,9 @@
 
 #include "io/encoders.hh"
 #include "io/output.hh"
-#include "profile/call_tree.hh"
-#include "profile/method_table.hh"
 #include "test_profiles.hh"
+#include "views/call_tree.hh"
+#include "views/method_table.hh"
 
 using namespace rperf;
 using namespace rperf::fixtures;

@@ -9,7 +9,7 @@
 #include "profile/idle_wait.hh"
 #include "profile/profile_rows.hh"
 #include "profile/thread_index.hh"
-#include "profile/timeline_bins.hh"
+#include "views/timeline_bins.hh"
 
 using namespace rperf;
 

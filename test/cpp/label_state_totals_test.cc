@@ -1,8 +1,8 @@
-// A profile's time per VM state and label values (profile/label_state_totals): worked by hand.
+// A profile's time per VM state and label values (views/label_state_totals): worked by hand.
 #include <gtest/gtest.h>
 
-#include "profile/label_state_totals.hh"
 #include "test_profiles.hh"
+#include "views/label_state_totals.hh"
 
 using namespace rperf;
 using namespace rperf::fixtures;

@@ -10,11 +10,11 @@
 #include "page/names_tree.hh"
 #include "page/page_rows.hh"
 #include "profile/idle_wait.hh"
-#include "profile/method_stacks.hh"
 #include "profile/stack_tree.hh"
-#include "profile/timeline_bins.hh"
 #include "profile/transform.hh"
 #include "test_profiles.hh"
+#include "views/method_stacks.hh"
+#include "views/timeline_bins.hh"
 
 using namespace rperf;
 using namespace rperf::fixtures;

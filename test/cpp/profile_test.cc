@@ -7,10 +7,10 @@
 #include "io/encoders.hh"
 #include "io/loader.hh"
 #include "io/output.hh"
-#include "profile/functions.hh"
-#include "profile/summary.hh"
 #include "profile/transform.hh"
 #include "test_profiles.hh"
+#include "views/functions.hh"
+#include "views/summary.hh"
 
 using namespace rperf;
 using namespace rperf::fixtures;

@@ -1,11 +1,11 @@
-// The Source tab's per-line weights (profile/source_lines.hh) and the filtered profile
+// The Source tab's per-line weights (views/source_lines.hh) and the filtered profile
 // (select_samples in profile/transform.hh), on small profiles whose answers are worked out by hand.
 #include <gtest/gtest.h>
 
-#include "profile/method_stacks.hh"
-#include "profile/source_lines.hh"
 #include "profile/transform.hh"
 #include "test_profiles.hh"
+#include "views/method_stacks.hh"
+#include "views/source_lines.hh"
 
 namespace rperf {
 namespace {

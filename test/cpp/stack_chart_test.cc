@@ -1,10 +1,10 @@
-// The Viewer's stack chart cells (profile/stack_chart): exact cells of a hand-built raw profile,
+// The Viewer's stack chart cells (views/stack_chart): exact cells of a hand-built raw profile,
 // method-level frames, gaps, VM-state leaf cells and the Viewer's filters.
 #include <gtest/gtest.h>
 
-#include "profile/stack_chart.hh"
-#include "profile/timeline_bins.hh"
 #include "test_profiles.hh"
+#include "views/stack_chart.hh"
+#include "views/timeline_bins.hh"
 
 using namespace rperf;
 using namespace rperf::fixtures;

@@ -5,9 +5,9 @@
 #include <set>
 
 #include "profile/idle_wait.hh"
-#include "profile/method_paths.hh"
 #include "profile/stack_tree.hh"
 #include "test_profiles.hh"
+#include "views/method_paths.hh"
 
 using namespace rperf;
 using namespace rperf::fixtures;

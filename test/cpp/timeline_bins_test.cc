@@ -1,9 +1,9 @@
-// The Viewer's Timeline bins (profile/timeline_bins): exact ns per thread, VM state and bin, and
+// The Viewer's Timeline bins (views/timeline_bins): exact ns per thread, VM state and bin, and
 // each bin's heaviest leaves, on a hand-built raw profile, with the Viewer's filters.
 #include <gtest/gtest.h>
 
-#include "profile/timeline_bins.hh"
 #include "test_profiles.hh"
+#include "views/timeline_bins.hh"
 
 using namespace rperf;
 using namespace rperf::fixtures;

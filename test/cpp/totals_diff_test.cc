@@ -1,7 +1,7 @@
-// Two profiles' per-function totals ranked by change (profile/totals_diff): worked by hand.
+// Two profiles' per-function totals ranked by change (views/totals_diff): worked by hand.
 #include <gtest/gtest.h>
 
-#include "profile/totals_diff.hh"
+#include "views/totals_diff.hh"
 
 using namespace rperf;
 

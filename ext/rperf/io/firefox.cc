@@ -459,7 +459,7 @@ void write_thread(std::string& out, const Profile& p, const Classifier& classes,
     for (size_t k = n; k-- > 0;) {
       const Sample& s = p.samples[t.samples[k]];
       ends[k] = k + 1 < n && p.samples[t.samples[k + 1]].time_ns == s.time_ns ? starts[k + 1] : s.time_ns;
-      starts[k] = ends[k] - s.weight_ns;
+      starts[k] = sample_start_ns(ends[k], s.weight_ns);
     }
   }
 

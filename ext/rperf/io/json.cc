@@ -12,11 +12,11 @@
 
 #include "io/encoders.hh"
 #include "io/output.hh"
-#include "profile/functions.hh"
 #include "profile/label_value.hh"
 #include "profile/result_keys.hh"
 #include "profile/transform.hh"
-#include "profile/summary.hh"
+#include "views/functions.hh"
+#include "views/summary.hh"
 
 namespace rperf {
 

@@ -4,7 +4,7 @@
 #include <cstdio>
 
 #include "io/encoders.hh"
-#include "profile/functions.hh"
+#include "views/functions.hh"
 
 namespace rperf {
 

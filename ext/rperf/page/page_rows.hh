@@ -14,9 +14,9 @@
 
 #include "profile/label_set_match.hh"
 #include "profile/sample_filter.hh"
-#include "profile/source_lines.hh"
-#include "profile/timeline_binner.hh"
+#include "views/source_lines.hh"
 #include "profile/vm_state.hh"
+#include "views/timeline_binner.hh"
 
 namespace rperf::page {
 

@@ -4,11 +4,11 @@
 #include <cstdio>
 
 #include "io/encoders.hh"
-#include "profile/call_tree.hh"
 #include "profile/frame_category.hh"
-#include "profile/method_table.hh"
-#include "profile/stack_chart.hh"
 #include "profile/transform.hh"
+#include "views/call_tree.hh"
+#include "views/method_table.hh"
+#include "views/stack_chart.hh"
 
 namespace rperf::page {
 

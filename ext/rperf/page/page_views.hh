@@ -36,7 +36,7 @@ std::string method_table_json(const Profile& p, const ViewLimits& limits);
 // cut at its outermost call (callers read bottom-up), each tree with its methods' categories.
 std::string sandwich_json(const Profile& p, const std::string& label, const std::string& path, const ViewLimits& limits);
 
-// The stack chart of the profile's one thread (profile/stack_chart.hh) on an axis of at least
+// The stack chart of the profile's one thread (views/stack_chart.hh) on an axis of at least
 // min_end_ns: json {thread, total_ns, samples, end_ns, cells, frames: [[name, path, category],
 // ...]}, and its cells' columns as numbers, each `cells` long, one after another: dx, w, d, f
 // (-1 - state for a VM state's leaf), gap. Numbers, not JSON text: a big thread's columns are

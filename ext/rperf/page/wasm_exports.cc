@@ -16,7 +16,7 @@
 #include "page/page_views.hh"
 #include "page/transformed_tree.hh"
 #include "profile/label_set_match.hh"
-#include "profile/totals_diff.hh"
+#include "views/totals_diff.hh"
 
 namespace {
 
@@ -659,7 +659,7 @@ const uint32_t* rperf_page_names_row_nodes() { return names.row_nodes.data(); }
 const double* rperf_page_names_row_weights() { return names.row_weights.data(); }
 const uint32_t* rperf_page_names_row_sets() { return names.row_sets.data(); }
 
-// The Diff table: two method tables side by side, ranked by change (profile/totals_diff.hh,
+// The Diff table: two method tables side by side, ranked by change (views/totals_diff.hh,
 // as `rperf diff`); the before's weights times `before_scale`. Scratch: the after table's self
 // float64[after_count] and total float64[after_count], the before's the same, then a blob of
 // blob_bytes: each after entry's name and file (texts), then each before entry's. Returns how

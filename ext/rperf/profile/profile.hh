@@ -173,6 +173,9 @@ struct Sample {
   int64_t time_ns = 0;  // end of the interval, ns since the profile started
 };
 
+// Where a sample's interval starts: a sample covers [time - weight, time] (its time ends it).
+inline int64_t sample_start_ns(int64_t time_ns, int64_t weight_ns) { return time_ns - weight_ns; }
+
 // Merges samples that share (stack, thread, label set, VM state): weights add up, the first
 // sample's time is kept, order of first appearance. The one aggregation of the project: the
 // sampler's worker thread uses it on live stack ids, the model on profile stack ids.

@@ -56,7 +56,7 @@ struct SampleFilter {
   // The time a sample keeps: it covers [time - weight, time], and with a range only its part
   // inside [from_ns, to_ns]. False when that is empty.
   bool covered(int64_t time_ns, int64_t weight_ns, int64_t& from, int64_t& to) const {
-    from = time_ns - weight_ns;
+    from = sample_start_ns(time_ns, weight_ns);
     to = time_ns;
     if (by_range) {
       from = std::max(from, from_ns);

@@ -4,6 +4,7 @@
 #include <numeric>
 #include <unordered_map>
 
+#include "profile/frame_methods.hh"
 #include "profile/idle_wait.hh"
 #include "util/hash_index.hh"
 
@@ -21,17 +22,14 @@ class TreeBuilder {
     return id;
   }
 
-  // Each tree frame's method line (StackTree::frame_lines), from every profile frame of it.
+  // Each tree frame's method line (StackTree::frame_lines): its method's (frame_methods).
   void method_lines() {
-    std::vector<int32_t> start(tree_.frames.size(), 0), lowest(tree_.frames.size(), 0);
-    for (const Frame& f : p_.frames.all()) {
-      uint32_t id = names_.find(f.path, f.label, 0);
-      if (id == HashIndex::kNotFound) continue;
-      if (f.start_line > 0) start[id] = f.start_line;
-      if (f.line > 0 && (lowest[id] == 0 || f.line < lowest[id])) lowest[id] = f.line;
+    FrameMethods methods = frame_methods(p_);
+    tree_.frame_lines.assign(tree_.frames.size(), 0);
+    for (uint32_t i = 0; i < p_.frames.size(); i++) {
+      uint32_t id = names_.find(p_.frames[i].path, p_.frames[i].label, 0);
+      if (id != HashIndex::kNotFound) tree_.frame_lines[id] = methods.lines[methods.of_frame[i]];
     }
-    tree_.frame_lines.resize(tree_.frames.size());
-    for (size_t i = 0; i < start.size(); i++) tree_.frame_lines[i] = start[i] ? start[i] : lowest[i];
   }
 
   void reserve(size_t nodes) {

@@ -6,9 +6,10 @@
 #include <vector>
 
 #include "profile/frame_category.hh"
+#include "profile/frame_methods.hh"
 #include "profile/idle_wait.hh"
 #include "profile/label_value.hh"
-#include "profile/method_stacks.hh"
+#include "profile/sample_filter.hh"
 #include "profile/thread_names.hh"
 #include "util/utf8.hh"
 
@@ -249,13 +250,6 @@ std::vector<bool> framework_frames(const Profile& p) {
   return match;
 }
 
-// Per frame id: its method's id (frames differing only by line share one).
-std::vector<uint32_t> method_of_frames(const Profile& p) {
-  std::vector<uint32_t> method(p.frames.size());
-  FrameTable methods;
-  for (uint32_t f = 0; f < p.frames.size(); f++) method[f] = methods.intern(p.frames[f].path, p.frames[f].label, 0);
-  return method;
-}
 }  // namespace
 
 namespace {
@@ -277,7 +271,7 @@ std::vector<uint32_t> transform_stack_run(Profile& p, const std::vector<StackTra
   for (size_t k = begin; k < end; k++) {
     if (list[k].op == StackTransform::Op::kAppFirst) match[k] = framework_frames(p);
     else if (list[k].op != StackTransform::Op::kRecursion) match[k] = frames_of_function(p, list[k]);
-    else if (method.empty()) method = method_of_frames(p);
+    else if (method.empty()) method = frame_methods(p).of_frame;
   }
 
   StackTable out;

@@ -9,7 +9,7 @@
 
 namespace rperf {
 
-struct SampleFilter;  // profile/method_stacks.hh
+struct SampleFilter;  // profile/sample_filter.hh
 
 // Frames that differ only by line become one method-level frame (line 0); samples are merged
 // again. No-op when the profile has no lines.

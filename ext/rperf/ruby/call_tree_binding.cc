@@ -1,4 +1,4 @@
-// Ruby binding of the call tree and the method table (profile/call_tree.hh, method_table.hh):
+// Ruby binding of the call tree and the method table (views/call_tree.hh, method_table.hh):
 // Rperf::Native::CallTree owns both, and the method paths they are built from. Ruby sees
 // numbers: nodes and methods by id, which lib/rperf/api/call_tree.rb wraps in objects when asked (a
 // large profile's tree has millions of nodes; a printer looks at a few).
@@ -10,17 +10,17 @@
 #include <memory>
 #include <new>
 
-#include "profile/call_tree.hh"
 #include "profile/frame_category.hh"
 #include "profile/idle_wait.hh"
-#include "profile/method_table.hh"
-#include "profile/source_lines.hh"
 #include "profile/thread_names.hh"
-#include "util/utf8.hh"
-#include "profile/timeline_bins.hh"
 #include "profile/transform.hh"
 #include "ruby/profile_binding.hh"
 #include "ruby/values.hh"
+#include "util/utf8.hh"
+#include "views/call_tree.hh"
+#include "views/method_table.hh"
+#include "views/source_lines.hh"
+#include "views/timeline_bins.hh"
 
 namespace rperf {
 
@@ -352,7 +352,7 @@ VALUE call_tree_arc_counts(VALUE self, VALUE method) {
 }
 
 // Native::Profile#timeline_bins(bins, min_end_ns, select): the Timeline tab's bins
-// (profile/timeline_bins.hh) of the samples `select` keeps (read_select; nil: all) ->
+// (views/timeline_bins.hh) of the samples `select` keeps (read_select; nil: all) ->
 // {end_ns:, bins:, bin_ns:, kept_ns:, threads: [[thread_seq, [running, blocked, wait, gc]], ...]
 // (each state an Array of ns per bin, rounded, or nil when all zero), leaf_names: [...],
 // top: [[leaf name index, ...] per bin]}.
@@ -443,7 +443,7 @@ VALUE profile_selected(VALUE self, VALUE select) {
 }
 
 // Native::Profile#frame_path?(path) -> whether `path` is exactly one of the profile's frame paths
-// (profile/source_lines.hh): the only files the Viewer's Source tab may read.
+// (views/source_lines.hh): the only files the Viewer's Source tab may read.
 VALUE profile_frame_path_p(VALUE self, VALUE path) {
   ProfileHolder* p = holder_of(self);
   StringValue(path);

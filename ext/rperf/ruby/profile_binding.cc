@@ -5,16 +5,16 @@
 #include <memory>
 #include <new>
 
-#include "profile/functions.hh"
-#include "profile/totals_diff.hh"
 #include "profile/idle_wait.hh"
-#include "profile/label_state_totals.hh"
 #include "profile/profile_rows.hh"
 #include "profile/result_keys.hh"
 #include "profile/stack_tree.hh"
-#include "profile/summary.hh"
 #include "profile/transform.hh"
 #include "ruby/values.hh"
+#include "views/functions.hh"
+#include "views/label_state_totals.hh"
+#include "views/summary.hh"
+#include "views/totals_diff.hh"
 
 namespace rperf {
 
@@ -906,7 +906,7 @@ VALUE profile_allocation_totals(VALUE self) {
 
 // #diff_totals(target, allocations) -> [[label, path, base_self, target_self, base_total,
 // target_total], ...]: this profile's and `target`'s functions side by side, ranked by change
-// (profile/totals_diff.hh: `rperf diff`); allocations: by objects allocated.
+// (views/totals_diff.hh: `rperf diff`); allocations: by objects allocated.
 VALUE profile_diff_totals(VALUE self, VALUE target, VALUE allocations) {
   const Profile& base = holder_of(self)->profile;
   const Profile& other = holder_of(target)->profile;

@@ -52,6 +52,15 @@ module Rperf
 
     def self.present?(value) = !value.nil? && !value.empty?
 
+    # A format named by a Symbol or String (rperf 0.11 accepts both), as a Symbol: the one check of
+    # a format's name (an unknown one is an error here, where rperf 0.11 would silently write pprof).
+    def self.format!(format)
+      format = format.to_sym if format.is_a?(String)
+      return format if FORMATS.include?(format)
+
+      raise UnknownFormatError, "unknown format #{format.inspect} (expected one of #{FORMATS.join(', ')})"
+    end
+
     # A setting from its text form (environment, command line).
     def self.parse_env(key, value)
       case key
@@ -116,7 +125,7 @@ module Rperf
     # rperf 0.11's spellings: a format given as a String, signal 0 for the sleeping timer thread
     # (as false) and a negative signal for the default one (as nil).
     def normalize!
-      @format = @format.to_sym if @format.is_a?(String)
+      @format = Settings.format!(@format) if @format
       @capture = @capture.to_sym if @capture.is_a?(String)
       @signal = @signal.zero? ? false : nil if @signal.is_a?(Integer) && @signal <= 0
       @allocations = { true => DEFAULT_ALLOCATION_INTERVAL, false => nil, 0 => nil }.fetch(@allocations, @allocations)
@@ -136,9 +145,6 @@ module Rperf
       end
       unless max_depth.is_a?(Integer) && max_depth.between?(1, MAX_DEPTH_LIMIT)
         raise ArgumentError, "max_depth must be an Integer in 1..#{MAX_DEPTH_LIMIT}, got #{max_depth.inspect}"
-      end
-      if format && !FORMATS.include?(format)
-        raise UnknownFormatError, "unknown format #{format.inspect} (expected one of #{FORMATS.join(', ')})"
       end
       validate_signal!
       validate_allocations!

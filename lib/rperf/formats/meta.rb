@@ -30,7 +30,7 @@ module Rperf
     end
 
     # total_ms, cpu_ms, gc_*, allocated/freed objects, maxrss_mb, samples, top_methods: computed
-    # by the native model (profile/summary.cc), the same object a JSON file carries.
+    # by the native model (views/summary.cc), the same object a JSON file carries.
     def build_summary(data)
       Storage.native(data).summary
     end

@@ -10,15 +10,6 @@ module Rperf
 
     module_function
 
-    # A Symbol or String naming a format (rperf 0.11 accepts both); an unknown name is an error
-    # here, where rperf 0.11 would silently write pprof.
-    def check_format!(format)
-      format = format.to_sym if format.is_a?(String)
-      return format if FORMATS.include?(format)
-
-      raise UnknownFormatError, "unknown format #{format.inspect} (expected one of #{FORMATS.join(', ')})"
-    end
-
     # As rperf: .json(.gz) is JSON, .collapsed, .txt, .speedscope.json; anything else pprof.
     # Ours: callgrind.out(.*) is callgrind (the name KCachegrind looks for), .firefox.json(.gz)
     # the Firefox Profiler's processed format.
@@ -37,7 +28,7 @@ module Rperf
 
     # `data`: a result Hash (from stop, snapshot, load or built by hand) or a Native::Profile.
     def write(path, data, format = nil)
-      write_profile(path, native(data), format ? check_format!(format) : detect_format(path))
+      write_profile(path, native(data), format ? Settings.format!(format) : detect_format(path))
     end
 
     # meta: false skips the meta object (a child's intermediate file: the root's output has it).
@@ -84,6 +75,7 @@ module Rperf
     # The encoded file as a String, or nil after writing it to `path`. comments: more pprof
     # comments (Rperf::Continuous's service, host, pid).
     def encode(data, format, gzip: false, path: nil, meta: true, comments: [])
+      format = Settings.format!(format)
       profile = native(data)
       options =
         case format
@@ -94,10 +86,9 @@ module Rperf
         when :pprof then { comments: pprof_comments(profile) + comments }
         when :text then { top: Table::ROWS_LIMIT }
         when :collapsed, :speedscope then { name: "rperf #{profile.attribute(:mode)}" }
-        when :callgrind then {}
         # The root process's pid names its track; merged children carry their own (%pid).
         when :firefox then { name: "rperf #{profile.attribute(:mode)}", pid: (profile.attribute(:pid) || Process.pid).to_s }
-        else raise UnknownFormatError, "unknown format #{format.inspect}"
+        else {} # callgrind: the encoder's defaults
         end
       gzip = true if format == :pprof
       out = profile.encode(format, options.merge(gzip: gzip, path: path))

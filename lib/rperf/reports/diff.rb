@@ -2,7 +2,7 @@
 
 module Rperf
   # Compares two profiles by function: flat (self) and cumulative (total) weight in each and the
-  # change, ranked by the model (profile/totals_diff.hh, Native::Profile#diff_totals: the largest
+  # change, ranked by the model (views/totals_diff.hh, Native::Profile#diff_totals: the largest
   # absolute change of flat time, then of cumulative time, then label and path; the Viewer's
   # Diff table ranks the same way).
   class Diff

@@ -38,7 +38,7 @@ module Rperf
     #   line_tree:  nil, or {parent: [...], frame: [...], line: [...]} (a profile recorded with
     #               lines): each kept sample's stack at line level, a prefix tree of (frame, line)
     #               nodes; each time and timeline row ends with its leaf (-1: a folded row). The
-    #               Source tab's time per line is the page model's over it (profile/source_lines)
+    #               Source tab's time per line is the page model's over it (views/source_lines)
     #   pruned:     {samples:, weight_ns:}               the lightest stacks, folded into one
     #                                                   "[pruned]" frame beyond max_samples
     #   allocations: nil, or {interval:, classes: [name, ...], allocated:, retained: (nil: not measured),
@@ -58,7 +58,7 @@ module Rperf
       # What a frame is, for the page's colours (profile/frame_category.hh): the program's own
       # code, a gem's, Ruby's standard library, a C function, a VM state's frame, or rperf's own.
       CATEGORIES = Native::FRAME_CATEGORIES
-      # The Timeline tab's bins (profile/timeline_bins.hh): per thread, the ns each of BINS equal
+      # The Timeline tab's bins (views/timeline_bins.hh): per thread, the ns each of BINS equal
       # slices of the profile spent running, GVL blocked, GVL wait and in GC, and each slice's
       # heaviest leaf methods. Under its filters and transforms the page bins the rows itself.
       BINS = 600

@@ -25,16 +25,16 @@
 #include "io/encoders.hh"
 #include "io/loader.hh"
 #include "io/output.hh"
-#include "profile/call_tree.hh"
-#include "profile/functions.hh"
 #include "profile/idle_wait.hh"
-#include "profile/method_table.hh"
-#include "profile/stack_chart.hh"
 #include "profile/stack_tree.hh"
-#include "profile/summary.hh"
-#include "profile/timeline_bins.hh"
-#include "profile/totals_diff.hh"
 #include "profile/transform.hh"
+#include "views/call_tree.hh"
+#include "views/functions.hh"
+#include "views/method_table.hh"
+#include "views/stack_chart.hh"
+#include "views/summary.hh"
+#include "views/timeline_bins.hh"
+#include "views/totals_diff.hh"
 
 namespace {
 

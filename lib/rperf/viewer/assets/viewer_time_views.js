@@ -47,7 +47,7 @@ function drawThreads(p) {
 // --- timeline ----------------------------------------------------------------------------
 // One row per thread; each column shows how much of that slice of time the thread spent
 // running, blocked off the GVL, waiting for it, or in GC. The slices are the model's
-// (profile/timeline_bins): the payload's of every sample (the tab opens without the rows of a
+// (views/timeline_bins): the payload's of every sample (the tab opens without the rows of a
 // big timeline), else the page model's of the rows the label, tag, hidden-thread and idle
 // filters keep, served or `--html` alike: a sample covers [t - weight, t].
 async function drawTimeline(p) {
@@ -182,7 +182,7 @@ function stackThreads(p) {
 
 // The thread's cells under the label, tag and idle filters (a range is the chart's zoom, the
 // hidden threads its thread list), merged by the page model from the timeline's rows
-// (page/page_views.hh over profile/stack_chart); the last few kept.
+// (page/page_views.hh over views/stack_chart); the last few kept.
 async function stackCells(p, th) {
   if (!p.timeline) throw new Error('the stack chart needs raw samples (a profile recorded with aggregate: false)');
   await ensureTimeline(p);

@@ -19,8 +19,8 @@
 #include <memory>
 #include <vector>
 
-#include "profile/method_paths.hh"
 #include "profile/profile.hh"
+#include "views/method_paths.hh"
 
 namespace rperf {
 

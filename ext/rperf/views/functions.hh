@@ -10,6 +10,40 @@
 
 namespace rperf {
 
+// Self and total weights per function, one sample at a time: its weight is its leaf's self and
+// counts once in the total of every function on its stack however often that one recurs in it.
+// The one rule of the text report's functions and of the method table's entries.
+class SelfTotals {
+ public:
+  explicit SelfTotals(size_t functions) : self_ns(functions, 0), total_ns(functions, 0), recursive(functions, 0), seen_in_(functions, 0) {}
+  // A sample ending in `leaf` whose stack's functions each_function(visit) visits (any order).
+  // True when one of them is on it more than once.
+  template <typename EachFunction>
+  bool add(uint32_t leaf, int64_t weight, EachFunction&& each_function) {
+    sample_++;
+    self_ns[leaf] += weight;
+    bool repeats = false;
+    each_function([&](uint32_t fn) {
+      if (seen_in_[fn] == sample_) {
+        recursive[fn] = 1;
+        repeats = true;
+        return;
+      }
+      seen_in_[fn] = sample_;
+      total_ns[fn] += weight;
+    });
+    return repeats;
+  }
+
+  std::vector<int64_t> self_ns;
+  std::vector<int64_t> total_ns;
+  std::vector<uint8_t> recursive;  // on some sample's stack more than once
+
+ private:
+  std::vector<uint64_t> seen_in_;  // per function: the last sample it was counted in
+  uint64_t sample_ = 0;
+};
+
 struct FunctionTotals {
   std::vector<uint32_t> function_of_frame;  // frame id -> function index
   std::vector<uint32_t> first_frame;        // function index -> a frame naming it

@@ -15,7 +15,7 @@
 #include <mutex>
 #include <vector>
 
-#include "profile/call_tree.hh"
+#include "views/call_tree.hh"
 
 namespace rperf {
 

@@ -1,4 +1,4 @@
-#include "profile/timeline_bins.hh"
+#include "views/timeline_bins.hh"
 
 #include <algorithm>
 
@@ -17,7 +17,7 @@ TimelineBins bin_timeline(const Profile& p, const SampleFilter& filter, uint32_t
   int64_t end_ns = min_end_ns;
   for (const Sample& s : p.samples) end_ns = std::max(end_ns, s.time_ns);
   TimelineBinner binner(bins, end_ns);
-  std::vector<int8_t> state_of(p.label_sets.size(), -1);  // by label set, read once
+  TimelineStates states(p);
   std::vector<uint32_t> name_of_frame(p.frames.size(), UINT32_MAX);
   uint32_t no_frames_name = UINT32_MAX;
   auto leaf_name = [&](FrameSpan stack) {
@@ -28,13 +28,7 @@ TimelineBins bin_timeline(const Profile& p, const SampleFilter& filter, uint32_t
   for (const Sample& s : p.samples) {
     int64_t kept;
     if (s.weight_ns <= 0 || !filter.keeps(p, s, kept)) continue;
-    TimelineState state = timeline_state(s.vm_state);
-    if (state == kTimelineRunning) {
-      int8_t& of_set = state_of[s.label_set];
-      if (of_set < 0) of_set = static_cast<int8_t>(timeline_state(p.label_sets[s.label_set]));
-      state = static_cast<TimelineState>(of_set);
-    }
-    binner.add(s.thread_seq, state, s.time_ns, s.weight_ns, kept, filter, [&] { return leaf_name(p.stacks[s.stack]); });
+    binner.add(s.thread_seq, states.of(s), s.time_ns, s.weight_ns, kept, filter, [&] { return leaf_name(p.stacks[s.stack]); });
   }
   return binner.finish();
 }

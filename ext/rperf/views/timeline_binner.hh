@@ -1,6 +1,6 @@
 // The Timeline tab's binning, once: intervals of time per thread and state summed into equal
 // slices, and per slice the heaviest leaf names. The server bins a profile's samples with it
-// (profile/timeline_bins.hh) and the page its rows (page/page_rows.hh, in WebAssembly).
+// (views/timeline_bins.hh) and the page its rows (page/page_rows.hh, in WebAssembly).
 #pragma once
 #include <cstddef>
 #include <cstdint>

@@ -1,4 +1,4 @@
-#include "profile/call_tree.hh"
+#include "views/call_tree.hh"
 
 #include <algorithm>
 #include <new>

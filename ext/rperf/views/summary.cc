@@ -1,8 +1,8 @@
-#include "profile/summary.hh"
+#include "views/summary.hh"
 
 #include <cmath>
 
-#include "profile/functions.hh"
+#include "views/functions.hh"
 
 namespace rperf {
 

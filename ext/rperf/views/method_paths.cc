@@ -1,4 +1,4 @@
-#include "profile/method_paths.hh"
+#include "views/method_paths.hh"
 
 #include <algorithm>
 #include <string>

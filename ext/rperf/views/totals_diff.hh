@@ -9,12 +9,12 @@
 #include <string>
 #include <vector>
 
-#include "profile/functions.hh"
 #include "profile/profile.hh"
+#include "views/functions.hh"
 
 namespace rperf {
 
-// One function's weights (profile/functions.hh's, or a method table's entry in a page).
+// One function's weights (views/functions.hh's, or a method table's entry in a page).
 struct FunctionRow {
   std::string label, path;
   double self = 0, total = 0;  // ns, or objects (allocations); JavaScript's numbers in a page

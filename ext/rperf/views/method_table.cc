@@ -1,8 +1,10 @@
-#include "profile/method_table.hh"
+#include "views/method_table.hh"
 
 #include <algorithm>
 #include <cstdint>
 #include <utility>
+
+#include "views/functions.hh"
 
 namespace rperf {
 
@@ -41,24 +43,15 @@ void MethodTable::add_samples() {
   std::vector<uint32_t>& calls_per_callee = calls_per_callee_;
   calls_per_caller.assign(entries_.size() + 1, 0);
   calls_per_callee.assign(entries_.size() + 1, 0);
-  std::vector<uint32_t> seen_on(entries_.size(), UINT32_MAX);  // per method: the last path it was on
+  SelfTotals totals(entries_.size());
   path_repeats_.assign(paths.count(), 0);
   for (uint32_t i = 0; i < paths.count(); i++) {
     const uint32_t* path = paths.begin(i);
     size_t n = paths.size(i);
     if (n == 0) continue;  // its time is the root's self: no method's
-    int64_t weight = paths.weight(i);
-    entries_[path[n - 1]].self_ns += weight;
-    bool repeats = false;
-    for (size_t d = 0; d < n; d++) {
-      Entry& e = entries_[path[d]];
-      if (seen_on[path[d]] == i) {
-        e.recursive = repeats = true;
-      } else {
-        seen_on[path[d]] = i;
-        e.total_ns += weight;
-      }
-    }
+    bool repeats = totals.add(path[n - 1], paths.weight(i), [&](auto&& visit) {
+      for (size_t d = 0; d < n; d++) visit(path[d]);
+    });
     path_repeats_[i] = repeats;
     for (size_t d = 1; d < n; d++) {
       if (!repeats || !outer_call_counted(path, d)) {
@@ -67,6 +60,7 @@ void MethodTable::add_samples() {
       }
     }
   }
+  for (size_t m = 0; m < entries_.size(); m++) entries_[m] = Entry{totals.self_ns[m], totals.total_ns[m], totals.recursive[m] != 0};
 }
 
 // The calls grouped by caller, each caller's in the order of the tree's depth-first walk (the

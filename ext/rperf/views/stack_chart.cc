@@ -1,11 +1,11 @@
-#include "profile/stack_chart.hh"
+#include "views/stack_chart.hh"
 
 #include <algorithm>
 #include <map>
 #include <unordered_map>
 
-#include "profile/timeline_bins.hh"
 #include "profile/vm_state.hh"
+#include "views/timeline_bins.hh"
 
 namespace rperf {
 
@@ -16,8 +16,8 @@ class ChartBuilder {
  public:
   ChartBuilder(const Profile& p, StackChart& out) : p_(p), out_(out), frame_of_(p.frames.size(), -1) {}
 
-  void add(FrameSpan stack, int64_t weight, int64_t time, int state) {
-    const int64_t from = time - weight;
+  void add(FrameSpan stack, int64_t weight, int64_t time, TimelineState state) {
+    const int64_t from = sample_start_ns(time, weight);
     const bool continues = any_ && from - last_end_ <= weight;
     out_.samples++;
     any_ = true;
@@ -106,7 +106,7 @@ StackCharts stack_charts(const Profile& p, const SampleFilter& filter, int64_t m
   for (uint32_t i = 0; i < p.samples.size(); i++) {
     if (filter.keeps(p, p.samples[i])) by_thread[p.samples[i].thread_seq].push_back(i);
   }
-  std::vector<int8_t> state_of(p.label_sets.size(), -1);  // by label set, read once
+  TimelineStates states(p);
   out.threads.reserve(by_thread.size());
   for (auto& [thread, rows] : by_thread) {
     std::stable_sort(rows.begin(), rows.end(), [&](uint32_t a, uint32_t b) { return p.samples[a].time_ns < p.samples[b].time_ns; });
@@ -117,13 +117,7 @@ StackCharts stack_charts(const Profile& p, const SampleFilter& filter, int64_t m
     for (uint32_t i : rows) {
       const Sample& s = p.samples[i];
       if (s.weight_ns <= 0) continue;
-      int state = timeline_state(s.vm_state);
-      if (state == kTimelineRunning && s.label_set < state_of.size()) {
-        int8_t& of_set = state_of[s.label_set];
-        if (of_set < 0) of_set = static_cast<int8_t>(timeline_state(p.label_sets[s.label_set]));
-        state = of_set;
-      }
-      builder.add(p.stacks[s.stack], s.weight_ns, s.time_ns, state);
+      builder.add(p.stacks[s.stack], s.weight_ns, s.time_ns, states.of(s));
     }
     builder.finish();
   }

@@ -1,6 +1,9 @@
-#include "profile/functions.hh"
+#include "views/functions.hh"
 
 #include <algorithm>
+#include <utility>
+
+#include "profile/frame_methods.hh"
 
 namespace rperf {
 
@@ -10,31 +13,20 @@ namespace {
 template <typename EachSample>
 FunctionTotals totals_of(const Profile& p, bool by_name, EachSample&& each) {
   FunctionTotals t;
-  t.function_of_frame.resize(p.frames.size());
-  FrameTable functions;  // (path, label) with line 0: one entry per function
-  for (uint32_t i = 0; i < p.frames.size(); i++) {
-    const Frame& f = p.frames[i];
-    uint32_t fn = functions.intern(by_name ? std::string() : f.path, f.label, 0);
-    if (fn == t.first_frame.size()) t.first_frame.push_back(i);
-    t.function_of_frame[i] = fn;
-  }
-  t.self_ns.assign(t.first_frame.size(), 0);
-  t.total_ns.assign(t.first_frame.size(), 0);
-  std::vector<uint64_t> seen_in_sample(t.first_frame.size(), 0);
-  uint64_t sample_no = 0;
+  FrameMethods functions = frame_methods(p, by_name);
+  t.function_of_frame = std::move(functions.of_frame);
+  t.first_frame = std::move(functions.first_frame);
+  SelfTotals totals(t.first_frame.size());
   each([&](uint32_t stack, int64_t weight) {
     t.grand_total_ns += weight;
     FrameSpan frames = p.stacks[stack];
     if (frames.empty()) return;
-    sample_no++;
-    t.self_ns[t.function_of_frame[frames[0]]] += weight;
-    for (uint32_t f : frames) {
-      uint32_t fn = t.function_of_frame[f];
-      if (seen_in_sample[fn] == sample_no) continue;
-      seen_in_sample[fn] = sample_no;
-      t.total_ns[fn] += weight;
-    }
+    totals.add(t.function_of_frame[frames[0]], weight, [&](auto&& visit) {
+      for (uint32_t f : frames) visit(t.function_of_frame[f]);
+    });
   });
+  t.self_ns = std::move(totals.self_ns);
+  t.total_ns = std::move(totals.total_ns);
   return t;
 }
 
@@ -87,13 +79,12 @@ std::vector<uint32_t> top_functions(const Profile& p, const FunctionTotals& t, c
 
 std::vector<uint32_t> start_line_frames(const Profile& p) {
   std::vector<uint32_t> out;
-  FrameTable seen;  // one entry per method
+  FrameMethods methods = frame_methods(p);
+  std::vector<bool> seen(methods.first_frame.size(), false);
   for (uint32_t i = 0; i < p.frames.size(); i++) {
-    const Frame& f = p.frames[i];
-    if (f.start_line <= 0) continue;
-    size_t before = seen.size();
-    seen.intern(f.path, f.label, 0);
-    if (seen.size() != before) out.push_back(i);
+    if (p.frames[i].start_line <= 0 || seen[methods.of_frame[i]]) continue;
+    seen[methods.of_frame[i]] = true;
+    out.push_back(i);
   }
   return out;
 }

@@ -1,42 +1,41 @@
-#include "profile/method_stacks.hh"
+#include "views/method_stacks.hh"
 
 #include <algorithm>
 
+#include "profile/frame_methods.hh"
 #include "profile/label_value.hh"
 #include "profile/transform.hh"
 
 namespace rperf {
 
 MethodStacks::MethodStacks(const Profile& p) : profile_(p) {
-  FrameTable index;  // (path, label) with line 0: one entry per method, same ids as methods_
-  auto intern = [&](const std::string& path, const std::string& label) {
-    uint32_t id = index.intern(path, label, 0);
-    if (id == methods_.size()) methods_.push_back(Method{label, path, 0});
-    return id;
-  };
-  intern(std::string(), kRootLabel);
+  FrameMethods fm = frame_methods(p);
+  methods_.reserve(fm.first_frame.size() + 1);
+  methods_.push_back(Method{kRootLabel, std::string(), 0});
+  for (size_t m = 0; m < fm.first_frame.size(); m++) {
+    const Frame& f = p.frames[fm.first_frame[m]];
+    methods_.push_back(Method{f.label, f.path, fm.lines[m]});
+  }
   method_of_frame_.resize(p.frames.size());
-  std::vector<int32_t> lowest_line;
-  for (uint32_t i = 0; i < p.frames.size(); i++) {
-    const Frame& f = p.frames[i];
-    uint32_t m = intern(f.path, f.label);
-    method_of_frame_[i] = m;
-    lowest_line.resize(methods_.size(), 0);
-    if (f.line > 0 && (lowest_line[m] == 0 || f.line < lowest_line[m])) lowest_line[m] = f.line;
-    if (f.start_line > 0) methods_[m].line = f.start_line;
-  }
-  lowest_line.resize(methods_.size(), 0);
-  for (size_t m = 0; m < methods_.size(); m++) {
-    if (methods_[m].line == 0) methods_[m].line = lowest_line[m];
-  }
   line_of_frame_.resize(p.frames.size());
-  for (uint32_t i = 0; i < p.frames.size(); i++) line_of_frame_[i] = p.frames[i].line ? p.frames[i].line : methods_[method_of_frame_[i]].line;
-  // VM-state leaves only for the states that occur: no empty entries in the views.
+  for (uint32_t i = 0; i < p.frames.size(); i++) {
+    method_of_frame_[i] = fm.of_frame[i] + 1;  // after kRootMethod
+    line_of_frame_[i] = p.frames[i].line ? p.frames[i].line : methods_[method_of_frame_[i]].line;
+  }
+  // VM-state leaves only for the states that occur: no empty entries in the views. A profile
+  // recorded with vm_state_frames has the state's frame already: its method is that one.
   state_of_set_.reserve(p.label_sets.size());
   for (uint32_t i = 0; i < p.label_sets.size(); i++) state_of_set_.push_back(vm_state_of(p.label_sets[i]));
   for (const Sample& s : p.samples) {
     VmState st = state_of(s);
-    if (st != kRunning && !vm_state_method_[st]) vm_state_method_[st] = intern(kVmFramePath, vm_state_names(st).frame_label);
+    if (st == kRunning || vm_state_method_[st]) continue;
+    const char* label = vm_state_names(st).frame_label;
+    for (uint32_t i = 0; i < p.frames.size() && !vm_state_method_[st]; i++) {
+      if (p.frames[i].path == kVmFramePath && p.frames[i].label == label) vm_state_method_[st] = method_of_frame_[i];
+    }
+    if (vm_state_method_[st]) continue;
+    vm_state_method_[st] = static_cast<uint32_t>(methods_.size());
+    methods_.push_back(Method{label, kVmFramePath, 0});
   }
 }
 

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "profile/method_stacks.hh"
 #include "profile/profile.hh"
+#include "views/method_stacks.hh"
 
 namespace rperf {
 

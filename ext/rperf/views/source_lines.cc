@@ -1,4 +1,4 @@
-#include "profile/source_lines.hh"
+#include "views/source_lines.hh"
 
 #include <algorithm>
 #include <unordered_map>

@@ -1,4 +1,4 @@
-#include "profile/totals_diff.hh"
+#include "views/totals_diff.hh"
 
 #include <algorithm>
 #include <cmath>

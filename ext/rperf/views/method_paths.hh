@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "profile/method_stacks.hh"
 #include "profile/profile.hh"
+#include "views/method_stacks.hh"
 
 namespace rperf {
 

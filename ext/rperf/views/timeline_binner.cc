@@ -1,4 +1,4 @@
-#include "profile/timeline_binner.hh"
+#include "views/timeline_binner.hh"
 
 #include <algorithm>
 #include <cmath>

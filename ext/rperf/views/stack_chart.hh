@@ -10,8 +10,8 @@
 #include <utility>
 #include <vector>
 
-#include "profile/method_stacks.hh"
 #include "profile/profile.hh"
+#include "views/method_stacks.hh"
 
 namespace rperf {
 

@@ -1,4 +1,4 @@
-#include "profile/label_state_totals.hh"
+#include "views/label_state_totals.hh"
 
 #include <unordered_map>
 
