@@ -37,7 +37,9 @@ const { ROWS, instantiate } = require(path.join(assets, 'page_model.js'));
       const kept = model.select(handle, kind, f);
       return model.sourceLines(handle, kind, kept.rows, kept.weights, file);
     }
-    return model.view(handle, timeline ? ROWS.timeline : ROWS.samples, f, view, fn, Object.assign({ minEnd: duration || 0 }, limits));
+    const v = model.view(handle, timeline ? ROWS.timeline : ROWS.samples, f, view, fn, Object.assign({ minEnd: duration || 0 }, limits));
+    if (view === 'stack_chart') for (const column of ['dx', 'w', 'd', 'f', 'gap']) v[column] = Array.from(v[column]);
+    return v;
   });
   process.stdout.write(JSON.stringify(out));
 })().catch((e) => { process.stderr.write(String(e.stack || e)); process.exit(1); });

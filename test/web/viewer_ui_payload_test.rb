@@ -172,10 +172,11 @@ class ViewerUiPayloadTest < Minitest::Test
       assert_equal [nil, nil, nil], others
       assert_in_delta rows * MS, running.sum, Rperf::Viewer::Payload::BINS
       assert_equal [["Shop#price"]] * Rperf::Viewer::Payload::BINS, bins["top"].map { |ids| ids.map { |i| bins["leaf_names"][i] } }
-      # As columns (Viewer.timeline_columns): nodes, weights, threads, label sets, times.
-      apart = JSON.parse(http_get(port, "/rperf/snapshots/1/timeline").body)
-      columns = apart["columns"]
-      assert_equal [], apart["idle"], "no idle row"
+      # As gzip'd columns (Viewer.timeline_bytes): nodes, weights, threads, label sets, times.
+      response = http_get(port, "/rperf/snapshots/1/timeline")
+      assert_equal "application/gzip", response["content-type"]
+      columns, idle = timeline_of_bytes(response.body)
+      assert_equal [], idle, "no idle row"
       assert_equal [rows] * 5, columns.map(&:size)
       assert_equal rows * MS, columns[1].sum
       assert_equal (1..rows).map { |i| i * MS }, columns[4]
@@ -186,8 +187,23 @@ class ViewerUiPayloadTest < Minitest::Test
     end
     html = Rperf::Viewer.static_html(big, max_timeline: rows)
     gz = html[%r{<script id="rperf-timeline-1" type="application/gzip\+base64">([^<]*)</script>}, 1]
-    assert_equal [rows] * 5, JSON.parse(Zlib.gunzip(Base64.strict_decode64(gz)))["columns"].map(&:size)
+    assert_equal [rows] * 5, timeline_of_bytes(Base64.strict_decode64(gz))[0].map(&:size)
     refute_includes Rperf::Viewer.static_html(profile), "rperf-timeline-1"
+  end
+
+  # Viewer.timeline_bytes read back as the page reads it: [[nodes, weights, threads, label sets,
+  # times(, line-level leaves)], idle rows].
+  def timeline_of_bytes(gz)
+    bytes = Zlib.gunzip(gz)
+    n, lines, idle_count = bytes.unpack("V3")
+    width = lines == 1 ? 32 : 28
+    assert_equal 16 + (n * width) + (idle_count * 4), bytes.bytesize
+    f64 = ->(k) { bytes.unpack("E#{n}", offset: 16 + (8 * n * k)).map(&:to_i) }
+    u32 = ->(k, type = "V") { bytes.unpack("#{type}#{n}", offset: 16 + (16 * n) + (4 * n * k)) }
+    times = f64.(1).each_with_object([]) { |step, sum| sum << ((sum.last || 0) + step) }
+    columns = [u32.(0), f64.(0), u32.(1), u32.(2), times]
+    columns << u32.(3, "l<") if lines == 1
+    [columns, bytes.unpack("V#{idle_count}", offset: 16 + (n * width))]
   end
 
   # The Timeline's bins, the model's: the payload's of every sample (drawn without the rows),

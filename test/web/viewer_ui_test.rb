@@ -273,7 +273,7 @@ class ViewerUiTest < Minitest::Test
              aggregated_samples: [[stack, rows * MS, 1, 0]], raw_samples: raw, label_sets: [{}] }
     result = run_file_check(Rperf::Viewer.static_html(data, max_timeline: rows), "bigfile", screenshots: false)
     assert_empty result["errors"]
-    assert_equal({ "element" => true, "loaded" => false }, result["apart"])
+    assert_equal({ "element" => true, "prefetched" => true }, result["apart"], "read in idle time once the first view is drawn")
     assert_equal true, result["stackLoadedTimeline"], "the stack chart is merged from the rows"
     assert_equal "bins", result.dig("timeline", "source")
 

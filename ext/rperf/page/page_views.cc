@@ -230,40 +230,34 @@ std::string sandwich_json(const Profile& p, const std::string& label, const std:
   return out;
 }
 
-std::string stack_chart_json(const Profile& p, int64_t min_end_ns) {
+StackChartView stack_chart_view(const Profile& p, int64_t min_end_ns) {
   StackCharts charts = stack_charts(p, SampleFilter(), min_end_ns);
   StackChart none;
   const StackChart& c = charts.threads.empty() ? none : charts.threads[0];
-  std::string out = "{\"thread\":" + std::to_string(c.thread) + ",\"total_ns\":" + std::to_string(c.total_ns) +
-                    ",\"samples\":" + std::to_string(c.samples) + ",\"end_ns\":" + std::to_string(charts.end_ns) + ",\"frames\":[";
+  const size_t n = c.dx.size();
+  StackChartView out;
+  out.json = "{\"thread\":" + std::to_string(c.thread) + ",\"total_ns\":" + std::to_string(c.total_ns) +
+             ",\"samples\":" + std::to_string(c.samples) + ",\"end_ns\":" + std::to_string(charts.end_ns) +
+             ",\"cells\":" + std::to_string(n) + ",\"frames\":[";
   for (size_t i = 0; i < c.frames.size(); i++) {
     const auto& [label, path] = c.frames[i];
-    if (i) out += ',';
-    out += '[';
-    append_json_string(out, label);
-    out += ',';
-    append_json_string(out, path);
-    out += ',';
-    append_json_string(out, frame_category_name(frame_category(label, path)));
-    out += ']';
+    if (i) out.json += ',';
+    out.json += '[';
+    append_json_string(out.json, label);
+    out.json += ',';
+    append_json_string(out.json, path);
+    out.json += ',';
+    append_json_string(out.json, frame_category_name(frame_category(label, path)));
+    out.json += ']';
   }
-  out += ']';
-  auto column = [&](const char* name, const auto& values) {
-    out += ",\"";
-    out += name;
-    out += "\":[";
-    for (size_t i = 0; i < values.size(); i++) {
-      if (i) out += ',';
-      out += std::to_string(values[i]);
-    }
-    out += ']';
-  };
-  column("dx", c.dx);
-  column("w", c.w);
-  column("d", c.d);
-  column("f", c.f);
-  column("gap", c.gap);
-  return out + '}';
+  out.json += "]}";
+  out.cells.reserve(5 * n);
+  out.cells.insert(out.cells.end(), c.dx.begin(), c.dx.end());
+  out.cells.insert(out.cells.end(), c.w.begin(), c.w.end());
+  out.cells.insert(out.cells.end(), c.d.begin(), c.d.end());
+  out.cells.insert(out.cells.end(), c.f.begin(), c.f.end());
+  out.cells.insert(out.cells.end(), c.gap.begin(), c.gap.end());
+  return out;
 }
 
 }  // namespace rperf::page

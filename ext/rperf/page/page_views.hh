@@ -5,6 +5,7 @@
 #pragma once
 #include <cstddef>
 #include <string>
+#include <vector>
 
 #include "page/page_rows.hh"
 #include "profile/profile.hh"
@@ -36,8 +37,14 @@ std::string method_table_json(const Profile& p, const ViewLimits& limits);
 std::string sandwich_json(const Profile& p, const std::string& label, const std::string& path, const ViewLimits& limits);
 
 // The stack chart of the profile's one thread (views/stack_chart.hh) on an axis of at least
-// min_end_ns: {thread, total_ns, samples, end_ns, frames: [[name, path, category], ...], dx, w,
-// d, f (-1 - state for a VM state's leaf), gap}.
-std::string stack_chart_json(const Profile& p, int64_t min_end_ns);
+// min_end_ns: json {thread, total_ns, samples, end_ns, cells, frames: [[name, path, category],
+// ...]}, and its cells' columns as numbers, each `cells` long, one after another: dx, w, d, f
+// (-1 - state for a VM state's leaf), gap. Numbers, not JSON text: a big thread's columns are
+// millions of digits the page would print and parse again.
+struct StackChartView {
+  std::string json;
+  std::vector<double> cells;
+};
+StackChartView stack_chart_view(const Profile& p, int64_t min_end_ns);
 
 }  // namespace rperf::page

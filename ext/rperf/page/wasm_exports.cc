@@ -40,6 +40,7 @@ struct Snapshot {
   TreeWeights weights;
   std::vector<double> self, total, state_self, kept_weights, threads;
   std::string view;  // rperf_page_view's JSON
+  std::vector<double> chart_cells;  // the stack chart's cell columns (rperf_page_view 4)
   rperf::SourceLines source;  // rperf_page_source_lines'
   std::vector<double> source_table;
   rperf::page::TransformedTree transformed;  // rperf_page_transform's
@@ -310,8 +311,8 @@ uint32_t rperf_page_select(uint32_t handle, uint32_t kind) {
 // A view of the rows of `kind` the filter keeps, as JSON (page/page_views.hh): view 0 the call
 // tree, 1 the bottom-up tree, 2 the method table, 3 the sandwich of the function whose label and
 // path are the scratch's blob of blob_bytes (texts), 4 the stack chart (of the filter's thread,
-// on an axis of at least min_end_ns); max_nodes, max_methods, max_arcs: ViewLimits' (0: the
-// default). Returns its bytes; rperf_page_view_json: them.
+// on an axis of at least min_end_ns; its cells: rperf_page_chart_cells); max_nodes, max_methods,
+// max_arcs: ViewLimits' (0: the default). Returns its bytes; rperf_page_view_json: them.
 uint32_t rperf_page_view(uint32_t handle, uint32_t kind, uint32_t view, uint32_t blob_bytes, uint32_t max_nodes, uint32_t max_methods,
                          uint32_t max_arcs, double min_end_ns) {
   Snapshot* s = snapshot(handle);
@@ -335,7 +336,12 @@ uint32_t rperf_page_view(uint32_t handle, uint32_t kind, uint32_t view, uint32_t
       if (!read_texts(blob, at, 2, function)) return 0;
       s->view = rperf::page::sandwich_json(profile, function[0], function[1], limits);
       break;
-    case 4: s->view = rperf::page::stack_chart_json(profile, static_cast<int64_t>(min_end_ns)); break;
+    case 4: {
+      rperf::page::StackChartView chart = rperf::page::stack_chart_view(profile, static_cast<int64_t>(min_end_ns));
+      s->view = std::move(chart.json);
+      s->chart_cells = std::move(chart.cells);
+      break;
+    }
     default: return 0;
   }
   return static_cast<uint32_t>(s->view.size());
@@ -344,6 +350,12 @@ uint32_t rperf_page_view(uint32_t handle, uint32_t kind, uint32_t view, uint32_t
 const char* rperf_page_view_json(uint32_t handle) {
   Snapshot* s = snapshot(handle);
   return s ? s->view.data() : nullptr;
+}
+
+// The last stack chart's cell columns (page_views.hh's StackChartView), `cells` each.
+const double* rperf_page_chart_cells(uint32_t handle) {
+  Snapshot* s = snapshot(handle);
+  return s ? s->chart_cells.data() : nullptr;
 }
 
 // The Timeline's bins of the timeline rows the filter keeps (PageRows::timeline_bins): returns

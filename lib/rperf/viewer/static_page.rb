@@ -4,7 +4,6 @@ require "base64"
 require "digest"
 require "json"
 require "time"
-require "zlib"
 
 module Rperf
   class Viewer
@@ -38,8 +37,9 @@ module Rperf
         page = page.sub(%r{<title>[^<]*</title>}) { "<title>#{escape_html(@title)}</title>" }
         page = page.sub('<meta charset="utf-8">') { %(<meta charset="utf-8">\n<meta http-equiv="Content-Security-Policy" content="#{policy(scripts)}">) }
         # The data goes before the scripts that read it; a big timeline in its own element, read
-        # when the page first needs it (Viewer.split_timeline), gzipped (base64): the browser's
-        # HTML parser goes through a tenth of the bytes before the first view.
+        # when the page first needs it (Viewer.split_timeline), as the server sends it
+        # (Viewer.timeline_bytes) in base64: the browser's HTML parser goes through a tenth of
+        # the bytes before the first view.
         data, timeline = embedded_json
         elements = %(<script id="rperf-data" type="application/json">#{data}</script>\n)
         # The page model (a served page fetches it): its bytes in base64, compiled by the page.
@@ -74,16 +74,9 @@ module Rperf
         # would close the element and "<!--<script" would make the parser skip the real
         # "</script>" (issue 30), leaving the page at "loading…". JavaScript's line separators
         # escaped too.
-        [script_json(list: [entry], snapshots: { "1" => body }), apart && gzip64(Viewer.timeline_columns(apart))]
+        [script_json(list: [entry], snapshots: { "1" => body }), apart && Base64.strict_encode64(Viewer.timeline_bytes(apart))]
       rescue JSON::GeneratorError, JSON::NestingError, Payload::Unavailable => e
         raise Error, "cannot put the profile in a page: #{e.message.lines.first.to_s.strip[0, 200]}"
-      end
-
-      # No time in the gzip header (MTIME 0, RFC 1952): the same profile makes the same page.
-      def gzip64(value)
-        gz = Zlib.gzip(JSON.generate(value), level: 6)
-        gz[4, 4] = "\0\0\0\0".b
-        Base64.strict_encode64(gz)
       end
 
       def script_json(value)

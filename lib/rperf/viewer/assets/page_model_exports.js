@@ -21,6 +21,7 @@
     select: { args: ['handle', 'kind'], columns: [], array: null },
     view: { args: ['handle', 'kind', 'view', 'blob_bytes', 'max_nodes', 'max_methods', 'max_arcs', 'min_end_ns'], columns: [['blob', 'u8', 'blob_bytes', null]], array: null },
     view_json: { args: ['handle'], columns: [], array: 'u8' },
+    chart_cells: { args: ['handle'], columns: [], array: 'f64' },
     timeline_bins: { args: ['handle', 'bins', 'min_end_ns'], columns: [], array: null },
     bins_header: { args: ['handle'], columns: [], array: 'f64' },
     bins_threads: { args: ['handle'], columns: [], array: 'u32' },

@@ -129,19 +129,31 @@ async function render() {
   }
 }
 
-// A big timeline comes apart from the snapshot (Viewer.split_timeline): its rows are asked
-// for when a view first needs them, so the first view of a big profile does not wait.
+// A big timeline comes apart from the snapshot (Viewer.split_timeline): its rows are read
+// once the first view is drawn, in idle time (prefetchTimeline), or when a view needs them
+// first, so the first view of a big profile does not wait and the Stack chart's first open
+// rarely does.
 async function ensureTimeline(p) {
   if (!p.timeline || timelineLoaded(p)) return;
+  setStatus('loading the timeline of snapshot #' + p.id + ' (' + p.timeline.rows + ' rows)…', 'drawing');
+  await loadTimeline(p);
+}
+
+function loadTimeline(p) {
   if (!p.timelineLoad) {
-    p.timelineLoad = p.base ? ensureTimeline(p.base).then(() => transformTimeline(p)) : fetchTimeline(p.id).then(({ columns, idle }) => {
+    p.timelineLoad = p.base ? loadTimeline(p.base).then(() => transformTimeline(p)) : fetchTimeline(p.id).then(({ columns, idle }) => {
       p.idle[ROWS.timeline] = model.columns(p.handle, ROWS.timeline, columns, idle);
       p.timeline.columns = columns;
     });
     p.timelineLoad.catch(() => { p.timelineLoad = null; });
   }
-  setStatus('loading the timeline of snapshot #' + p.id + ' (' + p.timeline.rows + ' rows)…', 'drawing');
-  await p.timelineLoad;
+  return p.timelineLoad;
+}
+
+// A failure here is reported when a view asks for the rows.
+function prefetchTimeline(p) {
+  if (!p.timeline || timelineLoaded(p) || p.timelineLoad) return;
+  (window.requestIdleCallback || setTimeout)(() => { if (state.current === p) loadTimeline(p).catch(() => {}); });
 }
 
 async function renderViews(seq) {
@@ -184,6 +196,7 @@ async function renderViews(seq) {
     state.zoom = null; // the address's zoom: taken by the chart, or there was none to take it
     writeHash();
     setStatus('snapshot #' + p.id + ': ' + state.tab, 'ready');
+    prefetchTimeline(p);
   }
 }
 

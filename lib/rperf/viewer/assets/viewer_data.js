@@ -41,18 +41,45 @@ async function fetchList() {
   return embedded ? embedded.list : fetchJSON(source.listUrl());
 }
 
-// A big timeline travels apart from its snapshot (Viewer.split_timeline): in a
-// self-contained page as its own script element (JSON, or gzip'd JSON in base64).
+// A big timeline travels apart from its snapshot (Viewer.split_timeline) as gzip'd columns
+// (Viewer.timeline_bytes): from the server, or in a self-contained page as the same bytes in
+// base64 in its own script element.
 async function fetchTimeline(id) {
-  let body;
-  if (!embedded) body = await fetchJSON(source.timelineUrl(id));
+  let bytes;
+  if (!embedded) bytes = await fetchBytes(source.timelineUrl(id));
   else {
     const element = document.getElementById('rperf-timeline-' + id);
     if (!element) throw new Error('not in this file');
-    body = await readDataElement(element);
+    bytes = base64Bytes(element.textContent);
   }
-  // {columns, idle}: the rows' columns, and which rows the model says are idle (Viewer.timeline_columns).
-  return { columns: Array.isArray(body) ? [0, 1, 2, 3, 4].map((k) => body.map((r) => r[k])) : body.columns, idle: Array.isArray(body) ? [] : body.idle || [] };
+  return timelineColumns(await new Response(new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'))).arrayBuffer());
+}
+
+async function fetchBytes(url) {
+  let res = await fetch(url, { cache: 'no-store' });
+  if (res.status === 403 && typeof source.onAuthError === 'function') {
+    const fresh = await source.onAuthError(url);
+    if (fresh) res = await fetch(fresh, { cache: 'no-store' });
+  }
+  if (res.ok) return new Uint8Array(await res.arrayBuffer());
+  let body = null;
+  try { body = await res.json(); } catch (_) { /* not JSON */ }
+  throw new Error((body && body.error) || (res.status + ' ' + res.statusText));
+}
+
+// {columns: [nodes, weights, threads, label sets, times(, line-level leaves)], idle: the rows the
+// model says are idle} as typed arrays over the columns' bytes (Viewer.timeline_bytes' layout),
+// handed to the model as they are.
+function timelineColumns(buffer) {
+  const [n, lines, idleCount] = buffer.byteLength >= 16 ? new Uint32Array(buffer, 0, 3) : [0, 0, 0];
+  if (buffer.byteLength !== 16 + n * (lines ? 32 : 28) + idleCount * 4) throw new Error('the timeline\'s columns are cut or malformed');
+  let at = 16;
+  const take = (Type, count) => { const a = new Type(buffer, at, count); at += count * Type.BYTES_PER_ELEMENT; return a; };
+  const weights = take(Float64Array, n), times = take(Float64Array, n);
+  for (let i = 1; i < n; i++) times[i] += times[i - 1]; // sent as steps
+  const columns = [take(Uint32Array, n), weights, take(Uint32Array, n), take(Uint32Array, n), times];
+  if (lines) columns.push(take(Int32Array, n));
+  return { columns, idle: take(Uint32Array, idleCount) };
 }
 
 // Whether the timeline's rows are here (in the payload, or loaded: ensureTimeline).
@@ -64,21 +91,13 @@ function timelineRows(p) {
 }
 
 // The rows [node, weight, thread, label set, time(, line-level leaf)] of a timeline sent as
-// columns (Viewer.timeline_columns).
+// columns (timelineColumns).
 function rowsOfColumns([nodes, weights, threads, sets, times, lines]) {
   const rows = new Array(nodes.length);
   for (let i = 0; i < rows.length; i++) {
     rows[i] = lines ? [nodes[i], weights[i], threads[i], sets[i], times[i], lines[i]] : [nodes[i], weights[i], threads[i], sets[i], times[i]];
   }
   return rows;
-}
-
-// A data element of a self-contained page: JSON, or gzip'd JSON in base64.
-async function readDataElement(element) {
-  if (element.type !== 'application/gzip+base64') return JSON.parse(element.textContent);
-  const bytes = base64Bytes(element.textContent);
-  const text = await new Response(new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'))).text();
-  return JSON.parse(text);
 }
 
 function base64Bytes(text) {

@@ -204,18 +204,18 @@ function stackModel(body) {
   const n = body.dx.length;
   const cells = new Array(n);
   const lastAt = [];
-  // Frame f >= 0 is body.frames[f]; f < 0 is the VM state -1 - f (TimelineState).
-  const frameAt = (f) => (f >= 0 ? body.frames[f] : [STATE_LEAF[STATES[-1 - f].key][0], '', STATE_LEAF[STATES[-1 - f].key][1]]);
-  const frames = new Map();
+  // Frame f >= 0 is body.frames[f]; f < 0 is the VM state -1 - f (TimelineState): each named once.
+  const named = body.frames.map(([name, file, cat]) => ({ name, file, cat: drawnCategory(cat, name) }));
+  const states = STATES.map((s) => STATE_LEAF[s.key] && { name: STATE_LEAF[s.key][0], file: '', cat: drawnCategory(STATE_LEAF[s.key][1], STATE_LEAF[s.key][0]) });
   const { dx, w, d: depths, f: fs, gap } = body;
   let x = 0;
   let depth = 0;
   for (let i = 0; i < n; i++) {
     x += dx[i];
-    const d = depths[i];
-    let frame = frames.get(fs[i]);
-    if (!frame) { frame = frameAt(fs[i]); frames.set(fs[i], frame); }
-    cells[i] = { x, w: w[i], d, name: frame[0], file: frame[1], cat: drawnCategory(frame[2], frame[0]), value: w[i] - gap[i], parent: d > 0 ? lastAt[d - 1] : -1 };
+    const d = depths[i] | 0;
+    const f = fs[i] | 0;
+    const frame = f >= 0 ? named[f] : states[-1 - f];
+    cells[i] = { x, w: w[i], d, name: frame.name, file: frame.file, cat: frame.cat, value: w[i] - gap[i], parent: d > 0 ? lastAt[d - 1] : -1 };
     lastAt[d] = i;
     if (d > depth) depth = d;
   }
