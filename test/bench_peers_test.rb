@@ -13,7 +13,7 @@ class BenchPeersTest < Minitest::Test
   include RubyIndependentTest # the harness's smoke run: the same script on every Ruby
   RUN = File.join(RperfTestHelper::ROOT, "bench", "peers", "run.rb")
   NUMBER = /-?[\d,]+/
-  ALLOC_COLUMNS = 6
+  ALLOC_COLUMNS = 7
   INTERVALS = [1, 64, 1024, 4096].freeze
   SITE_COLUMNS = 5
 
@@ -119,12 +119,16 @@ class BenchPeersTest < Minitest::Test
     *profiled, baseline = rows
     assert_equal ["unprofiled", "–"], baseline.first(2)
     assert_match(/\A[\d,]+ ms\z/, baseline[2])
-    truth = Integer(baseline[5][%r{\A– / ([\d,]+)\z}, 1].to_s.delete(","))
+    truth = Integer(baseline[6][%r{\A– / ([\d,]+)\z}, 1].to_s.delete(","))
     # The quick run's workload lasts 0.1 s by the clock, so the count follows the machine's load
     # (about 40,000 at a load average of 10); the checks below scale their tolerance with it.
     assert_operator truth, :>, 5_000, "an allocation-heavy workload"
-    profiled.each do |profiler, setting, overhead, sampled, added, estimate|
+    stackprof = rows.any? { |profiler, *| profiler == "stackprof" }
+    profiled.each do |profiler, setting, overhead, paired, sampled, added, estimate|
       assert_match(/\A[+-]\d+\.\d%\z/, overhead, setting)
+      # Ours against stackprof's :object mode at its N, run by run, when stackprof ran.
+      ours_vs_peer = profiler == "ours" && stackprof && setting.match?(/\Aallocations: \d+|`allocations: \d+/)
+      assert_match(ours_vs_peer ? /\A[+-]\d+\.\d%\z/ : /\A–\z/, paired, setting)
       assert_match(/\A-?\d+\.\d\z/, added, setting)
       interval = setting[/\b(?:allocations|interval|allocation_interval): (\d+)/, 1]&.to_i
       if interval.nil?

@@ -159,7 +159,9 @@ module PeerBench
       @alloc_results = Hash.new { |h, k| h[k] = [] }
       config.runs.times do |i|
         @log.print "\rallocations: run #{i + 1}/#{config.runs}   "
-        config.alloc_variants.each do |v|
+        # Every other round in reverse (ABBA): a drift of the machine's speed over the rounds
+        # weighs on every variant alike.
+        (i.odd? ? config.alloc_variants.reverse : config.alloc_variants).each do |v|
           spec = { task: "fixed", profiler: v.profiler, mode: v.mode, frequency: v.time_frequency,
                    unit: exp.unit, count: count, allocations: v.interval, retained: v.retained || false }
           @alloc_results[v.label] << run_child(v, spec, yjit: exp.yjit)

@@ -111,7 +111,7 @@ module PeerBench
   # then each profiler's top allocation sites per N.
   class AllocationTable
     COLUMNS = [
-      "profiler", "setting", "CPU overhead", "sampled allocations", "CPU ns per allocation added",
+      "profiler", "setting", "CPU overhead", "vs stackprof, paired", "sampled allocations", "CPU ns per allocation added",
       "allocations estimated / true (error)"
     ].freeze
     SITE_COLUMNS = ["N", "ours", "stackprof", "vernier", "same order"].freeze
@@ -123,7 +123,8 @@ module PeerBench
 
     def rows
       @runner.config.alloc_variants.map do |v|
-        [v.baseline? ? BASELINE : v.profiler, v.setting, overhead_cell(v), sampled_cell(v), added_cell(v), estimate_cell(v)]
+        [v.baseline? ? BASELINE : v.profiler, v.setting, overhead_cell(v), paired_cell(v), sampled_cell(v), added_cell(v),
+         estimate_cell(v)]
       end
     end
 
@@ -168,6 +169,17 @@ module PeerBench
       return "#{Table.thousands(base * 1000)} ms" if variant.baseline?
 
       format("%+.1f%%", (med(reports(variant), "whole_cpu_s") / base - 1) * 100)
+    end
+
+    # Ours against stackprof's :object mode at the same N, run by run (the two ran minutes apart
+    # at most, in the same round: this VM's speed drifts by 20% over minutes, which medians taken
+    # apart carry and a ratio within a round cancels); the median of the rounds' ratios.
+    def paired_cell(variant)
+      peer = @runner.config.alloc_variants.find { |v| v.profiler == "stackprof" && v.interval == variant.interval }
+      return "–" unless variant.profiler == "ours" && variant.interval && peer
+
+      ratios = reports(variant).zip(reports(peer)).map { |ours, theirs| ours["whole_cpu_s"] / theirs["whole_cpu_s"] - 1 }
+      format("%+.1f%%", Table.median(ratios) * 100)
     end
 
     def sampled_cell(variant)

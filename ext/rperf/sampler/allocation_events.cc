@@ -1,4 +1,4 @@
-// Allocation sampling (internal NEWOBJ/FREEOBJ tracepoints). Internal event hooks run inside
+// Allocation sampling (NEWOBJ, through the GC tracepoint of gc_events.cc; FREEOBJ). Internal event hooks run inside
 // the object allocator and the GC: they must not call Ruby methods, allocate Ruby objects or
 // raise, and the new object is not initialised yet (only its class pointer and type flags are
 // set: rb_class_name and friends are not allowed here, the class VALUE is kept and named at
@@ -38,13 +38,13 @@ constexpr uint32_t kNoSample = 0xffffffffu;
 VALUE class_of_new_object(VALUE obj) { return RB_BUILTIN_TYPE(obj) == RUBY_T_IMEMO ? 0 : RBASIC_CLASS(obj); }
 }  // namespace
 
-void newobj_hook(VALUE tpval, void*) {
+void newobj_event(rb_trace_arg_t* arg) {
   Session* s = g_session;
-  if (!s || !s->active()) return;
+  if (!s || !s->alloc.sampling || !s->active()) return;
   AllocationTracking& a = s->alloc;
   if (--a.countdown != 0) return;
   a.countdown = a.gaps.next();
-  s->sample_allocation(rb_tracearg_object(rb_tracearg_from_tracepoint(tpval)));
+  s->sample_allocation(rb_tracearg_object(arg));
 }
 
 void freeobj_hook(VALUE tpval, void*) {
@@ -167,24 +167,21 @@ void Session::take_allocations(bool clear, std::vector<AllocationSample>& out) {
   }
 }
 
+// NEWOBJ arrives through the GC tracepoint (install_hooks), counted from here on.
 void Session::install_allocation_hooks() {
-  rb_gc_register_address(&newobj_tracepoint_);
-  rb_gc_register_address(&freeobj_tracepoint_);
-  newobj_tracepoint_ = rb_tracepoint_new(0, RUBY_INTERNAL_EVENT_NEWOBJ, newobj_hook, nullptr);
   if (opts.retained) {
+    rb_gc_register_address(&freeobj_tracepoint_);
     freeobj_tracepoint_ = rb_tracepoint_new(0, RUBY_INTERNAL_EVENT_FREEOBJ, freeobj_hook, nullptr);
     rb_tracepoint_enable(freeobj_tracepoint_);
   }
-  rb_tracepoint_enable(newobj_tracepoint_);
+  alloc.sampling = true;
 }
 
 void Session::remove_allocation_hooks() {
-  if (newobj_tracepoint_ == Qnil) return;
-  rb_tracepoint_disable(newobj_tracepoint_);
-  if (freeobj_tracepoint_ != Qnil) rb_tracepoint_disable(freeobj_tracepoint_);
-  rb_gc_unregister_address(&newobj_tracepoint_);
+  alloc.sampling = false;
+  if (freeobj_tracepoint_ == Qnil) return;
+  rb_tracepoint_disable(freeobj_tracepoint_);
   rb_gc_unregister_address(&freeobj_tracepoint_);
-  newobj_tracepoint_ = Qnil;
   freeobj_tracepoint_ = Qnil;
 }
 

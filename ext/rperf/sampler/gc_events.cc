@@ -12,10 +12,12 @@
 namespace rperf {
 
 void gc_event_hook(VALUE tpval, void*) {
+  rb_trace_arg_t* arg = rb_tracearg_from_tracepoint(tpval);
+  rb_event_flag_t event = rb_tracearg_event_flag(arg);
+  if (event == RUBY_INTERNAL_EVENT_NEWOBJ) return newobj_event(arg);
   Session* s = g_session;
   if (!s || !s->active() || !on_main_ractor()) return;
   ProducerScope producer;
-  rb_event_flag_t event = rb_tracearg_event_flag(rb_tracearg_from_tracepoint(tpval));
   GcTracking& gc = s->gc;
   int64_t t0 = monotonic_ns();
   switch (event) {

@@ -91,6 +91,7 @@ struct GcTracking {
 // the worker side under the consumer lock.
 struct AllocationTracking {
   GeometricGaps gaps{1, 0};
+  bool sampling = false;        // NEWOBJ counted (from start_allocations until the hooks go)
   uint64_t countdown = 0;       // allocations until the next sampled one
   LiveObjects live;             // sampled objects still alive (retained: true only)
   uint64_t sample_count = 0;    // sampled allocations recorded
@@ -197,7 +198,7 @@ class Session final : public ChargeSink {
 
   void mark();  // GC: frame VALUEs in the stack store and in the ring
   // Which allocation events are hooked now: NEWOBJ (allocations: N), FREEOBJ (retained: true).
-  bool newobj_hooked() const { return newobj_tracepoint_ != Qnil; }
+  bool newobj_hooked() const { return alloc.sampling; }
   bool freeobj_hooked() const { return freeobj_tracepoint_ != Qnil; }
 
   // The kernel id of the thread that holds the GVL (0: none known), for the timer signal, and
@@ -295,7 +296,6 @@ class Session final : public ChargeSink {
   bool exec_suspended_ = false;
   bool vm_layout_ok_ = false;  // vm_frames.hh reads this Ruby's stacks (checked at start)
   VALUE gc_tracepoint_ = Qnil;
-  VALUE newobj_tracepoint_ = Qnil;
   VALUE freeobj_tracepoint_ = Qnil;
   VALUE thread_end_tracepoint_ = Qnil;
   bool sample_in_handler(ThreadState* ts);  // capture_in_handler's work, conditions checked
@@ -319,7 +319,7 @@ void init_session_globals();  // Init_rperf: thread key, postponed job
 void install_gvl_hook();
 void remove_gvl_hook();
 void gc_event_hook(VALUE tpval, void*);
-void newobj_hook(VALUE tpval, void*);
+void newobj_event(rb_trace_arg_t* arg);  // gc_event_hook's NEWOBJ (one tracepoint: see install_hooks)
 void freeobj_hook(VALUE tpval, void*);
 // GC compaction moved objects (the marker's dcompact): the live table follows them.
 void update_moved_objects();
