@@ -1,6 +1,6 @@
 // The page model's JavaScript side under node (node --test; test/page_model_js_test.rb runs it):
-// the generated binding names every export the module has, with its arity; texts cross both
-// ways; a snapshot's rows are selected, summed and made views as the page does.
+// its one call, with clear errors; texts cross both ways; a snapshot's rows are selected, summed
+// and made views as the page does.
 'use strict';
 const test = require('node:test');
 const assert = require('node:assert');
@@ -8,20 +8,20 @@ const fs = require('fs');
 const path = require('path');
 
 const assets = path.join(__dirname, '../../lib/rperf/viewer/assets');
-const EXPORTS = require(path.join(assets, 'page_model_exports.js'));
 const { ROWS, instantiate, textBlob, readTexts } = require(path.join(assets, 'page_model.js'));
 const bytes = fs.readFileSync(path.join(assets, 'page_model.wasm'));
 
-test('the binding is the module\'s interface, export for export', async () => {
-  const { instance } = await WebAssembly.instantiate(bytes, {
-    env: { emscripten_notify_memory_growth: () => {} }, wasi_snapshot_preview1: { proc_exit: () => {} },
-  });
-  const exported = Object.keys(instance.exports).filter((n) => n.startsWith('rperf_page_')).map((n) => n.slice('rperf_page_'.length)).sort();
-  assert.deepStrictEqual(Object.keys(EXPORTS).sort(), exported);
-  for (const [name, spec] of Object.entries(EXPORTS)) {
-    assert.strictEqual(instance.exports['rperf_page_' + name].length, spec.args.length, name);
-    for (const [, , count] of spec.columns) assert.ok(spec.args.includes(count), `${name}: ${count} counts a column`);
-  }
+test('the module\'s interface is one call, and a wrong one is a clear error', async () => {
+  const model = await instantiate(bytes);
+  const exported = Object.keys(model.w).filter((n) => n.startsWith('rperf_page_')).sort();
+  assert.deepStrictEqual(exported, ['rperf_page_call', 'rperf_page_request']);
+  assert.throws(() => model.call('no_such_operation'), /the page model has no operation no_such_operation/);
+  assert.throws(() => model.call('select', { handle: 99, kind: 0 }), /select: no snapshot 99/);
+  const { handle } = model.call('new');
+  assert.throws(() => model.call('set_tree', { handle, parents: [-1] }), /set_tree: no /);
+  assert.throws(() => model.call('set_rows', { handle, kind: 7, node: [], thread_seq: [], label_set: [], weight: [] }), /no rows of kind 7/);
+  assert.throws(() => model.call('label_values', { handle: 'one' }), /handle is not numbers/);
+  assert.deepStrictEqual(model.call('select', { handle, kind: 0 }), { rows: new Uint32Array(0), weights: new Float64Array(0) });
 });
 
 test('texts cross as the module reads them', () => {

@@ -1,14 +1,24 @@
-// The page model's C interface in WebAssembly (page_model.wasm, loaded by viewer.js). A snapshot
-// of the page is a handle (rperf_page_new). The page writes a call's columns into one scratch
-// area (rperf_page_scratch), then calls; results stay in the handle until its next call of the
-// same kind and are read from the pointers below. Weights cross as doubles: JavaScript's
-// numbers (exact below 2^53 ns, 104 days).
-#include <climits>
+// The page model's C interface in WebAssembly (page_model.wasm), whose one caller is
+// viewer/assets/page_model.js. One call: the page writes a request into the area
+// rperf_page_request gives (an operation's name, then named values) and calls rperf_page_call;
+// the operation (kOperations) reads its values by name and answers with named values, which the
+// page reads the same way (PageModel.call). So each operation's inputs and results are declared
+// once, here, where it reads and writes them, and the page's side of the boundary is generic.
+//
+// A request or an answer is a list of values, each its name (a text), its Type (uint32), its
+// byte length (uint32) and its bytes; a text is a uint32 byte length and its UTF-8 (integers
+// little-endian, as wasm's). Numbers read as the type the operation asks for; weights cross as
+// doubles, JavaScript's numbers (exact below 2^53 ns, 104 days).
+#include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstring>
+#include <limits>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "page/names_tree.hh"
@@ -23,670 +33,581 @@ namespace {
 using rperf::page::KeptRows;
 using rperf::page::PageRows;
 using rperf::page::RowKind;
-using rperf::page::ThreadSums;
-using rperf::page::TreeWeights;
 
-struct Snapshot {
-  PageRows rows;
-  std::vector<double> allocation_header, node_classes, sites;
-  rperf::SampleFilter filter;  // rperf_page_filter's
-  std::vector<uint32_t> matched_sets;
-  std::vector<uint8_t> values_blob;  // label_values' texts
-  KeptRows kept;
-  rperf::TimelineBins bins;
-  std::vector<double> bins_header;
-  std::vector<uint32_t> bins_top;
-  std::vector<uint8_t> bins_names;
-  TreeWeights weights;
-  std::vector<double> self, total, state_self, kept_weights, threads;
-  std::string view;  // rperf_page_view's JSON
-  std::vector<double> chart_cells;  // the stack chart's cell columns (rperf_page_view 4)
-  rperf::SourceLines source;  // rperf_page_source_lines'
-  std::vector<double> source_table;
-  rperf::page::TransformedTree transformed;  // rperf_page_transform's
-  std::vector<uint8_t> transformed_frames;   // its frames' texts
-};
-
-std::vector<std::unique_ptr<Snapshot>> snapshots;
-
-// rperf_page_names_tree's result, until its next call.
-struct NamesTree {
-  std::vector<uint8_t> frames_blob;  // each frame's label and path (texts)
-  std::vector<int32_t> parents;
-  std::vector<uint32_t> node_frames, row_nodes, row_sets;
-  std::vector<double> row_weights;
-  uint32_t frame_count = 0;
-} names;
-
-std::vector<double> diff_rows;  // rperf_page_diff_totals', until its next call
-std::vector<uint64_t> scratch;  // 8-byte aligned for the page's Float64Array columns
-
-Snapshot* snapshot(uint32_t handle) { return handle < snapshots.size() ? snapshots[handle].get() : nullptr; }
-
-// Reads `n` values of T from the scratch area at byte `offset`, advancing it. A column past the
-// area's end (a page that did not write it) reads as zeros, which the setters refuse.
+// In page_model.js's order (its TYPES): columns of numbers, one number, texts, and rows of
+// doubles (a uint32 width, then the rows' numbers one row after another).
+enum Type : uint32_t { kU8, kI32, kU32, kF64, kNumber, kTexts, kRows };
 template <typename T>
-std::vector<T> column(size_t& offset, size_t n) {
-  std::vector<T> out(n);
-  const size_t bytes = n * sizeof(T);
-  if (n && offset <= scratch.size() * 8 && bytes <= scratch.size() * 8 - offset) {
-    std::memcpy(out.data(), reinterpret_cast<const char*>(scratch.data()) + offset, bytes);
-  }
-  offset += (bytes + 7) / 8 * 8;
-  return out;
-}
+constexpr Type kTypeOf = kF64;  // int64_t and double cross as doubles
+template <>
+constexpr Type kTypeOf<uint8_t> = kU8;
+template <>
+constexpr Type kTypeOf<int32_t> = kI32;
+template <>
+constexpr Type kTypeOf<uint32_t> = kU32;
 
-std::vector<int64_t> as_int64(const std::vector<double>& values) {
-  std::vector<int64_t> out(values.size());
-  for (size_t i = 0; i < values.size(); i++) out[i] = static_cast<int64_t>(values[i]);
-  return out;
-}
+std::vector<std::unique_ptr<PageRows>> snapshots;  // by handle
+std::vector<uint8_t> request, last_answer;
 
-std::vector<double> as_double(const std::vector<int64_t>& values) {
-  return std::vector<double>(values.begin(), values.end());
-}
-
-// Rows named by the page: indexes uint32[n], then weights float64[n].
-KeptRows scratch_rows(size_t n) {
-  size_t offset = 0;
-  KeptRows rows;
-  rows.rows = column<uint32_t>(offset, n);
-  rows.weights = as_int64(column<double>(offset, n));
-  return rows;
-}
-
-// Texts in a blob: each a uint32 byte length (little-endian, as wasm) and its bytes. Reads
-// `count` of them from `blob` at `at`, advancing it; false when the blob ends first.
-bool read_texts(const std::vector<uint8_t>& blob, size_t& at, size_t count, std::vector<std::string>& out) {
-  for (size_t i = 0; i < count; i++) {
-    uint32_t length;
-    if (blob.size() - at < sizeof(length)) return false;
-    std::memcpy(&length, blob.data() + at, sizeof(length));
-    at += sizeof(length);
-    if (blob.size() - at < length) return false;
-    out.emplace_back(reinterpret_cast<const char*>(blob.data() + at), length);
-    at += length;
-  }
+bool read_u32(const uint8_t*& at, const uint8_t* end, uint32_t& value) {
+  if (end - at < 4) return false;
+  std::memcpy(&value, at, 4);
+  at += 4;
   return true;
 }
 
-void append_text(std::vector<uint8_t>& blob, const std::string& text) {
-  uint32_t length = static_cast<uint32_t>(text.size());
-  const uint8_t* bytes = reinterpret_cast<const uint8_t*>(&length);
-  blob.insert(blob.end(), bytes, bytes + sizeof(length));
-  blob.insert(blob.end(), text.begin(), text.end());
+bool read_text(const uint8_t*& at, const uint8_t* end, std::string& text) {
+  uint32_t length;
+  if (!read_u32(at, end, length) || static_cast<size_t>(end - at) < length) return false;
+  text.assign(reinterpret_cast<const char*>(at), length);
+  at += length;
+  return true;
 }
 
-bool valid_kind(uint32_t kind) { return kind < static_cast<uint32_t>(rperf::page::kRowKindCount); }
+// A number as T; a double out of T's range (NaN, a page's mistake) as 0, where a cast would trap.
+template <typename T, typename From>
+T number_as(From value) {
+  if constexpr (std::is_integral_v<T> && std::is_floating_point_v<From>) {
+    if (!(value >= static_cast<From>(std::numeric_limits<T>::lowest()) && value < static_cast<From>(std::numeric_limits<T>::max()) + 1)) return T{};
+  }
+  return static_cast<T>(value);
+}
+
+template <typename T, typename From>
+std::vector<T> numbers_as(const uint8_t* bytes, size_t size) {
+  std::vector<T> out(size / sizeof(From));
+  if constexpr (std::is_same_v<T, From>) {
+    std::memcpy(out.data(), bytes, out.size() * sizeof(T));
+  } else {
+    for (size_t i = 0; i < out.size(); i++) {
+      From value;
+      std::memcpy(&value, bytes + i * sizeof(From), sizeof(From));
+      out[i] = number_as<T>(value);
+    }
+  }
+  return out;
+}
+
+// One request and its answer. A value the operation asks for and the request lacks (unless
+// optional) or has of another type makes an error, the answer's only value; an operation checks
+// ok() before it changes anything.
+class Call {
+ public:
+  std::string op;
+  std::vector<uint8_t> answer = std::vector<uint8_t>(4);  // its byte length first
+
+  bool parse(const std::vector<uint8_t>& bytes) {
+    const uint8_t *at = bytes.data(), *end = at + bytes.size();
+    if (!read_text(at, end, op)) return false;
+    while (at < end) {
+      std::string name;
+      Value v;
+      if (!read_text(at, end, name) || !read_u32(at, end, v.type) || !read_u32(at, end, v.size) || static_cast<size_t>(end - at) < v.size) return false;
+      v.bytes = at;
+      at += v.size;
+      values_[name] = v;
+    }
+    return true;
+  }
+
+  bool has(const std::string& name) const { return values_.count(name) != 0; }
+
+  template <typename T>
+  std::vector<T> column(const std::string& name, bool optional = false) {
+    const Value* v = find(name, optional);
+    switch (v ? v->type : kTexts) {
+      case kU8: return numbers_as<T, uint8_t>(v->bytes, v->size);
+      case kI32: return numbers_as<T, int32_t>(v->bytes, v->size);
+      case kU32: return numbers_as<T, uint32_t>(v->bytes, v->size);
+      case kF64:
+      case kNumber: return numbers_as<T, double>(v->bytes, v->size);
+      default:
+        if (v) fail(op + ": " + name + " is not numbers");
+        return {};
+    }
+  }
+
+  template <typename T = double>
+  T number(const std::string& name, bool optional = false) {
+    std::vector<T> values = column<T>(name, optional);
+    return values.empty() ? T{} : values[0];
+  }
+
+  // An empty column of numbers reads as no texts: the page cannot tell an empty list's type.
+  std::vector<std::string> texts(const std::string& name, bool optional = false) {
+    std::vector<std::string> out;
+    const Value* v = find(name, optional);
+    if (!v || !v->size) return out;
+    if (v->type != kTexts) fail(op + ": " + name + " is not texts");
+    for (const uint8_t *at = v->bytes, *end = at + v->size; ok() && at < end;) {
+      if (!read_text(at, end, out.emplace_back())) fail(op + ": " + name + " ends within a text");
+    }
+    return out;
+  }
+
+  PageRows* snapshot() {
+    uint32_t handle = number<uint32_t>("handle");
+    if (handle < snapshots.size() && snapshots[handle]) return snapshots[handle].get();
+    fail(op + ": no snapshot " + std::to_string(handle));
+    return nullptr;
+  }
+
+  RowKind kind() {
+    uint32_t kind = number<uint32_t>("kind");
+    if (kind >= static_cast<uint32_t>(rperf::page::kRowKindCount)) fail(op + ": no rows of kind " + std::to_string(kind));
+    return static_cast<RowKind>(kind);
+  }
+
+  void fail(const std::string& message) {
+    if (error_.empty()) error_ = message;
+  }
+  bool ok() const { return error_.empty(); }
+  // The answer as sent: its values, or the error alone.
+  void finish() {
+    if (!ok()) {
+      answer.resize(4);
+      put("error", std::vector<std::string>{error_});
+    }
+    uint32_t size = static_cast<uint32_t>(answer.size() - 4);
+    std::memcpy(answer.data(), &size, 4);
+  }
+
+  void put(const char* name, double number) { put_bytes(name, kNumber, &number, sizeof(number)); }
+  template <typename T>
+  void put(const char* name, const std::vector<T>& values) {
+    if constexpr (kTypeOf<T> == kF64 && !std::is_same_v<T, double>) {
+      put(name, std::vector<double>(values.begin(), values.end()));
+    } else {
+      put_bytes(name, kTypeOf<T>, values.data(), values.size() * sizeof(T));
+    }
+  }
+  void put(const char* name, const std::vector<std::string>& texts) {
+    std::vector<uint8_t> blob;
+    for (const std::string& text : texts) append_text(blob, text);
+    put_bytes(name, kTexts, blob.data(), blob.size());
+  }
+  template <size_t N>
+  void put(const char* name, const std::vector<std::array<double, N>>& rows) {
+    std::vector<uint8_t> bytes(4 + rows.size() * sizeof(rows[0]));
+    uint32_t width = N;
+    std::memcpy(bytes.data(), &width, 4);
+    if (!rows.empty()) std::memcpy(bytes.data() + 4, rows.data(), rows.size() * sizeof(rows[0]));
+    put_bytes(name, kRows, bytes.data(), bytes.size());
+  }
+
+ private:
+  struct Value {
+    uint32_t type = 0, size = 0;
+    const uint8_t* bytes = nullptr;
+  };
+  std::map<std::string, Value> values_;
+  std::string error_;
+
+  const Value* find(const std::string& name, bool optional) {
+    auto it = values_.find(name);
+    if (it != values_.end()) return &it->second;
+    if (!optional) fail(op + ": no " + name);
+    return nullptr;
+  }
+
+  static void append_text(std::vector<uint8_t>& blob, const std::string& text) {
+    uint32_t length = static_cast<uint32_t>(text.size());
+    const uint8_t* bytes = reinterpret_cast<const uint8_t*>(&length);
+    blob.insert(blob.end(), bytes, bytes + 4);
+    blob.insert(blob.end(), text.begin(), text.end());
+  }
+
+  void put_bytes(const char* name, Type type, const void* data, size_t size) {
+    append_text(answer, name);
+    uint32_t head[2] = {type, static_cast<uint32_t>(size)};
+    const uint8_t* bytes = reinterpret_cast<const uint8_t*>(head);
+    answer.insert(answer.end(), bytes, bytes + sizeof(head));
+    answer.insert(answer.end(), static_cast<const uint8_t*>(data), static_cast<const uint8_t*>(data) + size);
+  }
+};
+
+// The filter of select, view and timeline_bins (SampleFilter's row filters): thread (absent:
+// all), hidden_threads, label_sets (the kept ones; absent: all), range [from_ns, to_ns] (absent:
+// all), hide_idle.
+rperf::SampleFilter filter_of(Call& c) {
+  rperf::SampleFilter filter;
+  filter.by_thread = c.has("thread");
+  filter.thread = c.number<uint32_t>("thread", true);
+  filter.hidden_threads = c.column<uint32_t>("hidden_threads", true);
+  std::sort(filter.hidden_threads.begin(), filter.hidden_threads.end());
+  filter.by_label_sets = c.has("label_sets");
+  filter.label_sets = c.column<uint32_t>("label_sets", true);
+  std::sort(filter.label_sets.begin(), filter.label_sets.end());
+  std::vector<int64_t> range = c.column<int64_t>("range", true);
+  filter.by_range = range.size() == 2;
+  if (filter.by_range) {
+    filter.from_ns = range[0];
+    filter.to_ns = range[1];
+  }
+  filter.hide_idle = c.number("hide_idle", true) != 0;
+  return filter;
+}
+
+// Rows named by the page: their indexes (rows) and kept weights (weights).
+KeptRows kept_of(Call& c) { return KeptRows{c.column<uint32_t>("rows"), c.column<int64_t>("weights")}; }
+
+// Texts read two at a time: (label, path) pairs and the like.
+std::pair<std::vector<std::string>, std::vector<std::string>> unzip(const std::vector<std::pair<std::string, std::string>>& pairs) {
+  std::pair<std::vector<std::string>, std::vector<std::string>> out;
+  for (const auto& [first, second] : pairs) {
+    out.first.push_back(first);
+    out.second.push_back(second);
+  }
+  return out;
+}
+
+// Each operation: the values it reads, what it answers.
+const std::map<std::string, void (*)(Call&)> kOperations = {
+    // A new snapshot: its handle.
+    {"new",
+     [](Call& c) {
+       auto free = std::find(snapshots.begin(), snapshots.end(), nullptr);
+       if (free == snapshots.end()) free = snapshots.insert(free, nullptr);
+       *free = std::make_unique<PageRows>();
+       c.put("handle", static_cast<double>(free - snapshots.begin()));
+     }},
+    {"delete",
+     [](Call& c) {
+       if (c.snapshot()) snapshots[c.number<uint32_t>("handle")].reset();
+     }},
+    // The snapshot's tree: per node its parent (parents) and frame (frames); per frame its
+    // label, path and method line (labels, paths, lines).
+    {"set_tree",
+     [](Call& c) {
+       PageRows* s = c.snapshot();
+       std::vector<int32_t> parents = c.column<int32_t>("parents"), lines = c.column<int32_t>("lines");
+       std::vector<uint32_t> frames = c.column<uint32_t>("frames");
+       std::vector<std::string> labels = c.texts("labels"), paths = c.texts("paths");
+       if (!c.ok()) return;
+       s->set_frames(std::move(labels), std::move(paths), std::move(lines));
+       if (!s->set_tree(std::move(parents), std::move(frames))) c.fail("the snapshot's tree is not a prefix tree");
+     }},
+    // The payload's line tree (a profile with lines: PageRows::set_line_tree), per node: parents,
+    // frames (the tree's), lines. After set_tree, before set_rows.
+    {"set_line_tree",
+     [](Call& c) {
+       PageRows* s = c.snapshot();
+       std::vector<int32_t> parents = c.column<int32_t>("parents"), lines = c.column<int32_t>("lines");
+       std::vector<uint32_t> frames = c.column<uint32_t>("frames");
+       if (c.ok() && !s->set_line_tree(std::move(parents), std::move(frames), std::move(lines))) {
+         c.fail("the snapshot's line tree is not a prefix tree of its frames");
+       }
+     }},
+    // The rows of `kind`: Rows' columns by their names, the optional ones as the rows have them.
+    {"set_rows",
+     [](Call& c) {
+       PageRows* s = c.snapshot();
+       RowKind kind = c.kind();
+       rperf::page::Rows rows;
+       rows.node = c.column<uint32_t>("node");
+       rows.thread_seq = c.column<uint32_t>("thread_seq");
+       rows.label_set = c.column<uint32_t>("label_set");
+       rows.weight = c.column<int64_t>("weight");
+       rows.time_ns = c.column<int64_t>("time_ns", true);
+       rows.idle = c.column<uint8_t>("idle", true);
+       rows.class_index = c.column<uint32_t>("class_index", true);
+       rows.retained = c.column<int64_t>("retained", true);
+       rows.line_node = c.column<int32_t>("line_node", true);
+       if (c.ok() && !s->set_rows(kind, std::move(rows))) c.fail("the snapshot's rows are not on its tree");
+     }},
+    // The label sets as the page spells them: each set's pair count (pairs), then every pair's
+    // key and value (texts).
+    {"set_label_sets",
+     [](Call& c) {
+       PageRows* s = c.snapshot();
+       std::vector<uint32_t> pairs = c.column<uint32_t>("pairs");
+       std::vector<std::string> texts = c.texts("texts");
+       std::vector<rperf::LabelTexts> sets(pairs.size());
+       size_t at = 0;
+       for (size_t i = 0; i < pairs.size() && c.ok(); i++) {
+         if (texts.size() - at < size_t{pairs[i]} * 2) c.fail("the snapshot's label sets cannot be read");
+         for (; c.ok() && sets[i].size() < pairs[i]; at += 2) sets[i].emplace_back(texts[at], texts[at + 1]);
+       }
+       if (c.ok()) s->set_label_sets(std::move(sets));
+     }},
+    // Every label value of the snapshot, sorted, each once (what the page tests its tagfocus
+    // regex on).
+    {"label_values",
+     [](Call& c) {
+       if (PageRows* s = c.snapshot()) c.put("values", rperf::label_values(s->label_sets()));
+     }},
+    // The label sets (sets: their ids, ascending) the label and tag filters keep
+    // (LabelSetMatch): the label key (key: none or one), its values, unset; focus (tagfocus's
+    // matched values; absent: no tagfocus); each ignore pair's key and value (ignore_keys,
+    // ignore_values) and whether it has one (has_value).
+    {"match_label_sets",
+     [](Call& c) {
+       PageRows* s = c.snapshot();
+       rperf::LabelSetMatch match;
+       std::vector<std::string> key = c.texts("key"), keys = c.texts("ignore_keys"), values = c.texts("ignore_values");
+       std::vector<uint8_t> has_value = c.column<uint8_t>("has_value");
+       match.values = c.texts("values");
+       match.unset = c.number("unset") != 0;
+       match.by_focus = c.has("focus");
+       match.focus_values = c.texts("focus", true);
+       match.by_label = !key.empty();
+       if (match.by_label) match.key = key[0];
+       if (keys.size() != values.size() || keys.size() != has_value.size()) c.fail("match_label_sets: the ignore pairs differ in length");
+       for (size_t i = 0; c.ok() && i < keys.size(); i++) {
+         match.ignore.emplace_back(keys[i], has_value[i] ? std::optional<std::string>(values[i]) : std::nullopt);
+       }
+       if (c.ok()) c.put("sets", rperf::matching_label_sets(s->label_sets(), match));
+     }},
+    // The rows of `kind` the filter (filter_of) keeps: their indexes (rows) and kept weights.
+    {"select",
+     [](Call& c) {
+       PageRows* s = c.snapshot();
+       RowKind kind = c.kind();
+       rperf::SampleFilter filter = filter_of(c);
+       if (!c.ok()) return;
+       KeptRows kept;
+       s->select(kind, filter, kept);
+       c.put("rows", kept.rows);
+       c.put("weights", kept.weights);
+     }},
+    // A view of the rows of `kind` the filter keeps, as JSON (json; page/page_views.hh): view 0
+    // the call tree, 1 the bottom-up tree, 2 the method table, 3 the sandwich of `function`
+    // (its label and path), 4 the stack chart (of the filter's thread, on an axis of at least
+    // min_end_ns; its cell columns: cells); max_nodes, max_methods, max_arcs: ViewLimits' (absent
+    // or 0: the default).
+    {"view",
+     [](Call& c) {
+       PageRows* s = c.snapshot();
+       RowKind kind = c.kind();
+       rperf::SampleFilter filter = filter_of(c);
+       uint32_t view = c.number<uint32_t>("view");
+       std::vector<std::string> function = c.texts("function", true);
+       rperf::page::ViewLimits limits;
+       if (uint32_t n = c.number<uint32_t>("max_nodes", true)) limits.max_nodes = n;
+       if (uint32_t n = c.number<uint32_t>("max_methods", true)) limits.max_methods = n;
+       if (uint32_t n = c.number<uint32_t>("max_arcs", true)) limits.max_arcs = n;
+       if (view > 4 || (view == 3 && function.size() != 2)) c.fail("the page model cannot build view " + std::to_string(view));
+       if (!c.ok()) return;
+       KeptRows kept;
+       s->select(kind, filter, kept);
+       rperf::Profile profile = rperf::page::profile_of_rows(*s, kind, kept, view == 4);
+       switch (view) {
+         case 0: c.put("json", {rperf::page::call_tree_json(profile, false, limits)}); break;
+         case 1: c.put("json", {rperf::page::call_tree_json(profile, true, limits)}); break;
+         case 2: c.put("json", {rperf::page::method_table_json(profile, limits)}); break;
+         case 3: c.put("json", {rperf::page::sandwich_json(profile, function[0], function[1], limits)}); break;
+         default: {
+           rperf::page::StackChartView chart = rperf::page::stack_chart_view(profile, c.number<int64_t>("min_end_ns", true));
+           c.put("json", {chart.json});
+           c.put("cells", chart.cells);
+         }
+       }
+     }},
+    // The Timeline's `bins` bins of the timeline rows the filter keeps, on an axis of at least
+    // min_end_ns (PageRows::timeline_bins; TimelineBins' fields by their names); top: per bin
+    // TimelineBins::kTopLeaves leaf names (-1: none).
+    {"timeline_bins",
+     [](Call& c) {
+       PageRows* s = c.snapshot();
+       rperf::SampleFilter filter = filter_of(c);
+       uint32_t bins = c.number<uint32_t>("bins");
+       if (!c.ok()) return;
+       rperf::TimelineBins b = s->timeline_bins(filter, bins, c.number<int64_t>("min_end_ns", true));
+       std::vector<std::array<double, rperf::TimelineBins::kTopLeaves>> top(b.bins);
+       for (uint32_t i = 0; i < b.bins; i++) {
+         top[i].fill(-1);
+         std::copy(b.top[i].begin(), b.top[i].begin() + std::min(b.top[i].size(), top[i].size()), top[i].begin());
+       }
+       c.put("end_ns", static_cast<double>(b.end_ns));
+       c.put("bin_ns", b.bin_ns);
+       c.put("kept_ns", static_cast<double>(b.kept_ns));
+       c.put("threads", b.threads);
+       c.put("occupancy", b.occupancy);
+       c.put("top", top);
+       c.put("leaf_names", b.leaf_names);
+     }},
+    // The tree weights of rows of `kind` (kept_of: a selection, or a part of one: a flame
+    // graph's tag group): their sum, and per node self, total and states (its self per state,
+    // kTimelineStates each).
+    {"tree_weights",
+     [](Call& c) {
+       PageRows* s = c.snapshot();
+       RowKind kind = c.kind();
+       KeptRows rows = kept_of(c);
+       if (!c.ok()) return;
+       rperf::page::TreeWeights w;
+       s->tree_weights(kind, rows, w);
+       c.put("sum", static_cast<double>(w.sum));
+       c.put("self", w.self);
+       c.put("total", w.total);
+       c.put("states", w.state_self);
+     }},
+    // The Allocations tab's sums of allocation rows (kept_of; their weights are not read) of the
+    // objects asked for (by_retained): sum, allocated, retained, per node self and total;
+    // node_classes: (node, class, objects) each; sites: (frame, class, allocated, retained)
+    // each, at most max_sites.
+    {"allocation_sums",
+     [](Call& c) {
+       PageRows* s = c.snapshot();
+       KeptRows rows = kept_of(c);
+       bool by_retained = c.number("by_retained") != 0;
+       uint32_t max_sites = c.number<uint32_t>("max_sites");
+       if (!c.ok()) return;
+       rperf::page::AllocationSums sums;
+       s->allocation_sums(rows, by_retained, max_sites, sums);
+       std::vector<std::array<double, 3>> classes;
+       for (const auto& k : sums.node_classes) classes.push_back({double(k.node), double(k.class_index), double(k.objects)});
+       std::vector<std::array<double, 4>> sites;
+       for (const auto& t : sums.sites) sites.push_back({double(t.frame), double(t.class_index), double(t.allocated), double(t.retained)});
+       c.put("sum", static_cast<double>(sums.weights.sum));
+       c.put("allocated", static_cast<double>(sums.allocated));
+       c.put("retained", static_cast<double>(sums.retained));
+       c.put("self", sums.weights.self);
+       c.put("total", sums.weights.total);
+       c.put("node_classes", classes);
+       c.put("sites", sites);
+     }},
+    // The sums per thread of rows of `kind` (kept_of), threads: per thread thread_seq, total,
+    // running, GVL blocked, GVL wait, GC, idle, top frame (-1: none), its weight.
+    {"thread_sums",
+     [](Call& c) {
+       PageRows* s = c.snapshot();
+       RowKind kind = c.kind();
+       KeptRows rows = kept_of(c);
+       if (!c.ok()) return;
+       std::vector<rperf::page::ThreadSums> sums;
+       s->thread_sums(kind, rows, sums);
+       std::vector<std::array<double, 9>> threads;
+       for (const auto& t : sums) {
+         threads.push_back({double(t.thread_seq), double(t.total), double(t.by_state[0]), double(t.by_state[1]), double(t.by_state[2]),
+                            double(t.by_state[3]), double(t.idle), double(t.top_frame), double(t.top_frame_weight)});
+       }
+       c.put("threads", threads);
+     }},
+    // The Source tab's time per line of the file `path` in rows of `kind` (kept_of;
+    // PageRows::source_lines): lines: (line, self, total) each; kept_ns: the rows' weight.
+    {"source_lines",
+     [](Call& c) {
+       PageRows* s = c.snapshot();
+       RowKind kind = c.kind();
+       KeptRows rows = kept_of(c);
+       std::vector<std::string> path = c.texts("path");
+       if (path.size() != 1) c.fail("source_lines: no path");
+       if (!c.ok()) return;
+       rperf::SourceLines source = s->source_lines(kind, rows, path[0]);
+       std::vector<std::array<double, 3>> lines;
+       for (const rperf::LineWeight& l : source.lines) lines.push_back({double(l.line), double(l.self_ns), double(l.total_ns)});
+       c.put("lines", lines);
+       c.put("kept_ns", static_cast<double>(source.kept_ns));
+     }},
+    // The snapshot's tree through the Viewer's transforms (page/transformed_tree.hh), in order:
+    // per transform its op's name, then, for an op that names a function, its label and path
+    // (transforms, texts). Answers TransformedTree's fields by their names, its frames as labels
+    // and paths.
+    {"transform",
+     [](Call& c) {
+       PageRows* s = c.snapshot();
+       std::vector<std::string> texts = c.texts("transforms");
+       std::vector<rperf::StackTransform> list;
+       for (size_t at = 0; c.ok() && at < texts.size(); at++) {
+         rperf::StackTransform& t = list.emplace_back();
+         if (rperf::stack_transform_op(texts[at], false, t.op)) continue;
+         if (!rperf::stack_transform_op(texts[at], true, t.op) || texts.size() - at < 3) c.fail("the page model cannot apply the transforms");
+         if (!c.ok()) break;
+         t.label = texts[++at];
+         t.path = texts[++at];
+       }
+       if (!c.ok()) return;
+       rperf::page::TransformedTree tree = rperf::page::transform_tree(*s, list);
+       auto [labels, paths] = unzip(tree.frames);
+       c.put("labels", labels);
+       c.put("paths", paths);
+       c.put("frame_lines", tree.frame_lines);
+       c.put("frame_categories", tree.frame_categories);
+       c.put("parents", tree.parents);
+       c.put("node_frames", tree.node_frames);
+       c.put("node_map", tree.node_map);
+     }},
+    // rperf 0.11's names-only samples made the model's stack tree (page/names_tree.hh): each
+    // sample's stack depth (depths), weight (weights) and label set (sets), every stack's names,
+    // root first (names). Answers the tree's frames (labels, paths), per node parents and
+    // node_frames, per sample in order row_nodes, row_weights, row_sets.
+    {"names_tree",
+     [](Call& c) {
+       std::vector<uint32_t> depths = c.column<uint32_t>("depths"), sets = c.column<uint32_t>("sets");
+       std::vector<int64_t> weights = c.column<int64_t>("weights");
+       std::vector<std::string> names = c.texts("names");
+       if (sets.size() != depths.size() || weights.size() != depths.size()) c.fail("names_tree: the samples' columns differ in length");
+       std::vector<rperf::page::NamesSample> samples(depths.size());
+       for (size_t i = 0, at = 0; c.ok() && i < samples.size(); at += depths[i++]) {
+         if (names.size() - at < depths[i]) c.fail("the snapshot's stacks cannot be read");
+         else samples[i] = {{names.begin() + at, names.begin() + at + depths[i]}, weights[i], sets[i]};
+       }
+       if (!c.ok()) return;
+       rperf::StackTree tree = rperf::page::names_tree(samples);
+       auto [labels, paths] = unzip(tree.frames);
+       std::vector<uint32_t> row_nodes, row_sets;
+       std::vector<int64_t> row_weights;
+       for (const rperf::StackTree::Row& r : tree.rows) {
+         row_nodes.push_back(r.node);
+         row_weights.push_back(r.weight_ns);
+         row_sets.push_back(r.label_set);
+       }
+       c.put("labels", labels);
+       c.put("paths", paths);
+       c.put("parents", tree.parents);
+       c.put("node_frames", tree.node_frames);
+       c.put("row_nodes", row_nodes);
+       c.put("row_weights", row_weights);
+       c.put("row_sets", row_sets);
+     }},
+    // The Diff table: two method tables side by side, ranked by change (views/totals_diff.hh, as
+    // `rperf diff`); the before's weights times before_scale. Per table: its entries' self and
+    // total (after_self, after_total, before_...), their names and files (after_names: name,
+    // file, name...). rows: per row the after entry's index (-1: none), the before's, before self,
+    // after self, before total, after total.
+    {"diff_totals",
+     [](Call& c) {
+       auto rows_of = [&](const std::string& side) {
+         std::vector<double> self = c.column<double>(side + "_self"), total = c.column<double>(side + "_total");
+         std::vector<std::string> names = c.texts(side + "_names");
+         if (total.size() != self.size() || names.size() != 2 * self.size()) c.fail("diff_totals: the " + side + " table's columns differ in length");
+         std::vector<rperf::FunctionRow> rows;
+         for (size_t i = 0; c.ok() && i < self.size(); i++) rows.push_back({names[2 * i], names[2 * i + 1], self[i], total[i]});
+         return rows;
+       };
+       std::vector<rperf::FunctionRow> after = rows_of("after"), before = rows_of("before");
+       double scale = c.number("before_scale");
+       if (!c.ok()) return;
+       std::vector<std::array<double, 6>> rows;
+       for (const rperf::TotalsDiffRow& r : rperf::diff_totals(before, after, scale)) {
+         rows.push_back({double(r.target), double(r.base), r.base_self, r.target_self, r.base_total, r.target_total});
+       }
+       c.put("rows", rows);
+     }},
+};
 
 }  // namespace
 
 extern "C" {
 
-// A scratch area of at least `bytes`, columns placed at multiples of 8 bytes.
-void* rperf_page_scratch(uint32_t bytes) {
-  if (scratch.size() * 8 < bytes) scratch.resize((bytes + 7) / 8);
-  return scratch.data();
+// The area of `bytes` the page writes its next request into.
+uint8_t* rperf_page_request(uint32_t bytes) {
+  request.resize(bytes);
+  return request.data();
 }
 
-uint32_t rperf_page_new() {
-  for (uint32_t i = 0; i < snapshots.size(); i++) {
-    if (!snapshots[i]) {
-      snapshots[i] = std::make_unique<Snapshot>();
-      return i;
-    }
-  }
-  snapshots.push_back(std::make_unique<Snapshot>());
-  return static_cast<uint32_t>(snapshots.size() - 1);
+// Runs the request's operation: its answer (a uint32 byte length, then its values), kept until
+// the next call.
+const uint8_t* rperf_page_call() {
+  Call call;
+  auto operation = kOperations.end();
+  if (!call.parse(request)) call.fail("the page model cannot read the request");
+  else if ((operation = kOperations.find(call.op)) == kOperations.end()) call.fail("the page model has no operation " + call.op);
+  else operation->second(call);
+  call.finish();
+  last_answer = std::move(call.answer);
+  return last_answer.data();
 }
-
-void rperf_page_delete(uint32_t handle) {
-  if (handle < snapshots.size()) snapshots[handle].reset();
-}
-
-// Scratch: parents int32[nodes], frames uint32[nodes], each frame's method line
-// int32[frame_count], then a blob of blob_bytes: each frame's label and path (texts, read_texts).
-int rperf_page_set_tree(uint32_t handle, uint32_t nodes, uint32_t frame_count, uint32_t blob_bytes) {
-  Snapshot* s = snapshot(handle);
-  if (!s) return 0;
-  size_t offset = 0;
-  std::vector<int32_t> parents = column<int32_t>(offset, nodes);
-  std::vector<uint32_t> frames = column<uint32_t>(offset, nodes);
-  std::vector<int32_t> lines = column<int32_t>(offset, frame_count);
-  std::vector<uint8_t> blob = column<uint8_t>(offset, blob_bytes);
-  std::vector<std::string> texts, labels, paths;
-  size_t at = 0;
-  if (!read_texts(blob, at, size_t{frame_count} * 2, texts)) return 0;
-  for (size_t i = 0; i < texts.size(); i += 2) {
-    labels.push_back(std::move(texts[i]));
-    paths.push_back(std::move(texts[i + 1]));
-  }
-  s->rows.set_frames(std::move(labels), std::move(paths), std::move(lines));
-  return s->rows.set_tree(std::move(parents), std::move(frames));
-}
-
-// The payload's line tree (a profile with lines: PageRows::set_line_tree); scratch: parent
-// int32[nodes], tree frame uint32[nodes], line int32[nodes]. After set_tree, before set_rows.
-int rperf_page_set_line_tree(uint32_t handle, uint32_t nodes) {
-  Snapshot* s = snapshot(handle);
-  if (!s) return 0;
-  size_t offset = 0;
-  std::vector<int32_t> parents = column<int32_t>(offset, nodes);
-  std::vector<uint32_t> frames = column<uint32_t>(offset, nodes);
-  std::vector<int32_t> lines = column<int32_t>(offset, nodes);
-  return s->rows.set_line_tree(std::move(parents), std::move(frames), std::move(lines));
-}
-
-// Scratch: node uint32[n], thread uint32[n], label set uint32[n], weight float64[n], then
-// time float64[n] if has_time, idle uint8[n] if has_idle, class uint32[n] and retained
-// float64[n] if has_classes (allocation rows), line-level leaf int32[n] if has_lines.
-int rperf_page_set_rows(uint32_t handle, uint32_t kind, uint32_t n, int has_time, int has_idle, int has_classes, int has_lines) {
-  Snapshot* s = snapshot(handle);
-  if (!s || !valid_kind(kind)) return 0;
-  size_t offset = 0;
-  rperf::page::Rows rows;
-  rows.node = column<uint32_t>(offset, n);
-  rows.thread_seq = column<uint32_t>(offset, n);
-  rows.label_set = column<uint32_t>(offset, n);
-  rows.weight = as_int64(column<double>(offset, n));
-  if (has_time) rows.time_ns = as_int64(column<double>(offset, n));
-  if (has_idle) rows.idle = column<uint8_t>(offset, n);
-  if (has_classes) {
-    rows.class_index = column<uint32_t>(offset, n);
-    rows.retained = as_int64(column<double>(offset, n));
-  }
-  if (has_lines) rows.line_node = column<int32_t>(offset, n);
-  return s->rows.set_rows(static_cast<RowKind>(kind), std::move(rows));
-}
-
-// The snapshot's label sets as the page spells them; scratch: each set's pair count
-// uint32[sets], then a blob of blob_bytes: each pair's key and value (texts, read_texts).
-int rperf_page_set_label_sets(uint32_t handle, uint32_t sets, uint32_t blob_bytes) {
-  Snapshot* s = snapshot(handle);
-  if (!s) return 0;
-  size_t offset = 0;
-  std::vector<uint32_t> pairs = column<uint32_t>(offset, sets);
-  std::vector<uint8_t> blob = column<uint8_t>(offset, blob_bytes);
-  std::vector<rperf::LabelTexts> label_sets;
-  size_t at = 0;
-  for (uint32_t count : pairs) {
-    std::vector<std::string> texts;
-    if (!read_texts(blob, at, size_t{count} * 2, texts)) return 0;
-    rperf::LabelTexts set;
-    for (size_t i = 0; i + 1 < texts.size(); i += 2) set.emplace_back(std::move(texts[i]), std::move(texts[i + 1]));
-    label_sets.push_back(std::move(set));
-  }
-  s->rows.set_label_sets(std::move(label_sets));
-  return 1;
-}
-
-// Every label value of the snapshot, sorted, each once (what the page tests its tagfocus regex
-// on): returns how many; rperf_page_label_values_blob / _bytes: their texts.
-uint32_t rperf_page_label_values(uint32_t handle) {
-  Snapshot* s = snapshot(handle);
-  if (!s) return 0;
-  std::vector<std::string> values = rperf::label_values(s->rows.label_sets());
-  s->values_blob.clear();
-  for (const std::string& v : values) append_text(s->values_blob, v);
-  return static_cast<uint32_t>(values.size());
-}
-
-const uint8_t* rperf_page_label_values_blob(uint32_t handle) {
-  Snapshot* s = snapshot(handle);
-  return s ? s->values_blob.data() : nullptr;
-}
-
-uint32_t rperf_page_label_values_bytes(uint32_t handle) {
-  Snapshot* s = snapshot(handle);
-  return s ? static_cast<uint32_t>(s->values_blob.size()) : 0;
-}
-
-// The label sets the label and tag filters keep (LabelSetMatch); scratch: whether each ignore
-// pair has a value uint8[ignore_count], then a blob of blob_bytes: the label key (when
-// by_label), its values, the focus values, then each ignore pair's key and value (an empty text
-// when it has none). Returns how many; rperf_page_matched_sets: their ids, ascending.
-uint32_t rperf_page_match_label_sets(uint32_t handle, int by_label, int unset, uint32_t value_count, int by_focus,
-                                     uint32_t focus_count, uint32_t ignore_count, uint32_t blob_bytes) {
-  Snapshot* s = snapshot(handle);
-  if (!s) return 0;
-  size_t offset = 0;
-  std::vector<uint8_t> has_value = column<uint8_t>(offset, ignore_count);
-  std::vector<uint8_t> blob = column<uint8_t>(offset, blob_bytes);
-  rperf::LabelSetMatch match;
-  std::vector<std::string> key, ignore;
-  size_t at = 0;
-  bool read = read_texts(blob, at, by_label ? 1 : 0, key) && read_texts(blob, at, value_count, match.values) &&
-              read_texts(blob, at, focus_count, match.focus_values) && read_texts(blob, at, size_t{ignore_count} * 2, ignore);
-  s->matched_sets.clear();
-  if (!read) return 0;
-  match.by_label = by_label != 0;
-  if (match.by_label) match.key = key[0];
-  match.unset = unset != 0;
-  match.by_focus = by_focus != 0;
-  for (size_t i = 0; i < ignore_count; i++) {
-    std::optional<std::string> value;
-    if (has_value[i]) value = ignore[2 * i + 1];
-    match.ignore.emplace_back(ignore[2 * i], value);
-  }
-  s->matched_sets = rperf::matching_label_sets(s->rows.label_sets(), match);
-  return static_cast<uint32_t>(s->matched_sets.size());
-}
-
-const uint32_t* rperf_page_matched_sets(uint32_t handle) {
-  Snapshot* s = snapshot(handle);
-  return s ? s->matched_sets.data() : nullptr;
-}
-
-// The filter of the next rperf_page_select and rperf_page_timeline_bins (SampleFilter's row
-// filters); scratch: hidden threads uint32[hidden_count] (sorted), then kept label sets
-// uint32[set_count] (sorted).
-int rperf_page_filter(uint32_t handle, int by_thread, uint32_t thread, uint32_t hidden_count, int by_sets, uint32_t set_count,
-                      int by_range, double from_ns, double to_ns, int hide_idle) {
-  Snapshot* s = snapshot(handle);
-  if (!s) return 0;
-  size_t offset = 0;
-  rperf::SampleFilter& filter = s->filter;
-  filter.by_thread = by_thread != 0;
-  filter.thread = thread;
-  filter.hidden_threads = column<uint32_t>(offset, hidden_count);
-  filter.by_label_sets = by_sets != 0;
-  filter.label_sets = column<uint32_t>(offset, set_count);
-  filter.by_range = by_range != 0;
-  filter.from_ns = static_cast<int64_t>(from_ns);
-  filter.to_ns = static_cast<int64_t>(to_ns);
-  filter.hide_idle = hide_idle != 0;
-  return 1;
-}
-
-// The rows of `kind` the filter keeps: returns how many; read them with rperf_page_kept_rows /
-// rperf_page_kept_weights.
-uint32_t rperf_page_select(uint32_t handle, uint32_t kind) {
-  Snapshot* s = snapshot(handle);
-  if (!s || !valid_kind(kind)) return 0;
-  s->rows.select(static_cast<RowKind>(kind), s->filter, s->kept);
-  s->kept_weights = as_double(s->kept.weights);
-  return static_cast<uint32_t>(s->kept.rows.size());
-}
-
-// A view of the rows of `kind` the filter keeps, as JSON (page/page_views.hh): view 0 the call
-// tree, 1 the bottom-up tree, 2 the method table, 3 the sandwich of the function whose label and
-// path are the scratch's blob of blob_bytes (texts), 4 the stack chart (of the filter's thread,
-// on an axis of at least min_end_ns; its cells: rperf_page_chart_cells); max_nodes, max_methods,
-// max_arcs: ViewLimits' (0: the default). Returns its bytes; rperf_page_view_json: them.
-uint32_t rperf_page_view(uint32_t handle, uint32_t kind, uint32_t view, uint32_t blob_bytes, uint32_t max_nodes, uint32_t max_methods,
-                         uint32_t max_arcs, double min_end_ns) {
-  Snapshot* s = snapshot(handle);
-  if (!s || !valid_kind(kind)) return 0;
-  size_t offset = 0;
-  std::vector<uint8_t> blob = column<uint8_t>(offset, blob_bytes);
-  KeptRows kept;
-  s->rows.select(static_cast<RowKind>(kind), s->filter, kept);
-  rperf::Profile profile = rperf::page::profile_of_rows(s->rows, static_cast<RowKind>(kind), kept, view == 4);
-  rperf::page::ViewLimits limits;
-  if (max_nodes) limits.max_nodes = max_nodes;
-  if (max_methods) limits.max_methods = max_methods;
-  if (max_arcs) limits.max_arcs = max_arcs;
-  std::vector<std::string> function;
-  size_t at = 0;
-  switch (view) {
-    case 0: s->view = rperf::page::call_tree_json(profile, false, limits); break;
-    case 1: s->view = rperf::page::call_tree_json(profile, true, limits); break;
-    case 2: s->view = rperf::page::method_table_json(profile, limits); break;
-    case 3:
-      if (!read_texts(blob, at, 2, function)) return 0;
-      s->view = rperf::page::sandwich_json(profile, function[0], function[1], limits);
-      break;
-    case 4: {
-      rperf::page::StackChartView chart = rperf::page::stack_chart_view(profile, static_cast<int64_t>(min_end_ns));
-      s->view = std::move(chart.json);
-      s->chart_cells = std::move(chart.cells);
-      break;
-    }
-    default: return 0;
-  }
-  return static_cast<uint32_t>(s->view.size());
-}
-
-const char* rperf_page_view_json(uint32_t handle) {
-  Snapshot* s = snapshot(handle);
-  return s ? s->view.data() : nullptr;
-}
-
-// The last stack chart's cell columns (page_views.hh's StackChartView), `cells` each.
-const double* rperf_page_chart_cells(uint32_t handle) {
-  Snapshot* s = snapshot(handle);
-  return s ? s->chart_cells.data() : nullptr;
-}
-
-// The Timeline's bins of the timeline rows the filter keeps (PageRows::timeline_bins): returns
-// how many threads. rperf_page_bins_header: end_ns, bin_ns, kept_ns, leaf name count;
-// rperf_page_bins_threads: thread_seqs; rperf_page_bins_occupancy: ns per (thread, state, bin);
-// rperf_page_bins_top: per bin TimelineBins::kTopLeaves leaf names (UINT32_MAX: none);
-// rperf_page_bins_names_blob / _bytes: the leaf names (texts).
-uint32_t rperf_page_timeline_bins(uint32_t handle, uint32_t bins, double min_end_ns) {
-  Snapshot* s = snapshot(handle);
-  if (!s) return 0;
-  s->bins = s->rows.timeline_bins(s->filter, bins, static_cast<int64_t>(min_end_ns));
-  const rperf::TimelineBins& b = s->bins;
-  s->bins_header = {static_cast<double>(b.end_ns), b.bin_ns, static_cast<double>(b.kept_ns), static_cast<double>(b.leaf_names.size())};
-  s->bins_top.assign(size_t{b.bins} * rperf::TimelineBins::kTopLeaves, UINT32_MAX);
-  for (uint32_t i = 0; i < b.bins; i++) {
-    for (size_t k = 0; k < b.top[i].size(); k++) s->bins_top[i * rperf::TimelineBins::kTopLeaves + k] = b.top[i][k];
-  }
-  s->bins_names.clear();
-  for (const std::string& name : b.leaf_names) append_text(s->bins_names, name);
-  return static_cast<uint32_t>(b.threads.size());
-}
-
-const double* rperf_page_bins_header(uint32_t handle) {
-  Snapshot* s = snapshot(handle);
-  return s ? s->bins_header.data() : nullptr;
-}
-
-const uint32_t* rperf_page_bins_threads(uint32_t handle) {
-  Snapshot* s = snapshot(handle);
-  return s ? s->bins.threads.data() : nullptr;
-}
-
-const double* rperf_page_bins_occupancy(uint32_t handle) {
-  Snapshot* s = snapshot(handle);
-  return s ? s->bins.occupancy.data() : nullptr;
-}
-
-const uint32_t* rperf_page_bins_top(uint32_t handle) {
-  Snapshot* s = snapshot(handle);
-  return s ? s->bins_top.data() : nullptr;
-}
-
-const uint8_t* rperf_page_bins_names_blob(uint32_t handle) {
-  Snapshot* s = snapshot(handle);
-  return s ? s->bins_names.data() : nullptr;
-}
-
-uint32_t rperf_page_bins_names_bytes(uint32_t handle) {
-  Snapshot* s = snapshot(handle);
-  return s ? static_cast<uint32_t>(s->bins_names.size()) : 0;
-}
-
-const uint32_t* rperf_page_kept_rows(uint32_t handle) {
-  Snapshot* s = snapshot(handle);
-  return s ? s->kept.rows.data() : nullptr;
-}
-
-const double* rperf_page_kept_weights(uint32_t handle) {
-  Snapshot* s = snapshot(handle);
-  return s ? s->kept_weights.data() : nullptr;
-}
-
-// The tree weights of rows of `kind`; scratch: their indexes uint32[n], then their (kept)
-// weights float64[n] (a selection, or a part of one: a flame graph's tag group). Returns the
-// sum; per node: rperf_page_self, rperf_page_total and rperf_page_state_self (4 per node).
-double rperf_page_tree_weights(uint32_t handle, uint32_t kind, uint32_t n) {
-  Snapshot* s = snapshot(handle);
-  if (!s || !valid_kind(kind)) return 0;
-  KeptRows rows = scratch_rows(n);
-  s->rows.tree_weights(static_cast<RowKind>(kind), rows, s->weights);
-  s->self = as_double(s->weights.self);
-  s->total = as_double(s->weights.total);
-  s->state_self = as_double(s->weights.state_self);
-  return static_cast<double>(s->weights.sum);
-}
-
-const double* rperf_page_self(uint32_t handle) {
-  Snapshot* s = snapshot(handle);
-  return s ? s->self.data() : nullptr;
-}
-
-const double* rperf_page_total(uint32_t handle) {
-  Snapshot* s = snapshot(handle);
-  return s ? s->total.data() : nullptr;
-}
-
-const double* rperf_page_state_self(uint32_t handle) {
-  Snapshot* s = snapshot(handle);
-  return s ? s->state_self.data() : nullptr;
-}
-
-// The Allocations tab's sums of allocation rows (scratch as rperf_page_tree_weights'; their
-// weights are not read): returns the sum of the objects asked for. rperf_page_self /
-// rperf_page_total: per node; rperf_page_allocation_header: allocated, retained, node-class
-// count, site count; rperf_page_node_classes: (node, class, objects) each;
-// rperf_page_allocation_sites: (frame, class, allocated, retained) each, at most max_sites.
-double rperf_page_allocation_sums(uint32_t handle, uint32_t n, int by_retained, uint32_t max_sites) {
-  Snapshot* s = snapshot(handle);
-  if (!s) return 0;
-  rperf::page::AllocationSums sums;
-  s->rows.allocation_sums(scratch_rows(n), by_retained != 0, max_sites, sums);
-  s->self = as_double(sums.weights.self);
-  s->total = as_double(sums.weights.total);
-  s->allocation_header = {static_cast<double>(sums.allocated), static_cast<double>(sums.retained),
-                          static_cast<double>(sums.node_classes.size()), static_cast<double>(sums.sites.size())};
-  s->node_classes.clear();
-  for (const auto& c : sums.node_classes) {
-    s->node_classes.insert(s->node_classes.end(), {static_cast<double>(c.node), static_cast<double>(c.class_index), static_cast<double>(c.objects)});
-  }
-  s->sites.clear();
-  for (const auto& site : sums.sites) {
-    s->sites.insert(s->sites.end(), {static_cast<double>(site.frame), static_cast<double>(site.class_index),
-                                     static_cast<double>(site.allocated), static_cast<double>(site.retained)});
-  }
-  return static_cast<double>(sums.weights.sum);
-}
-
-const double* rperf_page_allocation_header(uint32_t handle) {
-  Snapshot* s = snapshot(handle);
-  return s ? s->allocation_header.data() : nullptr;
-}
-
-const double* rperf_page_node_classes(uint32_t handle) {
-  Snapshot* s = snapshot(handle);
-  return s ? s->node_classes.data() : nullptr;
-}
-
-const double* rperf_page_allocation_sites(uint32_t handle) {
-  Snapshot* s = snapshot(handle);
-  return s ? s->sites.data() : nullptr;
-}
-
-// The sums per thread of rows of `kind` (scratch as rperf_page_tree_weights'); returns how many
-// threads. rperf_page_thread_table: per
-// thread 9 doubles: thread_seq, total, running, GVL blocked, GVL wait, GC, idle, top frame (-1:
-// none), its weight.
-uint32_t rperf_page_thread_sums(uint32_t handle, uint32_t kind, uint32_t n) {
-  Snapshot* s = snapshot(handle);
-  if (!s || !valid_kind(kind)) return 0;
-  std::vector<ThreadSums> sums;
-  s->rows.thread_sums(static_cast<RowKind>(kind), scratch_rows(n), sums);
-  s->threads.clear();
-  for (const ThreadSums& t : sums) {
-    s->threads.insert(s->threads.end(), {static_cast<double>(t.thread_seq), static_cast<double>(t.total),
-                                         static_cast<double>(t.by_state[0]), static_cast<double>(t.by_state[1]),
-                                         static_cast<double>(t.by_state[2]), static_cast<double>(t.by_state[3]),
-                                         static_cast<double>(t.idle), static_cast<double>(t.top_frame),
-                                         static_cast<double>(t.top_frame_weight)});
-  }
-  return static_cast<uint32_t>(sums.size());
-}
-
-const double* rperf_page_thread_table(uint32_t handle) {
-  Snapshot* s = snapshot(handle);
-  return s ? s->threads.data() : nullptr;
-}
-
-// The Source tab's time per line of one file in rows of `kind` the page names (PageRows::
-// source_lines); scratch: rows uint32[n], their kept weights float64[n], then the file's path
-// (blob_bytes of UTF-8). Returns how many lines have time; rperf_page_source_table: per line 3
-// doubles (line, self, total); rperf_page_source_kept_ns: the rows' weight.
-int32_t rperf_page_source_lines(uint32_t handle, uint32_t kind, uint32_t n, uint32_t blob_bytes) {
-  Snapshot* s = snapshot(handle);
-  if (!s || !valid_kind(kind)) return -1;
-  size_t offset = 0;
-  KeptRows kept;
-  kept.rows = column<uint32_t>(offset, n);
-  kept.weights = as_int64(column<double>(offset, n));
-  std::vector<uint8_t> blob = column<uint8_t>(offset, blob_bytes);
-  s->source = s->rows.source_lines(static_cast<RowKind>(kind), kept, std::string(blob.begin(), blob.end()));
-  s->source_table.clear();
-  for (const rperf::LineWeight& l : s->source.lines) {
-    s->source_table.insert(s->source_table.end(), {static_cast<double>(l.line), static_cast<double>(l.self_ns), static_cast<double>(l.total_ns)});
-  }
-  return static_cast<int32_t>(s->source.lines.size());
-}
-
-const double* rperf_page_source_table(uint32_t handle) {
-  Snapshot* s = snapshot(handle);
-  return s ? s->source_table.data() : nullptr;
-}
-
-double rperf_page_source_kept_ns(uint32_t handle) {
-  Snapshot* s = snapshot(handle);
-  return s ? static_cast<double>(s->source.kept_ns) : 0;
-}
-
-// The snapshot's tree through the Viewer's transforms, in order (page/transformed_tree.hh).
-// Scratch: a blob of blob_bytes: per transform its op's name, then, for an op that names a
-// function, its label and path (texts). Returns the new tree's node count (-1: the blob ends
-// early or names no op). rperf_page_transformed_parents / _node_frames: per new node;
-// _node_map: per old node its new node (-1: gone); _frames_blob / _frames_bytes / _frame_count:
-// the frames (label, path texts); _frame_lines, _frame_categories: per frame.
-int32_t rperf_page_transform(uint32_t handle, uint32_t count, uint32_t blob_bytes) {
-  Snapshot* s = snapshot(handle);
-  if (!s) return -1;
-  size_t offset = 0;
-  std::vector<uint8_t> blob = column<uint8_t>(offset, blob_bytes);
-  std::vector<rperf::StackTransform> list(count);
-  size_t at = 0;
-  for (rperf::StackTransform& t : list) {
-    std::vector<std::string> texts;
-    if (!read_texts(blob, at, 1, texts)) return -1;
-    if (!rperf::stack_transform_op(texts[0], false, t.op)) {
-      if (!rperf::stack_transform_op(texts[0], true, t.op) || !read_texts(blob, at, 2, texts)) return -1;
-      t.label = std::move(texts[1]);
-      t.path = std::move(texts[2]);
-    }
-  }
-  s->transformed = rperf::page::transform_tree(s->rows, list);
-  s->transformed_frames.clear();
-  for (const auto& [label, path] : s->transformed.frames) {
-    append_text(s->transformed_frames, label);
-    append_text(s->transformed_frames, path);
-  }
-  return static_cast<int32_t>(s->transformed.parents.size());
-}
-
-const int32_t* rperf_page_transformed_parents(uint32_t handle) {
-  Snapshot* s = snapshot(handle);
-  return s ? s->transformed.parents.data() : nullptr;
-}
-
-const uint32_t* rperf_page_transformed_node_frames(uint32_t handle) {
-  Snapshot* s = snapshot(handle);
-  return s ? s->transformed.node_frames.data() : nullptr;
-}
-
-const int32_t* rperf_page_transformed_node_map(uint32_t handle) {
-  Snapshot* s = snapshot(handle);
-  return s ? s->transformed.node_map.data() : nullptr;
-}
-
-const uint8_t* rperf_page_transformed_frames_blob(uint32_t handle) {
-  Snapshot* s = snapshot(handle);
-  return s ? s->transformed_frames.data() : nullptr;
-}
-
-uint32_t rperf_page_transformed_frames_bytes(uint32_t handle) {
-  Snapshot* s = snapshot(handle);
-  return s ? static_cast<uint32_t>(s->transformed_frames.size()) : 0;
-}
-
-uint32_t rperf_page_transformed_frame_count(uint32_t handle) {
-  Snapshot* s = snapshot(handle);
-  return s ? static_cast<uint32_t>(s->transformed.frames.size()) : 0;
-}
-
-const int32_t* rperf_page_transformed_frame_lines(uint32_t handle) {
-  Snapshot* s = snapshot(handle);
-  return s ? s->transformed.frame_lines.data() : nullptr;
-}
-
-const uint8_t* rperf_page_transformed_frame_categories(uint32_t handle) {
-  Snapshot* s = snapshot(handle);
-  return s ? s->transformed.frame_categories.data() : nullptr;
-}
-
-// rperf 0.11's names-only samples made the model's stack tree (page/names_tree.hh); scratch:
-// each sample's stack depth uint32[n], weight float64[n], label set uint32[n], then a blob of
-// blob_bytes: every stack's names, root first (texts). Returns the node count (-1: the blob
-// ends early). rperf_page_names_frames_blob / _bytes / _count: the frames (label, path texts);
-// rperf_page_names_parents / _node_frames: per node; rperf_page_names_row_nodes /
-// _row_weights / _row_sets: per sample, in order.
-int32_t rperf_page_names_tree(uint32_t n, uint32_t blob_bytes) {
-  size_t offset = 0;
-  std::vector<uint32_t> depths = column<uint32_t>(offset, n);
-  std::vector<double> weights = column<double>(offset, n);
-  std::vector<uint32_t> sets = column<uint32_t>(offset, n);
-  std::vector<uint8_t> blob = column<uint8_t>(offset, blob_bytes);
-  std::vector<rperf::page::NamesSample> samples(n);
-  size_t at = 0;
-  for (uint32_t i = 0; i < n; i++) {
-    if (!read_texts(blob, at, depths[i], samples[i].stack)) return -1;
-    samples[i].weight = static_cast<int64_t>(weights[i]);
-    samples[i].label_set = sets[i];
-  }
-  rperf::StackTree tree = rperf::page::names_tree(samples);
-  names = NamesTree();
-  for (const auto& [label, path] : tree.frames) {
-    append_text(names.frames_blob, label);
-    append_text(names.frames_blob, path);
-  }
-  names.frame_count = static_cast<uint32_t>(tree.frames.size());
-  names.parents = tree.parents;
-  names.node_frames = tree.node_frames;
-  for (const rperf::StackTree::Row& r : tree.rows) {
-    names.row_nodes.push_back(r.node);
-    names.row_weights.push_back(static_cast<double>(r.weight_ns));
-    names.row_sets.push_back(r.label_set);
-  }
-  return static_cast<int32_t>(names.parents.size());
-}
-
-const uint8_t* rperf_page_names_frames_blob() { return names.frames_blob.data(); }
-uint32_t rperf_page_names_frames_bytes() { return static_cast<uint32_t>(names.frames_blob.size()); }
-uint32_t rperf_page_names_frames_count() { return names.frame_count; }
-const int32_t* rperf_page_names_parents() { return names.parents.data(); }
-const uint32_t* rperf_page_names_node_frames() { return names.node_frames.data(); }
-const uint32_t* rperf_page_names_row_nodes() { return names.row_nodes.data(); }
-const double* rperf_page_names_row_weights() { return names.row_weights.data(); }
-const uint32_t* rperf_page_names_row_sets() { return names.row_sets.data(); }
-
-// The Diff table: two method tables side by side, ranked by change (views/totals_diff.hh,
-// as `rperf diff`); the before's weights times `before_scale`. Scratch: the after table's self
-// float64[after_count] and total float64[after_count], the before's the same, then a blob of
-// blob_bytes: each after entry's name and file (texts), then each before entry's. Returns how
-// many rows (-1: the blob ends early); rperf_page_diff_rows: per row 6 doubles: the after
-// entry's index (-1: none), the before's, before self, after self, before total, after total.
-int32_t rperf_page_diff_totals(uint32_t after_count, uint32_t before_count, uint32_t blob_bytes, double before_scale) {
-  size_t offset = 0;
-  std::vector<double> after_self = column<double>(offset, after_count), after_total = column<double>(offset, after_count);
-  std::vector<double> before_self = column<double>(offset, before_count), before_total = column<double>(offset, before_count);
-  std::vector<uint8_t> blob = column<uint8_t>(offset, blob_bytes);
-  std::vector<std::string> after_names, before_names;
-  size_t at = 0;
-  if (!read_texts(blob, at, size_t{after_count} * 2, after_names) || !read_texts(blob, at, size_t{before_count} * 2, before_names)) return -1;
-  auto rows_of = [](const std::vector<std::string>& names, const std::vector<double>& self, const std::vector<double>& total) {
-    std::vector<rperf::FunctionRow> rows(self.size());
-    for (size_t i = 0; i < rows.size(); i++) rows[i] = rperf::FunctionRow{names[2 * i], names[2 * i + 1], self[i], total[i]};
-    return rows;
-  };
-  std::vector<rperf::TotalsDiffRow> rows =
-      rperf::diff_totals(rows_of(before_names, before_self, before_total), rows_of(after_names, after_self, after_total), before_scale);
-  diff_rows.clear();
-  for (const rperf::TotalsDiffRow& r : rows) {
-    diff_rows.insert(diff_rows.end(), {static_cast<double>(r.target), static_cast<double>(r.base), r.base_self, r.target_self, r.base_total, r.target_total});
-  }
-  return static_cast<int32_t>(rows.size());
-}
-
-const double* rperf_page_diff_rows() { return diff_rows.data(); }
 
 }  // extern "C"
