@@ -13,6 +13,7 @@
 #include <array>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <map>
 #include <memory>
@@ -37,14 +38,8 @@ using rperf::page::RowKind;
 // In page_model.js's order (its TYPES): columns of numbers, one number, texts, and rows of
 // doubles (a uint32 width, then the rows' numbers one row after another).
 enum Type : uint32_t { kU8, kI32, kU32, kF64, kNumber, kTexts, kRows };
-template <typename T>
-constexpr Type kTypeOf = kF64;  // int64_t and double cross as doubles
-template <>
-constexpr Type kTypeOf<uint8_t> = kU8;
-template <>
-constexpr Type kTypeOf<int32_t> = kI32;
-template <>
-constexpr Type kTypeOf<uint32_t> = kU32;
+template <typename T>  // int64_t and double cross as doubles
+constexpr Type kTypeOf = std::is_same_v<T, uint8_t> ? kU8 : std::is_same_v<T, int32_t> ? kI32 : std::is_same_v<T, uint32_t> ? kU32 : kF64;
 
 std::vector<std::unique_ptr<PageRows>> snapshots;  // by handle
 std::vector<uint8_t> request, last_answer;
@@ -76,21 +71,16 @@ T number_as(From value) {
 template <typename T, typename From>
 std::vector<T> numbers_as(const uint8_t* bytes, size_t size) {
   std::vector<T> out(size / sizeof(From));
-  if constexpr (std::is_same_v<T, From>) {
-    std::memcpy(out.data(), bytes, out.size() * sizeof(T));
-  } else {
-    for (size_t i = 0; i < out.size(); i++) {
-      From value;
-      std::memcpy(&value, bytes + i * sizeof(From), sizeof(From));
-      out[i] = number_as<T>(value);
-    }
+  for (size_t i = 0; i < out.size(); i++) {
+    From value;
+    std::memcpy(&value, bytes + i * sizeof(From), sizeof(From));
+    out[i] = number_as<T>(value);
   }
   return out;
 }
 
 // One request and its answer. A value the operation asks for and the request lacks (unless
-// optional) or has of another type makes an error, the answer's only value; an operation checks
-// ok() before it changes anything.
+// optional) or has of another type is an error, the answer's only value.
 class Call {
  public:
   std::string op;
@@ -145,17 +135,25 @@ class Call {
     return out;
   }
 
-  PageRows* snapshot() {
+  std::string text(const std::string& name) {
+    std::vector<std::string> list = texts(name);
+    if (list.size() != 1) fail(op + ": " + name + " is not one text");
+    return list.empty() ? "" : list[0];
+  }
+
+  PageRows& snapshot() {
+    static PageRows none;
     uint32_t handle = number<uint32_t>("handle");
-    if (handle < snapshots.size() && snapshots[handle]) return snapshots[handle].get();
+    if (handle < snapshots.size() && snapshots[handle]) return *snapshots[handle];
     fail(op + ": no snapshot " + std::to_string(handle));
-    return nullptr;
+    return none;
   }
 
   RowKind kind() {
     uint32_t kind = number<uint32_t>("kind");
-    if (kind >= static_cast<uint32_t>(rperf::page::kRowKindCount)) fail(op + ": no rows of kind " + std::to_string(kind));
-    return static_cast<RowKind>(kind);
+    if (kind < static_cast<uint32_t>(rperf::page::kRowKindCount)) return static_cast<RowKind>(kind);
+    fail(op + ": no rows of kind " + std::to_string(kind));
+    return RowKind::kSamples;
   }
 
   void fail(const std::string& message) {
@@ -172,27 +170,32 @@ class Call {
     std::memcpy(answer.data(), &size, 4);
   }
 
-  void put(const char* name, double number) { put_bytes(name, kNumber, &number, sizeof(number)); }
+  // Answers: a number, a column, texts, rows of numbers, or a column (or rows) of a list: each
+  // element's `field` (a member or a function of it).
+  Call& put(const char* name, double number) { return put_bytes(name, kNumber, &number, sizeof(number)); }
   template <typename T>
-  void put(const char* name, const std::vector<T>& values) {
-    if constexpr (kTypeOf<T> == kF64 && !std::is_same_v<T, double>) {
-      put(name, std::vector<double>(values.begin(), values.end()));
-    } else {
-      put_bytes(name, kTypeOf<T>, values.data(), values.size() * sizeof(T));
-    }
+  Call& put(const char* name, const std::vector<T>& values) {
+    if constexpr (kTypeOf<T> == kF64 && !std::is_same_v<T, double>) return put(name, std::vector<double>(values.begin(), values.end()));
+    else return put_bytes(name, kTypeOf<T>, values.data(), values.size() * sizeof(T));
   }
-  void put(const char* name, const std::vector<std::string>& texts) {
+  Call& put(const char* name, const std::vector<std::string>& texts) {
     std::vector<uint8_t> blob;
     for (const std::string& text : texts) append_text(blob, text);
-    put_bytes(name, kTexts, blob.data(), blob.size());
+    return put_bytes(name, kTexts, blob.data(), blob.size());
   }
   template <size_t N>
-  void put(const char* name, const std::vector<std::array<double, N>>& rows) {
+  Call& put(const char* name, const std::vector<std::array<double, N>>& rows) {
     std::vector<uint8_t> bytes(4 + rows.size() * sizeof(rows[0]));
-    uint32_t width = N;
+    const uint32_t width = N;
     std::memcpy(bytes.data(), &width, 4);
     if (!rows.empty()) std::memcpy(bytes.data() + 4, rows.data(), rows.size() * sizeof(rows[0]));
-    put_bytes(name, kRows, bytes.data(), bytes.size());
+    return put_bytes(name, kRows, bytes.data(), bytes.size());
+  }
+  template <typename List, typename Field>
+  Call& put(const char* name, const List& list, Field field) {
+    std::vector<std::decay_t<std::invoke_result_t<Field, decltype(list[0])>>> column;
+    for (const auto& element : list) column.push_back(std::invoke(field, element));
+    return put(name, column);
   }
 
  private:
@@ -217,12 +220,13 @@ class Call {
     blob.insert(blob.end(), text.begin(), text.end());
   }
 
-  void put_bytes(const char* name, Type type, const void* data, size_t size) {
+  Call& put_bytes(const char* name, Type type, const void* data, size_t size) {
     append_text(answer, name);
     uint32_t head[2] = {type, static_cast<uint32_t>(size)};
     const uint8_t* bytes = reinterpret_cast<const uint8_t*>(head);
     answer.insert(answer.end(), bytes, bytes + sizeof(head));
     answer.insert(answer.end(), static_cast<const uint8_t*>(data), static_cast<const uint8_t*>(data) + size);
+    return *this;
   }
 };
 
@@ -240,10 +244,8 @@ rperf::SampleFilter filter_of(Call& c) {
   std::sort(filter.label_sets.begin(), filter.label_sets.end());
   std::vector<int64_t> range = c.column<int64_t>("range", true);
   filter.by_range = range.size() == 2;
-  if (filter.by_range) {
-    filter.from_ns = range[0];
-    filter.to_ns = range[1];
-  }
+  filter.from_ns = filter.by_range ? range[0] : 0;
+  filter.to_ns = filter.by_range ? range[1] : 0;
   filter.hide_idle = c.number("hide_idle", true) != 0;
   return filter;
 }
@@ -251,135 +253,105 @@ rperf::SampleFilter filter_of(Call& c) {
 // Rows named by the page: their indexes (rows) and kept weights (weights).
 KeptRows kept_of(Call& c) { return KeptRows{c.column<uint32_t>("rows"), c.column<int64_t>("weights")}; }
 
-// Texts read two at a time: (label, path) pairs and the like.
-std::pair<std::vector<std::string>, std::vector<std::string>> unzip(const std::vector<std::pair<std::string, std::string>>& pairs) {
-  std::pair<std::vector<std::string>, std::vector<std::string>> out;
-  for (const auto& [first, second] : pairs) {
-    out.first.push_back(first);
-    out.second.push_back(second);
-  }
-  return out;
-}
+using Frame = std::pair<std::string, std::string>;  // (label, path)
 
-// Each operation: the values it reads, what it answers.
+// Each operation: the values it reads, what it answers. Reads come first; one that fails gives
+// an empty value (an empty snapshot, the first kind of rows), so an operation that only answers
+// runs harmlessly before its answer is replaced by the error, and one that changes a snapshot
+// checks c.ok() first.
 const std::map<std::string, void (*)(Call&)> kOperations = {
     // A new snapshot: its handle.
-    {"new",
-     [](Call& c) {
+    {"new", [](Call& c) {
        auto free = std::find(snapshots.begin(), snapshots.end(), nullptr);
        if (free == snapshots.end()) free = snapshots.insert(free, nullptr);
        *free = std::make_unique<PageRows>();
        c.put("handle", static_cast<double>(free - snapshots.begin()));
      }},
-    {"delete",
-     [](Call& c) {
-       if (c.snapshot()) snapshots[c.number<uint32_t>("handle")].reset();
+    {"delete", [](Call& c) {
+       c.snapshot();
+       if (c.ok()) snapshots[c.number<uint32_t>("handle")].reset();
      }},
     // The snapshot's tree: per node its parent (parents) and frame (frames); per frame its
     // label, path and method line (labels, paths, lines).
-    {"set_tree",
-     [](Call& c) {
-       PageRows* s = c.snapshot();
+    {"set_tree", [](Call& c) {
+       PageRows& s = c.snapshot();
        std::vector<int32_t> parents = c.column<int32_t>("parents"), lines = c.column<int32_t>("lines");
        std::vector<uint32_t> frames = c.column<uint32_t>("frames");
        std::vector<std::string> labels = c.texts("labels"), paths = c.texts("paths");
        if (!c.ok()) return;
-       s->set_frames(std::move(labels), std::move(paths), std::move(lines));
-       if (!s->set_tree(std::move(parents), std::move(frames))) c.fail("the snapshot's tree is not a prefix tree");
+       s.set_frames(std::move(labels), std::move(paths), std::move(lines));
+       if (!s.set_tree(std::move(parents), std::move(frames))) c.fail("the snapshot's tree is not a prefix tree");
      }},
     // The payload's line tree (a profile with lines: PageRows::set_line_tree), per node: parents,
     // frames (the tree's), lines. After set_tree, before set_rows.
-    {"set_line_tree",
-     [](Call& c) {
-       PageRows* s = c.snapshot();
+    {"set_line_tree", [](Call& c) {
+       PageRows& s = c.snapshot();
        std::vector<int32_t> parents = c.column<int32_t>("parents"), lines = c.column<int32_t>("lines");
        std::vector<uint32_t> frames = c.column<uint32_t>("frames");
-       if (c.ok() && !s->set_line_tree(std::move(parents), std::move(frames), std::move(lines))) {
+       if (c.ok() && !s.set_line_tree(std::move(parents), std::move(frames), std::move(lines))) {
          c.fail("the snapshot's line tree is not a prefix tree of its frames");
        }
      }},
     // The rows of `kind`: Rows' columns by their names, the optional ones as the rows have them.
-    {"set_rows",
-     [](Call& c) {
-       PageRows* s = c.snapshot();
+    {"set_rows", [](Call& c) {
+       PageRows& s = c.snapshot();
        RowKind kind = c.kind();
-       rperf::page::Rows rows;
-       rows.node = c.column<uint32_t>("node");
-       rows.thread_seq = c.column<uint32_t>("thread_seq");
-       rows.label_set = c.column<uint32_t>("label_set");
-       rows.weight = c.column<int64_t>("weight");
-       rows.time_ns = c.column<int64_t>("time_ns", true);
-       rows.idle = c.column<uint8_t>("idle", true);
-       rows.class_index = c.column<uint32_t>("class_index", true);
-       rows.retained = c.column<int64_t>("retained", true);
-       rows.line_node = c.column<int32_t>("line_node", true);
-       if (c.ok() && !s->set_rows(kind, std::move(rows))) c.fail("the snapshot's rows are not on its tree");
+       rperf::page::Rows rows{c.column<uint32_t>("node"), c.column<uint32_t>("thread_seq"), c.column<uint32_t>("label_set"),
+                              c.column<int64_t>("weight"), c.column<int64_t>("time_ns", true), c.column<uint8_t>("idle", true),
+                              c.column<uint32_t>("class_index", true), c.column<int64_t>("retained", true), c.column<int32_t>("line_node", true)};
+       if (c.ok() && !s.set_rows(kind, std::move(rows))) c.fail("the snapshot's rows are not on its tree");
      }},
     // The label sets as the page spells them: each set's pair count (pairs), then every pair's
     // key and value (texts).
-    {"set_label_sets",
-     [](Call& c) {
-       PageRows* s = c.snapshot();
+    {"set_label_sets", [](Call& c) {
+       PageRows& s = c.snapshot();
        std::vector<uint32_t> pairs = c.column<uint32_t>("pairs");
        std::vector<std::string> texts = c.texts("texts");
        std::vector<rperf::LabelTexts> sets(pairs.size());
-       size_t at = 0;
-       for (size_t i = 0; i < pairs.size() && c.ok(); i++) {
+       for (size_t i = 0, at = 0; i < pairs.size() && c.ok(); i++) {
          if (texts.size() - at < size_t{pairs[i]} * 2) c.fail("the snapshot's label sets cannot be read");
          for (; c.ok() && sets[i].size() < pairs[i]; at += 2) sets[i].emplace_back(texts[at], texts[at + 1]);
        }
-       if (c.ok()) s->set_label_sets(std::move(sets));
+       if (c.ok()) s.set_label_sets(std::move(sets));
      }},
-    // Every label value of the snapshot, sorted, each once (what the page tests its tagfocus
-    // regex on).
-    {"label_values",
-     [](Call& c) {
-       if (PageRows* s = c.snapshot()) c.put("values", rperf::label_values(s->label_sets()));
-     }},
+    // Every label value of the snapshot (values), sorted, each once: what the page tests its
+    // tagfocus regex on.
+    {"label_values", [](Call& c) { c.put("values", rperf::label_values(c.snapshot().label_sets())); }},
     // The label sets (sets: their ids, ascending) the label and tag filters keep
     // (LabelSetMatch): the label key (key: none or one), its values, unset; focus (tagfocus's
     // matched values; absent: no tagfocus); each ignore pair's key and value (ignore_keys,
     // ignore_values) and whether it has one (has_value).
-    {"match_label_sets",
-     [](Call& c) {
-       PageRows* s = c.snapshot();
+    {"match_label_sets", [](Call& c) {
        rperf::LabelSetMatch match;
        std::vector<std::string> key = c.texts("key"), keys = c.texts("ignore_keys"), values = c.texts("ignore_values");
        std::vector<uint8_t> has_value = c.column<uint8_t>("has_value");
+       match.by_label = key.size() == 1;
+       match.key = match.by_label ? key[0] : "";
        match.values = c.texts("values");
        match.unset = c.number("unset") != 0;
        match.by_focus = c.has("focus");
        match.focus_values = c.texts("focus", true);
-       match.by_label = !key.empty();
-       if (match.by_label) match.key = key[0];
        if (keys.size() != values.size() || keys.size() != has_value.size()) c.fail("match_label_sets: the ignore pairs differ in length");
        for (size_t i = 0; c.ok() && i < keys.size(); i++) {
          match.ignore.emplace_back(keys[i], has_value[i] ? std::optional<std::string>(values[i]) : std::nullopt);
        }
-       if (c.ok()) c.put("sets", rperf::matching_label_sets(s->label_sets(), match));
+       c.put("sets", rperf::matching_label_sets(c.snapshot().label_sets(), match));
      }},
     // The rows of `kind` the filter (filter_of) keeps: their indexes (rows) and kept weights.
-    {"select",
-     [](Call& c) {
-       PageRows* s = c.snapshot();
-       RowKind kind = c.kind();
-       rperf::SampleFilter filter = filter_of(c);
-       if (!c.ok()) return;
+    {"select", [](Call& c) {
        KeptRows kept;
-       s->select(kind, filter, kept);
-       c.put("rows", kept.rows);
-       c.put("weights", kept.weights);
+       c.snapshot().select(c.kind(), filter_of(c), kept);
+       c.put("rows", kept.rows).put("weights", kept.weights);
      }},
-    // A view of the rows of `kind` the filter keeps, as JSON (json; page/page_views.hh): view 0
-    // the call tree, 1 the bottom-up tree, 2 the method table, 3 the sandwich of `function`
-    // (its label and path), 4 the stack chart (of the filter's thread, on an axis of at least
-    // min_end_ns; its cell columns: cells); max_nodes, max_methods, max_arcs: ViewLimits' (absent
-    // or 0: the default).
-    {"view",
-     [](Call& c) {
-       PageRows* s = c.snapshot();
+    // A view of the rows of `kind` the filter keeps as JSON (json; page/page_views.hh): view 0 the
+    // call tree, 1 the bottom-up tree, 2 the method table, 3 the sandwich of `function` (label,
+    // path), 4 the stack chart (of the filter's thread, on an axis of at least min_end_ns; its
+    // cell columns: cells); max_nodes, max_methods, max_arcs: ViewLimits' (absent, 0: default).
+    {"view", [](Call& c) {
+       PageRows& s = c.snapshot();
        RowKind kind = c.kind();
-       rperf::SampleFilter filter = filter_of(c);
+       KeptRows kept;
+       s.select(kind, filter_of(c), kept);
        uint32_t view = c.number<uint32_t>("view");
        std::vector<std::string> function = c.texts("function", true);
        rperf::page::ViewLimits limits;
@@ -388,9 +360,7 @@ const std::map<std::string, void (*)(Call&)> kOperations = {
        if (uint32_t n = c.number<uint32_t>("max_arcs", true)) limits.max_arcs = n;
        if (view > 4 || (view == 3 && function.size() != 2)) c.fail("the page model cannot build view " + std::to_string(view));
        if (!c.ok()) return;
-       KeptRows kept;
-       s->select(kind, filter, kept);
-       rperf::Profile profile = rperf::page::profile_of_rows(*s, kind, kept, view == 4);
+       rperf::Profile profile = rperf::page::profile_of_rows(s, kind, kept, view == 4);
        switch (view) {
          case 0: c.put("json", {rperf::page::call_tree_json(profile, false, limits)}); break;
          case 1: c.put("json", {rperf::page::call_tree_json(profile, true, limits)}); break;
@@ -398,142 +368,86 @@ const std::map<std::string, void (*)(Call&)> kOperations = {
          case 3: c.put("json", {rperf::page::sandwich_json(profile, function[0], function[1], limits)}); break;
          default: {
            rperf::page::StackChartView chart = rperf::page::stack_chart_view(profile, c.number<int64_t>("min_end_ns", true));
-           c.put("json", {chart.json});
-           c.put("cells", chart.cells);
+           c.put("json", {chart.json}).put("cells", chart.cells);
          }
        }
      }},
     // The Timeline's `bins` bins of the timeline rows the filter keeps, on an axis of at least
     // min_end_ns (PageRows::timeline_bins; TimelineBins' fields by their names); top: per bin
     // TimelineBins::kTopLeaves leaf names (-1: none).
-    {"timeline_bins",
-     [](Call& c) {
-       PageRows* s = c.snapshot();
-       rperf::SampleFilter filter = filter_of(c);
-       uint32_t bins = c.number<uint32_t>("bins");
-       if (!c.ok()) return;
-       rperf::TimelineBins b = s->timeline_bins(filter, bins, c.number<int64_t>("min_end_ns", true));
+    {"timeline_bins", [](Call& c) {
+       rperf::TimelineBins b = c.snapshot().timeline_bins(filter_of(c), c.number<uint32_t>("bins"), c.number<int64_t>("min_end_ns", true));
        std::vector<std::array<double, rperf::TimelineBins::kTopLeaves>> top(b.bins);
        for (uint32_t i = 0; i < b.bins; i++) {
          top[i].fill(-1);
-         std::copy(b.top[i].begin(), b.top[i].begin() + std::min(b.top[i].size(), top[i].size()), top[i].begin());
+         std::copy_n(b.top[i].begin(), std::min(b.top[i].size(), top[i].size()), top[i].begin());
        }
-       c.put("end_ns", static_cast<double>(b.end_ns));
-       c.put("bin_ns", b.bin_ns);
-       c.put("kept_ns", static_cast<double>(b.kept_ns));
-       c.put("threads", b.threads);
-       c.put("occupancy", b.occupancy);
-       c.put("top", top);
-       c.put("leaf_names", b.leaf_names);
+       c.put("end_ns", static_cast<double>(b.end_ns)).put("bin_ns", b.bin_ns).put("kept_ns", static_cast<double>(b.kept_ns));
+       c.put("threads", b.threads).put("occupancy", b.occupancy).put("top", top).put("leaf_names", b.leaf_names);
      }},
     // The tree weights of rows of `kind` (kept_of: a selection, or a part of one: a flame
     // graph's tag group): their sum, and per node self, total and states (its self per state,
     // kTimelineStates each).
-    {"tree_weights",
-     [](Call& c) {
-       PageRows* s = c.snapshot();
-       RowKind kind = c.kind();
-       KeptRows rows = kept_of(c);
-       if (!c.ok()) return;
+    {"tree_weights", [](Call& c) {
        rperf::page::TreeWeights w;
-       s->tree_weights(kind, rows, w);
-       c.put("sum", static_cast<double>(w.sum));
-       c.put("self", w.self);
-       c.put("total", w.total);
-       c.put("states", w.state_self);
+       c.snapshot().tree_weights(c.kind(), kept_of(c), w);
+       c.put("sum", static_cast<double>(w.sum)).put("self", w.self).put("total", w.total).put("states", w.state_self);
      }},
-    // The Allocations tab's sums of allocation rows (kept_of; their weights are not read) of the
-    // objects asked for (by_retained): sum, allocated, retained, per node self and total;
-    // node_classes: (node, class, objects) each; sites: (frame, class, allocated, retained)
-    // each, at most max_sites.
-    {"allocation_sums",
-     [](Call& c) {
-       PageRows* s = c.snapshot();
-       KeptRows rows = kept_of(c);
-       bool by_retained = c.number("by_retained") != 0;
-       uint32_t max_sites = c.number<uint32_t>("max_sites");
-       if (!c.ok()) return;
+    // The Allocations tab's sums of allocation rows (kept_of; weights unread) of the objects asked
+    // for (by_retained): sum, allocated, retained, per node self and total; node_classes: (node,
+    // class, objects) each; sites: (frame, class, allocated, retained) each, at most max_sites.
+    {"allocation_sums", [](Call& c) {
        rperf::page::AllocationSums sums;
-       s->allocation_sums(rows, by_retained, max_sites, sums);
-       std::vector<std::array<double, 3>> classes;
-       for (const auto& k : sums.node_classes) classes.push_back({double(k.node), double(k.class_index), double(k.objects)});
-       std::vector<std::array<double, 4>> sites;
-       for (const auto& t : sums.sites) sites.push_back({double(t.frame), double(t.class_index), double(t.allocated), double(t.retained)});
-       c.put("sum", static_cast<double>(sums.weights.sum));
-       c.put("allocated", static_cast<double>(sums.allocated));
-       c.put("retained", static_cast<double>(sums.retained));
-       c.put("self", sums.weights.self);
-       c.put("total", sums.weights.total);
-       c.put("node_classes", classes);
-       c.put("sites", sites);
+       c.snapshot().allocation_sums(kept_of(c), c.number("by_retained") != 0, c.number<uint32_t>("max_sites"), sums);
+       c.put("sum", static_cast<double>(sums.weights.sum)).put("allocated", static_cast<double>(sums.allocated));
+       c.put("retained", static_cast<double>(sums.retained)).put("self", sums.weights.self).put("total", sums.weights.total);
+       c.put("node_classes", sums.node_classes, [](const auto& k) { return std::array<double, 3>{double(k.node), double(k.class_index), double(k.objects)}; });
+       c.put("sites", sums.sites, [](const auto& t) {
+         return std::array<double, 4>{double(t.frame), double(t.class_index), double(t.allocated), double(t.retained)};
+       });
      }},
     // The sums per thread of rows of `kind` (kept_of), threads: per thread thread_seq, total,
     // running, GVL blocked, GVL wait, GC, idle, top frame (-1: none), its weight.
-    {"thread_sums",
-     [](Call& c) {
-       PageRows* s = c.snapshot();
-       RowKind kind = c.kind();
-       KeptRows rows = kept_of(c);
-       if (!c.ok()) return;
+    {"thread_sums", [](Call& c) {
        std::vector<rperf::page::ThreadSums> sums;
-       s->thread_sums(kind, rows, sums);
-       std::vector<std::array<double, 9>> threads;
-       for (const auto& t : sums) {
-         threads.push_back({double(t.thread_seq), double(t.total), double(t.by_state[0]), double(t.by_state[1]), double(t.by_state[2]),
-                            double(t.by_state[3]), double(t.idle), double(t.top_frame), double(t.top_frame_weight)});
-       }
-       c.put("threads", threads);
+       c.snapshot().thread_sums(c.kind(), kept_of(c), sums);
+       c.put("threads", sums, [](const rperf::page::ThreadSums& t) {
+         return std::array<double, 9>{double(t.thread_seq), double(t.total), double(t.by_state[0]), double(t.by_state[1]), double(t.by_state[2]),
+                                      double(t.by_state[3]), double(t.idle), double(t.top_frame), double(t.top_frame_weight)};
+       });
      }},
     // The Source tab's time per line of the file `path` in rows of `kind` (kept_of;
     // PageRows::source_lines): lines: (line, self, total) each; kept_ns: the rows' weight.
-    {"source_lines",
-     [](Call& c) {
-       PageRows* s = c.snapshot();
-       RowKind kind = c.kind();
-       KeptRows rows = kept_of(c);
-       std::vector<std::string> path = c.texts("path");
-       if (path.size() != 1) c.fail("source_lines: no path");
-       if (!c.ok()) return;
-       rperf::SourceLines source = s->source_lines(kind, rows, path[0]);
-       std::vector<std::array<double, 3>> lines;
-       for (const rperf::LineWeight& l : source.lines) lines.push_back({double(l.line), double(l.self_ns), double(l.total_ns)});
-       c.put("lines", lines);
+    {"source_lines", [](Call& c) {
+       rperf::SourceLines source = c.snapshot().source_lines(c.kind(), kept_of(c), c.text("path"));
+       c.put("lines", source.lines, [](const rperf::LineWeight& l) { return std::array<double, 3>{double(l.line), double(l.self_ns), double(l.total_ns)}; });
        c.put("kept_ns", static_cast<double>(source.kept_ns));
      }},
-    // The snapshot's tree through the Viewer's transforms (page/transformed_tree.hh), in order:
-    // per transform its op's name, then, for an op that names a function, its label and path
-    // (transforms, texts). Answers TransformedTree's fields by their names, its frames as labels
-    // and paths.
-    {"transform",
-     [](Call& c) {
-       PageRows* s = c.snapshot();
+    // The snapshot's tree through the Viewer's transforms (page/transformed_tree.hh): per transform
+    // its op's name, then for an op that names a function its label and path (transforms).
+    // Answers TransformedTree's fields by their names, its frames as labels and paths.
+    {"transform", [](Call& c) {
        std::vector<std::string> texts = c.texts("transforms");
        std::vector<rperf::StackTransform> list;
        for (size_t at = 0; c.ok() && at < texts.size(); at++) {
          rperf::StackTransform& t = list.emplace_back();
          if (rperf::stack_transform_op(texts[at], false, t.op)) continue;
          if (!rperf::stack_transform_op(texts[at], true, t.op) || texts.size() - at < 3) c.fail("the page model cannot apply the transforms");
-         if (!c.ok()) break;
-         t.label = texts[++at];
-         t.path = texts[++at];
+         else {
+           t.label = texts[++at];
+           t.path = texts[++at];
+         }
        }
        if (!c.ok()) return;
-       rperf::page::TransformedTree tree = rperf::page::transform_tree(*s, list);
-       auto [labels, paths] = unzip(tree.frames);
-       c.put("labels", labels);
-       c.put("paths", paths);
-       c.put("frame_lines", tree.frame_lines);
-       c.put("frame_categories", tree.frame_categories);
-       c.put("parents", tree.parents);
-       c.put("node_frames", tree.node_frames);
-       c.put("node_map", tree.node_map);
+       rperf::page::TransformedTree tree = rperf::page::transform_tree(c.snapshot(), list);
+       c.put("labels", tree.frames, &Frame::first).put("paths", tree.frames, &Frame::second);
+       c.put("frame_lines", tree.frame_lines).put("frame_categories", tree.frame_categories).put("parents", tree.parents);
+       c.put("node_frames", tree.node_frames).put("node_map", tree.node_map);
      }},
-    // rperf 0.11's names-only samples made the model's stack tree (page/names_tree.hh): each
-    // sample's stack depth (depths), weight (weights) and label set (sets), every stack's names,
-    // root first (names). Answers the tree's frames (labels, paths), per node parents and
-    // node_frames, per sample in order row_nodes, row_weights, row_sets.
-    {"names_tree",
-     [](Call& c) {
+    // rperf 0.11's names-only samples made the model's stack tree (page/names_tree.hh): per sample
+    // depths, weights and sets, then every stack's names, root first (names). Answers its frames
+    // (labels, paths), per node parents, node_frames, per sample row_nodes, row_weights, row_sets.
+    {"names_tree", [](Call& c) {
        std::vector<uint32_t> depths = c.column<uint32_t>("depths"), sets = c.column<uint32_t>("sets");
        std::vector<int64_t> weights = c.column<int64_t>("weights");
        std::vector<std::string> names = c.texts("names");
@@ -543,31 +457,17 @@ const std::map<std::string, void (*)(Call&)> kOperations = {
          if (names.size() - at < depths[i]) c.fail("the snapshot's stacks cannot be read");
          else samples[i] = {{names.begin() + at, names.begin() + at + depths[i]}, weights[i], sets[i]};
        }
-       if (!c.ok()) return;
+       using Row = rperf::StackTree::Row;
        rperf::StackTree tree = rperf::page::names_tree(samples);
-       auto [labels, paths] = unzip(tree.frames);
-       std::vector<uint32_t> row_nodes, row_sets;
-       std::vector<int64_t> row_weights;
-       for (const rperf::StackTree::Row& r : tree.rows) {
-         row_nodes.push_back(r.node);
-         row_weights.push_back(r.weight_ns);
-         row_sets.push_back(r.label_set);
-       }
-       c.put("labels", labels);
-       c.put("paths", paths);
-       c.put("parents", tree.parents);
-       c.put("node_frames", tree.node_frames);
-       c.put("row_nodes", row_nodes);
-       c.put("row_weights", row_weights);
-       c.put("row_sets", row_sets);
+       c.put("labels", tree.frames, &Frame::first).put("paths", tree.frames, &Frame::second);
+       c.put("parents", tree.parents).put("node_frames", tree.node_frames).put("row_nodes", tree.rows, &Row::node);
+       c.put("row_weights", tree.rows, &Row::weight_ns).put("row_sets", tree.rows, &Row::label_set);
      }},
-    // The Diff table: two method tables side by side, ranked by change (views/totals_diff.hh, as
-    // `rperf diff`); the before's weights times before_scale. Per table: its entries' self and
-    // total (after_self, after_total, before_...), their names and files (after_names: name,
-    // file, name...). rows: per row the after entry's index (-1: none), the before's, before self,
-    // after self, before total, after total.
-    {"diff_totals",
-     [](Call& c) {
+    // The Diff table: two method tables ranked by change (views/totals_diff.hh, `rperf diff`'s),
+    // each its entries' after_self, after_total and after_names (name, file, name...; before_
+    // likewise), the before's weights times before_scale. rows: TotalsDiffRow's target, base,
+    // base_self, target_self, base_total, target_total.
+    {"diff_totals", [](Call& c) {
        auto rows_of = [&](const std::string& side) {
          std::vector<double> self = c.column<double>(side + "_self"), total = c.column<double>(side + "_total");
          std::vector<std::string> names = c.texts(side + "_names");
@@ -576,14 +476,9 @@ const std::map<std::string, void (*)(Call&)> kOperations = {
          for (size_t i = 0; c.ok() && i < self.size(); i++) rows.push_back({names[2 * i], names[2 * i + 1], self[i], total[i]});
          return rows;
        };
-       std::vector<rperf::FunctionRow> after = rows_of("after"), before = rows_of("before");
-       double scale = c.number("before_scale");
-       if (!c.ok()) return;
-       std::vector<std::array<double, 6>> rows;
-       for (const rperf::TotalsDiffRow& r : rperf::diff_totals(before, after, scale)) {
-         rows.push_back({double(r.target), double(r.base), r.base_self, r.target_self, r.base_total, r.target_total});
-       }
-       c.put("rows", rows);
+       c.put("rows", rperf::diff_totals(rows_of("before"), rows_of("after"), c.number("before_scale")), [](const rperf::TotalsDiffRow& r) {
+         return std::array<double, 6>{double(r.target), double(r.base), r.base_self, r.target_self, r.base_total, r.target_total};
+       });
      }},
 };
 

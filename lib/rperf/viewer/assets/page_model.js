@@ -1,8 +1,7 @@
 // The page model's JavaScript side: page_model.wasm (ext/rperf/page, the profile model compiled
-// to WebAssembly) and the only code that calls it. Its one call (PageModel.call) sends an
-// operation's name and named values and reads back named results, declared once on the C++
-// side (page/wasm_exports.cc), so no column, argument or layout is written here. No DOM, no page
-// state: the page (viewer_data.js) and the node tests (test/js) use it alike.
+// to WebAssembly) and the only code that calls it, by its one call (PageModel.call): an
+// operation's name and named values in, named results out, all declared once in C++
+// (page/wasm_exports.cc). No DOM, no page state: the page and the node tests use it alike.
 (function (root) {
   'use strict';
   const ROWS = { samples: 0, timeline: 1, allocations: 2 };
@@ -52,15 +51,15 @@
     if (type === NUMBER) return new Float64Array(bytes.buffer)[0];
     if (type === TEXTS) return readTexts(bytes);
     if (type !== ROWS_OF_NUMBERS) return new TYPES[type](bytes.buffer);
-    const width = new Uint32Array(bytes.buffer, 0, 1)[0];
-    const numbers = new Float64Array(bytes.buffer.slice(4));
+    const [width, numbers] = [new Uint32Array(bytes.buffer, 0, 1)[0], new Float64Array(bytes.buffer.slice(4))];
     return Array.from({ length: numbers.length / width }, (_, k) => Array.from(numbers.subarray(k * width, (k + 1) * width)));
   }
 
   // The model's filter values (wasm_exports.cc's filter_of) of the page's filter f: thread (or
   // null), hidden (a Set), sets (kept label set ids), range [t0, t1], idle.
   const filterValues = (f) => ({ thread: f.thread, hidden_threads: f.hidden && [...f.hidden], label_sets: f.sets, range: f.range, hide_idle: !!f.idle });
-  const pairs = (firsts, seconds) => firsts.map((first, i) => [first, seconds[i]]);
+  // A tree the model answers (labels, paths, parents, node_frames) as the page keeps one.
+  const treeOf = (t) => ({ frames: t.labels.map((l, i) => [l, t.paths[i]]), parents: Array.from(t.parents), nodeFrames: Array.from(t.node_frames) });
 
   class PageModel {
     constructor(exports) {
@@ -86,7 +85,7 @@
       const memory = new DataView(this.w.memory.buffer);
       const end = at + 4 + memory.getUint32(at, true);
       const out = {};
-      for (at += 4; at < end;) {
+      for (at += 4; at < end;) { // each value: its name (a text), type, byte length, bytes
         const [name] = readTexts(new Uint8Array(memory.buffer, at, end - at), 1);
         at += 4 + memory.getUint32(at, true);
         const size = memory.getUint32(at + 4, true);
@@ -115,9 +114,8 @@
     }
 
     // Rows [node, weight, thread, label set, time?] of `kind` (allocation rows: [node, objects,
-    // thread, label set, class, retained]), each with its line-level leaf last when `lines` (a
-    // time or timeline row of a profile with lines); idleIndexes: the payload's idle marks.
-    // Returns the marks as a Uint8Array per row, or null.
+    // thread, label set, class, retained]), each with its line-level leaf last when `lines`;
+    // idleIndexes: the payload's idle marks. Returns the marks as a Uint8Array per row, or null.
     rows(handle, kind, rows, idleIndexes, lines = false) {
       const width = (kind === ROWS.samples ? 4 : kind === ROWS.timeline ? 5 : 6) + (lines && kind !== ROWS.allocations ? 1 : 0);
       return this.columns(handle, kind, Array.from({ length: width }, (_, k) => rows.map((r) => r[k])), idleIndexes);
@@ -138,7 +136,7 @@
       return idle;
     }
 
-    // The rows of `kind` the filter f (filterValues) keeps: {rows: indexes, weights: kept weights}.
+    // The rows of `kind` the filter f (filterValues) keeps: {rows, weights}.
     select(handle, kind, f) { return this.call('select', { handle, kind, ...filterValues(f) }); }
 
     // The label sets a label filter (key, values, unset), tagfocus's matched values (focused, or
@@ -151,26 +149,18 @@
       }).sets;
     }
 
-    // Every label value of the snapshot, sorted, each once.
+    // The model's label_values, tree_weights and thread_sums of rows (indexes, kept weights).
     labelValues(handle) { return this.call('label_values', { handle }).values; }
-
-    // The weights of rows of `kind` (indexes, weights) on the tree: self and total per node, the
-    // sum, and each node's self weight per state (STATE_COUNT per node).
     treeWeights(handle, kind, rows, weights) { return this.call('tree_weights', { handle, kind, rows, weights }); }
-
-    // Per thread of the rows: [thread, total, running, blocked, wait, gc, idle, top frame, its weight].
     threadSums(handle, kind, rows, weights) { return this.call('thread_sums', { handle, kind, rows, weights }).threads; }
 
-    // The Allocations tab's sums of allocation rows.
+    // The Allocations tab's sums of allocation rows, each site an object.
     allocationSums(handle, rows, weights, byRetained, maxSites) {
       const s = this.call('allocation_sums', { handle, rows, weights, by_retained: byRetained, max_sites: maxSites });
-      s.nodeClasses = s.node_classes;
-      s.sites = s.sites.map(([frame, cls, allocated, retained]) => ({ frame, cls, allocated, retained }));
-      return s;
+      return { ...s, nodeClasses: s.node_classes, sites: s.sites.map(([frame, cls, allocated, retained]) => ({ frame, cls, allocated, retained })) };
     }
 
-    // The Timeline's bins of the timeline rows the filter keeps, in the server's shape
-    // (TimelinePayload).
+    // The Timeline's bins of the timeline rows the filter keeps, in the server's shape (TimelinePayload).
     timelineBins(handle, f, bins, minEnd) {
       const b = this.call('timeline_bins', { handle, bins, min_end_ns: minEnd, ...filterValues(f) });
       return {
@@ -182,11 +172,9 @@
       };
     }
 
-    // A view of the rows of `kind` the filter keeps (page/page_views.hh), parsed: 'call_tree',
-    // 'inverted_tree', 'method_table', 'sandwich' of fn ([name, path]), or 'stack_chart' (of
-    // f.thread's timeline rows; its columns dx, w, d, f, gap as Float64Arrays); limits: {maxNodes,
-    // maxMethods, maxArcs} (the model's defaults when left out), minEnd: the stack chart's least
-    // axis end.
+    // A view (VIEWS) of the rows of `kind` the filter keeps, parsed; the sandwich's of fn ([name,
+    // path]), the stack chart's with its columns dx, w, d, f, gap as Float64Arrays; limits:
+    // {maxNodes, maxMethods, maxArcs, minEnd} (the model's defaults when left out).
     view(handle, kind, f, view, fn, limits = {}) {
       const r = this.call('view', {
         handle, kind, view: VIEWS[view], function: fn && fn.map(String), max_nodes: limits.maxNodes, max_methods: limits.maxMethods,
@@ -198,47 +186,35 @@
       return out;
     }
 
-    // The snapshot's tree through the Viewer's transforms ([op, name, path] or [op], in order:
-    // page/transformed_tree.hh): {frames, frameLines, frameCategories, parents, nodeFrames,
-    // nodeMap (per old node its new node, -1: gone)}.
+    // The snapshot's tree through the Viewer's transforms ([op, name, path] or [op], in order):
+    // {frames, frameLines, frameCategories, parents, nodeFrames, nodeMap}.
     transform(handle, list) {
       const t = this.call('transform', { handle, transforms: list.flat().map(String) });
-      return {
-        frames: pairs(t.labels, t.paths), frameLines: Array.from(t.frame_lines), frameCategories: Array.from(t.frame_categories),
-        parents: Array.from(t.parents), nodeFrames: Array.from(t.node_frames), nodeMap: t.node_map,
-      };
+      return { ...treeOf(t), frameLines: Array.from(t.frame_lines), frameCategories: Array.from(t.frame_categories), nodeMap: t.node_map };
     }
 
-    // The Source tab's time per line of the file `path` in rows of `kind` (indexes, their kept
-    // weights), by the model's source_lines over the line tree: {lines: [[line, self, total],
-    // ...] by line, keptNs}.
+    // The Source tab's time per line of the file `path` in rows of `kind`: {lines, keptNs}.
     sourceLines(handle, kind, rows, weights, path) {
       const s = this.call('source_lines', { handle, kind, rows, weights, path: String(path) });
       return { lines: s.lines, keptNs: s.kept_ns };
     }
 
-    // Two method tables' entries ({name, file, self, total}) ranked by change (`rperf diff`'s
-    // rows): [after index (-1: none), before index, before self, after self, before total, after total].
+    // The Diff table's rows of two method tables' entries ({name, file, self, total}).
     diffTotals(after, before, scale) {
-      const side = (entries, name) => ({
-        [name + '_self']: entries.map((e) => e.self), [name + '_total']: entries.map((e) => e.total),
-        [name + '_names']: entries.flatMap((e) => [String(e.name), String(e.file)]),
-      });
+      const side = (entries, name) => ({ [name + '_self']: entries.map((e) => e.self), [name + '_total']: entries.map((e) => e.total),
+        [name + '_names']: entries.flatMap((e) => [String(e.name), String(e.file)]) });
       return this.call('diff_totals', { ...side(after, 'after'), ...side(before, 'before'), before_scale: scale }).rows;
     }
 
     // rperf 0.11's names-only samples ({stack: [name, ...], weight, label_set_id}) as the
-    // model's stack tree (page/names_tree.hh): {frames, parents, nodeFrames, rows}.
+    // model's stack tree: {frames, parents, nodeFrames, rows}.
     namesTree(samples) {
       const stacks = samples.map((s) => (Array.isArray(s.stack) ? s.stack.map(String) : []));
       const t = this.call('names_tree', {
         depths: stacks.map((st) => st.length), weights: samples.map((s) => Number(s.weight) || 0),
         sets: samples.map((s) => s.label_set_id || 0), names: stacks.flat(),
       });
-      return {
-        frames: pairs(t.labels, t.paths), parents: Array.from(t.parents), nodeFrames: Array.from(t.node_frames),
-        rows: Array.from(t.row_nodes, (node, i) => [node, t.row_weights[i], 0, t.row_sets[i]]),
-      };
+      return { ...treeOf(t), rows: Array.from(t.row_nodes, (node, i) => [node, t.row_weights[i], 0, t.row_sets[i]]) };
     }
   }
 
