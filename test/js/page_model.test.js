@@ -22,6 +22,11 @@ test('the module\'s interface is one call, and a wrong one is a clear error', as
   assert.throws(() => model.call('set_rows', { handle, kind: 7, node: [], thread_seq: [], label_set: [], weight: [] }), /no rows of kind 7/);
   assert.throws(() => model.call('label_values', { handle: 'one' }), /handle is not numbers/);
   assert.deepStrictEqual(model.call('select', { handle, kind: 0 }), { rows: new Uint32Array(0), weights: new Float64Array(0) });
+  // A request cut short (an operation's name of 9 bytes, 2 sent) is an error, not a read past it.
+  new Uint8Array(model.w.memory.buffer, model.w.rperf_page_request(6), 6).set([9, 0, 0, 0, 110, 101]);
+  const at = model.w.rperf_page_call();
+  const answer = new Uint8Array(model.w.memory.buffer, at + 4, new DataView(model.w.memory.buffer).getUint32(at, true));
+  assert.match(new TextDecoder().decode(answer), /error.*the page model cannot read the request/s);
 });
 
 test('texts cross as the module reads them', () => {
