@@ -15,7 +15,6 @@
 #include <cstring>
 #include <functional>
 #include <limits>
-#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -59,24 +58,26 @@ bool read_text(const uint8_t*& at, const uint8_t* end, std::string& text) {
   return true;
 }
 
-// A number as T; a double out of T's range (NaN, a page's mistake) as 0, where a cast would trap.
-template <typename T, typename From>
-T number_as(From value) {
-  if constexpr (std::is_integral_v<T> && std::is_floating_point_v<From>) {
-    if (!(value >= static_cast<From>(std::numeric_limits<T>::lowest()) && value < static_cast<From>(std::numeric_limits<T>::max()) + 1)) return T{};
+// The i-th number of a column of `type` (kU8 to kNumber) as a double, exact for all of them.
+double number_at(const uint8_t* bytes, uint32_t type, size_t i) {
+  int32_t i32;
+  uint32_t u32;
+  double f64;
+  switch (type) {
+    case kU8: return bytes[i];
+    case kI32: return std::memcpy(&i32, bytes + 4 * i, 4), i32;
+    case kU32: return std::memcpy(&u32, bytes + 4 * i, 4), u32;
+    default: return std::memcpy(&f64, bytes + 8 * i, 8), f64;
   }
-  return static_cast<T>(value);
 }
 
-template <typename T, typename From>
-std::vector<T> numbers_as(const uint8_t* bytes, size_t size) {
-  std::vector<T> out(size / sizeof(From));
-  for (size_t i = 0; i < out.size(); i++) {
-    From value;
-    std::memcpy(&value, bytes + i * sizeof(From), sizeof(From));
-    out[i] = number_as<T>(value);
+// A number as T; one out of T's range (NaN: a page's mistake) as 0, where a cast would trap.
+template <typename T>
+T number_as(double value) {
+  if constexpr (std::is_integral_v<T>) {
+    if (!(value >= static_cast<double>(std::numeric_limits<T>::lowest()) && value < static_cast<double>(std::numeric_limits<T>::max()) + 1)) return T{};
   }
-  return out;
+  return static_cast<T>(value);
 }
 
 // One request and its answer. A value the operation asks for and the request lacks (unless
@@ -95,26 +96,21 @@ class Call {
       if (!read_text(at, end, name) || !read_u32(at, end, v.type) || !read_u32(at, end, v.size) || static_cast<size_t>(end - at) < v.size) return false;
       v.bytes = at;
       at += v.size;
-      values_[name] = v;
+      values_.emplace_back(std::move(name), v);
     }
     return true;
   }
 
-  bool has(const std::string& name) const { return values_.count(name) != 0; }
+  bool has(const std::string& name) { return find(name, true) != nullptr; }
 
   template <typename T>
   std::vector<T> column(const std::string& name, bool optional = false) {
+    static constexpr size_t kSizes[] = {1, 4, 4, 8, 8};  // per number, by Type
     const Value* v = find(name, optional);
-    switch (v ? v->type : kTexts) {
-      case kU8: return numbers_as<T, uint8_t>(v->bytes, v->size);
-      case kI32: return numbers_as<T, int32_t>(v->bytes, v->size);
-      case kU32: return numbers_as<T, uint32_t>(v->bytes, v->size);
-      case kF64:
-      case kNumber: return numbers_as<T, double>(v->bytes, v->size);
-      default:
-        if (v) fail(op + ": " + name + " is not numbers");
-        return {};
-    }
+    if (v && v->type > kNumber) fail(op + ": " + name + " is not numbers");
+    std::vector<T> out(v && v->type <= kNumber ? v->size / kSizes[v->type] : 0);
+    for (size_t i = 0; i < out.size(); i++) out[i] = number_as<T>(number_at(v->bytes, v->type, i));
+    return out;
   }
 
   template <typename T = double>
@@ -203,12 +199,13 @@ class Call {
     uint32_t type = 0, size = 0;
     const uint8_t* bytes = nullptr;
   };
-  std::map<std::string, Value> values_;
+  std::vector<std::pair<std::string, Value>> values_;  // a few: found by name, in order
   std::string error_;
 
   const Value* find(const std::string& name, bool optional) {
-    auto it = values_.find(name);
-    if (it != values_.end()) return &it->second;
+    for (const auto& [given, value] : values_) {
+      if (given == name) return &value;
+    }
     if (!optional) fail(op + ": no " + name);
     return nullptr;
   }
@@ -259,7 +256,7 @@ using Frame = std::pair<std::string, std::string>;  // (label, path)
 // an empty value (an empty snapshot, the first kind of rows), so an operation that only answers
 // runs harmlessly before its answer is replaced by the error, and one that changes a snapshot
 // checks c.ok() first.
-const std::map<std::string, void (*)(Call&)> kOperations = {
+const std::pair<const char*, void (*)(Call&)> kOperations[] = {
     // A new snapshot: its handle.
     {"new", [](Call& c) {
        auto free = std::find(snapshots.begin(), snapshots.end(), nullptr);
@@ -377,13 +374,13 @@ const std::map<std::string, void (*)(Call&)> kOperations = {
     // TimelineBins::kTopLeaves leaf names (-1: none).
     {"timeline_bins", [](Call& c) {
        rperf::TimelineBins b = c.snapshot().timeline_bins(filter_of(c), c.number<uint32_t>("bins"), c.number<int64_t>("min_end_ns", true));
-       std::vector<std::array<double, rperf::TimelineBins::kTopLeaves>> top(b.bins);
-       for (uint32_t i = 0; i < b.bins; i++) {
-         top[i].fill(-1);
-         std::copy_n(b.top[i].begin(), std::min(b.top[i].size(), top[i].size()), top[i].begin());
-       }
        c.put("end_ns", static_cast<double>(b.end_ns)).put("bin_ns", b.bin_ns).put("kept_ns", static_cast<double>(b.kept_ns));
-       c.put("threads", b.threads).put("occupancy", b.occupancy).put("top", top).put("leaf_names", b.leaf_names);
+       c.put("threads", b.threads).put("occupancy", b.occupancy).put("leaf_names", b.leaf_names).put("top", b.top, [](const auto& leaves) {
+         std::array<double, rperf::TimelineBins::kTopLeaves> top;
+         top.fill(-1);
+         std::copy_n(leaves.begin(), std::min(leaves.size(), top.size()), top.begin());
+         return top;
+       });
      }},
     // The tree weights of rows of `kind` (kept_of: a selection, or a part of one: a flame
     // graph's tag group): their sum, and per node self, total and states (its self per state,
@@ -496,9 +493,10 @@ uint8_t* rperf_page_request(uint32_t bytes) {
 // the next call.
 const uint8_t* rperf_page_call() {
   Call call;
-  auto operation = kOperations.end();
-  if (!call.parse(request)) call.fail("the page model cannot read the request");
-  else if ((operation = kOperations.find(call.op)) == kOperations.end()) call.fail("the page model has no operation " + call.op);
+  auto named = [&](const auto& operation) { return call.op == operation.first; };
+  auto operation = call.parse(request) ? std::find_if(std::begin(kOperations), std::end(kOperations), named) : nullptr;
+  if (!operation) call.fail("the page model cannot read the request");
+  else if (operation == std::end(kOperations)) call.fail("the page model has no operation " + call.op);
   else operation->second(call);
   call.finish();
   last_answer = std::move(call.answer);

@@ -125,11 +125,8 @@
     // timeline sent as columns goes to the module without a row made of it.
     columns(handle, kind, columns, idleIndexes) {
       const [node, weight, thread_seq, label_set] = columns;
-      let idle = null;
-      if (idleIndexes && idleIndexes.length) {
-        idle = new Uint8Array(node.length);
-        for (const i of idleIndexes) if (i < node.length) idle[i] = 1;
-      }
+      const idle = idleIndexes && idleIndexes.length ? new Uint8Array(node.length) : null;
+      for (const i of idle ? idleIndexes : []) if (i < node.length) idle[i] = 1;
       const rest = kind === ROWS.allocations ? { class_index: columns[4], retained: columns[5] }
         : kind === ROWS.timeline ? { time_ns: columns[4], line_node: columns[5] } : { line_node: columns[4] };
       this.call('set_rows', { handle, kind, node, weight, thread_seq, label_set, idle, ...rest });
