@@ -83,7 +83,7 @@ function drawSummary(p, weights) {
   if (meta.ruby_version) parts.push('Ruby ' + meta.ruby_version);
   if (meta.command_line) parts.push(meta.command_line);
   box.append(el('span', { text: parts.join(' · ') }));
-  if (window.RperfWorkEvents) window.RperfWorkEvents.draw($('work-events'), p.work_events);
+  drawWorkEvents($('work-events'), p.work_events);
   if (p.pruned && p.pruned.samples) {
     box.append(el('span', { class: 'pruned', text: ` · ${p.pruned.samples} light stacks (${pct(p.pruned.weight_ns, p.total_weight_ns)} of the time) shown as [pruned]` }));
   }

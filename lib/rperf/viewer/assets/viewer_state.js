@@ -51,7 +51,10 @@ const state = {
 const $ = (id) => document.getElementById(id);
 
 function appendAll(node, items) {
-  for (const item of items) if (item !== null && item !== undefined) node.append(item);
+  for (const item of items) {
+    if (Array.isArray(item)) appendAll(node, item);
+    else if (item !== null && item !== undefined) node.append(item);
+  }
   return node;
 }
 
@@ -59,22 +62,17 @@ function appendAll(node, items) {
 // el(tag, props, child, [children], ...): an Array child is a list of children.
 function el(tag, props, ...children) {
   const e = document.createElement(tag);
-  if (props) {
-    for (const [k, v] of Object.entries(props)) {
-      if (v === undefined || v === null) continue;
-      if (k === 'class') e.className = v;
-      else if (k === 'text') e.textContent = v;
-      else if (k === 'dataset') Object.assign(e.dataset, v);
-      else if (k.startsWith('on')) e.addEventListener(k.slice(2), v);
-      else e.setAttribute(k, v);
-    }
+  for (const [k, v] of Object.entries(props || {})) {
+    if (v === undefined || v === null) continue;
+    if (k === 'class') e.className = v;
+    else if (k === 'text') e.textContent = v;
+    else if (k === 'dataset') Object.assign(e.dataset, v);
+    else if (k.startsWith('on')) e.addEventListener(k.slice(2), v);
+    else e.setAttribute(k, v);
   }
-  for (const c of children) {
-    if (Array.isArray(c)) appendAll(e, c);
-    else if (c !== null && c !== undefined) e.append(c);
-  }
-  return e;
+  return appendAll(e, children);
 }
+const td = (cls, text, title) => el('td', { class: cls, text, title });
 const svgEl = (tag, attrs) => {
   const e = document.createElementNS('http://www.w3.org/2000/svg', tag);
   for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
@@ -111,24 +109,14 @@ const TABS = () => [...$('tabs').querySelectorAll('button')].map((b) => b.datase
 const readHash = () => parseViewHash(location.hash, TABS());
 // Before fillFilters, which keeps the filters only when the snapshot has them.
 function applyView(v) {
-  if (v.tab) state.tab = v.tab;
-  state.search = v.search;
-  $('search').value = v.search;
-  state.hideIdle = v.hideIdle;
-  state.labelFilter = v.label;
-  state.threadFilter = v.thread;
-  state.range = v.range;
-  state.method = v.method;
-  state.sandwich = v.sandwich;
+  Object.assign(state, {
+    tab: v.tab || state.tab, search: v.search, hideIdle: v.hideIdle, labelFilter: v.label, threadFilter: v.thread, range: v.range,
+    method: v.method, sandwich: v.sandwich, tagFocus: v.tagFocus, tagIgnore: v.tagIgnore, tagRoot: v.tagRoot, tagLeaf: v.tagLeaf,
+    pin: v.pin && v.pin.length === 2 ? v.pin : null, source: v.source && v.source[0] ? v.source : null, transforms: v.transforms,
+  });
   if (v.stack !== null) state.stackThread = v.stack;
-  state.tagFocus = v.tagFocus;
-  $('tag-focus').value = v.tagFocus;
-  state.tagIgnore = v.tagIgnore;
-  state.tagRoot = v.tagRoot;
-  state.tagLeaf = v.tagLeaf;
-  state.pin = v.pin && v.pin.length === 2 ? v.pin : null;
-  state.source = v.source && v.source[0] ? v.source : null;
-  state.transforms = v.transforms;
   state.zoom = v.zoom ? { tab: state.tab, ...v.zoom } : null;
+  $('search').value = v.search;
+  $('tag-focus').value = v.tagFocus;
 }
 let pendingView = null;
