@@ -247,7 +247,7 @@ module Rperf
         head = Rperf.read_meta(file) || {}
         meta = head[:meta]
         mtime = File.mtime(file)
-        if (problem = unservable(meta: meta, summary: head[:summary]))
+        if (problem = Viewer.unservable(meta: meta, summary: head[:summary]))
           # Listed as unreadable, with why: its head cannot be sent as JSON (1e400, deep nesting).
           next { path: file, meta: nil, summary: nil, taken_at: mtime, order: mtime,
                  error: "#{File.basename(file)}: its meta cannot be shown (#{problem})" }
@@ -303,14 +303,19 @@ module Rperf
       @mutex.synchronize { @snapshots.map { |s| list_entry(s) } }
     end
 
-    # Why a value cannot be sent as JSON (a non-finite Float, nesting deeper than JSON's limit
-    # of 100), or nil.
+    # What JSON.generate raises for a value it cannot send: a non-finite Float, nesting deeper
+    # than JSON's limit of 100, bytes that are not text.
+    UNSERVABLE = [JSON::GeneratorError, JSON::NestingError, EncodingError].freeze
+
+    # Why a value cannot be sent as JSON, or nil.
     def self.unservable(value)
       JSON.generate(value)
       nil
-    rescue JSON::GeneratorError, JSON::NestingError, EncodingError => e
-      e.message.lines.first.to_s.strip[0, 200]
+    rescue *UNSERVABLE => e
+      first_line(e)
     end
+
+    def self.first_line(error) = error.message.lines.first.to_s.strip[0, 200]
 
     # --- Rack ----------------------------------------------------------------------------
 
@@ -387,14 +392,21 @@ module Rperf
     end
 
     def route(sub_path, env)
-      query = env["QUERY_STRING"]
       case sub_path
       when "/" then page(env)
       when %r{\A/assets/(.+)\z} then static_asset(Regexp.last_match(1))
       when "/snapshots" then json_body(200, list_body)
-      when %r{\A/snapshots/(\d{1,18})\z} then serve_snapshot(Regexp.last_match(1).to_i)
-      when %r{\A/snapshots/(\d{1,18})/timeline\z} then serve_timeline(Regexp.last_match(1).to_i)
-      when %r{\A/snapshots/(\d{1,18})/source\z} then serve_source(Regexp.last_match(1).to_i, query)
+      when %r{\A/snapshots/(\d{1,18})(?:/(timeline|source))?\z}
+        id = Regexp.last_match(1).to_i
+        part = Regexp.last_match(2)
+        entry = @mutex.synchronize { @snapshots.find { |s| s[:id] == id } }
+        return part ? json(404, { error: "no snapshot #{id}" }) : text(404, "Snapshot not found") unless entry # rperf 0.11's answer
+
+        case part
+        when "timeline" then serve_timeline(entry)
+        when "source" then serve_source(entry, env["QUERY_STRING"])
+        else serve_snapshot(entry)
+        end
       else not_found
       end
     end
@@ -403,27 +415,18 @@ module Rperf
       @app ? @app.call(env) : not_found
     end
 
-    def serve_snapshot(id)
-      entry = @mutex.synchronize { @snapshots.find { |s| s[:id] == id } }
-      return text(404, "Snapshot not found") unless entry # rperf 0.11's answer
-
-      body = @mutex.synchronize { @payloads[id] } || build_payload(entry)
-      return json(422, { error: entry[:error] }) unless body
-
-      json_body(200, body)
+    def serve_snapshot(entry)
+      body = @mutex.synchronize { @payloads[entry[:id]] } || build_payload(entry)
+      body ? json_body(200, body) : json(422, { error: entry[:error] })
     end
 
     # The rows of a timeline sent apart (Viewer.split_timeline).
-    def serve_timeline(id)
-      entry = @mutex.synchronize { @snapshots.find { |s| s[:id] == id } }
-      return json(404, { error: "no snapshot #{id}" }) unless entry
+    def serve_timeline(entry)
+      id = entry[:id]
+      built = @mutex.synchronize { @payloads.key?(id) && @timelines.key?(id) } || build_payload(entry)
+      return json(422, { error: entry[:error] }) unless built
 
-      rows = @mutex.synchronize { @timelines[id] if @timelines.key?(id) && @payloads.key?(id) }
-      unless rows
-        return json(422, { error: entry[:error] }) unless build_payload(entry)
-
-        rows = @mutex.synchronize { @timelines[id] }
-      end
+      rows = @mutex.synchronize { @timelines[id] }
       return json(404, { error: "snapshot #{id} has no timeline sent apart" }) unless rows
 
       [200, SECURITY_HEADERS.merge("content-type" => "application/gzip"), [rows]]
@@ -431,28 +434,21 @@ module Rperf
 
     # A file of the profile (SourcePayload), read once per snapshot and query (the few asked for
     # last are kept).
-    def serve_source(id, query)
-      entry = @mutex.synchronize { @snapshots.find { |s| s[:id] == id } }
-      return json(404, { error: "no snapshot #{id}" }) unless entry
-
-      key = [id, query.to_s]
+    def serve_source(entry, query)
+      key = [entry[:id], query.to_s]
       body = @mutex.synchronize { @sources[key] }
-      unless body
-        data = entry[:data] || loaded(entry)
-        return json(422, { error: entry[:error] }) unless data
+      return json_body(200, body) if body
 
-        begin
-          body = JSON.generate(SourcePayload.build(data, query))
-        rescue SourcePayload::Refused => e
-          return json(404, { error: e.message })
-        rescue TypeError, Rperf::Error => e # a Hash the model refuses
-          return json(422, { error: "cannot show the profile: #{e.message}" })
-        rescue JSON::GeneratorError, JSON::NestingError, EncodingError => e
-          return json(422, { error: "cannot be shown (#{e.message.lines.first.to_s.strip[0, 200]})" })
-        end
-        cache_put(@sources, key, body, SOURCE_CACHE_SIZE)
-      end
-      json_body(200, body)
+      data = entry[:data] || loaded(entry)
+      return json(422, { error: entry[:error] }) unless data
+
+      json_body(200, cache_put(@sources, key, JSON.generate(SourcePayload.build(data, query)), SOURCE_CACHE_SIZE))
+    rescue SourcePayload::Refused => e
+      json(404, { error: e.message })
+    rescue TypeError, Rperf::Error => e # a Hash the model refuses
+      json(422, { error: "cannot show the profile: #{e.message}" })
+    rescue *UNSERVABLE => e
+      json(422, { error: "cannot be shown (#{Viewer.first_line(e)})" })
     end
 
     # A file's profile, kept while it is the one asked for last. Requests (Puma threads) that
@@ -473,8 +469,8 @@ module Rperf
     def list_body
       entries = snapshot_list.map do |e|
         JSON.generate(e)
-      rescue JSON::GeneratorError, JSON::NestingError, EncodingError => err
-        JSON.generate(e.merge(meta: nil, summary: nil, error: "#{e[:file] || "snapshot #{e[:id]}"}: cannot be shown (#{self.class.unservable(e) || err.message})"))
+      rescue *UNSERVABLE => err
+        JSON.generate(e.merge(meta: nil, summary: nil, error: "#{e[:file] || "snapshot #{e[:id]}"}: cannot be shown (#{Viewer.unservable(e) || err.message})"))
       end
       "[#{entries.join(',')}]"
     end
@@ -485,17 +481,14 @@ module Rperf
       data = entry[:data] || loaded(entry)
       return nil unless data
 
-      key = entry[:id]
-      begin
-        full, apart = self.class.split_timeline(self.class.snapshot_body(list_entry(entry), data, **@payload_limits))
-        body = JSON.generate(full)
-        cache_put(@timelines, key, apart && self.class.timeline_bytes(apart), PAYLOAD_CACHE_SIZE)
-      rescue JSON::GeneratorError, JSON::NestingError, EncodingError => e
-        name = entry[:path] ? File.basename(entry[:path]) : "snapshot #{entry[:id]}"
-        @mutex.synchronize { entry[:error] ||= "#{name}: cannot be shown (#{e.message.lines.first.to_s.strip[0, 200]})" }
-        return nil
-      end
-      cache_put(@payloads, key, body, PAYLOAD_CACHE_SIZE)
+      full, apart = Viewer.split_timeline(Viewer.snapshot_body(list_entry(entry), data, **@payload_limits))
+      body = JSON.generate(full)
+      cache_put(@timelines, entry[:id], apart && Viewer.timeline_bytes(apart), PAYLOAD_CACHE_SIZE)
+      cache_put(@payloads, entry[:id], body, PAYLOAD_CACHE_SIZE)
+    rescue *UNSERVABLE => e
+      name = entry[:path] ? File.basename(entry[:path]) : "snapshot #{entry[:id]}"
+      @mutex.synchronize { entry[:error] ||= "#{name}: cannot be shown (#{Viewer.first_line(e)})" }
+      nil
     end
 
     # Keeps value under key in one of the small caches, evicting the oldest entries past limit.
@@ -544,8 +537,6 @@ module Rperf
         @sources.delete_if { |(id, *), _| id == gone[:id] }
       end
     end
-
-    def unservable(value) = self.class.unservable(value)
 
     def meta_time(meta, *keys)
       text = meta.is_a?(Hash) ? meta.dig(*keys) : nil

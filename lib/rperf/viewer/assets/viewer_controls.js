@@ -96,20 +96,13 @@ function drawLabelFilter(p) {
   clear(box);
   const values = p.labelValues || new Map();
   for (const [key, list] of [...values].sort((a, b) => (a[0] < b[0] ? -1 : 1))) {
-    const set = el('fieldset', null, el('legend', { text: key }));
-    for (const v of list) {
-      const input = el('input', { type: 'checkbox', dataset: { key, value: v === NOT_SET ? '' : v, none: v === NOT_SET ? '1' : '0' } });
-      input.checked = !!f && f.key === key && f.values.includes(v);
-      input.addEventListener('change', () => {
+    box.append(el('fieldset', null, el('legend', { text: key }), list.map((v) => checkbox(v === NOT_SET ? '(not set)' : v,
+      !!f && f.key === key && f.values.includes(v), { key, value: v === NOT_SET ? '' : v, none: v === NOT_SET ? '1' : '0' }, (checked) => {
         const cur = state.labelFilter;
         const rest = cur && cur.key === key ? cur.values.filter((x) => x !== v) : [];
-        const next = input.checked ? rest.concat([v]) : rest;
+        const next = checked ? rest.concat([v]) : rest;
         state.labelFilter = next.length ? { key, values: next } : null;
-        render();
-      });
-      set.append(el('label', null, input, ' ' + (v === NOT_SET ? '(not set)' : v)));
-    }
-    box.append(set);
+      }))));
   }
   if (!values.size) box.append(el('p', { class: 'hint', text: 'This snapshot has no labels.' }));
   $('label-set-summary').textContent = f && f.values.length > 1 ? `values (${f.values.length})` : 'values';
@@ -125,37 +118,23 @@ function fillTagMenu(p, perPair) {
   state.tagIgnore = state.tagIgnore.filter(([k, v]) => has(k, v));
   state.tagRoot = state.tagRoot.filter((k) => perPair.has(k));
   state.tagLeaf = state.tagLeaf.filter((k) => perPair.has(k));
-  const box1 = (kind, text, checked, onChange, data) => {
-    const input = el('input', { type: 'checkbox', dataset: Object.assign({ kind }, data) });
-    input.checked = checked;
-    input.addEventListener('change', () => { onChange(input.checked); render(); });
-    return el('label', null, input, ' ' + text);
-  };
-  const ignore = el('fieldset', null, el('legend', { text: 'tagignore' }));
-  for (const k of keys) {
-    const values = [null, ...[...perPair.get(k).keys()].sort()];
-    for (const v of values) {
-      const on = state.tagIgnore.some(([a, b]) => a === k && b === v);
-      ignore.append(box1('ignore', k + ' = ' + (v === null ? '(none)' : v), on, (checked) => {
-        state.tagIgnore = state.tagIgnore.filter(([a, b]) => !(a === k && b === v));
-        if (checked) state.tagIgnore.push([k, v]);
-      }, { key: k, value: v === null ? '' : v, none: v === null ? '1' : '0' }));
-    }
-  }
-  const keyBoxes = (kind, list) => {
-    const set = el('fieldset', null, el('legend', { text: 'tag' + kind }));
-    for (const k of keys) {
-      set.append(box1(kind, k, list().includes(k), (checked) => {
-        const next = list().filter((x) => x !== k);
-        if (checked) next.push(k);
-        if (kind === 'root') state.tagRoot = next; else state.tagLeaf = next;
-      }, { key: k }));
-    }
-    return set;
-  };
-  box.append(ignore, keyBoxes('root', () => state.tagRoot), keyBoxes('leaf', () => state.tagLeaf));
+  const ignore = keys.flatMap((k) => [null, ...[...perPair.get(k).keys()].sort()].map((v) =>
+    checkbox(k + ' = ' + (v === null ? '(none)' : v), state.tagIgnore.some(([a, b]) => a === k && b === v), { kind: 'ignore', key: k, value: v === null ? '' : v, none: v === null ? '1' : '0' }, (checked) => {
+      state.tagIgnore = state.tagIgnore.filter(([a, b]) => !(a === k && b === v));
+      if (checked) state.tagIgnore.push([k, v]);
+    })));
+  const keyBoxes = (kind, field) => el('fieldset', null, el('legend', { text: 'tag' + kind }), keys.map((k) =>
+    checkbox(k, state[field].includes(k), { kind, key: k }, (checked) => { state[field] = state[field].filter((x) => x !== k).concat(checked ? [k] : []); })));
+  box.append(el('fieldset', null, el('legend', { text: 'tagignore' }), ignore), keyBoxes('root', 'tagRoot'), keyBoxes('leaf', 'tagLeaf'));
   if (!keys.length) box.append(el('p', { class: 'hint', text: 'This snapshot has no labels.' }));
   tagSummary();
+}
+// A labelled checkbox of the label and tag menus: set(checked) changes the state, then the page redraws.
+function checkbox(text, checked, dataset, set) {
+  const input = el('input', { type: 'checkbox', dataset });
+  input.checked = checked;
+  input.addEventListener('change', () => { set(input.checked); render(); });
+  return el('label', null, input, ' ' + text);
 }
 function tagSummary() {
   for (const input of $('tag-options').querySelectorAll('input')) {
@@ -220,60 +199,54 @@ async function drawPin() {
   $('pin-name').textContent = 'pinned: ' + pin[0];
   $('pin-name').title = pin[0] + ' — ' + pin[1];
   const seq = ++pinSeq;
-  const key = (id) => id + '\u0000' + pin[0] + '\u0000' + pin[1] + '\u0000' + JSON.stringify(state.transforms); // shares of the transformed profiles
+  // Each share is kept under the key of the profile it was asked for: the transforms may
+  // change while a table is on its way.
+  const key = (id) => id + '\u0000' + pin[0] + '\u0000' + pin[1] + '\u0000' + JSON.stringify(state.transforms);
+  const stale = () => seq !== pinSeq || state.pin !== pin;
   const paint = () => {
-    const svg = $('pin-trend');
-    clear(svg);
-    const w = Number(svg.getAttribute('width'));
-    const h = Number(svg.getAttribute('height'));
     const values = state.list.map((s) => (pinShares.has(key(s.id)) ? pinShares.get(key(s.id)) : null));
-    const max = maxOf(values.filter((v) => v !== null), 0.0001);
-    const x = (i) => (values.length === 1 ? w / 2 : 6 + i * (w - 12) / (values.length - 1));
-    const y = (v) => h - 5 - (v / max) * (h - 12);
-    const points = [];
-    values.forEach((v, i) => { if (v !== null) points.push(x(i) + ',' + y(v)); });
-    svg.append(svgEl('polyline', { points: points.join(' '), fill: 'none', stroke: '#b4451f', 'stroke-width': 1.5 }));
-    state.list.forEach((s, i) => {
-      if (values[i] === null) return;
-      const current = state.current && state.current.id === s.id;
-      const dot = svgEl('circle', { cx: x(i), cy: y(values[i]), r: current ? 4 : 2.5, fill: current ? '#b4451f' : '#fff', stroke: '#b4451f', class: current ? 'current' : '', 'data-id': String(s.id), 'data-share': String(values[i]) });
-      const title = svgEl('title');
-      title.textContent = '#' + s.id + ': ' + (values[i] * 100).toFixed(1) + '%';
-      dot.append(title);
-      dot.addEventListener('click', () => openSnapshot(s.id));
-      svg.append(dot);
-    });
-    const cur = state.current && pinShares.get(key(state.current.id));
+    drawTrend($('pin-trend'), values, maxOf(values.filter((v) => v !== null), 0.0001), (s, v, current) =>
+      ({ r: current ? 4 : 2.5, fill: current ? '#b4451f' : '#fff', 'data-id': String(s.id), 'data-share': String(v), title: '#' + s.id + ': ' + (v * 100).toFixed(1) + '%' }));
+    const cur = state.current ? pinShares.get(key(state.current.id)) : null;
     $('pin-share').textContent = cur === undefined || cur === null ? '' : 'share ' + (cur * 100).toFixed(1) + '% @ #' + state.current.id;
     $('pin-share').dataset.share = cur === undefined || cur === null ? '' : String(cur);
   };
-  // Each share is kept under the key of the profile it was asked for: the transforms may
-  // change while a table is on its way.
-  if (state.current && !pinShares.has(key(state.current.id))) {
-    const asked = key(state.current.id);
+  const fetchShare = async (id) => {
+    const asked = key(id);
     let share = null;
-    try { share = shareOfTable(await wholeMethodTable(state.current.id), pin); } catch (_) { /* left out */ }
-    if (seq !== pinSeq || state.pin !== pin) return;
-    pinShares.set(asked, share);
-  }
+    try { share = shareOfTable(await wholeMethodTable(id), pin); } catch (_) { /* left out */ }
+    if (!stale()) { pinShares.set(asked, share); paint(); }
+  };
+  if (state.current && !pinShares.has(key(state.current.id))) await fetchShare(state.current.id);
+  if (stale()) return;
   paint();
   // The other snapshots, PIN_FETCHES at a time; a newer pin stops them.
   const todo = state.list.filter((s) => !pinShares.has(key(s.id)) && !s.error && !isEmpty(s));
-  let next = 0;
-  const stale = () => seq !== pinSeq || state.pin !== pin;
-  const fetcher = async () => {
-    while (next < todo.length && !stale()) {
-      const s = todo[next++];
-      const asked = key(s.id);
-      let share = null;
-      try { share = shareOfTable(await wholeMethodTable(s.id), pin); } catch (_) { /* left out */ }
-      if (stale()) return;
-      pinShares.set(asked, share);
-      paint();
-    }
-  };
+  const fetcher = async () => { while (todo.length && !stale()) await fetchShare(todo.shift().id); };
   await Promise.all(Array.from({ length: Math.min(PIN_FETCHES, todo.length) }, fetcher));
   if (!stale()) panel.dataset.loaded = '1';
+}
+
+// A line through `values` (null: none) per snapshot of the list, each a dot that opens its
+// snapshot; dot(snapshot, value, current): the dot's attributes and title.
+function drawTrend(svg, values, max, dot) {
+  clear(svg);
+  const w = Number(svg.getAttribute('width'));
+  const h = Number(svg.getAttribute('height'));
+  const x = (i) => (values.length === 1 ? w / 2 : 6 + i * (w - 12) / (values.length - 1));
+  const y = (v) => h - 6 - (v / max) * (h - 12);
+  const points = values.map((v, i) => (v === null ? null : x(i) + ',' + y(v))).filter(Boolean);
+  svg.append(svgEl('polyline', { points: points.join(' '), fill: 'none', stroke: '#b4451f', 'stroke-width': 1.5 }));
+  state.list.forEach((s, i) => {
+    if (values[i] === null) return;
+    const current = !!state.current && state.current.id === s.id;
+    const { title, ...attrs } = dot(s, values[i], current);
+    const circle = svgEl('circle', { cx: x(i), cy: y(values[i]), fill: '#fff', stroke: '#b4451f', class: current ? 'current' : '', ...attrs });
+    circle.append(svgEl('title'));
+    circle.firstChild.textContent = title;
+    circle.addEventListener('click', () => openSnapshot(s.id));
+    svg.append(circle);
+  });
 }
 
 // --- snapshot list and sparkline ---------------------------------------------------------
@@ -282,47 +255,20 @@ function drawList() {
   clear(body);
   for (const s of state.list) {
     const meta = s.meta || {};
-    const bits = [s.mode, meta.hostname && meta.pid ? meta.hostname + ':' + meta.pid : meta.pid];
     const git = meta.git || {};
     const commit = git.commit || git.sha;
-    if (commit) bits.push(String(commit).slice(0, 10) + (git.branch ? ' ' + git.branch : '') + (git.dirty ? ' (dirty)' : ''));
-    if (s.file) bits.push(s.file);
-    if (s.error) bits.push('unreadable: ' + s.error);
-    else if (!s.meta && s.file) bits.push('(no meta)');
+    const bits = [s.mode, meta.hostname && meta.pid ? meta.hostname + ':' + meta.pid : meta.pid,
+      commit && String(commit).slice(0, 10) + (git.branch ? ' ' + git.branch : '') + (git.dirty ? ' (dirty)' : ''), s.file,
+      s.error ? 'unreadable: ' + s.error : !s.meta && s.file ? '(no meta)' : null, isEmpty(s) ? 'no samples' : null];
     const when = new Date(s.taken_at);
-    if (isEmpty(s)) bits.push('no samples');
-    const tr = el('tr', { class: (state.current && state.current.id === s.id ? 'current' : '') + (s.error ? ' error' : '') + (isEmpty(s) ? ' empty' : ''), dataset: { id: String(s.id) } },
-      el('td', { text: String(s.id) }),
-      el('td', { text: when.toLocaleTimeString(), title: when.toString() }),
-      el('td', { text: fmtTime(durationNs(s)) }),
-      el('td', { text: sampleCount(s) === null ? '–' : String(sampleCount(s)) }),
-      el('td', { class: 'meta', text: bits.filter(Boolean).join(' · ') }));
-    tr.addEventListener('click', () => openSnapshot(s.id));
-    body.append(tr);
+    body.append(el('tr', { class: (state.current && state.current.id === s.id ? 'current' : '') + (s.error ? ' error' : '') + (isEmpty(s) ? ' empty' : ''),
+      dataset: { id: String(s.id) }, onclick: () => openSnapshot(s.id) },
+    td(null, String(s.id)), td(null, when.toLocaleTimeString(), when.toString()), td(null, fmtTime(durationNs(s))),
+    td(null, sampleCount(s) === null ? '–' : String(sampleCount(s))), td('meta', bits.filter(Boolean).join(' · '))));
   }
-  drawSparkline();
-}
-
-function drawSparkline() {
-  const svg = $('sparkline');
-  clear(svg);
-  const w = Number(svg.getAttribute('width'));
-  const h = Number(svg.getAttribute('height'));
   // Total sampled time; files written in rperf 0.11.1's format only know their duration.
   const values = state.list.map((s) => s.total_weight_ns ?? durationNs(s) ?? 0);
-  if (!values.length) return;
-  const max = maxOf(values, 1);
-  const x = (i) => (values.length === 1 ? w / 2 : 6 + i * (w - 12) / (values.length - 1));
-  const y = (v) => h - 6 - (v / max) * (h - 12);
-  svg.append(svgEl('polyline', { points: values.map((v, i) => x(i) + ',' + y(v)).join(' '), fill: 'none', stroke: '#b4451f', 'stroke-width': 1.5 }));
-  state.list.forEach((s, i) => {
-    const dot = svgEl('circle', { cx: x(i), cy: y(values[i]), r: 3.5, fill: '#fff', stroke: '#b4451f', class: state.current && state.current.id === s.id ? 'current' : '' });
-    const title = svgEl('title');
-    title.textContent = '#' + s.id + ': ' + fmtTime(values[i]);
-    dot.append(title);
-    dot.addEventListener('click', () => openSnapshot(s.id));
-    svg.append(dot);
-  });
+  drawTrend($('sparkline'), values, maxOf(values, 1), (s, v) => ({ r: 3.5, title: '#' + s.id + ': ' + fmtTime(v) }));
 }
 
 function fillDiffBase() {
@@ -368,15 +314,11 @@ function wire() {
   $('clear-range').addEventListener('click', () => { state.range = null; render(); });
   $('diff-base').addEventListener('change', (e) => { state.baseId = Number(e.target.value); render(); });
   $('diff-normalize').addEventListener('change', () => render());
-  $('tree-expand').addEventListener('click', () => {
-    if (!state.tree) return;
-    expandAtLeast(state.tree, 0.01);
-    render();
-  });
+  for (const tree of ['tree', 'inverted']) {
+    $(tree + '-expand').addEventListener('click', () => { if (state.tree) { expandAtLeast(state.tree, 0.01); render(); } });
+    $(tree + '-collapse').addEventListener('click', () => { if (state.tree) state.tree.expanded = new Set(); render(); });
+  }
   bindToggle('#tab-methods [data-sort]', 'sort', (v) => { state.methodSort = v; });
-  $('tree-collapse').addEventListener('click', () => { if (state.tree) state.tree.expanded = new Set(); render(); });
-  $('inverted-expand').addEventListener('click', () => { if (state.tree) { expandAtLeast(state.tree, 0.01); render(); } });
-  $('inverted-collapse').addEventListener('click', () => { if (state.tree) state.tree.expanded = new Set(); render(); });
   bindToggle('#tab-alloc [data-field]', 'field', (v) => { state.allocField = v; });
   $('refresh').addEventListener('click', () => loadList());
   // A served page of this process's session (not a file, not a custom data source): the
@@ -390,43 +332,34 @@ function wire() {
     await loadList();
     if (body && body.id) await openSnapshot(body.id);
   });
-  let searchTimer = null;
-  $('search').addEventListener('input', (e) => {
-    clearTimeout(searchTimer);
-    searchTimer = setTimeout(() => { state.search = e.target.value; render(); }, 120);
-  });
+  for (const [id, set] of [['search', (v) => { state.search = v; }], ['tag-focus', (v) => { state.tagFocus = v.trim(); }]]) {
+    let timer = null;
+    $(id).addEventListener('input', (e) => {
+      clearTimeout(timer);
+      timer = setTimeout(() => { set(e.target.value); render(); }, 120);
+    });
+  }
   $('hide-idle').addEventListener('click', () => { state.hideIdle = !state.hideIdle; render(); });
-  let tagTimer = null;
-  $('tag-focus').addEventListener('input', (e) => {
-    clearTimeout(tagTimer);
-    tagTimer = setTimeout(() => { state.tagFocus = e.target.value.trim(); render(); }, 120);
-  });
   $('pin-close').addEventListener('click', () => togglePin(null));
   for (const b of document.querySelectorAll('.pin-transforms button')) {
     b.addEventListener('click', () => { if (state.pin) setTransforms([...state.transforms, [b.dataset.transform, state.pin[0], state.pin[1]]]); });
   }
-  $('collapse-recursion').addEventListener('click', () => {
-    const on = state.transforms.some((t) => t[0] === 'recursion');
-    setTransforms(on ? state.transforms.filter((t) => t[0] !== 'recursion') : [...state.transforms, ['recursion']]);
-  });
-  // App code first (Viewer::Transforms' ['app']): the model makes each run of gem and stdlib
-  // frames one [framework] frame.
-  $('app-first').addEventListener('click', () => {
-    const on = state.transforms.some((t) => t[0] === 'app');
-    setTransforms(on ? state.transforms.filter((t) => t[0] !== 'app') : [...state.transforms, ['app']]);
-  });
-  $('pin-source').addEventListener('click', () => {
-    if (!state.pin) return;
-    state.source = [state.pin[1], state.pin[0]];
-    state.tab = 'source';
-    render();
-  });
-  $('pin-sandwich').addEventListener('click', () => {
-    if (!state.pin) return;
-    state.sandwich = state.pin.slice();
-    state.tab = 'sandwich';
-    render();
-  });
+  // Collapse recursion, app code first (each run of gem and stdlib frames one [framework] frame).
+  for (const [id, op] of [['collapse-recursion', 'recursion'], ['app-first', 'app']]) {
+    $(id).addEventListener('click', () => {
+      const on = state.transforms.some((t) => t[0] === op);
+      setTransforms(on ? state.transforms.filter((t) => t[0] !== op) : [...state.transforms, [op]]);
+    });
+  }
+  // The pinned method's sandwich or source.
+  for (const tab of ['sandwich', 'source']) {
+    $('pin-' + tab).addEventListener('click', () => {
+      if (!state.pin) return;
+      state[tab] = tab === 'source' ? [state.pin[1], state.pin[0]] : state.pin.slice();
+      state.tab = tab;
+      render();
+    });
+  }
   $('stack-thread').addEventListener('change', (e) => { state.stackThread = Number(e.target.value); render(); });
   $('help-button').addEventListener('click', () => { $('help').hidden = !$('help').hidden; });
   document.addEventListener('keydown', onKey);

@@ -25,17 +25,19 @@ const source = Object.assign({
 }, customSource || {});
 const textFromServer = !embedded && typeof source.viewUrl === 'function'; // the Source tab's text
 
-async function fetchJSON(url) {
-  let res = await fetch(url, { headers: { accept: 'application/json' }, cache: 'no-store' });
+// A response (once more at the URL onAuthError gives for a 403); a refusal throws its error.
+async function request(url, init = { headers: { accept: 'application/json' } }) {
+  let res = await fetch(url, { cache: 'no-store', ...init });
   if (res.status === 403 && typeof source.onAuthError === 'function') {
     const fresh = await source.onAuthError(url);
-    if (fresh) res = await fetch(fresh, { headers: { accept: 'application/json' }, cache: 'no-store' });
+    if (fresh) res = await fetch(fresh, { cache: 'no-store', ...init });
   }
+  if (res.ok) return res;
   let body = null;
   try { body = await res.json(); } catch (_) { /* not JSON */ }
-  if (!res.ok) throw new Error((body && body.error) || (res.status + ' ' + res.statusText));
-  return body;
+  throw new Error((body && body.error) || (res.status + ' ' + res.statusText));
 }
+const fetchJSON = async (url) => (await request(url)).json();
 
 async function fetchList() {
   return embedded ? embedded.list : fetchJSON(source.listUrl());
@@ -46,25 +48,13 @@ async function fetchList() {
 // base64 in its own script element.
 async function fetchTimeline(id) {
   let bytes;
-  if (!embedded) bytes = await fetchBytes(source.timelineUrl(id));
+  if (!embedded) bytes = await (await request(source.timelineUrl(id), {})).arrayBuffer();
   else {
     const element = document.getElementById('rperf-timeline-' + id);
     if (!element) throw new Error('not in this file');
     bytes = base64Bytes(element.textContent);
   }
   return timelineColumns(await new Response(new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'))).arrayBuffer());
-}
-
-async function fetchBytes(url) {
-  let res = await fetch(url, { cache: 'no-store' });
-  if (res.status === 403 && typeof source.onAuthError === 'function') {
-    const fresh = await source.onAuthError(url);
-    if (fresh) res = await fetch(fresh, { cache: 'no-store' });
-  }
-  if (res.ok) return new Uint8Array(await res.arrayBuffer());
-  let body = null;
-  try { body = await res.json(); } catch (_) { /* not JSON */ }
-  throw new Error((body && body.error) || (res.status + ' ' + res.statusText));
 }
 
 // {columns: [nodes, weights, threads, label sets, times(, line-level leaves)], idle: the rows the
@@ -222,13 +212,12 @@ function prepare(p) {
   // The rows in the page model, with the model's idle marks (Payload: idle_samples, the
   // timeline's idle rows); each thread's idle time (thread_totals): never judged here.
   modelSnapshot(p);
+  // thread_totals: [thread, total, idle, name, Ractor id (another Ractor's thread)].
+  p.threadTotals = new Map((p.thread_totals || []).map((t) => [t[0], t]));
   p.idleNs = new Map((p.thread_totals || []).map(([th, , idle]) => [th, idle]));
   p.totalNs = new Map((p.thread_totals || []).map(([th, total]) => [th, total]));
   p.idleThreads = p.threads.filter((th) => p.totalNs.get(th) > 0 && p.idleNs.get(th) === p.totalNs.get(th));
   p.hasIdle = (p.thread_totals || []).some(([, , idle]) => idle > 0);
-  p.threadNames = new Map((p.thread_totals || []).filter((t) => t[3]).map(([th, , , name]) => [th, name]));
-  // Another Ractor's thread: its Ractor's id (the model's thread_totals, fifth element).
-  p.ractorOf = new Map((p.thread_totals || []).filter((t) => t[4] !== undefined).map(([th, , , , ractor]) => [th, ractor]));
   return p;
 }
 
@@ -285,20 +274,8 @@ function moveRows(rows, marks, nodeMap) {
   return { rows: out, idle, origin };
 }
 
-// The filters as a query: the key of the views computed under them.
-function filterQuery() {
-  const q = new URLSearchParams();
-  labelQuery(q, state.labelFilter);
-  if (state.threadFilter !== null) q.set('thread', String(state.threadFilter));
-  if (hidingIdle(state.current)) q.set('idle', 'hide');
-  if (state.range) { q.set('from', String(Math.floor(state.range[0]))); q.set('to', String(Math.ceil(state.range[1]))); }
-  tagQuery(q);
-  return q.toString();
-}
-function tagQuery(q) {
-  if (tagFocusRegex()) q.set('tagfocus', state.tagFocus);
-  if (state.tagIgnore.length) q.set('tagignore', JSON.stringify(state.tagIgnore));
-}
+// The filters: the key of the views computed under them.
+const filterQuery = () => JSON.stringify([state.labelFilter, state.threadFilter, hidingIdle(state.current), state.range, tagFocusRegex() && state.tagFocus, state.tagIgnore]);
 
 // The samples the filters keep (time range, label, thread, idle), selected by the page model:
 // rows [node, kept weight, thread, label set, idle, index] (keptRows). With a time range, the

@@ -103,13 +103,6 @@ function sampleCount(s) {
 // without a timer sample), else (files know only their sample count) no sample.
 const isEmpty = (s) => (s.total_weight_ns === null || s.total_weight_ns === undefined ? sampleCount(s) === 0 : s.total_weight_ns === 0);
 
-// ?label=K&value=V&value=W (&unset=1: K not set): the label filter in the page's address.
-function labelQuery(q, f) {
-  if (!f) return;
-  q.set('label', f.key);
-  for (const v of f.values) if (v === NOT_SET) q.set('unset', '1'); else q.append('value', v);
-}
-
 // #snap=2&tab=flame&q=...&label=K&value=V(&value=W...) (and/or &unset=1)&thread=N&from=T0&to=T1
 // &idle=hide&method=name%00file%00line&stack=N&zoom=X0_X1[_I]: a copied link opens the same
 // view. The zoom is the chart's (flame graph, icicle, stack chart...) range in its units, exact
@@ -121,7 +114,10 @@ function viewHashOf(state, zoom) {
   if (state.current) q.set('snap', String(state.current.id));
   q.set('tab', state.tab);
   if (state.search) q.set('q', state.search);
-  labelQuery(q, state.labelFilter);
+  if (state.labelFilter) {
+    q.set('label', state.labelFilter.key);
+    for (const v of state.labelFilter.values) if (v === NOT_SET) q.set('unset', '1'); else q.append('value', v);
+  }
   if (state.threadFilter !== null) q.set('thread', String(state.threadFilter));
   if (state.range) { q.set('from', String(Math.floor(state.range[0]))); q.set('to', String(Math.ceil(state.range[1]))); }
   if (state.hideIdle) q.set('idle', 'hide');
@@ -187,7 +183,6 @@ if (typeof module !== 'undefined') {
     durationNs,
     sampleCount,
     isEmpty,
-    labelQuery,
     viewHashOf,
     parseViewHash,
   };

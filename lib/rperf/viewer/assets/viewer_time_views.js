@@ -5,8 +5,7 @@
 // A thread as every view spells it: its number, its Thread#name when it had one, and its
 // Ractor when it ran in another.
 function threadText(p, th) {
-  const name = p.threadNames && p.threadNames.get(th);
-  const ractor = p.ractorOf && p.ractorOf.get(th);
+  const [, , , name, ractor] = p.threadTotals.get(th) || [];
   const detail = [name, ractor !== undefined ? 'Ractor #' + ractor : null].filter(Boolean).join(', ');
   return 'thread ' + th + (detail ? ' (' + detail + ')' : '');
 }
