@@ -5,7 +5,6 @@ require "json"
 require "time"
 require "zlib"
 require_relative "viewer/payload"
-require_relative "viewer/source_payload"
 require_relative "viewer/access"
 require_relative "viewer/static_page"
 
@@ -30,16 +29,15 @@ module Rperf
   class Viewer
     ASSET_DIR = File.expand_path("viewer/assets", __dir__)
     PAGE_MODEL = "page_model.wasm"
-    # The page's scripts are those index.html loads, in its order (the one list of them).
+    # The page's scripts: those index.html loads, in its order.
     SCRIPT_TAG = %r{<script src="assets/([^"]+)"></script>}
     SCRIPTS = File.read(File.join(ASSET_DIR, "index.html")).scan(SCRIPT_TAG).flatten.freeze
     ASSET_TYPES = {
       "index.html" => "text/html; charset=utf-8",
       **SCRIPTS.to_h { |name| [name, "text/javascript; charset=utf-8"] },
       "viewer.css" => "text/css; charset=utf-8",
-      # The page model (ext/rperf/page in WebAssembly, built by script/bootstrap): the server's
-      # sample filter and sums, run by the page on its rows.
-      PAGE_MODEL => "application/wasm",
+      PAGE_MODEL => "application/wasm", # ext/rperf/page in WebAssembly: every view of the page
+
     }.freeze
     # Nothing outside this server: no CDN, no inline script. The page sets style attributes
     # (bar widths, the charts' heights), hence 'unsafe-inline' for styles only;
@@ -72,7 +70,6 @@ module Rperf
 
     attr_reader :path, :max_snapshots
 
-    # auto_snapshot: seconds between snapshots (auto_snapshot(every:)), nil for none.
     def initialize(app = nil, path: "/rperf", max_snapshots: 24, allow: :loopback, auth: nil, hosts: nil,
                    max_samples: 20_000, max_timeline: 200_000, auto_snapshot: nil)
       positive = ->(name, v) { raise ArgumentError, "#{name} must be a positive Integer, got #{v.inspect}" unless v.is_a?(Integer) && v.positive? }
@@ -125,13 +122,11 @@ module Rperf
     end
 
     # A timeline sent apart, the same bytes from the server and in a file: gzip'd little-endian
-    # columns the page reads as typed arrays and hands to its model as they are (JSON text of
-    # 500,000 rows took Chromium ~0.2 s to parse and ~0.1 s more to convert): a header of four
-    # uint32 (rows n, 1 when rows have a line-level leaf, idle count, 0), then float64 weights[n]
-    # and times[n] (each row's time minus the row's before: small steps gzip packs, 14 times
-    # fewer bytes for a 500,000-row profile), uint32 nodes[n], threads[n], label sets[n], (int32 line-level leaves[n]) and
-    # the idle rows' indexes (the rows the model says are idle: Payload). No time in the gzip
-    # header (MTIME 0, RFC 1952): the same profile makes the same bytes.
+    # columns the page hands to its model as typed arrays (JSON of 500,000 rows took Chromium
+    # ~0.3 s to parse and convert): four uint32 (rows n, 1 when rows have a line-level leaf, idle
+    # count, 0), float64 weights[n] and times[n] (steps from the row before: 14 times fewer gzip'd
+    # bytes), uint32 nodes[n], threads[n], label sets[n], (int32 line leaves[n]), the idle rows'
+    # indexes. MTIME 0 in the gzip header (RFC 1952): the same profile makes the same bytes.
     def self.timeline_bytes(apart)
       rows = apart[:samples]
       lines = !rows.empty? && rows[0].size > 5
@@ -148,10 +143,8 @@ module Rperf
       gz
     end
 
-    # The meta and summary of a profile taken in this process are those a saved file carries
-    # (Rperf::Meta: format_version, git, ...; the native summary: total_ms, top_methods, ...),
-    # so snapshots and files list alike. A loaded file brings its own. The pid is ours: which
-    # worker of a server took it.
+    # A snapshot's meta and summary are those a saved file carries, so snapshots and files list
+    # alike; the pid says which worker of a server took it.
     def self.meta_of(data)
       data[:meta] || Meta.build_meta(data).merge(pid: Process.pid)
     end
@@ -164,8 +157,7 @@ module Rperf
         samples: data[:sampling_count], top_methods: [] }
     end
 
-    # rperf 0.11's names for the page of one profile (Viewer.static_html): one self-contained
-    # HTML document, no request at all.
+    # rperf 0.11's name of Viewer.static_html.
     def self.render_static_html(data) = static_html(data)
 
     # rperf 0.11's JSON form of samples and label sets: [samples, label_sets], each sample
@@ -178,8 +170,7 @@ module Rperf
       [rows, label_sets.map { |set| set.is_a?(Hash) ? set.transform_keys(&:to_s) : set }]
     end
 
-    # The viewer page as one self-contained HTML document holding one profile: scripts, styles
-    # and data inline, no request at all (for `rperf report --html`-style files).
+    # The viewer page as one self-contained HTML document holding one profile (`rperf report --html`).
     def self.static_html(data, title: "rperf profile", max_samples: 20_000, max_timeline: 200_000)
       data = data.to_h if data.is_a?(Native::Profile)
       StaticPage.new(data, title: title, max_samples: max_samples, max_timeline: max_timeline).html
@@ -188,10 +179,8 @@ module Rperf
     # --- snapshots -----------------------------------------------------------------------
 
     # Takes Rperf.snapshot(clear: true) and keeps it; nil when no session runs, or when
-    # nothing was sampled in the interval (an idle server's intervals would fill the history
-    # and push the useful snapshots out).
+    # nothing was sampled (an idle server's intervals would push the useful snapshots out).
     def take_snapshot!
-      # Rperf.snapshot raises NoMethodError in a process that never started a session.
       return nil unless Rperf.running?
 
       data = Rperf.snapshot(clear: true)
@@ -211,13 +200,11 @@ module Rperf
         raise ArgumentError, "add_snapshot needs a profile Hash with :aggregated_samples, got #{data.class}"
       end
 
-      # As rperf 0.11, the profile carries its meta and summary (entry[:data][:summary]), as a
-      # saved file does; the entry lists them too.
+      # As rperf 0.11, the profile carries its meta and summary, as a saved file does.
       data = data.dup if data.frozen?
       data[:meta] = self.class.meta_of(data)
       data[:summary] = self.class.summary_of(data)
-      # Through the one row check now: a Hash the model refuses stays listed, with the model's
-      # reason, as an unreadable file does.
+      # A Hash the model refuses stays listed with the model's reason, as an unreadable file does.
       native, refusal = model_of(data)
       entry = { taken_at: Time.now, data: data, meta: data[:meta], summary: data[:summary],
                 total_weight_ns: native ? native.total_weight : 0 }
@@ -337,10 +324,8 @@ module Rperf
 
     private
 
-    # The page's "snapshot now" (POST <path>/snapshots with x-rperf-snapshot: 1): take_snapshot!
-    # at once, instead of waiting for auto_snapshot's next one. Only with the page's own header,
-    # which a form or a cross-origin page cannot send without a preflight this app never
-    # answers: any other POST is refused (405) as before.
+    # The page's "snapshot now": POST <path>/snapshots with x-rperf-snapshot: 1, a header a form
+    # or a cross-origin page cannot send without a preflight this app never answers.
     def snapshot_now
       entry = take_snapshot!
       return json(201, { id: entry[:id] }) if entry
@@ -350,9 +335,7 @@ module Rperf
       json(409, { error: "cannot take a snapshot: #{e.message}" })
     end
 
-    # rack-mini-profiler, when the app has it, would put its badge on the Viewer's pages (over
-    # the logo): a profiler's own page is not the app's, so its injection is cancelled, as
-    # rack-mini-profiler's own pages do (its context's inject_js).
+    # rack-mini-profiler's badge stays off the Viewer's pages, as off its own (inject_js).
     def no_mini_profiler_badge
       return unless defined?(::Rack::MiniProfiler) && ::Rack::MiniProfiler.respond_to?(:current)
 
@@ -360,8 +343,8 @@ module Rperf
       current.inject_js = false if current.respond_to?(:inject_js=)
     end
 
-    # Under @auto_mutex. The first snapshot comes after at most FIRST_AUTO_SNAPSHOT seconds, so a
-    # page opened soon after start has one to show; then one every `every` seconds.
+    # Under @auto_mutex. The first snapshot within FIRST_AUTO_SNAPSHOT seconds, so a page opened
+    # soon after start has one to show.
     def start_auto_snapshot_thread
       every = @auto_every
       @auto_pid = Process.pid
@@ -464,8 +447,7 @@ module Rperf
       end
     end
 
-    # The list, one entry at a time: an entry that cannot be sent as JSON (a snapshot whose meta
-    # holds NaN) is sent as unreadable, with why, and the others as they are.
+    # An entry that cannot be sent as JSON (a meta with NaN) is listed as unreadable, with why.
     def list_body
       entries = snapshot_list.map do |e|
         JSON.generate(e)
@@ -491,7 +473,6 @@ module Rperf
       nil
     end
 
-    # Keeps value under key in one of the small caches, evicting the oldest entries past limit.
     def cache_put(hash, key, value, limit)
       @mutex.synchronize do
         hash.delete(hash.keys.first) while hash.size >= limit
@@ -507,9 +488,8 @@ module Rperf
       nil
     end
 
-    # rperf 0.11's list entry (a file's duration and sample count are in its summary, read by
-    # the page), then ours: the total weight of an in-memory snapshot (the page skips empty
-    # ones), and why a file cannot be shown, when it cannot.
+    # rperf 0.11's list entry, then ours: an in-memory snapshot's total weight (the page skips
+    # empty ones), and why a file cannot be shown.
     def list_entry(s)
       data = s[:data]
       entry = {
@@ -545,7 +525,7 @@ module Rperf
       nil
     end
 
-    # Only the files listed in ASSET_TYPES: a request names no path on disk.
+    # Only the files of ASSET_TYPES: a request names no path on disk.
     def static_asset(name) = name != "index.html" && ASSET_TYPES.key?(name) ? asset(name) : not_found
 
     def asset(name)
@@ -555,8 +535,7 @@ module Rperf
       text(500, e.message)
     end
 
-    # An asset's bytes; the page model is built, not checked in: a checkout that has not built
-    # it says how to.
+    # A checkout without the page model says how to build it.
     def self.asset_bytes(name)
       File.binread(File.join(ASSET_DIR, name))
     rescue Errno::ENOENT
@@ -577,9 +556,8 @@ module Rperf
 
     def not_found = text(404, "Not Found")
 
-    # The page, its assets named from the mount point (SCRIPT_NAME and path): a mount that
-    # serves it without a trailing slash (Rails' `mount ..., at: "/rperf"` at "/rperf") still
-    # finds them, and the page (viewer_data.js) finds the snapshots beside them.
+    # The page, its assets named from the mount point (SCRIPT_NAME and path): a mount without a
+    # trailing slash (Rails' `mount ..., at: "/rperf"`) still finds them and the snapshots.
     def page(env)
       base = "#{env['SCRIPT_NAME']}#{@path}/assets/".gsub(/[&"<>]/, "&" => "&amp;", '"' => "&quot;", "<" => "&lt;", ">" => "&gt;")
       html = File.read(File.join(ASSET_DIR, "index.html")).gsub(/(src|href)="assets\//) { %(#{Regexp.last_match(1)}="#{base}) }

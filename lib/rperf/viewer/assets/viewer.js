@@ -156,6 +156,14 @@ function prefetchTimeline(p) {
   (window.requestIdleCallback || setTimeout)(() => { if (state.current === p) loadTimeline(p).catch(() => {}); });
 }
 
+// Each tab's view of the snapshot, the rows the filters keep and their weights.
+const VIEWS = {
+  flame: (p, rows, weights) => drawFlame($('flame'), $('flame-details'), flameHierarchy(p, rows, weights), {}),
+  icicle: (p, rows, weights) => drawFlame($('icicle'), $('icicle-details'), flameHierarchy(p, rows, weights), { inverted: true }),
+  stack: drawStackChart, sandwich: drawSandwich, top: drawTop, tree: (p) => drawTree(p, 'tree'), inverted: (p) => drawTree(p, 'inverted'),
+  source: drawSource, methods: drawMethods, alloc: drawAllocations, threads: drawThreads, timeline: drawTimeline, diff: (p, rows, weights) => drawDiff(p, weights),
+};
+
 async function renderViews(seq) {
   const p = state.current;
   if (!p) { document.body.dataset.state = 'ready'; return; }
@@ -176,22 +184,7 @@ async function renderViews(seq) {
     if (reason) b.title = reason; else b.removeAttribute('title');
   }
   for (const s of document.querySelectorAll('.tab')) s.classList.toggle('active', s.id === 'tab-' + state.tab);
-  switch (state.tab) {
-    case 'flame': drawFlame($('flame'), $('flame-details'), flameHierarchy(p, rows, weights), {}); break;
-    case 'icicle': drawFlame($('icicle'), $('icicle-details'), flameHierarchy(p, rows, weights), { inverted: true }); break;
-    case 'stack': await drawStackChart(p); break;
-    case 'sandwich': await drawSandwich(p); break;
-    case 'top': await drawTop(p); break;
-    case 'tree': await drawTree(p); break;
-    case 'inverted': await drawTree(p, 'inverted'); break;
-    case 'source': await drawSource(p); break;
-    case 'methods': await drawMethods(p); break;
-    case 'alloc': drawAllocations(p); break;
-    case 'threads': drawThreads(p); break;
-    case 'timeline': await drawTimeline(p); break;
-    case 'diff': await drawDiff(p, weights); break;
-    default: break;
-  }
+  await VIEWS[state.tab](p, rows, weights);
   if (seq === renderSeq) {
     state.zoom = null; // the address's zoom: taken by the chart, or there was none to take it
     writeHash();

@@ -242,8 +242,7 @@ function drawTrend(svg, values, max, dot) {
     const current = !!state.current && state.current.id === s.id;
     const { title, ...attrs } = dot(s, values[i], current);
     const circle = svgEl('circle', { cx: x(i), cy: y(values[i]), fill: '#fff', stroke: '#b4451f', class: current ? 'current' : '', ...attrs });
-    circle.append(svgEl('title'));
-    circle.firstChild.textContent = title;
+    circle.append(svgEl('title', null, title));
     circle.addEventListener('click', () => openSnapshot(s.id));
     svg.append(circle);
   });

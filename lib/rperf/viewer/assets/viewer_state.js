@@ -5,10 +5,10 @@
 // The Viewer's four states, in the model's order (TimelineState, profile/vm_state.hh: which
 // state a sample is in is the model's to say).
 const STATES = [
-  { key: 'running', color: '#4e79a7' },
-  { key: 'blocked', color: '#bab0ac' },
-  { key: 'wait', color: '#f28e2b' },
-  { key: 'gc', color: '#e15759' },
+  { key: 'running', color: '#4e79a7', text: 'running' },
+  { key: 'blocked', color: '#bab0ac', text: 'GVL blocked' },
+  { key: 'wait', color: '#f28e2b', text: 'GVL wait' },
+  { key: 'gc', color: '#e15759', text: 'GC' },
 ];
 const MAX_TABLE_ROWS = 300;
 const FILTERED_CACHE_SIZE = 16; // filtered views (call trees, method tables, ...) kept per snapshot
@@ -73,9 +73,10 @@ function el(tag, props, ...children) {
   return appendAll(e, children);
 }
 const td = (cls, text, title) => el('td', { class: cls, text, title });
-const svgEl = (tag, attrs) => {
+const svgEl = (tag, attrs, text) => {
   const e = document.createElementNS('http://www.w3.org/2000/svg', tag);
   for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
+  if (text !== undefined) e.textContent = text;
   return e;
 };
 const clear = (node) => { while (node.firstChild) node.removeChild(node.firstChild); };

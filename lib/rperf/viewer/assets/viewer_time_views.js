@@ -17,30 +17,22 @@ function drawThreads(p) {
   const hidden = hiddenThreads(p);
   // Per thread, from the page model: total, running, GVL blocked, GVL wait, GC, idle (the
   // model's idle samples, summed), and the frame its rows spend most at.
-  const perThread = new Map();
-  for (const [th, total, running, blocked, wait, gc, idle, frame, frameWeight] of model.threadSums(p.handle, rows.kind, ...keptColumns(rows))) {
-    perThread.set(th, { th, total, running, blocked, wait, gc, idle, leaf: frame >= 0 ? [p.frames[frame][0], frameWeight] : ['', 0] });
+  const sums = model.threadSums(p.handle, rows.kind, ...keptColumns(rows)).sort((a, b) => a[0] - b[0]);
+  const sum = sums.reduce((a, t) => a + t[1], 0);
+  for (const [th, total, running, blocked, wait, gc, idle, frame, frameWeight] of sums) {
+    body.append(el('tr', { class: 'clickable' + (state.threadFilter === th ? ' selected' : '') + (hidden && hidden.has(th) ? ' hidden-idle' : ''),
+      dataset: { thread: String(th), idleShare: (total > 0 ? idle / total : 0).toFixed(4), idleNs: String(Math.round(idle)) },
+      onclick: () => {
+        state.threadFilter = state.threadFilter === th ? null : th;
+        $('filter-thread').value = state.threadFilter === null ? '' : String(th);
+        render();
+      } },
+    td(null, threadText(p, th) + (idle > 0 && idle === total ? ' (idle)' : '')), td('num', fmtTime(total) + ' (' + pct(total, sum) + ')'),
+    td('num', fmtTime(running)), td('num', fmtTime(blocked)), td('num', fmtTime(wait)), td('num', fmtTime(gc)),
+    td('num idle', idle > 0 ? fmtTime(idle) + ' (' + pct(idle, total) + ')' : '–'),
+    td('fn', frame >= 0 ? p.frames[frame][0] + ' (' + fmtTime(frameWeight) + ')' : ' (' + fmtTime(0) + ')')));
   }
-  const sum = [...perThread.values()].reduce((a, t) => a + t.total, 0);
-  for (const t of [...perThread.values()].sort((a, b) => a.th - b.th)) {
-    const [fn, fw] = t.leaf;
-    const idle = t.total > 0 ? t.idle / t.total : 0;
-    const tr = el('tr', { class: 'clickable' + (state.threadFilter === t.th ? ' selected' : '') + (hidden && hidden.has(t.th) ? ' hidden-idle' : ''),
-      dataset: { thread: String(t.th), idleShare: idle.toFixed(4), idleNs: String(Math.round(t.idle)) } },
-      el('td', { text: threadText(p, t.th) + (t.idle > 0 && t.idle === t.total ? ' (idle)' : '') }),
-      el('td', { class: 'num', text: fmtTime(t.total) + ' (' + pct(t.total, sum) + ')' }),
-      el('td', { class: 'num', text: fmtTime(t.running) }), el('td', { class: 'num', text: fmtTime(t.blocked) }),
-      el('td', { class: 'num', text: fmtTime(t.wait) }), el('td', { class: 'num', text: fmtTime(t.gc) }),
-      el('td', { class: 'num idle', text: t.idle > 0 ? fmtTime(t.idle) + ' (' + pct(t.idle, t.total) + ')' : '–' }),
-      el('td', { class: 'fn', text: fn + ' (' + fmtTime(fw) + ')' }));
-    tr.addEventListener('click', () => {
-      state.threadFilter = state.threadFilter === t.th ? null : t.th;
-      $('filter-thread').value = state.threadFilter === null ? '' : String(t.th);
-      render();
-    });
-    body.append(tr);
-  }
-  $('threads-table').dataset.rows = String(perThread.size);
+  $('threads-table').dataset.rows = String(sums.length);
 }
 
 // --- timeline ----------------------------------------------------------------------------
@@ -83,9 +75,7 @@ async function drawTimeline(p) {
   const stateNs = STATES.map(() => 0); // what the rows drawn hold, per state (data-state-ns)
   threads.forEach((th, row) => {
     const y0 = row * rowH;
-    const label = svgEl('text', { x: 4, y: y0 + rowH / 2 + 4 });
-    label.textContent = threadText(p, th);
-    svg.append(label);
+    svg.append(svgEl('text', { x: 4, y: y0 + rowH / 2 + 4 }, threadText(p, th)));
     const occ = occupancy.get(th);
     if (!occ) return;
     STATES.forEach((st, si) => { if (occ[si]) for (let b = 0; b < bins; b++) stateNs[si] += occ[si][b]; });
@@ -105,18 +95,15 @@ async function drawTimeline(p) {
       });
     }
   });
-  const axis = svgEl('text', { x: left, y: height - 6 });
-  axis.textContent = '0';
-  const axisEnd = svgEl('text', { x: width - 8, y: height - 6, 'text-anchor': 'end' });
-  axisEnd.textContent = fmtTime(end);
-  svg.append(axis, axisEnd);
   const brush = svgEl('rect', { class: 'brush', y: 0, height: height - 20, x: 0, width: 0, visibility: 'hidden' });
-  svg.append(brush);
-  if (state.range) {
-    brush.setAttribute('x', left + state.range[0] / end * plot);
-    brush.setAttribute('width', Math.max(1, (state.range[1] - state.range[0]) / end * plot));
+  svg.append(svgEl('text', { x: left, y: height - 6 }, '0'), svgEl('text', { x: width - 8, y: height - 6, 'text-anchor': 'end' }, fmtTime(end)), brush);
+  // The brush over [from, to] ns.
+  const brushOver = (from, to) => {
+    brush.setAttribute('x', left + from / end * plot);
+    brush.setAttribute('width', Math.max(1, (to - from) / end * plot));
     brush.setAttribute('visibility', 'visible');
-  }
+  };
+  if (state.range) brushOver(state.range[0], state.range[1]);
   const timeAt = (evt) => {
     const r = svg.getBoundingClientRect();
     return Math.min(end, Math.max(0, (evt.clientX - r.left - left) / plot * end));
@@ -125,11 +112,7 @@ async function drawTimeline(p) {
   svg.addEventListener('mousedown', (evt) => { dragFrom = timeAt(evt); evt.preventDefault(); });
   svg.addEventListener('mousemove', (evt) => {
     const t = timeAt(evt);
-    if (dragFrom !== null) {
-      brush.setAttribute('x', left + Math.min(dragFrom, t) / end * plot);
-      brush.setAttribute('width', Math.abs(t - dragFrom) / end * plot);
-      brush.setAttribute('visibility', 'visible');
-    }
+    if (dragFrom !== null) brushOver(Math.min(dragFrom, t), Math.max(dragFrom, t));
     $('timeline-details').textContent = 'at ' + fmtTime(t) + ': ' + shown.describeAt(t);
   });
   svg.addEventListener('mouseup', (evt) => {
@@ -142,7 +125,7 @@ async function drawTimeline(p) {
     state.range = range;
     render();
   });
-  box.append(svg, legend());
+  box.append(svg, el('div', { class: 'legend' }, STATES.map((st) => el('span', null, el('i', { style: 'background:' + st.color }), st.text))));
   box.dataset.threads = threads.join(',');
   box.dataset.stateNs = JSON.stringify(Object.fromEntries(STATES.map((st, si) => [st.key, Math.round(stateNs[si])])));
   box.dataset.rendered = String(drawn);
@@ -164,11 +147,6 @@ function timelineOfBins(b) {
 function payloadBins(p) {
   if (state.labelFilter || tagFiltered()) return null;
   return (hidingIdle(p) ? p.timeline.idle_hidden_bins : p.timeline.bins) || null;
-}
-
-function legend() {
-  const names = { running: 'running', blocked: 'GVL blocked', wait: 'GVL wait', gc: 'GC' };
-  return el('div', { class: 'legend' }, STATES.map((s) => el('span', null, el('i', { style: 'background:' + s.color }), names[s.key])));
 }
 
 // --- stack chart -------------------------------------------------------------------------
