@@ -36,13 +36,11 @@ module Rperf
         page = page.sub(STYLE_TAG) { "<style>#{asset(Regexp.last_match(1))}</style>" }
         page = page.sub(%r{<title>[^<]*</title>}) { "<title>#{escape_html(@title)}</title>" }
         page = page.sub('<meta charset="utf-8">') { %(<meta charset="utf-8">\n<meta http-equiv="Content-Security-Policy" content="#{policy(scripts)}">) }
-        # The data goes before the scripts that read it; a big timeline in its own element, read
-        # when the page first needs it (Viewer.split_timeline), as the server sends it
-        # (Viewer.timeline_bytes) in base64: the browser's HTML parser goes through a tenth of
-        # the bytes before the first view.
+        # The data, the page model and a big timeline (Viewer.split_timeline: read when the page
+        # first needs it, so the HTML parser reads a tenth of the bytes before the first view),
+        # before the scripts that read them.
         data, timeline = embedded_json
         elements = %(<script id="rperf-data" type="application/json">#{data}</script>\n)
-        # The page model (a served page fetches it): its bytes in base64, compiled by the page.
         elements << %(<script id="rperf-page-model" type="application/wasm+base64">#{Base64.strict_encode64(Viewer.asset_bytes(PAGE_MODEL))}</script>\n)
         elements << %(<script id="rperf-timeline-1" type="application/gzip+base64">#{timeline}</script>\n) if timeline
         page.sub(/<script>/) { "#{elements}<script>" }
@@ -70,10 +68,8 @@ module Rperf
                   meta: meta, summary: summary, total_weight_ns: nil }
         body, apart = Viewer.split_timeline(Viewer.snapshot_body(entry, @data, **@limits))
         entry[:total_weight_ns] = body[:total_weight_ns] # the model's
-        # Inside <script>: no "<" at all, as \u003c (JSON has "<" only in strings): "</script"
-        # would close the element and "<!--<script" would make the parser skip the real
-        # "</script>" (issue 30), leaving the page at "loading…". JavaScript's line separators
-        # escaped too.
+        # Inside <script>: no "<" at all (\u003c): "</script" would close the element and
+        # "<!--<script" hide the real "</script>" (issue 30). JavaScript's line separators too.
         [script_json(list: [entry], snapshots: { "1" => body }), apart && Base64.strict_encode64(Viewer.timeline_bytes(apart))]
       rescue JSON::GeneratorError, JSON::NestingError, Payload::Unavailable => e
         raise Error, "cannot put the profile in a page: #{e.message.lines.first.to_s.strip[0, 200]}"
