@@ -2,17 +2,14 @@
 // (page_model.js) and one prepared snapshot: the rows the filters keep and their weights.
 'use strict';
 
-// A self-contained page (Rperf::Viewer.static_html) carries its data in a JSON script
-// element: {list: [...], snapshots: {id: body}}; a served page fetches it.
+// A self-contained page (Viewer.static_html) carries {list: [...], snapshots: {id: body}}.
 const embeddedElement = document.getElementById('rperf-data');
 const embedded = embeddedElement ? JSON.parse(embeddedElement.textContent) : null;
 
-// Where the data comes from, as in rperf 0.11: the server that served this page (its
-// assets are at <base>/assets/, the snapshots at <base>/snapshots), unless a script that runs
-// before this one defines window.RPERF_DATA_SOURCE = { listUrl(), snapshotUrl(id),
-// onAuthError(url) }: an async hook called when a request answers 403 (an expired signed URL,
-// say) that may return a new URL to try once. viewUrl(id, view, query) names the source of a
-// file (the server's <base>/snapshots/<id>/source?path=...); a source without it has no Source tab.
+// Where the data comes from, as in rperf 0.11: the server that served this page (<base>/assets/,
+// <base>/snapshots), unless an earlier script defines window.RPERF_DATA_SOURCE = { listUrl(),
+// snapshotUrl(id), onAuthError(url) } (onAuthError: after a 403, an expired signed URL say, a
+// new URL to try once). viewUrl(id, view, query): a file's text; a source without it has none.
 const ownScript = document.currentScript && document.currentScript.src;
 const BASE = ownScript ? ownScript.replace(/\/assets\/[\w.]+\.js(\?.*)?$/, '') : location.pathname.replace(/\/$/, '');
 const customSource = window.RPERF_DATA_SOURCE || null;
@@ -43,9 +40,8 @@ async function fetchList() {
   return embedded ? embedded.list : fetchJSON(source.listUrl());
 }
 
-// A big timeline travels apart from its snapshot (Viewer.split_timeline) as gzip'd columns
-// (Viewer.timeline_bytes): from the server, or in a self-contained page as the same bytes in
-// base64 in its own script element.
+// A big timeline travels apart (Viewer.split_timeline) as gzip'd columns (Viewer.timeline_bytes),
+// in a self-contained page in base64 in its own element.
 async function fetchTimeline(id) {
   let bytes;
   if (!embedded) bytes = await (await request(source.timelineUrl(id), {})).arrayBuffer();
@@ -57,9 +53,8 @@ async function fetchTimeline(id) {
   return timelineColumns(await new Response(new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'))).arrayBuffer());
 }
 
-// {columns: [nodes, weights, threads, label sets, times(, line-level leaves)], idle: the rows the
-// model says are idle} as typed arrays over the columns' bytes (Viewer.timeline_bytes' layout),
-// handed to the model as they are.
+// {columns: [nodes, weights, threads, label sets, times(, line-level leaves)], idle: the idle
+// rows} as typed arrays over the bytes, handed to the model as they are.
 function timelineColumns(buffer) {
   const [n, lines, idleCount] = buffer.byteLength >= 16 ? new Uint32Array(buffer, 0, 3) : [0, 0, 0];
   if (buffer.byteLength !== 16 + n * (lines ? 32 : 28) + idleCount * 4) throw new Error('the timeline\'s columns are cut or malformed');
@@ -72,22 +67,15 @@ function timelineColumns(buffer) {
   return { columns, idle: take(Uint32Array, idleCount) };
 }
 
-// Whether the timeline's rows are here (in the payload, or loaded: ensureTimeline).
 const timelineLoaded = (p) => !!(p.timeline && (p.timeline.samples || p.timeline.columns));
-// The timeline's rows, made of its columns when first asked for (a tag group, a transform).
+// The timeline's rows [node, weight, thread, label set, time(, line-level leaf)], made of its
+// columns when first asked for (a tag group, a transform).
 function timelineRows(p) {
-  if (!p.timeline.samples) p.timeline.samples = rowsOfColumns(p.timeline.columns);
-  return p.timeline.samples;
-}
-
-// The rows [node, weight, thread, label set, time(, line-level leaf)] of a timeline sent as
-// columns (timelineColumns).
-function rowsOfColumns([nodes, weights, threads, sets, times, lines]) {
-  const rows = new Array(nodes.length);
-  for (let i = 0; i < rows.length; i++) {
-    rows[i] = lines ? [nodes[i], weights[i], threads[i], sets[i], times[i], lines[i]] : [nodes[i], weights[i], threads[i], sets[i], times[i]];
+  const [nodes, weights, threads, sets, times, lines] = p.timeline.columns || [];
+  if (!p.timeline.samples) {
+    p.timeline.samples = Array.from(nodes, (node, i) => (lines ? [node, weights[i], threads[i], sets[i], times[i], lines[i]] : [node, weights[i], threads[i], sets[i], times[i]]));
   }
-  return rows;
+  return p.timeline.samples;
 }
 
 function base64Bytes(text) {
@@ -99,14 +87,11 @@ function base64Bytes(text) {
 }
 
 // --- the page model (WebAssembly, ext/rperf/page; page_model.js speaks to it) ---------------
-// The server's sample filter (profile/sample_filter.hh), its sums and its views, compiled for
-// the page: the page selects its rows and computes its views with it, never with a copy of its
-// own. A served page fetches page_model.wasm beside viewer.js; a self-contained one carries it.
+// The page selects its rows and computes every view with it, never with a copy of its own.
 const { ROWS } = RperfPageModel;
 let model = null; // the PageModel, once loaded
 
-// Loaded once (started with the page, beside the snapshot list's request); a failure is
-// tried again at the next snapshot.
+// Loaded once, beside the snapshot list; a failure is tried again at the next snapshot.
 let modelLoad = null;
 function loadPageModel() {
   if (!modelLoad) modelLoad = instantiatePageModel().catch((e) => { modelLoad = null; throw e; });
@@ -127,7 +112,6 @@ async function instantiatePageModel() {
   return model;
 }
 
-// The snapshot's tree and label sets in the module; its rows as they come.
 function modelSnapshot(p) {
   p.handle = model.snapshot({ parents: p.nodes.parent, nodeFrames: p.nodes.frame, frames: p.frames, frameLines: p.frame_lines, labelSets: p.labelSets, lineTree: p.line_tree }, p);
   p.idle = [null, null, null]; // per kind: the model's idle marks (Uint8Array), or null
@@ -137,15 +121,14 @@ function modelSnapshot(p) {
 }
 function modelRows(p, kind, rows, idleIndexes) { p.idle[kind] = model.rows(p.handle, kind, rows, idleIndexes, !!p.line_tree); }
 
-// A selection of rows of `kind`: the model's kept indexes and weights (kept), and, when a view
-// reads them one by one (the tag groups), the rows themselves (rows(): keptRows').
+// A selection of rows of `kind`: the model's kept indexes and weights, and the rows themselves
+// when a view reads them one by one (the tag groups).
 function selection(p, kind, kept) {
   let rows = null;
   return { kind, kept, rows: () => rows || (rows = keptRows(p, kind, kind === ROWS.timeline ? timelineRows(p) : p.samples, kept)) };
 }
 
-// Kept rows of `kind` as [node, kept weight, thread, label set, idle, index] (index: the row's
-// in the payload), with .kind.
+// Kept rows as [node, kept weight, thread, label set, idle, index in the payload], with .kind.
 function keptRows(p, kind, source, kept) {
   const idle = p.idle[kind];
   const rows = new Array(kept.rows.length);
@@ -173,10 +156,8 @@ async function fetchSnapshot(id) {
   return body;
 }
 
-// A body in rperf 0.11's shape (Rperf::Viewer.samples_to_json: samples of
-// {stack: [name, ...] root first, weight, label_set_id}), from a source that stores them,
-// becomes ours: the model's stack tree of them (page/names_tree.hh, in the page model), frames
-// of (name, no file), one row per sample, one thread.
+// A body in rperf 0.11's shape (Viewer.samples_to_json) from a data source becomes ours: the
+// model's stack tree of its names (page/names_tree.hh), one row per sample, one thread.
 function fromSamplesJson(p) {
   const tree = model.namesTree(p.samples);
   const labelSets = (p.label_sets || [{}]).map((ls) => {
@@ -193,8 +174,7 @@ function fromSamplesJson(p) {
 }
 
 // --- one snapshot ------------------------------------------------------------------------
-// The server sends a prefix tree of stacks (parents come before their children), so the
-// flame graph is that tree: weights go to the leaf node of each sample and are summed upwards.
+// A prefix tree of stacks (parents first): the flame graph is that tree.
 function prepare(p) {
   if (!p.nodes && Array.isArray(p.samples)) p = fromSamplesJson(p);
   p.payloadKeys = Object.keys(p); // the body's own, which a transformed snapshot copies
@@ -209,9 +189,7 @@ function prepare(p) {
   p.roots = roots;
   p.threads = [...new Set(p.samples.map((s) => s[2]))].sort((a, b) => a - b);
   p.labelSets = p.label_sets.map((ls) => ls || {});
-  // The rows in the page model, with the model's idle marks (Payload: idle_samples, the
-  // timeline's idle rows); each thread's idle time (thread_totals): never judged here.
-  modelSnapshot(p);
+  modelSnapshot(p); // with the model's idle marks: idleness is never judged here
   // thread_totals: [thread, total, idle, name, Ractor id (another Ractor's thread)].
   p.threadTotals = new Map((p.thread_totals || []).map((t) => [t[0], t]));
   p.idleNs = new Map((p.thread_totals || []).map(([th, , idle]) => [th, idle]));
@@ -223,12 +201,10 @@ function prepare(p) {
 
 const frameOf = (p, node) => p.frames[p.nodes.frame[node]];
 
-// The snapshot through the page's transforms (focus / merge / drop a function, collapse
-// recursion, app code first): the model's tree of the transformed stacks
-// (page/transformed_tree.hh), every row at its stack's new node (rows whose stack went go,
-// idle marks kept: a sample's wait does not change with how its stack is drawn), prepared as a
-// snapshot of its own, so every view shows it, served or `--html` alike. Each moved row's index
-// in the base snapshot (origins, per kind): the Source tab reads the base's line tree.
+// The snapshot through the page's transforms: the model's tree of the transformed stacks
+// (page/transformed_tree.hh), every row at its stack's new node (idle marks kept: a wait does
+// not change with how its stack is drawn), prepared as a snapshot of its own for every view.
+// origins: each moved row's index in the base, whose line tree the Source tab reads.
 function transformed(base, list) {
   const t = model.transform(base.handle, list, base.nodes.parent.length);
   const body = {};
@@ -251,7 +227,7 @@ function transformed(base, list) {
   if (timelineLoaded(base)) transformTimeline(p);
   return p;
 }
-// The base snapshot's timeline rows moved to the transformed tree (ensureTimeline: when loaded).
+// The base's timeline rows moved to the transformed tree, once loaded.
 function transformTimeline(p) {
   const { rows, idle, origin } = moveRows(timelineRows(p.base), p.base.idle[ROWS.timeline], p.nodeMap);
   modelRows(p, ROWS.timeline, rows, idle);
@@ -277,14 +253,12 @@ function moveRows(rows, marks, nodeMap) {
 // The filters: the key of the views computed under them.
 const filterQuery = () => JSON.stringify([state.labelFilter, state.threadFilter, hidingIdle(state.current), state.range, tagFocusRegex() && state.tagFocus, state.tagIgnore]);
 
-// The samples the filters keep (time range, label, thread, idle), selected by the page model:
-// rows [node, kept weight, thread, label set, idle, index] (keptRows). With a time range, the
-// timeline's rows (a sample covers [t - weight, t] and keeps its part in the range).
+// The rows the filters keep (selection), selected by the page model; with a time range, the
+// timeline's (a sample covers [t - weight, t] and keeps its part in the range).
 function selectSamples(p, opts) {
   const { kind, f } = samplesFilter(p, opts);
   return selection(p, kind, model.select(p.handle, kind, f));
 }
-// The kind of rows the filters read and the filter itself (modelFilter's f).
 function samplesFilter(p, opts) {
   const o = Object.assign({ label: true, thread: true, range: true, hide: true }, opts);
   const ranged = !!(o.range && state.range && timelineLoaded(p));
@@ -297,9 +271,8 @@ function samplesFilter(p, opts) {
   };
 }
 
-// A view of the rows the filters keep, computed by the page model as `rperf report` computes
-// it (page/page_views.hh: the model's CallTree and MethodTable): 'call_tree', 'inverted_tree',
-// 'method_table', or 'sandwich' of fn ([name, file]); all: of every row. The last few are kept.
+// A view of the kept rows, as `rperf report` computes it (page/page_views.hh): 'call_tree',
+// 'inverted_tree', 'method_table', or 'sandwich' of fn ([name, file]); all: of every row.
 function modelView(p, view, { all = false, ranged = true, fn = null } = {}) {
   if (p.call_tree_error) throw new Error(p.call_tree_error);
   const key = [view, all ? '' : filterQuery(), ranged, ...(fn || [])].join('\u0000');
@@ -320,12 +293,10 @@ function tagFocusRegex() {
   try { return new RegExp(state.tagFocus); } catch (_) { return null; }
 }
 
-// Whether tagfocus (a valid one) or tagignore is set.
 const tagFiltered = () => !!(tagFocusRegex() || state.tagIgnore.length);
 
-// The label sets the label and tag filters keep (sorted ids), or null when none is set: the
-// model's rule (profile/label_set_match.hh), the server's too. The tagfocus regex is the
-// page's (JavaScript's, as rperf 0.11.1's), run on the model's label values.
+// The label sets the label and tag filters keep, or null when none is set: the model's rule
+// (profile/label_set_match.hh); the tagfocus regex is JavaScript's, as rperf 0.11.1's.
 function keptLabelSets(p) {
   const focus = tagFocusRegex();
   if (!state.labelFilter && !tagFiltered()) return null;
@@ -340,7 +311,6 @@ function keptLabelSets(p) {
   return p.keptSets;
 }
 
-// Every label value of the snapshot, each once (the model's label_values).
 function labelValues(p) {
   if (!p.labelValueList) p.labelValueList = model.labelValues(p.handle);
   return p.labelValueList;
