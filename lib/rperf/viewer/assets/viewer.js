@@ -1,15 +1,11 @@
-// rperf viewer: reads the snapshot list and one snapshot at a time from the server (JSON, see
-// Rperf::Viewer::Payload) and draws every view in the browser, computed by the page model.
-// Profile text (frame names, files, label values) is user data: it only ever reaches the page
-// through textContent or attribute values, never as HTML.
-// The viewer_*.js scripts before this one (index.html's order) share the page's script scope
-// with it: they declare the state, the data source, the renderers and the controls; this one
-// loads the list and opens a snapshot.
+// rperf viewer: loads the snapshot list, opens a snapshot (Rperf::Viewer::Payload) and draws
+// its views, each computed by the page model. Profile text (frame names, files, label values)
+// is user data: it only reaches the page as textContent or attribute values, never as HTML.
+// The viewer_*.js scripts before this one share the page's script scope with it.
 'use strict';
 
 // --- loading -----------------------------------------------------------------------------
-// Snapshot `id` under the transforms (the page's, by default): the fetched one, or it
-// transformed by the page model (transformed).
+// Snapshot `id` under the transforms (the page's, by default).
 async function snapshot(id, transforms = state.transforms) {
   const key = id + '\u0000' + (transforms.length ? JSON.stringify(transforms) : '');
   if (state.payloads.has(key)) return state.payloads.get(key);
@@ -129,10 +125,8 @@ async function render() {
   }
 }
 
-// A big timeline comes apart from the snapshot (Viewer.split_timeline): its rows are read
-// once the first view is drawn, in idle time (prefetchTimeline), or when a view needs them
-// first, so the first view of a big profile does not wait and the Stack chart's first open
-// rarely does.
+// A big timeline comes apart (Viewer.split_timeline): its rows are read in idle time after the
+// first view (prefetchTimeline), or when a view needs them first.
 async function ensureTimeline(p) {
   if (!p.timeline || timelineLoaded(p)) return;
   setStatus('loading the timeline of snapshot #' + p.id + ' (' + p.timeline.rows + ' rows)…', 'drawing');

@@ -48,9 +48,7 @@ function fillFilters(p) {
   else { state.threadFilter = null; threadSel.value = ''; }
 }
 
-// Why `tab` cannot show the current filters, or null: the one place that says which views
-// honour which filter (every view is the page model's, of the filtered rows): allocation
-// samples have no time, so the time range does not apply to them.
+// Why `tab` cannot show the current filters, or null: allocation samples have no time.
 function unfilteredReason(tab) {
   if (tab === 'alloc' && state.range && state.current && state.current.allocations) {
     return 'The time range does not apply to allocations (their samples have no time); the label and thread filters do.';
@@ -75,10 +73,8 @@ function clearFilters() {
   render();
 }
 
-// The label filter's controls, as the filter is: the select shows its one value (or that it
-// is a set), and the value menu ticks each value in the set. A value ticked in the menu joins
-// the set of its key (an endpoint set: GET /a or GET /b); a value of another key starts a new
-// set; the last one unticked clears the filter.
+// The label filter's controls: the select shows its one value (or that it is a set), the menu
+// ticks each value of the set (an endpoint set: GET /a or GET /b; another key starts a new one).
 function drawLabelFilter(p) {
   const f = state.labelFilter;
   const labelSel = $('filter-label');
@@ -108,8 +104,8 @@ function drawLabelFilter(p) {
   $('label-set-summary').textContent = f && f.values.length > 1 ? `values (${f.values.length})` : 'values';
 }
 
-// The tag menu: tagignore (each key = value, and key = (none)), tagroot and tagleaf (keys).
-// Choices this snapshot does not have are dropped.
+// The tag menu: tagignore (key = value, key = (none)), tagroot and tagleaf (keys); choices this
+// snapshot does not have are dropped.
 function fillTagMenu(p, perPair) {
   const box = $('tag-options');
   clear(box);
@@ -149,7 +145,6 @@ function tagSummary() {
 }
 
 // --- transforms --------------------------------------------------------------------------
-// Changing them reopens the snapshot: the page model transforms its tree (transformed).
 function setTransforms(list) {
   state.transforms = list;
   if (state.current) openSnapshot(state.current.id); else render();
@@ -169,15 +164,13 @@ function drawTransforms() {
 }
 
 // --- the pinned method (Shift+click) -----------------------------------------------------
-// rperf 0.11.1's pin: the method is outlined in the charts, and its share of each snapshot
-// (its total in the snapshot's method table over the snapshot's total) is drawn as a line.
+// rperf 0.11.1's pin: the method outlined in the charts, its share of each snapshot drawn as a line.
 function togglePin(frame) {
   state.pin = state.pin && frame && state.pin[0] === frame[0] && state.pin[1] === frame[1] ? null : frame;
   render();
 }
 const PIN_FETCHES = 4;
 const pinShares = new Map(); // "id\0name\0file\0transforms" -> share, or null when unknown
-// The method table of every sample of snapshot `id` under the page's transforms.
 async function wholeMethodTable(id) {
   return modelView(state.current && state.current.id === id ? state.current : await snapshot(id), 'method_table', { all: true });
 }
@@ -227,8 +220,8 @@ async function drawPin() {
   if (!stale()) panel.dataset.loaded = '1';
 }
 
-// A line through `values` (null: none) per snapshot of the list, each a dot that opens its
-// snapshot; dot(snapshot, value, current): the dot's attributes and title.
+// A line through `values` (null: none) per snapshot, each a dot that opens it; dot(snapshot,
+// value, current): the dot's attributes and title.
 function drawTrend(svg, values, max, dot) {
   clear(svg);
   const w = Number(svg.getAttribute('width'));
@@ -320,8 +313,7 @@ function wire() {
   bindToggle('#tab-methods [data-sort]', 'sort', (v) => { state.methodSort = v; });
   bindToggle('#tab-alloc [data-field]', 'field', (v) => { state.allocField = v; });
   $('refresh').addEventListener('click', () => loadList());
-  // A served page of this process's session (not a file, not a custom data source): the
-  // server takes a snapshot now (POST <base>/snapshots) and the list reloads.
+  // Only a served page of this process's session (POST <base>/snapshots).
   $('snapshot-now').hidden = !!embedded || !!customSource;
   $('snapshot-now').addEventListener('click', async () => {
     const res = await fetch(BASE + '/snapshots', { method: 'POST', headers: { 'x-rperf-snapshot': '1', accept: 'application/json' } });
@@ -383,9 +375,8 @@ function wire() {
   });
 }
 
-// The keys: each binding's evt.key values, its line in the ? overlay and its action. The
-// overlay is drawn from this table (drawHelp) and onKey reads only it, so the overlay lists
-// exactly the keys the page handles. run(key, chart, evt): chart is the tab's on screen.
+// The keys: the ? overlay is drawn from this table and onKey reads only it, so the overlay
+// lists exactly the keys the page handles. run(key, chart, evt): chart is the tab's on screen.
 const DIGITS = ['1', '2', '3', '4', '5', '6', '7', '8', '9', '0'];
 const chartKey = (f) => (key, chart) => { if (chart) { f(key, chart); paintChart(chart); } };
 function stepSnapshot(dir) {
@@ -412,8 +403,7 @@ const KEYS = [
 ];
 const KEY_BINDINGS = new Map(KEYS.flatMap((b) => b.keys.map((k) => [k, b])));
 
-// The ? overlay's table, from KEYS: each key a <kbd data-key>; the digits with the tabs they
-// open, in order (the tab bar has more tabs than there are digits: the rest are clicked).
+// The ? overlay's table: each key a <kbd data-key>; the digits with the tabs they open.
 function drawHelp() {
   const table = $('help-keys');
   clear(table);

@@ -1,6 +1,5 @@
-// The views of methods: the top table, the call tree and bottom-up tree, the method table with
-// its callers and callees, and the sandwich. Each is the page model's (page/page_views.hh), of
-// the rows the filters keep, computed at once: no answer of an older filter can come late.
+// The views of methods: Top, the call trees, Methods and the Sandwich, each the page model's
+// (page/page_views.hh) computed at once: no answer of an older filter can come late.
 'use strict';
 
 // --- method table: Top and Methods -------------------------------------------------------
@@ -51,7 +50,6 @@ function methodTableOr(p, tableId, note) {
   }
 }
 
-// Each method's self and total time (the model's one count of each method once per stack).
 function drawTop(p) {
   const table = methodTableOr(p, 'top-table', 'top-note');
   if (!table) return;

@@ -56,10 +56,9 @@ function drawAllocations(p) {
 }
 
 // --- source ------------------------------------------------------------------------------
-// A file of the profile with each line's time (recorded with lines: true): the time is the page
-// model's (source_lines over the payload's line tree, of the rows the filters keep); the text
-// is read by the served viewer (Viewer::SourcePayload: only the profile's own files). A file
-// page or a data source without views has no text: it lists the lines that have time.
+// A file of the profile with each line's time (recorded with lines: true; the page model's
+// source_lines); the text is the served viewer's (Viewer::SourcePayload): a file page or a data
+// source lists the lines that have time.
 let sourceSeq = 0;
 async function drawSource(p) {
   const seq = ++sourceSeq;
@@ -99,7 +98,6 @@ async function drawSource(p) {
   if (hot) hot.scrollIntoView({ block: 'center' });
 }
 
-// The text of a file of snapshot p (the server's, kept per snapshot and file).
 const sourceTexts = new Map();
 async function sourceText(p, file) {
   const key = p.id + '\u0000' + file;
@@ -179,9 +177,8 @@ async function drawDiff(p, weights) {
 }
 
 // --- events per unit of work -------------------------------------------------------------
-// A snapshot's work_events (Rperf::WorkEvents) as a table of one row per endpoint or job: how
-// many ran, and per event (SQL queries, renders, actions) the count per unit, the most in one
-// unit, and the time. An N+1 shows as its query count.
+// A snapshot's work_events (Rperf::WorkEvents): per endpoint or job, how many ran, and per event
+// (SQL queries, renders) the count per unit, the most in one, and the time: an N+1 shows.
 function drawWorkEvents(box, rows) {
   clear(box);
   box.hidden = !Array.isArray(rows) || rows.length === 0;

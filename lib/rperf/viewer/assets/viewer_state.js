@@ -1,5 +1,5 @@
-// The viewer's state (one object, what every view reads), its constants, the DOM helpers (text
-// only) and the view in the address (#snap=...&tab=...).
+// The viewer's state (what every view reads), its constants, the DOM helpers (text only) and
+// the view in the address.
 'use strict';
 
 // The Viewer's four states, in the model's order (TimelineState, profile/vm_state.hh: which
@@ -40,8 +40,7 @@ const state = {
   tagLeaf: [], // keys
   pin: null, // [name, file] of the pinned method (Shift+click): outlined, its share per snapshot
   source: null, // [file, name]: the Source tab's file, and the method it was opened for
-  // Transforms of the stacks, applied by the server to the profile every view is built from
-  // (Viewer::Transforms): [op, name, file] (focus, merge, drop), ['recursion'] or ['app'].
+  // The model's transforms of the stacks: [op, name, file] (focus, merge, drop), ['recursion'] or ['app'].
   transforms: [],
   // The address's zoom {tab, view: [x0, x1], focus: cell or -1}, for the next chart of that
   // tab; the zoom on screen is the chart's own (chart.x0, x1, focus): a redraw starts over.

@@ -36,11 +36,9 @@ function drawThreads(p) {
 }
 
 // --- timeline ----------------------------------------------------------------------------
-// One row per thread; each column shows how much of that slice of time the thread spent
-// running, blocked off the GVL, waiting for it, or in GC. The slices are the model's
-// (views/timeline_bins): the payload's of every sample (the tab opens without the rows of a
-// big timeline), else the page model's of the rows the label, tag, hidden-thread and idle
-// filters keep, served or `--html` alike: a sample covers [t - weight, t].
+// One row per thread; each column the share of that slice the thread spent in each state. The
+// bins are the model's (views/timeline_bins): the payload's of every sample (the tab opens
+// without a big timeline's rows), else the page model's of the rows the filters keep.
 async function drawTimeline(p) {
   const box = $('timeline');
   clear(box);
@@ -131,8 +129,7 @@ async function drawTimeline(p) {
   box.dataset.rendered = String(drawn);
 }
 
-// The model's bins: per thread its states' ns per bin (null: none), and
-// per bin its heaviest leaf methods.
+// The model's bins: per thread its states' ns per bin (null: none); per bin its heaviest leaves.
 function timelineOfBins(b) {
   const occupancy = new Map(b.threads.map(([th, states]) => [th, states]));
   const describeAt = (t) => {
@@ -142,8 +139,7 @@ function timelineOfBins(b) {
   return { end: b.end_ns, bins: b.bins, binNs: b.bin_ns, occupancy, describeAt };
 }
 
-// The payload's bins of every sample (or of those not idle), as timelineOfBins reads them; null
-// under a label or tag filter, or transforms (the page model bins the rows then).
+// The payload's bins of every sample (or of those not idle); null under a label or tag filter.
 function payloadBins(p) {
   if (state.labelFilter || tagFiltered()) return null;
   return (hidingIdle(p) ? p.timeline.idle_hidden_bins : p.timeline.bins) || null;
