@@ -37,7 +37,6 @@ module Rperf
       **SCRIPTS.to_h { |name| [name, "text/javascript; charset=utf-8"] },
       "viewer.css" => "text/css; charset=utf-8",
       PAGE_MODEL => "application/wasm", # ext/rperf/page in WebAssembly: every view of the page
-
     }.freeze
     # Nothing outside this server: no CDN, no inline script. The page sets style attributes
     # (bar widths, the charts' heights), hence 'unsafe-inline' for styles only;
@@ -61,8 +60,6 @@ module Rperf
     TIMELINE_INLINE_ROWS = 50_000
     SOURCE_CACHE_SIZE = 16
 
-    @instance = nil
-
     class << self
       # The Viewer created last (the one `use Rperf::Viewer` built).
       attr_reader :instance
@@ -72,10 +69,9 @@ module Rperf
 
     def initialize(app = nil, path: "/rperf", max_snapshots: 24, allow: :loopback, auth: nil, hosts: nil,
                    max_samples: 20_000, max_timeline: 200_000, auto_snapshot: nil)
-      positive = ->(name, v) { raise ArgumentError, "#{name} must be a positive Integer, got #{v.inspect}" unless v.is_a?(Integer) && v.positive? }
-      positive.("max_snapshots", max_snapshots)
-      positive.("max_samples", max_samples)
-      positive.("max_timeline", max_timeline)
+      { max_snapshots: max_snapshots, max_samples: max_samples, max_timeline: max_timeline }.each do |name, v|
+        raise ArgumentError, "#{name} must be a positive Integer, got #{v.inspect}" unless v.is_a?(Integer) && v.positive?
+      end
       # "" (or "/") serves at the root of wherever it is mounted: rperf 0.11's Rails example,
       # `mount Rperf::Viewer.new(nil, path: ""), at: "/rperf"`.
       unless path.is_a?(String) && (path.empty? || path.start_with?("/"))

@@ -68,37 +68,25 @@ async function loadList() {
 
 // --- rendering the current snapshot ------------------------------------------------------
 function drawSummary(p, weights) {
-  const box = $('summary');
-  clear(box);
   const meta = p.meta || {};
   $('snapshot-title').textContent = '#' + p.id + (p.file ? ' ' + p.file : '') + ' — ' + new Date(p.taken_at).toLocaleString();
-  const parts = [
-    (p.mode || '?') + ' mode', (p.frequency || '?') + ' Hz', 'duration ' + fmtTime(p.duration_ns),
-    (p.sampling_count ?? '?') + ' samples', 'total ' + fmtTime(p.total_weight_ns),
-  ];
-  if (meta.ruby_version) parts.push('Ruby ' + meta.ruby_version);
-  if (meta.command_line) parts.push(meta.command_line);
-  box.append(el('span', { text: parts.join(' · ') }));
-  drawWorkEvents($('work-events'), p.work_events);
-  if (p.pruned && p.pruned.samples) {
-    box.append(el('span', { class: 'pruned', text: ` · ${p.pruned.samples} light stacks (${pct(p.pruned.weight_ns, p.total_weight_ns)} of the time) shown as [pruned]` }));
-  }
+  const parts = [(p.mode || '?') + ' mode', (p.frequency || '?') + ' Hz', 'duration ' + fmtTime(p.duration_ns), (p.sampling_count ?? '?') + ' samples',
+    'total ' + fmtTime(p.total_weight_ns), meta.ruby_version && 'Ruby ' + meta.ruby_version, meta.command_line];
   const rowCount = p.timeline ? p.timeline.rows ?? p.timeline.samples.length : 0;
-  if (p.timeline && p.timeline.source_count > rowCount) {
-    box.append(el('span', { class: 'pruned', text: ` · timeline: ${p.timeline.source_count} samples merged into ${rowCount}` }));
-  }
+  const pruned = (text) => el('span', { class: 'pruned', text });
+  clear($('summary'));
+  appendAll($('summary'), [el('span', { text: parts.filter(Boolean).join(' · ') }),
+    p.pruned && p.pruned.samples ? pruned(` · ${p.pruned.samples} light stacks (${pct(p.pruned.weight_ns, p.total_weight_ns)} of the time) shown as [pruned]`) : null,
+    p.timeline && p.timeline.source_count > rowCount ? pruned(` · timeline: ${p.timeline.source_count} samples merged into ${rowCount}`) : null]);
+  drawWorkEvents($('work-events'), p.work_events);
   const all = nodeWeights(p, selectSamples(p, { label: false, thread: false, range: false, hide: false })).sum;
   const totals = $('totals');
   totals.textContent = 'shown: ' + fmtTime(weights.sum) + ' of ' + fmtTime(all) + ' (' + pct(weights.sum, all) + ')';
   totals.dataset.shownNs = String(Math.round(weights.sum));
   totals.dataset.totalNs = String(Math.round(all));
   const matched = searchWeight(p, weights, searchText());
-  const info = $('search-info');
-  if (matched === null) { info.textContent = ''; delete info.dataset.matchedNs; } else {
-    info.textContent = 'matches ' + fmtTime(matched) + ' (' + pct(matched, weights.sum) + ' of shown)';
-    info.dataset.matchedNs = String(Math.round(matched));
-  }
-  // The idle time the model found (thread_totals), and the threads that are all idle.
+  $('search-info').textContent = matched === null ? '' : 'matches ' + fmtTime(matched) + ' (' + pct(matched, weights.sum) + ' of shown)';
+  if (matched === null) delete $('search-info').dataset.matchedNs; else $('search-info').dataset.matchedNs = String(Math.round(matched));
   const idleNs = (p.thread_totals || []).reduce((a, [, , idle]) => a + idle, 0);
   const hide = $('hide-idle');
   hide.textContent = state.hideIdle ? `show idle threads (${p.idleThreads.length} hidden, ${fmtTime(idleNs)} idle)` : `hide idle threads (${fmtTime(idleNs)} idle)`;
@@ -108,8 +96,7 @@ function drawSummary(p, weights) {
   // The threads that are all idle leave the thread filter's list too.
   const hidden = hiddenThreads(p);
   for (const o of $('filter-thread').options) o.hidden = !!(o.value && hidden && hidden.has(Number(o.value)));
-  $('range-info').hidden = !state.range;
-  $('clear-range').hidden = !state.range;
+  $('range-info').hidden = $('clear-range').hidden = !state.range;
   if (state.range) $('range-info').textContent = 'time range ' + fmtTime(state.range[0]) + ' – ' + fmtTime(state.range[1]);
 }
 

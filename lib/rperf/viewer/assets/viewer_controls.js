@@ -4,35 +4,31 @@
 
 // --- filters -----------------------------------------------------------------------------
 function fillFilters(p) {
-  const labelSel = $('filter-label');
-  clear(labelSel);
-  labelSel.append(el('option', { value: '', text: 'all samples' }));
   const perPair = new Map(); // key -> Map(value -> weight)
-  const keyWeight = new Map();
   let total = 0;
   for (const [, w, , lsi] of p.samples) {
     total += w;
     for (const [k, v] of Object.entries(p.labelSets[lsi] || {})) {
       if (!perPair.has(k)) perPair.set(k, new Map());
       perPair.get(k).set(v, (perPair.get(k).get(v) || 0) + w);
-      keyWeight.set(k, (keyWeight.get(k) || 0) + w);
     }
   }
+  // Each key's values, heaviest first, then NOT_SET when the key is not always set: the label
+  // select's choices, and the values a filter keeps.
+  const labelSel = $('filter-label');
+  clear(labelSel);
+  labelSel.append(el('option', { value: '', text: 'all samples' }));
   state.filterChoices = [];
+  p.labelValues = new Map();
   for (const key of [...perPair.keys()].sort()) {
-    const group = el('optgroup', { label: key });
-    const values = [...perPair.get(key).entries()].sort((a, b) => b[1] - a[1]);
-    const choices = values.map(([v, w]) => [{ key, value: v }, `${key} = ${v} (${fmtTime(w)})`]);
-    if (keyWeight.get(key) < total) choices.push([{ key, value: NOT_SET }, `${key} not set (${fmtTime(total - keyWeight.get(key))})`]);
-    for (const [choice, text] of choices) {
-      state.filterChoices.push(choice);
-      group.append(el('option', { value: String(state.filterChoices.length - 1), text }));
-    }
-    labelSel.append(group);
+    const unset = total - [...perPair.get(key).values()].reduce((a, w) => a + w, 0);
+    const values = [...perPair.get(key)].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).concat(unset > 0 ? [[NOT_SET, unset]] : []);
+    p.labelValues.set(key, values.map(([v]) => v));
+    labelSel.append(el('optgroup', { label: key }, values.map(([value, w]) => {
+      state.filterChoices.push({ key, value });
+      return el('option', { value: String(state.filterChoices.length - 1), text: value === NOT_SET ? `${key} not set (${fmtTime(w)})` : `${key} = ${value} (${fmtTime(w)})` });
+    })));
   }
-  // A filter keeps the values this snapshot has (NOT_SET: when the key is not always set).
-  p.labelValues = new Map([...perPair].map(([k, values]) => [k, [...values.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
-    .map(([v]) => v).concat(keyWeight.get(k) < total ? [NOT_SET] : [])]));
   const f = state.labelFilter;
   const values = f && p.labelValues.has(f.key) ? f.values.filter((v) => p.labelValues.get(f.key).includes(v)) : [];
   state.labelFilter = values.length ? { key: f.key, values } : null;
@@ -58,18 +54,8 @@ function unfilteredReason(tab) {
 }
 
 function clearFilters() {
-  state.search = '';
-  $('search').value = '';
-  state.labelFilter = null;
-  state.threadFilter = null;
-  state.range = null;
-  state.tagFocus = '';
-  $('tag-focus').value = '';
-  state.tagIgnore = [];
-  state.tagRoot = [];
-  state.tagLeaf = [];
-  $('filter-label').value = '';
-  $('filter-thread').value = '';
+  Object.assign(state, { search: '', labelFilter: null, threadFilter: null, range: null, tagFocus: '', tagIgnore: [], tagRoot: [], tagLeaf: [] });
+  for (const id of ['search', 'tag-focus', 'filter-label', 'filter-thread']) $(id).value = '';
   render();
 }
 

@@ -88,20 +88,13 @@ function diffColor(delta, value) {
 
 // A file's entry (as rperf 0.11's) has its duration and sample count in its summary only.
 const summaryOf = (s) => (s.summary && typeof s.summary === 'object' ? s.summary : {});
-function durationNs(s) {
-  if (s.duration_ns !== null && s.duration_ns !== undefined) return s.duration_ns;
-  const ms = summaryOf(s).total_ms;
-  return typeof ms === 'number' ? ms * 1e6 : null;
-}
-function sampleCount(s) {
-  if (s.sampling_count !== null && s.sampling_count !== undefined) return s.sampling_count;
-  const n = summaryOf(s).samples;
-  return typeof n === 'number' ? n : null;
-}
+const numberOr = (v, scale) => (typeof v === 'number' ? v * scale : null);
+const durationNs = (s) => s.duration_ns ?? numberOr(summaryOf(s).total_ms, 1e6);
+const sampleCount = (s) => s.sampling_count ?? numberOr(summaryOf(s).samples, 1);
 
 // A list entry known to hold no sample: no weight (a snapshot's GVL/GC intervals weigh
 // without a timer sample), else (files know only their sample count) no sample.
-const isEmpty = (s) => (s.total_weight_ns === null || s.total_weight_ns === undefined ? sampleCount(s) === 0 : s.total_weight_ns === 0);
+const isEmpty = (s) => (s.total_weight_ns ?? null) === null ? sampleCount(s) === 0 : s.total_weight_ns === 0;
 
 // #snap=2&tab=flame&q=...&label=K&value=V(&value=W...) (and/or &unset=1)&thread=N&from=T0&to=T1
 // &idle=hide&method=name%00file%00line&stack=N&zoom=X0_X1[_I]: a copied link opens the same
