@@ -200,26 +200,19 @@ module Rperf
       data = data.dup if data.frozen?
       data[:meta] = self.class.meta_of(data)
       data[:summary] = self.class.summary_of(data)
-      # A Hash the model refuses stays listed with the model's reason, as an unreadable file does.
-      native, refusal = model_of(data)
-      entry = { taken_at: Time.now, data: data, meta: data[:meta], summary: data[:summary],
-                total_weight_ns: native ? native.total_weight : 0 }
+      entry = { taken_at: Time.now, data: data, meta: data[:meta], summary: data[:summary] }
+      begin
+        entry[:total_weight_ns] = Payload.model(data).total_weight
+      rescue Payload::Unavailable => e # listed with the model's reason, as an unreadable file
+        entry.merge!(total_weight_ns: 0, error: e.message)
+      end
       @mutex.synchronize do
         entry[:id] = (@next_id += 1)
-        entry[:error] = "cannot show the profile: #{refusal}" if refusal
         @snapshots << entry
         evict_in_memory
       end
       entry
     end
-
-    # [the model of a profile Hash, nil] or [nil, why it refuses it].
-    def model_of(data)
-      [Native::Profile.of_view(data) || Storage.native(data), nil]
-    rescue TypeError, Rperf::Error => e
-      [nil, e.message]
-    end
-    private :model_of
 
     # Lists every *.json / *.json.gz profile in dir, oldest first (git commit time, else
     # creation time, else mtime). Only meta and summary are read now (Rperf.read_meta); a

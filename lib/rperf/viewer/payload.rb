@@ -33,12 +33,15 @@ module Rperf
       CATEGORIES = Native::FRAME_CATEGORIES
       BINS = 600 # the Timeline tab's (views/timeline_bins.hh)
 
+      # The model of a profile Hash (one built by hand converted once).
+      def self.model(data)
+        Native::Profile.of_view(data) || Storage.native(data)
+      rescue TypeError, Rperf::Error => e
+        raise Unavailable, "cannot show the profile: #{e.message}"
+      end
+
       def self.build(data, max_samples:, max_timeline:)
-        native = begin
-          Native::Profile.of_view(data) || Storage.native(data)
-        rescue TypeError, Rperf::Error => e
-          raise Unavailable, "cannot show the profile: #{e.message}"
-        end
+        native = model(data)
         tree = native.stack_tree(max_samples, max_timeline)
         duration = native.attribute(:duration_ns)
         bins = ->(opts) { native.timeline_bins(BINS, duration.is_a?(Integer) ? duration : 0, opts) }
