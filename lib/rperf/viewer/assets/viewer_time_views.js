@@ -42,10 +42,7 @@ function drawThreads(p) {
 async function drawTimeline(p) {
   const box = $('timeline');
   clear(box);
-  box.removeAttribute('data-rendered');
-  delete box.dataset.source;
-  delete box.dataset.stateNs;
-  delete box.dataset.threads;
+  for (const k of ['rendered', 'source', 'stateNs', 'threads']) delete box.dataset[k];
   if (!p.timeline) {
     $('timeline-hint').textContent = 'This snapshot has no timestamps: profiles taken with aggregate: false have a timeline.';
     box.dataset.rendered = '0';
@@ -58,14 +55,17 @@ async function drawTimeline(p) {
   const left = 90;
   const width = Math.max(400, (box.clientWidth || 960) - 2);
   const plot = width - left - 8;
-  const binned = payloadBins(p);
+  // The payload's bins of every sample (or of those not idle), unless a label or tag filter is set.
+  const binned = state.labelFilter || tagFiltered() ? null : (hidingIdle(p) ? p.timeline.idle_hidden_bins : p.timeline.bins) || null;
   if (!binned) await ensureTimeline(p);
   if (state.current !== p || state.tab !== 'timeline') return; // the user moved on meanwhile
-  // The page model bins the rows (threads are rows of their own: no thread filter, no time range).
-  const shown = timelineOfBins(binned || model.timelineBins(p.handle, { hidden: hiddenThreads(p), sets: keptLabelSets(p), idle: hidingIdle(p) },
-    Math.max(50, Math.min(600, Math.floor(plot / 2))), p.duration_ns || 0));
+  // Else the page model bins the rows (threads are rows of their own: no thread filter, no time range).
+  // Per thread its states' ns per bin (null: none); per bin its heaviest leaves.
+  const b = binned || model.timelineBins(p.handle, { hidden: hiddenThreads(p), sets: keptLabelSets(p), idle: hidingIdle(p) },
+    Math.max(50, Math.min(600, Math.floor(plot / 2))), p.duration_ns || 0);
   box.dataset.source = binned ? 'bins' : 'rows';
-  const { end, bins, binNs, occupancy } = shown;
+  const { end_ns: end, bins, bin_ns: binNs } = b;
+  const occupancy = new Map(b.threads);
   const rowH = 30;
   const height = threads.length * rowH + 24;
   const svg = svgEl('svg', { width, height });
@@ -111,7 +111,8 @@ async function drawTimeline(p) {
   svg.addEventListener('mousemove', (evt) => {
     const t = timeAt(evt);
     if (dragFrom !== null) brushOver(Math.min(dragFrom, t), Math.max(dragFrom, t));
-    $('timeline-details').textContent = 'at ' + fmtTime(t) + ': ' + shown.describeAt(t);
+    const top = b.top[Math.min(bins - 1, Math.max(0, Math.floor(t / binNs)))] || [];
+    $('timeline-details').textContent = 'at ' + fmtTime(t) + ': ' + (top.length ? top.map((i) => b.leaf_names[i]).join(', ') : 'no samples');
   });
   svg.addEventListener('mouseup', (evt) => {
     if (dragFrom === null) return;
@@ -127,22 +128,6 @@ async function drawTimeline(p) {
   box.dataset.threads = threads.join(',');
   box.dataset.stateNs = JSON.stringify(Object.fromEntries(STATES.map((st, si) => [st.key, Math.round(stateNs[si])])));
   box.dataset.rendered = String(drawn);
-}
-
-// The model's bins: per thread its states' ns per bin (null: none); per bin its heaviest leaves.
-function timelineOfBins(b) {
-  const occupancy = new Map(b.threads.map(([th, states]) => [th, states]));
-  const describeAt = (t) => {
-    const top = b.top[Math.min(b.bins - 1, Math.max(0, Math.floor(t / b.bin_ns)))] || [];
-    return top.length ? top.map((i) => b.leaf_names[i]).join(', ') : 'no samples';
-  };
-  return { end: b.end_ns, bins: b.bins, binNs: b.bin_ns, occupancy, describeAt };
-}
-
-// The payload's bins of every sample (or of those not idle); null under a label or tag filter.
-function payloadBins(p) {
-  if (state.labelFilter || tagFiltered()) return null;
-  return (hidingIdle(p) ? p.timeline.idle_hidden_bins : p.timeline.bins) || null;
 }
 
 // --- stack chart -------------------------------------------------------------------------
