@@ -285,10 +285,7 @@ function wire() {
     state.labelFilter = e.target.value === '' || !c ? null : { key: c.key, values: [c.value] };
     render();
   });
-  $('filter-thread').addEventListener('change', (e) => {
-    state.threadFilter = e.target.value === '' ? null : Number(e.target.value);
-    render();
-  });
+  $('filter-thread').addEventListener('change', (e) => { state.threadFilter = e.target.value === '' ? null : Number(e.target.value); render(); });
   $('clear-range').addEventListener('click', () => { state.range = null; render(); });
   $('diff-base').addEventListener('change', (e) => { state.baseId = Number(e.target.value); render(); });
   $('diff-normalize').addEventListener('change', () => render());
@@ -302,10 +299,11 @@ function wire() {
   // Only a served page of this process's session (POST <base>/snapshots).
   $('snapshot-now').hidden = !!embedded || !!customSource;
   $('snapshot-now').addEventListener('click', async () => {
-    const res = await fetch(BASE + '/snapshots', { method: 'POST', headers: { 'x-rperf-snapshot': '1', accept: 'application/json' } });
-    let body = null;
-    try { body = await res.json(); } catch (_) { /* not JSON */ }
-    if (!res.ok) { setStatus('no snapshot taken: ' + ((body && body.error) || res.status + ' ' + res.statusText), 'error'); return; }
+    let body;
+    try { body = await (await request(BASE + '/snapshots', { method: 'POST', headers: { 'x-rperf-snapshot': '1', accept: 'application/json' } })).json(); } catch (e) {
+      setStatus('no snapshot taken: ' + e.message, 'error');
+      return;
+    }
     await loadList();
     if (body && body.id) await openSnapshot(body.id);
   });

@@ -121,27 +121,19 @@ function modelSnapshot(p) {
 }
 function modelRows(p, kind, rows, idleIndexes) { p.idle[kind] = model.rows(p.handle, kind, rows, idleIndexes, !!p.line_tree); }
 
-// A selection of rows of `kind`: the model's kept indexes and weights, and the rows themselves
-// when a view reads them one by one (the tag groups).
+// A selection of rows of `kind`: the model's kept indexes and weights, and, when a view reads
+// them one by one (the tag groups), rows() as [node, kept weight, thread, label set, idle, index].
 function selection(p, kind, kept) {
   let rows = null;
-  return { kind, kept, rows: () => rows || (rows = keptRows(p, kind, kind === ROWS.timeline ? timelineRows(p) : p.samples, kept)) };
+  const make = () => {
+    const source = kind === ROWS.timeline ? timelineRows(p) : p.samples;
+    const idle = p.idle[kind];
+    return Array.from(kept.rows, (i, k) => [source[i][0], kept.weights[k], source[i][2], source[i][3], idle ? idle[i] === 1 : false, i]);
+  };
+  return { kind, kept, rows: () => rows || (rows = make()) };
 }
 
-// Kept rows as [node, kept weight, thread, label set, idle, index in the payload], with .kind.
-function keptRows(p, kind, source, kept) {
-  const idle = p.idle[kind];
-  const rows = new Array(kept.rows.length);
-  for (let k = 0; k < rows.length; k++) {
-    const i = kept.rows[k];
-    const r = source[i];
-    rows[k] = [r[0], kept.weights[k], r[2], r[3], idle ? idle[i] === 1 : false, i];
-  }
-  rows.kind = kind;
-  return rows;
-}
-
-// The indexes and weights of a selection, or of rows made by keptRows (a part of them).
+// The indexes and weights of a selection, or of some of its rows().
 function keptColumns(rows) {
   if (rows.kept) return [rows.kept.rows, rows.kept.weights];
   const indexes = new Uint32Array(rows.length), weights = new Float64Array(rows.length);
@@ -178,24 +170,18 @@ function fromSamplesJson(p) {
 function prepare(p) {
   if (!p.nodes && Array.isArray(p.samples)) p = fromSamplesJson(p);
   p.payloadKeys = Object.keys(p); // the body's own, which a transformed snapshot copies
-  const n = p.nodes.parent.length;
-  const children = Array.from({ length: n }, () => []);
-  const roots = [];
-  for (let i = 0; i < n; i++) {
-    const parent = p.nodes.parent[i];
-    if (parent < 0) roots.push(i); else children[parent].push(i);
-  }
-  p.children = children;
-  p.roots = roots;
+  p.children = Array.from(p.nodes.parent, () => []);
+  p.roots = [];
+  p.nodes.parent.forEach((parent, i) => (parent < 0 ? p.roots : p.children[parent]).push(i));
   p.threads = [...new Set(p.samples.map((s) => s[2]))].sort((a, b) => a - b);
   p.labelSets = p.label_sets.map((ls) => ls || {});
   modelSnapshot(p); // with the model's idle marks: idleness is never judged here
-  // thread_totals: [thread, total, idle, name, Ractor id (another Ractor's thread)].
-  p.threadTotals = new Map((p.thread_totals || []).map((t) => [t[0], t]));
-  p.idleNs = new Map((p.thread_totals || []).map(([th, , idle]) => [th, idle]));
-  p.totalNs = new Map((p.thread_totals || []).map(([th, total]) => [th, total]));
+  const totals = p.thread_totals || []; // [thread, total, idle, name, Ractor id (another Ractor's thread)]
+  p.threadTotals = new Map(totals.map((t) => [t[0], t]));
+  p.idleNs = new Map(totals.map(([th, , idle]) => [th, idle]));
+  p.totalNs = new Map(totals.map(([th, total]) => [th, total]));
   p.idleThreads = p.threads.filter((th) => p.totalNs.get(th) > 0 && p.idleNs.get(th) === p.totalNs.get(th));
-  p.hasIdle = (p.thread_totals || []).some(([, , idle]) => idle > 0);
+  p.hasIdle = totals.some(([, , idle]) => idle > 0);
   return p;
 }
 
@@ -278,11 +264,9 @@ function modelView(p, view, { all = false, ranged = true, fn = null } = {}) {
   const key = [view, all ? '' : filterQuery(), ranged, ...(fn || [])].join('\u0000');
   if (!p.views) p.views = new Map();
   if (!p.views.has(key)) {
-    const none = { label: false, thread: false, range: false, hide: false };
-    const { kind, f } = samplesFilter(p, all ? none : { range: ranged });
-    const body = model.view(p.handle, kind, f, view, fn);
+    const { kind, f } = samplesFilter(p, all ? { label: false, thread: false, range: false, hide: false } : { range: ranged });
     while (p.views.size >= FILTERED_CACHE_SIZE) p.views.delete(p.views.keys().next().value); // the oldest
-    p.views.set(key, body);
+    p.views.set(key, model.view(p.handle, kind, f, view, fn));
   }
   return p.views.get(key);
 }
@@ -299,37 +283,28 @@ const tagFiltered = () => !!(tagFocusRegex() || state.tagIgnore.length);
 // (profile/label_set_match.hh); the tagfocus regex is JavaScript's, as rperf 0.11.1's.
 function keptLabelSets(p) {
   const focus = tagFocusRegex();
-  if (!state.labelFilter && !tagFiltered()) return null;
-  const key = JSON.stringify([state.labelFilter, state.tagFocus, state.tagIgnore]);
-  if (p.keptSetsKey === key) return p.keptSets;
   const f = state.labelFilter;
-  const values = f ? f.values.filter((v) => v !== NOT_SET) : [];
-  const focused = focus ? labelValues(p).filter((v) => focus.test(v)) : [];
-  const sets = model.matchLabelSets(p.handle, { key: f ? f.key : null, values, unset: !!(f && f.values.includes(NOT_SET)), focused: focus ? focused : null, ignore: state.tagIgnore });
-  p.keptSetsKey = key;
-  p.keptSets = sets;
+  if (!f && !tagFiltered()) return null;
+  const key = JSON.stringify([f, state.tagFocus, state.tagIgnore]);
+  if (p.keptSetsKey !== key) {
+    if (focus && !p.labelValueList) p.labelValueList = model.labelValues(p.handle);
+    p.keptSets = model.matchLabelSets(p.handle, { key: f ? f.key : null, values: f ? f.values.filter((v) => v !== NOT_SET) : [],
+      unset: !!(f && f.values.includes(NOT_SET)), focused: focus ? p.labelValueList.filter((v) => focus.test(v)) : null, ignore: state.tagIgnore });
+    p.keptSetsKey = key;
+  }
   return p.keptSets;
 }
 
-function labelValues(p) {
-  if (!p.labelValueList) p.labelValueList = model.labelValues(p.handle);
-  return p.labelValueList;
-}
-
-// "Hide idle threads": the samples the model says are idle (off the GVL in a known wait of a
-// server or job runner: profile/idle_wait.hh) go, marked by the payload; a thread whose time
-// is all idle (thread_totals) goes from the thread lists. hidingIdle: the button is on and
-// something is idle; hiddenThreads: those threads (but the one the thread filter chose), or null.
-function hidingIdle(p) {
-  return !!(state.hideIdle && p && p.hasIdle);
-}
+// "Hide idle threads": the rows the model says are idle (profile/idle_wait.hh) go, and the
+// threads whose time is all idle (but the one the thread filter chose) leave the thread lists.
+const hidingIdle = (p) => !!(state.hideIdle && p && p.hasIdle);
 function hiddenThreads(p) {
   if (!state.hideIdle || !p) return null;
   const idle = p.idleThreads.filter((th) => th !== state.threadFilter);
   return idle.length ? new Set(idle) : null;
 }
 
-// The weights of kept rows (keptRows', or a part of them) on the tree, from the page model:
+// The weights of a selection (or some of its rows()) on the tree, from the page model:
 // self and total per node, the sum, and each node's self weight per VM state (stateSelf:
 // node -> [blocked, wait, gc], for the nodes that have some).
 function nodeWeights(p, rows, kind = rows.kind) {
