@@ -112,12 +112,8 @@ function fillTagMenu(p, perPair) {
   tagSummary();
 }
 // A labelled checkbox of the label and tag menus: set(checked) changes the state, then the page redraws.
-function checkbox(text, checked, dataset, set) {
-  const input = el('input', { type: 'checkbox', dataset });
-  input.checked = checked;
-  input.addEventListener('change', () => { set(input.checked); render(); });
-  return el('label', null, input, ' ' + text);
-}
+const checkbox = (text, checked, dataset, set) => el('label', null,
+  el('input', { type: 'checkbox', dataset, checked: checked ? '' : null, onchange: (e) => { set(e.target.checked); render(); } }), ' ' + text);
 function tagSummary() {
   for (const input of $('tag-options').querySelectorAll('input')) {
     const { kind, key, value, none } = input.dataset;
@@ -136,17 +132,12 @@ function setTransforms(list) {
   if (state.current) openSnapshot(state.current.id); else render();
 }
 function drawTransforms() {
-  const box = $('transforms');
-  clear(box);
-  const recursion = state.transforms.some((t) => t[0] === 'recursion');
-  $('collapse-recursion').setAttribute('aria-pressed', String(recursion));
+  $('collapse-recursion').setAttribute('aria-pressed', String(state.transforms.some((t) => t[0] === 'recursion')));
   $('app-first').setAttribute('aria-pressed', String(state.transforms.some((t) => t[0] === 'app')));
-  state.transforms.forEach((t, i) => {
-    const text = t[0] === 'recursion' ? 'recursion collapsed' : t[0] === 'app' ? 'app code first' : t[0] + ' ' + t[1];
-    const chip = el('button', { type: 'button', class: 'transform', text: text + ' ✕', title: 'Undo this transform', dataset: { op: t[0] } });
-    chip.addEventListener('click', () => setTransforms(state.transforms.filter((_, k) => k !== i)));
-    box.append(chip);
-  });
+  clear($('transforms'));
+  appendAll($('transforms'), state.transforms.map((t, i) => el('button', { type: 'button', class: 'transform', title: 'Undo this transform', dataset: { op: t[0] },
+    text: (t[0] === 'recursion' ? 'recursion collapsed' : t[0] === 'app' ? 'app code first' : t[0] + ' ' + t[1]) + ' ✕',
+    onclick: () => setTransforms(state.transforms.filter((_, k) => k !== i)) })));
 }
 
 // --- the pinned method (Shift+click) -----------------------------------------------------

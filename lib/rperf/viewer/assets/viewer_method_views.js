@@ -28,10 +28,9 @@ function drawMethodRows(tableId, table, sort, limit, pick) {
     const [name, file] = table.methods[m];
     const key = methodKey(table, m);
     const tr = el('tr', { class: (pick ? 'clickable' : '') + (key === state.method && pick ? ' selected' : '') + (matches(searchText(), name, file) ? ' match' : ''),
-      dataset: { name, selfNs: String(self), totalNs: String(total) } },
+      dataset: { name, selfNs: String(self), totalNs: String(total) }, onclick: pick ? () => pick(key) : null },
     td('num', fmtTime(self)), td('num', pct(self, sum)), td('num', fmtTime(total)), td('num', pct(total, sum)),
     td('fn', name + (recursive ? ' ↻' : '')), td('file', methodWhere(table, m), file));
-    if (pick) tr.addEventListener('click', () => pick(key));
     body.append(tr);
     rows.set(key, tr);
   }
@@ -95,11 +94,9 @@ function drawMethodGraph(table, byKey, pick) {
   const arcRow = (kind) => ([other, ns]) => {
     const key = methodKey(table, other);
     const known = byKey.has(key);
-    const tr = el('tr', { class: 'arc ' + kind + (known ? ' clickable' : ''), dataset: { kind, name: table.methods[other][0], ns: String(ns) } },
+    return el('tr', { class: 'arc ' + kind + (known ? ' clickable' : ''), dataset: { kind, name: table.methods[other][0], ns: String(ns) }, onclick: known ? () => pick(key) : null },
       td('num', fmtTime(ns)), td('num', ''), td('num share', pct(ns, total)),
       td('fn', table.methods[other][0]), td('file', methodWhere(table, other), table.methods[other][1]));
-    if (known) tr.addEventListener('click', () => pick(key));
-    return tr;
   };
   const section = (text) => el('tr', { class: 'section' }, el('td', { colspan: '5', text }));
   const more = (shown, count, what) => (count > shown ? section(`${count - shown} lighter ${what} not shown`) : null);
