@@ -141,9 +141,7 @@ module Rperf
 
     # A snapshot's meta and summary are those a saved file carries, so snapshots and files list
     # alike; the pid says which worker of a server took it.
-    def self.meta_of(data)
-      data[:meta] || Meta.build_meta(data).merge(pid: Process.pid)
-    end
+    def self.meta_of(data) = data[:meta] || Meta.build_meta(data).merge(pid: Process.pid)
 
     # A Hash the native model cannot read (built by hand) gets the counts the list shows.
     def self.summary_of(data)
@@ -184,9 +182,7 @@ module Rperf
     end
 
     # No time sample and no allocation sample.
-    def self.empty_profile?(data)
-      Array(data[:aggregated_samples]).empty? && Array(data[:allocation_samples]).empty?
-    end
+    def self.empty_profile?(data) = Array(data[:aggregated_samples]).empty? && Array(data[:allocation_samples]).empty?
 
     # Keeps a profile Hash (as returned by Rperf.stop, snapshot or load). The oldest in-memory
     # snapshots beyond max_snapshots are dropped; files from add_snapshot_dir are not counted.
@@ -275,9 +271,7 @@ module Rperf
     end
 
     # id, taken_at and meta of each kept snapshot, oldest first.
-    def snapshot_list
-      @mutex.synchronize { @snapshots.map { |s| list_entry(s) } }
-    end
+    def snapshot_list = @mutex.synchronize { @snapshots.map { |s| list_entry(s) } }
 
     # What JSON.generate raises for a value it cannot send: a non-finite Float, nesting deeper
     # than JSON's limit of 100, bytes that are not text.
@@ -357,11 +351,7 @@ module Rperf
     end
 
     # A forked child inherits @auto_every but not the thread.
-    def restart_auto_snapshot
-      @auto_mutex.synchronize do
-        start_auto_snapshot_thread if @auto_every && @auto_pid != Process.pid
-      end
-    end
+    def restart_auto_snapshot = @auto_mutex.synchronize { start_auto_snapshot_thread if @auto_every && @auto_pid != Process.pid }
 
     def route(sub_path, env)
       case sub_path
@@ -383,9 +373,7 @@ module Rperf
       end
     end
 
-    def pass(env)
-      @app ? @app.call(env) : not_found
-    end
+    def pass(env) = @app ? @app.call(env) : not_found
 
     def serve_snapshot(entry)
       body = @mutex.synchronize { @payloads[entry[:id]] } || build_payload(entry)
@@ -481,16 +469,9 @@ module Rperf
     # empty ones), and why a file cannot be shown.
     def list_entry(s)
       data = s[:data]
-      entry = {
-        id: s[:id],
-        taken_at: s[:taken_at].utc.iso8601(3),
-        file: s[:path] && Payload.utf8(File.basename(s[:path])),
-        mode: data ? data[:mode] : (s[:meta].is_a?(Hash) ? s[:meta][:mode] : nil),
-        duration_ns: data && data[:duration_ns],
-        sampling_count: data && data[:sampling_count],
-        meta: s[:meta],
-        summary: s[:summary],
-      }
+      entry = { id: s[:id], taken_at: s[:taken_at].utc.iso8601(3), file: s[:path] && Payload.utf8(File.basename(s[:path])),
+                mode: data ? data[:mode] : (s[:meta].is_a?(Hash) ? s[:meta][:mode] : nil), duration_ns: data && data[:duration_ns],
+                sampling_count: data && data[:sampling_count], meta: s[:meta], summary: s[:summary] }
       entry[:total_weight_ns] = s[:total_weight_ns] if data
       entry[:error] = s[:error] if s[:error]
       entry
@@ -535,13 +516,9 @@ module Rperf
 
     def json(status, obj) = json_body(status, JSON.generate(obj))
 
-    def json_body(status, body)
-      [status, SECURITY_HEADERS.merge("content-type" => "application/json; charset=utf-8"), [body]]
-    end
+    def json_body(status, body) = [status, SECURITY_HEADERS.merge("content-type" => "application/json; charset=utf-8"), [body]]
 
-    def text(status, body, extra = {})
-      [status, SECURITY_HEADERS.merge("content-type" => "text/plain; charset=utf-8").merge(extra), [body]]
-    end
+    def text(status, body, extra = {}) = [status, SECURITY_HEADERS.merge("content-type" => "text/plain; charset=utf-8").merge(extra), [body]]
 
     def not_found = text(404, "Not Found")
 

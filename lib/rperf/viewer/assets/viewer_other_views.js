@@ -80,19 +80,16 @@ async function drawSource(p) {
   const byLine = new Map(src.lines.map(([line, self, total]) => [line, [self, total]]));
   const sum = src.keptNs;
   const recorded = !!(p.base || p).line_tree;
-  // The line to show first: the file's hottest (by total).
-  let focus = null;
-  for (const [line, , total] of src.lines) if (focus === null || total > byLine.get(focus)[1]) focus = line;
+  const focus = (src.lines.reduce((a, l) => (a === null || l[2] > a[2] ? l : a), null) || [null])[0]; // the hottest line, by total
   const numbers = text ? text.map((_, i) => i + 1) : src.lines.map(([line]) => line);
   note.textContent = file + (name ? ' — ' + name : '') + ': ' + (text ? text.length + ' lines' : `its text is read by the served viewer (rperf report --port 0 PROFILE, or Rperf::Viewer): this ${embedded ? 'file' : 'data source'} lists the lines with time`) +
     (recorded ? '; self and total per line, of ' + fmtTime(sum) + '.' : '. This profile was recorded without line numbers (lines: true records them): no time per line.');
-  const rows = numbers.map((line) => {
+  appendAll(body, numbers.map((line) => {
     const w = byLine.get(line);
     return el('tr', { class: (w ? 'hot' : '') + (line === focus ? ' focus' : ''), dataset: { line: String(line), selfNs: String(w ? w[0] : 0), totalNs: String(w ? w[1] : 0) } },
       td('num', String(line)), td('num', w && w[0] ? fmtTime(w[0]) + ' ' + pct(w[0], sum) : ''),
       td('num', w ? fmtTime(w[1]) + ' ' + pct(w[1], sum) : ''), td('code', text ? text[line - 1] : ''));
-  });
-  appendAll(body, rows);
+  }));
   $('source-table').dataset.path = file;
   const hot = body.querySelector('tr.focus');
   if (hot) hot.scrollIntoView({ block: 'center' });
@@ -112,10 +109,8 @@ async function sourceText(p, file) {
 // The time per line of `file` in the rows the filters keep (a transformed snapshot's rows, read
 // as the base snapshot's rows they were moved from, on the base's line tree).
 function sourceWeights(p, file) {
-  const { kind, f } = samplesFilter(p);
-  const kept = model.select(p.handle, kind, f);
-  if (!p.base) return model.sourceLines(p.handle, kind, kept.rows, kept.weights, file);
-  return model.sourceLines(p.base.handle, kind, Uint32Array.from(kept.rows, (i) => p.origins[kind][i]), kept.weights, file);
+  const { kind, kept } = selectSamples(p);
+  return model.sourceLines((p.base || p).handle, kind, p.base ? Uint32Array.from(kept.rows, (i) => p.origins[kind][i]) : kept.rows, kept.weights, file);
 }
 
 // --- diff --------------------------------------------------------------------------------
