@@ -38,9 +38,8 @@ module Rperf
       "viewer.css" => "text/css; charset=utf-8",
       PAGE_MODEL => "application/wasm", # ext/rperf/page in WebAssembly: every view of the page
     }.freeze
-    # Nothing outside this server: no CDN, no inline script. The page sets style attributes
-    # (bar widths, the charts' heights), hence 'unsafe-inline' for styles only;
-    # 'wasm-unsafe-eval' lets it compile its own page model (and nothing else: no eval).
+    # Nothing outside this server, no inline script; style attributes (bar widths) need
+    # 'unsafe-inline' for styles, the page model 'wasm-unsafe-eval' (no eval).
     CONTENT_SECURITY_POLICY = "default-src 'none'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self' 'unsafe-inline'; " \
                               "img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; " \
                               "frame-ancestors 'none'"
@@ -54,9 +53,8 @@ module Rperf
     PAYLOAD_CACHE_SIZE = 4
     FIRST_AUTO_SNAPSHOT = 10 # seconds: auto_snapshot's first, at most
     SNAPSHOT_NOW_HEADER = "HTTP_X_RPERF_SNAPSHOT" # the page's "snapshot now" sends x-rperf-snapshot: 1
-    # A timeline of more rows than this is sent apart (GET <path>/snapshots/<id>/timeline; in a
-    # file, its own data element), when the page first needs it (the Timeline and Stack chart
-    # tabs, a time range): the first view of a big profile does not wait for it (issue 27).
+    # A timeline of more rows is sent apart, when the page first needs it: the first view of a
+    # big profile does not wait for it (issue 27).
     TIMELINE_INLINE_ROWS = 50_000
     SOURCE_CACHE_SIZE = 16
 
@@ -97,9 +95,8 @@ module Rperf
       auto_snapshot(every: auto_snapshot) unless auto_snapshot.nil?
     end
 
-    # The JSON body of GET <path>/snapshots/<id>: the list entry with the profile's own counts
-    # (rperf 0.11's keys) and events per unit of work (WorkEvents), then the profile in our
-    # compact shape (Payload).
+    # The JSON body of GET <path>/snapshots/<id>: the list entry with rperf 0.11's counts and the
+    # events per unit of work, then the profile (Payload).
     def self.snapshot_body(list_entry, data, max_samples:, max_timeline:)
       list_entry.merge(mode: data[:mode], frequency: data[:frequency], duration_ns: data[:duration_ns],
                        sampling_count: data[:sampling_count], meta: data[:meta] || list_entry[:meta],
@@ -154,9 +151,8 @@ module Rperf
     # rperf 0.11's name of Viewer.static_html.
     def self.render_static_html(data) = static_html(data)
 
-    # rperf 0.11's JSON form of samples and label sets: [samples, label_sets], each sample
-    # {stack: [label, ...] root first, weight:, label_set_id:}, each label set with String keys
-    # (values as they are). The page reads bodies of this shape too (from RPERF_DATA_SOURCE).
+    # rperf 0.11's JSON form: [samples, label_sets], each sample {stack: [label, ...] root first,
+    # weight:, label_set_id:}, label sets with String keys. The page reads it too (RPERF_DATA_SOURCE).
     def self.samples_to_json(samples, label_sets)
       rows = samples.map do |frames, weight, _thread_seq, label_set_id|
         { stack: frames.reverse_each.map { |frame| frame[1] }, weight: weight, label_set_id: label_set_id || 0 }
@@ -210,17 +206,15 @@ module Rperf
       entry
     end
 
-    # Lists every *.json / *.json.gz profile in dir, oldest first (git commit time, else
-    # creation time, else mtime). Only meta and summary are read now (Rperf.read_meta); a
-    # profile is loaded when it is opened. Returns the number of files added: 0 for a directory
-    # that does not exist (as rperf 0.11, so a deploy may point at one made later).
+    # Lists every *.json / *.json.gz profile in dir (meta and summary only: a profile is loaded
+    # when opened). Returns the number added: 0 for a directory that does not exist (as rperf
+    # 0.11, so a deploy may point at one made later).
     def add_snapshot_dir(dir)
       entries = Dir.glob(File.join(dir, "*.{json,json.gz}")).filter_map do |file|
         head = Rperf.read_meta(file) || {}
         meta = head[:meta]
         mtime = File.mtime(file)
         if (problem = Viewer.unservable(meta: meta, summary: head[:summary]))
-          # Listed as unreadable, with why: its head cannot be sent as JSON (1e400, deep nesting).
           next { path: file, meta: nil, summary: nil, taken_at: mtime, order: mtime,
                  error: "#{File.basename(file)}: its meta cannot be shown (#{problem})" }
         end
@@ -244,12 +238,9 @@ module Rperf
       "for the Timeline tab, profile a window with aggregate: false and keep its Rperf.stop result with " \
       "Rperf::Viewer.instance.add_snapshot(data)"
 
-    # Takes a snapshot every `every` seconds in a background thread while a session runs, so a
-    # server keeps the last max_snapshots non-empty intervals without code of its own. In a
-    # forked child (a Puma worker, preload_app! or not) the thread starts again on the child's
-    # first request. A running session with aggregate: false raises ArgumentError (its samples
-    # cannot be snapshotted); one started so later is reported once and the thread ends.
-    # Returns the thread.
+    # Takes a snapshot every `every` seconds in a background thread; in a forked child (a Puma
+    # worker) the thread starts again on its first request. A session with aggregate: false
+    # raises ArgumentError, or, started later, is reported once and ends the thread.
     def auto_snapshot(every: 60)
       raise ArgumentError, "auto_snapshot: every must be a positive number of seconds, got #{every.inspect}" unless every.is_a?(Numeric) && every.positive?
       raise ArgumentError, AUTO_SNAPSHOT_NEEDS_AGGREGATE if Rperf.running? && !Rperf.aggregating?
@@ -392,8 +383,7 @@ module Rperf
       [200, SECURITY_HEADERS.merge("content-type" => "application/gzip"), [rows]]
     end
 
-    # A file of the profile (SourcePayload), read once per snapshot and query (the few asked for
-    # last are kept).
+    # A file of the profile (SourcePayload), the few asked for last kept.
     def serve_source(entry, query)
       key = [entry[:id], query.to_s]
       body = @mutex.synchronize { @sources[key] }
@@ -411,8 +401,8 @@ module Rperf
       json(422, { error: "cannot be shown (#{Viewer.first_line(e)})" })
     end
 
-    # A file's profile, kept while it is the one asked for last. Requests (Puma threads) that
-    # ask for it while it loads wait for that load instead of loading it again.
+    # A file's profile, kept while it is the one asked for last; requests that ask for it while
+    # it loads wait for that load.
     def loaded(entry)
       @load_mutex.synchronize do
         data = @mutex.synchronize { @loaded[entry[:id]] }

@@ -14,30 +14,20 @@ const MAX_TABLE_ROWS = 300;
 const FILTERED_CACHE_SIZE = 16; // filtered views (call trees, method tables, ...) kept per snapshot
 
 const state = {
-  list: [],
+  list: [], current: null, baseId: null, threadFilter: null, tab: 'flame', topSort: 'self', methodSort: 'total', stackThread: null,
   payloads: new Map(), // id -> prepared snapshot (the few opened last)
-  current: null,
-  baseId: null,
   labelFilter: null, // {key, values: [value, ...]}: any of the values (an endpoint set); NOT_SET = samples without that key
-  threadFilter: null,
   range: null, // [t0, t1] in ns since the start, from the timeline
-  tab: 'flame',
-  topSort: 'self',
-  methodSort: 'total',
   method: null, // the key (name, file, line) of the method whose callers and callees are shown
   tree: null, // the call tree drawn last
   allocField: 'allocated', // or 'retained'
   search: '', // frames whose name or file holds this (case-insensitive) are highlighted
-  hideIdle: false, // "hide idle threads": the samples the model says are idle left out (Payload's idle_samples)
-  stackThread: null, // the stack chart's thread
+  hideIdle: false, // "hide idle threads": the rows the model says are idle left out
   sandwich: null, // [name, file] of the Sandwich tab's method
   // rperf 0.11.1's tag filters: tagfocus keeps the samples with a label value matching the
   // regex, tagignore drops those with a key = value (value null: without the key); tagroot and
-  // tagleaf add "[key: value]" frames at the root or the leaf of the flame graph and icicle.
-  tagFocus: '',
-  tagIgnore: [], // [[key, value or null], ...]
-  tagRoot: [], // keys
-  tagLeaf: [], // keys
+  // tagleaf (keys) add "[key: value]" frames at the root or the leaf of the flame graph and icicle.
+  tagFocus: '', tagIgnore: [], tagRoot: [], tagLeaf: [],
   pin: null, // [name, file] of the pinned method (Shift+click): outlined, its share per snapshot
   source: null, // [file, name]: the Source tab's file, and the method it was opened for
   // The model's transforms of the stacks: [op, name, file] (focus, merge, drop), ['recursion'] or ['app'].
