@@ -310,10 +310,9 @@ function hiddenThreads(p) {
 function nodeWeights(p, rows, kind = rows.kind) {
   const n = p.nodes.parent.length;
   const { self, total, sum, states } = model.treeWeights(p.handle, kind, ...keptColumns(rows), n);
-  const PAGE_STATES = RperfPageModel.STATE_COUNT;
   const stateSelf = new Map();
   for (let i = 0; i < n; i++) {
-    const at = i * PAGE_STATES;
+    const at = i * RperfPageModel.STATE_COUNT;
     if (states[at + 1] || states[at + 2] || states[at + 3]) stateSelf.set(i, [states[at + 1], states[at + 2], states[at + 3]]);
   }
   return { self, total, sum, stateSelf };
@@ -323,18 +322,11 @@ function nodeWeights(p, rows, kind = rows.kind) {
 // leavesOf(node): more children (the allocations view's classes).
 function hierarchy(p, weights, deltaOf, leavesOf) {
   const build = (node) => {
+    const kids = p.children[node].filter((c) => weights.total[c] > 0).map(build).concat(leavesOf ? leavesOf(node) : []);
     const [name, file] = frameOf(p, node);
-    const out = { name, file, value: weights.total[node], node, cat: categoryOf(p, node) };
-    if (deltaOf) out.delta = deltaOf(node);
-    const kids = p.children[node].filter((c) => weights.total[c] > 0).map(build);
-    if (leavesOf) for (const leaf of leavesOf(node)) kids.push(leaf);
-    if (kids.length) out.children = kids;
-    return out;
+    return { name, file, value: weights.total[node], node, cat: categoryOf(p, node), delta: deltaOf && deltaOf(node), children: kids.length ? kids : undefined };
   };
-  const top = p.roots.filter((r) => weights.total[r] > 0).map(build);
-  const root = { name: 'all', file: '', value: weights.sum, node: -1, children: top, cat: 'other' };
-  if (deltaOf) root.delta = 0;
-  return root;
+  return { name: 'all', file: '', value: weights.sum, node: -1, cat: 'other', delta: deltaOf && 0, children: p.roots.filter((r) => weights.total[r] > 0).map(build) };
 }
 
 // The flame graph's and icicle's hierarchy. With tagroot keys: the samples grouped by their

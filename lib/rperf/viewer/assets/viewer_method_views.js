@@ -170,24 +170,18 @@ function drawTree(p, tab = 'tree') {
     const [name, file] = tree.methods[m];
     const kids = tree.children[i].length > 0;
     const open = tree.expanded.has(i);
-    const toggle = el('button', { class: 'toggle', type: 'button', text: kids ? (open ? '▾' : '▸') : '' });
+    const toggle = el('button', { class: 'toggle', type: 'button', text: kids ? (open ? '▾' : '▸') : '', onclick: kids ? () => {
+      const nowOpen = !tree.expanded.has(i);
+      if (nowOpen) { tree.expanded.add(i); li.append(list(i)); } else { tree.expanded.delete(i); li.querySelector(':scope > ul').remove(); }
+      toggle.textContent = nowOpen ? '▾' : '▸';
+      li.setAttribute('aria-expanded', String(nowOpen));
+    } : null });
     // Bottom-up, a node's self is the time of stacks that end there: not a function's self.
     const r = row(total, name + (recursive ? ' ↻' : ''), kind.bottomUp ? null : self, methodWhere(tree, m), file);
     r.prepend(toggle);
     if (matches(searchText(), name, file)) r.classList.add('match');
     const li = el('li', { role: 'treeitem', 'aria-expanded': kids ? String(open) : null, dataset: { node: String(i), totalNs: String(total) } }, r);
     if (open && kids) li.append(list(i));
-    if (kids) {
-      toggle.addEventListener('click', () => {
-        const nowOpen = !tree.expanded.has(i);
-        if (nowOpen) { tree.expanded.add(i); li.append(list(i)); } else {
-          tree.expanded.delete(i);
-          li.querySelector(':scope > ul').remove();
-        }
-        toggle.textContent = nowOpen ? '▾' : '▸';
-        li.setAttribute('aria-expanded', String(nowOpen));
-      });
-    }
     return li;
   };
   box.append(sum ? list(0) : el('p', { class: 'hint', text: 'No samples match the filters.' }));
