@@ -2,6 +2,7 @@
 
 require_relative "../rperf"
 require "json"
+require "cgi/escape"
 require "time"
 require "zlib"
 require_relative "viewer/payload"
@@ -515,7 +516,7 @@ module Rperf
     # The page, its assets named from the mount point (SCRIPT_NAME and path): a mount without a
     # trailing slash (Rails' `mount ..., at: "/rperf"`) still finds them and the snapshots.
     def page(env)
-      base = "#{env['SCRIPT_NAME']}#{@path}/assets/".gsub(/[&"<>]/, "&" => "&amp;", '"' => "&quot;", "<" => "&lt;", ">" => "&gt;")
+      base = CGI.escapeHTML("#{env['SCRIPT_NAME']}#{@path}/assets/")
       html = File.read(File.join(ASSET_DIR, "index.html")).gsub(/(src|href)="assets\//) { %(#{Regexp.last_match(1)}="#{base}) }
       [200, SECURITY_HEADERS.merge("content-type" => ASSET_TYPES.fetch("index.html")), [html]]
     end

@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require "base64"
+require "cgi/escape"
 require "digest"
 require "json"
 require "time"
@@ -27,14 +28,14 @@ module Rperf
         page = File.read(File.join(ASSET_DIR, "index.html"))
         scripts = []
         page = page.gsub(SCRIPT_TAG) do
-          code = asset(Regexp.last_match(1))
+          code = asset_text(Regexp.last_match(1))
           raise Error, "#{Regexp.last_match(1)} contains </script: cannot be inlined" if code.match?(%r{</script}i)
 
           scripts << code
           "<script>#{code}</script>"
         end
-        page = page.sub(STYLE_TAG) { "<style>#{asset(Regexp.last_match(1))}</style>" }
-        page = page.sub(%r{<title>[^<]*</title>}) { "<title>#{escape_html(@title)}</title>" }
+        page = page.sub(STYLE_TAG) { "<style>#{asset_text(Regexp.last_match(1))}</style>" }
+        page = page.sub(%r{<title>[^<]*</title>}) { "<title>#{CGI.escapeHTML(@title)}</title>" }
         page = page.sub('<meta charset="utf-8">') { %(<meta charset="utf-8">\n<meta http-equiv="Content-Security-Policy" content="#{policy(scripts)}">) }
         # The data, the page model and a big timeline (Viewer.split_timeline: read when the page
         # first needs it, so the HTML parser reads a tenth of the bytes before the first view),
@@ -48,11 +49,7 @@ module Rperf
 
       private
 
-      def asset(name)
-        raise Error, "unknown viewer asset #{name}" unless ASSET_TYPES.key?(name)
-
-        File.read(File.join(ASSET_DIR, name))
-      end
+      def asset_text(name) = Viewer.asset_bytes(name).force_encoding(Encoding::UTF_8)
 
       def policy(scripts)
         hashes = scripts.map { |code| "'sha256-#{Base64.strict_encode64(Digest::SHA256.digest(code))}'" }
@@ -61,26 +58,19 @@ module Rperf
 
       def embedded_json
         meta = Viewer.meta_of(@data)
-        summary = Viewer.summary_of(@data)
-        taken_at = meta[:created_at] || Time.now.utc.iso8601(3)
-        entry = { id: 1, taken_at: taken_at, file: @title, mode: @data[:mode],
-                  duration_ns: @data[:duration_ns], sampling_count: @data[:sampling_count],
-                  meta: meta, summary: summary, total_weight_ns: nil }
+        entry = { id: 1, taken_at: meta[:created_at] || Time.now.utc.iso8601(3), file: @title, mode: @data[:mode], duration_ns: @data[:duration_ns],
+                  sampling_count: @data[:sampling_count], meta: meta, summary: Viewer.summary_of(@data), total_weight_ns: nil }
         body, apart = Viewer.split_timeline(Viewer.snapshot_body(entry, @data, **@limits))
         entry[:total_weight_ns] = body[:total_weight_ns] # the model's
         # Inside <script>: no "<" at all (\u003c): "</script" would close the element and
         # "<!--<script" hide the real "</script>" (issue 30). JavaScript's line separators too.
         [script_json(list: [entry], snapshots: { "1" => body }), apart && Base64.strict_encode64(Viewer.timeline_bytes(apart))]
-      rescue JSON::GeneratorError, JSON::NestingError, Payload::Unavailable => e
-        raise Error, "cannot put the profile in a page: #{e.message.lines.first.to_s.strip[0, 200]}"
+      rescue *UNSERVABLE, Payload::Unavailable => e
+        raise Error, "cannot put the profile in a page: #{Viewer.first_line(e)}"
       end
 
       def script_json(value)
         JSON.generate(value).gsub("<", "\\u003c").gsub("\u2028", "\\u2028").gsub("\u2029", "\\u2029")
-      end
-
-      def escape_html(text)
-        text.gsub(/[&<>"']/, "&" => "&amp;", "<" => "&lt;", ">" => "&gt;", '"' => "&quot;", "'" => "&#39;")
       end
     end
   end
