@@ -18,16 +18,12 @@ async function snapshot(id, transforms = state.transforms) {
 
 async function openSnapshot(id) {
   setStatus('loading snapshot #' + id + '…', 'loading');
-  try {
-    await loadPageModel();
-  } catch (e) { // not the snapshot's fault: the page cannot filter or sum any
+  try { await loadPageModel(); } catch (e) { // not the snapshot's fault: the page cannot filter or sum any
     setStatus('cannot load the page model (page_model.wasm): ' + e.message, 'error');
     return;
   }
   let p;
-  try {
-    p = await snapshot(id);
-  } catch (e) {
+  try { p = await snapshot(id); } catch (e) {
     setStatus('snapshot #' + id + ': ' + e.message, 'error');
     const entry = state.list.find((s) => s.id === id);
     if (entry && !entry.error) { entry.error = e.message; drawList(); }
@@ -45,9 +41,7 @@ async function openSnapshot(id) {
 
 async function loadList() {
   setStatus('loading the snapshot list…', 'loading');
-  try {
-    state.list = await fetchList();
-  } catch (e) {
+  try { state.list = await fetchList(); } catch (e) {
     setStatus('cannot load the snapshot list: ' + e.message, 'error');
     return;
   }
@@ -104,9 +98,7 @@ let renderSeq = 0;
 async function render() {
   const seq = ++renderSeq;
   document.body.dataset.state = 'drawing'; // 'ready' again when the last render is done
-  try {
-    await renderViews(seq);
-  } catch (e) {
+  try { await renderViews(seq); } catch (e) {
     setStatus('cannot draw ' + state.tab + ': ' + e.message, 'error');
     throw e;
   }

@@ -148,17 +148,11 @@ function togglePin(frame) {
 }
 const PIN_FETCHES = 4;
 const pinShares = new Map(); // "id\0name\0file\0transforms" -> share, or null when unknown
-async function wholeMethodTable(id) {
-  return modelView(state.current && state.current.id === id ? state.current : await snapshot(id), 'method_table', { all: true });
-}
-function shareOfTable(table, pin) {
-  if (!table || !table.total_ns) return null;
-  let ns = 0;
-  for (const entry of table.entries) {
-    const [name, file] = table.methods[entry[0]];
-    if (name === pin[0] && file === pin[1]) ns += entry[2];
-  }
-  return ns / table.total_ns;
+// The pinned method's share of snapshot `id`: its total in the method table of every sample.
+async function pinShare(id, pin) {
+  const table = modelView(state.current && state.current.id === id ? state.current : await snapshot(id), 'method_table', { all: true });
+  const ns = table.entries.reduce((a, [m, , total]) => a + (table.methods[m][0] === pin[0] && table.methods[m][1] === pin[1] ? total : 0), 0);
+  return table.total_ns ? ns / table.total_ns : null;
 }
 let pinSeq = 0;
 async function drawPin() {
@@ -184,7 +178,7 @@ async function drawPin() {
   const fetchShare = async (id) => {
     const asked = key(id);
     let share = null;
-    try { share = shareOfTable(await wholeMethodTable(id), pin); } catch (_) { /* left out */ }
+    try { share = await pinShare(id, pin); } catch (_) { /* left out */ }
     if (!stale()) { pinShares.set(asked, share); paint(); }
   };
   if (state.current && !pinShares.has(key(state.current.id))) await fetchShare(state.current.id);
@@ -355,9 +349,7 @@ function wire() {
 const DIGITS = ['1', '2', '3', '4', '5', '6', '7', '8', '9', '0'];
 const chartKey = (f) => (key, chart) => { if (chart) { f(key, chart); paintChart(chart); } };
 function stepSnapshot(dir) {
-  if (!state.current) return;
-  const i = state.list.findIndex((s) => s.id === state.current.id);
-  const next = state.list[i + dir];
+  const next = state.current && state.list[state.list.findIndex((s) => s.id === state.current.id) + dir];
   if (next) openSnapshot(next.id);
 }
 const KEYS = [
@@ -385,11 +377,7 @@ function drawHelp() {
   const tabs = [...$('tabs').querySelectorAll('button')].map((t) => t.textContent);
   const kbd = (key, shown) => el('kbd', { dataset: { key }, text: shown });
   for (const b of KEYS) {
-    const keys = [];
-    b.keys.forEach((k, i) => {
-      if (i) keys.push(b.tabs ? ' ' : ' / ');
-      keys.push(kbd(k, b.shown ? b.shown[i] : k));
-    });
+    const keys = b.keys.flatMap((k, i) => [i ? (b.tabs ? ' ' : ' / ') : null, kbd(k, b.shown ? b.shown[i] : k)]);
     const reached = tabs.slice(0, DIGITS.length);
     const text = b.tabs
       ? `the first ${reached.length} of the ${tabs.length} tabs, in order: ${reached.join(', ')}` +
@@ -403,7 +391,7 @@ function drawHelp() {
 // A key's binding (KEYS), except while typing in a field (Escape works there too).
 function onKey(evt) {
   if (evt.ctrlKey || evt.metaKey || evt.altKey) return;
-  const typing = evt.target && (evt.target.tagName === 'INPUT' || evt.target.tagName === 'SELECT' || evt.target.tagName === 'TEXTAREA');
+  const typing = ['INPUT', 'SELECT', 'TEXTAREA'].includes(evt.target && evt.target.tagName);
   const binding = KEY_BINDINGS.get(evt.key);
   if (!binding || (typing && !binding.inFields)) return;
   evt.preventDefault();
