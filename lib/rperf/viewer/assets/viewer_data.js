@@ -193,8 +193,7 @@ const frameOf = (p, node) => p.frames[p.nodes.frame[node]];
 // origins: each moved row's index in the base, whose line tree the Source tab reads.
 function transformed(base, list) {
   const t = model.transform(base.handle, list, base.nodes.parent.length);
-  const body = {};
-  for (const key of base.payloadKeys) body[key] = base[key];
+  const body = Object.fromEntries(base.payloadKeys.map((key) => [key, base[key]]));
   const moved = (rows, kind) => moveRows(rows, base.idle[kind], t.nodeMap);
   const samples = moved(base.samples, ROWS.samples);
   Object.assign(body, {
@@ -206,10 +205,7 @@ function transformed(base, list) {
     // The payload's bins are of the untransformed stacks: the page bins the moved rows.
     timeline: base.timeline && Object.assign({}, base.timeline, { samples: null, columns: null, idle: null, bins: null, idle_hidden_bins: null }),
   });
-  const p = prepare(body);
-  p.base = base;
-  p.nodeMap = t.nodeMap;
-  p.origins = [samples.origin, null, null];
+  const p = Object.assign(prepare(body), { base, nodeMap: t.nodeMap, origins: [samples.origin, null, null] });
   if (timelineLoaded(base)) transformTimeline(p);
   return p;
 }
@@ -248,13 +244,9 @@ function selectSamples(p, opts) {
 function samplesFilter(p, opts) {
   const o = Object.assign({ label: true, thread: true, range: true, hide: true }, opts);
   const ranged = !!(o.range && state.range && timelineLoaded(p));
-  return {
-    kind: ranged ? ROWS.timeline : ROWS.samples,
-    f: {
-      thread: o.thread ? state.threadFilter : null, hidden: o.hide ? hiddenThreads(p) : null, sets: o.label ? keptLabelSets(p) : null,
-      range: ranged ? state.range : null, idle: o.hide && hidingIdle(p),
-    },
-  };
+  const f = { thread: o.thread ? state.threadFilter : null, hidden: o.hide ? hiddenThreads(p) : null, sets: o.label ? keptLabelSets(p) : null,
+    range: ranged ? state.range : null, idle: o.hide && hidingIdle(p) };
+  return { kind: ranged ? ROWS.timeline : ROWS.samples, f };
 }
 
 // A view of the kept rows, as `rperf report` computes it (page/page_views.hh): 'call_tree',
@@ -352,13 +344,10 @@ function flameHierarchy(p, sel, weights) {
   };
   const build = (rowsOf, w) => { // rowsOf(): the rows, read only for tagleaf
     if (!state.tagLeaf.length) return hierarchy(p, w, null, stateLeaves(w));
-    const byNode = new Map(); // node -> its self time's tag leaves
+    const byNode = new Map(); // node -> {children: its self time's tag leaves}
     for (const r of rowsOf()) {
       const path = tagPath(state.tagLeaf, r[3]);
-      if (!path.length) continue;
-      let holder = byNode.get(r[0]);
-      if (!holder) byNode.set(r[0], holder = { children: [] });
-      along(holder, path, r[1]);
+      if (path.length) along(byNode.get(r[0]) || byNode.set(r[0], {}).get(r[0]), path, r[1]);
     }
     return hierarchy(p, w, null, (node) => (byNode.has(node) ? byNode.get(node).children : []));
   };
@@ -366,15 +355,13 @@ function flameHierarchy(p, sel, weights) {
   const groups = new Map();
   for (const r of sel.rows()) {
     const key = JSON.stringify(tagPath(state.tagRoot, r[3]));
-    if (!groups.has(key)) groups.set(key, []);
-    groups.get(key).push(r);
+    (groups.get(key) || groups.set(key, []).get(key)).push(r);
   }
   const root = { name: 'all', file: '', value: weights.sum, node: -1, children: [], cat: 'other' };
   for (const [key, group] of groups) {
     const tree = build(() => group, nodeWeights(p, group, sel.kind));
     const end = along(root, JSON.parse(key), tree.value);
-    if (!end.children) end.children = [];
-    for (const c of tree.children || []) end.children.push(c);
+    end.children = (end.children || []).concat(tree.children || []);
   }
   return root;
 }
