@@ -6,26 +6,20 @@ module Rperf
     # part of it the model's (Native::Profile#stack_tree: Ruby walks no stack), bounded by
     # max_samples and max_timeline:
     #
-    #   frames: [[name, path], ...] (method level); frame_lines: per frame, its method's line;
-    #   frame_categories: per frame, an index into categories (profile/frame_category.hh)
-    #   thread_totals: [[thread_seq, total_ns, idle_ns, name(, Ractor id)], ...]: idle_ns as the
-    #               model says (profile/idle_wait.hh), name its last Thread#name or nil
-    #   nodes:      {parent: [...], frame: [...]}: a prefix tree of stacks, root side first, -1 a root
-    #   samples:    [[node, weight_ns, thread_seq, label_set_id(, line node)], ...], node the leaf
-    #   idle_samples: [index, ...]: the rows the model says are idle ("hide idle threads")
+    #   frames: [[name, path], ...] (method level), frame_lines, frame_categories (into categories)
+    #   thread_totals: [[thread_seq, total_ns, idle_ns (profile/idle_wait.hh), name(, Ractor id)], ...]
+    #   nodes: {parent: [...], frame: [...]}: a prefix tree of stacks, root side first (-1: a root)
+    #   samples: [[leaf node, weight_ns, thread_seq, label_set_id(, line node)], ...]
+    #   idle_samples: the indexes of the rows the model says are idle ("hide idle threads")
     #   label_sets: [{"key" => "value"}, ...] (string_labels)
-    #   timeline:   nil, or {samples: [[node, weight_ns, thread_seq, label_set_id, time_ns(, line
-    #               node)], ...], idle: [index, ...], quantum_ns:, source_count:, bins:,
-    #               idle_hidden_bins:}: the raw samples (aggregate: false) in time order, merged
-    #               per time slot beyond max_timeline; bins: the Timeline tab's of every sample
-    #               (the tab opens without a big timeline's rows), idle_hidden_bins: of those not
-    #               idle (nil when none is)
-    #   line_tree:  nil, or {parent:, frame:, line:}: a profile recorded with lines, each kept
-    #               stack at line level (the Source tab's time per line); rows end with its leaf
-    #   pruned:     {samples:, weight_ns:}: the lightest stacks, one "[pruned]" frame
-    #   allocations: nil, or {interval:, classes: [name, ...], allocated:, retained: (nil: not
-    #               measured), samples: [[node, objects, thread_seq, label_set_id, class,
-    #               retained], ...], pruned: {samples:, objects:}}
+    #   timeline: nil, or the raw samples (aggregate: false) in time order, merged per time slot
+    #     beyond max_timeline: {samples: [[... as samples, time_ns(, line node)], ...], idle:,
+    #     quantum_ns:, source_count:, bins:, idle_hidden_bins:} (the Timeline tab's bins of every
+    #     sample, and of those not idle: the tab opens without a big timeline's rows)
+    #   line_tree: nil, or {parent:, frame:, line:}: each kept stack at line level (lines: true)
+    #   pruned: {samples:, weight_ns:}: the lightest stacks, one "[pruned]" frame
+    #   allocations: nil, or {interval:, classes:, allocated:, retained: (nil: not measured),
+    #     samples: [[node, objects, thread_seq, label_set_id, class, retained], ...], pruned:}
     module Payload
       # The profile cannot be shown (a hand-built Hash Native::Profile refuses).
       class Unavailable < StandardError; end
