@@ -29,19 +29,13 @@ function drawAllocations(p) {
   const kept = model.select(p.handle, ROWS.allocations, { thread: state.threadFilter, hidden: hiddenThreads(p), sets: keptLabelSets(p) }); // allocations are never idle
   const { self, total, sum, allocated, retained, nodeClasses, sites } =
     model.allocationSums(p.handle, kept.rows, kept.weights, byRetained, MAX_TABLE_ROWS, p.nodes.parent.length);
-  const perClass = new Map(); // node -> [[class, objects], ...]
-  for (const [node, cls, objects] of nodeClasses) {
-    if (!perClass.has(node)) perClass.set(node, []);
-    perClass.get(node).push([cls, objects]);
-  }
-  const leavesOf = (node) => (perClass.get(node) || []).map(([cls, v]) => ({ name: a.classes[cls], file: '', value: v }));
-  drawFlame(container, $('alloc-details'), hierarchy(p, { self, total, sum }, null, leavesOf),
-    { format: (v) => fmtCount(v) + ' objects' });
+  const leaves = new Map(); // node -> its classes, as leaves
+  for (const [node, cls, objects] of nodeClasses) (leaves.get(node) || leaves.set(node, []).get(node)).push({ name: a.classes[cls], file: '', value: objects });
+  drawFlame(container, $('alloc-details'), hierarchy(p, { self, total, sum }, null, (node) => leaves.get(node) || []), { format: (v) => fmtCount(v) + ' objects' });
 
   const summary = $('alloc-summary');
-  const retainedText = measured ? `${fmtCount(retained)} still alive at the end (retained)`
-    : 'retained not measured (record with retained: true or --retained)';
-  summary.textContent = `${fmtCount(allocated)} objects allocated, ${retainedText}; ` +
+  summary.textContent = `${fmtCount(allocated)} objects allocated, ` +
+    (measured ? `${fmtCount(retained)} still alive at the end (retained); ` : 'retained not measured (record with retained: true or --retained); ') +
     `estimates from one sampled allocation in ${a.interval}. ` + (unfilteredReason('alloc') || 'The label and thread filters apply.') +
     (a.pruned.samples ? ` ${a.pruned.samples} light stacks (${fmtCount(a.pruned.objects)} objects) are shown as [pruned].` : '');
   summary.dataset.allocated = String(allocated);
