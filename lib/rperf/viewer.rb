@@ -22,10 +22,6 @@ module Rperf
   #   Rperf::Viewer.instance.take_snapshot!              # Rperf.snapshot(clear: true), kept
   #   Rperf::Viewer.instance.auto_snapshot(every: 60)    # the same, every minute
   #   Rperf::Viewer.instance.add_snapshot_dir("profiles") # *.json(.gz), loaded when opened
-  #
-  # Routes under path: "/" the page, "/assets/..." its scripts, "/snapshots" the list (meta and
-  # summary only), "/snapshots/<id>" one profile (Viewer::Payload), "/snapshots/<id>/timeline" a
-  # big timeline's rows, "/snapshots/<id>/source?path=..." a file of the profile (SourcePayload).
   # Every view, under every filter and transform, is computed by the page (ext/rperf/page).
   class Viewer
     ASSET_DIR = File.expand_path("viewer/assets", __dir__)
@@ -141,7 +137,7 @@ module Rperf
     # alike; the pid says which worker of a server took it.
     def self.meta_of(data) = data[:meta] || Meta.build_meta(data).merge(pid: Process.pid)
 
-    # A Hash the native model cannot read (built by hand) gets the counts the list shows.
+    # A hand-built Hash the model cannot read gets the counts the list shows.
     def self.summary_of(data)
       data[:summary] || Meta.build_summary(data)
     rescue Rperf::Error, ArgumentError, TypeError
@@ -181,8 +177,8 @@ module Rperf
     # No time sample and no allocation sample.
     def self.empty_profile?(data) = Array(data[:aggregated_samples]).empty? && Array(data[:allocation_samples]).empty?
 
-    # Keeps a profile Hash (as returned by Rperf.stop, snapshot or load). The oldest in-memory
-    # snapshots beyond max_snapshots are dropped; files from add_snapshot_dir are not counted.
+    # Keeps a profile Hash (Rperf.stop, snapshot or load); the oldest beyond max_snapshots go
+    # (files from add_snapshot_dir are not counted).
     def add_snapshot(data)
       data = data.to_h if data.is_a?(Native::Profile)
       unless data.is_a?(Hash) && data[:aggregated_samples].is_a?(Array)
@@ -224,8 +220,7 @@ module Rperf
       rescue SystemCallError
         nil # removed while we listed it
       end
-      # As rperf 0.11.1: by git commit time (its files), else creation time, else mtime; files of
-      # one commit by creation time, then name.
+      # As rperf 0.11.1: by git commit time, else creation time, else mtime; then creation time, name.
       entries.sort_by! { |e| [e[:order], e[:taken_at], e[:path]] }
       @mutex.synchronize do
         entries.each { |e| @snapshots << e.except(:order).merge(id: (@next_id += 1)) }

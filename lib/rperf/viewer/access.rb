@@ -20,7 +20,7 @@ module Rperf
     # check (or the proxy's) in front.
     class Access
       LOOPBACK = [IPAddr.new("127.0.0.0/8"), IPAddr.new("::1")].freeze
-      # A Host header: a name or IPv4 address, or an IPv6 address in brackets; then a port.
+      # A name or IPv4 address, or an IPv6 address in brackets; then a port.
       HOST_HEADER = /\A(?:\[(?<v6>[0-9A-Fa-f:.]+)\]|(?<name>[^:\[\]\s]+))(?::\d{1,5})?\z/
       ALLOW_VARIABLE = "RPERF_VIEWER_ALLOW"
       HOSTS_VARIABLE = "RPERF_VIEWER_HOSTS"
