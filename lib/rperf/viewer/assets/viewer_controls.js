@@ -64,16 +64,9 @@ function clearFilters() {
 function drawLabelFilter(p) {
   const f = state.labelFilter;
   const labelSel = $('filter-label');
-  const old = labelSel.querySelector('option[value=set]');
-  if (old) old.remove();
-  if (!f) labelSel.value = '';
-  else if (f.values.length === 1) {
-    const i = state.filterChoices.findIndex((c) => c.key === f.key && c.value === f.values[0]);
-    labelSel.value = String(i);
-  } else {
-    labelSel.firstChild.after(el('option', { value: 'set', text: `${f.key} = any of ${f.values.length}` })); // after "all samples"
-    labelSel.value = 'set';
-  }
+  labelSel.querySelector('option[value=set]')?.remove();
+  if (f && f.values.length > 1) labelSel.firstChild.after(el('option', { value: 'set', text: `${f.key} = any of ${f.values.length}` })); // after "all samples"
+  labelSel.value = !f ? '' : f.values.length > 1 ? 'set' : String(state.filterChoices.findIndex((c) => c.key === f.key && c.value === f.values[0]));
   const box = $('label-set-options');
   clear(box);
   const values = p.labelValues || new Map();

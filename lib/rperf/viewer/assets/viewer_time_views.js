@@ -76,18 +76,14 @@ async function drawTimeline(p) {
     svg.append(svgEl('text', { x: 4, y: y0 + rowH / 2 + 4 }, threadText(p, th)));
     const occ = occupancy.get(th);
     if (!occ) return;
-    STATES.forEach((st, si) => { if (occ[si]) for (let b = 0; b < bins; b++) stateNs[si] += occ[si][b]; });
     for (let b = 0; b < bins; b++) {
       let stacked = 0;
       STATES.forEach((st, si) => {
         if (!occ[si]) return;
-        const share = Math.min(1, occ[si][b] / binNs);
-        if (share <= 0.001) return;
-        const h = share * (rowH - 6);
-        svg.append(svgEl('rect', {
-          x: left + b * plot / bins, y: y0 + rowH - 3 - stacked - h, width: Math.max(1, plot / bins), height: h,
-          fill: st.color, 'data-state': st.key,
-        }));
+        stateNs[si] += occ[si][b];
+        const h = Math.min(1, occ[si][b] / binNs) * (rowH - 6);
+        if (h <= 0.001 * (rowH - 6)) return;
+        svg.append(svgEl('rect', { x: left + b * plot / bins, y: y0 + rowH - 3 - stacked - h, width: Math.max(1, plot / bins), height: h, fill: st.color, 'data-state': st.key }));
         stacked += h;
         drawn++;
       });
