@@ -159,8 +159,15 @@ module Rperf
 
     # The viewer page as one self-contained HTML document holding one profile (`rperf report --html`).
     def self.static_html(data, title: "rperf profile", max_samples: 20_000, max_timeline: 200_000)
+      StaticPage.new(profile_hash(data, "static_html"), title: title, max_samples: max_samples, max_timeline: max_timeline).html
+    end
+
+    # A profile Hash (a Native::Profile's), else ArgumentError.
+    def self.profile_hash(data, method)
       data = data.to_h if data.is_a?(Native::Profile)
-      StaticPage.new(data, title: title, max_samples: max_samples, max_timeline: max_timeline).html
+      return data if data.is_a?(Hash) && data[:aggregated_samples].is_a?(Array)
+
+      raise ArgumentError, "#{method} needs a profile Hash with :aggregated_samples, got #{data.class}"
     end
 
     # --- snapshots -----------------------------------------------------------------------
@@ -180,11 +187,7 @@ module Rperf
     # Keeps a profile Hash (Rperf.stop, snapshot or load); the oldest beyond max_snapshots go
     # (files from add_snapshot_dir are not counted).
     def add_snapshot(data)
-      data = data.to_h if data.is_a?(Native::Profile)
-      unless data.is_a?(Hash) && data[:aggregated_samples].is_a?(Array)
-        raise ArgumentError, "add_snapshot needs a profile Hash with :aggregated_samples, got #{data.class}"
-      end
-
+      data = Viewer.profile_hash(data, "add_snapshot")
       # As rperf 0.11, the profile carries its meta and summary, as a saved file does.
       data = data.dup if data.frozen?
       data[:meta] = self.class.meta_of(data)

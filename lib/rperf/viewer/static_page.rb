@@ -15,10 +15,6 @@ module Rperf
       STYLE_TAG = %r{<link rel="stylesheet" href="assets/([^"]+)">}
 
       def initialize(data, title:, max_samples:, max_timeline:)
-        unless data.is_a?(Hash) && data[:aggregated_samples].is_a?(Array)
-          raise ArgumentError, "static_html needs a profile Hash with :aggregated_samples, got #{data.class}"
-        end
-
         @data = data
         @title = title.to_s
         @limits = { max_samples: max_samples, max_timeline: max_timeline }
