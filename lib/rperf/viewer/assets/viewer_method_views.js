@@ -114,42 +114,33 @@ function drawMethodGraph(table, byKey, pick) {
 // Rperf::CallTree's nodes: [parent, method, total_ns, self_ns, recursive]; node 0 is [root].
 // Drawn as lists: the call tree (root first) and the bottom-up tree (the running functions
 // first, each child a caller).
-const TREE_KINDS = {
-  tree: { view: 'call_tree', what: 'call tree' },
-  inverted: { view: 'inverted_tree', what: 'bottom-up tree', bottomUp: true },
-};
-
 const childrenOf = (nodes) => {
   const children = nodes.map(() => []);
   nodes.forEach(([parent], i) => { if (parent >= 0) children[parent].push(i); });
   return children;
 };
 
-function callTree(p, kind) {
-  const tree = modelView(p, kind.view);
-  if (!tree.children) {
-    tree.children = childrenOf(tree.nodes);
-    tree.expanded = defaultExpansion(tree);
-  }
-  return tree;
-}
 
-function drawTree(p, tab = 'tree') {
-  const kind = TREE_KINDS[tab];
+function drawTree(p, tab) {
+  const bottomUp = tab === 'inverted';
   const box = $(tab);
   const note = $(tab + '-note');
   clear(box);
   state.tree = null;
   let tree;
-  try { tree = callTree(p, kind); } catch (e) {
+  try { tree = modelView(p, bottomUp ? 'inverted_tree' : 'call_tree'); } catch (e) {
     note.textContent = '';
-    box.append(el('p', { class: 'hint', text: 'Cannot load the ' + kind.what + ': ' + e.message }));
+    box.append(el('p', { class: 'hint', text: 'Cannot load the ' + (bottomUp ? 'bottom-up tree' : 'call tree') + ': ' + e.message }));
     return;
+  }
+  if (!tree.children) {
+    tree.children = childrenOf(tree.nodes);
+    tree.expanded = defaultExpansion(tree);
   }
   state.tree = tree;
   const sum = tree.total_ns;
   note.textContent = `${tree.nodes.length} of ${tree.node_count} calls shown: calls below ${tree.min_percent}% of the total are left out (their time is in the "lighter calls" rows).` +
-    (kind.bottomUp ? ' The functions that were running come first, each with its time; under each, who called it.' : '');
+    (bottomUp ? ' The functions that were running come first, each with its time; under each, who called it.' : '');
   box.dataset.totalNs = String(sum);
   const row = (total, name, self, file, title) => el('div', { class: 'row' },
     el('span', { class: 'num', text: fmtTime(total) }), el('span', { class: 'num', text: pct(total, sum) }),
@@ -177,7 +168,7 @@ function drawTree(p, tab = 'tree') {
       li.setAttribute('aria-expanded', String(nowOpen));
     } : null });
     // Bottom-up, a node's self is the time of stacks that end there: not a function's self.
-    const r = row(total, name + (recursive ? ' ↻' : ''), kind.bottomUp ? null : self, methodWhere(tree, m), file);
+    const r = row(total, name + (recursive ? ' ↻' : ''), bottomUp ? null : self, methodWhere(tree, m), file);
     r.prepend(toggle);
     if (matches(searchText(), name, file)) r.classList.add('match');
     const li = el('li', { role: 'treeitem', 'aria-expanded': kids ? String(open) : null, dataset: { node: String(i), totalNs: String(total) } }, r);
