@@ -120,7 +120,6 @@ const childrenOf = (nodes) => {
   return children;
 };
 
-
 function drawTree(p, tab) {
   const bottomUp = tab === 'inverted';
   const box = $(tab);
