@@ -46,9 +46,7 @@ function fillFilters(p) {
 
 // Why `tab` cannot show the current filters, or null: allocation samples have no time.
 function unfilteredReason(tab) {
-  if (tab === 'alloc' && state.range && state.current && state.current.allocations) {
-    return 'The time range does not apply to allocations (their samples have no time); the label and thread filters do.';
-  }
+  if (tab === 'alloc' && state.range && state.current && state.current.allocations) return 'The time range does not apply to allocations (their samples have no time); the label and thread filters do.';
   if (tab === 'diff' && state.list.length < 2) return 'There is no other snapshot to compare with.';
   return null;
 }
@@ -253,9 +251,6 @@ function bindToggle(selector, attr, set) {
 }
 
 function wire() {
-  for (const b of $('tabs').querySelectorAll('button')) {
-    b.addEventListener('click', () => { state.tab = b.dataset.tab; render(); });
-  }
   bindToggle('#tab-top [data-sort]', 'sort', (v) => { state.topSort = v; });
   $('filter-label').addEventListener('change', (e) => {
     if (e.target.value === 'set') return;
@@ -294,9 +289,7 @@ function wire() {
   }
   $('hide-idle').addEventListener('click', () => { state.hideIdle = !state.hideIdle; render(); });
   $('pin-close').addEventListener('click', () => togglePin(null));
-  for (const b of document.querySelectorAll('.pin-transforms button')) {
-    b.addEventListener('click', () => { if (state.pin) setTransforms([...state.transforms, [b.dataset.transform, state.pin[0], state.pin[1]]]); });
-  }
+  for (const b of document.querySelectorAll('.pin-transforms button')) b.addEventListener('click', () => { if (state.pin) setTransforms([...state.transforms, [b.dataset.transform, ...state.pin]]); });
   // Collapse recursion, app code first (each run of gem and stdlib frames one [framework] frame).
   for (const [id, op] of [['collapse-recursion', 'recursion'], ['app-first', 'app']]) {
     $(id).addEventListener('click', () => {

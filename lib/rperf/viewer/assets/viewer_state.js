@@ -63,7 +63,9 @@ function el(tag, props, ...children) {
 }
 const td = (cls, text, title) => el('td', { class: cls, text, title });
 // The tab bar: a button per tab section, in the page's order.
-for (const s of document.querySelectorAll('section.tab')) $('tabs').append(el('button', { type: 'button', 'data-tab': s.id.slice(4), text: s.dataset.title }));
+for (const s of document.querySelectorAll('section.tab')) {
+  $('tabs').append(el('button', { type: 'button', 'data-tab': s.id.slice(4), text: s.dataset.title, onclick: () => { state.tab = s.id.slice(4); render(); } }));
+}
 const svgEl = (tag, attrs, text) => {
   const e = document.createElementNS('http://www.w3.org/2000/svg', tag);
   for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
