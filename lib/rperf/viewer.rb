@@ -40,13 +40,8 @@ module Rperf
     CONTENT_SECURITY_POLICY = "default-src 'none'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self' 'unsafe-inline'; " \
                               "img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; " \
                               "frame-ancestors 'none'"
-    SECURITY_HEADERS = {
-      "content-security-policy" => CONTENT_SECURITY_POLICY,
-      "x-content-type-options" => "nosniff",
-      "x-frame-options" => "DENY",
-      "referrer-policy" => "no-referrer",
-      "cache-control" => "no-store",
-    }.freeze
+    SECURITY_HEADERS = { "content-security-policy" => CONTENT_SECURITY_POLICY, "x-content-type-options" => "nosniff",
+                         "x-frame-options" => "DENY", "referrer-policy" => "no-referrer", "cache-control" => "no-store" }.freeze
     PAYLOAD_CACHE_SIZE = 4
     FIRST_AUTO_SNAPSHOT = 10 # seconds: auto_snapshot's first, at most
     SNAPSHOT_NOW_HEADER = "HTTP_X_RPERF_SNAPSHOT" # the page's "snapshot now" sends x-rperf-snapshot: 1
@@ -225,9 +220,7 @@ module Rperf
       end
       # As rperf 0.11.1: by git commit time, else creation time, else mtime; then creation time, name.
       entries.sort_by! { |e| [e[:order], e[:taken_at], e[:path]] }
-      @mutex.synchronize do
-        entries.each { |e| @snapshots << e.except(:order).merge(id: (@next_id += 1)) }
-      end
+      @mutex.synchronize { entries.each { |e| @snapshots << e.except(:order).merge(id: (@next_id += 1)) } }
       entries.size
     end
 
