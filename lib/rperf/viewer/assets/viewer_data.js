@@ -1,5 +1,4 @@
-// Where the data comes from (a server, a host's data source, or this file), the page model
-// (page_model.js) and one prepared snapshot: the rows the filters keep and their weights.
+// Where the data comes from, the page model and a prepared snapshot: the rows the filters keep.
 'use strict';
 
 // A self-contained page (Viewer.static_html) carries {list: [...], snapshots: {id: body}}.
@@ -53,8 +52,7 @@ async function fetchTimeline(id) {
   return timelineColumns(await new Response(new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'))).arrayBuffer());
 }
 
-// {columns: [nodes, weights, threads, label sets, times(, line-level leaves)], idle: the idle
-// rows} as typed arrays over the bytes, handed to the model as they are.
+// {columns: [nodes, weights, threads, label sets, times(, line leaves)], idle} as typed arrays.
 function timelineColumns(buffer) {
   const [n, lines, idleCount] = buffer.byteLength >= 16 ? new Uint32Array(buffer, 0, 3) : [0, 0, 0];
   if (buffer.byteLength !== 16 + n * (lines ? 32 : 28) + idleCount * 4) throw new Error('the timeline\'s columns are cut or malformed');
@@ -165,8 +163,7 @@ function fromSamplesJson(p) {
   });
 }
 
-// --- one snapshot ------------------------------------------------------------------------
-// A prefix tree of stacks (parents first): the flame graph is that tree.
+// --- one snapshot: a prefix tree of stacks (parents first), the flame graph's ----------
 function prepare(p) {
   if (!p.nodes && Array.isArray(p.samples)) p = fromSamplesJson(p);
   p.payloadKeys = Object.keys(p); // the body's own, which a transformed snapshot copies
@@ -216,8 +213,7 @@ function transformTimeline(p) {
   p.timeline.samples = rows;
   p.origins[ROWS.timeline] = origin;
 }
-// Rows at their new nodes (nodeMap; -1: the row goes), the indexes of those marked idle and
-// each one's index in `rows`.
+// Rows at their new nodes (nodeMap; -1: the row goes), those marked idle, each one's origin.
 function moveRows(rows, marks, nodeMap) {
   const out = [], idle = [], origin = [];
   for (let i = 0; i < rows.length; i++) {
@@ -296,9 +292,8 @@ function hiddenThreads(p) {
   return idle.length ? new Set(idle) : null;
 }
 
-// The weights of a selection (or some of its rows()) on the tree, from the page model:
-// self and total per node, the sum, and each node's self weight per VM state (stateSelf:
-// node -> [blocked, wait, gc], for the nodes that have some).
+// The page model's weights of a selection (or some of its rows()) on the tree: self and total
+// per node, the sum, and stateSelf: node -> its self [blocked, wait, gc] (when it has some).
 function nodeWeights(p, rows, kind = rows.kind) {
   const n = p.nodes.parent.length;
   const { self, total, sum, states } = model.treeWeights(p.handle, kind, ...keptColumns(rows), n);
@@ -310,8 +305,7 @@ function nodeWeights(p, rows, kind = rows.kind) {
   return { self, total, sum, stateSelf };
 }
 
-// The hierarchy {name, file, value, cat, children, delta?} of the nodes that have weight;
-// leavesOf(node): more children (the allocations view's classes).
+// The hierarchy of the nodes that have weight; leavesOf(node): more children (allocated classes).
 function hierarchy(p, weights, deltaOf, leavesOf) {
   const build = (node) => {
     const kids = p.children[node].filter((c) => weights.total[c] > 0).map(build).concat(leavesOf ? leavesOf(node) : []);
@@ -321,10 +315,8 @@ function hierarchy(p, weights, deltaOf, leavesOf) {
   return { name: 'all', file: '', value: weights.sum, node: -1, cat: 'other', delta: deltaOf && 0, children: p.roots.filter((r) => weights.total[r] > 0).map(build) };
 }
 
-// The flame graph's and icicle's hierarchy. With tagroot keys: the samples grouped by their
-// values, each group's tree under "[key: value]" frames (a sample without a key gets no frame
-// for it, as 0.11.1); with tagleaf keys: each stack's self time under "[key: value]" leaves
-// (instead of the VM-state leaves).
+// The flame graph's hierarchy: tagroot groups the samples under "[key: value]" frames (none for
+// a sample without the key, as 0.11.1), tagleaf puts each stack's self time under such leaves.
 function flameHierarchy(p, sel, weights) {
   const tagPath = (keys, lsi) => {
     const ls = p.labelSets[lsi] || {};

@@ -2,10 +2,8 @@
 'use strict';
 
 // --- allocations -------------------------------------------------------------------------
-// Allocation samples (allocations: N): [node, objects, thread, label_set, class, retained],
-// node being the allocating stack's leaf; a.retained null: not measured (retained: true was
-// not asked for), the rows' retained 0; the class is drawn as one more leaf under it, as
-// Rperf::Collapsed.encode(data, allocations: true) does. Objects are estimates (samples × N).
+// The allocating stacks, each class one more leaf (as Rperf::Collapsed.encode(data, allocations:
+// true)); a.retained null: not measured. Objects are estimates (samples × N).
 
 function drawAllocations(p) {
   const a = p.allocations;
@@ -25,7 +23,6 @@ function drawAllocations(p) {
   retainedButton.disabled = !measured;
   retainedButton.title = measured ? '' : 'not measured: record with retained: true (--retained)';
   const byRetained = measured && state.allocField === 'retained';
-  // The kept rows' sums, from the page model: the tree's weights, each node's classes, the sites.
   const kept = model.select(p.handle, ROWS.allocations, { thread: state.threadFilter, hidden: hiddenThreads(p), sets: keptLabelSets(p) }); // allocations are never idle
   const { self, total, sum, allocated, retained, nodeClasses, sites } =
     model.allocationSums(p.handle, kept.rows, kept.weights, byRetained, MAX_TABLE_ROWS, p.nodes.parent.length);
@@ -100,8 +97,7 @@ async function sourceText(p, file) {
   return sourceTexts.get(key);
 }
 
-// The time per line of `file` in the rows the filters keep (a transformed snapshot's rows, read
-// as the base snapshot's rows they were moved from, on the base's line tree).
+// The time per line of `file` in the kept rows (a transformed snapshot's as the base's rows).
 function sourceWeights(p, file) {
   const { kind, kept } = selectSamples(p);
   return model.sourceLines((p.base || p).handle, kind, p.base ? Uint32Array.from(kept.rows, (i) => p.origins[kind][i]) : kept.rows, kept.weights, file);

@@ -1,6 +1,4 @@
-// The viewer's pure functions: formatting, colours, the flame chart's layout, the snapshot
-// list's numbers and the view in the address. No DOM and no page state: the other viewer
-// scripts call them, and node's tests (test/js/viewer_pure.test.js) do too.
+// The viewer's pure functions (no DOM, no page state), tested under node (test/js/viewer_pure.test.js).
 'use strict';
 
 const NOT_SET = '\u0000not set';

@@ -2,8 +2,7 @@
 'use strict';
 
 // --- threads -----------------------------------------------------------------------------
-// A thread as every view spells it: its number, its Thread#name when it had one, and its
-// Ractor when it ran in another.
+// A thread as every view spells it: its number, its last Thread#name, its Ractor if another.
 function threadText(p, th) {
   const [, , , name, ractor] = p.threadTotals.get(th) || [];
   const detail = [name, ractor !== undefined ? 'Ractor #' + ractor : null].filter(Boolean).join(', ');
@@ -15,8 +14,7 @@ function drawThreads(p) {
   clear(body);
   const rows = selectSamples(p, { thread: false, hide: false });
   const hidden = hiddenThreads(p);
-  // Per thread, from the page model: total, running, GVL blocked, GVL wait, GC, idle (the
-  // model's idle samples, summed), and the frame its rows spend most at.
+  // Per thread, the page model's total, running, GVL blocked, GVL wait, GC, idle, heaviest frame.
   const sums = model.threadSums(p.handle, rows.kind, ...keptColumns(rows)).sort((a, b) => a[0] - b[0]);
   const sum = sums.reduce((a, t) => a + t[1], 0);
   for (const [th, total, running, blocked, wait, gc, idle, frame, frameWeight] of sums) {
@@ -91,7 +89,6 @@ async function drawTimeline(p) {
   });
   const brush = svgEl('rect', { class: 'brush', y: 0, height: height - 20, x: 0, width: 0, visibility: 'hidden' });
   svg.append(svgEl('text', { x: left, y: height - 6 }, '0'), svgEl('text', { x: width - 8, y: height - 6, 'text-anchor': 'end' }, fmtTime(end)), brush);
-  // The brush over [from, to] ns.
   const brushOver = (from, to) => {
     brush.setAttribute('x', left + from / end * plot);
     brush.setAttribute('width', Math.max(1, (to - from) / end * plot));
