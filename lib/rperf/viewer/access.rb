@@ -10,14 +10,11 @@ module Rperf
     #   allow: :loopback (default) | :any | ["10.0.0.0/8", "192.0.2.7", IPAddr, ...] | ->(env) { bool }
     #   auth:  ->(env) { bool }   checked after allow:, e.g. a session or a token
     #   hosts: :loopback (default with allow: :loopback) | :any (default otherwise) | ["name", ...]
-    #          the Host header a request may carry (any port); :loopback is 127.0.0.0/8, [::1],
-    #          localhost and *.localhost. A page on another site that makes the browser resolve
-    #          its name to 127.0.0.1 (DNS rebinding) sends that name, and is refused (403).
-    #
-    # RPERF_VIEWER_ALLOW (addresses or CIDRs, comma-separated, or "any") and RPERF_VIEWER_HOSTS
-    # (names, or "any") widen both without a code change (a Docker port mapping, a proxy).
-    # Behind a reverse proxy on the same host every request comes from loopback: put an auth:
-    # check (or the proxy's) in front.
+    #          the Host header a request may carry: a page of another site that resolves its
+    #          name to 127.0.0.1 (DNS rebinding) sends its name, and is refused (403).
+    # RPERF_VIEWER_ALLOW (addresses or CIDRs, or "any") and RPERF_VIEWER_HOSTS (names, or "any")
+    # widen both without a code change. Behind a reverse proxy on the same host every request
+    # comes from loopback: put an auth: check (or the proxy's) in front.
     class Access
       LOOPBACK = [IPAddr.new("127.0.0.0/8"), IPAddr.new("::1")].freeze
       # A name or IPv4 address, or an IPv6 address in brackets; then a port.

@@ -33,9 +33,8 @@ module Rperf
         page = page.sub(STYLE_TAG) { "<style>#{asset_text(Regexp.last_match(1))}</style>" }
         page = page.sub(%r{<title>[^<]*</title>}) { "<title>#{CGI.escapeHTML(@title)}</title>" }
         page = page.sub('<meta charset="utf-8">') { %(<meta charset="utf-8">\n<meta http-equiv="Content-Security-Policy" content="#{policy(scripts)}">) }
-        # The data, the page model and a big timeline (Viewer.split_timeline: read when the page
-        # first needs it, so the HTML parser reads a tenth of the bytes before the first view),
-        # before the scripts that read them.
+        # The data, the page model and a big timeline (read when first needed: the HTML parser
+        # reads a tenth of the bytes before the first view), before the scripts that read them.
         data, timeline = embedded_json
         elements = %(<script id="rperf-data" type="application/json">#{data}</script>\n)
         elements << %(<script id="rperf-page-model" type="application/wasm+base64">#{Base64.strict_encode64(Viewer.asset_bytes(PAGE_MODEL))}</script>\n)

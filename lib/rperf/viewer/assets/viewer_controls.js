@@ -1,5 +1,4 @@
-// The controls: the filters, the tag menu, transforms, the pinned method, the snapshot list and
-// sparkline, the buttons and the keys.
+// The controls: filters, tags, transforms, the pin, the snapshot list, the buttons and the keys.
 'use strict';
 
 // --- filters -----------------------------------------------------------------------------
@@ -13,8 +12,7 @@ function fillFilters(p) {
       perPair.get(k).set(v, (perPair.get(k).get(v) || 0) + w);
     }
   }
-  // Each key's values, heaviest first, then NOT_SET when the key is not always set: the label
-  // select's choices, and the values a filter keeps.
+  // Each key's values, heaviest first, then NOT_SET when the key is not always set.
   const labelSel = $('filter-label');
   clear(labelSel);
   labelSel.append(el('option', { value: '', text: 'all samples' }));
@@ -81,8 +79,7 @@ function drawLabelFilter(p) {
   $('label-set-summary').textContent = f && f.values.length > 1 ? `values (${f.values.length})` : 'values';
 }
 
-// The tag menu: tagignore (key = value, key = (none)), tagroot and tagleaf (keys); choices this
-// snapshot does not have are dropped.
+// The tag menu: tagignore (key = value, key = (none)), tagroot and tagleaf (keys), of this snapshot.
 function fillTagMenu(p, perPair) {
   const box = $('tag-options');
   clear(box);
@@ -154,8 +151,7 @@ async function drawPin() {
   $('pin-name').textContent = 'pinned: ' + pin[0];
   $('pin-name').title = pin[0] + ' — ' + pin[1];
   const seq = ++pinSeq;
-  // Each share is kept under the key of the profile it was asked for: the transforms may
-  // change while a table is on its way.
+  // Kept under the key of the profile asked for: the transforms may change meanwhile.
   const key = (id) => id + '\u0000' + pin[0] + '\u0000' + pin[1] + '\u0000' + JSON.stringify(state.transforms);
   const stale = () => seq !== pinSeq || state.pin !== pin;
   const paint = () => {
@@ -182,8 +178,7 @@ async function drawPin() {
   if (!stale()) panel.dataset.loaded = '1';
 }
 
-// A line through `values` (null: none) per snapshot, each a dot that opens it; dot(snapshot,
-// value, current): the dot's attributes and title.
+// A line through `values` (null: none), a dot per snapshot that opens it; dot(): its attributes, title.
 function drawTrend(svg, values, max, dot) {
   clear(svg);
   const w = Number(svg.getAttribute('width'));
@@ -330,8 +325,8 @@ function wire() {
   });
 }
 
-// The keys: the ? overlay is drawn from this table and onKey reads only it, so the overlay
-// lists exactly the keys the page handles. run(key, chart, evt): chart is the tab's on screen.
+// The keys: the ? overlay and onKey read only this table, so the overlay lists exactly the keys
+// the page handles. run(key, chart, evt): chart is the tab's on screen.
 const DIGITS = ['1', '2', '3', '4', '5', '6', '7', '8', '9', '0'];
 const chartKey = (f) => (key, chart) => { if (chart) { f(key, chart); paintChart(chart); } };
 function stepSnapshot(dir) {

@@ -78,9 +78,8 @@ function drawMethods(p) {
   drawMethodGraph(table, byKey, pick);
 }
 
-// The selected method as `rperf report --graph` prints it: its callers above, its callees
-// below, each with the time of the samples in which that call happened and its share of the
-// method's total. A caller or callee in the table is a link to its own graph.
+// The selected method as `rperf report --graph` prints it: its callers above, its callees below,
+// each with the time of the samples that made that call; each one in the table links to its own.
 function drawMethodGraph(table, byKey, pick) {
   const graph = $('method-graph');
   const body = graph.tBodies[0];
@@ -111,9 +110,8 @@ function drawMethodGraph(table, byKey, pick) {
 }
 
 // --- call tree and bottom-up tree --------------------------------------------------------
-// Rperf::CallTree's nodes: [parent, method, total_ns, self_ns, recursive]; node 0 is [root].
-// Drawn as lists: the call tree (root first) and the bottom-up tree (the running functions
-// first, each child a caller).
+// Rperf::CallTree's nodes: [parent, method, total_ns, self_ns, recursive]; node 0 is [root]. The
+// bottom-up tree has the running functions first, each child a caller.
 const childrenOf = (nodes) => {
   const children = nodes.map(() => []);
   nodes.forEach(([parent], i) => { if (parent >= 0) children[parent].push(i); });

@@ -1,9 +1,7 @@
-// The viewer's state (what every view reads), its constants, the DOM helpers (text only) and
-// the view in the address.
+// The viewer's state (what every view reads), constants, DOM helpers (text only), the address.
 'use strict';
 
-// The Viewer's four states, in the model's order (TimelineState, profile/vm_state.hh: which
-// state a sample is in is the model's to say).
+// The four states, in the model's order (TimelineState, profile/vm_state.hh).
 const STATES = [
   { key: 'running', color: '#4e79a7', text: 'running' },
   { key: 'blocked', color: '#bab0ac', text: 'GVL blocked' },
