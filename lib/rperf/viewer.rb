@@ -64,9 +64,7 @@ module Rperf
       end
       # "" (or "/") serves at the root of wherever it is mounted: rperf 0.11's Rails example,
       # `mount Rperf::Viewer.new(nil, path: ""), at: "/rperf"`.
-      unless path.is_a?(String) && (path.empty? || path.start_with?("/"))
-        raise ArgumentError, "path must be \"\" or a String starting with /, got #{path.inspect}"
-      end
+      raise ArgumentError, "path must be \"\" or a String starting with /, got #{path.inspect}" unless path.is_a?(String) && (path.empty? || path.start_with?("/"))
 
       @app = app
       @path = path.chomp("/")
@@ -123,9 +121,7 @@ module Rperf
                columns[0].pack("V*") << columns[2].pack("V*") << columns[3].pack("V*")
       binary << columns[5].pack("l<*") if lines
       binary << idle.pack("V*")
-      gz = Zlib.gzip(binary, level: 6)
-      gz[4, 4] = "\0\0\0\0".b
-      gz
+      Zlib.gzip(binary, level: 6).tap { |gz| gz[4, 4] = "\0\0\0\0".b }
     end
 
     # A snapshot's meta and summary are those a saved file carries, so snapshots and files list
