@@ -105,8 +105,8 @@ const checkbox = (text, checked, dataset, set) => el('label', null,
 function tagSummary() {
   for (const input of $('tag-options').querySelectorAll('input')) {
     const { kind, key, value, none } = input.dataset;
-    if (kind === 'ignore') input.checked = state.tagIgnore.some(([k, v]) => k === key && (none === '1' ? v === null : v === value));
-    else input.checked = (kind === 'root' ? state.tagRoot : state.tagLeaf).includes(key);
+    input.checked = kind === 'ignore' ? state.tagIgnore.some(([k, v]) => k === key && (none === '1' ? v === null : v === value))
+      : (kind === 'root' ? state.tagRoot : state.tagLeaf).includes(key);
   }
   const n = state.tagIgnore.length + state.tagRoot.length + state.tagLeaf.length;
   $('tag-summary').textContent = n ? 'tags (' + n + ')' : 'tags';

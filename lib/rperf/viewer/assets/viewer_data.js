@@ -35,20 +35,14 @@ async function request(url, init = { headers: { accept: 'application/json' } }) 
 }
 const fetchJSON = async (url) => (await request(url)).json();
 
-async function fetchList() {
-  return embedded ? embedded.list : fetchJSON(source.listUrl());
-}
+const inFile = (part) => { if (!part) throw new Error('not in this file'); return part; };
+const fetchList = async () => (embedded ? embedded.list : fetchJSON(source.listUrl()));
+const fetchSnapshot = async (id) => (embedded ? inFile(embedded.snapshots[String(id)]) : fetchJSON(source.snapshotUrl(id)));
 
 // A big timeline travels apart (Viewer.split_timeline) as gzip'd columns (Viewer.timeline_bytes),
 // in a self-contained page in base64 in its own element.
 async function fetchTimeline(id) {
-  let bytes;
-  if (!embedded) bytes = await (await request(source.timelineUrl(id), {})).arrayBuffer();
-  else {
-    const element = document.getElementById('rperf-timeline-' + id);
-    if (!element) throw new Error('not in this file');
-    bytes = base64Bytes(element.textContent);
-  }
+  const bytes = embedded ? base64Bytes(inFile(document.getElementById('rperf-timeline-' + id)).textContent) : await (await request(source.timelineUrl(id), {})).arrayBuffer();
   return timelineColumns(await new Response(new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'))).arrayBuffer());
 }
 
@@ -137,13 +131,6 @@ function keptColumns(rows) {
   const indexes = new Uint32Array(rows.length), weights = new Float64Array(rows.length);
   for (let k = 0; k < rows.length; k++) { indexes[k] = rows[k][5]; weights[k] = rows[k][1]; }
   return [indexes, weights];
-}
-
-async function fetchSnapshot(id) {
-  if (!embedded) return fetchJSON(source.snapshotUrl(id));
-  const body = embedded.snapshots[String(id)];
-  if (!body) throw new Error('not in this file');
-  return body;
 }
 
 // A body in rperf 0.11's shape (Viewer.samples_to_json) from a data source becomes ours: the
