@@ -91,16 +91,11 @@ function loadPageModel() {
 }
 
 async function instantiatePageModel() {
-  const element = document.getElementById('rperf-page-model');
-  let bytes;
-  if (element) bytes = base64Bytes(element.textContent);
-  else {
-    const url = ownScript ? new URL('page_model.wasm', ownScript).href : BASE + '/assets/page_model.wasm';
-    const res = await fetch(url);
-    if (!res.ok) throw new Error(url + ': ' + res.status + ' ' + ((await res.text()).slice(0, 300) || res.statusText));
-    bytes = await res.arrayBuffer();
-  }
-  model = await RperfPageModel.instantiate(bytes);
+  const element = document.getElementById('rperf-page-model'); // a self-contained page's
+  const url = ownScript ? new URL('page_model.wasm', ownScript).href : BASE + '/assets/page_model.wasm';
+  const res = element ? null : await fetch(url);
+  if (res && !res.ok) throw new Error(url + ': ' + res.status + ' ' + ((await res.text()).slice(0, 300) || res.statusText));
+  model = await RperfPageModel.instantiate(element ? base64Bytes(element.textContent) : await res.arrayBuffer());
   return model;
 }
 
