@@ -234,6 +234,12 @@ function fillDiffBase() {
   if (state.baseId !== null) sel.value = String(state.baseId);
 }
 
+// f called once `ms` after the last of a burst of calls.
+function debounce(f, ms) {
+  let timer = null;
+  return (...args) => { clearTimeout(timer); timer = setTimeout(() => f(...args), ms); };
+}
+
 // Segmented buttons: a click sets the state to the button's data-<attr>, marks it active and redraws.
 function bindToggle(selector, attr, set) {
   for (const b of document.querySelectorAll(selector)) {
@@ -276,11 +282,7 @@ function wire() {
     if (body && body.id) await openSnapshot(body.id);
   });
   for (const [id, set] of [['search', (v) => { state.search = v; }], ['tag-focus', (v) => { state.tagFocus = v.trim(); }]]) {
-    let timer = null;
-    $(id).addEventListener('input', (e) => {
-      clearTimeout(timer);
-      timer = setTimeout(() => { set(e.target.value); render(); }, 120);
-    });
+    $(id).addEventListener('input', debounce((e) => { set(e.target.value); render(); }, 120));
   }
   $('hide-idle').addEventListener('click', () => { state.hideIdle = !state.hideIdle; render(); });
   $('pin-close').addEventListener('click', () => togglePin(null));
@@ -313,16 +315,12 @@ function wire() {
     const id = v.snap !== null && state.list.some((s) => s.id === v.snap) ? v.snap : state.current && state.current.id;
     if (id !== null && id !== undefined) openSnapshot(id);
   });
-  let resizeTimer = null;
-  window.addEventListener('resize', () => {
-    clearTimeout(resizeTimer);
-    resizeTimer = setTimeout(() => {
-      if (!['flame', 'icicle', 'stack', 'timeline', 'diff', 'alloc'].includes(state.tab)) return;
-      const zoom = chartZoom(activeChart()); // the same chart, wider or narrower: the same zoom
-      state.zoom = zoom && { tab: state.tab, ...zoom };
-      render();
-    }, 200);
-  });
+  window.addEventListener('resize', debounce(() => {
+    if (!['flame', 'icicle', 'stack', 'timeline', 'diff', 'alloc'].includes(state.tab)) return;
+    const zoom = chartZoom(activeChart()); // the same chart, wider or narrower: the same zoom
+    state.zoom = zoom && { tab: state.tab, ...zoom };
+    render();
+  }, 200));
 }
 
 // The keys: the ? overlay and onKey read only this table, so the overlay lists exactly the keys

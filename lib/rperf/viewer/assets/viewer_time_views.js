@@ -20,11 +20,7 @@ function drawThreads(p) {
   for (const [th, total, running, blocked, wait, gc, idle, frame, frameWeight] of sums) {
     body.append(el('tr', { class: 'clickable' + (state.threadFilter === th ? ' selected' : '') + (hidden && hidden.has(th) ? ' hidden-idle' : ''),
       dataset: { thread: String(th), idleShare: (total > 0 ? idle / total : 0).toFixed(4), idleNs: String(Math.round(idle)) },
-      onclick: () => {
-        state.threadFilter = state.threadFilter === th ? null : th;
-        $('filter-thread').value = state.threadFilter === null ? '' : String(th);
-        render();
-      } },
+      onclick: () => { state.threadFilter = state.threadFilter === th ? null : th; $('filter-thread').value = state.threadFilter ?? ''; render(); } },
     td(null, threadText(p, th) + (idle > 0 && idle === total ? ' (idle)' : '')), td('num', fmtTime(total) + ' (' + pct(total, sum) + ')'),
     td('num', fmtTime(running)), td('num', fmtTime(blocked)), td('num', fmtTime(wait)), td('num', fmtTime(gc)),
     td('num idle', idle > 0 ? fmtTime(idle) + ' (' + pct(idle, total) + ')' : '–'),
