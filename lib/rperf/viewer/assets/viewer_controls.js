@@ -34,12 +34,10 @@ function fillFilters(p) {
 
   fillTagMenu(p, perPair);
 
-  const threadSel = $('filter-thread');
-  clear(threadSel);
-  threadSel.append(el('option', { value: '', text: 'all threads' }));
-  for (const th of p.threads) threadSel.append(el('option', { value: String(th), text: threadText(p, th) }));
-  if (state.threadFilter !== null && p.threads.includes(state.threadFilter)) threadSel.value = String(state.threadFilter);
-  else { state.threadFilter = null; threadSel.value = ''; }
+  clear($('filter-thread'));
+  appendAll($('filter-thread'), [el('option', { value: '', text: 'all threads' }), p.threads.map((th) => el('option', { value: String(th), text: threadText(p, th) }))]);
+  if (!p.threads.includes(state.threadFilter)) state.threadFilter = null;
+  $('filter-thread').value = state.threadFilter ?? '';
 }
 
 // Why `tab` cannot show the current filters, or null: allocation samples have no time.

@@ -221,8 +221,7 @@ function drawSandwich(p) {
   const [name, file] = state.sandwich;
   let body;
   try { body = modelView(p, 'sandwich', { fn: [name, file] }); } catch (e) { reset('Cannot load the sandwich of ' + name + ': ' + e.message); return; }
-  const callers = sandwichTree(body.callers);
-  const callees = sandwichTree(body.callees);
+  const [callers, callees] = [body.callers, body.callees].map(sandwichTree);
   if (!callers || !callees) { reset(`${name} has no samples under the filters.`); return; }
   const all = nodeWeights(p, selectSamples(p)).sum;
   note.textContent = `${name} (${file}): ${fmtTime(body.total_ns)}, ${pct(body.total_ns, all)} of the shown time; Shift+click a frame to make it the middle.`;
