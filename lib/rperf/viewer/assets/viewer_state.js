@@ -72,16 +72,11 @@ const svgEl = (tag, attrs, text) => {
 };
 const clear = (node) => { while (node.firstChild) node.removeChild(node.firstChild); };
 
-function setStatus(text, kind) {
-  $('status').textContent = text;
-  document.body.dataset.state = kind || 'ready';
-}
+const setStatus = (text, kind) => { $('status').textContent = text; document.body.dataset.state = kind || 'ready'; };
 
 // --- the view in the address (viewHashOf, parseViewHash) ---------------------------------
-function viewHash() {
-  const zoom = state.zoom && state.zoom.tab === state.tab ? state.zoom : chartZoom(activeChart()); // not drawn yet: the address's
-  return viewHashOf(state, zoom);
-}
+// The zoom on screen, or the address's while its chart is not drawn yet.
+const viewHash = () => viewHashOf(state, state.zoom && state.zoom.tab === state.tab ? state.zoom : chartZoom(activeChart()));
 let hashWrittenAt = -Infinity;
 function writeHash() {
   const hash = viewHash();
