@@ -240,13 +240,8 @@ function debounce(f, ms) {
 
 // Segmented buttons: a click sets the state to the button's data-<attr>, marks it active and redraws.
 function bindToggle(selector, attr, set) {
-  for (const b of document.querySelectorAll(selector)) {
-    b.addEventListener('click', () => {
-      set(b.dataset[attr]);
-      for (const o of document.querySelectorAll(selector)) o.classList.toggle('active', o === b);
-      render();
-    });
-  }
+  const buttons = document.querySelectorAll(selector);
+  for (const b of buttons) b.addEventListener('click', () => { set(b.dataset[attr]); for (const o of buttons) o.classList.toggle('active', o === b); render(); });
 }
 
 function wire() {

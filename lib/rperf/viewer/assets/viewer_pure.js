@@ -72,8 +72,7 @@ function layoutTree(root) {
 
 function fitText(text, px) {
   const chars = Math.floor((px - 6) / 6.6);
-  if (chars < 3) return '';
-  return text.length <= chars ? text : text.slice(0, chars - 1) + '…';
+  return chars < 3 ? '' : text.length <= chars ? text : text.slice(0, chars - 1) + '…';
 }
 
 // Red for more time than before, green for less, grey for no change.
