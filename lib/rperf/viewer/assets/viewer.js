@@ -74,10 +74,8 @@ function drawSummary(p, weights) {
     p.timeline && p.timeline.source_count > rowCount ? pruned(` · timeline: ${p.timeline.source_count} samples merged into ${rowCount}`) : null]);
   drawWorkEvents($('work-events'), p.work_events);
   const all = nodeWeights(p, selectSamples(p, { label: false, thread: false, range: false, hide: false })).sum;
-  const totals = $('totals');
-  totals.textContent = 'shown: ' + fmtTime(weights.sum) + ' of ' + fmtTime(all) + ' (' + pct(weights.sum, all) + ')';
-  totals.dataset.shownNs = String(Math.round(weights.sum));
-  totals.dataset.totalNs = String(Math.round(all));
+  $('totals').textContent = 'shown: ' + fmtTime(weights.sum) + ' of ' + fmtTime(all) + ' (' + pct(weights.sum, all) + ')';
+  Object.assign($('totals').dataset, { shownNs: String(Math.round(weights.sum)), totalNs: String(Math.round(all)) });
   const matched = searchWeight(p, weights, searchText());
   $('search-info').textContent = matched === null ? '' : 'matches ' + fmtTime(matched) + ' (' + pct(matched, weights.sum) + ' of shown)';
   if (matched === null) delete $('search-info').dataset.matchedNs; else $('search-info').dataset.matchedNs = String(Math.round(matched));

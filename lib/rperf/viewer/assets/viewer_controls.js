@@ -146,8 +146,7 @@ async function drawPin() {
   const pin = state.pin;
   panel.hidden = !pin;
   if (!pin) return;
-  $('pin-name').textContent = 'pinned: ' + pin[0];
-  $('pin-name').title = pin[0] + ' — ' + pin[1];
+  Object.assign($('pin-name'), { textContent: 'pinned: ' + pin[0], title: pin[0] + ' — ' + pin[1] });
   const seq = ++pinSeq;
   // Kept under the key of the profile asked for: the transforms may change meanwhile.
   const key = (id) => id + '\u0000' + pin[0] + '\u0000' + pin[1] + '\u0000' + JSON.stringify(state.transforms);

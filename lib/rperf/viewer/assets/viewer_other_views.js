@@ -19,9 +19,7 @@ function drawAllocations(p) {
     return;
   }
   const measured = a.retained !== null;
-  const retainedButton = document.querySelector('#tab-alloc [data-field="retained"]');
-  retainedButton.disabled = !measured;
-  retainedButton.title = measured ? '' : 'not measured: record with retained: true (--retained)';
+  Object.assign(document.querySelector('#tab-alloc [data-field="retained"]'), { disabled: !measured, title: measured ? '' : 'not measured: record with retained: true (--retained)' });
   const byRetained = measured && state.allocField === 'retained';
   const kept = model.select(p.handle, ROWS.allocations, { thread: state.threadFilter, hidden: hiddenThreads(p), sets: keptLabelSets(p) }); // allocations are never idle
   const { self, total, sum, allocated, retained, nodeClasses, sites } =
