@@ -80,11 +80,10 @@ function drawSummary(p, weights) {
   $('search-info').textContent = matched === null ? '' : 'matches ' + fmtTime(matched) + ' (' + pct(matched, weights.sum) + ' of shown)';
   if (matched === null) delete $('search-info').dataset.matchedNs; else $('search-info').dataset.matchedNs = String(Math.round(matched));
   const idleNs = (p.thread_totals || []).reduce((a, [, , idle]) => a + idle, 0);
-  const hide = $('hide-idle');
-  hide.textContent = state.hideIdle ? `show idle threads (${p.idleThreads.length} hidden, ${fmtTime(idleNs)} idle)` : `hide idle threads (${fmtTime(idleNs)} idle)`;
-  hide.setAttribute('aria-pressed', String(state.hideIdle));
-  hide.dataset.idleNs = String(idleNs);
-  hide.disabled = !p.hasIdle && !state.hideIdle;
+  Object.assign($('hide-idle'), { disabled: !p.hasIdle && !state.hideIdle,
+    textContent: state.hideIdle ? `show idle threads (${p.idleThreads.length} hidden, ${fmtTime(idleNs)} idle)` : `hide idle threads (${fmtTime(idleNs)} idle)` });
+  $('hide-idle').setAttribute('aria-pressed', String(state.hideIdle));
+  $('hide-idle').dataset.idleNs = String(idleNs);
   // The threads that are all idle leave the thread filter's list too.
   const hidden = hiddenThreads(p);
   for (const o of $('filter-thread').options) o.hidden = !!(o.value && hidden && hidden.has(Number(o.value)));
