@@ -211,7 +211,7 @@ function moveRows(rows, marks, nodeMap) {
 }
 
 // The filters: the key of the views computed under them.
-const filterQuery = () => JSON.stringify([state.labelFilter, state.threadFilter, hidingIdle(state.current), state.range, tagFocusRegex() && state.tagFocus, state.tagIgnore]);
+const filterKey = () => JSON.stringify([state.labelFilter, state.threadFilter, hidingIdle(state.current), state.range, tagFocusRegex() && state.tagFocus, state.tagIgnore]);
 
 // The rows the filters keep (selection), selected by the page model; with a time range, the
 // timeline's (a sample covers [t - weight, t] and keeps its part in the range).
@@ -231,7 +231,7 @@ function samplesFilter(p, opts) {
 // 'inverted_tree', 'method_table', or 'sandwich' of fn ([name, file]); all: of every row.
 function modelView(p, view, { all = false, ranged = true, fn = null } = {}) {
   if (p.call_tree_error) throw new Error(p.call_tree_error);
-  const key = [view, all ? '' : filterQuery(), ranged, ...(fn || [])].join('\u0000');
+  const key = [view, all ? '' : filterKey(), ranged, ...(fn || [])].join('\u0000');
   if (!p.views) p.views = new Map();
   if (!p.views.has(key)) {
     const { kind, f } = samplesFilter(p, all ? { label: false, thread: false, range: false, hide: false } : { range: ranged });

@@ -133,7 +133,7 @@ function stackThreads(p) {
 async function stackCells(p, th) {
   if (!p.timeline) throw new Error('the stack chart needs raw samples (a profile recorded with aggregate: false)');
   await ensureTimeline(p);
-  const key = th + '\u0000' + filterQuery();
+  const key = th + '\u0000' + filterKey();
   if (!p.stackCharts) p.stackCharts = new Map();
   if (!p.stackCharts.has(key)) {
     const { f } = samplesFilter(p, { range: false, hide: false });
