@@ -477,8 +477,7 @@ module Rperf
     def static_asset(name) = name != "index.html" && ASSET_TYPES.key?(name) ? asset(name) : not_found
 
     def asset(name)
-      body = Viewer.asset_bytes(name)
-      [200, SECURITY_HEADERS.merge("content-type" => ASSET_TYPES.fetch(name)), [body]]
+      [200, SECURITY_HEADERS.merge("content-type" => ASSET_TYPES.fetch(name)), [Viewer.asset_bytes(name)]]
     rescue Error => e # the page model not built: the page says it cannot load it, and why
       text(500, e.message)
     end

@@ -347,14 +347,12 @@ function drawHelp() {
   clear(table);
   const tabs = [...$('tabs').querySelectorAll('button')].map((t) => t.textContent);
   const kbd = (key, shown) => el('kbd', { dataset: { key }, text: shown });
+  const reached = tabs.slice(0, DIGITS.length);
+  const tabsText = `the first ${reached.length} of the ${tabs.length} tabs, in order: ${reached.join(', ')}` +
+    (tabs.length > DIGITS.length ? ` (${tabs.slice(DIGITS.length).join(', ')}: click them)` : '');
   for (const b of KEYS) {
     const keys = b.keys.flatMap((k, i) => [i ? (b.tabs ? ' ' : ' / ') : null, kbd(k, b.shown ? b.shown[i] : k)]);
-    const reached = tabs.slice(0, DIGITS.length);
-    const text = b.tabs
-      ? `the first ${reached.length} of the ${tabs.length} tabs, in order: ${reached.join(', ')}` +
-        (tabs.length > DIGITS.length ? ` (${tabs.slice(DIGITS.length).join(', ')}: click them)` : '')
-      : b.text;
-    table.append(el('tr', { dataset: { keys: b.keys.join(' ') } }, el('td', null, keys), el('td', { text })));
+    table.append(el('tr', { dataset: { keys: b.keys.join(' ') } }, el('td', null, keys), el('td', { text: b.tabs ? tabsText : b.text })));
   }
   table.append(el('tr', null, el('td', null, el('kbd', { text: 'Shift' }), '+click'), el('td', { text: 'pin a method: outlined, its share in every snapshot' })));
 }

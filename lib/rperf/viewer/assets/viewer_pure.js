@@ -5,12 +5,8 @@ const NOT_SET = '\u0000not set';
 
 // Profile-sized arrays are never spread into a call (f(...rows), Math.max(...rows),
 // push(...rows)): every argument goes on the stack, and Chromium throws "Maximum call stack
-// size exceeded" beyond ~120,000 of them. These loop instead.
-function maxOf(values, start) {
-  let max = start;
-  for (const v of values) if (v > max) max = v;
-  return max;
-}
+// size exceeded" beyond ~120,000 of them. maxOf folds instead.
+const maxOf = (values, start) => values.reduce((max, v) => (v > max ? v : max), start);
 
 function fmtTime(ns) {
   if (ns === null || ns === undefined || Number.isNaN(ns)) return '–';
