@@ -58,7 +58,6 @@ function drawTop(p) {
 }
 
 function drawMethods(p) {
-  $('methods-split').hidden = false;
   $('method-graph').hidden = true;
   const table = methodTableOr(p, 'methods-table', 'methods-note');
   if (!table) return;

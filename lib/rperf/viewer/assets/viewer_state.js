@@ -87,10 +87,7 @@ function writeHash() {
 let hashTimer = null;
 function writeHashSoon() {
   if (hashTimer !== null) return;
-  hashTimer = setTimeout(() => {
-    hashTimer = null;
-    if (document.body.dataset.state === 'ready') writeHash();
-  }, Math.max(0, hashWrittenAt + 200 - performance.now()));
+  hashTimer = setTimeout(() => { hashTimer = null; if (document.body.dataset.state === 'ready') writeHash(); }, Math.max(0, hashWrittenAt + 200 - performance.now()));
 }
 const TABS = () => [...$('tabs').querySelectorAll('button')].map((b) => b.dataset.tab);
 const readHash = () => parseViewHash(location.hash, TABS());
