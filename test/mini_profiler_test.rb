@@ -252,7 +252,7 @@ class MiniProfilerTest < Minitest::Test
 
   def test_speedscope_in_chromium_shows_the_rperf_profile_offline
     server = start_server(csp: 1)
-    screenshot = File.join(ROOT, "tmp", "mini_profiler_flamegraph.png")
+    screenshot = File.join(ROOT, "tmp", "mini_profiler_flamegraph-#{RUBY_VERSION}.png") # one per Ruby: script/test runs the Rubies side by side
     FileUtils.mkdir_p(File.dirname(screenshot))
     FileUtils.rm_f(screenshot)
     url = "http://127.0.0.1:#{server[:port]}/work?#{RPERF_FLAMEGRAPH}"

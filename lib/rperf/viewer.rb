@@ -2,10 +2,10 @@
 
 require_relative "../rperf"
 require "json"
+require "cgi/escape"
 require "time"
 require "zlib"
 require_relative "viewer/payload"
-require_relative "viewer/source_payload"
 require_relative "viewer/access"
 require_relative "viewer/static_page"
 
@@ -22,48 +22,33 @@ module Rperf
   #   Rperf::Viewer.instance.take_snapshot!              # Rperf.snapshot(clear: true), kept
   #   Rperf::Viewer.instance.auto_snapshot(every: 60)    # the same, every minute
   #   Rperf::Viewer.instance.add_snapshot_dir("profiles") # *.json(.gz), loaded when opened
-  #
-  # Routes under path: "/" the page, "/assets/..." its scripts, "/snapshots" the list (meta and
-  # summary only), "/snapshots/<id>" one profile (Viewer::Payload), "/snapshots/<id>/timeline" a
-  # big timeline's rows, "/snapshots/<id>/source?path=..." a file of the profile (SourcePayload).
   # Every view, under every filter and transform, is computed by the page (ext/rperf/page).
   class Viewer
     ASSET_DIR = File.expand_path("viewer/assets", __dir__)
     PAGE_MODEL = "page_model.wasm"
-    # The page's scripts are those index.html loads, in its order (the one list of them).
+    # The page's scripts: those index.html loads, in its order.
     SCRIPT_TAG = %r{<script src="assets/([^"]+)"></script>}
     SCRIPTS = File.read(File.join(ASSET_DIR, "index.html")).scan(SCRIPT_TAG).flatten.freeze
     ASSET_TYPES = {
       "index.html" => "text/html; charset=utf-8",
       **SCRIPTS.to_h { |name| [name, "text/javascript; charset=utf-8"] },
       "viewer.css" => "text/css; charset=utf-8",
-      # The page model (ext/rperf/page in WebAssembly, built by script/bootstrap): the server's
-      # sample filter and sums, run by the page on its rows.
-      PAGE_MODEL => "application/wasm",
+      PAGE_MODEL => "application/wasm", # ext/rperf/page in WebAssembly: every view of the page
     }.freeze
-    # Nothing outside this server: no CDN, no inline script. The page sets style attributes
-    # (bar widths, the charts' heights), hence 'unsafe-inline' for styles only;
-    # 'wasm-unsafe-eval' lets it compile its own page model (and nothing else: no eval).
+    # Nothing outside this server, no inline script; style attributes (bar widths) need
+    # 'unsafe-inline' for styles, the page model 'wasm-unsafe-eval' (no eval).
     CONTENT_SECURITY_POLICY = "default-src 'none'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self' 'unsafe-inline'; " \
                               "img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; " \
                               "frame-ancestors 'none'"
-    SECURITY_HEADERS = {
-      "content-security-policy" => CONTENT_SECURITY_POLICY,
-      "x-content-type-options" => "nosniff",
-      "x-frame-options" => "DENY",
-      "referrer-policy" => "no-referrer",
-      "cache-control" => "no-store",
-    }.freeze
+    SECURITY_HEADERS = { "content-security-policy" => CONTENT_SECURITY_POLICY, "x-content-type-options" => "nosniff",
+                         "x-frame-options" => "DENY", "referrer-policy" => "no-referrer", "cache-control" => "no-store" }.freeze
     PAYLOAD_CACHE_SIZE = 4
     FIRST_AUTO_SNAPSHOT = 10 # seconds: auto_snapshot's first, at most
     SNAPSHOT_NOW_HEADER = "HTTP_X_RPERF_SNAPSHOT" # the page's "snapshot now" sends x-rperf-snapshot: 1
-    # A timeline of more rows than this is sent apart (GET <path>/snapshots/<id>/timeline; in a
-    # file, its own data element), when the page first needs it (the Timeline and Stack chart
-    # tabs, a time range): the first view of a big profile does not wait for it (issue 27).
+    # A timeline of more rows is sent apart, when the page first needs it: the first view of a
+    # big profile does not wait for it (issue 27).
     TIMELINE_INLINE_ROWS = 50_000
     SOURCE_CACHE_SIZE = 16
-
-    @instance = nil
 
     class << self
       # The Viewer created last (the one `use Rperf::Viewer` built).
@@ -72,18 +57,14 @@ module Rperf
 
     attr_reader :path, :max_snapshots
 
-    # auto_snapshot: seconds between snapshots (auto_snapshot(every:)), nil for none.
     def initialize(app = nil, path: "/rperf", max_snapshots: 24, allow: :loopback, auth: nil, hosts: nil,
                    max_samples: 20_000, max_timeline: 200_000, auto_snapshot: nil)
-      positive = ->(name, v) { raise ArgumentError, "#{name} must be a positive Integer, got #{v.inspect}" unless v.is_a?(Integer) && v.positive? }
-      positive.("max_snapshots", max_snapshots)
-      positive.("max_samples", max_samples)
-      positive.("max_timeline", max_timeline)
+      { max_snapshots: max_snapshots, max_samples: max_samples, max_timeline: max_timeline }.each do |name, v|
+        raise ArgumentError, "#{name} must be a positive Integer, got #{v.inspect}" unless v.is_a?(Integer) && v.positive?
+      end
       # "" (or "/") serves at the root of wherever it is mounted: rperf 0.11's Rails example,
       # `mount Rperf::Viewer.new(nil, path: ""), at: "/rperf"`.
-      unless path.is_a?(String) && (path.empty? || path.start_with?("/"))
-        raise ArgumentError, "path must be \"\" or a String starting with /, got #{path.inspect}"
-      end
+      raise ArgumentError, "path must be \"\" or a String starting with /, got #{path.inspect}" unless path.is_a?(String) && (path.empty? || path.start_with?("/"))
 
       @app = app
       @path = path.chomp("/")
@@ -104,9 +85,8 @@ module Rperf
       auto_snapshot(every: auto_snapshot) unless auto_snapshot.nil?
     end
 
-    # The JSON body of GET <path>/snapshots/<id>: the list entry with the profile's own counts
-    # (rperf 0.11's keys) and events per unit of work (WorkEvents), then the profile in our
-    # compact shape (Payload).
+    # The JSON body of GET <path>/snapshots/<id>: the list entry with rperf 0.11's counts and the
+    # events per unit of work, then the profile (Payload).
     def self.snapshot_body(list_entry, data, max_samples:, max_timeline:)
       list_entry.merge(mode: data[:mode], frequency: data[:frequency], duration_ns: data[:duration_ns],
                        sampling_count: data[:sampling_count], meta: data[:meta] || list_entry[:meta],
@@ -125,13 +105,11 @@ module Rperf
     end
 
     # A timeline sent apart, the same bytes from the server and in a file: gzip'd little-endian
-    # columns the page reads as typed arrays and hands to its model as they are (JSON text of
-    # 500,000 rows took Chromium ~0.2 s to parse and ~0.1 s more to convert): a header of four
-    # uint32 (rows n, 1 when rows have a line-level leaf, idle count, 0), then float64 weights[n]
-    # and times[n] (each row's time minus the row's before: small steps gzip packs, 14 times
-    # fewer bytes for a 500,000-row profile), uint32 nodes[n], threads[n], label sets[n], (int32 line-level leaves[n]) and
-    # the idle rows' indexes (the rows the model says are idle: Payload). No time in the gzip
-    # header (MTIME 0, RFC 1952): the same profile makes the same bytes.
+    # columns the page hands to its model as typed arrays (JSON of 500,000 rows took Chromium
+    # ~0.3 s to parse and convert): four uint32 (rows n, 1 when rows have a line-level leaf, idle
+    # count, 0), float64 weights[n] and times[n] (steps from the row before: 14 times fewer gzip'd
+    # bytes), uint32 nodes[n], threads[n], label sets[n], (int32 line leaves[n]), the idle rows'
+    # indexes. MTIME 0 in the gzip header (RFC 1952): the same profile makes the same bytes.
     def self.timeline_bytes(apart)
       rows = apart[:samples]
       lines = !rows.empty? && rows[0].size > 5
@@ -143,20 +121,14 @@ module Rperf
                columns[0].pack("V*") << columns[2].pack("V*") << columns[3].pack("V*")
       binary << columns[5].pack("l<*") if lines
       binary << idle.pack("V*")
-      gz = Zlib.gzip(binary, level: 6)
-      gz[4, 4] = "\0\0\0\0".b
-      gz
+      Zlib.gzip(binary, level: 6).tap { |gz| gz[4, 4] = "\0\0\0\0".b }
     end
 
-    # The meta and summary of a profile taken in this process are those a saved file carries
-    # (Rperf::Meta: format_version, git, ...; the native summary: total_ms, top_methods, ...),
-    # so snapshots and files list alike. A loaded file brings its own. The pid is ours: which
-    # worker of a server took it.
-    def self.meta_of(data)
-      data[:meta] || Meta.build_meta(data).merge(pid: Process.pid)
-    end
+    # A snapshot's meta and summary are those a saved file carries, so snapshots and files list
+    # alike; the pid says which worker of a server took it.
+    def self.meta_of(data) = data[:meta] || Meta.build_meta(data).merge(pid: Process.pid)
 
-    # A Hash the native model cannot read (built by hand) gets the counts the list shows.
+    # A hand-built Hash the model cannot read gets the counts the list shows.
     def self.summary_of(data)
       data[:summary] || Meta.build_summary(data)
     rescue Rperf::Error, ArgumentError, TypeError
@@ -164,13 +136,11 @@ module Rperf
         samples: data[:sampling_count], top_methods: [] }
     end
 
-    # rperf 0.11's names for the page of one profile (Viewer.static_html): one self-contained
-    # HTML document, no request at all.
+    # rperf 0.11's name of Viewer.static_html.
     def self.render_static_html(data) = static_html(data)
 
-    # rperf 0.11's JSON form of samples and label sets: [samples, label_sets], each sample
-    # {stack: [label, ...] root first, weight:, label_set_id:}, each label set with String keys
-    # (values as they are). The page reads bodies of this shape too (from RPERF_DATA_SOURCE).
+    # rperf 0.11's JSON form: [samples, label_sets], each sample {stack: [label, ...] root first,
+    # weight:, label_set_id:}, label sets with String keys. The page reads it too (RPERF_DATA_SOURCE).
     def self.samples_to_json(samples, label_sets)
       rows = samples.map do |frames, weight, _thread_seq, label_set_id|
         { stack: frames.reverse_each.map { |frame| frame[1] }, weight: weight, label_set_id: label_set_id || 0 }
@@ -178,20 +148,24 @@ module Rperf
       [rows, label_sets.map { |set| set.is_a?(Hash) ? set.transform_keys(&:to_s) : set }]
     end
 
-    # The viewer page as one self-contained HTML document holding one profile: scripts, styles
-    # and data inline, no request at all (for `rperf report --html`-style files).
+    # The viewer page as one self-contained HTML document holding one profile (`rperf report --html`).
     def self.static_html(data, title: "rperf profile", max_samples: 20_000, max_timeline: 200_000)
+      StaticPage.new(profile_hash(data, "static_html"), title: title, max_samples: max_samples, max_timeline: max_timeline).html
+    end
+
+    # A profile Hash (a Native::Profile's), else ArgumentError.
+    def self.profile_hash(data, method)
       data = data.to_h if data.is_a?(Native::Profile)
-      StaticPage.new(data, title: title, max_samples: max_samples, max_timeline: max_timeline).html
+      return data if data.is_a?(Hash) && data[:aggregated_samples].is_a?(Array)
+
+      raise ArgumentError, "#{method} needs a profile Hash with :aggregated_samples, got #{data.class}"
     end
 
     # --- snapshots -----------------------------------------------------------------------
 
     # Takes Rperf.snapshot(clear: true) and keeps it; nil when no session runs, or when
-    # nothing was sampled in the interval (an idle server's intervals would fill the history
-    # and push the useful snapshots out).
+    # nothing was sampled (an idle server's intervals would push the useful snapshots out).
     def take_snapshot!
-      # Rperf.snapshot raises NoMethodError in a process that never started a session.
       return nil unless Rperf.running?
 
       data = Rperf.snapshot(clear: true)
@@ -199,56 +173,39 @@ module Rperf
     end
 
     # No time sample and no allocation sample.
-    def self.empty_profile?(data)
-      Array(data[:aggregated_samples]).empty? && Array(data[:allocation_samples]).empty?
-    end
+    def self.empty_profile?(data) = Array(data[:aggregated_samples]).empty? && Array(data[:allocation_samples]).empty?
 
-    # Keeps a profile Hash (as returned by Rperf.stop, snapshot or load). The oldest in-memory
-    # snapshots beyond max_snapshots are dropped; files from add_snapshot_dir are not counted.
+    # Keeps a profile Hash (Rperf.stop, snapshot or load); the oldest beyond max_snapshots go
+    # (files from add_snapshot_dir are not counted).
     def add_snapshot(data)
-      data = data.to_h if data.is_a?(Native::Profile)
-      unless data.is_a?(Hash) && data[:aggregated_samples].is_a?(Array)
-        raise ArgumentError, "add_snapshot needs a profile Hash with :aggregated_samples, got #{data.class}"
-      end
-
-      # As rperf 0.11, the profile carries its meta and summary (entry[:data][:summary]), as a
-      # saved file does; the entry lists them too.
+      data = Viewer.profile_hash(data, "add_snapshot")
+      # As rperf 0.11, the profile carries its meta and summary, as a saved file does.
       data = data.dup if data.frozen?
       data[:meta] = self.class.meta_of(data)
       data[:summary] = self.class.summary_of(data)
-      # Through the one row check now: a Hash the model refuses stays listed, with the model's
-      # reason, as an unreadable file does.
-      native, refusal = model_of(data)
-      entry = { taken_at: Time.now, data: data, meta: data[:meta], summary: data[:summary],
-                total_weight_ns: native ? native.total_weight : 0 }
+      entry = { taken_at: Time.now, data: data, meta: data[:meta], summary: data[:summary] }
+      begin
+        entry[:total_weight_ns] = Payload.model(data).total_weight
+      rescue Payload::Unavailable => e # listed with the model's reason, as an unreadable file
+        entry.merge!(total_weight_ns: 0, error: e.message)
+      end
       @mutex.synchronize do
         entry[:id] = (@next_id += 1)
-        entry[:error] = "cannot show the profile: #{refusal}" if refusal
         @snapshots << entry
         evict_in_memory
       end
       entry
     end
 
-    # [the model of a profile Hash, nil] or [nil, why it refuses it].
-    def model_of(data)
-      [Native::Profile.of_view(data) || Storage.native(data), nil]
-    rescue TypeError, Rperf::Error => e
-      [nil, e.message]
-    end
-    private :model_of
-
-    # Lists every *.json / *.json.gz profile in dir, oldest first (git commit time, else
-    # creation time, else mtime). Only meta and summary are read now (Rperf.read_meta); a
-    # profile is loaded when it is opened. Returns the number of files added: 0 for a directory
-    # that does not exist (as rperf 0.11, so a deploy may point at one made later).
+    # Lists every *.json / *.json.gz profile in dir (meta and summary only: a profile is loaded
+    # when opened). Returns the number added: 0 for a directory that does not exist (as rperf
+    # 0.11, so a deploy may point at one made later).
     def add_snapshot_dir(dir)
       entries = Dir.glob(File.join(dir, "*.{json,json.gz}")).filter_map do |file|
         head = Rperf.read_meta(file) || {}
         meta = head[:meta]
         mtime = File.mtime(file)
-        if (problem = unservable(meta: meta, summary: head[:summary]))
-          # Listed as unreadable, with why: its head cannot be sent as JSON (1e400, deep nesting).
+        if (problem = Viewer.unservable(meta: meta, summary: head[:summary]))
           next { path: file, meta: nil, summary: nil, taken_at: mtime, order: mtime,
                  error: "#{File.basename(file)}: its meta cannot be shown (#{problem})" }
         end
@@ -257,12 +214,9 @@ module Rperf
       rescue SystemCallError
         nil # removed while we listed it
       end
-      # As rperf 0.11.1: by git commit time (its files), else creation time, else mtime; files of
-      # one commit by creation time, then name.
+      # As rperf 0.11.1: by git commit time, else creation time, else mtime; then creation time, name.
       entries.sort_by! { |e| [e[:order], e[:taken_at], e[:path]] }
-      @mutex.synchronize do
-        entries.each { |e| @snapshots << e.except(:order).merge(id: (@next_id += 1)) }
-      end
+      @mutex.synchronize { entries.each { |e| @snapshots << e.except(:order).merge(id: (@next_id += 1)) } }
       entries.size
     end
 
@@ -272,12 +226,9 @@ module Rperf
       "for the Timeline tab, profile a window with aggregate: false and keep its Rperf.stop result with " \
       "Rperf::Viewer.instance.add_snapshot(data)"
 
-    # Takes a snapshot every `every` seconds in a background thread while a session runs, so a
-    # server keeps the last max_snapshots non-empty intervals without code of its own. In a
-    # forked child (a Puma worker, preload_app! or not) the thread starts again on the child's
-    # first request. A running session with aggregate: false raises ArgumentError (its samples
-    # cannot be snapshotted); one started so later is reported once and the thread ends.
-    # Returns the thread.
+    # Takes a snapshot every `every` seconds in a background thread; in a forked child (a Puma
+    # worker) the thread starts again on its first request. A session with aggregate: false
+    # raises ArgumentError, or, started later, is reported once and ends the thread.
     def auto_snapshot(every: 60)
       raise ArgumentError, "auto_snapshot: every must be a positive number of seconds, got #{every.inspect}" unless every.is_a?(Numeric) && every.positive?
       raise ArgumentError, AUTO_SNAPSHOT_NEEDS_AGGREGATE if Rperf.running? && !Rperf.aggregating?
@@ -299,18 +250,21 @@ module Rperf
     end
 
     # id, taken_at and meta of each kept snapshot, oldest first.
-    def snapshot_list
-      @mutex.synchronize { @snapshots.map { |s| list_entry(s) } }
-    end
+    def snapshot_list = @mutex.synchronize { @snapshots.map { |s| list_entry(s) } }
 
-    # Why a value cannot be sent as JSON (a non-finite Float, nesting deeper than JSON's limit
-    # of 100), or nil.
+    # What JSON.generate raises for a value it cannot send: a non-finite Float, nesting deeper
+    # than JSON's limit of 100, bytes that are not text.
+    UNSERVABLE = [JSON::GeneratorError, JSON::NestingError, EncodingError].freeze
+
+    # Why a value cannot be sent as JSON, or nil.
     def self.unservable(value)
       JSON.generate(value)
       nil
-    rescue JSON::GeneratorError, JSON::NestingError, EncodingError => e
-      e.message.lines.first.to_s.strip[0, 200]
+    rescue *UNSERVABLE => e
+      first_line(e)
     end
+
+    def self.first_line(error) = error.message.lines.first.to_s.strip[0, 200]
 
     # --- Rack ----------------------------------------------------------------------------
 
@@ -332,10 +286,8 @@ module Rperf
 
     private
 
-    # The page's "snapshot now" (POST <path>/snapshots with x-rperf-snapshot: 1): take_snapshot!
-    # at once, instead of waiting for auto_snapshot's next one. Only with the page's own header,
-    # which a form or a cross-origin page cannot send without a preflight this app never
-    # answers: any other POST is refused (405) as before.
+    # The page's "snapshot now": POST <path>/snapshots with x-rperf-snapshot: 1, a header a form
+    # or a cross-origin page cannot send without a preflight this app never answers.
     def snapshot_now
       entry = take_snapshot!
       return json(201, { id: entry[:id] }) if entry
@@ -345,9 +297,7 @@ module Rperf
       json(409, { error: "cannot take a snapshot: #{e.message}" })
     end
 
-    # rack-mini-profiler, when the app has it, would put its badge on the Viewer's pages (over
-    # the logo): a profiler's own page is not the app's, so its injection is cancelled, as
-    # rack-mini-profiler's own pages do (its context's inject_js).
+    # rack-mini-profiler's badge stays off the Viewer's pages, as off its own (inject_js).
     def no_mini_profiler_badge
       return unless defined?(::Rack::MiniProfiler) && ::Rack::MiniProfiler.respond_to?(:current)
 
@@ -355,8 +305,8 @@ module Rperf
       current.inject_js = false if current.respond_to?(:inject_js=)
     end
 
-    # Under @auto_mutex. The first snapshot comes after at most FIRST_AUTO_SNAPSHOT seconds, so a
-    # page opened soon after start has one to show; then one every `every` seconds.
+    # Under @auto_mutex. The first snapshot within FIRST_AUTO_SNAPSHOT seconds, so a page opened
+    # soon after start has one to show.
     def start_auto_snapshot_thread
       every = @auto_every
       @auto_pid = Process.pid
@@ -380,83 +330,67 @@ module Rperf
     end
 
     # A forked child inherits @auto_every but not the thread.
-    def restart_auto_snapshot
-      @auto_mutex.synchronize do
-        start_auto_snapshot_thread if @auto_every && @auto_pid != Process.pid
-      end
-    end
+    def restart_auto_snapshot = @auto_mutex.synchronize { start_auto_snapshot_thread if @auto_every && @auto_pid != Process.pid }
 
     def route(sub_path, env)
-      query = env["QUERY_STRING"]
       case sub_path
       when "/" then page(env)
       when %r{\A/assets/(.+)\z} then static_asset(Regexp.last_match(1))
       when "/snapshots" then json_body(200, list_body)
-      when %r{\A/snapshots/(\d{1,18})\z} then serve_snapshot(Regexp.last_match(1).to_i)
-      when %r{\A/snapshots/(\d{1,18})/timeline\z} then serve_timeline(Regexp.last_match(1).to_i)
-      when %r{\A/snapshots/(\d{1,18})/source\z} then serve_source(Regexp.last_match(1).to_i, query)
+      when %r{\A/snapshots/(\d{1,18})(?:/(timeline|source))?\z}
+        id = Regexp.last_match(1).to_i
+        part = Regexp.last_match(2)
+        entry = @mutex.synchronize { @snapshots.find { |s| s[:id] == id } }
+        return part ? json(404, { error: "no snapshot #{id}" }) : text(404, "Snapshot not found") unless entry # rperf 0.11's answer
+
+        case part
+        when "timeline" then serve_timeline(entry)
+        when "source" then serve_source(entry, env["QUERY_STRING"])
+        else serve_snapshot(entry)
+        end
       else not_found
       end
     end
 
-    def pass(env)
-      @app ? @app.call(env) : not_found
-    end
+    def pass(env) = @app ? @app.call(env) : not_found
 
-    def serve_snapshot(id)
-      entry = @mutex.synchronize { @snapshots.find { |s| s[:id] == id } }
-      return text(404, "Snapshot not found") unless entry # rperf 0.11's answer
-
-      body = @mutex.synchronize { @payloads[id] } || build_payload(entry)
-      return json(422, { error: entry[:error] }) unless body
-
-      json_body(200, body)
+    def serve_snapshot(entry)
+      body = @mutex.synchronize { @payloads[entry[:id]] } || build_payload(entry)
+      body ? json_body(200, body) : json(422, { error: entry[:error] })
     end
 
     # The rows of a timeline sent apart (Viewer.split_timeline).
-    def serve_timeline(id)
-      entry = @mutex.synchronize { @snapshots.find { |s| s[:id] == id } }
-      return json(404, { error: "no snapshot #{id}" }) unless entry
+    def serve_timeline(entry)
+      id = entry[:id]
+      built = @mutex.synchronize { @payloads.key?(id) && @timelines.key?(id) } || build_payload(entry)
+      return json(422, { error: entry[:error] }) unless built
 
-      rows = @mutex.synchronize { @timelines[id] if @timelines.key?(id) && @payloads.key?(id) }
-      unless rows
-        return json(422, { error: entry[:error] }) unless build_payload(entry)
-
-        rows = @mutex.synchronize { @timelines[id] }
-      end
+      rows = @mutex.synchronize { @timelines[id] }
       return json(404, { error: "snapshot #{id} has no timeline sent apart" }) unless rows
 
       [200, SECURITY_HEADERS.merge("content-type" => "application/gzip"), [rows]]
     end
 
-    # A file of the profile (SourcePayload), read once per snapshot and query (the few asked for
-    # last are kept).
-    def serve_source(id, query)
-      entry = @mutex.synchronize { @snapshots.find { |s| s[:id] == id } }
-      return json(404, { error: "no snapshot #{id}" }) unless entry
-
-      key = [id, query.to_s]
+    # A file of the profile (SourcePayload), the few asked for last kept.
+    def serve_source(entry, query)
+      key = [entry[:id], query.to_s]
       body = @mutex.synchronize { @sources[key] }
-      unless body
-        data = entry[:data] || loaded(entry)
-        return json(422, { error: entry[:error] }) unless data
+      return json_body(200, body) if body
 
-        begin
-          body = JSON.generate(SourcePayload.build(data, query))
-        rescue SourcePayload::Refused => e
-          return json(404, { error: e.message })
-        rescue TypeError, Rperf::Error => e # a Hash the model refuses
-          return json(422, { error: "cannot show the profile: #{e.message}" })
-        rescue JSON::GeneratorError, JSON::NestingError, EncodingError => e
-          return json(422, { error: "cannot be shown (#{e.message.lines.first.to_s.strip[0, 200]})" })
-        end
-        cache_put(@sources, key, body, SOURCE_CACHE_SIZE)
-      end
-      json_body(200, body)
+      data = entry[:data] || loaded(entry)
+      return json(422, { error: entry[:error] }) unless data
+
+      json_body(200, cache_put(@sources, key, JSON.generate(SourcePayload.build(data, query)), SOURCE_CACHE_SIZE))
+    rescue SourcePayload::Refused => e
+      json(404, { error: e.message })
+    rescue TypeError, Rperf::Error => e # a Hash the model refuses
+      json(422, { error: "cannot show the profile: #{e.message}" })
+    rescue *UNSERVABLE => e
+      json(422, { error: "cannot be shown (#{Viewer.first_line(e)})" })
     end
 
-    # A file's profile, kept while it is the one asked for last. Requests (Puma threads) that
-    # ask for it while it loads wait for that load instead of loading it again.
+    # A file's profile, kept while it is the one asked for last; requests that ask for it while
+    # it loads wait for that load.
     def loaded(entry)
       @load_mutex.synchronize do
         data = @mutex.synchronize { @loaded[entry[:id]] }
@@ -468,13 +402,12 @@ module Rperf
       end
     end
 
-    # The list, one entry at a time: an entry that cannot be sent as JSON (a snapshot whose meta
-    # holds NaN) is sent as unreadable, with why, and the others as they are.
+    # An entry that cannot be sent as JSON (a meta with NaN) is listed as unreadable, with why.
     def list_body
       entries = snapshot_list.map do |e|
         JSON.generate(e)
-      rescue JSON::GeneratorError, JSON::NestingError, EncodingError => err
-        JSON.generate(e.merge(meta: nil, summary: nil, error: "#{e[:file] || "snapshot #{e[:id]}"}: cannot be shown (#{self.class.unservable(e) || err.message})"))
+      rescue *UNSERVABLE => err
+        JSON.generate(e.merge(meta: nil, summary: nil, error: "#{e[:file] || "snapshot #{e[:id]}"}: cannot be shown (#{Viewer.unservable(e) || err.message})"))
       end
       "[#{entries.join(',')}]"
     end
@@ -485,20 +418,16 @@ module Rperf
       data = entry[:data] || loaded(entry)
       return nil unless data
 
-      key = entry[:id]
-      begin
-        full, apart = self.class.split_timeline(self.class.snapshot_body(list_entry(entry), data, **@payload_limits))
-        body = JSON.generate(full)
-        cache_put(@timelines, key, apart && self.class.timeline_bytes(apart), PAYLOAD_CACHE_SIZE)
-      rescue JSON::GeneratorError, JSON::NestingError, EncodingError => e
-        name = entry[:path] ? File.basename(entry[:path]) : "snapshot #{entry[:id]}"
-        @mutex.synchronize { entry[:error] ||= "#{name}: cannot be shown (#{e.message.lines.first.to_s.strip[0, 200]})" }
-        return nil
-      end
-      cache_put(@payloads, key, body, PAYLOAD_CACHE_SIZE)
+      full, apart = Viewer.split_timeline(Viewer.snapshot_body(list_entry(entry), data, **@payload_limits))
+      body = JSON.generate(full)
+      cache_put(@timelines, entry[:id], apart && Viewer.timeline_bytes(apart), PAYLOAD_CACHE_SIZE)
+      cache_put(@payloads, entry[:id], body, PAYLOAD_CACHE_SIZE)
+    rescue *UNSERVABLE => e
+      name = entry[:path] ? File.basename(entry[:path]) : "snapshot #{entry[:id]}"
+      @mutex.synchronize { entry[:error] ||= "#{name}: cannot be shown (#{Viewer.first_line(e)})" }
+      nil
     end
 
-    # Keeps value under key in one of the small caches, evicting the oldest entries past limit.
     def cache_put(hash, key, value, limit)
       @mutex.synchronize do
         hash.delete(hash.keys.first) while hash.size >= limit
@@ -514,21 +443,13 @@ module Rperf
       nil
     end
 
-    # rperf 0.11's list entry (a file's duration and sample count are in its summary, read by
-    # the page), then ours: the total weight of an in-memory snapshot (the page skips empty
-    # ones), and why a file cannot be shown, when it cannot.
+    # rperf 0.11's list entry, then ours: an in-memory snapshot's total weight (the page skips
+    # empty ones), and why a file cannot be shown.
     def list_entry(s)
       data = s[:data]
-      entry = {
-        id: s[:id],
-        taken_at: s[:taken_at].utc.iso8601(3),
-        file: s[:path] && Payload.utf8(File.basename(s[:path])),
-        mode: data ? data[:mode] : (s[:meta].is_a?(Hash) ? s[:meta][:mode] : nil),
-        duration_ns: data && data[:duration_ns],
-        sampling_count: data && data[:sampling_count],
-        meta: s[:meta],
-        summary: s[:summary],
-      }
+      entry = { id: s[:id], taken_at: s[:taken_at].utc.iso8601(3), file: s[:path] && Payload.utf8(File.basename(s[:path])),
+                mode: data ? data[:mode] : (s[:meta].is_a?(Hash) ? s[:meta][:mode] : nil), duration_ns: data && data[:duration_ns],
+                sampling_count: data && data[:sampling_count], meta: s[:meta], summary: s[:summary] }
       entry[:total_weight_ns] = s[:total_weight_ns] if data
       entry[:error] = s[:error] if s[:error]
       entry
@@ -545,8 +466,6 @@ module Rperf
       end
     end
 
-    def unservable(value) = self.class.unservable(value)
-
     def meta_time(meta, *keys)
       text = meta.is_a?(Hash) ? meta.dig(*keys) : nil
       text && Time.iso8601(text.to_s)
@@ -554,18 +473,16 @@ module Rperf
       nil
     end
 
-    # Only the files listed in ASSET_TYPES: a request names no path on disk.
+    # Only the files of ASSET_TYPES: a request names no path on disk.
     def static_asset(name) = name != "index.html" && ASSET_TYPES.key?(name) ? asset(name) : not_found
 
     def asset(name)
-      body = Viewer.asset_bytes(name)
-      [200, SECURITY_HEADERS.merge("content-type" => ASSET_TYPES.fetch(name)), [body]]
+      [200, SECURITY_HEADERS.merge("content-type" => ASSET_TYPES.fetch(name)), [Viewer.asset_bytes(name)]]
     rescue Error => e # the page model not built: the page says it cannot load it, and why
       text(500, e.message)
     end
 
-    # An asset's bytes; the page model is built, not checked in: a checkout that has not built
-    # it says how to.
+    # A checkout without the page model says how to build it.
     def self.asset_bytes(name)
       File.binread(File.join(ASSET_DIR, name))
     rescue Errno::ENOENT
@@ -576,21 +493,16 @@ module Rperf
 
     def json(status, obj) = json_body(status, JSON.generate(obj))
 
-    def json_body(status, body)
-      [status, SECURITY_HEADERS.merge("content-type" => "application/json; charset=utf-8"), [body]]
-    end
+    def json_body(status, body) = [status, SECURITY_HEADERS.merge("content-type" => "application/json; charset=utf-8"), [body]]
 
-    def text(status, body, extra = {})
-      [status, SECURITY_HEADERS.merge("content-type" => "text/plain; charset=utf-8").merge(extra), [body]]
-    end
+    def text(status, body, extra = {}) = [status, SECURITY_HEADERS.merge("content-type" => "text/plain; charset=utf-8").merge(extra), [body]]
 
     def not_found = text(404, "Not Found")
 
-    # The page, its assets named from the mount point (SCRIPT_NAME and path): a mount that
-    # serves it without a trailing slash (Rails' `mount ..., at: "/rperf"` at "/rperf") still
-    # finds them, and the page (viewer_data.js) finds the snapshots beside them.
+    # The page, its assets named from the mount point (SCRIPT_NAME and path): a mount without a
+    # trailing slash (Rails' `mount ..., at: "/rperf"`) still finds them and the snapshots.
     def page(env)
-      base = "#{env['SCRIPT_NAME']}#{@path}/assets/".gsub(/[&"<>]/, "&" => "&amp;", '"' => "&quot;", "<" => "&lt;", ">" => "&gt;")
+      base = CGI.escapeHTML("#{env['SCRIPT_NAME']}#{@path}/assets/")
       html = File.read(File.join(ASSET_DIR, "index.html")).gsub(/(src|href)="assets\//) { %(#{Regexp.last_match(1)}="#{base}) }
       [200, SECURITY_HEADERS.merge("content-type" => ASSET_TYPES.fetch("index.html")), [html]]
     end

@@ -1,4 +1,4 @@
-// The Viewer's table of events per request (work_events.js) in headless Chromium: opens a page
+// The Viewer's table of events per request (drawWorkEvents in viewer_other_views.js) in headless Chromium: opens a page
 // (a file URL), waits for it to be drawn, prints one JSON line: the table's rows as the page
 // shows them and their data, and the page's errors.
 'use strict';

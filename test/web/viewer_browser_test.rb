@@ -379,7 +379,7 @@ class ViewerBrowserTest < Minitest::Test
   VM_STATES = %w[running blocked wait gc].freeze # the page's STATES (TimelineState)
 
   # The page's tabs (its buttons' data-tab), in order.
-  def page_tabs = File.read(File.join(Rperf::Viewer::ASSET_DIR, "index.html")).scan(/data-tab="(\w+)"/).flatten
+  def page_tabs = File.read(File.join(Rperf::Viewer::ASSET_DIR, "index.html")).scan(/<section id="tab-(\w+)"/).flatten
 
   # Per VM state, the ns of the model's Timeline bins (Native::Profile#timeline_bins) of the
   # samples with the label (a [key, value], as the page's filter).

@@ -79,7 +79,7 @@ class WorkEventsTest < Minitest::Test
     assert_equal 0, report["status"], report["stderr"]
   end
 
-  # The Viewer's table (work_events.js), in a page of one snapshot (Viewer.static_html, which
+  # The Viewer's table (drawWorkEvents in viewer_other_views.js), in a page of one snapshot (Viewer.static_html, which
   # inlines the script) in headless Chromium: one row per endpoint, the N+1 first.
   def test_the_viewer_shows_a_table_per_endpoint
     skip "chromium is not installed (script/bootstrap consumers)" unless File.executable?(ENV.fetch("CHROMIUM", "/usr/bin/chromium"))

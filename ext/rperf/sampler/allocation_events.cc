@@ -1,4 +1,4 @@
-// Allocation sampling (NEWOBJ, through the GC tracepoint of gc_events.cc; FREEOBJ). Internal event hooks run inside
+// Allocation sampling (internal NEWOBJ/FREEOBJ events, through session.cc's vm_event_hook). Internal event hooks run inside
 // the object allocator and the GC: they must not call Ruby methods, allocate Ruby objects or
 // raise, and the new object is not initialised yet (only its class pointer and type flags are
 // set: rb_class_name and friends are not allowed here, the class VALUE is kept and named at
@@ -47,10 +47,10 @@ void newobj_event(rb_trace_arg_t* arg) {
   s->sample_allocation(rb_tracearg_object(arg));
 }
 
-void freeobj_hook(VALUE tpval, void*) {
+void freeobj_event(rb_trace_arg_t* arg) {
   Session* s = g_session;
   if (!s || s->alloc.live.size() == 0) return;
-  s->alloc.live.erase(static_cast<uint64_t>(rb_tracearg_object(rb_tracearg_from_tracepoint(tpval))));
+  s->alloc.live.erase(static_cast<uint64_t>(rb_tracearg_object(arg)));
 }
 
 void update_moved_objects() {
@@ -165,24 +165,6 @@ void Session::take_allocations(bool clear, std::vector<AllocationSample>& out) {
     alloc.slot_sample.clear();
     alloc.live.clear();
   }
-}
-
-// NEWOBJ arrives through the GC tracepoint (install_hooks), counted from here on.
-void Session::install_allocation_hooks() {
-  if (opts.retained) {
-    rb_gc_register_address(&freeobj_tracepoint_);
-    freeobj_tracepoint_ = rb_tracepoint_new(0, RUBY_INTERNAL_EVENT_FREEOBJ, freeobj_hook, nullptr);
-    rb_tracepoint_enable(freeobj_tracepoint_);
-  }
-  alloc.sampling = true;
-}
-
-void Session::remove_allocation_hooks() {
-  alloc.sampling = false;
-  if (freeobj_tracepoint_ == Qnil) return;
-  rb_tracepoint_disable(freeobj_tracepoint_);
-  rb_gc_unregister_address(&freeobj_tracepoint_);
-  freeobj_tracepoint_ = Qnil;
 }
 
 }  // namespace rperf

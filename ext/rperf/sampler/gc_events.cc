@@ -1,4 +1,4 @@
-// GC events (internal tracepoint). GC time is attributed to the stack of the thread that
+// GC events (internal events, through session.cc's vm_event_hook). GC time is attributed to the stack of the thread that
 // triggered it, split at the real phase boundary, and counted exactly once (the thread's
 // timeline, sampler/thread_timeline.hh, charges each slice):
 //   GC_ENTER    walks the stack and closes the thread's running interval;
@@ -11,10 +11,7 @@
 
 namespace rperf {
 
-void gc_event_hook(VALUE tpval, void*) {
-  rb_trace_arg_t* arg = rb_tracearg_from_tracepoint(tpval);
-  rb_event_flag_t event = rb_tracearg_event_flag(arg);
-  if (event == RUBY_INTERNAL_EVENT_NEWOBJ) return newobj_event(arg);
+void gc_event(rb_event_flag_t event) {
   Session* s = g_session;
   if (!s || !s->active() || !on_main_ractor()) return;
   ProducerScope producer;

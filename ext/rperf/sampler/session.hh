@@ -199,7 +199,7 @@ class Session final : public ChargeSink {
   void mark();  // GC: frame VALUEs in the stack store and in the ring
   // Which allocation events are hooked now: NEWOBJ (allocations: N), FREEOBJ (retained: true).
   bool newobj_hooked() const { return alloc.sampling; }
-  bool freeobj_hooked() const { return freeobj_tracepoint_ != Qnil; }
+  bool freeobj_hooked() const { return (vm_events_ & RUBY_INTERNAL_EVENT_FREEOBJ) != 0; }
 
   // The kernel id of the thread that holds the GVL (0: none known), for the timer signal, and
   // its state. Written only on the holder itself (start/resume, RESUMED, SUSPENDED) or cleared
@@ -280,8 +280,6 @@ class Session final : public ChargeSink {
   void install_hooks();
   void remove_hooks();
   void remove_gc_hook();
-  void install_allocation_hooks();
-  void remove_allocation_hooks();
   void take_allocations(bool clear, std::vector<AllocationSample>& out);  // consumer lock held
   void consume_allocation(const SampleRecord& r, const SampleRing::Run& run);  // drain, consumer lock held
   void close_all_intervals();
@@ -295,8 +293,7 @@ class Session final : public ChargeSink {
   bool forked_ = false;  // set in a child forked behind Ruby's back: no worker, no timer here
   bool exec_suspended_ = false;
   bool vm_layout_ok_ = false;  // vm_frames.hh reads this Ruby's stacks (checked at start)
-  VALUE gc_tracepoint_ = Qnil;
-  VALUE freeobj_tracepoint_ = Qnil;
+  rb_event_flag_t vm_events_ = 0;  // what vm_event_hook is registered for (0: not registered)
   VALUE thread_end_tracepoint_ = Qnil;
   bool sample_in_handler(ThreadState* ts);  // capture_in_handler's work, conditions checked
   void set_thread(ThreadState* ts, VALUE thread);
@@ -318,9 +315,10 @@ void init_session_globals();  // Init_rperf: thread key, postponed job
 // in place (inert) in a forked child, where the next session reuses it.
 void install_gvl_hook();
 void remove_gvl_hook();
-void gc_event_hook(VALUE tpval, void*);
-void newobj_event(rb_trace_arg_t* arg);  // gc_event_hook's NEWOBJ (one tracepoint: see install_hooks)
-void freeobj_hook(VALUE tpval, void*);
+// vm_event_hook's events (session.cc): GC_* (gc_events.cc), NEWOBJ and FREEOBJ (allocation_events.cc).
+void gc_event(rb_event_flag_t event);
+void newobj_event(rb_trace_arg_t* arg);
+void freeobj_event(rb_trace_arg_t* arg);
 // GC compaction moved objects (the marker's dcompact): the live table follows them.
 void update_moved_objects();
 

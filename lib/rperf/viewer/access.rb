@@ -10,22 +10,14 @@ module Rperf
     #   allow: :loopback (default) | :any | ["10.0.0.0/8", "192.0.2.7", IPAddr, ...] | ->(env) { bool }
     #   auth:  ->(env) { bool }   checked after allow:, e.g. a session or a token
     #   hosts: :loopback (default with allow: :loopback) | :any (default otherwise) | ["name", ...]
-    #          the Host header a request may carry (any port); :loopback is 127.0.0.0/8, [::1],
-    #          localhost and *.localhost (which browsers resolve to loopback themselves). A page on another site can make
-    #          the browser resolve its own name to 127.0.0.1 (DNS rebinding) and read the viewer
-    #          as same-origin: its requests then carry that name, and are refused (403). A
-    #          request without a Host header (HTTP/1.0, not a browser) is not refused for it.
-    #
-    # The server's environment widens both without a code change (as Rails' config.hosts, for
-    # a Docker port mapping or a proxy on the same machine): RPERF_VIEWER_ALLOW (addresses or
-    # CIDRs, comma-separated, or "any") adds clients, RPERF_VIEWER_HOSTS (names, or "any") adds
-    # Host names. A refusal names the client or Host and the variable and option that allow it.
-    #
-    # REMOTE_ADDR is the peer of the server's socket: behind a reverse proxy on the same host
-    # every request comes from loopback, so put an auth: check (or the proxy's) in front.
+    #          the Host header a request may carry: a page of another site that resolves its
+    #          name to 127.0.0.1 (DNS rebinding) sends its name, and is refused (403).
+    # RPERF_VIEWER_ALLOW (addresses or CIDRs, or "any") and RPERF_VIEWER_HOSTS (names, or "any")
+    # widen both without a code change. Behind a reverse proxy on the same host every request
+    # comes from loopback: put an auth: check (or the proxy's) in front.
     class Access
       LOOPBACK = [IPAddr.new("127.0.0.0/8"), IPAddr.new("::1")].freeze
-      # A Host header: a name or IPv4 address, or an IPv6 address in brackets; then a port.
+      # A name or IPv4 address, or an IPv6 address in brackets; then a port.
       HOST_HEADER = /\A(?:\[(?<v6>[0-9A-Fa-f:.]+)\]|(?<name>[^:\[\]\s]+))(?::\d{1,5})?\z/
       ALLOW_VARIABLE = "RPERF_VIEWER_ALLOW"
       HOSTS_VARIABLE = "RPERF_VIEWER_HOSTS"
@@ -54,7 +46,7 @@ module Rperf
 
       private
 
-      # Like Rails' blocked-host page: who was refused, and the one setting that lets it in.
+      # As Rails' blocked-host page: who was refused, and the one setting that lets it in.
       def client_refusal(remote_addr)
         addr = peer("REMOTE_ADDR" => remote_addr)
         name = addr ? addr.to_s : remote_addr.inspect
@@ -102,19 +94,15 @@ module Rperf
         case hosts
         when :any then nil
         when :loopback then { loopback: true, names: host_names(extra) }
-        when String, Array
-          list = Array(hosts)
-          raise ArgumentError, "hosts: must be :loopback, :any or host names, got #{hosts.inspect}" unless list.all?(String)
+        else
+          list = Array(hosts) if hosts.is_a?(String) || hosts.is_a?(Array)
+          raise ArgumentError, "hosts: must be :loopback, :any or host names, got #{hosts.inspect}" unless list&.all?(String)
 
           { loopback: false, names: host_names(list + extra) }
-        else
-          raise ArgumentError, "hosts: must be :loopback, :any or host names, got #{hosts.inspect}"
         end
       end
 
-      def host_names(list)
-        list.map { |h| h.downcase.delete_prefix("[").delete_suffix("]").chomp(".") }.uniq
-      end
+      def host_names(list) = list.map { |h| h.downcase.delete_prefix("[").delete_suffix("]").chomp(".") }.uniq
 
       def host_allowed?(header)
         m = HOST_HEADER.match(header.to_s)
@@ -176,17 +164,15 @@ module Rperf
         nil
       end
 
-      def allowed?(env)
-        @allow.call(env) ? true : false
-      rescue StandardError => e
-        warn "rperf viewer: the allow: check raised #{e.class}: #{e.message}; refusing"
-        false
-      end
+      def allowed?(env) = check("allow:") { @allow.call(env) }
 
-      def authorized?(env)
-        @auth.call(env) ? true : false
+      def authorized?(env) = check("auth:") { @auth.call(env) }
+
+      # A check that raises refuses the request.
+      def check(name)
+        yield ? true : false
       rescue StandardError => e
-        warn "rperf viewer: the auth: check raised #{e.class}: #{e.message}; refusing"
+        warn "rperf viewer: the #{name} check raised #{e.class}: #{e.message}; refusing"
         false
       end
     end

@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require "base64"
+require "cgi/escape"
 require "digest"
 require "json"
 require "time"
@@ -14,10 +15,6 @@ module Rperf
       STYLE_TAG = %r{<link rel="stylesheet" href="assets/([^"]+)">}
 
       def initialize(data, title:, max_samples:, max_timeline:)
-        unless data.is_a?(Hash) && data[:aggregated_samples].is_a?(Array)
-          raise ArgumentError, "static_html needs a profile Hash with :aggregated_samples, got #{data.class}"
-        end
-
         @data = data
         @title = title.to_s
         @limits = { max_samples: max_samples, max_timeline: max_timeline }
@@ -27,22 +24,19 @@ module Rperf
         page = File.read(File.join(ASSET_DIR, "index.html"))
         scripts = []
         page = page.gsub(SCRIPT_TAG) do
-          code = asset(Regexp.last_match(1))
+          code = asset_text(Regexp.last_match(1))
           raise Error, "#{Regexp.last_match(1)} contains </script: cannot be inlined" if code.match?(%r{</script}i)
 
           scripts << code
           "<script>#{code}</script>"
         end
-        page = page.sub(STYLE_TAG) { "<style>#{asset(Regexp.last_match(1))}</style>" }
-        page = page.sub(%r{<title>[^<]*</title>}) { "<title>#{escape_html(@title)}</title>" }
+        page = page.sub(STYLE_TAG) { "<style>#{asset_text(Regexp.last_match(1))}</style>" }
+        page = page.sub(%r{<title>[^<]*</title>}) { "<title>#{CGI.escapeHTML(@title)}</title>" }
         page = page.sub('<meta charset="utf-8">') { %(<meta charset="utf-8">\n<meta http-equiv="Content-Security-Policy" content="#{policy(scripts)}">) }
-        # The data goes before the scripts that read it; a big timeline in its own element, read
-        # when the page first needs it (Viewer.split_timeline), as the server sends it
-        # (Viewer.timeline_bytes) in base64: the browser's HTML parser goes through a tenth of
-        # the bytes before the first view.
+        # The data, the page model and a big timeline (read when first needed: the HTML parser
+        # reads a tenth of the bytes before the first view), before the scripts that read them.
         data, timeline = embedded_json
         elements = %(<script id="rperf-data" type="application/json">#{data}</script>\n)
-        # The page model (a served page fetches it): its bytes in base64, compiled by the page.
         elements << %(<script id="rperf-page-model" type="application/wasm+base64">#{Base64.strict_encode64(Viewer.asset_bytes(PAGE_MODEL))}</script>\n)
         elements << %(<script id="rperf-timeline-1" type="application/gzip+base64">#{timeline}</script>\n) if timeline
         page.sub(/<script>/) { "#{elements}<script>" }
@@ -50,11 +44,7 @@ module Rperf
 
       private
 
-      def asset(name)
-        raise Error, "unknown viewer asset #{name}" unless ASSET_TYPES.key?(name)
-
-        File.read(File.join(ASSET_DIR, name))
-      end
+      def asset_text(name) = Viewer.asset_bytes(name).force_encoding(Encoding::UTF_8)
 
       def policy(scripts)
         hashes = scripts.map { |code| "'sha256-#{Base64.strict_encode64(Digest::SHA256.digest(code))}'" }
@@ -63,28 +53,19 @@ module Rperf
 
       def embedded_json
         meta = Viewer.meta_of(@data)
-        summary = Viewer.summary_of(@data)
-        taken_at = meta[:created_at] || Time.now.utc.iso8601(3)
-        entry = { id: 1, taken_at: taken_at, file: @title, mode: @data[:mode],
-                  duration_ns: @data[:duration_ns], sampling_count: @data[:sampling_count],
-                  meta: meta, summary: summary, total_weight_ns: nil }
+        entry = { id: 1, taken_at: meta[:created_at] || Time.now.utc.iso8601(3), file: @title, mode: @data[:mode], duration_ns: @data[:duration_ns],
+                  sampling_count: @data[:sampling_count], meta: meta, summary: Viewer.summary_of(@data), total_weight_ns: nil }
         body, apart = Viewer.split_timeline(Viewer.snapshot_body(entry, @data, **@limits))
         entry[:total_weight_ns] = body[:total_weight_ns] # the model's
-        # Inside <script>: no "<" at all, as \u003c (JSON has "<" only in strings): "</script"
-        # would close the element and "<!--<script" would make the parser skip the real
-        # "</script>" (issue 30), leaving the page at "loading…". JavaScript's line separators
-        # escaped too.
+        # Inside <script>: no "<" at all (\u003c): "</script" would close the element and
+        # "<!--<script" hide the real "</script>" (issue 30). JavaScript's line separators too.
         [script_json(list: [entry], snapshots: { "1" => body }), apart && Base64.strict_encode64(Viewer.timeline_bytes(apart))]
-      rescue JSON::GeneratorError, JSON::NestingError, Payload::Unavailable => e
-        raise Error, "cannot put the profile in a page: #{e.message.lines.first.to_s.strip[0, 200]}"
+      rescue *UNSERVABLE, Payload::Unavailable => e
+        raise Error, "cannot put the profile in a page: #{Viewer.first_line(e)}"
       end
 
       def script_json(value)
         JSON.generate(value).gsub("<", "\\u003c").gsub("\u2028", "\\u2028").gsub("\u2029", "\\u2029")
-      end
-
-      def escape_html(text)
-        text.gsub(/[&<>"']/, "&" => "&amp;", "<" => "&lt;", ">" => "&gt;", '"' => "&quot;", "'" => "&#39;")
       end
     end
   end

@@ -1,15 +1,11 @@
-// rperf viewer: reads the snapshot list and one snapshot at a time from the server (JSON, see
-// Rperf::Viewer::Payload) and draws every view in the browser, computed by the page model.
-// Profile text (frame names, files, label values) is user data: it only ever reaches the page
-// through textContent or attribute values, never as HTML.
-// The viewer_*.js scripts before this one (index.html's order) share the page's script scope
-// with it: they declare the state, the data source, the renderers and the controls; this one
-// loads the list and opens a snapshot.
+// rperf viewer: loads the snapshot list, opens a snapshot (Rperf::Viewer::Payload) and draws
+// its views, each computed by the page model. Profile text (frame names, files, label values)
+// is user data: it only reaches the page as textContent or attribute values, never as HTML.
+// The viewer_*.js scripts before this one share the page's script scope with it.
 'use strict';
 
 // --- loading -----------------------------------------------------------------------------
-// Snapshot `id` under the transforms (the page's, by default): the fetched one, or it
-// transformed by the page model (transformed).
+// Snapshot `id` under the transforms (the page's, by default).
 async function snapshot(id, transforms = state.transforms) {
   const key = id + '\u0000' + (transforms.length ? JSON.stringify(transforms) : '');
   if (state.payloads.has(key)) return state.payloads.get(key);
@@ -22,16 +18,12 @@ async function snapshot(id, transforms = state.transforms) {
 
 async function openSnapshot(id) {
   setStatus('loading snapshot #' + id + '…', 'loading');
-  try {
-    await loadPageModel();
-  } catch (e) { // not the snapshot's fault: the page cannot filter or sum any
+  try { await loadPageModel(); } catch (e) { // not the snapshot's fault: the page cannot filter or sum any
     setStatus('cannot load the page model (page_model.wasm): ' + e.message, 'error');
     return;
   }
   let p;
-  try {
-    p = await snapshot(id);
-  } catch (e) {
+  try { p = await snapshot(id); } catch (e) {
     setStatus('snapshot #' + id + ': ' + e.message, 'error');
     const entry = state.list.find((s) => s.id === id);
     if (entry && !entry.error) { entry.error = e.message; drawList(); }
@@ -49,9 +41,7 @@ async function openSnapshot(id) {
 
 async function loadList() {
   setStatus('loading the snapshot list…', 'loading');
-  try {
-    state.list = await fetchList();
-  } catch (e) {
+  try { state.list = await fetchList(); } catch (e) {
     setStatus('cannot load the snapshot list: ' + e.message, 'error');
     return;
   }
@@ -72,48 +62,32 @@ async function loadList() {
 
 // --- rendering the current snapshot ------------------------------------------------------
 function drawSummary(p, weights) {
-  const box = $('summary');
-  clear(box);
   const meta = p.meta || {};
   $('snapshot-title').textContent = '#' + p.id + (p.file ? ' ' + p.file : '') + ' — ' + new Date(p.taken_at).toLocaleString();
-  const parts = [
-    (p.mode || '?') + ' mode', (p.frequency || '?') + ' Hz', 'duration ' + fmtTime(p.duration_ns),
-    (p.sampling_count ?? '?') + ' samples', 'total ' + fmtTime(p.total_weight_ns),
-  ];
-  if (meta.ruby_version) parts.push('Ruby ' + meta.ruby_version);
-  if (meta.command_line) parts.push(meta.command_line);
-  box.append(el('span', { text: parts.join(' · ') }));
-  if (window.RperfWorkEvents) window.RperfWorkEvents.draw($('work-events'), p.work_events);
-  if (p.pruned && p.pruned.samples) {
-    box.append(el('span', { class: 'pruned', text: ` · ${p.pruned.samples} light stacks (${pct(p.pruned.weight_ns, p.total_weight_ns)} of the time) shown as [pruned]` }));
-  }
+  const parts = [(p.mode || '?') + ' mode', (p.frequency || '?') + ' Hz', 'duration ' + fmtTime(p.duration_ns), (p.sampling_count ?? '?') + ' samples',
+    'total ' + fmtTime(p.total_weight_ns), meta.ruby_version && 'Ruby ' + meta.ruby_version, meta.command_line];
   const rowCount = p.timeline ? p.timeline.rows ?? p.timeline.samples.length : 0;
-  if (p.timeline && p.timeline.source_count > rowCount) {
-    box.append(el('span', { class: 'pruned', text: ` · timeline: ${p.timeline.source_count} samples merged into ${rowCount}` }));
-  }
+  const pruned = (text) => el('span', { class: 'pruned', text });
+  clear($('summary'));
+  appendAll($('summary'), [el('span', { text: parts.filter(Boolean).join(' · ') }),
+    p.pruned && p.pruned.samples ? pruned(` · ${p.pruned.samples} light stacks (${pct(p.pruned.weight_ns, p.total_weight_ns)} of the time) shown as [pruned]`) : null,
+    p.timeline && p.timeline.source_count > rowCount ? pruned(` · timeline: ${p.timeline.source_count} samples merged into ${rowCount}`) : null]);
+  drawWorkEvents($('work-events'), p.work_events);
   const all = nodeWeights(p, selectSamples(p, { label: false, thread: false, range: false, hide: false })).sum;
-  const totals = $('totals');
-  totals.textContent = 'shown: ' + fmtTime(weights.sum) + ' of ' + fmtTime(all) + ' (' + pct(weights.sum, all) + ')';
-  totals.dataset.shownNs = String(Math.round(weights.sum));
-  totals.dataset.totalNs = String(Math.round(all));
+  $('totals').textContent = 'shown: ' + fmtTime(weights.sum) + ' of ' + fmtTime(all) + ' (' + pct(weights.sum, all) + ')';
+  Object.assign($('totals').dataset, { shownNs: String(Math.round(weights.sum)), totalNs: String(Math.round(all)) });
   const matched = searchWeight(p, weights, searchText());
-  const info = $('search-info');
-  if (matched === null) { info.textContent = ''; delete info.dataset.matchedNs; } else {
-    info.textContent = 'matches ' + fmtTime(matched) + ' (' + pct(matched, weights.sum) + ' of shown)';
-    info.dataset.matchedNs = String(Math.round(matched));
-  }
-  // The idle time the model found (thread_totals), and the threads that are all idle.
+  $('search-info').textContent = matched === null ? '' : 'matches ' + fmtTime(matched) + ' (' + pct(matched, weights.sum) + ' of shown)';
+  if (matched === null) delete $('search-info').dataset.matchedNs; else $('search-info').dataset.matchedNs = String(Math.round(matched));
   const idleNs = (p.thread_totals || []).reduce((a, [, , idle]) => a + idle, 0);
-  const hide = $('hide-idle');
-  hide.textContent = state.hideIdle ? `show idle threads (${p.idleThreads.length} hidden, ${fmtTime(idleNs)} idle)` : `hide idle threads (${fmtTime(idleNs)} idle)`;
-  hide.setAttribute('aria-pressed', String(state.hideIdle));
-  hide.dataset.idleNs = String(idleNs);
-  hide.disabled = !p.hasIdle && !state.hideIdle;
+  Object.assign($('hide-idle'), { disabled: !p.hasIdle && !state.hideIdle,
+    textContent: state.hideIdle ? `show idle threads (${p.idleThreads.length} hidden, ${fmtTime(idleNs)} idle)` : `hide idle threads (${fmtTime(idleNs)} idle)` });
+  $('hide-idle').setAttribute('aria-pressed', String(state.hideIdle));
+  $('hide-idle').dataset.idleNs = String(idleNs);
   // The threads that are all idle leave the thread filter's list too.
   const hidden = hiddenThreads(p);
   for (const o of $('filter-thread').options) o.hidden = !!(o.value && hidden && hidden.has(Number(o.value)));
-  $('range-info').hidden = !state.range;
-  $('clear-range').hidden = !state.range;
+  $('range-info').hidden = $('clear-range').hidden = !state.range;
   if (state.range) $('range-info').textContent = 'time range ' + fmtTime(state.range[0]) + ' – ' + fmtTime(state.range[1]);
 }
 
@@ -121,18 +95,14 @@ let renderSeq = 0;
 async function render() {
   const seq = ++renderSeq;
   document.body.dataset.state = 'drawing'; // 'ready' again when the last render is done
-  try {
-    await renderViews(seq);
-  } catch (e) {
+  try { await renderViews(seq); } catch (e) {
     setStatus('cannot draw ' + state.tab + ': ' + e.message, 'error');
     throw e;
   }
 }
 
-// A big timeline comes apart from the snapshot (Viewer.split_timeline): its rows are read
-// once the first view is drawn, in idle time (prefetchTimeline), or when a view needs them
-// first, so the first view of a big profile does not wait and the Stack chart's first open
-// rarely does.
+// A big timeline comes apart (Viewer.split_timeline): its rows are read in idle time after the
+// first view (prefetchTimeline), or when a view needs them first.
 async function ensureTimeline(p) {
   if (!p.timeline || timelineLoaded(p)) return;
   setStatus('loading the timeline of snapshot #' + p.id + ' (' + p.timeline.rows + ' rows)…', 'drawing');
@@ -156,6 +126,14 @@ function prefetchTimeline(p) {
   (window.requestIdleCallback || setTimeout)(() => { if (state.current === p) loadTimeline(p).catch(() => {}); });
 }
 
+// Each tab's view of the snapshot, the rows the filters keep and their weights.
+const VIEWS = {
+  flame: (p, rows, weights) => drawFlame($('flame'), $('flame-details'), flameHierarchy(p, rows, weights), {}),
+  icicle: (p, rows, weights) => drawFlame($('icicle'), $('icicle-details'), flameHierarchy(p, rows, weights), { inverted: true }),
+  stack: drawStackChart, sandwich: drawSandwich, top: drawTop, tree: (p) => drawTree(p, 'tree'), inverted: (p) => drawTree(p, 'inverted'),
+  source: drawSource, methods: drawMethods, alloc: drawAllocations, threads: drawThreads, timeline: drawTimeline, diff: (p, rows, weights) => drawDiff(p, weights),
+};
+
 async function renderViews(seq) {
   const p = state.current;
   if (!p) { document.body.dataset.state = 'ready'; return; }
@@ -176,22 +154,7 @@ async function renderViews(seq) {
     if (reason) b.title = reason; else b.removeAttribute('title');
   }
   for (const s of document.querySelectorAll('.tab')) s.classList.toggle('active', s.id === 'tab-' + state.tab);
-  switch (state.tab) {
-    case 'flame': drawFlame($('flame'), $('flame-details'), flameHierarchy(p, rows, weights), {}); break;
-    case 'icicle': drawFlame($('icicle'), $('icicle-details'), flameHierarchy(p, rows, weights), { inverted: true }); break;
-    case 'stack': await drawStackChart(p); break;
-    case 'sandwich': await drawSandwich(p); break;
-    case 'top': await drawTop(p); break;
-    case 'tree': await drawTree(p); break;
-    case 'inverted': await drawTree(p, 'inverted'); break;
-    case 'source': await drawSource(p); break;
-    case 'methods': await drawMethods(p); break;
-    case 'alloc': drawAllocations(p); break;
-    case 'threads': drawThreads(p); break;
-    case 'timeline': await drawTimeline(p); break;
-    case 'diff': await drawDiff(p, weights); break;
-    default: break;
-  }
+  await VIEWS[state.tab](p, rows, weights);
   if (seq === renderSeq) {
     state.zoom = null; // the address's zoom: taken by the chart, or there was none to take it
     writeHash();

@@ -1,18 +1,14 @@
-// Where the data comes from (a server, a host's data source, or this file), the page model
-// (page_model.js) and one prepared snapshot: the rows the filters keep and their weights.
+// Where the data comes from, the page model and a prepared snapshot: the rows the filters keep.
 'use strict';
 
-// A self-contained page (Rperf::Viewer.static_html) carries its data in a JSON script
-// element: {list: [...], snapshots: {id: body}}; a served page fetches it.
+// A self-contained page (Viewer.static_html) carries {list: [...], snapshots: {id: body}}.
 const embeddedElement = document.getElementById('rperf-data');
 const embedded = embeddedElement ? JSON.parse(embeddedElement.textContent) : null;
 
-// Where the data comes from, as in rperf 0.11: the server that served this page (its
-// assets are at <base>/assets/, the snapshots at <base>/snapshots), unless a script that runs
-// before this one defines window.RPERF_DATA_SOURCE = { listUrl(), snapshotUrl(id),
-// onAuthError(url) }: an async hook called when a request answers 403 (an expired signed URL,
-// say) that may return a new URL to try once. viewUrl(id, view, query) names the source of a
-// file (the server's <base>/snapshots/<id>/source?path=...); a source without it has no Source tab.
+// Where the data comes from, as in rperf 0.11: the server that served this page (<base>/assets/,
+// <base>/snapshots), unless an earlier script defines window.RPERF_DATA_SOURCE = { listUrl(),
+// snapshotUrl(id), onAuthError(url) } (onAuthError: after a 403, an expired signed URL say, a
+// new URL to try once). viewUrl(id, view, query): a file's text; a source without it has none.
 const ownScript = document.currentScript && document.currentScript.src;
 const BASE = ownScript ? ownScript.replace(/\/assets\/[\w.]+\.js(\?.*)?$/, '') : location.pathname.replace(/\/$/, '');
 const customSource = window.RPERF_DATA_SOURCE || null;
@@ -25,51 +21,32 @@ const source = Object.assign({
 }, customSource || {});
 const textFromServer = !embedded && typeof source.viewUrl === 'function'; // the Source tab's text
 
-async function fetchJSON(url) {
-  let res = await fetch(url, { headers: { accept: 'application/json' }, cache: 'no-store' });
+// A response (once more at the URL onAuthError gives for a 403); a refusal throws its error.
+async function request(url, init = { headers: { accept: 'application/json' } }) {
+  let res = await fetch(url, { cache: 'no-store', ...init });
   if (res.status === 403 && typeof source.onAuthError === 'function') {
     const fresh = await source.onAuthError(url);
-    if (fresh) res = await fetch(fresh, { headers: { accept: 'application/json' }, cache: 'no-store' });
+    if (fresh) res = await fetch(fresh, { cache: 'no-store', ...init });
   }
-  let body = null;
-  try { body = await res.json(); } catch (_) { /* not JSON */ }
-  if (!res.ok) throw new Error((body && body.error) || (res.status + ' ' + res.statusText));
-  return body;
-}
-
-async function fetchList() {
-  return embedded ? embedded.list : fetchJSON(source.listUrl());
-}
-
-// A big timeline travels apart from its snapshot (Viewer.split_timeline) as gzip'd columns
-// (Viewer.timeline_bytes): from the server, or in a self-contained page as the same bytes in
-// base64 in its own script element.
-async function fetchTimeline(id) {
-  let bytes;
-  if (!embedded) bytes = await fetchBytes(source.timelineUrl(id));
-  else {
-    const element = document.getElementById('rperf-timeline-' + id);
-    if (!element) throw new Error('not in this file');
-    bytes = base64Bytes(element.textContent);
-  }
-  return timelineColumns(await new Response(new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'))).arrayBuffer());
-}
-
-async function fetchBytes(url) {
-  let res = await fetch(url, { cache: 'no-store' });
-  if (res.status === 403 && typeof source.onAuthError === 'function') {
-    const fresh = await source.onAuthError(url);
-    if (fresh) res = await fetch(fresh, { cache: 'no-store' });
-  }
-  if (res.ok) return new Uint8Array(await res.arrayBuffer());
+  if (res.ok) return res;
   let body = null;
   try { body = await res.json(); } catch (_) { /* not JSON */ }
   throw new Error((body && body.error) || (res.status + ' ' + res.statusText));
 }
+const fetchJSON = async (url) => (await request(url)).json();
 
-// {columns: [nodes, weights, threads, label sets, times(, line-level leaves)], idle: the rows the
-// model says are idle} as typed arrays over the columns' bytes (Viewer.timeline_bytes' layout),
-// handed to the model as they are.
+const inFile = (part) => { if (!part) throw new Error('not in this file'); return part; };
+const fetchList = async () => (embedded ? embedded.list : fetchJSON(source.listUrl()));
+const fetchSnapshot = async (id) => (embedded ? inFile(embedded.snapshots[String(id)]) : fetchJSON(source.snapshotUrl(id)));
+
+// A big timeline travels apart (Viewer.split_timeline) as gzip'd columns (Viewer.timeline_bytes),
+// in a self-contained page in base64 in its own element.
+async function fetchTimeline(id) {
+  const bytes = embedded ? base64Bytes(inFile(document.getElementById('rperf-timeline-' + id)).textContent) : await (await request(source.timelineUrl(id), {})).arrayBuffer();
+  return timelineColumns(await new Response(new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'))).arrayBuffer());
+}
+
+// {columns: [nodes, weights, threads, label sets, times(, line leaves)], idle} as typed arrays.
 function timelineColumns(buffer) {
   const [n, lines, idleCount] = buffer.byteLength >= 16 ? new Uint32Array(buffer, 0, 3) : [0, 0, 0];
   if (buffer.byteLength !== 16 + n * (lines ? 32 : 28) + idleCount * 4) throw new Error('the timeline\'s columns are cut or malformed');
@@ -82,22 +59,15 @@ function timelineColumns(buffer) {
   return { columns, idle: take(Uint32Array, idleCount) };
 }
 
-// Whether the timeline's rows are here (in the payload, or loaded: ensureTimeline).
 const timelineLoaded = (p) => !!(p.timeline && (p.timeline.samples || p.timeline.columns));
-// The timeline's rows, made of its columns when first asked for (a tag group, a transform).
+// The timeline's rows [node, weight, thread, label set, time(, line-level leaf)], made of its
+// columns when first asked for (a tag group, a transform).
 function timelineRows(p) {
-  if (!p.timeline.samples) p.timeline.samples = rowsOfColumns(p.timeline.columns);
-  return p.timeline.samples;
-}
-
-// The rows [node, weight, thread, label set, time(, line-level leaf)] of a timeline sent as
-// columns (timelineColumns).
-function rowsOfColumns([nodes, weights, threads, sets, times, lines]) {
-  const rows = new Array(nodes.length);
-  for (let i = 0; i < rows.length; i++) {
-    rows[i] = lines ? [nodes[i], weights[i], threads[i], sets[i], times[i], lines[i]] : [nodes[i], weights[i], threads[i], sets[i], times[i]];
+  const [nodes, weights, threads, sets, times, lines] = p.timeline.columns || [];
+  if (!p.timeline.samples) {
+    p.timeline.samples = Array.from(nodes, (node, i) => (lines ? [node, weights[i], threads[i], sets[i], times[i], lines[i]] : [node, weights[i], threads[i], sets[i], times[i]]));
   }
-  return rows;
+  return p.timeline.samples;
 }
 
 function base64Bytes(text) {
@@ -109,14 +79,11 @@ function base64Bytes(text) {
 }
 
 // --- the page model (WebAssembly, ext/rperf/page; page_model.js speaks to it) ---------------
-// The server's sample filter (profile/sample_filter.hh), its sums and its views, compiled for
-// the page: the page selects its rows and computes its views with it, never with a copy of its
-// own. A served page fetches page_model.wasm beside viewer.js; a self-contained one carries it.
+// The page selects its rows and computes every view with it, never with a copy of its own.
 const { ROWS } = RperfPageModel;
 let model = null; // the PageModel, once loaded
 
-// Loaded once (started with the page, beside the snapshot list's request); a failure is
-// tried again at the next snapshot.
+// Loaded once, beside the snapshot list; a failure is tried again at the next snapshot.
 let modelLoad = null;
 function loadPageModel() {
   if (!modelLoad) modelLoad = instantiatePageModel().catch((e) => { modelLoad = null; throw e; });
@@ -124,20 +91,14 @@ function loadPageModel() {
 }
 
 async function instantiatePageModel() {
-  const element = document.getElementById('rperf-page-model');
-  let bytes;
-  if (element) bytes = base64Bytes(element.textContent);
-  else {
-    const url = ownScript ? new URL('page_model.wasm', ownScript).href : BASE + '/assets/page_model.wasm';
-    const res = await fetch(url);
-    if (!res.ok) throw new Error(url + ': ' + res.status + ' ' + ((await res.text()).slice(0, 300) || res.statusText));
-    bytes = await res.arrayBuffer();
-  }
-  model = await RperfPageModel.instantiate(bytes);
+  const element = document.getElementById('rperf-page-model'); // a self-contained page's
+  const url = ownScript ? new URL('page_model.wasm', ownScript).href : BASE + '/assets/page_model.wasm';
+  const res = element ? null : await fetch(url);
+  if (res && !res.ok) throw new Error(url + ': ' + res.status + ' ' + ((await res.text()).slice(0, 300) || res.statusText));
+  model = await RperfPageModel.instantiate(element ? base64Bytes(element.textContent) : await res.arrayBuffer());
   return model;
 }
 
-// The snapshot's tree and label sets in the module; its rows as they come.
 function modelSnapshot(p) {
   p.handle = model.snapshot({ parents: p.nodes.parent, nodeFrames: p.nodes.frame, frames: p.frames, frameLines: p.frame_lines, labelSets: p.labelSets, lineTree: p.line_tree }, p);
   p.idle = [null, null, null]; // per kind: the model's idle marks (Uint8Array), or null
@@ -147,28 +108,19 @@ function modelSnapshot(p) {
 }
 function modelRows(p, kind, rows, idleIndexes) { p.idle[kind] = model.rows(p.handle, kind, rows, idleIndexes, !!p.line_tree); }
 
-// A selection of rows of `kind`: the model's kept indexes and weights (kept), and, when a view
-// reads them one by one (the tag groups), the rows themselves (rows(): keptRows').
+// A selection of rows of `kind`: the model's kept indexes and weights, and, when a view reads
+// them one by one (the tag groups), rows() as [node, kept weight, thread, label set, idle, index].
 function selection(p, kind, kept) {
   let rows = null;
-  return { kind, kept, rows: () => rows || (rows = keptRows(p, kind, kind === ROWS.timeline ? timelineRows(p) : p.samples, kept)) };
+  const make = () => {
+    const source = kind === ROWS.timeline ? timelineRows(p) : p.samples;
+    const idle = p.idle[kind];
+    return Array.from(kept.rows, (i, k) => [source[i][0], kept.weights[k], source[i][2], source[i][3], idle ? idle[i] === 1 : false, i]);
+  };
+  return { kind, kept, rows: () => rows || (rows = make()) };
 }
 
-// Kept rows of `kind` as [node, kept weight, thread, label set, idle, index] (index: the row's
-// in the payload), with .kind.
-function keptRows(p, kind, source, kept) {
-  const idle = p.idle[kind];
-  const rows = new Array(kept.rows.length);
-  for (let k = 0; k < rows.length; k++) {
-    const i = kept.rows[k];
-    const r = source[i];
-    rows[k] = [r[0], kept.weights[k], r[2], r[3], idle ? idle[i] === 1 : false, i];
-  }
-  rows.kind = kind;
-  return rows;
-}
-
-// The indexes and weights of a selection, or of rows made by keptRows (a part of them).
+// The indexes and weights of a selection, or of some of its rows().
 function keptColumns(rows) {
   if (rows.kept) return [rows.kept.rows, rows.kept.weights];
   const indexes = new Uint32Array(rows.length), weights = new Float64Array(rows.length);
@@ -176,17 +128,8 @@ function keptColumns(rows) {
   return [indexes, weights];
 }
 
-async function fetchSnapshot(id) {
-  if (!embedded) return fetchJSON(source.snapshotUrl(id));
-  const body = embedded.snapshots[String(id)];
-  if (!body) throw new Error('not in this file');
-  return body;
-}
-
-// A body in rperf 0.11's shape (Rperf::Viewer.samples_to_json: samples of
-// {stack: [name, ...] root first, weight, label_set_id}), from a source that stores them,
-// becomes ours: the model's stack tree of them (page/names_tree.hh, in the page model), frames
-// of (name, no file), one row per sample, one thread.
+// A body in rperf 0.11's shape (Viewer.samples_to_json) from a data source becomes ours: the
+// model's stack tree of its names (page/names_tree.hh), one row per sample, one thread.
 function fromSamplesJson(p) {
   const tree = model.namesTree(p.samples);
   const labelSets = (p.label_sets || [{}]).map((ls) => {
@@ -202,48 +145,34 @@ function fromSamplesJson(p) {
   });
 }
 
-// --- one snapshot ------------------------------------------------------------------------
-// The server sends a prefix tree of stacks (parents come before their children), so the
-// flame graph is that tree: weights go to the leaf node of each sample and are summed upwards.
+// --- one snapshot: a prefix tree of stacks (parents first), the flame graph's ----------
 function prepare(p) {
   if (!p.nodes && Array.isArray(p.samples)) p = fromSamplesJson(p);
   p.payloadKeys = Object.keys(p); // the body's own, which a transformed snapshot copies
-  const n = p.nodes.parent.length;
-  const children = Array.from({ length: n }, () => []);
-  const roots = [];
-  for (let i = 0; i < n; i++) {
-    const parent = p.nodes.parent[i];
-    if (parent < 0) roots.push(i); else children[parent].push(i);
-  }
-  p.children = children;
-  p.roots = roots;
+  p.children = Array.from(p.nodes.parent, () => []);
+  p.roots = [];
+  p.nodes.parent.forEach((parent, i) => (parent < 0 ? p.roots : p.children[parent]).push(i));
   p.threads = [...new Set(p.samples.map((s) => s[2]))].sort((a, b) => a - b);
   p.labelSets = p.label_sets.map((ls) => ls || {});
-  // The rows in the page model, with the model's idle marks (Payload: idle_samples, the
-  // timeline's idle rows); each thread's idle time (thread_totals): never judged here.
-  modelSnapshot(p);
-  p.idleNs = new Map((p.thread_totals || []).map(([th, , idle]) => [th, idle]));
-  p.totalNs = new Map((p.thread_totals || []).map(([th, total]) => [th, total]));
+  modelSnapshot(p); // with the model's idle marks: idleness is never judged here
+  const totals = p.thread_totals || []; // [thread, total, idle, name, Ractor id (another Ractor's thread)]
+  p.threadTotals = new Map(totals.map((t) => [t[0], t]));
+  p.idleNs = new Map(totals.map(([th, , idle]) => [th, idle]));
+  p.totalNs = new Map(totals.map(([th, total]) => [th, total]));
   p.idleThreads = p.threads.filter((th) => p.totalNs.get(th) > 0 && p.idleNs.get(th) === p.totalNs.get(th));
-  p.hasIdle = (p.thread_totals || []).some(([, , idle]) => idle > 0);
-  p.threadNames = new Map((p.thread_totals || []).filter((t) => t[3]).map(([th, , , name]) => [th, name]));
-  // Another Ractor's thread: its Ractor's id (the model's thread_totals, fifth element).
-  p.ractorOf = new Map((p.thread_totals || []).filter((t) => t[4] !== undefined).map(([th, , , , ractor]) => [th, ractor]));
+  p.hasIdle = totals.some(([, , idle]) => idle > 0);
   return p;
 }
 
 const frameOf = (p, node) => p.frames[p.nodes.frame[node]];
 
-// The snapshot through the page's transforms (focus / merge / drop a function, collapse
-// recursion, app code first): the model's tree of the transformed stacks
-// (page/transformed_tree.hh), every row at its stack's new node (rows whose stack went go,
-// idle marks kept: a sample's wait does not change with how its stack is drawn), prepared as a
-// snapshot of its own, so every view shows it, served or `--html` alike. Each moved row's index
-// in the base snapshot (origins, per kind): the Source tab reads the base's line tree.
+// The snapshot through the page's transforms: the model's tree of the transformed stacks
+// (page/transformed_tree.hh), every row at its stack's new node (idle marks kept: a wait does
+// not change with how its stack is drawn), prepared as a snapshot of its own for every view.
+// origins: each moved row's index in the base, whose line tree the Source tab reads.
 function transformed(base, list) {
   const t = model.transform(base.handle, list, base.nodes.parent.length);
-  const body = {};
-  for (const key of base.payloadKeys) body[key] = base[key];
+  const body = Object.fromEntries(base.payloadKeys.map((key) => [key, base[key]]));
   const moved = (rows, kind) => moveRows(rows, base.idle[kind], t.nodeMap);
   const samples = moved(base.samples, ROWS.samples);
   Object.assign(body, {
@@ -255,22 +184,18 @@ function transformed(base, list) {
     // The payload's bins are of the untransformed stacks: the page bins the moved rows.
     timeline: base.timeline && Object.assign({}, base.timeline, { samples: null, columns: null, idle: null, bins: null, idle_hidden_bins: null }),
   });
-  const p = prepare(body);
-  p.base = base;
-  p.nodeMap = t.nodeMap;
-  p.origins = [samples.origin, null, null];
+  const p = Object.assign(prepare(body), { base, nodeMap: t.nodeMap, origins: [samples.origin, null, null] });
   if (timelineLoaded(base)) transformTimeline(p);
   return p;
 }
-// The base snapshot's timeline rows moved to the transformed tree (ensureTimeline: when loaded).
+// The base's timeline rows moved to the transformed tree, once loaded.
 function transformTimeline(p) {
   const { rows, idle, origin } = moveRows(timelineRows(p.base), p.base.idle[ROWS.timeline], p.nodeMap);
   modelRows(p, ROWS.timeline, rows, idle);
   p.timeline.samples = rows;
   p.origins[ROWS.timeline] = origin;
 }
-// Rows at their new nodes (nodeMap; -1: the row goes), the indexes of those marked idle and
-// each one's index in `rows`.
+// Rows at their new nodes (nodeMap; -1: the row goes), those marked idle, each one's origin.
 function moveRows(rows, marks, nodeMap) {
   const out = [], idle = [], origin = [];
   for (let i = 0; i < rows.length; i++) {
@@ -285,54 +210,33 @@ function moveRows(rows, marks, nodeMap) {
   return { rows: out, idle, origin };
 }
 
-// The filters as a query: the key of the views computed under them.
-function filterQuery() {
-  const q = new URLSearchParams();
-  labelQuery(q, state.labelFilter);
-  if (state.threadFilter !== null) q.set('thread', String(state.threadFilter));
-  if (hidingIdle(state.current)) q.set('idle', 'hide');
-  if (state.range) { q.set('from', String(Math.floor(state.range[0]))); q.set('to', String(Math.ceil(state.range[1]))); }
-  tagQuery(q);
-  return q.toString();
-}
-function tagQuery(q) {
-  if (tagFocusRegex()) q.set('tagfocus', state.tagFocus);
-  if (state.tagIgnore.length) q.set('tagignore', JSON.stringify(state.tagIgnore));
-}
+// The filters: the key of the views computed under them.
+const filterKey = () => JSON.stringify([state.labelFilter, state.threadFilter, hidingIdle(state.current), state.range, tagFocusRegex() && state.tagFocus, state.tagIgnore]);
 
-// The samples the filters keep (time range, label, thread, idle), selected by the page model:
-// rows [node, kept weight, thread, label set, idle, index] (keptRows). With a time range, the
-// timeline's rows (a sample covers [t - weight, t] and keeps its part in the range).
+// The rows the filters keep (selection), selected by the page model; with a time range, the
+// timeline's (a sample covers [t - weight, t] and keeps its part in the range).
 function selectSamples(p, opts) {
   const { kind, f } = samplesFilter(p, opts);
   return selection(p, kind, model.select(p.handle, kind, f));
 }
-// The kind of rows the filters read and the filter itself (modelFilter's f).
 function samplesFilter(p, opts) {
   const o = Object.assign({ label: true, thread: true, range: true, hide: true }, opts);
   const ranged = !!(o.range && state.range && timelineLoaded(p));
-  return {
-    kind: ranged ? ROWS.timeline : ROWS.samples,
-    f: {
-      thread: o.thread ? state.threadFilter : null, hidden: o.hide ? hiddenThreads(p) : null, sets: o.label ? keptLabelSets(p) : null,
-      range: ranged ? state.range : null, idle: o.hide && hidingIdle(p),
-    },
-  };
+  const f = { thread: o.thread ? state.threadFilter : null, hidden: o.hide ? hiddenThreads(p) : null, sets: o.label ? keptLabelSets(p) : null,
+    range: ranged ? state.range : null, idle: o.hide && hidingIdle(p) };
+  return { kind: ranged ? ROWS.timeline : ROWS.samples, f };
 }
 
-// A view of the rows the filters keep, computed by the page model as `rperf report` computes
-// it (page/page_views.hh: the model's CallTree and MethodTable): 'call_tree', 'inverted_tree',
-// 'method_table', or 'sandwich' of fn ([name, file]); all: of every row. The last few are kept.
+// A view of the kept rows, as `rperf report` computes it (page/page_views.hh): 'call_tree',
+// 'inverted_tree', 'method_table', or 'sandwich' of fn ([name, file]); all: of every row.
 function modelView(p, view, { all = false, ranged = true, fn = null } = {}) {
   if (p.call_tree_error) throw new Error(p.call_tree_error);
-  const key = [view, all ? '' : filterQuery(), ranged, ...(fn || [])].join('\u0000');
+  const key = [view, all ? '' : filterKey(), ranged, ...(fn || [])].join('\u0000');
   if (!p.views) p.views = new Map();
   if (!p.views.has(key)) {
-    const none = { label: false, thread: false, range: false, hide: false };
-    const { kind, f } = samplesFilter(p, all ? none : { range: ranged });
-    const body = model.view(p.handle, kind, f, view, fn);
+    const { kind, f } = samplesFilter(p, all ? { label: false, thread: false, range: false, hide: false } : { range: ranged });
     while (p.views.size >= FILTERED_CACHE_SIZE) p.views.delete(p.views.keys().next().value); // the oldest
-    p.views.set(key, body);
+    p.views.set(key, model.view(p.handle, kind, f, view, fn));
   }
   return p.views.get(key);
 }
@@ -343,82 +247,58 @@ function tagFocusRegex() {
   try { return new RegExp(state.tagFocus); } catch (_) { return null; }
 }
 
-// Whether tagfocus (a valid one) or tagignore is set.
 const tagFiltered = () => !!(tagFocusRegex() || state.tagIgnore.length);
 
-// The label sets the label and tag filters keep (sorted ids), or null when none is set: the
-// model's rule (profile/label_set_match.hh), the server's too. The tagfocus regex is the
-// page's (JavaScript's, as rperf 0.11.1's), run on the model's label values.
+// The label sets the label and tag filters keep, or null when none is set: the model's rule
+// (profile/label_set_match.hh); the tagfocus regex is JavaScript's, as rperf 0.11.1's.
 function keptLabelSets(p) {
   const focus = tagFocusRegex();
-  if (!state.labelFilter && !tagFiltered()) return null;
-  const key = JSON.stringify([state.labelFilter, state.tagFocus, state.tagIgnore]);
-  if (p.keptSetsKey === key) return p.keptSets;
   const f = state.labelFilter;
-  const values = f ? f.values.filter((v) => v !== NOT_SET) : [];
-  const focused = focus ? labelValues(p).filter((v) => focus.test(v)) : [];
-  const sets = model.matchLabelSets(p.handle, { key: f ? f.key : null, values, unset: !!(f && f.values.includes(NOT_SET)), focused: focus ? focused : null, ignore: state.tagIgnore });
-  p.keptSetsKey = key;
-  p.keptSets = sets;
+  if (!f && !tagFiltered()) return null;
+  const key = JSON.stringify([f, state.tagFocus, state.tagIgnore]);
+  if (p.keptSetsKey !== key) {
+    if (focus && !p.labelValueList) p.labelValueList = model.labelValues(p.handle);
+    p.keptSets = model.matchLabelSets(p.handle, { key: f ? f.key : null, values: f ? f.values.filter((v) => v !== NOT_SET) : [],
+      unset: !!(f && f.values.includes(NOT_SET)), focused: focus ? p.labelValueList.filter((v) => focus.test(v)) : null, ignore: state.tagIgnore });
+    p.keptSetsKey = key;
+  }
   return p.keptSets;
 }
 
-// Every label value of the snapshot, each once (the model's label_values).
-function labelValues(p) {
-  if (!p.labelValueList) p.labelValueList = model.labelValues(p.handle);
-  return p.labelValueList;
-}
-
-// "Hide idle threads": the samples the model says are idle (off the GVL in a known wait of a
-// server or job runner: profile/idle_wait.hh) go, marked by the payload; a thread whose time
-// is all idle (thread_totals) goes from the thread lists. hidingIdle: the button is on and
-// something is idle; hiddenThreads: those threads (but the one the thread filter chose), or null.
-function hidingIdle(p) {
-  return !!(state.hideIdle && p && p.hasIdle);
-}
+// "Hide idle threads": the rows the model says are idle (profile/idle_wait.hh) go, and the
+// threads whose time is all idle (but the one the thread filter chose) leave the thread lists.
+const hidingIdle = (p) => !!(state.hideIdle && p && p.hasIdle);
 function hiddenThreads(p) {
   if (!state.hideIdle || !p) return null;
   const idle = p.idleThreads.filter((th) => th !== state.threadFilter);
   return idle.length ? new Set(idle) : null;
 }
 
-// The weights of kept rows (keptRows', or a part of them) on the tree, from the page model:
-// self and total per node, the sum, and each node's self weight per VM state (stateSelf:
-// node -> [blocked, wait, gc], for the nodes that have some).
+// The page model's weights of a selection (or some of its rows()) on the tree: self and total
+// per node, the sum, and stateSelf: node -> its self [blocked, wait, gc] (when it has some).
 function nodeWeights(p, rows, kind = rows.kind) {
   const n = p.nodes.parent.length;
   const { self, total, sum, states } = model.treeWeights(p.handle, kind, ...keptColumns(rows), n);
-  const PAGE_STATES = RperfPageModel.STATE_COUNT;
   const stateSelf = new Map();
   for (let i = 0; i < n; i++) {
-    const at = i * PAGE_STATES;
+    const at = i * RperfPageModel.STATE_COUNT;
     if (states[at + 1] || states[at + 2] || states[at + 3]) stateSelf.set(i, [states[at + 1], states[at + 2], states[at + 3]]);
   }
   return { self, total, sum, stateSelf };
 }
 
-// The hierarchy {name, file, value, cat, children, delta?} of the nodes that have weight;
-// leavesOf(node): more children (the allocations view's classes).
+// The hierarchy of the nodes that have weight; leavesOf(node): more children (allocated classes).
 function hierarchy(p, weights, deltaOf, leavesOf) {
   const build = (node) => {
+    const kids = p.children[node].filter((c) => weights.total[c] > 0).map(build).concat(leavesOf ? leavesOf(node) : []);
     const [name, file] = frameOf(p, node);
-    const out = { name, file, value: weights.total[node], node, cat: categoryOf(p, node) };
-    if (deltaOf) out.delta = deltaOf(node);
-    const kids = p.children[node].filter((c) => weights.total[c] > 0).map(build);
-    if (leavesOf) for (const leaf of leavesOf(node)) kids.push(leaf);
-    if (kids.length) out.children = kids;
-    return out;
+    return { name, file, value: weights.total[node], node, cat: categoryOf(p, node), delta: deltaOf && deltaOf(node), children: kids.length ? kids : undefined };
   };
-  const top = p.roots.filter((r) => weights.total[r] > 0).map(build);
-  const root = { name: 'all', file: '', value: weights.sum, node: -1, children: top, cat: 'other' };
-  if (deltaOf) root.delta = 0;
-  return root;
+  return { name: 'all', file: '', value: weights.sum, node: -1, cat: 'other', delta: deltaOf && 0, children: p.roots.filter((r) => weights.total[r] > 0).map(build) };
 }
 
-// The flame graph's and icicle's hierarchy. With tagroot keys: the samples grouped by their
-// values, each group's tree under "[key: value]" frames (a sample without a key gets no frame
-// for it, as 0.11.1); with tagleaf keys: each stack's self time under "[key: value]" leaves
-// (instead of the VM-state leaves).
+// The flame graph's hierarchy: tagroot groups the samples under "[key: value]" frames (none for
+// a sample without the key, as 0.11.1), tagleaf puts each stack's self time under such leaves.
 function flameHierarchy(p, sel, weights) {
   const tagPath = (keys, lsi) => {
     const ls = p.labelSets[lsi] || {};
@@ -438,13 +318,10 @@ function flameHierarchy(p, sel, weights) {
   };
   const build = (rowsOf, w) => { // rowsOf(): the rows, read only for tagleaf
     if (!state.tagLeaf.length) return hierarchy(p, w, null, stateLeaves(w));
-    const byNode = new Map(); // node -> its self time's tag leaves
+    const byNode = new Map(); // node -> {children: its self time's tag leaves}
     for (const r of rowsOf()) {
       const path = tagPath(state.tagLeaf, r[3]);
-      if (!path.length) continue;
-      let holder = byNode.get(r[0]);
-      if (!holder) byNode.set(r[0], holder = { children: [] });
-      along(holder, path, r[1]);
+      if (path.length) along(byNode.get(r[0]) || byNode.set(r[0], {}).get(r[0]), path, r[1]);
     }
     return hierarchy(p, w, null, (node) => (byNode.has(node) ? byNode.get(node).children : []));
   };
@@ -452,15 +329,13 @@ function flameHierarchy(p, sel, weights) {
   const groups = new Map();
   for (const r of sel.rows()) {
     const key = JSON.stringify(tagPath(state.tagRoot, r[3]));
-    if (!groups.has(key)) groups.set(key, []);
-    groups.get(key).push(r);
+    (groups.get(key) || groups.set(key, []).get(key)).push(r);
   }
   const root = { name: 'all', file: '', value: weights.sum, node: -1, children: [], cat: 'other' };
   for (const [key, group] of groups) {
     const tree = build(() => group, nodeWeights(p, group, sel.kind));
     const end = along(root, JSON.parse(key), tree.value);
-    if (!end.children) end.children = [];
-    for (const c of tree.children || []) end.children.push(c);
+    end.children = (end.children || []).concat(tree.children || []);
   }
   return root;
 }

@@ -1,11 +1,9 @@
-// The Allocations, Source and Diff tabs.
+// The Allocations, Source and Diff tabs, and the events per unit of work.
 'use strict';
 
 // --- allocations -------------------------------------------------------------------------
-// Allocation samples (allocations: N): [node, objects, thread, label_set, class, retained],
-// node being the allocating stack's leaf; a.retained null: not measured (retained: true was
-// not asked for), the rows' retained 0; the class is drawn as one more leaf under it, as
-// Rperf::Collapsed.encode(data, allocations: true) does. Objects are estimates (samples × N).
+// The allocating stacks, each class one more leaf (as Rperf::Collapsed.encode(data, allocations:
+// true)); a.retained null: not measured. Objects are estimates (samples × N).
 
 function drawAllocations(p) {
   const a = p.allocations;
@@ -21,49 +19,35 @@ function drawAllocations(p) {
     return;
   }
   const measured = a.retained !== null;
-  const retainedButton = document.querySelector('#tab-alloc [data-field="retained"]');
-  retainedButton.disabled = !measured;
-  retainedButton.title = measured ? '' : 'not measured: record with retained: true (--retained)';
+  Object.assign(document.querySelector('#tab-alloc [data-field="retained"]'), { disabled: !measured, title: measured ? '' : 'not measured: record with retained: true (--retained)' });
   const byRetained = measured && state.allocField === 'retained';
-  // The kept rows' sums, from the page model: the tree's weights, each node's classes, the sites.
   const kept = model.select(p.handle, ROWS.allocations, { thread: state.threadFilter, hidden: hiddenThreads(p), sets: keptLabelSets(p) }); // allocations are never idle
   const { self, total, sum, allocated, retained, nodeClasses, sites } =
     model.allocationSums(p.handle, kept.rows, kept.weights, byRetained, MAX_TABLE_ROWS, p.nodes.parent.length);
-  const perClass = new Map(); // node -> [[class, objects], ...]
-  for (const [node, cls, objects] of nodeClasses) {
-    if (!perClass.has(node)) perClass.set(node, []);
-    perClass.get(node).push([cls, objects]);
-  }
-  const leavesOf = (node) => (perClass.get(node) || []).map(([cls, v]) => ({ name: a.classes[cls], file: '', value: v }));
-  drawFlame(container, $('alloc-details'), hierarchy(p, { self, total, sum }, null, leavesOf),
-    { format: (v) => fmtCount(v) + ' objects' });
+  const leaves = new Map(); // node -> its classes, as leaves
+  for (const [node, cls, objects] of nodeClasses) (leaves.get(node) || leaves.set(node, []).get(node)).push({ name: a.classes[cls], file: '', value: objects });
+  drawFlame(container, $('alloc-details'), hierarchy(p, { self, total, sum }, null, (node) => leaves.get(node) || []), { format: (v) => fmtCount(v) + ' objects' });
 
   const summary = $('alloc-summary');
-  const retainedText = measured ? `${fmtCount(retained)} still alive at the end (retained)`
-    : 'retained not measured (record with retained: true or --retained)';
-  summary.textContent = `${fmtCount(allocated)} objects allocated, ${retainedText}; ` +
+  summary.textContent = `${fmtCount(allocated)} objects allocated, ` +
+    (measured ? `${fmtCount(retained)} still alive at the end (retained); ` : 'retained not measured (record with retained: true or --retained); ') +
     `estimates from one sampled allocation in ${a.interval}. ` + (unfilteredReason('alloc') || 'The label and thread filters apply.') +
     (a.pruned.samples ? ` ${a.pruned.samples} light stacks (${fmtCount(a.pruned.objects)} objects) are shown as [pruned].` : '');
   summary.dataset.allocated = String(allocated);
   summary.dataset.retained = measured ? String(retained) : '';
-  const top = sites;
-  for (const r of top) {
+  for (const r of sites) {
     const [fn, file] = p.frames[r.frame];
-    body.append(el('tr', null,
-      el('td', { class: 'num', text: fmtCount(r.allocated) }), el('td', { class: 'num', text: pct(r.allocated, allocated) }),
-      el('td', { class: 'num', text: measured ? fmtCount(r.retained) : '–' }),
-      el('td', { class: 'num', text: measured ? pct(r.retained, retained) : '' }),
-      el('td', { class: 'fn', text: a.classes[r.cls] }), el('td', { class: 'fn', text: fn }),
-      el('td', { class: 'file', text: file, title: file })));
+    body.append(el('tr', null, td('num', fmtCount(r.allocated)), td('num', pct(r.allocated, allocated)),
+      td('num', measured ? fmtCount(r.retained) : '–'), td('num', measured ? pct(r.retained, retained) : ''),
+      td('fn', a.classes[r.cls]), td('fn', fn), td('file', file, file)));
   }
-  $('alloc-table').dataset.rows = String(top.length);
+  $('alloc-table').dataset.rows = String(sites.length);
 }
 
 // --- source ------------------------------------------------------------------------------
-// A file of the profile with each line's time (recorded with lines: true): the time is the page
-// model's (source_lines over the payload's line tree, of the rows the filters keep); the text
-// is read by the served viewer (Viewer::SourcePayload: only the profile's own files). A file
-// page or a data source without views has no text: it lists the lines that have time.
+// A file of the profile with each line's time (recorded with lines: true; the page model's
+// source_lines); the text is the served viewer's (Viewer::SourcePayload): a file page or a data
+// source lists the lines that have time.
 let sourceSeq = 0;
 async function drawSource(p) {
   const seq = ++sourceSeq;
@@ -85,27 +69,21 @@ async function drawSource(p) {
   const byLine = new Map(src.lines.map(([line, self, total]) => [line, [self, total]]));
   const sum = src.keptNs;
   const recorded = !!(p.base || p).line_tree;
-  // The line to show first: the file's hottest (by total).
-  let focus = null;
-  for (const [line, , total] of src.lines) if (focus === null || total > byLine.get(focus)[1]) focus = line;
+  const focus = (src.lines.reduce((a, l) => (a === null || l[2] > a[2] ? l : a), null) || [null])[0]; // the hottest line, by total
   const numbers = text ? text.map((_, i) => i + 1) : src.lines.map(([line]) => line);
   note.textContent = file + (name ? ' — ' + name : '') + ': ' + (text ? text.length + ' lines' : `its text is read by the served viewer (rperf report --port 0 PROFILE, or Rperf::Viewer): this ${embedded ? 'file' : 'data source'} lists the lines with time`) +
     (recorded ? '; self and total per line, of ' + fmtTime(sum) + '.' : '. This profile was recorded without line numbers (lines: true records them): no time per line.');
-  const rows = numbers.map((line) => {
+  appendAll(body, numbers.map((line) => {
     const w = byLine.get(line);
     return el('tr', { class: (w ? 'hot' : '') + (line === focus ? ' focus' : ''), dataset: { line: String(line), selfNs: String(w ? w[0] : 0), totalNs: String(w ? w[1] : 0) } },
-      el('td', { class: 'num', text: String(line) }),
-      el('td', { class: 'num', text: w && w[0] ? fmtTime(w[0]) + ' ' + pct(w[0], sum) : '' }),
-      el('td', { class: 'num', text: w ? fmtTime(w[1]) + ' ' + pct(w[1], sum) : '' }),
-      el('td', { class: 'code', text: text ? text[line - 1] : '' }));
-  });
-  appendAll(body, rows);
+      td('num', String(line)), td('num', w && w[0] ? fmtTime(w[0]) + ' ' + pct(w[0], sum) : ''),
+      td('num', w ? fmtTime(w[1]) + ' ' + pct(w[1], sum) : ''), td('code', text ? text[line - 1] : ''));
+  }));
   $('source-table').dataset.path = file;
   const hot = body.querySelector('tr.focus');
   if (hot) hot.scrollIntoView({ block: 'center' });
 }
 
-// The text of a file of snapshot p (the server's, kept per snapshot and file).
 const sourceTexts = new Map();
 async function sourceText(p, file) {
   const key = p.id + '\u0000' + file;
@@ -117,35 +95,26 @@ async function sourceText(p, file) {
   return sourceTexts.get(key);
 }
 
-// The time per line of `file` in the rows the filters keep (a transformed snapshot's rows, read
-// as the base snapshot's rows they were moved from, on the base's line tree).
+// The time per line of `file` in the kept rows (a transformed snapshot's as the base's rows).
 function sourceWeights(p, file) {
-  const { kind, f } = samplesFilter(p);
-  const kept = model.select(p.handle, kind, f);
-  if (!p.base) return model.sourceLines(p.handle, kind, kept.rows, kept.weights, file);
-  return model.sourceLines(p.base.handle, kind, Uint32Array.from(kept.rows, (i) => p.origins[kind][i]), kept.weights, file);
+  const { kind, kept } = selectSamples(p);
+  return model.sourceLines((p.base || p).handle, kind, p.base ? Uint32Array.from(kept.rows, (i) => p.origins[kind][i]) : kept.rows, kept.weights, file);
 }
 
 // --- diff --------------------------------------------------------------------------------
 async function drawDiff(p, weights) {
   const body = $('diff-table').tBodies[0];
   const container = $('diff-flame');
+  const summary = $('diff-summary');
   clear(body);
-  clear($('diff-summary'));
   clear(container);
   container.removeAttribute('data-rendered');
+  summary.textContent = '';
+  const fail = (text) => { summary.textContent = text; container.dataset.rendered = '0'; };
   const baseId = state.baseId;
-  if (baseId === null) {
-    $('diff-summary').textContent = unfilteredReason('diff') || 'There is no other snapshot to compare with.';
-    container.dataset.rendered = '0';
-    return;
-  }
+  if (baseId === null) { fail(unfilteredReason('diff') || 'There is no other snapshot to compare with.'); return; }
   let base;
-  try { base = await snapshot(baseId); } catch (e) {
-    $('diff-summary').textContent = 'Cannot load snapshot #' + baseId + ': ' + e.message;
-    container.dataset.rendered = '0';
-    return;
-  }
+  try { base = await snapshot(baseId); } catch (e) { fail('Cannot load snapshot #' + baseId + ': ' + e.message); return; }
   if (state.current !== p || state.baseId !== baseId) return; // the user moved on meanwhile
   const bw = nodeWeights(base, selectSamples(base, { range: false }));
   const scale = $('diff-normalize').checked && bw.sum > 0 ? weights.sum / bw.sum : 1;
@@ -167,36 +136,50 @@ async function drawDiff(p, weights) {
   }
   const deltaOf = (node) => weights.self[node] - (mapped[node] >= 0 ? bw.self[mapped[node]] * scale : 0);
   drawFlame(container, $('diff-details'), hierarchy(p, weights, deltaOf), { diff: true });
-
-  // The table: each method's self and total time in both snapshots' method tables (the
-  // model's), under the chart's filters (the other snapshot's without the time range: its
-  // clock is its own). A method below a table's min_percent counts as 0 there.
-  const summary = `#${base.id} (before) ${fmtTime(bw.sum * scale)}${scale !== 1 ? ' scaled' : ''} → ` +
+  summary.textContent = `#${base.id} (before) ${fmtTime(bw.sum * scale)}${scale !== 1 ? ' scaled' : ''} → ` +
     `#${p.id} (after) ${fmtTime(weights.sum)}: ${fmtSigned(weights.sum - bw.sum * scale)}`;
+  // The table: each method's self and total time in both snapshots' method tables, ranked by
+  // change by the model (`rperf diff`'s rows), under the chart's filters (the other snapshot's
+  // without the time range: its clock is its own). A method below a table's min_percent counts as 0.
   let tables;
-  try {
-    // The base's rows are not of this snapshot's time: no range there.
-    tables = [modelView(p, 'method_table'), modelView(base, 'method_table', { ranged: false })];
-  } catch (e) { tables = 'cannot load the methods: ' + e.message; }
-  if (state.current !== p || state.baseId !== baseId) return; // the user moved on meanwhile
-  if (typeof tables === 'string') {
-    $('diff-summary').textContent = summary + ' (' + tables + ')';
+  try { tables = [modelView(p, 'method_table'), modelView(base, 'method_table', { ranged: false })]; } catch (e) {
+    summary.textContent += ' (cannot load the methods: ' + e.message + ')';
     $('diff-table').dataset.rows = '0';
     return;
   }
-  // The two method tables side by side, ranked by change: the model's rows (`rperf diff`'s).
   const [after, before] = tables.map((table) => table.entries.map(([m, self, total]) => ({ name: table.methods[m][0], file: table.methods[m][1], self, total })));
-  const rows = model.diffTotals(after, before, scale).map(([a, b, beforeSelf, afterSelf, beforeTotal, afterTotal]) => {
-    const ref = a >= 0 ? after[a] : before[b];
-    return { name: ref.name, file: ref.file, beforeSelf, afterSelf, beforeTotal, afterTotal, delta: afterSelf - beforeSelf };
-  });
-  for (const r of rows.slice(0, MAX_TABLE_ROWS)) {
-    body.append(el('tr', { class: r.delta > 0 ? 'up' : r.delta < 0 ? 'down' : '' },
-      el('td', { class: 'num', text: fmtTime(r.beforeSelf) }), el('td', { class: 'num', text: fmtTime(r.afterSelf) }),
-      el('td', { class: 'num delta', text: fmtSigned(r.delta) }),
-      el('td', { class: 'num', text: fmtTime(r.beforeTotal) }), el('td', { class: 'num', text: fmtTime(r.afterTotal) }),
-      el('td', { class: 'fn', text: r.name }), el('td', { class: 'file', text: r.file, title: r.file })));
+  const rows = model.diffTotals(after, before, scale).slice(0, MAX_TABLE_ROWS);
+  for (const [a, b, beforeSelf, afterSelf, beforeTotal, afterTotal] of rows) {
+    const { name, file } = a >= 0 ? after[a] : before[b];
+    const delta = afterSelf - beforeSelf;
+    body.append(el('tr', { class: delta > 0 ? 'up' : delta < 0 ? 'down' : '' },
+      td('num', fmtTime(beforeSelf)), td('num', fmtTime(afterSelf)), td('num delta', fmtSigned(delta)),
+      td('num', fmtTime(beforeTotal)), td('num', fmtTime(afterTotal)), td('fn', name), td('file', file, file)));
   }
-  $('diff-summary').textContent = summary;
-  $('diff-table').dataset.rows = String(Math.min(rows.length, MAX_TABLE_ROWS));
+  $('diff-table').dataset.rows = String(rows.length);
+}
+
+// --- events per unit of work -------------------------------------------------------------
+// A snapshot's work_events (Rperf::WorkEvents): per endpoint or job, how many ran, and per event
+// (SQL queries, renders) the count per unit, the most in one, and the time: an N+1 shows.
+function drawWorkEvents(box, rows) {
+  clear(box);
+  box.hidden = !Array.isArray(rows) || rows.length === 0;
+  if (box.hidden) return;
+  const ms = (ns) => (ns / 1e6).toFixed(ns < 1e7 ? 2 : 1) + ' ms';
+  const perUnit = (r, n) => n / Math.max(r.units, 1);
+  const names = [...new Set(rows.flatMap((r) => Object.keys(r.events || {})))].sort();
+  const sql = (r) => ((r.events || {})['sql.active_record'] || { count: 0 }).count;
+  const sorted = [...rows].sort((a, b) => perUnit(b, sql(b)) - perUnit(a, sql(a)) || b.units - a.units);
+  const labelText = (labels) => Object.entries(labels || {}).map(([k, v]) => (k === 'endpoint' || k === 'job' ? v : `${k}=${v}`)).join(', ');
+  box.append(el('summary', { text: `Events per request or job: ${rows.reduce((a, r) => a + r.units, 0)} in ${rows.length} endpoints and jobs` }),
+    el('table', { class: 'data', id: 'work-events-table' },
+      el('tr', null, el('th', { text: 'endpoint / job' }), el('th', { text: 'runs' }),
+        names.map((name) => el('th', { text: name.split('.')[0] + ' / run', title: name + ': count per run (most in one run) and time per run' }))),
+      sorted.map((r) => el('tr', { dataset: { labels: JSON.stringify(r.labels || {}) } }, td(null, labelText(r.labels)), td(null, String(r.units)),
+        names.map((name) => {
+          const e = (r.events || {})[name];
+          return e ? el('td', { text: `${perUnit(r, e.count).toFixed(1)} (max ${e.max_per_unit}) · ${ms(perUnit(r, e.duration_ns))}`,
+            title: `${e.count} in ${r.units} runs, ${ms(e.duration_ns)} in all`, dataset: { event: name, count: String(e.count), max: String(e.max_per_unit) } }) : td(null, '');
+        })))));
 }

@@ -1,18 +1,12 @@
-// The viewer's pure functions: formatting, colours, the flame chart's layout, the snapshot
-// list's numbers and the view in the address. No DOM and no page state: the other viewer
-// scripts call them, and node's tests (test/js/viewer_pure.test.js) do too.
+// The viewer's pure functions (no DOM, no page state), tested under node (test/js/viewer_pure.test.js).
 'use strict';
 
 const NOT_SET = '\u0000not set';
 
 // Profile-sized arrays are never spread into a call (f(...rows), Math.max(...rows),
 // push(...rows)): every argument goes on the stack, and Chromium throws "Maximum call stack
-// size exceeded" beyond ~120,000 of them. These loop instead.
-function maxOf(values, start) {
-  let max = start;
-  for (const v of values) if (v > max) max = v;
-  return max;
-}
+// size exceeded" beyond ~120,000 of them. maxOf folds instead.
+const maxOf = (values, start) => values.reduce((max, v) => (v > max ? v : max), start);
 
 function fmtTime(ns) {
   if (ns === null || ns === undefined || Number.isNaN(ns)) return '–';
@@ -74,8 +68,7 @@ function layoutTree(root) {
 
 function fitText(text, px) {
   const chars = Math.floor((px - 6) / 6.6);
-  if (chars < 3) return '';
-  return text.length <= chars ? text : text.slice(0, chars - 1) + '…';
+  return chars < 3 ? '' : text.length <= chars ? text : text.slice(0, chars - 1) + '…';
 }
 
 // Red for more time than before, green for less, grey for no change.
@@ -88,27 +81,13 @@ function diffColor(delta, value) {
 
 // A file's entry (as rperf 0.11's) has its duration and sample count in its summary only.
 const summaryOf = (s) => (s.summary && typeof s.summary === 'object' ? s.summary : {});
-function durationNs(s) {
-  if (s.duration_ns !== null && s.duration_ns !== undefined) return s.duration_ns;
-  const ms = summaryOf(s).total_ms;
-  return typeof ms === 'number' ? ms * 1e6 : null;
-}
-function sampleCount(s) {
-  if (s.sampling_count !== null && s.sampling_count !== undefined) return s.sampling_count;
-  const n = summaryOf(s).samples;
-  return typeof n === 'number' ? n : null;
-}
+const numberOr = (v, scale) => (typeof v === 'number' ? v * scale : null);
+const durationNs = (s) => s.duration_ns ?? numberOr(summaryOf(s).total_ms, 1e6);
+const sampleCount = (s) => s.sampling_count ?? numberOr(summaryOf(s).samples, 1);
 
 // A list entry known to hold no sample: no weight (a snapshot's GVL/GC intervals weigh
 // without a timer sample), else (files know only their sample count) no sample.
-const isEmpty = (s) => (s.total_weight_ns === null || s.total_weight_ns === undefined ? sampleCount(s) === 0 : s.total_weight_ns === 0);
-
-// ?label=K&value=V&value=W (&unset=1: K not set): the label filter in the page's address.
-function labelQuery(q, f) {
-  if (!f) return;
-  q.set('label', f.key);
-  for (const v of f.values) if (v === NOT_SET) q.set('unset', '1'); else q.append('value', v);
-}
+const isEmpty = (s) => (s.total_weight_ns ?? null) === null ? sampleCount(s) === 0 : s.total_weight_ns === 0;
 
 // #snap=2&tab=flame&q=...&label=K&value=V(&value=W...) (and/or &unset=1)&thread=N&from=T0&to=T1
 // &idle=hide&method=name%00file%00line&stack=N&zoom=X0_X1[_I]: a copied link opens the same
@@ -116,25 +95,29 @@ function labelQuery(q, f) {
 // (the same filters lay the chart out the same), and I the cell of the frame it was zoomed to.
 // viewHashOf(state, zoom): the address of the view `state` shows (zoom: the chart's, or null);
 // parseViewHash(hash, tabs): the view an address names (tabs: the page's), or null.
+const HASH_PAIRS = ['sandwich', 'pin', 'source']; // [name, file] ([file, name]), NUL-joined
+const HASH_LISTS = [ // [parameter, state field, each item's check], JSON
+  ['tagignore', 'tagIgnore', (e) => Array.isArray(e) && typeof e[0] === 'string' && (e[1] === null || typeof e[1] === 'string')],
+  ['tagroot', 'tagRoot', (k) => typeof k === 'string'], ['tagleaf', 'tagLeaf', (k) => typeof k === 'string'],
+  ['transforms', 'transforms', (t) => Array.isArray(t) && (t.length === 3 || (t.length === 1 && (t[0] === 'recursion' || t[0] === 'app'))) && t.every((x) => typeof x === 'string')],
+];
 function viewHashOf(state, zoom) {
   const q = new URLSearchParams();
   if (state.current) q.set('snap', String(state.current.id));
   q.set('tab', state.tab);
   if (state.search) q.set('q', state.search);
-  labelQuery(q, state.labelFilter);
+  if (state.labelFilter) {
+    q.set('label', state.labelFilter.key);
+    for (const v of state.labelFilter.values) if (v === NOT_SET) q.set('unset', '1'); else q.append('value', v);
+  }
   if (state.threadFilter !== null) q.set('thread', String(state.threadFilter));
   if (state.range) { q.set('from', String(Math.floor(state.range[0]))); q.set('to', String(Math.ceil(state.range[1]))); }
   if (state.hideIdle) q.set('idle', 'hide');
   if (state.method) q.set('method', state.method);
-  if (state.sandwich) q.set('sandwich', state.sandwich.join('\u0000'));
   if (state.tab === 'stack' && state.stackThread !== null) q.set('stack', String(state.stackThread));
   if (state.tagFocus) q.set('tagfocus', state.tagFocus);
-  if (state.tagIgnore.length) q.set('tagignore', JSON.stringify(state.tagIgnore));
-  if (state.tagRoot.length) q.set('tagroot', JSON.stringify(state.tagRoot));
-  if (state.tagLeaf.length) q.set('tagleaf', JSON.stringify(state.tagLeaf));
-  if (state.pin) q.set('pin', state.pin.join('\u0000'));
-  if (state.source) q.set('source', state.source.join('\u0000'));
-  if (state.transforms.length) q.set('transforms', JSON.stringify(state.transforms));
+  for (const k of HASH_PAIRS) if (state[k]) q.set(k, state[k].join('\u0000'));
+  for (const [k, field] of HASH_LISTS) if (state[field].length) q.set(k, JSON.stringify(state[field]));
   if (zoom) q.set('zoom', zoom.view.join('_') + (zoom.focus >= 0 ? '_' + zoom.focus : '')); // _: not escaped
   return '#' + q.toString();
 }
@@ -143,23 +126,18 @@ function parseViewHash(hash, tabs) {
   if (![...q.keys()].length) return null;
   const num = (k) => (q.has(k) && /^-?\d+$/.test(q.get(k)) ? Number(q.get(k)) : null);
   const out = { snap: num('snap'), search: q.get('q') || '', hideIdle: q.get('idle') === 'hide', thread: num('thread'),
-    method: q.get('method'), stack: num('stack'), sandwich: q.has('sandwich') ? q.get('sandwich').split('\u0000').slice(0, 2) : null, tab: tabs.includes(q.get('tab')) ? q.get('tab') : null, label: null, range: null };
+    method: q.get('method'), stack: num('stack'), tab: tabs.includes(q.get('tab')) ? q.get('tab') : null, label: null, range: null, tagFocus: q.get('tagfocus') || '' };
   if (q.has('label')) {
     const values = q.getAll('value');
     if (q.get('unset') === '1') values.push(NOT_SET);
     out.label = { key: q.get('label'), values: values.length ? values : [''] };
   }
   if (num('from') !== null && num('to') !== null) out.range = [num('from'), num('to')];
-  const list = (k, ok) => {
-    try { const v = JSON.parse(q.get(k) || '[]'); return Array.isArray(v) ? v.filter(ok) : []; } catch (_) { return []; }
-  };
-  out.tagFocus = q.get('tagfocus') || '';
-  out.tagIgnore = list('tagignore', (e) => Array.isArray(e) && typeof e[0] === 'string' && (e[1] === null || typeof e[1] === 'string')).map((e) => [e[0], e[1]]);
-  out.tagRoot = list('tagroot', (k) => typeof k === 'string');
-  out.tagLeaf = list('tagleaf', (k) => typeof k === 'string');
-  out.pin = q.has('pin') ? q.get('pin').split('\u0000').slice(0, 2) : null;
-  out.source = q.has('source') ? q.get('source').split('\u0000').slice(0, 2) : null;
-  out.transforms = list('transforms', (t) => Array.isArray(t) && (t.length === 3 || (t.length === 1 && (t[0] === 'recursion' || t[0] === 'app'))) && t.every((x) => typeof x === 'string'));
+  for (const k of HASH_PAIRS) out[k] = q.has(k) ? q.get(k).split('\u0000').slice(0, 2) : null;
+  for (const [k, field, ok] of HASH_LISTS) {
+    try { const v = JSON.parse(q.get(k) || '[]'); out[field] = Array.isArray(v) ? v.filter(ok) : []; } catch (_) { out[field] = []; }
+  }
+  out.tagIgnore = out.tagIgnore.map((e) => [e[0], e[1]]);
   const zoom = (q.get('zoom') || '').split('_').map((x) => (x === '' ? NaN : Number(x)));
   out.zoom = (zoom.length === 2 || (zoom.length === 3 && Number.isInteger(zoom[2]) && zoom[2] >= 0)) && zoom.every(Number.isFinite) && zoom[0] < zoom[1]
     ? { view: [zoom[0], zoom[1]], focus: zoom.length === 3 ? zoom[2] : -1 } : null;
@@ -187,7 +165,6 @@ if (typeof module !== 'undefined') {
     durationNs,
     sampleCount,
     isEmpty,
-    labelQuery,
     viewHashOf,
     parseViewHash,
   };

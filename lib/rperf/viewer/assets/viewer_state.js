@@ -1,47 +1,34 @@
-// The viewer's state (one object, what every view reads), its constants, the DOM helpers (text
-// only) and the view in the address (#snap=...&tab=...).
+// The viewer's state (what every view reads), constants, DOM helpers (text only), the address.
 'use strict';
 
-// The Viewer's four states, in the model's order (TimelineState, profile/vm_state.hh: which
-// state a sample is in is the model's to say).
+// The four states, in the model's order (TimelineState, profile/vm_state.hh).
 const STATES = [
-  { key: 'running', color: '#4e79a7' },
-  { key: 'blocked', color: '#bab0ac' },
-  { key: 'wait', color: '#f28e2b' },
-  { key: 'gc', color: '#e15759' },
+  { key: 'running', color: '#4e79a7', text: 'running' },
+  { key: 'blocked', color: '#bab0ac', text: 'GVL blocked' },
+  { key: 'wait', color: '#f28e2b', text: 'GVL wait' },
+  { key: 'gc', color: '#e15759', text: 'GC' },
 ];
 const MAX_TABLE_ROWS = 300;
 const FILTERED_CACHE_SIZE = 16; // filtered views (call trees, method tables, ...) kept per snapshot
 
 const state = {
-  list: [],
+  list: [], current: null, baseId: null, threadFilter: null, tab: 'flame', topSort: 'self', methodSort: 'total', stackThread: null,
   payloads: new Map(), // id -> prepared snapshot (the few opened last)
-  current: null,
-  baseId: null,
   labelFilter: null, // {key, values: [value, ...]}: any of the values (an endpoint set); NOT_SET = samples without that key
-  threadFilter: null,
   range: null, // [t0, t1] in ns since the start, from the timeline
-  tab: 'flame',
-  topSort: 'self',
-  methodSort: 'total',
   method: null, // the key (name, file, line) of the method whose callers and callees are shown
   tree: null, // the call tree drawn last
   allocField: 'allocated', // or 'retained'
   search: '', // frames whose name or file holds this (case-insensitive) are highlighted
-  hideIdle: false, // "hide idle threads": the samples the model says are idle left out (Payload's idle_samples)
-  stackThread: null, // the stack chart's thread
+  hideIdle: false, // "hide idle threads": the rows the model says are idle left out
   sandwich: null, // [name, file] of the Sandwich tab's method
   // rperf 0.11.1's tag filters: tagfocus keeps the samples with a label value matching the
   // regex, tagignore drops those with a key = value (value null: without the key); tagroot and
-  // tagleaf add "[key: value]" frames at the root or the leaf of the flame graph and icicle.
-  tagFocus: '',
-  tagIgnore: [], // [[key, value or null], ...]
-  tagRoot: [], // keys
-  tagLeaf: [], // keys
+  // tagleaf (keys) add "[key: value]" frames at the root or the leaf of the flame graph and icicle.
+  tagFocus: '', tagIgnore: [], tagRoot: [], tagLeaf: [],
   pin: null, // [name, file] of the pinned method (Shift+click): outlined, its share per snapshot
   source: null, // [file, name]: the Source tab's file, and the method it was opened for
-  // Transforms of the stacks, applied by the server to the profile every view is built from
-  // (Viewer::Transforms): [op, name, file] (focus, merge, drop), ['recursion'] or ['app'].
+  // The model's transforms of the stacks: [op, name, file] (focus, merge, drop), ['recursion'] or ['app'].
   transforms: [],
   // The address's zoom {tab, view: [x0, x1], focus: cell or -1}, for the next chart of that
   // tab; the zoom on screen is the chart's own (chart.x0, x1, focus): a redraw starts over.
@@ -51,7 +38,10 @@ const state = {
 const $ = (id) => document.getElementById(id);
 
 function appendAll(node, items) {
-  for (const item of items) if (item !== null && item !== undefined) node.append(item);
+  for (const item of items) {
+    if (Array.isArray(item)) appendAll(node, item);
+    else if (item !== null && item !== undefined) node.append(item);
+  }
   return node;
 }
 
@@ -59,39 +49,34 @@ function appendAll(node, items) {
 // el(tag, props, child, [children], ...): an Array child is a list of children.
 function el(tag, props, ...children) {
   const e = document.createElement(tag);
-  if (props) {
-    for (const [k, v] of Object.entries(props)) {
-      if (v === undefined || v === null) continue;
-      if (k === 'class') e.className = v;
-      else if (k === 'text') e.textContent = v;
-      else if (k === 'dataset') Object.assign(e.dataset, v);
-      else if (k.startsWith('on')) e.addEventListener(k.slice(2), v);
-      else e.setAttribute(k, v);
-    }
+  for (const [k, v] of Object.entries(props || {})) {
+    if (v === undefined || v === null) continue;
+    if (k === 'class') e.className = v;
+    else if (k === 'text') e.textContent = v;
+    else if (k === 'dataset') Object.assign(e.dataset, v);
+    else if (k.startsWith('on')) e.addEventListener(k.slice(2), v);
+    else e.setAttribute(k, v);
   }
-  for (const c of children) {
-    if (Array.isArray(c)) appendAll(e, c);
-    else if (c !== null && c !== undefined) e.append(c);
-  }
-  return e;
+  return appendAll(e, children);
 }
-const svgEl = (tag, attrs) => {
+const td = (cls, text, title) => el('td', { class: cls, text, title });
+// The tab bar: a button per tab section, in the page's order.
+for (const s of document.querySelectorAll('section.tab')) {
+  $('tabs').append(el('button', { type: 'button', 'data-tab': s.id.slice(4), text: s.dataset.title, onclick: () => { state.tab = s.id.slice(4); render(); } }));
+}
+const svgEl = (tag, attrs, text) => {
   const e = document.createElementNS('http://www.w3.org/2000/svg', tag);
   for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
+  if (text !== undefined) e.textContent = text;
   return e;
 };
 const clear = (node) => { while (node.firstChild) node.removeChild(node.firstChild); };
 
-function setStatus(text, kind) {
-  $('status').textContent = text;
-  document.body.dataset.state = kind || 'ready';
-}
+const setStatus = (text, kind) => { $('status').textContent = text; document.body.dataset.state = kind || 'ready'; };
 
 // --- the view in the address (viewHashOf, parseViewHash) ---------------------------------
-function viewHash() {
-  const zoom = state.zoom && state.zoom.tab === state.tab ? state.zoom : chartZoom(activeChart()); // not drawn yet: the address's
-  return viewHashOf(state, zoom);
-}
+// The zoom on screen, or the address's while its chart is not drawn yet.
+const viewHash = () => viewHashOf(state, state.zoom && state.zoom.tab === state.tab ? state.zoom : chartZoom(activeChart()));
 let hashWrittenAt = -Infinity;
 function writeHash() {
   const hash = viewHash();
@@ -102,33 +87,20 @@ function writeHash() {
 let hashTimer = null;
 function writeHashSoon() {
   if (hashTimer !== null) return;
-  hashTimer = setTimeout(() => {
-    hashTimer = null;
-    if (document.body.dataset.state === 'ready') writeHash();
-  }, Math.max(0, hashWrittenAt + 200 - performance.now()));
+  hashTimer = setTimeout(() => { hashTimer = null; if (document.body.dataset.state === 'ready') writeHash(); }, Math.max(0, hashWrittenAt + 200 - performance.now()));
 }
 const TABS = () => [...$('tabs').querySelectorAll('button')].map((b) => b.dataset.tab);
 const readHash = () => parseViewHash(location.hash, TABS());
 // Before fillFilters, which keeps the filters only when the snapshot has them.
 function applyView(v) {
-  if (v.tab) state.tab = v.tab;
-  state.search = v.search;
-  $('search').value = v.search;
-  state.hideIdle = v.hideIdle;
-  state.labelFilter = v.label;
-  state.threadFilter = v.thread;
-  state.range = v.range;
-  state.method = v.method;
-  state.sandwich = v.sandwich;
+  Object.assign(state, {
+    tab: v.tab || state.tab, search: v.search, hideIdle: v.hideIdle, labelFilter: v.label, threadFilter: v.thread, range: v.range,
+    method: v.method, sandwich: v.sandwich, tagFocus: v.tagFocus, tagIgnore: v.tagIgnore, tagRoot: v.tagRoot, tagLeaf: v.tagLeaf,
+    pin: v.pin && v.pin.length === 2 ? v.pin : null, source: v.source && v.source[0] ? v.source : null, transforms: v.transforms,
+  });
   if (v.stack !== null) state.stackThread = v.stack;
-  state.tagFocus = v.tagFocus;
-  $('tag-focus').value = v.tagFocus;
-  state.tagIgnore = v.tagIgnore;
-  state.tagRoot = v.tagRoot;
-  state.tagLeaf = v.tagLeaf;
-  state.pin = v.pin && v.pin.length === 2 ? v.pin : null;
-  state.source = v.source && v.source[0] ? v.source : null;
-  state.transforms = v.transforms;
   state.zoom = v.zoom ? { tab: state.tab, ...v.zoom } : null;
+  $('search').value = v.search;
+  $('tag-focus').value = v.tagFocus;
 }
 let pendingView = null;

@@ -2,11 +2,9 @@
 'use strict';
 
 // --- threads -----------------------------------------------------------------------------
-// A thread as every view spells it: its number, its Thread#name when it had one, and its
-// Ractor when it ran in another.
+// A thread as every view spells it: its number, its last Thread#name, its Ractor if another.
 function threadText(p, th) {
-  const name = p.threadNames && p.threadNames.get(th);
-  const ractor = p.ractorOf && p.ractorOf.get(th);
+  const [, , , name, ractor] = p.threadTotals.get(th) || [];
   const detail = [name, ractor !== undefined ? 'Ractor #' + ractor : null].filter(Boolean).join(', ');
   return 'thread ' + th + (detail ? ' (' + detail + ')' : '');
 }
@@ -16,47 +14,29 @@ function drawThreads(p) {
   clear(body);
   const rows = selectSamples(p, { thread: false, hide: false });
   const hidden = hiddenThreads(p);
-  // Per thread, from the page model: total, running, GVL blocked, GVL wait, GC, idle (the
-  // model's idle samples, summed), and the frame its rows spend most at.
-  const perThread = new Map();
-  for (const [th, total, running, blocked, wait, gc, idle, frame, frameWeight] of model.threadSums(p.handle, rows.kind, ...keptColumns(rows))) {
-    perThread.set(th, { th, total, running, blocked, wait, gc, idle, leaf: frame >= 0 ? [p.frames[frame][0], frameWeight] : ['', 0] });
+  // Per thread, the page model's total, running, GVL blocked, GVL wait, GC, idle, heaviest frame.
+  const sums = model.threadSums(p.handle, rows.kind, ...keptColumns(rows)).sort((a, b) => a[0] - b[0]);
+  const sum = sums.reduce((a, t) => a + t[1], 0);
+  for (const [th, total, running, blocked, wait, gc, idle, frame, frameWeight] of sums) {
+    body.append(el('tr', { class: 'clickable' + (state.threadFilter === th ? ' selected' : '') + (hidden && hidden.has(th) ? ' hidden-idle' : ''),
+      dataset: { thread: String(th), idleShare: (total > 0 ? idle / total : 0).toFixed(4), idleNs: String(Math.round(idle)) },
+      onclick: () => { state.threadFilter = state.threadFilter === th ? null : th; $('filter-thread').value = state.threadFilter ?? ''; render(); } },
+    td(null, threadText(p, th) + (idle > 0 && idle === total ? ' (idle)' : '')), td('num', fmtTime(total) + ' (' + pct(total, sum) + ')'),
+    td('num', fmtTime(running)), td('num', fmtTime(blocked)), td('num', fmtTime(wait)), td('num', fmtTime(gc)),
+    td('num idle', idle > 0 ? fmtTime(idle) + ' (' + pct(idle, total) + ')' : '–'),
+    td('fn', frame >= 0 ? p.frames[frame][0] + ' (' + fmtTime(frameWeight) + ')' : ' (' + fmtTime(0) + ')')));
   }
-  const sum = [...perThread.values()].reduce((a, t) => a + t.total, 0);
-  for (const t of [...perThread.values()].sort((a, b) => a.th - b.th)) {
-    const [fn, fw] = t.leaf;
-    const idle = t.total > 0 ? t.idle / t.total : 0;
-    const tr = el('tr', { class: 'clickable' + (state.threadFilter === t.th ? ' selected' : '') + (hidden && hidden.has(t.th) ? ' hidden-idle' : ''),
-      dataset: { thread: String(t.th), idleShare: idle.toFixed(4), idleNs: String(Math.round(t.idle)) } },
-      el('td', { text: threadText(p, t.th) + (t.idle > 0 && t.idle === t.total ? ' (idle)' : '') }),
-      el('td', { class: 'num', text: fmtTime(t.total) + ' (' + pct(t.total, sum) + ')' }),
-      el('td', { class: 'num', text: fmtTime(t.running) }), el('td', { class: 'num', text: fmtTime(t.blocked) }),
-      el('td', { class: 'num', text: fmtTime(t.wait) }), el('td', { class: 'num', text: fmtTime(t.gc) }),
-      el('td', { class: 'num idle', text: t.idle > 0 ? fmtTime(t.idle) + ' (' + pct(t.idle, t.total) + ')' : '–' }),
-      el('td', { class: 'fn', text: fn + ' (' + fmtTime(fw) + ')' }));
-    tr.addEventListener('click', () => {
-      state.threadFilter = state.threadFilter === t.th ? null : t.th;
-      $('filter-thread').value = state.threadFilter === null ? '' : String(t.th);
-      render();
-    });
-    body.append(tr);
-  }
-  $('threads-table').dataset.rows = String(perThread.size);
+  $('threads-table').dataset.rows = String(sums.length);
 }
 
 // --- timeline ----------------------------------------------------------------------------
-// One row per thread; each column shows how much of that slice of time the thread spent
-// running, blocked off the GVL, waiting for it, or in GC. The slices are the model's
-// (views/timeline_bins): the payload's of every sample (the tab opens without the rows of a
-// big timeline), else the page model's of the rows the label, tag, hidden-thread and idle
-// filters keep, served or `--html` alike: a sample covers [t - weight, t].
+// One row per thread; each column the share of that slice the thread spent in each state. The
+// bins are the model's (views/timeline_bins): the payload's of every sample (the tab opens
+// without a big timeline's rows), else the page model's of the rows the filters keep.
 async function drawTimeline(p) {
   const box = $('timeline');
   clear(box);
-  box.removeAttribute('data-rendered');
-  delete box.dataset.source;
-  delete box.dataset.stateNs;
-  delete box.dataset.threads;
+  for (const k of ['rendered', 'source', 'stateNs', 'threads']) delete box.dataset[k];
   if (!p.timeline) {
     $('timeline-hint').textContent = 'This snapshot has no timestamps: profiles taken with aggregate: false have a timeline.';
     box.dataset.rendered = '0';
@@ -69,14 +49,17 @@ async function drawTimeline(p) {
   const left = 90;
   const width = Math.max(400, (box.clientWidth || 960) - 2);
   const plot = width - left - 8;
-  const binned = payloadBins(p);
+  // The payload's bins of every sample (or of those not idle), unless a label or tag filter is set.
+  const binned = state.labelFilter || tagFiltered() ? null : (hidingIdle(p) ? p.timeline.idle_hidden_bins : p.timeline.bins) || null;
   if (!binned) await ensureTimeline(p);
   if (state.current !== p || state.tab !== 'timeline') return; // the user moved on meanwhile
-  // The page model bins the rows (threads are rows of their own: no thread filter, no time range).
-  const shown = timelineOfBins(binned || model.timelineBins(p.handle, { hidden: hiddenThreads(p), sets: keptLabelSets(p), idle: hidingIdle(p) },
-    Math.max(50, Math.min(600, Math.floor(plot / 2))), p.duration_ns || 0));
+  // Else the page model bins the rows (threads are rows of their own: no thread filter, no time range).
+  // Per thread its states' ns per bin (null: none); per bin its heaviest leaves.
+  const b = binned || model.timelineBins(p.handle, { hidden: hiddenThreads(p), sets: keptLabelSets(p), idle: hidingIdle(p) },
+    Math.max(50, Math.min(600, Math.floor(plot / 2))), p.duration_ns || 0);
   box.dataset.source = binned ? 'bins' : 'rows';
-  const { end, bins, binNs, occupancy } = shown;
+  const { end_ns: end, bins, bin_ns: binNs } = b;
+  const occupancy = new Map(b.threads);
   const rowH = 30;
   const height = threads.length * rowH + 24;
   const svg = svgEl('svg', { width, height });
@@ -84,40 +67,30 @@ async function drawTimeline(p) {
   const stateNs = STATES.map(() => 0); // what the rows drawn hold, per state (data-state-ns)
   threads.forEach((th, row) => {
     const y0 = row * rowH;
-    const label = svgEl('text', { x: 4, y: y0 + rowH / 2 + 4 });
-    label.textContent = threadText(p, th);
-    svg.append(label);
+    svg.append(svgEl('text', { x: 4, y: y0 + rowH / 2 + 4 }, threadText(p, th)));
     const occ = occupancy.get(th);
     if (!occ) return;
-    STATES.forEach((st, si) => { if (occ[si]) for (let b = 0; b < bins; b++) stateNs[si] += occ[si][b]; });
     for (let b = 0; b < bins; b++) {
       let stacked = 0;
       STATES.forEach((st, si) => {
         if (!occ[si]) return;
-        const share = Math.min(1, occ[si][b] / binNs);
-        if (share <= 0.001) return;
-        const h = share * (rowH - 6);
-        svg.append(svgEl('rect', {
-          x: left + b * plot / bins, y: y0 + rowH - 3 - stacked - h, width: Math.max(1, plot / bins), height: h,
-          fill: st.color, 'data-state': st.key,
-        }));
+        stateNs[si] += occ[si][b];
+        const h = Math.min(1, occ[si][b] / binNs) * (rowH - 6);
+        if (h <= 0.001 * (rowH - 6)) return;
+        svg.append(svgEl('rect', { x: left + b * plot / bins, y: y0 + rowH - 3 - stacked - h, width: Math.max(1, plot / bins), height: h, fill: st.color, 'data-state': st.key }));
         stacked += h;
         drawn++;
       });
     }
   });
-  const axis = svgEl('text', { x: left, y: height - 6 });
-  axis.textContent = '0';
-  const axisEnd = svgEl('text', { x: width - 8, y: height - 6, 'text-anchor': 'end' });
-  axisEnd.textContent = fmtTime(end);
-  svg.append(axis, axisEnd);
   const brush = svgEl('rect', { class: 'brush', y: 0, height: height - 20, x: 0, width: 0, visibility: 'hidden' });
-  svg.append(brush);
-  if (state.range) {
-    brush.setAttribute('x', left + state.range[0] / end * plot);
-    brush.setAttribute('width', Math.max(1, (state.range[1] - state.range[0]) / end * plot));
+  svg.append(svgEl('text', { x: left, y: height - 6 }, '0'), svgEl('text', { x: width - 8, y: height - 6, 'text-anchor': 'end' }, fmtTime(end)), brush);
+  const brushOver = (from, to) => {
+    brush.setAttribute('x', left + from / end * plot);
+    brush.setAttribute('width', Math.max(1, (to - from) / end * plot));
     brush.setAttribute('visibility', 'visible');
-  }
+  };
+  if (state.range) brushOver(state.range[0], state.range[1]);
   const timeAt = (evt) => {
     const r = svg.getBoundingClientRect();
     return Math.min(end, Math.max(0, (evt.clientX - r.left - left) / plot * end));
@@ -126,12 +99,9 @@ async function drawTimeline(p) {
   svg.addEventListener('mousedown', (evt) => { dragFrom = timeAt(evt); evt.preventDefault(); });
   svg.addEventListener('mousemove', (evt) => {
     const t = timeAt(evt);
-    if (dragFrom !== null) {
-      brush.setAttribute('x', left + Math.min(dragFrom, t) / end * plot);
-      brush.setAttribute('width', Math.abs(t - dragFrom) / end * plot);
-      brush.setAttribute('visibility', 'visible');
-    }
-    $('timeline-details').textContent = 'at ' + fmtTime(t) + ': ' + shown.describeAt(t);
+    if (dragFrom !== null) brushOver(Math.min(dragFrom, t), Math.max(dragFrom, t));
+    const top = b.top[Math.min(bins - 1, Math.max(0, Math.floor(t / binNs)))] || [];
+    $('timeline-details').textContent = 'at ' + fmtTime(t) + ': ' + (top.length ? top.map((i) => b.leaf_names[i]).join(', ') : 'no samples');
   });
   svg.addEventListener('mouseup', (evt) => {
     if (dragFrom === null) return;
@@ -143,33 +113,10 @@ async function drawTimeline(p) {
     state.range = range;
     render();
   });
-  box.append(svg, legend());
+  box.append(svg, el('div', { class: 'legend' }, STATES.map((st) => el('span', null, el('i', { style: 'background:' + st.color }), st.text))));
   box.dataset.threads = threads.join(',');
   box.dataset.stateNs = JSON.stringify(Object.fromEntries(STATES.map((st, si) => [st.key, Math.round(stateNs[si])])));
   box.dataset.rendered = String(drawn);
-}
-
-// The model's bins: per thread its states' ns per bin (null: none), and
-// per bin its heaviest leaf methods.
-function timelineOfBins(b) {
-  const occupancy = new Map(b.threads.map(([th, states]) => [th, states]));
-  const describeAt = (t) => {
-    const top = b.top[Math.min(b.bins - 1, Math.max(0, Math.floor(t / b.bin_ns)))] || [];
-    return top.length ? top.map((i) => b.leaf_names[i]).join(', ') : 'no samples';
-  };
-  return { end: b.end_ns, bins: b.bins, binNs: b.bin_ns, occupancy, describeAt };
-}
-
-// The payload's bins of every sample (or of those not idle), as timelineOfBins reads them; null
-// under a label or tag filter, or transforms (the page model bins the rows then).
-function payloadBins(p) {
-  if (state.labelFilter || tagFiltered()) return null;
-  return (hidingIdle(p) ? p.timeline.idle_hidden_bins : p.timeline.bins) || null;
-}
-
-function legend() {
-  const names = { running: 'running', blocked: 'GVL blocked', wait: 'GVL wait', gc: 'GC' };
-  return el('div', { class: 'legend' }, STATES.map((s) => el('span', null, el('i', { style: 'background:' + s.color }), names[s.key])));
 }
 
 // --- stack chart -------------------------------------------------------------------------
@@ -186,7 +133,7 @@ function stackThreads(p) {
 async function stackCells(p, th) {
   if (!p.timeline) throw new Error('the stack chart needs raw samples (a profile recorded with aggregate: false)');
   await ensureTimeline(p);
-  const key = th + '\u0000' + filterQuery();
+  const key = th + '\u0000' + filterKey();
   if (!p.stackCharts) p.stackCharts = new Map();
   if (!p.stackCharts.has(key)) {
     const { f } = samplesFilter(p, { range: false, hide: false });
