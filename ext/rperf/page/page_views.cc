@@ -234,7 +234,7 @@ StackChartView stack_chart_view(const Profile& p, int64_t min_end_ns) {
   StackCharts charts = stack_charts(p, SampleFilter(), min_end_ns);
   StackChart none;
   const StackChart& c = charts.threads.empty() ? none : charts.threads[0];
-  const size_t n = c.dx.size();
+  const size_t n = c.x.size();
   StackChartView out;
   out.json = "{\"thread\":" + std::to_string(c.thread) + ",\"total_ns\":" + std::to_string(c.total_ns) +
              ",\"samples\":" + std::to_string(c.samples) + ",\"end_ns\":" + std::to_string(charts.end_ns) +
@@ -252,7 +252,7 @@ StackChartView stack_chart_view(const Profile& p, int64_t min_end_ns) {
   }
   out.json += "]}";
   out.cells.reserve(5 * n);
-  out.cells.insert(out.cells.end(), c.dx.begin(), c.dx.end());
+  out.cells.insert(out.cells.end(), c.x.begin(), c.x.end());
   out.cells.insert(out.cells.end(), c.w.begin(), c.w.end());
   out.cells.insert(out.cells.end(), c.d.begin(), c.d.end());
   out.cells.insert(out.cells.end(), c.f.begin(), c.f.end());

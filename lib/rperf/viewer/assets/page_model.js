@@ -231,7 +231,7 @@
 
     // A view of the rows of `kind` the filter keeps (page/page_views.hh), parsed: 'call_tree',
     // 'inverted_tree', 'method_table', 'sandwich' of fn ([name, path]), or 'stack_chart' (of
-    // f.thread's timeline rows; its columns dx, w, d, f, gap as Float64Arrays); limits: {maxNodes, maxMethods, maxArcs} (the model's defaults
+    // f.thread's timeline rows; its columns x, w, d, f, gap as Float64Arrays); limits: {maxNodes, maxMethods, maxArcs} (the model's defaults
     // when left out), minEnd: the stack chart's least axis end.
     view(handle, kind, f, view, fn, limits = {}) {
       this.filter(handle, f);
@@ -242,9 +242,9 @@
       if (!n) throw new Error('the page model cannot build the ' + view.replace('_', ' '));
       const out = JSON.parse(decoder.decode(this.array('view_json', { handle }, n)));
       if (view === 'stack_chart') {
-        // Its cells' columns (dx, w, d, f, gap) as numbers, not JSON text.
+        // Its cells' columns (x, w, d, f, gap) as numbers, not JSON text.
         const cells = this.array('chart_cells', { handle }, 5 * out.cells);
-        ['dx', 'w', 'd', 'f', 'gap'].forEach((name, k) => { out[name] = cells.subarray(k * out.cells, (k + 1) * out.cells); });
+        ['x', 'w', 'd', 'f', 'gap'].forEach((name, k) => { out[name] = cells.subarray(k * out.cells, (k + 1) * out.cells); });
       }
       return out;
     }
