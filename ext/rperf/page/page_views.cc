@@ -151,6 +151,7 @@ Profile profile_of_rows(const PageRows& rows, RowKind kind, const KeptRows& kept
   std::vector<VmState> states;
   for (const LabelTexts& set : rows.label_sets()) states.push_back(vm_state_of_texts(set));
   SampleAggregator merged;  // a range's timeline rows repeat few stacks
+  if (with_times) p.samples.reserve(kept.rows.size());
   for (size_t k = 0; k < kept.rows.size(); k++) {
     uint32_t i = kept.rows[k];
     uint32_t& stack = stack_of[r.node[i]];
