@@ -333,7 +333,7 @@ async function main() {
       await undo();
       // The stack chart of thread 3, the one with Deep#recurse (thread 1, the default, has none).
       const stackCells = () => page.$eval('#stack', (e) => ({ thread: Number(e.dataset.thread), cells: Number(e.dataset.cells),
-        names: e._chart.model.cells.map((c) => c.name) }));
+        names: Array.from({ length: e._chart.model.count }, (_, i) => e._chart.model.cell(i).name) }));
       await page.click('#tabs button[data-tab=stack]');
       await ready();
       await page.selectOption('#stack-thread', '3');

@@ -49,13 +49,13 @@ TEST(StackChart, EveryCellOfAThreadExactly) {
   // blocked leaf [35, 45]; main again [95, 100]; the frameless GC sample [100, 105].
   EXPECT_EQ((std::vector<int32_t>{0, 1, 2, kBlockedCell, 0, 3, kGcCell}), c.f);
   EXPECT_EQ((std::vector<uint32_t>{0, 1, 1, 2, 0, 0, 1}), c.d);
-  EXPECT_EQ((std::vector<int64_t>{0, 0, 25, 10, 60, 5, 0}), c.dx);
+  EXPECT_EQ((std::vector<int64_t>{0, 0, 25, 35, 95, 100, 100}), c.x);
   EXPECT_EQ((std::vector<int64_t>{45, 20, 20, 10, 5, 5, 5}), c.w);
   EXPECT_EQ((std::vector<int64_t>{5, 0, 0, 0, 0, 0, 0}), c.gap);
 
   const StackChart& other = charts.threads[1];
   EXPECT_EQ(2u, other.thread);
-  EXPECT_EQ((std::vector<int64_t>{193}), other.dx);
+  EXPECT_EQ((std::vector<int64_t>{193}), other.x);
   EXPECT_EQ((std::vector<int64_t>{7}), other.w);
   EXPECT_EQ((std::vector<int32_t>{0}), other.f);
   EXPECT_EQ((std::vector<std::pair<std::string, std::string>>{{"a", "a.rb"}}), other.frames);
@@ -79,7 +79,7 @@ TEST(StackChart, TheFiltersAndTheAxis) {
   EXPECT_EQ(200, charts.end_ns);  // the axis is every sample's, kept or not
   ASSERT_EQ(1u, charts.threads.size());
   EXPECT_EQ((std::vector<int32_t>{0, kGcCell}), charts.threads[0].f);
-  EXPECT_EQ((std::vector<int64_t>{100, 0}), charts.threads[0].dx);
+  EXPECT_EQ((std::vector<int64_t>{100, 100}), charts.threads[0].x);
   EXPECT_EQ(5, charts.threads[0].total_ns);
 }
 
@@ -89,6 +89,6 @@ TEST(StackChart, AThreadOfOnlyWeightlessSamplesHasNoCells) {
   StackCharts charts = stack_charts(p, SampleFilter{}, 0);
   ASSERT_EQ(1u, charts.threads.size());
   EXPECT_EQ(0u, charts.threads[0].samples);
-  EXPECT_TRUE(charts.threads[0].dx.empty());
+  EXPECT_TRUE(charts.threads[0].x.empty());
   EXPECT_TRUE(charts.threads[0].frames.empty());
 }

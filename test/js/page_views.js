@@ -38,7 +38,7 @@ const { ROWS, instantiate } = require(path.join(assets, 'page_model.js'));
       return model.sourceLines(handle, kind, kept.rows, kept.weights, file);
     }
     const v = model.view(handle, timeline ? ROWS.timeline : ROWS.samples, f, view, fn, Object.assign({ minEnd: duration || 0 }, limits));
-    if (view === 'stack_chart') for (const column of ['dx', 'w', 'd', 'f', 'gap']) v[column] = Array.from(v[column]);
+    if (view === 'stack_chart') for (const column of ['x', 'w', 'd', 'f', 'gap']) v[column] = Array.from(v[column]);
     return v;
   });
   process.stdout.write(JSON.stringify(out));

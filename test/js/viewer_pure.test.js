@@ -57,10 +57,12 @@ test('layoutTree lays children out by name, each at its parent\'s left plus its 
     { name: 'b', file: 'b.rb', value: 6, cat: 'app', children: [{ name: 'c', value: 2 }] },
     { name: 'a', value: 4 },
   ] };
-  const { cells, start, span, depth } = pure.layoutTree(root);
-  assert.deepStrictEqual([start, span, depth], [0, 10, 2]);
+  const { cells, count, x, w, d, cell, start, span, depth } = pure.layoutTree(root);
+  assert.deepStrictEqual([start, span, depth, count], [0, 10, 2, 4]);
   assert.deepStrictEqual(cells.map((c) => [c.name, c.x, c.w, c.d, c.parent]),
     [['all', 0, 10, 0, -1], ['a', 0, 4, 1, 0], ['b', 4, 6, 1, 0], ['c', 4, 2, 2, 2]]);
+  assert.deepStrictEqual([x, w, d], [[0, 0, 4, 4], [10, 4, 6, 2], [0, 1, 1, 2]], 'the columns the renderer reads');
+  assert.strictEqual(cell(3), cells[3]);
   assert.strictEqual(cells[2].file, 'b.rb');
   assert.strictEqual(cells[1].cat, 'other', 'no category: drawn as other');
 });

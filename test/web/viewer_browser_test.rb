@@ -475,7 +475,7 @@ class ViewerBrowserTest < Minitest::Test
     stack_thread = result.dig("stack", "thread")
     assert_equal 1, stack_thread
     assert_equal data[:raw_samples].sum { |s| s[2] == stack_thread ? s[1] : 0 }, result.dig("stack", "total")
-    assert_equal page_view(data, "stack_chart", thread: 1, max_timeline: BIG_ROWS)["dx"].size, result.dig("stack", "cells")
+    assert_equal page_view(data, "stack_chart", thread: 1, max_timeline: BIG_ROWS)["x"].size, result.dig("stack", "cells")
     timings = result["tabs"].map { |tab, ms| "#{tab} #{ms} ms" }.join(", ")
     puts "\n#{BIG_ROWS} timeline rows: first render #{result['firstRender']} ms; #{timings}" if ENV["VERBOSE"] || ENV["RPERF_TIMINGS"]
   end
@@ -507,7 +507,7 @@ class ViewerBrowserTest < Minitest::Test
     shows = result["shows"]
     assert_operator shows["flame"], :>, 3
     assert_operator shows["icicle"], :>, 3
-    assert_equal page_view(data, "stack_chart", thread: 1, max_timeline: BIG_ROWS)["dx"].size, shows["stack"], "thread 1's cells"
+    assert_equal page_view(data, "stack_chart", thread: 1, max_timeline: BIG_ROWS)["x"].size, shows["stack"], "thread 1's cells"
     # Top is the method table's entries by self time, ties in the table's order (total, then
     # name): the four stacks' leaves, 125 s each (IO#read's time is all off the GVL, the table's
     # [GVL blocked] leaf, as the flame graph draws it), Worker#run first (500 s in total); then

@@ -249,7 +249,7 @@ class ViewerUiPayloadTest < Minitest::Test
                                        { view: "stack_chart", filter: { thread: 1, label: { key: "%GVL", values: ["blocked"] } } }])
     assert_equal [-2], chart["f"].select(&:negative?), "one [GVL blocked] leaf"
     # The label filter reads a recorded sample's VM state as its label, as the other views do.
-    assert_equal [MS, 1, [0, 1, -2], [MS, 0, 0]], blocked.values_at("total_ns", "samples", "f", "dx")
+    assert_equal [MS, 1, [0, 1, -2], [MS, MS, MS]], blocked.values_at("total_ns", "samples", "f", "x")
     rows = Rperf::Viewer::Payload.build(data, max_samples: 10, max_timeline: 10).dig(:timeline, :samples)
     assert_equal [1, 2], rows.map { |r| r[3] }
     bins = Rperf::Viewer::Payload.build(data, max_samples: 10, max_timeline: 10).dig(:timeline, :bins)
@@ -269,7 +269,7 @@ class ViewerUiPayloadTest < Minitest::Test
     assert_equal %w[app app app gem stdlib native], chart["frames"].map(&:last)
     assert_equal [0, 1, 2, 3, 4, 5, -2, 1, 2], chart["f"], "-2: the VM state 1 (GVL blocked)"
     assert_equal [0, 1, 2, 2, 1, 1, 2, 1, 2], chart["d"]
-    assert_equal [0, 0, 0, 40, 20, 10, 0, 10, 0].map { |ms| ms * MS }, chart["dx"]
+    assert_equal [0, 0, 0, 40, 60, 70, 70, 80, 80].map { |ms| ms * MS }, chart["x"]
     assert_equal [100, 60, 40, 20, 10, 10, 10, 20, 20].map { |ms| ms * MS }, chart["w"]
     assert_equal [0] * 9, chart["gap"]
     assert_equal({ "thread" => 1, "total_ns" => 100 * MS, "samples" => 100, "end_ns" => 100 * MS },
@@ -278,7 +278,7 @@ class ViewerUiPayloadTest < Minitest::Test
     # The label filter: only the blocked samples of thread 3 (Kernel#sleep under main).
     assert_equal [["Object#main", APP, "app"], ["Kernel#sleep", "<C method>", "native"]], blocked["frames"]
     assert_equal [0, 1, -2], blocked["f"]
-    assert_equal [50 * MS, 0, 0], blocked["dx"]
+    assert_equal [50 * MS] * 3, blocked["x"]
     assert_equal [10 * MS] * 3, blocked["w"]
     assert_equal 10 * MS, blocked["total_ns"]
 
@@ -289,7 +289,7 @@ class ViewerUiPayloadTest < Minitest::Test
              raw_samples: [1, 2, 4, 10].map { |ms| [stack, MS, 1, 0, ms * MS] }, label_sets: [{}], duration_ns: 10 * MS }
     chart = page_view(gaps, "stack_chart", thread: 1)
     assert_equal [0, 1, 0, 1], chart["d"]
-    assert_equal [0, 0, 9, 0].map { |ms| ms * MS }, chart["dx"]
+    assert_equal [0, 0, 9, 9].map { |ms| ms * MS }, chart["x"]
     assert_equal [4, 4, 1, 1].map { |ms| ms * MS }, chart["w"]
     assert_equal [MS, MS, 0, 0], chart["gap"]
 

@@ -151,6 +151,7 @@ Profile profile_of_rows(const PageRows& rows, RowKind kind, const KeptRows& kept
   std::vector<VmState> states;
   for (const LabelTexts& set : rows.label_sets()) states.push_back(vm_state_of_texts(set));
   SampleAggregator merged;  // a range's timeline rows repeat few stacks
+  if (with_times) p.samples.reserve(kept.rows.size());
   for (size_t k = 0; k < kept.rows.size(); k++) {
     uint32_t i = kept.rows[k];
     uint32_t& stack = stack_of[r.node[i]];
@@ -234,7 +235,7 @@ StackChartView stack_chart_view(const Profile& p, int64_t min_end_ns) {
   StackCharts charts = stack_charts(p, SampleFilter(), min_end_ns);
   StackChart none;
   const StackChart& c = charts.threads.empty() ? none : charts.threads[0];
-  const size_t n = c.dx.size();
+  const size_t n = c.x.size();
   StackChartView out;
   out.json = "{\"thread\":" + std::to_string(c.thread) + ",\"total_ns\":" + std::to_string(c.total_ns) +
              ",\"samples\":" + std::to_string(c.samples) + ",\"end_ns\":" + std::to_string(charts.end_ns) +
@@ -252,7 +253,7 @@ StackChartView stack_chart_view(const Profile& p, int64_t min_end_ns) {
   }
   out.json += "]}";
   out.cells.reserve(5 * n);
-  out.cells.insert(out.cells.end(), c.dx.begin(), c.dx.end());
+  out.cells.insert(out.cells.end(), c.x.begin(), c.x.end());
   out.cells.insert(out.cells.end(), c.w.begin(), c.w.end());
   out.cells.insert(out.cells.end(), c.d.begin(), c.d.end());
   out.cells.insert(out.cells.end(), c.f.begin(), c.f.end());

@@ -38,7 +38,7 @@ std::string sandwich_json(const Profile& p, const std::string& label, const std:
 
 // The stack chart of the profile's one thread (views/stack_chart.hh) on an axis of at least
 // min_end_ns: json {thread, total_ns, samples, end_ns, cells, frames: [[name, path, category],
-// ...]}, and its cells' columns as numbers, each `cells` long, one after another: dx, w, d, f
+// ...]}, and its cells' columns as numbers, each `cells` long, one after another: x, w, d, f
 // (-1 - state for a VM state's leaf), gap. Numbers, not JSON text: a big thread's columns are
 // millions of digits the page would print and parse again.
 struct StackChartView {

@@ -22,8 +22,8 @@ struct StackChart {
   // The cells' frames, method level: (label, path); a stack without frames is kNoRubyFrames.
   std::vector<std::pair<std::string, std::string>> frames;
   // Per cell, in the order the cells open:
-  std::vector<int64_t> dx;   // its start minus the previous cell's (the first: minus 0)
-  std::vector<int64_t> w;    // its width: its first sample's start to its last sample's end
+  std::vector<int64_t> x;    // its start: its first sample's
+  std::vector<int64_t> w;    // its width: to its last sample's end
   std::vector<uint32_t> d;   // its depth (0: the root frame)
   std::vector<int32_t> f;    // its frame, or -1 - TimelineState for a VM state's leaf cell
   std::vector<int64_t> gap;  // w minus its samples' weight (time it stayed open across gaps)

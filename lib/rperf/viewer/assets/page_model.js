@@ -170,7 +170,7 @@
     }
 
     // A view (VIEWS) of the rows of `kind` the filter keeps, parsed; the sandwich's of fn ([name,
-    // path]), the stack chart's with its columns dx, w, d, f, gap as Float64Arrays; limits:
+    // path]), the stack chart's with its columns x, w, d, f, gap as Float64Arrays; limits:
     // {maxNodes, maxMethods, maxArcs, minEnd} (the model's defaults when left out).
     view(handle, kind, f, view, fn, limits = {}) {
       const r = this.call('view', {
@@ -179,7 +179,7 @@
       });
       const out = JSON.parse(r.json[0]);
       // The stack chart's cell columns, as numbers rather than JSON text.
-      if (r.cells) ['dx', 'w', 'd', 'f', 'gap'].forEach((name, k) => { out[name] = r.cells.subarray(k * out.cells, (k + 1) * out.cells); });
+      if (r.cells) ['x', 'w', 'd', 'f', 'gap'].forEach((name, k) => { out[name] = r.cells.subarray(k * out.cells, (k + 1) * out.cells); });
       return out;
     }
 

@@ -4,8 +4,10 @@
 
 // --- flame charts ------------------------------------------------------------------------
 // One renderer for the flame graph, the icicle, the stack chart, the allocations and the
-// diff: cells {x, w, d, name, file, cat, value, parent} laid out in the chart's units (weight,
-// objects or time) from `start` over `span`. The chart fits the window (it scrolls inside its
+// diff: `count` cells laid out in the chart's units (weight, objects or time) from `start` over
+// `span`, their x, w and d (depth) as columns, and cell(i): the whole cell {x, w, d, name, file,
+// cat, value, parent}, asked for only of the cells drawn or pointed at (a thread's stack chart
+// has a cell per sample: its columns are the page model's, not an object each). The chart fits the window (it scrolls inside its
 // own box, so the root and the hover details stay in view), zooms with the wheel around the
 // pointer, pans by dragging, and zooms to a frame on click, with a breadcrumb back out.
 // Presentation only: the weights are those the view computed.
@@ -40,7 +42,7 @@ function drawChart(container, details, model, opts) {
     state.zoom = null;
     const x0 = Math.max(model.start, z.view[0]);
     const x1 = Math.min(model.start + model.span, z.view[1]);
-    if (x1 > x0) { chart.x0 = x0; chart.x1 = x1; chart.focus = z.focus < model.cells.length ? z.focus : -1; }
+    if (x1 > x0) { chart.x0 = x0; chart.x1 = x1; chart.focus = z.focus < model.count ? z.focus : -1; }
   }
   container._chart = chart;
   wireChart(chart);
@@ -62,15 +64,16 @@ function paintChart(chart) {
   const svg = svgEl('svg', { width, height, class: 'chart' });
   let drawn = 0;
   const frag = document.createDocumentFragment();
-  for (let i = 0; i < model.cells.length; i++) {
-    const c = model.cells[i];
-    if (c.x + c.w <= chart.x0 || c.x >= chart.x1) continue;
-    let px = (c.x - chart.x0) * scale;
-    let pw = c.w * scale;
+  const { x, w, d } = model;
+  for (let i = 0; i < model.count; i++) {
+    if (x[i] + w[i] <= chart.x0 || x[i] >= chart.x1) continue;
+    let px = (x[i] - chart.x0) * scale;
+    let pw = w[i] * scale;
     if (pw < 1) continue;
     if (px < 0) { pw += px; px = 0; }
     if (px + pw > width) pw = width - px;
-    const y = axisH + (opts.inverted ? c.d * CELL_H : (model.depth - c.d) * CELL_H);
+    const c = model.cell(i);
+    const y = axisH + (opts.inverted ? d[i] * CELL_H : (model.depth - d[i]) * CELL_H);
     const hit = matches(q, c.name, c.file);
     const pinned = state.pin && c.name === state.pin[0] && c.file === state.pin[1];
     const g = svgEl('g', { class: 'frame' + (q ? (hit ? ' match' : ' dim') : '') + (pinned ? ' pinned' : ''), name: c.name, 'data-i': i, 'data-cat': c.cat, transform: `translate(${px.toFixed(1)},${y})` });
@@ -96,7 +99,7 @@ function paintChart(chart) {
   if (chart.first) { viewport.scrollTop = opts.inverted ? 0 : viewport.scrollHeight; chart.first = false; } else viewport.scrollTop = keepScroll;
   container.dataset.rendered = String(drawn);
   container.dataset.view = Math.round(chart.x0) + ',' + Math.round(chart.x1);
-  container.dataset.zoom = chart.focus >= 0 ? model.cells[chart.focus].name : '';
+  container.dataset.zoom = chart.focus >= 0 ? model.cell(chart.focus).name : '';
   paintCrumbs(chart);
   if (chart === activeChart()) writeHashSoon();
 }
@@ -114,14 +117,15 @@ function paintCrumbs(chart) {
   const { crumbs, model } = chart;
   clear(crumbs);
   const path = [];
-  for (let i = chart.focus; i >= 0; i = model.cells[i].parent) path.unshift(i);
+  for (let i = chart.focus; i >= 0; i = model.cell(i).parent) path.unshift(i);
   const zoomed = chart.x0 > model.start || chart.x1 < model.start + model.span;
   const reset = el('button', { type: 'button', class: 'reset-zoom', text: 'reset zoom', title: 'Show everything (0)' });
   reset.disabled = !zoomed;
   reset.addEventListener('click', () => zoomChart(chart, -1));
   crumbs.append(reset);
   for (const i of path) {
-    const b = el('button', { type: 'button', class: 'crumb', text: model.cells[i].name, title: model.cells[i].file });
+    const c = model.cell(i);
+    const b = el('button', { type: 'button', class: 'crumb', text: c.name, title: c.file });
     b.addEventListener('click', () => zoomChart(chart, i));
     crumbs.append(el('span', { class: 'sep', text: '›' }), b);
   }
@@ -132,10 +136,10 @@ function paintCrumbs(chart) {
 function zoomChart(chart, i) {
   const { model } = chart;
   chart.focus = i;
-  if (i < 0 || (model.cells[i].parent < 0 && model.cells[i].w >= model.span)) {
+  if (i < 0 || (model.d[i] === 0 && model.w[i] >= model.span)) {
     chart.focus = -1;
     chart.x0 = model.start; chart.x1 = model.start + model.span;
-  } else { chart.x0 = model.cells[i].x; chart.x1 = model.cells[i].x + model.cells[i].w; }
+  } else { chart.x0 = model.x[i]; chart.x1 = model.x[i] + model.w[i]; }
   paintChart(chart);
 }
 
@@ -164,7 +168,7 @@ function wireChart(chart) {
   const repaint = () => { if (!pending) { pending = true; requestAnimationFrame(() => { pending = false; paintChart(chart); }); } };
   const cellAt = (evt) => {
     const g = evt.target.closest && evt.target.closest('g.frame');
-    return g ? model.cells[Number(g.dataset.i)] : null;
+    return g ? model.cell(Number(g.dataset.i)) : null;
   };
   const coordAt = (evt) => {
     const r = viewport.getBoundingClientRect();
@@ -197,7 +201,7 @@ function wireChart(chart) {
     if (!drag || drag.chart !== chart || drag.moved) return;
     const g = evt.target.closest && evt.target.closest('g.frame');
     if (!g) return;
-    const c = model.cells[Number(g.dataset.i)];
+    const c = model.cell(Number(g.dataset.i));
     // Shift+click: pins the function (0.11.1's pin: outlined, its share per snapshot); in
     // the sandwich, makes it the middle.
     if (evt.shiftKey && c.file && !opts.color) {

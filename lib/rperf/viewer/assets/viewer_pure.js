@@ -50,7 +50,8 @@ function categoryColor(cat, name) {
 const drawnCategory = (cat, name) => (cat === 'gvl' ? (name === STATE_LEAF.blocked[0] ? STATE_LEAF.blocked[1] : STATE_LEAF.wait[1]) : cat);
 
 // A d3-style hierarchy {name, file, value, children, cat} laid out as cells, children sorted
-// by name (the same function lands at the same place in every snapshot).
+// by name (the same function lands at the same place in every snapshot), in the charts' shape
+// (drawChart): their x, w and d as columns, cell(i) the whole cell.
 function layoutTree(root) {
   const cells = [];
   let depth = 0;
@@ -63,7 +64,8 @@ function layoutTree(root) {
     for (const k of kids) { visit(k, at, d + 1, i); at += k.value; }
   };
   visit(root, 0, 0, -1);
-  return { cells, start: 0, span: root.value, depth };
+  const column = (key) => cells.map((c) => c[key]);
+  return { cells, count: cells.length, x: column('x'), w: column('w'), d: column('d'), cell: (i) => cells[i], start: 0, span: root.value, depth };
 }
 
 function fitText(text, px) {

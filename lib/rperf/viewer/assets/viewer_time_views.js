@@ -145,28 +145,25 @@ async function stackCells(p, th) {
   return p.stackCharts.get(key);
 }
 
-// The chart's cells from the model's columns (page_views' stack_chart_json): each cell's parent is the
-// last cell before it one level up.
+// The chart of the model's cell columns (page_views' stack_chart_view), drawn from them: a
+// cell's object is made only when it is drawn or pointed at. A cell's parent is the last cell
+// before it one level up.
 function stackModel(body) {
-  const n = body.dx.length;
-  const cells = new Array(n);
-  const lastAt = [];
+  const { x, w, d, f, gap } = body;
   // Frame f >= 0 is body.frames[f]; f < 0 is the VM state -1 - f (TimelineState): each named once.
   const named = body.frames.map(([name, file, cat]) => ({ name, file, cat: drawnCategory(cat, name) }));
   const states = STATES.map((s) => STATE_LEAF[s.key] && { name: STATE_LEAF[s.key][0], file: '', cat: drawnCategory(STATE_LEAF[s.key][1], STATE_LEAF[s.key][0]) });
-  const { dx, w, d: depths, f: fs, gap } = body;
-  let x = 0;
+  const parent = (i) => {
+    for (let j = i - 1; d[i] > 0 && j >= 0; j--) if (d[j] === d[i] - 1) return j;
+    return -1;
+  };
+  const cell = (i) => {
+    const frame = f[i] >= 0 ? named[f[i]] : states[-1 - f[i]];
+    return { x: x[i], w: w[i], d: d[i], name: frame.name, file: frame.file, cat: frame.cat, value: w[i] - gap[i], parent: parent(i) };
+  };
   let depth = 0;
-  for (let i = 0; i < n; i++) {
-    x += dx[i];
-    const d = depths[i] | 0;
-    const f = fs[i] | 0;
-    const frame = f >= 0 ? named[f] : states[-1 - f];
-    cells[i] = { x, w: w[i], d, name: frame.name, file: frame.file, cat: frame.cat, value: w[i] - gap[i], parent: d > 0 ? lastAt[d - 1] : -1 };
-    lastAt[d] = i;
-    if (d > depth) depth = d;
-  }
-  return { cells, start: 0, span: body.end_ns, depth };
+  for (let i = 0; i < d.length; i++) if (d[i] > depth) depth = d[i];
+  return { count: x.length, x, w, d, cell, start: 0, span: body.end_ns, depth };
 }
 
 let stackSeq = 0;
@@ -200,12 +197,12 @@ async function drawStackChart(p) {
     return;
   }
   if (seq !== stackSeq || state.current !== p || state.tab !== 'stack') return; // the user moved on meanwhile
-  if (!body.dx.length) { empty('No samples of thread ' + th + ' match the filters.'); return; }
+  if (!body.x.length) { empty('No samples of thread ' + th + ' match the filters.'); return; }
   const model = stackModel(body);
   const total = body.total_ns;
   box.dataset.totalNs = String(total);
   box.dataset.thread = String(th);
-  box.dataset.cells = String(model.cells.length);
+  box.dataset.cells = String(model.count);
   $('stack-details').textContent = threadText(p, th) + ': ' + fmtTime(total) + ' in ' + body.samples + ' samples; hover a frame for its time.';
   const label = (c) => c.name + ' — ' + fmtTime(c.value) + ' (' + pct(c.value, total) + ') from ' + fmtTime(c.x) + ' to ' + fmtTime(c.x + c.w) + (c.file ? ' — ' + c.file : '');
   drawChart(box, $('stack-details'), model, { inverted: true, label, view: state.range, legend: categoryLegend(LEGEND), axis: fmtTime });
