@@ -41,6 +41,7 @@ struct Snapshot {
   std::vector<double> self, total, state_self, kept_weights, threads;
   std::string view;  // rperf_page_view's JSON
   std::vector<double> chart_cells;  // the stack chart's cell columns (rperf_page_view 4)
+  std::vector<double> tree_diff;    // rperf_page_tree_diff's
   rperf::SourceLines source;  // rperf_page_source_lines'
   std::vector<double> source_table;
   rperf::page::TransformedTree transformed;  // rperf_page_transform's
@@ -311,7 +312,8 @@ uint32_t rperf_page_select(uint32_t handle, uint32_t kind) {
 // A view of the rows of `kind` the filter keeps, as JSON (page/page_views.hh): view 0 the call
 // tree, 1 the bottom-up tree, 2 the method table, 3 the sandwich of the function whose label and
 // path are the scratch's blob of blob_bytes (texts), 4 the stack chart (of the filter's thread,
-// on an axis of at least min_end_ns; its cells: rperf_page_chart_cells); max_nodes, max_methods,
+// on an axis of at least min_end_ns; its cells: rperf_page_chart_cells), 5 the label values'
+// weights (label_values_json); max_nodes, max_methods,
 // max_arcs: ViewLimits' (0: the default). Returns its bytes; rperf_page_view_json: them.
 uint32_t rperf_page_view(uint32_t handle, uint32_t kind, uint32_t view, uint32_t blob_bytes, uint32_t max_nodes, uint32_t max_methods,
                          uint32_t max_arcs, double min_end_ns) {
@@ -321,6 +323,10 @@ uint32_t rperf_page_view(uint32_t handle, uint32_t kind, uint32_t view, uint32_t
   std::vector<uint8_t> blob = column<uint8_t>(offset, blob_bytes);
   KeptRows kept;
   s->rows.select(static_cast<RowKind>(kind), s->filter, kept);
+  if (view == 5) {  // no profile: label sets and weights only
+    s->view = rperf::page::label_values_json(s->rows, static_cast<RowKind>(kind), kept);
+    return static_cast<uint32_t>(s->view.size());
+  }
   rperf::Profile profile = rperf::page::profile_of_rows(s->rows, static_cast<RowKind>(kind), kept, view == 4);
   rperf::page::ViewLimits limits;
   if (max_nodes) limits.max_nodes = max_nodes;
@@ -416,6 +422,29 @@ const uint32_t* rperf_page_kept_rows(uint32_t handle) {
 const double* rperf_page_kept_weights(uint32_t handle) {
   Snapshot* s = snapshot(handle);
   return s ? s->kept_weights.data() : nullptr;
+}
+
+// The Diff tab's flame graph (page_rows.hh's tree_diff): the rows of `kind` this snapshot's
+// filter keeps against those of base_kind base_handle's filter keeps, normalize: the base scaled
+// to this one's sum. Returns the node count (-1: no such snapshot or kind);
+// rperf_page_tree_diff_table: sum, base sum, base scale, then per node its self change.
+int32_t rperf_page_tree_diff(uint32_t handle, uint32_t kind, uint32_t base_handle, uint32_t base_kind, int normalize) {
+  Snapshot* s = snapshot(handle);
+  Snapshot* base = snapshot(base_handle);
+  if (!s || !base || !valid_kind(kind) || !valid_kind(base_kind)) return -1;
+  KeptRows kept, base_kept;
+  s->rows.select(static_cast<RowKind>(kind), s->filter, kept);
+  base->rows.select(static_cast<RowKind>(base_kind), base->filter, base_kept);
+  rperf::page::TreeDiff d =
+      rperf::page::tree_diff(s->rows, static_cast<RowKind>(kind), kept, base->rows, static_cast<RowKind>(base_kind), base_kept, normalize != 0);
+  s->tree_diff = {static_cast<double>(d.sum), static_cast<double>(d.base_sum), d.base_scale};
+  s->tree_diff.insert(s->tree_diff.end(), d.self_change.begin(), d.self_change.end());
+  return static_cast<int32_t>(d.self_change.size());
+}
+
+const double* rperf_page_tree_diff_table(uint32_t handle) {
+  Snapshot* s = snapshot(handle);
+  return s ? s->tree_diff.data() : nullptr;
 }
 
 // The tree weights of rows of `kind`; scratch: their indexes uint32[n], then their (kept)

@@ -9,7 +9,7 @@
 
   const ROWS = { samples: 0, timeline: 1, allocations: 2 };
   const STATE_COUNT = 4; // TimelineState (profile/vm_state.hh): per node in the state sums
-  const VIEWS = { call_tree: 0, inverted_tree: 1, method_table: 2, sandwich: 3, stack_chart: 4 };
+  const VIEWS = { call_tree: 0, inverted_tree: 1, method_table: 2, sandwich: 3, stack_chart: 4, label_values: 5 };
   const utf8 = new TextEncoder();
   const decoder = new TextDecoder();
 
@@ -230,7 +230,8 @@
     }
 
     // A view of the rows of `kind` the filter keeps (page/page_views.hh), parsed: 'call_tree',
-    // 'inverted_tree', 'method_table', 'sandwich' of fn ([name, path]), or 'stack_chart' (of
+    // 'inverted_tree', 'method_table', 'sandwich' of fn ([name, path]), 'label_values' ([[key,
+    // [[value, weight], ...] heaviest first, weight without the key], ...]), or 'stack_chart' (of
     // f.thread's timeline rows; its columns dx, w, d, f, gap as Float64Arrays); limits: {maxNodes, maxMethods, maxArcs} (the model's defaults
     // when left out), minEnd: the stack chart's least axis end.
     view(handle, kind, f, view, fn, limits = {}) {
@@ -247,6 +248,18 @@
         ['dx', 'w', 'd', 'f', 'gap'].forEach((name, k) => { out[name] = cells.subarray(k * out.cells, (k + 1) * out.cells); });
       }
       return out;
+    }
+
+    // The Diff tab's flame graph (page_rows.hh's tree_diff): the rows of `kind` f keeps against
+    // those of baseKind baseF keeps in the base snapshot, normalize: the base scaled to this one's
+    // sum. {sum, baseSum, baseScale, selfChange: per node}.
+    treeDiff(handle, kind, f, baseHandle, baseKind, baseF, normalize) {
+      this.filter(handle, f);
+      this.filter(baseHandle, baseF);
+      const n = this.call('tree_diff', { handle, kind, base_handle: baseHandle, base_kind: baseKind, normalize: !!normalize });
+      if (n < 0) throw new Error('the page model cannot compare these snapshots');
+      const t = this.array('tree_diff_table', { handle }, 3 + n);
+      return { sum: t[0], baseSum: t[1], baseScale: t[2], selfChange: t.subarray(3) };
     }
 
     // The snapshot's tree through the Viewer's transforms ([op, name, path] or [op], in order:

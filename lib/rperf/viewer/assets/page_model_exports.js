@@ -31,6 +31,8 @@
     bins_names_bytes: { args: ['handle'], columns: [], array: null },
     kept_rows: { args: ['handle'], columns: [], array: 'u32' },
     kept_weights: { args: ['handle'], columns: [], array: 'f64' },
+    tree_diff: { args: ['handle', 'kind', 'base_handle', 'base_kind', 'normalize'], columns: [], array: null },
+    tree_diff_table: { args: ['handle'], columns: [], array: 'f64' },
     tree_weights: { args: ['handle', 'kind', 'n'], columns: [['rows', 'u32', 'n', null], ['weights', 'f64', 'n', null]], array: null },
     self: { args: ['handle'], columns: [], array: 'f64' },
     total: { args: ['handle'], columns: [], array: 'f64' },
