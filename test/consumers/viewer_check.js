@@ -7,9 +7,8 @@
 // { methods: true, method, caller, label: [key, value], thread }: the methods tab by total and by
 // self, `method`'s graph, then `caller`'s (clicked in it), then `method`'s under the label and
 // the thread filters, or { alloc: true, current, other, labels:
-// [[key, value], ...], thread, allocLabel: [key, value], delayTree: value }: the call tree under
-// each filter (first a race: the tree of labels[0], whose value is delayTree, answered 1.5 s late,
-// then labels[1]'s), the tree cache's size after 20 more filters, and the allocations view of
+// [[key, value], ...], thread, allocLabel: [key, value] }: the call tree under each filter, the
+// tree cache's size after 20 more filters, and the allocations view of
 // `current`, then the allocations tab of `other` (no allocation samples), then (broken: id) what
 // the page says of a profile the model refuses, or { big: true }: the time to
 // the first render and to each tab (a profile of hundreds of thousands of timeline rows), the
@@ -39,9 +38,6 @@ async function main() {
     await page.route('**/*', async (route) => {
       const u = new URL(route.request().url());
       out.requests.push(u.pathname);
-      if (plan.delayTree && u.pathname.endsWith('/call_tree') && u.searchParams.get('value') === plan.delayTree) {
-        await new Promise((resolve) => setTimeout(resolve, 1500));
-      }
       if (u.hostname === '127.0.0.1' || u.protocol === 'file:') return route.continue();
       out.external.push(route.request().url());
       return route.abort();
@@ -253,14 +249,6 @@ async function main() {
       })); };
       await tab('tree');
       out.tree = { all: await treeTotals(), labels: [] };
-      if (plan.delayTree) { // labels[0]'s tree comes last: labels[1]'s stays drawn
-        await select(...plan.labels[0]);
-        await choose(...plan.labels[1]);
-        await page.waitForTimeout(2500);
-        out.tree.race = await page.$eval('#tree', (t) => Number(t.dataset.totalNs));
-        await page.selectOption('#filter-label', '');
-        await ready();
-      }
       // 20 more filtered trees (label values no sample has): the page keeps the last 16.
       out.tree.cached = await page.evaluate(async () => {
         const v = window.rperfViewer;

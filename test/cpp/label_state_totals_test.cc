@@ -42,3 +42,18 @@ TEST(LabelStateTotals, NoKeysIsOneRowOfTheWholeProfile) {
   EXPECT_EQ(20, rows[0].weight_ns[kGvlWait]);
   EXPECT_TRUE(label_state_totals(Profile{}, {"endpoint"}).empty());
 }
+
+TEST(LabelKeyTotals, EachKeysValuesHeaviestFirstAndTheWeightWithoutTheKey) {
+  // Sets: 0 none, 1 endpoint=/a, 2 endpoint=/b job=x, 3 endpoint="" (a value, not unset), 4 no row.
+  std::vector<LabelTexts> sets = {{}, {{"endpoint", "/a"}}, {{"job", "x"}, {"endpoint", "/b"}}, {{"endpoint", ""}}, {{"zz", "never"}}};
+  std::vector<LabelKeyTotal> keys = label_key_totals(sets, {1, 2, 0, 1, 3, 2, 7}, {10, 15, 4, 10, 1, 5, 100});
+  ASSERT_EQ(2u, keys.size()) << "a set no row has, and a row of no set, count nowhere";
+  EXPECT_EQ("endpoint", keys[0].key);
+  EXPECT_EQ((std::vector<std::pair<std::string, int64_t>>{{"/a", 20}, {"/b", 20}, {"", 1}}), keys[0].values)
+      << "equal weights by text";
+  EXPECT_EQ(4, keys[0].unset);
+  EXPECT_EQ("job", keys[1].key);
+  EXPECT_EQ((std::vector<std::pair<std::string, int64_t>>{{"x", 20}}), keys[1].values);
+  EXPECT_EQ(25, keys[1].unset);
+  EXPECT_TRUE(label_key_totals(sets, {}, {}).empty());
+}

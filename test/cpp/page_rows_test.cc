@@ -326,3 +326,39 @@ TEST(PageRows, NamesOnlySamplesMakeTheModelsStackTree) {
   EXPECT_EQ((std::vector<uint32_t>{0, 1, 0, 0, 2}), sets);
   EXPECT_EQ(18, total);
 }
+
+TEST(PageRows, TreeDiffPutsTheBasesSelfAtTheSameStackScaledWhenNormalized) {
+  // After: 0 main, 1 main>a, 2 main>a>b, 3 main>c (frames main, a, b, c). Base: its frames in
+  // another order (0 b, 1 main, 2 a, 3 d), tree 0 main, 1 main>b, 2 main>a, 3 main>a>b, 4 main>d.
+  PageRows after;
+  after.set_frames({"main", "a", "b", "c"}, {"m.rb", "a.rb", "b.rb", "c.rb"}, {0, 0, 0, 0});
+  ASSERT_TRUE(after.set_tree({-1, 0, 1, 0}, {0, 1, 2, 3}));
+  PageRows base;
+  base.set_frames({"b", "main", "a", "d"}, {"b.rb", "m.rb", "a.rb", "d.rb"}, {0, 0, 0, 0});
+  ASSERT_TRUE(base.set_tree({-1, 0, 0, 2, 0}, {1, 0, 2, 0, 3}));
+  EXPECT_EQ((std::vector<int32_t>{0, 2, 3, -1}), after.nodes_in(base)) << "main>b of the base is not main>a>b";
+
+  Rows rows;
+  rows.node = {2, 3, 0};
+  rows.thread_seq = {1, 1, 1};
+  rows.label_set = {0, 0, 0};
+  rows.weight = {30, 10, 20};
+  ASSERT_TRUE(after.set_rows(RowKind::kSamples, rows));
+  Rows base_rows;
+  base_rows.node = {3, 1, 4};
+  base_rows.thread_seq = {1, 1, 1};
+  base_rows.label_set = {0, 0, 0};
+  base_rows.weight = {10, 5, 15};
+  ASSERT_TRUE(base.set_rows(RowKind::kSamples, base_rows));
+  KeptRows kept{{0, 1, 2}, {30, 10, 20}}, base_kept{{0, 1, 2}, {10, 5, 15}};
+
+  rperf::page::TreeDiff d = rperf::page::tree_diff(after, RowKind::kSamples, kept, base, RowKind::kSamples, base_kept, false);
+  EXPECT_EQ(60, d.sum);
+  EXPECT_EQ(30, d.base_sum);
+  EXPECT_EQ(1.0, d.base_scale);
+  EXPECT_EQ((std::vector<double>{20, 0, 20, 10}), d.self_change);
+
+  d = rperf::page::tree_diff(after, RowKind::kSamples, kept, base, RowKind::kSamples, base_kept, true);
+  EXPECT_EQ(2.0, d.base_scale);
+  EXPECT_EQ((std::vector<double>{20, 0, 10, 10}), d.self_change);
+}

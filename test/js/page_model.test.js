@@ -80,3 +80,21 @@ test('rperf 0.11\'s names-only samples become the model\'s tree', async () => {
   assert.deepStrictEqual(t.parents, [-1, 0]);
   assert.deepStrictEqual(t.rows, [[1, 3, 0, 1], [0, 2, 0, 0]]);
 });
+
+test('the label menus\' weights and the Diff tab\'s tree come from the model', async () => {
+  const model = await instantiate(bytes);
+  const after = model.snapshot(SNAPSHOT);
+  model.rows(after, ROWS.samples, SAMPLES, []);
+  const all = { thread: null, hidden: null, sets: null, range: null, idle: false };
+  // Each key's values heaviest first, then the weight of the rows without the key.
+  assert.deepStrictEqual(model.view(after, ROWS.samples, {}, 'label_values'), [['%GVL', [['blocked', 20]], 19], ['endpoint', [['x', 9]], 30]]);
+  // The base: main > b (not main > a > b), main > a > b, in another frame order.
+  const base = model.snapshot({ parents: [-1, 0, 0, 2], nodeFrames: [0, 1, 2, 1], frames: [['main', 'm.rb'], ['b', 'b.rb'], ['a', 'a.rb']], labelSets: [{}] });
+  model.rows(base, ROWS.samples, [[1, 8, 1, 0], [3, 6, 1, 0]], []);
+  const d = model.treeDiff(after, ROWS.samples, all, base, ROWS.samples, all, false);
+  assert.deepStrictEqual([d.sum, d.baseSum, d.baseScale], [39, 14, 1]);
+  assert.deepStrictEqual(Array.from(d.selfChange), [0, 20, 8, 5]);
+  const thread2 = model.treeDiff(after, ROWS.samples, { ...all, thread: 2 }, base, ROWS.samples, all, true);
+  assert.strictEqual(thread2.baseScale, 9 / 14, 'normalized: the base scaled to the kept rows\' sum');
+  assert.deepStrictEqual(Array.from(thread2.selfChange), [0, 0, 4 - 6 * (9 / 14), 5]);
+});

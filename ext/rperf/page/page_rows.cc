@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <map>
+#include <string>
+#include <unordered_map>
 
 namespace rperf::page {
 
@@ -207,6 +209,47 @@ TimelineBins PageRows::timeline_bins(const SampleFilter& filter, uint32_t bins, 
     binner.add(r.thread_seq[i], state_of(r.label_set[i]), r.time_ns[i], r.weight[i], kept, filter, [&] { return leaf_name(r.node[i]); });
   }
   return binner.finish();
+}
+
+std::vector<int32_t> PageRows::nodes_in(const PageRows& base) const {
+  // Each of this tree's frames as the base's (by label and path), then each node under its
+  // parent's counterpart: parents come first.
+  std::unordered_map<std::string, uint32_t> base_frame_of;
+  auto frame_key = [](const std::string& label, const std::string& path) { return label + '\0' + path; };
+  for (uint32_t f = 0; f < base.frame_labels_.size(); f++) base_frame_of.emplace(frame_key(base.frame_labels_[f], base.frame_path(f)), f);
+  std::vector<int64_t> frame_map(frame_labels_.size(), -1);
+  for (uint32_t f = 0; f < frame_labels_.size(); f++) {
+    auto it = base_frame_of.find(frame_key(frame_labels_[f], frame_path(f)));
+    if (it != base_frame_of.end()) frame_map[f] = it->second;
+  }
+  std::map<std::pair<int32_t, uint32_t>, int32_t> base_child;  // (parent, frame) -> node
+  for (size_t i = 0; i < base.parents_.size(); i++) base_child.emplace(std::make_pair(base.parents_[i], base.frames_[i]), static_cast<int32_t>(i));
+  std::vector<int32_t> out(parents_.size(), -1);
+  for (size_t i = 0; i < parents_.size(); i++) {
+    int32_t parent = parents_[i] < 0 ? -1 : out[parents_[i]];
+    int64_t frame = frames_[i] < frame_map.size() ? frame_map[frames_[i]] : -1;
+    if ((parents_[i] >= 0 && parent < 0) || frame < 0) continue;
+    auto it = base_child.find({parent, static_cast<uint32_t>(frame)});
+    if (it != base_child.end()) out[i] = it->second;
+  }
+  return out;
+}
+
+TreeDiff tree_diff(const PageRows& after, RowKind kind, const KeptRows& kept, const PageRows& base, RowKind base_kind,
+                   const KeptRows& base_kept, bool normalize) {
+  TreeWeights mine, theirs;
+  after.tree_weights(kind, kept, mine);
+  base.tree_weights(base_kind, base_kept, theirs);
+  TreeDiff out;
+  out.sum = mine.sum;
+  out.base_sum = theirs.sum;
+  if (normalize && theirs.sum > 0) out.base_scale = static_cast<double>(mine.sum) / static_cast<double>(theirs.sum);
+  std::vector<int32_t> map = after.nodes_in(base);
+  out.self_change.resize(map.size());
+  for (size_t i = 0; i < map.size(); i++) {
+    out.self_change[i] = static_cast<double>(mine.self[i]) - (map[i] >= 0 ? static_cast<double>(theirs.self[map[i]]) * out.base_scale : 0);
+  }
+  return out;
 }
 
 }  // namespace rperf::page

@@ -84,6 +84,18 @@ struct AllocationSums {
   std::vector<Site> sites;
 };
 
+// The Diff tab's flame graph: two snapshots' kept rows on the after's tree.
+struct TreeDiff {
+  int64_t sum = 0, base_sum = 0;
+  double base_scale = 1;  // normalized: the base scaled to the after's sum
+  // Per node of the after's tree: its self weight minus the base's at the same stack (scaled).
+  std::vector<double> self_change;
+};
+
+class PageRows;
+TreeDiff tree_diff(const PageRows& after, RowKind kind, const KeptRows& kept, const PageRows& base, RowKind base_kind,
+                   const KeptRows& base_kept, bool normalize);
+
 class PageRows {
  public:
   // parents: per node, its parent's index (-1: a root); a parent comes before its children.
@@ -132,6 +144,9 @@ class PageRows {
   // The Timeline's bins of the timeline rows the filter keeps (as the server's bin_timeline of
   // the samples): `bins` slices of [0, max(min_end_ns, the last row's time)].
   TimelineBins timeline_bins(const SampleFilter& filter, uint32_t bins, int64_t min_end_ns) const;
+  // Per node, the node of `base`'s tree at the same stack (each frame by its label and path), -1:
+  // none. The Diff tab's flame graph.
+  std::vector<int32_t> nodes_in(const PageRows& base) const;
   // The Source tab's time per line of `path` in kept rows of `kind`, by the model's
   // source_lines over the rows' line-level stacks (a row without one counts in kept_ns only);
   // no lines without the line tree.

@@ -7,6 +7,7 @@
 #include "profile/frame_category.hh"
 #include "profile/transform.hh"
 #include "views/call_tree.hh"
+#include "views/label_state_totals.hh"
 #include "views/method_table.hh"
 #include "views/stack_chart.hh"
 
@@ -229,6 +230,28 @@ std::string sandwich_json(const Profile& p, const std::string& label, const std:
   out += "],\"total_ns\":" + std::to_string(callees.total_ns()) + ",\"callers\":" + tree_json(callers, limits, true) +
          ",\"callees\":" + tree_json(callees, limits, true) + '}';
   return out;
+}
+
+std::string label_values_json(const PageRows& rows, RowKind kind, const KeptRows& kept) {
+  const Rows& r = rows.rows(kind);
+  std::vector<uint32_t> sets;
+  sets.reserve(kept.rows.size());
+  for (uint32_t i : kept.rows) sets.push_back(i < r.size() ? r.label_set[i] : UINT32_MAX);
+  std::string out = "[";
+  for (const LabelKeyTotal& k : label_key_totals(rows.label_sets(), sets, kept.weights)) {
+    if (out.size() > 1) out += ',';
+    out += '[';
+    append_json_string(out, k.key);
+    out += ",[";
+    for (size_t i = 0; i < k.values.size(); i++) {
+      if (i) out += ',';
+      out += '[';
+      append_json_string(out, k.values[i].first);
+      out += ',' + std::to_string(k.values[i].second) + ']';
+    }
+    out += "]," + std::to_string(k.unset) + ']';
+  }
+  return out + ']';
 }
 
 StackChartView stack_chart_view(const Profile& p, int64_t min_end_ns) {

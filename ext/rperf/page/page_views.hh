@@ -36,6 +36,10 @@ std::string method_table_json(const Profile& p, const ViewLimits& limits);
 // cut at its outermost call (callers read bottom-up), each tree with its methods' categories.
 std::string sandwich_json(const Profile& p, const std::string& label, const std::string& path, const ViewLimits& limits);
 
+// The label filter and tag menus: per key of the kept rows' label sets (by key), [key, [[value,
+// weight], ...] heaviest first, the weight of the rows without the key] (views/label_state_totals).
+std::string label_values_json(const PageRows& rows, RowKind kind, const KeptRows& kept);
+
 // The stack chart of the profile's one thread (views/stack_chart.hh) on an axis of at least
 // min_end_ns: json {thread, total_ns, samples, end_ns, cells, frames: [[name, path, category],
 // ...]}, and its cells' columns as numbers, each `cells` long, one after another: x, w, d, f

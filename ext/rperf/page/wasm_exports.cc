@@ -137,16 +137,16 @@ class Call {
     return list.empty() ? "" : list[0];
   }
 
-  PageRows& snapshot() {
+  PageRows& snapshot(const std::string& name = "handle") {
     static PageRows none;
-    uint32_t handle = number<uint32_t>("handle");
+    uint32_t handle = number<uint32_t>(name);
     if (handle < snapshots.size() && snapshots[handle]) return *snapshots[handle];
     fail(op + ": no snapshot " + std::to_string(handle));
     return none;
   }
 
-  RowKind kind() {
-    uint32_t kind = number<uint32_t>("kind");
+  RowKind kind(const std::string& name = "kind") {
+    uint32_t kind = number<uint32_t>(name);
     if (kind < static_cast<uint32_t>(rperf::page::kRowKindCount)) return static_cast<RowKind>(kind);
     fail(op + ": no rows of kind " + std::to_string(kind));
     return RowKind::kSamples;
@@ -227,23 +227,23 @@ class Call {
   }
 };
 
-// The filter of select, view and timeline_bins (SampleFilter's row filters): thread (absent:
-// all), hidden_threads, label_sets (the kept ones; absent: all), range [from_ns, to_ns] (absent:
-// all), hide_idle.
-rperf::SampleFilter filter_of(Call& c) {
+// The filter of select, view, timeline_bins and tree_diff (SampleFilter's row filters): thread
+// (absent: all), hidden_threads, label_sets (the kept ones; absent: all), range [from_ns, to_ns]
+// (absent: all), hide_idle; each name after `prefix` (tree_diff's base: base_).
+rperf::SampleFilter filter_of(Call& c, const std::string& prefix = "") {
   rperf::SampleFilter filter;
-  filter.by_thread = c.has("thread");
-  filter.thread = c.number<uint32_t>("thread", true);
-  filter.hidden_threads = c.column<uint32_t>("hidden_threads", true);
+  filter.by_thread = c.has(prefix + "thread");
+  filter.thread = c.number<uint32_t>(prefix + "thread", true);
+  filter.hidden_threads = c.column<uint32_t>(prefix + "hidden_threads", true);
   std::sort(filter.hidden_threads.begin(), filter.hidden_threads.end());
-  filter.by_label_sets = c.has("label_sets");
-  filter.label_sets = c.column<uint32_t>("label_sets", true);
+  filter.by_label_sets = c.has(prefix + "label_sets");
+  filter.label_sets = c.column<uint32_t>(prefix + "label_sets", true);
   std::sort(filter.label_sets.begin(), filter.label_sets.end());
-  std::vector<int64_t> range = c.column<int64_t>("range", true);
+  std::vector<int64_t> range = c.column<int64_t>(prefix + "range", true);
   filter.by_range = range.size() == 2;
   filter.from_ns = filter.by_range ? range[0] : 0;
   filter.to_ns = filter.by_range ? range[1] : 0;
-  filter.hide_idle = c.number("hide_idle", true) != 0;
+  filter.hide_idle = c.number(prefix + "hide_idle", true) != 0;
   return filter;
 }
 
@@ -343,7 +343,8 @@ const std::pair<const char*, void (*)(Call&)> kOperations[] = {
     // A view of the rows of `kind` the filter keeps as JSON (json; page/page_views.hh): view 0 the
     // call tree, 1 the bottom-up tree, 2 the method table, 3 the sandwich of `function` (label,
     // path), 4 the stack chart (of the filter's thread, on an axis of at least min_end_ns; its
-    // cell columns: cells); max_nodes, max_methods, max_arcs: ViewLimits' (absent, 0: default).
+    // cell columns: cells), 5 the label values' weights (label_values_json); max_nodes,
+    // max_methods, max_arcs: ViewLimits' (absent, 0: default).
     {"view", [](Call& c) {
        PageRows& s = c.snapshot();
        RowKind kind = c.kind();
@@ -355,8 +356,12 @@ const std::pair<const char*, void (*)(Call&)> kOperations[] = {
        if (uint32_t n = c.number<uint32_t>("max_nodes", true)) limits.max_nodes = n;
        if (uint32_t n = c.number<uint32_t>("max_methods", true)) limits.max_methods = n;
        if (uint32_t n = c.number<uint32_t>("max_arcs", true)) limits.max_arcs = n;
-       if (view > 4 || (view == 3 && function.size() != 2)) c.fail("the page model cannot build view " + std::to_string(view));
+       if (view > 5 || (view == 3 && function.size() != 2)) c.fail("the page model cannot build view " + std::to_string(view));
        if (!c.ok()) return;
+       if (view == 5) {  // no profile: label sets and weights only
+         c.put("json", {rperf::page::label_values_json(s, kind, kept)});
+         return;
+       }
        rperf::Profile profile = rperf::page::profile_of_rows(s, kind, kept, view == 4);
        switch (view) {
          case 0: c.put("json", {rperf::page::call_tree_json(profile, false, limits)}); break;
@@ -381,6 +386,19 @@ const std::pair<const char*, void (*)(Call&)> kOperations[] = {
          std::copy_n(leaves.begin(), std::min(leaves.size(), top.size()), top.begin());
          return top;
        });
+     }},
+    // The Diff tab's flame graph (page_rows.hh's tree_diff): the rows of `kind` the filter keeps
+    // against those of base_kind the base_ filter keeps in the snapshot base_handle, normalize:
+    // the base scaled to this one's sum. Answers TreeDiff's fields by their names.
+    {"tree_diff", [](Call& c) {
+       PageRows &s = c.snapshot(), &base = c.snapshot("base_handle");
+       RowKind kind = c.kind(), base_kind = c.kind("base_kind");
+       KeptRows kept, base_kept;
+       s.select(kind, filter_of(c), kept);
+       base.select(base_kind, filter_of(c, "base_"), base_kept);
+       rperf::page::TreeDiff d = rperf::page::tree_diff(s, kind, kept, base, base_kind, base_kept, c.number("normalize", true) != 0);
+       c.put("sum", static_cast<double>(d.sum)).put("base_sum", static_cast<double>(d.base_sum)).put("base_scale", d.base_scale);
+       c.put("self_change", d.self_change);
      }},
     // The tree weights of rows of `kind` (kept_of: a selection, or a part of one: a flame
     // graph's tag group): their sum, and per node self, total and states (its self per state,

@@ -6,7 +6,7 @@
   'use strict';
   const ROWS = { samples: 0, timeline: 1, allocations: 2 };
   const STATE_COUNT = 4; // TimelineState (profile/vm_state.hh): per node in the state sums
-  const VIEWS = { call_tree: 0, inverted_tree: 1, method_table: 2, sandwich: 3, stack_chart: 4 };
+  const VIEWS = { call_tree: 0, inverted_tree: 1, method_table: 2, sandwich: 3, stack_chart: 4, label_values: 5 };
   // The value types, in wasm_exports.cc's order (its Type): columns, then NUMBER, TEXTS, ROWS.
   const TYPES = [Uint8Array, Int32Array, Uint32Array, Float64Array];
   const [NUMBER, TEXTS, ROWS_OF_NUMBERS] = [4, 5, 6];
@@ -170,7 +170,8 @@
     }
 
     // A view (VIEWS) of the rows of `kind` the filter keeps, parsed; the sandwich's of fn ([name,
-    // path]), the stack chart's with its columns x, w, d, f, gap as Float64Arrays; limits:
+    // path]), the stack chart's with its columns x, w, d, f, gap as Float64Arrays, label_values'
+    // [[key, [[value, weight], ...] heaviest first, weight without the key], ...]; limits:
     // {maxNodes, maxMethods, maxArcs, minEnd} (the model's defaults when left out).
     view(handle, kind, f, view, fn, limits = {}) {
       const r = this.call('view', {
@@ -181,6 +182,15 @@
       // The stack chart's cell columns, as numbers rather than JSON text.
       if (r.cells) ['x', 'w', 'd', 'f', 'gap'].forEach((name, k) => { out[name] = r.cells.subarray(k * out.cells, (k + 1) * out.cells); });
       return out;
+    }
+
+    // The Diff tab's flame graph: the rows of `kind` f keeps against those of baseKind baseF keeps
+    // in the snapshot baseHandle, normalize: the base scaled to this one's sum. {sum, baseSum,
+    // baseScale, selfChange: per node}.
+    treeDiff(handle, kind, f, baseHandle, baseKind, baseF, normalize) {
+      const base = Object.fromEntries(Object.entries(filterValues(baseF)).map(([name, v]) => ['base_' + name, v]));
+      const d = this.call('tree_diff', { handle, kind, ...filterValues(f), base_handle: baseHandle, base_kind: baseKind, ...base, normalize: !!normalize });
+      return { sum: d.sum, baseSum: d.base_sum, baseScale: d.base_scale, selfChange: d.self_change };
     }
 
     // The snapshot's tree through the Viewer's transforms ([op, name, path] or [op], in order):

@@ -3,24 +3,15 @@
 
 // --- filters -----------------------------------------------------------------------------
 function fillFilters(p) {
-  const perPair = new Map(); // key -> Map(value -> weight)
-  let total = 0;
-  for (const [, w, , lsi] of p.samples) {
-    total += w;
-    for (const [k, v] of Object.entries(p.labelSets[lsi] || {})) {
-      if (!perPair.has(k)) perPair.set(k, new Map());
-      perPair.get(k).set(v, (perPair.get(k).get(v) || 0) + w);
-    }
-  }
-  // Each key's values, heaviest first, then NOT_SET when the key is not always set.
+  // Each key's values, heaviest first, then NOT_SET when the key is not always set (the model's sums).
+  const keys = model.view(p.handle, ROWS.samples, {}, 'label_values');
   const labelSel = $('filter-label');
   clear(labelSel);
   labelSel.append(el('option', { value: '', text: 'all samples' }));
   state.filterChoices = [];
   p.labelValues = new Map();
-  for (const key of [...perPair.keys()].sort()) {
-    const unset = total - [...perPair.get(key).values()].reduce((a, w) => a + w, 0);
-    const values = [...perPair.get(key)].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).concat(unset > 0 ? [[NOT_SET, unset]] : []);
+  for (const [key, weights, unset] of keys) {
+    const values = unset > 0 ? weights.concat([[NOT_SET, unset]]) : weights;
     p.labelValues.set(key, values.map(([v]) => v));
     labelSel.append(el('optgroup', { label: key }, values.map(([value, w]) => {
       state.filterChoices.push({ key, value });
@@ -32,7 +23,7 @@ function fillFilters(p) {
   state.labelFilter = values.length ? { key: f.key, values } : null;
   drawLabelFilter(p);
 
-  fillTagMenu(p, perPair);
+  fillTagMenu(keys);
 
   clear($('filter-thread'));
   appendAll($('filter-thread'), [el('option', { value: '', text: 'all threads' }), p.threads.map((th) => el('option', { value: String(th), text: threadText(p, th) }))]);
@@ -78,15 +69,16 @@ function drawLabelFilter(p) {
 }
 
 // The tag menu: tagignore (key = value, key = (none)), tagroot and tagleaf (keys), of this snapshot.
-function fillTagMenu(p, perPair) {
+function fillTagMenu(labelKeys) {
   const box = $('tag-options');
   clear(box);
-  const keys = [...perPair.keys()].sort();
-  const has = (k, v) => perPair.has(k) && (v === null || perPair.get(k).has(v));
+  const valuesOf = new Map(labelKeys.map(([key, weights]) => [key, weights.map(([v]) => v)]));
+  const keys = [...valuesOf.keys()];
+  const has = (k, v) => valuesOf.has(k) && (v === null || valuesOf.get(k).includes(v));
   state.tagIgnore = state.tagIgnore.filter(([k, v]) => has(k, v));
-  state.tagRoot = state.tagRoot.filter((k) => perPair.has(k));
-  state.tagLeaf = state.tagLeaf.filter((k) => perPair.has(k));
-  const ignore = keys.flatMap((k) => [null, ...[...perPair.get(k).keys()].sort()].map((v) =>
+  state.tagRoot = state.tagRoot.filter((k) => valuesOf.has(k));
+  state.tagLeaf = state.tagLeaf.filter((k) => valuesOf.has(k));
+  const ignore = keys.flatMap((k) => [null, ...valuesOf.get(k)].map((v) =>
     checkbox(k + ' = ' + (v === null ? '(none)' : v), state.tagIgnore.some(([a, b]) => a === k && b === v), { kind: 'ignore', key: k, value: v === null ? '' : v, none: v === null ? '1' : '0' }, (checked) => {
       state.tagIgnore = state.tagIgnore.filter(([a, b]) => !(a === k && b === v));
       if (checked) state.tagIgnore.push([k, v]);

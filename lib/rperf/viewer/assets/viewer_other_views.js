@@ -116,28 +116,14 @@ async function drawDiff(p, weights) {
   let base;
   try { base = await snapshot(baseId); } catch (e) { fail('Cannot load snapshot #' + baseId + ': ' + e.message); return; }
   if (state.current !== p || state.baseId !== baseId) return; // the user moved on meanwhile
-  const bw = nodeWeights(base, selectSamples(base, { range: false }));
-  const scale = $('diff-normalize').checked && bw.sum > 0 ? weights.sum / bw.sum : 1;
-  // Map this snapshot's nodes onto the other's: the same frame (name, file) under the mapped
-  // parent. Numeric keys: parent and frame in one number.
-  const baseFrameOf = new Map(base.frames.map(([name, file], i) => [name + '\u0000' + file, i]));
-  const frameMap = Int32Array.from(p.frames, ([name, file]) => baseFrameOf.get(name + '\u0000' + file) ?? -1);
-  const span = base.frames.length + 1;
-  const baseIndex = new Map();
-  for (let i = 0; i < base.nodes.parent.length; i++) baseIndex.set((base.nodes.parent[i] + 1) * span + base.nodes.frame[i], i);
-  const mapped = new Int32Array(p.nodes.parent.length).fill(-1);
-  for (let i = 0; i < mapped.length; i++) {
-    const parent = p.nodes.parent[i];
-    const baseParent = parent < 0 ? -1 : mapped[parent];
-    const baseFrame = frameMap[p.nodes.frame[i]];
-    if ((parent >= 0 && baseParent < 0) || baseFrame < 0) continue;
-    const hit = baseIndex.get((baseParent + 1) * span + baseFrame);
-    if (hit !== undefined) mapped[i] = hit;
-  }
-  const deltaOf = (node) => weights.self[node] - (mapped[node] >= 0 ? bw.self[mapped[node]] * scale : 0);
-  drawFlame(container, $('diff-details'), hierarchy(p, weights, deltaOf), { diff: true });
-  summary.textContent = `#${base.id} (before) ${fmtTime(bw.sum * scale)}${scale !== 1 ? ' scaled' : ''} → ` +
-    `#${p.id} (after) ${fmtTime(weights.sum)}: ${fmtSigned(weights.sum - bw.sum * scale)}`;
+  // Each node's self change against the same stack in the other snapshot (the model's), whose
+  // rows are kept without the time range: its clock is its own.
+  const [mine, theirs] = [samplesFilter(p), samplesFilter(base, { range: false })];
+  const d = model.treeDiff(p.handle, mine.kind, mine.f, base.handle, theirs.kind, theirs.f, $('diff-normalize').checked);
+  const scale = d.baseScale;
+  drawFlame(container, $('diff-details'), hierarchy(p, weights, (node) => d.selfChange[node]), { diff: true });
+  summary.textContent = `#${base.id} (before) ${fmtTime(d.baseSum * scale)}${scale !== 1 ? ' scaled' : ''} → ` +
+    `#${p.id} (after) ${fmtTime(d.sum)}: ${fmtSigned(d.sum - d.baseSum * scale)}`;
   // The table: each method's self and total time in both snapshots' method tables, ranked by
   // change by the model (`rperf diff`'s rows), under the chart's filters (the other snapshot's
   // without the time range: its clock is its own). A method below a table's min_percent counts as 0.
