@@ -12,6 +12,7 @@
 #include "profile/label_value.hh"
 #include "profile/stack_tree.hh"
 #include "profile/transform.hh"
+#include "views/stack_chart.hh"
 #include "test_profiles.hh"
 
 using namespace rperf;
@@ -99,6 +100,63 @@ TEST(PageViews, ThePagesViewsAreTheModelsOfTheSameSamples) {
   EXPECT_NE(std::string::npos, tree_json.find("[\"a\",\"a.rb\",12]")) << tree_json;
   EXPECT_NE(std::string::npos, tree_json.find("[GVL blocked]")) << tree_json;
   EXPECT_NE(std::string::npos, tree_json.find("[GC sweeping]")) << tree_json;
+}
+
+// The page's stack chart, merged from the timeline's rows, is the model's chart of the profile's
+// raw samples (stack_charts) under the same filter: the same cells and frames, the filter's
+// thread (else the first kept thread), each row's VM state a leaf cell.
+TEST(PageViews, TheStackChartOfTimelineRowsIsTheModels) {
+  Profile p = sample_profile();
+  p.timestamps = true;
+  StackTreeOptions raw;
+  raw.raw = true;
+  StackTree tree = build_stack_tree(p, p.aggregated_samples(), raw);
+  PageRows page = page_of(p, tree);
+  Rows rows;
+  for (const StackTree::TimelineRow& r : tree.timeline) {
+    rows.node.push_back(r.node);
+    rows.thread_seq.push_back(r.thread_seq);
+    rows.label_set.push_back(r.label_set);
+    rows.weight.push_back(r.weight_ns);
+    rows.time_ns.push_back(r.time_ns);
+  }
+  ASSERT_EQ(p.samples.size(), rows.size());
+  ASSERT_TRUE(page.set_rows(RowKind::kTimeline, rows));
+  std::vector<SampleFilter> filters(3);
+  filters[1].by_thread = true;
+  filters[1].thread = 2;
+  filters[2].by_label_sets = true;
+  filters[2].label_sets = {0, 2};  // no endpoint or endpoint b: threads 1 and 2, the chart of 1
+  for (size_t f = 0; f < filters.size(); f++) {
+    KeptRows kept;
+    page.select(RowKind::kTimeline, filters[f], kept);
+    rperf::page::StackChartView shown = rperf::page::stack_chart_view(page, RowKind::kTimeline, kept, 5);
+    StackCharts model = stack_charts(p, filters[f], 5);
+    ASSERT_FALSE(model.threads.empty()) << f;
+    const StackChart& c = model.threads[0];
+    EXPECT_EQ(c.thread, shown.chart.thread) << f;
+    EXPECT_EQ(c.total_ns, shown.chart.total_ns) << f;
+    EXPECT_EQ(c.samples, shown.chart.samples) << f;
+    EXPECT_EQ(c.frames, shown.chart.frames) << f;
+    EXPECT_EQ(c.x, shown.chart.x) << f;
+    EXPECT_EQ(c.w, shown.chart.w) << f;
+    EXPECT_EQ(c.d, shown.chart.d) << f;
+    EXPECT_EQ(c.f, shown.chart.f) << f;
+    EXPECT_EQ(c.gap, shown.chart.gap) << f;
+    if (f == 0) {
+      EXPECT_NE(std::string::npos, shown.json.find("\"end_ns\":" + std::to_string(model.end_ns))) << shown.json;
+    }
+  }
+  KeptRows thread2;
+  page.select(RowKind::kTimeline, filters[1], thread2);
+  const StackChart& two = rperf::page::stack_chart_view(page, RowKind::kTimeline, thread2, 0).chart;
+  EXPECT_EQ(2u, two.thread);
+  EXPECT_NE(two.f.end(), std::find(two.f.begin(), two.f.end(), -1 - kTimelineBlocked)) << "the GVL-blocked sample's leaf";
+  EXPECT_NE(two.f.end(), std::find(two.f.begin(), two.f.end(), -1 - kTimelineGc)) << "the GC sample's leaf";
+  KeptRows none;
+  rperf::page::StackChartView empty = rperf::page::stack_chart_view(page, RowKind::kTimeline, none, 9);
+  EXPECT_TRUE(empty.chart.x.empty());
+  EXPECT_NE(std::string::npos, empty.json.find("\"end_ns\":9,\"cells\":0")) << empty.json;
 }
 
 // Every node weighs 0: the threshold cannot rise, so the first max_nodes calls are sent.

@@ -151,11 +151,12 @@ class PageRows {
   // source_lines over the rows' line-level stacks (a row without one counts in kept_ns only);
   // no lines without the line tree.
   SourceLines source_lines(RowKind kind, const KeptRows& kept, const std::string& path) const;
-
- private:
+  // A label set's state (timeline_state of its labels).
   TimelineState state_of(uint32_t label_set) const {
     return label_set < states_.size() ? states_[label_set] : kTimelineRunning;
   }
+
+ private:
 
   std::vector<int32_t> parents_;
   std::vector<uint32_t> frames_;

@@ -134,7 +134,7 @@ void append_arcs(std::string& out, const std::vector<std::pair<uint32_t, int64_t
 
 }  // namespace
 
-Profile profile_of_rows(const PageRows& rows, RowKind kind, const KeptRows& kept, bool with_times) {
+Profile profile_of_rows(const PageRows& rows, RowKind kind, const KeptRows& kept) {
   Profile p;
   const Rows& r = rows.rows(kind);
   std::vector<uint32_t> frame_ids(rows.frame_labels().size(), UINT32_MAX);
@@ -152,7 +152,6 @@ Profile profile_of_rows(const PageRows& rows, RowKind kind, const KeptRows& kept
   std::vector<VmState> states;
   for (const LabelTexts& set : rows.label_sets()) states.push_back(vm_state_of_texts(set));
   SampleAggregator merged;  // a range's timeline rows repeat few stacks
-  if (with_times) p.samples.reserve(kept.rows.size());
   for (size_t k = 0; k < kept.rows.size(); k++) {
     uint32_t i = kept.rows[k];
     uint32_t& stack = stack_of[r.node[i]];
@@ -166,15 +165,9 @@ Profile profile_of_rows(const PageRows& rows, RowKind kind, const KeptRows& kept
     s.thread_seq = r.thread_seq[i];
     s.vm_state = r.label_set[i] < states.size() ? states[r.label_set[i]] : kRunning;
     s.weight_ns = kept.weights[k];
-    if (with_times) {
-      s.time_ns = r.time_ns.empty() ? 0 : r.time_ns[i];
-      p.samples.push_back(s);
-    } else {
-      merged.add(s);
-    }
+    merged.add(s);
   }
-  if (!with_times) p.samples = merged.take();
-  p.timestamps = with_times;
+  p.samples = merged.take();
   return p;
 }
 
@@ -254,15 +247,56 @@ std::string label_values_json(const PageRows& rows, RowKind kind, const KeptRows
   return out + ']';
 }
 
-StackChartView stack_chart_view(const Profile& p, int64_t min_end_ns) {
-  StackCharts charts = stack_charts(p, SampleFilter(), min_end_ns);
-  StackChart none;
-  const StackChart& c = charts.threads.empty() ? none : charts.threads[0];
-  const size_t n = c.x.size();
+StackChartView stack_chart_view(const PageRows& rows, RowKind kind, const KeptRows& kept, int64_t min_end_ns) {
+  // The merge straight from the rows: the kept rows of the first kept thread (the filter's), in
+  // time order, each row's frames read off the tree (once per run of rows of one node).
+  const Rows& r = rows.rows(kind);
   StackChartView out;
+  StackChart& c = out.chart;
+  int64_t end_ns = std::max<int64_t>(min_end_ns, 1);
+  std::vector<uint32_t> order;  // indexes into kept
+  order.reserve(kept.rows.size());
+  bool any = false;
+  for (size_t k = 0; k < kept.rows.size() && k < kept.weights.size(); k++) {
+    const uint32_t i = kept.rows[k];
+    if (i >= r.size()) continue;
+    const int64_t time = r.time_ns.empty() ? 0 : r.time_ns[i];
+    end_ns = std::max(end_ns, time);
+    if (any && r.thread_seq[i] > c.thread) continue;
+    if (!any || r.thread_seq[i] < c.thread) order.clear();
+    any = true;
+    c.thread = r.thread_seq[i];
+    order.push_back(static_cast<uint32_t>(k));
+  }
+  auto time_of = [&](uint32_t k) { return r.time_ns.empty() ? 0 : r.time_ns[kept.rows[k]]; };
+  auto earlier = [&](uint32_t a, uint32_t b) { return time_of(a) < time_of(b); };
+  if (!std::is_sorted(order.begin(), order.end(), earlier)) std::stable_sort(order.begin(), order.end(), earlier);
+  StackChartBuilder builder(c);
+  std::vector<int32_t> frame_of(rows.frame_labels().size(), -1);  // payload frame -> chart frame
+  std::vector<uint32_t> leaf_first;  // payload frames
+  int64_t last_node = -1;
+  for (uint32_t k : order) {
+    const uint32_t i = kept.rows[k];
+    if (kept.weights[k] <= 0) continue;
+    if (r.node[i] != last_node) {
+      last_node = r.node[i];
+      leaf_first.clear();
+      for (int32_t n = static_cast<int32_t>(r.node[i]); n >= 0; n = rows.parent(n)) leaf_first.push_back(rows.frame_of(n));
+      std::vector<int32_t>& path = builder.path();
+      path.clear();
+      for (size_t d = leaf_first.size(); d-- > 0;) {  // root first, as the model interns them
+        const uint32_t f = leaf_first[d];
+        if (f >= frame_of.size()) frame_of.resize(f + 1, -1);
+        if (frame_of[f] < 0) frame_of[f] = builder.frame(f < rows.frame_labels().size() ? rows.frame_labels()[f] : std::string(), rows.frame_path(f));
+        path.push_back(frame_of[f]);
+      }
+    }
+    builder.add(kept.weights[k], time_of(k), rows.state_of(r.label_set[i]));
+  }
+  builder.finish();
   out.json = "{\"thread\":" + std::to_string(c.thread) + ",\"total_ns\":" + std::to_string(c.total_ns) +
-             ",\"samples\":" + std::to_string(c.samples) + ",\"end_ns\":" + std::to_string(charts.end_ns) +
-             ",\"cells\":" + std::to_string(n) + ",\"frames\":[";
+             ",\"samples\":" + std::to_string(c.samples) + ",\"end_ns\":" + std::to_string(end_ns) +
+             ",\"cells\":" + std::to_string(c.x.size()) + ",\"frames\":[";
   for (size_t i = 0; i < c.frames.size(); i++) {
     const auto& [label, path] = c.frames[i];
     if (i) out.json += ',';
@@ -275,12 +309,6 @@ StackChartView stack_chart_view(const Profile& p, int64_t min_end_ns) {
     out.json += ']';
   }
   out.json += "]}";
-  out.cells.reserve(5 * n);
-  out.cells.insert(out.cells.end(), c.x.begin(), c.x.end());
-  out.cells.insert(out.cells.end(), c.w.begin(), c.w.end());
-  out.cells.insert(out.cells.end(), c.d.begin(), c.d.end());
-  out.cells.insert(out.cells.end(), c.f.begin(), c.f.end());
-  out.cells.insert(out.cells.end(), c.gap.begin(), c.gap.end());
   return out;
 }
 

@@ -9,6 +9,7 @@
 
 #include "page/page_rows.hh"
 #include "profile/profile.hh"
+#include "views/stack_chart.hh"
 
 namespace rperf::page {
 
@@ -22,9 +23,8 @@ struct ViewLimits {
   size_t max_arcs = 20;
 };
 
-// The kept rows of `kind` as a profile of their own: rows of one stack, thread and VM state
-// merged, or with times: one sample per row, at its time (the stack chart's).
-Profile profile_of_rows(const PageRows& rows, RowKind kind, const KeptRows& kept, bool with_times = false);
+// The kept rows of `kind` as a profile of their own: rows of one stack, thread and VM state merged.
+Profile profile_of_rows(const PageRows& rows, RowKind kind, const KeptRows& kept);
 
 // {total_ns, min_percent, node_count, methods: [[name, path, line], ...], nodes: [[parent,
 // method, total_ns, self_ns, recursive], ...]}: depth first, heaviest child first.
@@ -40,15 +40,15 @@ std::string sandwich_json(const Profile& p, const std::string& label, const std:
 // weight], ...] heaviest first, the weight of the rows without the key] (views/label_state_totals).
 std::string label_values_json(const PageRows& rows, RowKind kind, const KeptRows& kept);
 
-// The stack chart of the profile's one thread (views/stack_chart.hh) on an axis of at least
-// min_end_ns: json {thread, total_ns, samples, end_ns, cells, frames: [[name, path, category],
-// ...]}, and its cells' columns as numbers, each `cells` long, one after another: x, w, d, f
-// (-1 - state for a VM state's leaf), gap. Numbers, not JSON text: a big thread's columns are
-// millions of digits the page would print and parse again.
+// The stack chart (views/stack_chart.hh) of the kept rows' (timeline rows') first thread (the filter's),
+// merged from the rows themselves, on an axis of at least min_end_ns: json {thread, total_ns,
+// samples, end_ns, cells, frames: [[name, path, category], ...]} and the chart, whose cell
+// columns (x, w, d, f: -1 - state for a VM state's leaf, gap) the page gets as numbers, not JSON
+// text: a big thread's columns are millions of digits the page would print and parse again.
 struct StackChartView {
   std::string json;
-  std::vector<double> cells;
+  StackChart chart;
 };
-StackChartView stack_chart_view(const Profile& p, int64_t min_end_ns);
+StackChartView stack_chart_view(const PageRows& rows, RowKind kind, const KeptRows& kept, int64_t min_end_ns);
 
 }  // namespace rperf::page

@@ -171,8 +171,17 @@ class Call {
   Call& put(const char* name, double number) { return put_bytes(name, kNumber, &number, sizeof(number)); }
   template <typename T>
   Call& put(const char* name, const std::vector<T>& values) {
-    if constexpr (kTypeOf<T> == kF64 && !std::is_same_v<T, double>) return put(name, std::vector<double>(values.begin(), values.end()));
-    else return put_bytes(name, kTypeOf<T>, values.data(), values.size() * sizeof(T));
+    if constexpr (kTypeOf<T> == kF64 && !std::is_same_v<T, double>) {
+      // Converted straight into the answer, with no column of doubles made first.
+      const size_t at = put_bytes(name, kF64, nullptr, values.size() * sizeof(double)).answer.size() - values.size() * sizeof(double);
+      for (size_t i = 0; i < values.size(); i++) {
+        const double v = static_cast<double>(values[i]);
+        std::memcpy(answer.data() + at + i * sizeof(double), &v, sizeof(v));
+      }
+      return *this;
+    } else {
+      return put_bytes(name, kTypeOf<T>, values.data(), values.size() * sizeof(T));
+    }
   }
   Call& put(const char* name, const std::vector<std::string>& texts) {
     std::vector<uint8_t> blob;
@@ -222,7 +231,8 @@ class Call {
     uint32_t head[2] = {type, static_cast<uint32_t>(size)};
     const uint8_t* bytes = reinterpret_cast<const uint8_t*>(head);
     answer.insert(answer.end(), bytes, bytes + sizeof(head));
-    answer.insert(answer.end(), static_cast<const uint8_t*>(data), static_cast<const uint8_t*>(data) + size);
+    answer.resize(answer.size() + size);  // its bytes, or room for them (no data)
+    if (data) std::memcpy(answer.data() + answer.size() - size, data, size);
     return *this;
   }
 };
@@ -343,7 +353,7 @@ const std::pair<const char*, void (*)(Call&)> kOperations[] = {
     // A view of the rows of `kind` the filter keeps as JSON (json; page/page_views.hh): view 0 the
     // call tree, 1 the bottom-up tree, 2 the method table, 3 the sandwich of `function` (label,
     // path), 4 the stack chart (of the filter's thread, on an axis of at least min_end_ns; its
-    // cell columns: cells), 5 the label values' weights (label_values_json); max_nodes,
+    // cell columns: x, w, d, f, gap), 5 the label values' weights (label_values_json); max_nodes,
     // max_methods, max_arcs: ViewLimits' (absent, 0: default).
     {"view", [](Call& c) {
        PageRows& s = c.snapshot();
@@ -362,16 +372,18 @@ const std::pair<const char*, void (*)(Call&)> kOperations[] = {
          c.put("json", {rperf::page::label_values_json(s, kind, kept)});
          return;
        }
-       rperf::Profile profile = rperf::page::profile_of_rows(s, kind, kept, view == 4);
+       if (view == 4) {
+         rperf::page::StackChartView chart = rperf::page::stack_chart_view(s, kind, kept, c.number<int64_t>("min_end_ns", true));
+         const rperf::StackChart& cells = chart.chart;
+         c.put("json", {chart.json}).put("x", cells.x).put("w", cells.w).put("d", cells.d).put("f", cells.f).put("gap", cells.gap);
+         return;
+       }
+       rperf::Profile profile = rperf::page::profile_of_rows(s, kind, kept);
        switch (view) {
          case 0: c.put("json", {rperf::page::call_tree_json(profile, false, limits)}); break;
          case 1: c.put("json", {rperf::page::call_tree_json(profile, true, limits)}); break;
-         case 2: c.put("json", {rperf::page::method_table_json(profile, limits)}); break;
          case 3: c.put("json", {rperf::page::sandwich_json(profile, function[0], function[1], limits)}); break;
-         default: {
-           rperf::page::StackChartView chart = rperf::page::stack_chart_view(profile, c.number<int64_t>("min_end_ns", true));
-           c.put("json", {chart.json}).put("cells", chart.cells);
-         }
+         default: c.put("json", {rperf::page::method_table_json(profile, limits)}); break;
        }
      }},
     // The Timeline's `bins` bins of the timeline rows the filter keeps, on an axis of at least

@@ -1,98 +1,57 @@
 #include "views/stack_chart.hh"
 
 #include <algorithm>
-#include <map>
-#include <unordered_map>
 
-#include "profile/vm_state.hh"
 #include "views/timeline_bins.hh"
 
 namespace rperf {
 
-namespace {
+int32_t StackChartBuilder::frame(const std::string& label, const std::string& path) {
+  auto [it, added] = index_.emplace(std::make_pair(label, path), static_cast<int32_t>(out_.frames.size()));
+  if (added) out_.frames.emplace_back(label, path);
+  return it->second;
+}
 
-// Merges one thread's samples, already in time order.
-class ChartBuilder {
- public:
-  ChartBuilder(const Profile& p, StackChart& out) : p_(p), out_(out), frame_of_(p.frames.size(), -1) {}
-
-  void add(FrameSpan stack, int64_t weight, int64_t time, TimelineState state) {
-    const int64_t from = sample_start_ns(time, weight);
-    const bool continues = any_ && from - last_end_ <= weight;
-    out_.samples++;
-    any_ = true;
-    path_.clear();
-    if (stack.empty()) {
-      path_.push_back(no_frames());
-    } else {
-      for (size_t i = stack.size(); i-- > 0;) path_.push_back(frame(stack[i]));
-    }
-    if (state != kTimelineRunning) path_.push_back(-1 - state);
-    size_t depth = 0;
-    if (continues) {
-      while (depth < path_.size() && depth < open_.size() && open_[depth].frame == path_[depth]) depth++;
-    }
-    close_from(depth);
-    const int64_t opened_at = out_.total_ns;
-    out_.total_ns += weight;
-    for (; depth < path_.size(); depth++) {
-      open_.push_back({out_.x.size(), path_[depth], opened_at});
-      out_.x.push_back(from);
-      out_.w.push_back(0);  // set when it closes
-      out_.d.push_back(static_cast<uint32_t>(depth));
-      out_.f.push_back(path_[depth]);
-      out_.gap.push_back(0);
-    }
-    last_end_ = time;
+void StackChartBuilder::add(int64_t weight, int64_t time, TimelineState state) {
+  const int64_t from = sample_start_ns(time, weight);
+  const bool continues = any_ && from - last_end_ <= weight;
+  out_.samples++;
+  any_ = true;
+  // The sample's cells: its frames, then its VM state's leaf (taken off again at the end).
+  const size_t frames = path_.size();
+  if (path_.empty()) {
+    if (no_frames_ < 0) no_frames_ = frame(kNoRubyFrames, "");
+    path_.push_back(no_frames_);
   }
-
-  // The cells still open close where the last sample ended.
-  void finish() { close_from(0); }
-
- private:
-  struct OpenCell {
-    size_t cell;
-    int32_t frame;
-    int64_t weight_before;  // total_ns when it opened
-  };
-
-  void close_from(size_t depth) {
-    while (open_.size() > depth) {
-      const OpenCell& c = open_.back();
-      const int64_t width = last_end_ - out_.x[c.cell];
-      out_.w[c.cell] = width;
-      out_.gap[c.cell] = width - (out_.total_ns - c.weight_before);
-      open_.pop_back();
-    }
+  if (state != kTimelineRunning) path_.push_back(-1 - state);
+  size_t depth = 0;
+  if (continues) {
+    while (depth < path_.size() && depth < open_.size() && open_[depth].frame == path_[depth]) depth++;
   }
-
-  int32_t intern(const std::string& label, const std::string& path) {
-    auto [it, added] = index_.emplace(std::make_pair(label, path), static_cast<int32_t>(out_.frames.size()));
-    if (added) out_.frames.emplace_back(label, path);
-    return it->second;
+  close_from(depth);
+  const int64_t opened_at = out_.total_ns;
+  out_.total_ns += weight;
+  for (; depth < path_.size(); depth++) {
+    open_.push_back({out_.x.size(), path_[depth], opened_at});
+    out_.x.push_back(from);
+    out_.w.push_back(0);  // set when it closes
+    out_.d.push_back(static_cast<uint32_t>(depth));
+    out_.f.push_back(path_[depth]);
+    out_.gap.push_back(0);
   }
-  int32_t frame(uint32_t id) {
-    int32_t& known = frame_of_[id];
-    if (known < 0) known = intern(p_.frames[id].label, p_.frames[id].path);
-    return known;
-  }
-  int32_t no_frames() {
-    if (no_frames_ < 0) no_frames_ = intern(kNoRubyFrames, "");
-    return no_frames_;
-  }
+  path_.resize(frames);
+  last_end_ = time;
+}
 
-  const Profile& p_;
-  StackChart& out_;
-  std::vector<int32_t> frame_of_;  // profile frame id -> chart frame (method level), -1 not yet
-  int32_t no_frames_ = -1;
-  std::map<std::pair<std::string, std::string>, int32_t> index_;
-  std::vector<int32_t> path_;  // the current sample's frames, root first, then its VM state
-  std::vector<OpenCell> open_;  // per depth
-  bool any_ = false;
-  int64_t last_end_ = 0;
-};
-
-}  // namespace
+void StackChartBuilder::close_from(size_t depth) {
+  while (open_.size() > depth) {
+    const OpenCell& c = open_.back();
+    const int64_t width = last_end_ - out_.x[c.cell];
+    out_.w[c.cell] = width;
+    out_.gap[c.cell] = width - (out_.total_ns - c.weight_before);
+    open_.pop_back();
+  }
+}
 
 StackCharts stack_charts(const Profile& p, const SampleFilter& filter, int64_t min_end_ns) {
   StackCharts out;
@@ -113,11 +72,20 @@ StackCharts stack_charts(const Profile& p, const SampleFilter& filter, int64_t m
     out.threads.emplace_back();
     StackChart& chart = out.threads.back();
     chart.thread = thread;
-    ChartBuilder builder(p, chart);
+    StackChartBuilder builder(chart);
+    std::vector<int32_t> frame_of(p.frames.size(), -1);  // profile frame id -> chart frame
     for (uint32_t i : rows) {
       const Sample& s = p.samples[i];
       if (s.weight_ns <= 0) continue;
-      builder.add(p.stacks[s.stack], s.weight_ns, s.time_ns, states.of(s));
+      FrameSpan stack = p.stacks[s.stack];
+      std::vector<int32_t>& path = builder.path();
+      path.clear();
+      for (size_t k = stack.size(); k-- > 0;) {
+        int32_t& known = frame_of[stack[k]];
+        if (known < 0) known = builder.frame(p.frames[stack[k]].label, p.frames[stack[k]].path);
+        path.push_back(known);
+      }
+      builder.add(s.weight_ns, s.time_ns, states.of(s));
     }
     builder.finish();
   }

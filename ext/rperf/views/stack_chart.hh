@@ -6,11 +6,13 @@
 // merges it from the timeline's rows (page/page_views.cc).
 #pragma once
 #include <cstdint>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "profile/profile.hh"
+#include "profile/vm_state.hh"
 #include "views/method_stacks.hh"
 
 namespace rperf {
@@ -32,6 +34,36 @@ struct StackChart {
 struct StackCharts {
   int64_t end_ns = 1;               // the last sample's time of any thread, at least the duration given
   std::vector<StackChart> threads;  // each thread with a kept sample, ascending
+};
+
+// Merges one thread's samples, given in time order, into `out`'s cells: the profile's
+// (stack_charts) and the page's rows (page/page_views.cc) alike. path(): the next sample's
+// frames, root first (frame(): a chart frame of a label and path; an empty path is
+// kNoRubyFrames), set by the caller before add(); left as it is, the last sample's again.
+class StackChartBuilder {
+ public:
+  explicit StackChartBuilder(StackChart& out) : out_(out) {}
+  int32_t frame(const std::string& label, const std::string& path);
+  std::vector<int32_t>& path() { return path_; }
+  void add(int64_t weight, int64_t time, TimelineState state);
+  // The cells still open close where the last sample ended.
+  void finish() { close_from(0); }
+
+ private:
+  struct OpenCell {
+    size_t cell;
+    int32_t frame;
+    int64_t weight_before;  // total_ns when it opened
+  };
+  void close_from(size_t depth);
+
+  StackChart& out_;
+  std::map<std::pair<std::string, std::string>, int32_t> index_;
+  std::vector<int32_t> path_;   // the current sample's frames, root first
+  int32_t no_frames_ = -1;
+  std::vector<OpenCell> open_;  // per depth
+  bool any_ = false;
+  int64_t last_end_ = 0;
 };
 
 // The charts of the samples `filter` keeps; its time range is not applied (the page zooms).

@@ -170,8 +170,9 @@
     }
 
     // A view (VIEWS) of the rows of `kind` the filter keeps, parsed; the sandwich's of fn ([name,
-    // path]), the stack chart's with its columns x, w, d, f, gap as Float64Arrays, label_values'
-    // [[key, [[value, weight], ...] heaviest first, weight without the key], ...]; limits:
+    // path]), the stack chart's with its columns x, w, gap (Float64Arrays), d (Uint32Array) and f
+    // (Int32Array), label_values' [[key, [[value, weight], ...] heaviest first, weight without the
+    // key], ...]; limits:
     // {maxNodes, maxMethods, maxArcs, minEnd} (the model's defaults when left out).
     view(handle, kind, f, view, fn, limits = {}) {
       const r = this.call('view', {
@@ -179,9 +180,9 @@
         max_arcs: limits.maxArcs, min_end_ns: limits.minEnd, ...filterValues(f),
       });
       const out = JSON.parse(r.json[0]);
-      // The stack chart's cell columns, as numbers rather than JSON text.
-      if (r.cells) ['x', 'w', 'd', 'f', 'gap'].forEach((name, k) => { out[name] = r.cells.subarray(k * out.cells, (k + 1) * out.cells); });
-      return out;
+      if (view !== 'stack_chart') return out;
+      // The stack chart's cell columns come as numbers rather than JSON text.
+      return { ...out, x: r.x, w: r.w, d: r.d, f: r.f, gap: r.gap };
     }
 
     // The Diff tab's flame graph: the rows of `kind` f keeps against those of baseKind baseF keeps
