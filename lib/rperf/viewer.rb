@@ -48,7 +48,6 @@ module Rperf
     # A timeline of more rows is sent apart, when the page first needs it: the first view of a
     # big profile does not wait for it (issue 27).
     TIMELINE_INLINE_ROWS = 50_000
-    SOURCE_CACHE_SIZE = 16
 
     class << self
       # The Viewer created last (the one `use Rperf::Viewer` built).
@@ -72,10 +71,8 @@ module Rperf
       @payload_limits = { max_samples: max_samples, max_timeline: max_timeline }
       @access = Access.new(allow: allow, auth: auth, hosts: hosts)
       @snapshots = [] # {id:, taken_at:, data: | path:, meta:, summary:, error:}
-      @payloads = {}  # id => JSON body, the few opened last
-      @timelines = {} # id => a big timeline's rows (Viewer.timeline_bytes), as @payloads
-      @sources = {}   # [id, query] => JSON body of a file's text (SourcePayload)
-      @loaded = {}    # id => a file's profile, the one opened last (its Source needs it)
+      @payloads = {}  # id => [JSON body, a big timeline's rows (Viewer.timeline_bytes) or nil], the few opened last
+      @loaded = {}    # id => a file's profile, the one opened last (its Source needs it), under @load_mutex
       @mutex = Mutex.new
       @load_mutex = Mutex.new # one file loaded at a time: concurrent requests share it
       @next_id = 0
@@ -85,23 +82,19 @@ module Rperf
       auto_snapshot(every: auto_snapshot) unless auto_snapshot.nil?
     end
 
-    # The JSON body of GET <path>/snapshots/<id>: the list entry with rperf 0.11's counts and the
-    # events per unit of work, then the profile (Payload).
+    # [the JSON body of GET <path>/snapshots/<id>, a big timeline's rows or nil]: the list entry
+    # with rperf 0.11's counts and the events per unit of work, then the profile (Payload). A
+    # timeline sent apart (timeline_bytes) is named in the body ({deferred: true, rows:, ...}).
     def self.snapshot_body(list_entry, data, max_samples:, max_timeline:)
-      list_entry.merge(mode: data[:mode], frequency: data[:frequency], duration_ns: data[:duration_ns],
-                       sampling_count: data[:sampling_count], meta: data[:meta] || list_entry[:meta],
-                       summary: data[:summary] || list_entry[:summary], work_events: data[:work_events],
-                       **Payload.build(data, max_samples: max_samples, max_timeline: max_timeline))
-    end
-
-    # [body, {samples:, idle:} or nil]: a big timeline's rows (and which are idle) apart, the
-    # body's timeline saying so ({deferred: true, rows:, quantum_ns:, source_count:, ...}).
-    def self.split_timeline(body)
+      body = list_entry.merge(mode: data[:mode], frequency: data[:frequency], duration_ns: data[:duration_ns],
+                              sampling_count: data[:sampling_count], meta: data[:meta] || list_entry[:meta],
+                              summary: data[:summary] || list_entry[:summary], work_events: data[:work_events],
+                              **Payload.build(data, max_samples: max_samples, max_timeline: max_timeline))
       timeline = body[:timeline]
       return [body, nil] unless timeline && timeline[:samples].size > TIMELINE_INLINE_ROWS
 
       [body.merge(timeline: timeline.except(:samples, :idle).merge(deferred: true, rows: timeline[:samples].size)),
-       timeline.slice(:samples, :idle)]
+       timeline_bytes(timeline)]
     end
 
     # A timeline sent apart, the same bytes from the server and in a file: gzip'd little-endian
@@ -110,11 +103,11 @@ module Rperf
     # count, 0), float64 weights[n] and times[n] (steps from the row before: 14 times fewer gzip'd
     # bytes), uint32 nodes[n], threads[n], label sets[n], (int32 line leaves[n]), the idle rows'
     # indexes. MTIME 0 in the gzip header (RFC 1952): the same profile makes the same bytes.
-    def self.timeline_bytes(apart)
-      rows = apart[:samples]
+    def self.timeline_bytes(timeline)
+      rows = timeline[:samples]
       lines = !rows.empty? && rows[0].size > 5
       columns = rows.empty? ? [[], [], [], [], []] : rows.transpose
-      idle = apart[:idle] || []
+      idle = timeline[:idle] || []
       before = 0
       steps = columns[4].map { |time| (time - before).tap { before = time } }
       binary = [rows.size, lines ? 1 : 0, idle.size, 0].pack("V4") << columns[1].pack("E*") << steps.pack("E*") <<
@@ -150,7 +143,7 @@ module Rperf
 
     # The viewer page as one self-contained HTML document holding one profile (`rperf report --html`).
     def self.static_html(data, title: "rperf profile", max_samples: 20_000, max_timeline: 200_000)
-      StaticPage.new(profile_hash(data, "static_html"), title: title, max_samples: max_samples, max_timeline: max_timeline).html
+      StaticPage.html(profile_hash(data, "static_html"), title.to_s, { max_samples: max_samples, max_timeline: max_timeline })
     end
 
     # A profile Hash (a Native::Profile's), else ArgumentError.
@@ -203,14 +196,13 @@ module Rperf
     def add_snapshot_dir(dir)
       entries = Dir.glob(File.join(dir, "*.{json,json.gz}")).filter_map do |file|
         head = Rperf.read_meta(file) || {}
-        meta = head[:meta]
         mtime = File.mtime(file)
-        if (problem = Viewer.unservable(meta: meta, summary: head[:summary]))
+        if (problem = Viewer.unservable(meta: head[:meta], summary: head[:summary]))
           next { path: file, meta: nil, summary: nil, taken_at: mtime, order: mtime,
                  error: "#{File.basename(file)}: its meta cannot be shown (#{problem})" }
         end
-        { path: file, meta: meta, summary: head[:summary], taken_at: meta_time(meta, :created_at) || mtime,
-          order: meta_time(meta, :git, :committed_at) || meta_time(meta, :created_at) || mtime }
+        created = meta_time(head[:meta], :created_at) || mtime
+        { path: file, meta: head[:meta], summary: head[:summary], taken_at: created, order: meta_time(head[:meta], :git, :committed_at) || created }
       rescue SystemCallError
         nil # removed while we listed it
       end
@@ -234,10 +226,7 @@ module Rperf
       raise ArgumentError, AUTO_SNAPSHOT_NEEDS_AGGREGATE if Rperf.running? && !Rperf.aggregating?
 
       stop_auto_snapshot
-      @auto_mutex.synchronize do
-        @auto_every = every
-        start_auto_snapshot_thread
-      end
+      @auto_mutex.synchronize { start_auto_snapshot_thread(every) }
     end
 
     def stop_auto_snapshot
@@ -271,17 +260,24 @@ module Rperf
     def call(env)
       restart_auto_snapshot if @auto_every && @auto_pid != Process.pid
       req_path = env["PATH_INFO"].to_s
-      return pass(env) unless req_path == @path || req_path.start_with?("#{@path}/")
+      return @app ? @app.call(env) : not_found unless req_path == @path || req_path.start_with?("#{@path}/")
+      reason = @access.refusal(env)
+      return text(403, "Forbidden: #{reason}\n") if reason
 
-      if (reason = @access.refusal(env))
-        return text(403, "Forbidden: #{reason}\n")
-      end
       no_mini_profiler_badge
-      return snapshot_now if env["REQUEST_METHOD"] == "POST" && req_path == "#{@path}/snapshots" && env[SNAPSHOT_NOW_HEADER] == "1"
+      sub_path = req_path[@path.size..]
+      return snapshot_now if env["REQUEST_METHOD"] == "POST" && sub_path == "/snapshots" && env[SNAPSHOT_NOW_HEADER] == "1"
       return text(405, "Method Not Allowed\n", "allow" => "GET, HEAD") unless %w[GET HEAD].include?(env["REQUEST_METHOD"])
-      return [301, { "location" => "#{env['SCRIPT_NAME']}#{@path}/", "content-type" => "text/plain" }, [""]] if req_path == @path
 
-      route(req_path[@path.size..], env)
+      case sub_path
+      when "" then text(301, "", "location" => "#{env['SCRIPT_NAME']}#{@path}/")
+      when "/" then page(env)
+      # Only the files of ASSET_TYPES: a request names no path on disk.
+      when %r{\A/assets/(.+)\z} then $1 != "index.html" && ASSET_TYPES.key?($1) ? asset($1) : not_found
+      when "/snapshots" then json(200, list_body)
+      when %r{\A/snapshots/(\d{1,18})(?:/(timeline|source))?\z} then snapshot($1.to_i, $2, env["QUERY_STRING"])
+      else not_found
+      end
     end
 
     private
@@ -292,9 +288,9 @@ module Rperf
       entry = take_snapshot!
       return json(201, { id: entry[:id] }) if entry
 
-      json(409, { error: Rperf.running? ? "nothing was sampled since the last snapshot" : "no profiling session is running in this process" })
+      error(409, Rperf.running? ? "nothing was sampled since the last snapshot" : "no profiling session is running in this process")
     rescue StandardError => e # Rperf.snapshot's refusals (aggregate: false) as the page's message
-      json(409, { error: "cannot take a snapshot: #{e.message}" })
+      error(409, "cannot take a snapshot: #{e.message}")
     end
 
     # rack-mini-profiler's badge stays off the Viewer's pages, as off its own (inject_js).
@@ -307,8 +303,8 @@ module Rperf
 
     # Under @auto_mutex. The first snapshot within FIRST_AUTO_SNAPSHOT seconds, so a page opened
     # soon after start has one to show.
-    def start_auto_snapshot_thread
-      every = @auto_every
+    def start_auto_snapshot_thread(every)
+      @auto_every = every
       @auto_pid = Process.pid
       @auto_snapshot = Thread.new do
         Thread.current.name = "rperf-viewer-snapshots"
@@ -316,89 +312,55 @@ module Rperf
         loop do
           sleep wait
           wait = every
-          if Rperf.running? && !Rperf.aggregating?
-            warn "rperf viewer: auto_snapshot stopped: #{AUTO_SNAPSHOT_NEEDS_AGGREGATE}"
-            break
-          end
-          begin
-            take_snapshot!
-          rescue StandardError => e
-            warn "rperf viewer: snapshot failed: #{e.class}: #{e.message}"
-          end
+          break warn("rperf viewer: auto_snapshot stopped: #{AUTO_SNAPSHOT_NEEDS_AGGREGATE}") if Rperf.running? && !Rperf.aggregating?
+
+          take_snapshot!
+        rescue StandardError => e
+          warn "rperf viewer: snapshot failed: #{e.class}: #{e.message}"
         end
       end
     end
 
     # A forked child inherits @auto_every but not the thread.
-    def restart_auto_snapshot = @auto_mutex.synchronize { start_auto_snapshot_thread if @auto_every && @auto_pid != Process.pid }
+    def restart_auto_snapshot = @auto_mutex.synchronize { start_auto_snapshot_thread(@auto_every) if @auto_every && @auto_pid != Process.pid }
 
-    def route(sub_path, env)
-      case sub_path
-      when "/" then page(env)
-      when %r{\A/assets/(.+)\z} then static_asset(Regexp.last_match(1))
-      when "/snapshots" then json_body(200, list_body)
-      when %r{\A/snapshots/(\d{1,18})(?:/(timeline|source))?\z}
-        id = Regexp.last_match(1).to_i
-        part = Regexp.last_match(2)
-        entry = @mutex.synchronize { @snapshots.find { |s| s[:id] == id } }
-        return part ? json(404, { error: "no snapshot #{id}" }) : text(404, "Snapshot not found") unless entry # rperf 0.11's answer
+    # GET <path>/snapshots/<id>, its timeline sent apart, or a file of it (SourcePayload).
+    def snapshot(id, part, query)
+      entry = @mutex.synchronize { @snapshots.find { |s| s[:id] == id } }
+      return part ? error(404, "no snapshot #{id}") : text(404, "Snapshot not found") unless entry # rperf 0.11's answer
 
-        case part
-        when "timeline" then serve_timeline(entry)
-        when "source" then serve_source(entry, env["QUERY_STRING"])
-        else serve_snapshot(entry)
-        end
-      else not_found
-      end
+      return source(entry, query) if part == "source"
+
+      body, timeline = @mutex.synchronize { @payloads[id] } || build_payload(entry)
+      return error(422, entry[:error]) unless body
+      return json(200, body) unless part
+      return error(404, "snapshot #{id} has no timeline sent apart") unless timeline
+
+      respond(200, "application/gzip", timeline)
     end
 
-    def pass(env) = @app ? @app.call(env) : not_found
-
-    def serve_snapshot(entry)
-      body = @mutex.synchronize { @payloads[entry[:id]] } || build_payload(entry)
-      body ? json_body(200, body) : json(422, { error: entry[:error] })
-    end
-
-    # The rows of a timeline sent apart (Viewer.split_timeline).
-    def serve_timeline(entry)
-      id = entry[:id]
-      built = @mutex.synchronize { @payloads.key?(id) && @timelines.key?(id) } || build_payload(entry)
-      return json(422, { error: entry[:error] }) unless built
-
-      rows = @mutex.synchronize { @timelines[id] }
-      return json(404, { error: "snapshot #{id} has no timeline sent apart" }) unless rows
-
-      [200, SECURITY_HEADERS.merge("content-type" => "application/gzip"), [rows]]
-    end
-
-    # A file of the profile (SourcePayload), the few asked for last kept.
-    def serve_source(entry, query)
-      key = [entry[:id], query.to_s]
-      body = @mutex.synchronize { @sources[key] }
-      return json_body(200, body) if body
-
+    # The page keeps the files it read (sourceText): each is read once a page.
+    def source(entry, query)
       data = entry[:data] || loaded(entry)
-      return json(422, { error: entry[:error] }) unless data
-
-      json_body(200, cache_put(@sources, key, JSON.generate(SourcePayload.build(data, query)), SOURCE_CACHE_SIZE))
+      data ? json(200, SourcePayload.build(data, query)) : error(422, entry[:error])
     rescue SourcePayload::Refused => e
-      json(404, { error: e.message })
+      error(404, e.message)
     rescue TypeError, Rperf::Error => e # a Hash the model refuses
-      json(422, { error: "cannot show the profile: #{e.message}" })
+      error(422, "cannot show the profile: #{e.message}")
     rescue *UNSERVABLE => e
-      json(422, { error: "cannot be shown (#{Viewer.first_line(e)})" })
+      error(422, "cannot be shown (#{Viewer.first_line(e)})")
     end
 
     # A file's profile, kept while it is the one asked for last; requests that ask for it while
-    # it loads wait for that load.
+    # it loads wait for that load. A file that cannot be read stays in the list, marked with
+    # its error; the others work.
     def loaded(entry)
       @load_mutex.synchronize do
-        data = @mutex.synchronize { @loaded[entry[:id]] }
-        return data if data
-
-        data = load_file(entry)
-        @mutex.synchronize { @loaded = { entry[:id] => data } } if data
-        data
+        @loaded = { entry[:id] => Rperf.load(entry[:path]) } unless @loaded.key?(entry[:id])
+        @loaded[entry[:id]]
+      rescue Rperf::Error, SystemCallError, JSON::ParserError, ArgumentError, TypeError => e
+        @mutex.synchronize { entry[:error] = "#{File.basename(entry[:path])}: #{e.message}" }
+        nil
       end
     end
 
@@ -412,34 +374,22 @@ module Rperf
       "[#{entries.join(',')}]"
     end
 
+    # [JSON body, timeline bytes or nil], the few opened last kept; nil when it cannot be shown.
     def build_payload(entry)
       return nil if entry[:error]
 
       data = entry[:data] || loaded(entry)
       return nil unless data
 
-      full, apart = Viewer.split_timeline(Viewer.snapshot_body(list_entry(entry), data, **@payload_limits))
-      body = JSON.generate(full)
-      cache_put(@timelines, entry[:id], apart && Viewer.timeline_bytes(apart), PAYLOAD_CACHE_SIZE)
-      cache_put(@payloads, entry[:id], body, PAYLOAD_CACHE_SIZE)
+      body, timeline = Viewer.snapshot_body(list_entry(entry), data, **@payload_limits)
+      built = [JSON.generate(body), timeline]
+      @mutex.synchronize do
+        @payloads.delete(@payloads.keys.first) while @payloads.size >= PAYLOAD_CACHE_SIZE
+        @payloads[entry[:id]] = built
+      end
     rescue *UNSERVABLE => e
       name = entry[:path] ? File.basename(entry[:path]) : "snapshot #{entry[:id]}"
       @mutex.synchronize { entry[:error] ||= "#{name}: cannot be shown (#{Viewer.first_line(e)})" }
-      nil
-    end
-
-    def cache_put(hash, key, value, limit)
-      @mutex.synchronize do
-        hash.delete(hash.keys.first) while hash.size >= limit
-        hash[key] = value
-      end
-    end
-
-    # A file that cannot be read stays in the list, marked with its error; the others work.
-    def load_file(entry)
-      Rperf.load(entry[:path])
-    rescue Rperf::Error, SystemCallError, JSON::ParserError, ArgumentError, TypeError => e
-      @mutex.synchronize { entry[:error] = "#{File.basename(entry[:path])}: #{e.message}" }
       nil
     end
 
@@ -459,25 +409,19 @@ module Rperf
     def evict_in_memory
       while @snapshots.count { |s| s[:data] } > @max_snapshots
         index = @snapshots.index { |s| s[:data] && self.class.empty_profile?(s[:data]) } || @snapshots.index { |s| s[:data] }
-        gone = @snapshots.delete_at(index)
-        @payloads.delete(gone[:id])
-        @timelines.delete(gone[:id])
-        @sources.delete_if { |(id, *), _| id == gone[:id] }
+        @payloads.delete(@snapshots.delete_at(index)[:id])
       end
     end
 
+    # nil for a time that is missing or not ISO 8601.
     def meta_time(meta, *keys)
-      text = meta.is_a?(Hash) ? meta.dig(*keys) : nil
-      text && Time.iso8601(text.to_s)
+      Time.iso8601(meta.dig(*keys).to_s) if meta.is_a?(Hash)
     rescue ArgumentError, TypeError
       nil
     end
 
-    # Only the files of ASSET_TYPES: a request names no path on disk.
-    def static_asset(name) = name != "index.html" && ASSET_TYPES.key?(name) ? asset(name) : not_found
-
     def asset(name)
-      [200, SECURITY_HEADERS.merge("content-type" => ASSET_TYPES.fetch(name)), [Viewer.asset_bytes(name)]]
+      respond(200, ASSET_TYPES.fetch(name), Viewer.asset_bytes(name))
     rescue Error => e # the page model not built: the page says it cannot load it, and why
       text(500, e.message)
     end
@@ -491,11 +435,14 @@ module Rperf
       raise
     end
 
-    def json(status, obj) = json_body(status, JSON.generate(obj))
+    def respond(status, type, body, extra = {}) = [status, SECURITY_HEADERS.merge("content-type" => type, **extra), [body]]
 
-    def json_body(status, body) = [status, SECURITY_HEADERS.merge("content-type" => "application/json; charset=utf-8"), [body]]
+    # A body already JSON (a String), or a value to generate.
+    def json(status, body) = respond(status, "application/json; charset=utf-8", body.is_a?(String) ? body : JSON.generate(body))
 
-    def text(status, body, extra = {}) = [status, SECURITY_HEADERS.merge("content-type" => "text/plain; charset=utf-8").merge(extra), [body]]
+    def error(status, message) = json(status, { error: message })
+
+    def text(status, body, extra = {}) = respond(status, "text/plain; charset=utf-8", body, extra)
 
     def not_found = text(404, "Not Found")
 
@@ -503,8 +450,8 @@ module Rperf
     # trailing slash (Rails' `mount ..., at: "/rperf"`) still finds them and the snapshots.
     def page(env)
       base = CGI.escapeHTML("#{env['SCRIPT_NAME']}#{@path}/assets/")
-      html = File.read(File.join(ASSET_DIR, "index.html")).gsub(/(src|href)="assets\//) { %(#{Regexp.last_match(1)}="#{base}) }
-      [200, SECURITY_HEADERS.merge("content-type" => ASSET_TYPES.fetch("index.html")), [html]]
+      html = File.read(File.join(ASSET_DIR, "index.html")).gsub(/(src|href)="assets\//) { %(#{$1}="#{base}) }
+      respond(200, ASSET_TYPES.fetch("index.html"), html)
     end
   end
 end

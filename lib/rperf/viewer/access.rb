@@ -27,10 +27,10 @@ module Rperf
 
         extra_allow = variable_list(ALLOW_VARIABLE)
         extra_hosts = variable_list(HOSTS_VARIABLE)
-        open = allow == :any || extra_allow == :any
-        @allow = open ? compile(:any) : compile(allow, extra_allow || [])
+        @open = allow == :any || extra_allow == :any
+        @allow_description = @open ? "everyone" : compile(allow, extra_allow || [])
         @auth = auth
-        hosts = allow == :loopback && !open ? :loopback : :any if hosts.nil?
+        hosts = allow == :loopback && !@open ? :loopback : :any if hosts.nil?
         @hosts = extra_hosts == :any ? nil : compile_hosts(hosts, extra_hosts || [])
       end
 
@@ -39,7 +39,7 @@ module Rperf
         return client_refusal(env["REMOTE_ADDR"]) unless allowed?(env)
         host = env["HTTP_HOST"]
         return host_refusal(host) if @hosts && host && !host_allowed?(host)
-        return "the auth: check refused this request" if @auth && !authorized?(env)
+        return "the auth: check refused this request" if @auth && !check("auth:") { @auth.call(env) }
 
         nil
       end
@@ -48,17 +48,16 @@ module Rperf
 
       # As Rails' blocked-host page: who was refused, and the one setting that lets it in.
       def client_refusal(remote_addr)
-        addr = peer("REMOTE_ADDR" => remote_addr)
+        addr = peer(remote_addr)
         name = addr ? addr.to_s : remote_addr.inspect
         lines = ["the rperf viewer answers #{@allow_description} only, and refused a request from #{name} (REMOTE_ADDR).",
                  "Profiles show code paths, file names and label values: allow only the clients that may read them."]
-        if addr
-          lines << "To allow this client (e.g. Docker's port mapping, which connects from the bridge's address), either:"
-          lines << "  set #{ALLOW_VARIABLE}=#{name} in the server's environment (addresses or CIDRs, comma-separated, or \"any\"), or"
-          lines << "  pass allow: [#{name.inspect}] to Rperf::Viewer (use Rperf::Viewer, allow: [...])."
-        else
-          lines << "The server gave no client address; #{ALLOW_VARIABLE}=any (or allow: :any) answers everyone."
-        end
+        lines += if addr
+                   how_to_allow("this client (e.g. Docker's port mapping, which connects from the bridge's address)", name,
+                                ALLOW_VARIABLE, "addresses or CIDRs", "allow")
+                 else
+                   ["The server gave no client address; #{ALLOW_VARIABLE}=any (or allow: :any) answers everyone."]
+                 end
         lines.join("\n")
       end
 
@@ -66,16 +65,21 @@ module Rperf
         accepted = [("a loopback name or address" if @hosts[:loopback]), *@hosts[:names]].compact.join(", ")
         lines = ["Host #{header.inspect} is not #{@hosts[:names].empty? ? accepted : "one of: #{accepted}"}: the rperf viewer " \
                  "refused it (a page of another site may be reading this server through DNS rebinding)."]
-        if (m = HOST_HEADER.match(header.to_s))
-          name = (m[:v6] || m[:name]).downcase.chomp(".")
-          lines << "To allow requests to #{name} (e.g. a reverse proxy on this machine passing the site's Host), either:"
-          lines << "  set #{HOSTS_VARIABLE}=#{name} in the server's environment (names, comma-separated, or \"any\"), or"
-          lines << "  pass hosts: [#{name.inspect}] to Rperf::Viewer (use Rperf::Viewer, hosts: [...])."
-          lines << "Behind a proxy every request comes from the proxy's address: put an auth: check (or the proxy's) in front."
-        else
-          lines << "The Host header is not a name or address with an optional port; see hosts:."
-        end
+        lines += if (name = host_name(header))
+                   [*how_to_allow("requests to #{name} (e.g. a reverse proxy on this machine passing the site's Host)", name,
+                                  HOSTS_VARIABLE, "names", "hosts"),
+                    "Behind a proxy every request comes from the proxy's address: put an auth: check (or the proxy's) in front."]
+                 else
+                   ["The Host header is not a name or address with an optional port; see hosts:."]
+                 end
         lines.join("\n")
+      end
+
+      # The two settings that let `name` in: the environment's and the code's.
+      def how_to_allow(what, name, variable, items, option)
+        ["To allow #{what}, either:",
+         "  set #{variable}=#{name} in the server's environment (#{items}, comma-separated, or \"any\"), or",
+         "  pass #{option}: [#{name.inspect}] to Rperf::Viewer (use Rperf::Viewer, #{option}: [...])."]
       end
 
       # A variable's comma-separated list, :any, or nil when unset or empty.
@@ -104,44 +108,42 @@ module Rperf
 
       def host_names(list) = list.map { |h| h.downcase.delete_prefix("[").delete_suffix("]").chomp(".") }.uniq
 
-      def host_allowed?(header)
+      # The name or address a Host header names (without its port), or nil.
+      def host_name(header)
         m = HOST_HEADER.match(header.to_s)
-        return false unless m
+        m && (m[:v6] || m[:name]).downcase.chomp(".")
+      end
 
-        name = (m[:v6] || m[:name]).downcase.chomp(".")
+      def host_allowed?(header)
+        name = host_name(header)
+        return false unless name
         return true if @hosts[:names].include?(name)
         return false unless @hosts[:loopback]
         return true if name == "localhost" || name.end_with?(".localhost") # RFC 6761: browsers resolve these to loopback
 
-        addr = IPAddr.new(name)
-        LOOPBACK.any? { |net| net.family == addr.family && net.include?(addr) }
+        in_networks?(IPAddr.new(name), LOOPBACK)
       rescue IPAddr::Error
         false
       end
 
-      # `extra`: the networks RPERF_VIEWER_ALLOW adds to the code's allow:.
-      def compile(allow, extra = [])
+      # Sets the networks of allow: (and those RPERF_VIEWER_ALLOW adds) and its check if a
+      # callable; returns whom it allows, for a refusal.
+      def compile(allow, extra)
         added = extra.map { |a| parse_network(a, ALLOW_VARIABLE) }
-        case allow
-        when :any
-          @allow_description = "everyone"
-          ->(_env) { true }
-        when :loopback
-          @allow_description = (["loopback addresses"] + extra).join(", ")
-          networks(LOOPBACK + added)
-        when Proc, Method
-          @allow_description = (["requests its allow: check accepts"] + extra).join(", ")
-          return allow if added.empty?
-
-          nets = networks(added)
-          ->(env) { nets.call(env) || allow.call(env) }
-        when String, IPAddr, Array
-          list = Array(allow)
-          @allow_description = (list.map(&:to_s) + extra).join(", ")
-          networks(list.map { |a| a.is_a?(IPAddr) ? a : parse_network(a) } + added)
-        else
-          raise ArgumentError, "allow: must be :loopback, :any, addresses/CIDRs or a callable, got #{allow.inspect}"
-        end
+        (case allow
+         when :loopback
+           @networks = LOOPBACK + added
+           ["loopback addresses"]
+         when Proc, Method
+           @networks = added
+           @allow_check = allow
+           ["requests its allow: check accepts"]
+         when String, IPAddr, Array
+           @networks = Array(allow).map { |a| a.is_a?(IPAddr) ? a : parse_network(a) } + added
+           Array(allow).map(&:to_s)
+         else
+           raise ArgumentError, "allow: must be :loopback, :any, addresses/CIDRs or a callable, got #{allow.inspect}"
+         end + extra).join(", ")
       end
 
       def parse_network(text, source = "allow:")
@@ -150,23 +152,17 @@ module Rperf
         raise ArgumentError, "#{source} #{text.inspect} is not an address or CIDR (#{e.message})"
       end
 
-      def networks(list)
-        lambda do |env|
-          addr = peer(env)
-          addr && list.any? { |net| net.family == addr.family && net.include?(addr) }
-        end
-      end
+      def in_networks?(addr, networks = @networks) = addr && networks.any? { |net| net.family == addr.family && net.include?(addr) }
 
-      def peer(env)
-        addr = IPAddr.new(env["REMOTE_ADDR"].to_s)
+      # An address (an IPv4-mapped IPv6 one as IPv4), or nil.
+      def peer(text)
+        addr = IPAddr.new(text.to_s)
         addr.ipv4_mapped? ? addr.native : addr
       rescue IPAddr::Error
         nil
       end
 
-      def allowed?(env) = check("allow:") { @allow.call(env) }
-
-      def authorized?(env) = check("auth:") { @auth.call(env) }
+      def allowed?(env) = @open || check("allow:") { in_networks?(peer(env["REMOTE_ADDR"])) || @allow_check&.call(env) }
 
       # A check that raises refuses the request.
       def check(name)
