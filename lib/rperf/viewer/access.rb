@@ -130,20 +130,21 @@ module Rperf
       # callable; returns whom it allows, for a refusal.
       def compile(allow, extra)
         added = extra.map { |a| parse_network(a, ALLOW_VARIABLE) }
-        (case allow
-         when :loopback
-           @networks = LOOPBACK + added
-           ["loopback addresses"]
-         when Proc, Method
-           @networks = added
-           @allow_check = allow
-           ["requests its allow: check accepts"]
-         when String, IPAddr, Array
-           @networks = Array(allow).map { |a| a.is_a?(IPAddr) ? a : parse_network(a) } + added
-           Array(allow).map(&:to_s)
-         else
-           raise ArgumentError, "allow: must be :loopback, :any, addresses/CIDRs or a callable, got #{allow.inspect}"
-         end + extra).join(", ")
+        head = case allow
+               when :loopback
+                 @networks = LOOPBACK + added
+                 ["loopback addresses"]
+               when Proc, Method
+                 @networks = added
+                 @allow_check = allow
+                 ["requests its allow: check accepts"]
+               when String, IPAddr, Array
+                 @networks = Array(allow).map { |a| a.is_a?(IPAddr) ? a : parse_network(a) } + added
+                 Array(allow).map(&:to_s)
+               else
+                 raise ArgumentError, "allow: must be :loopback, :any, addresses/CIDRs or a callable, got #{allow.inspect}"
+               end
+        (head + extra).join(", ")
       end
 
       def parse_network(text, source = "allow:")
