@@ -82,14 +82,18 @@ module Rperf
       auto_snapshot(every: auto_snapshot) unless auto_snapshot.nil?
     end
 
-    # [the JSON body of GET <path>/snapshots/<id>, a big timeline's rows or nil]: the list entry
-    # with rperf 0.11's counts and the events per unit of work, then the profile (Payload). A
-    # timeline sent apart (timeline_bytes) is named in the body ({deferred: true, rows:, ...}).
+    # The JSON body of GET <path>/snapshots/<id>: the list entry with rperf 0.11's counts and the
+    # events per unit of work, then the profile (Payload).
     def self.snapshot_body(list_entry, data, max_samples:, max_timeline:)
-      body = list_entry.merge(mode: data[:mode], frequency: data[:frequency], duration_ns: data[:duration_ns],
-                              sampling_count: data[:sampling_count], meta: data[:meta] || list_entry[:meta],
-                              summary: data[:summary] || list_entry[:summary], work_events: data[:work_events],
-                              **Payload.build(data, max_samples: max_samples, max_timeline: max_timeline))
+      list_entry.merge(mode: data[:mode], frequency: data[:frequency], duration_ns: data[:duration_ns],
+                       sampling_count: data[:sampling_count], meta: data[:meta] || list_entry[:meta],
+                       summary: data[:summary] || list_entry[:summary], work_events: data[:work_events],
+                       **Payload.build(data, max_samples: max_samples, max_timeline: max_timeline))
+    end
+
+    # [body, nil], or for a big timeline [body, its rows as timeline_bytes], the body's timeline
+    # saying so ({deferred: true, rows:, quantum_ns:, source_count:, ...}).
+    def self.split_timeline(body)
       timeline = body[:timeline]
       return [body, nil] unless timeline && timeline[:samples].size > TIMELINE_INLINE_ROWS
 
@@ -381,7 +385,7 @@ module Rperf
       data = entry[:data] || loaded(entry)
       return nil unless data
 
-      body, timeline = Viewer.snapshot_body(list_entry(entry), data, **@payload_limits)
+      body, timeline = Viewer.split_timeline(Viewer.snapshot_body(list_entry(entry), data, **@payload_limits))
       built = [JSON.generate(body), timeline]
       @mutex.synchronize do
         @payloads.delete(@payloads.keys.first) while @payloads.size >= PAYLOAD_CACHE_SIZE

@@ -43,7 +43,7 @@ module Rperf
         meta = Viewer.meta_of(data)
         entry = { id: 1, taken_at: meta[:created_at] || Time.now.utc.iso8601(3), file: title, mode: data[:mode], duration_ns: data[:duration_ns],
                   sampling_count: data[:sampling_count], meta: meta, summary: Viewer.summary_of(data), total_weight_ns: nil }
-        body, timeline = Viewer.snapshot_body(entry, data, **limits)
+        body, timeline = Viewer.split_timeline(Viewer.snapshot_body(entry, data, **limits))
         entry[:total_weight_ns] = body[:total_weight_ns] # the model's
         # Inside <script>: no "<" at all (\u003c): "</script" would close the element and
         # "<!--<script" hide the real "</script>" (issue 30). JavaScript's line separators too.
