@@ -70,7 +70,25 @@ const svgEl = (tag, attrs, text) => {
   if (text !== undefined) e.textContent = text;
   return e;
 };
-const clear = (node) => { while (node.firstChild) node.removeChild(node.firstChild); };
+const clear = (node) => node.replaceChildren();
+// The node's children replaced by items (as el's: arrays flattened, null left out).
+const fill = (node, ...items) => { clear(node); return appendAll(node, items); };
+// A view's box with nothing drawn in it (data-rendered 0, no chart), and a hint when given.
+function emptyBox(box, text) {
+  fill(box, text ? el('p', { class: 'hint', text }) : null);
+  delete box._chart;
+  box.dataset.rendered = '0';
+}
+// map.get(key), made by make() the first time; the map keeps the `size` made last.
+function cached(map, key, make, size = FILTERED_CACHE_SIZE) {
+  if (!map.has(key)) {
+    while (map.size >= size) map.delete(map.keys().next().value); // the oldest
+    map.set(key, make());
+  }
+  return map.get(key);
+}
+// (map.get(key) || []).push(value), the list kept in the map.
+const pushTo = (map, key, value) => (map.get(key) || map.set(key, []).get(key)).push(value);
 
 const setStatus = (text, kind) => { $('status').textContent = text; document.body.dataset.state = kind || 'ready'; };
 
