@@ -64,6 +64,10 @@ const td = (cls, text, title) => el('td', { class: cls, text, title });
 for (const s of document.querySelectorAll('section.tab')) {
   $('tabs').append(el('button', { type: 'button', 'data-tab': s.id.slice(4), text: s.dataset.title, onclick: () => { state.tab = s.id.slice(4); render(); } }));
 }
+// Each table's head from its data-head (the columns, '|' between), and its body.
+for (const t of document.querySelectorAll('table[data-head]')) {
+  t.append(el('thead', null, el('tr', null, t.dataset.head.split('|').map((text) => el('th', { text })))), el('tbody'));
+}
 const svgEl = (tag, attrs, text) => {
   const e = document.createElementNS('http://www.w3.org/2000/svg', tag);
   for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
@@ -86,6 +90,11 @@ function cached(map, key, make, size = FILTERED_CACHE_SIZE) {
     map.set(key, make());
   }
   return map.get(key);
+}
+// The rows of table `id` replaced (data-rows: how many).
+function fillTable(id, rows) {
+  fill($(id).tBodies[0], rows);
+  $(id).dataset.rows = String(rows.length);
 }
 // (map.get(key) || []).push(value), the list kept in the map.
 const pushTo = (map, key, value) => (map.get(key) || map.set(key, []).get(key)).push(value);
