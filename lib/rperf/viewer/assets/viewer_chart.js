@@ -75,11 +75,10 @@ function paintChart(chart) {
     const y = axisH + (opts.inverted ? d[i] * CELL_H : (model.depth - d[i]) * CELL_H);
     const hit = matches(q, c.name, c.file);
     const pinned = state.pin && c.name === state.pin[0] && c.file === state.pin[1];
-    const g = svgEl('g', { class: 'frame' + (q ? (hit ? ' match' : ' dim') : '') + (pinned ? ' pinned' : ''), name: c.name, 'data-i': i, 'data-cat': c.cat, transform: `translate(${px.toFixed(1)},${y})` });
-    g.append(svgEl('rect', { width: Math.max(0.5, pw - 0.5).toFixed(1), height: CELL_H - 1, fill: opts.color ? opts.color(c) : categoryColor(c.cat, c.name) }));
     const label = fitText(c.name, pw);
-    if (label) g.append(svgEl('text', { x: 3, y: 13 }, label));
-    frag.append(g);
+    frag.append(svgEl('g', { class: 'frame' + (q ? (hit ? ' match' : ' dim') : '') + (pinned ? ' pinned' : ''), name: c.name, 'data-i': i, 'data-cat': c.cat, transform: `translate(${px.toFixed(1)},${y})` },
+      svgEl('rect', { width: Math.max(0.5, pw - 0.5).toFixed(1), height: CELL_H - 1, fill: opts.color ? opts.color(c) : categoryColor(c.cat, c.name) }),
+      label ? svgEl('text', { x: 3, y: 13 }, label) : null));
     drawn++;
   }
   if (opts.axis) {

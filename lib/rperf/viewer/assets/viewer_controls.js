@@ -130,12 +130,12 @@ async function drawPin() {
   const key = (id) => id + '\u0000' + pin[0] + '\u0000' + pin[1] + '\u0000' + JSON.stringify(state.transforms);
   const stale = () => seq !== pinSeq || state.pin !== pin;
   const paint = () => {
-    const values = state.list.map((s) => (pinShares.has(key(s.id)) ? pinShares.get(key(s.id)) : null));
+    const values = state.list.map((s) => pinShares.get(key(s.id)) ?? null);
     drawTrend($('pin-trend'), values, maxOf(values.filter((v) => v !== null), 0.0001), (s, v, current) =>
       ({ r: current ? 4 : 2.5, fill: current ? '#b4451f' : '#fff', 'data-id': String(s.id), 'data-share': String(v), title: '#' + s.id + ': ' + (v * 100).toFixed(1) + '%' }));
-    const cur = state.current ? pinShares.get(key(state.current.id)) : null;
-    $('pin-share').textContent = cur === undefined || cur === null ? '' : 'share ' + (cur * 100).toFixed(1) + '% @ #' + state.current.id;
-    $('pin-share').dataset.share = cur === undefined || cur === null ? '' : String(cur);
+    const cur = state.current ? pinShares.get(key(state.current.id)) ?? null : null;
+    $('pin-share').textContent = cur === null ? '' : 'share ' + (cur * 100).toFixed(1) + '% @ #' + state.current.id;
+    $('pin-share').dataset.share = cur === null ? '' : String(cur);
   };
   const fetchShare = async (id) => {
     const asked = key(id);
@@ -164,10 +164,8 @@ function drawTrend(svg, values, max, dot) {
     if (values[i] === null) return null;
     const current = !!state.current && state.current.id === s.id;
     const { title, ...attrs } = dot(s, values[i], current);
-    const circle = svgEl('circle', { cx: x(i), cy: y(values[i]), fill: '#fff', stroke: '#b4451f', class: current ? 'current' : '', ...attrs });
-    circle.append(svgEl('title', null, title));
-    circle.addEventListener('click', () => openSnapshot(s.id));
-    return circle;
+    return svgEl('circle', { cx: x(i), cy: y(values[i]), fill: '#fff', stroke: '#b4451f', class: current ? 'current' : '', ...attrs, onclick: () => openSnapshot(s.id) },
+      svgEl('title', null, title));
   }));
 }
 

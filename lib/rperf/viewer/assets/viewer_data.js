@@ -165,7 +165,7 @@ const frameOf = (p, node) => p.frames[p.nodes.frame[node]];
 // not change with how its stack is drawn), prepared as a snapshot of its own for every view.
 // origins: each moved row's index in the base, whose line tree the Source tab reads.
 function transformed(base, list) {
-  const t = model.transform(base.handle, list, base.nodes.parent.length);
+  const t = model.transform(base.handle, list);
   const body = Object.fromEntries(base.payloadKeys.map((key) => [key, base[key]]));
   const moved = (rows, kind) => moveRows(rows, base.idle[kind], t.nodeMap);
   const samples = moved(base.samples, ROWS.samples);
@@ -270,7 +270,7 @@ const shownThreads = (p, hidden = hiddenThreads(p)) => p.threads.filter((th) => 
 // per node, the sum, and stateSelf: node -> its self [blocked, wait, gc] (when it has some).
 function nodeWeights(p, rows, kind = rows.kind) {
   const n = p.nodes.parent.length;
-  const { self, total, sum, states } = model.treeWeights(p.handle, kind, ...keptColumns(rows), n);
+  const { self, total, sum, states } = model.treeWeights(p.handle, kind, ...keptColumns(rows));
   const stateSelf = new Map();
   for (let i = 0; i < n; i++) {
     const at = i * RperfPageModel.STATE_COUNT;

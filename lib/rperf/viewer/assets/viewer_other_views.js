@@ -21,7 +21,7 @@ function drawAllocations(p) {
   const byRetained = measured && state.allocField === 'retained';
   const kept = model.select(p.handle, ROWS.allocations, { thread: state.threadFilter, hidden: hiddenThreads(p), sets: keptLabelSets(p) }); // allocations are never idle
   const { self, total, sum, allocated, retained, nodeClasses, sites } =
-    model.allocationSums(p.handle, kept.rows, kept.weights, byRetained, MAX_TABLE_ROWS, p.nodes.parent.length);
+    model.allocationSums(p.handle, kept.rows, kept.weights, byRetained, MAX_TABLE_ROWS);
   const leaves = new Map(); // node -> its classes, as leaves
   for (const [node, cls, objects] of nodeClasses) pushTo(leaves, node, { name: a.classes[cls], file: '', value: objects });
   drawFlame(container, $('alloc-details'), hierarchy(p, { self, total, sum }, null, (node) => leaves.get(node) || []), { format: (v) => fmtCount(v) + ' objects' });

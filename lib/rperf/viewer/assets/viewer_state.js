@@ -46,13 +46,14 @@ function appendAll(node, items) {
 }
 
 // --- DOM helpers: text only --------------------------------------------------------------
-// el(tag, props, child, [children], ...): an Array child is a list of children.
-function el(tag, props, ...children) {
-  const e = document.createElement(tag);
+// el(tag, props, child, [children], ...): an Array child is a list of children; svgEl the same
+// for an SVG element. props: attributes (null: none), text, dataset, on<event> listeners.
+const el = (tag, props, ...children) => build(document.createElement(tag), props, children);
+const svgEl = (tag, props, ...children) => build(document.createElementNS('http://www.w3.org/2000/svg', tag), props, children);
+function build(e, props, children) {
   for (const [k, v] of Object.entries(props || {})) {
     if (v === undefined || v === null) continue;
-    if (k === 'class') e.className = v;
-    else if (k === 'text') e.textContent = v;
+    if (k === 'text') e.textContent = v;
     else if (k === 'dataset') Object.assign(e.dataset, v);
     else if (k.startsWith('on')) e.addEventListener(k.slice(2), v);
     else e.setAttribute(k, v);
@@ -68,12 +69,6 @@ for (const s of document.querySelectorAll('section.tab')) {
 for (const t of document.querySelectorAll('table[data-head]')) {
   t.append(el('thead', null, el('tr', null, t.dataset.head.split('|').map((text) => el('th', { text })))), el('tbody'));
 }
-const svgEl = (tag, attrs, text) => {
-  const e = document.createElementNS('http://www.w3.org/2000/svg', tag);
-  for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
-  if (text !== undefined) e.textContent = text;
-  return e;
-};
 const clear = (node) => node.replaceChildren();
 // The node's children replaced by items (as el's: arrays flattened, null left out).
 const fill = (node, ...items) => { clear(node); return appendAll(node, items); };

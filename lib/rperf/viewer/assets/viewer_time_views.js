@@ -135,18 +135,13 @@ function stackModel(body) {
   const { x, w, d, f, gap } = body;
   // Frame f >= 0 is body.frames[f]; f < 0 is the VM state -1 - f (TimelineState): each named once.
   const named = body.frames.map(([name, file, cat]) => ({ name, file, cat: drawnCategory(cat, name) }));
-  const states = STATES.map((s) => STATE_LEAF[s.key] && { name: STATE_LEAF[s.key][0], file: '', cat: drawnCategory(STATE_LEAF[s.key][1], STATE_LEAF[s.key][0]) });
+  const states = STATES.map((s) => STATE_LEAF[s.key] && { name: STATE_LEAF[s.key][0], file: '', cat: STATE_LEAF[s.key][1] });
   const parent = (i) => {
     for (let j = i - 1; d[i] > 0 && j >= 0; j--) if (d[j] === d[i] - 1) return j;
     return -1;
   };
-  const cell = (i) => {
-    const frame = f[i] >= 0 ? named[f[i]] : states[-1 - f[i]];
-    return { x: x[i], w: w[i], d: d[i], name: frame.name, file: frame.file, cat: frame.cat, value: w[i] - gap[i], parent: parent(i) };
-  };
-  let depth = 0;
-  for (let i = 0; i < d.length; i++) if (d[i] > depth) depth = d[i];
-  return { count: x.length, x, w, d, cell, start: 0, span: body.end_ns, depth };
+  const cell = (i) => ({ x: x[i], w: w[i], d: d[i], ...(f[i] >= 0 ? named[f[i]] : states[-1 - f[i]]), value: w[i] - gap[i], parent: parent(i) });
+  return { count: x.length, x, w, d, cell, start: 0, span: body.end_ns, depth: maxOf(d, 0) };
 }
 
 async function drawStackChart(p, rows, weights, live) {
