@@ -232,6 +232,11 @@ function modelView(p, view, { all = false, ranged = true, fn = null } = {}) {
   });
 }
 
+// The model's view, or null once fail(message) said why not (a names-only body has no call tree).
+function viewOr(fail, p, view, opts) {
+  try { return modelView(p, view, opts); } catch (e) { fail(e.message); return null; }
+}
+
 // The tag focus regex, or null (none, or not a valid one: then only it is skipped, as 0.11.1).
 function tagFocusRegex() {
   if (!state.tagFocus) return null;

@@ -37,13 +37,7 @@ function drawMethodRows(tableId, table, sort, limit, pick) {
 }
 
 // A view the model cannot compute (a names-only body): its table emptied, its note says why.
-function methodTableOr(p, tableId, note) {
-  try { return modelView(p, 'method_table'); } catch (e) {
-    fillTable(tableId, []);
-    $(note).textContent = 'Cannot load the methods: ' + e.message;
-    return null;
-  }
-}
+const methodTableOr = (p, tableId, note) => viewOr((error) => { fillTable(tableId, []); $(note).textContent = 'Cannot load the methods: ' + error; }, p, 'method_table');
 
 function drawTop(p) {
   const table = methodTableOr(p, 'top-table', 'top-note');
@@ -117,12 +111,9 @@ function drawTree(p, tab) {
   const note = $(tab + '-note');
   clear(box);
   state.tree = null;
-  let tree;
-  try { tree = modelView(p, bottomUp ? 'inverted_tree' : 'call_tree'); } catch (e) {
-    note.textContent = '';
-    box.append(el('p', { class: 'hint', text: 'Cannot load the ' + (bottomUp ? 'bottom-up tree' : 'call tree') + ': ' + e.message }));
-    return;
-  }
+  const tree = viewOr((error) => { note.textContent = ''; box.append(el('p', { class: 'hint', text: 'Cannot load the ' + (bottomUp ? 'bottom-up tree' : 'call tree') + ': ' + error })); },
+    p, bottomUp ? 'inverted_tree' : 'call_tree');
+  if (!tree) return;
   if (!tree.children) {
     tree.children = childrenOf(tree.nodes);
     tree.expanded = defaultExpansion(tree);
@@ -202,7 +193,7 @@ function sandwichTree(tree) {
   return children[0].length ? build(children[0][0]) : null; // node 0 is [root]; its one child the method
 }
 
-function drawSandwich(p) {
+function drawSandwich(p, rows, weights) {
   const boxes = [$('sandwich-callers'), $('sandwich-callees')];
   const note = $('sandwich-note');
   const reset = (text) => {
@@ -212,12 +203,11 @@ function drawSandwich(p) {
   };
   if (!state.sandwich) { reset('Pick a method: click it in the Methods tab, or pin a frame (Shift+click it in a flame graph or the stack chart) and press "sandwich" by the pin.'); return; }
   const [name, file] = state.sandwich;
-  let body;
-  try { body = modelView(p, 'sandwich', { fn: [name, file] }); } catch (e) { reset('Cannot load the sandwich of ' + name + ': ' + e.message); return; }
+  const body = viewOr((error) => reset('Cannot load the sandwich of ' + name + ': ' + error), p, 'sandwich', { fn: [name, file] });
+  if (!body) return;
   const [callers, callees] = [body.callers, body.callees].map(sandwichTree);
   if (!callers || !callees) { reset(`${name} has no samples under the filters.`); return; }
-  const all = nodeWeights(p, selectSamples(p)).sum;
-  note.textContent = `${name} (${file}): ${fmtTime(body.total_ns)}, ${pct(body.total_ns, all)} of the shown time; Shift+click a frame to make it the middle.`;
+  note.textContent = `${name} (${file}): ${fmtTime(body.total_ns)}, ${pct(body.total_ns, weights.sum)} of the shown time; Shift+click a frame to make it the middle.`;
   note.dataset.totalNs = String(body.total_ns);
   drawFlame(boxes[0], $('sandwich-details'), callers, { maxHeight: 0.4, legend: false });
   drawFlame(boxes[1], $('sandwich-details'), callees, { inverted: true, maxHeight: 0.4 });
