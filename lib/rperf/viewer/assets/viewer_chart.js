@@ -123,11 +123,8 @@ function paintCrumbs(chart) {
 // Zooms to cell i (-1: everything).
 function zoomChart(chart, i) {
   const { model } = chart;
-  chart.focus = i;
-  if (i < 0 || (model.d[i] === 0 && model.w[i] >= model.span)) {
-    chart.focus = -1;
-    chart.x0 = model.start; chart.x1 = model.start + model.span;
-  } else { chart.x0 = model.x[i]; chart.x1 = model.x[i] + model.w[i]; }
+  const whole = i < 0 || (model.d[i] === 0 && model.w[i] >= model.span); // the root: everything
+  Object.assign(chart, whole ? { focus: -1, x0: model.start, x1: model.start + model.span } : { focus: i, x0: model.x[i], x1: model.x[i] + model.w[i] });
   paintChart(chart);
 }
 
@@ -174,8 +171,7 @@ function wireChart(chart) {
     } else {
       scaleChart(chart, Math.exp(evt.deltaY * 0.002), coordAt(evt));
     }
-    chart.focus = chart.x1 - chart.x0 >= model.span ? -1 : chart.focus;
-    repaint();
+    repaint(); // showing the whole span, the chart has no frame in focus (clampChart)
   }, { passive: false });
   chart.repaint = repaint;
   viewport.addEventListener('mousedown', (evt) => {

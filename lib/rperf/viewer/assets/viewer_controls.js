@@ -96,9 +96,11 @@ function setTransforms(list) {
   state.transforms = list;
   if (state.current) openSnapshot(state.current.id); else render();
 }
+// The buttons of the transforms of the whole profile: collapse recursion, app code first (each run
+// of gem and stdlib frames one [framework] frame).
+const WHOLE_TRANSFORMS = [['collapse-recursion', 'recursion'], ['app-first', 'app']];
 function drawTransforms() {
-  $('collapse-recursion').setAttribute('aria-pressed', String(state.transforms.some((t) => t[0] === 'recursion')));
-  $('app-first').setAttribute('aria-pressed', String(state.transforms.some((t) => t[0] === 'app')));
+  for (const [id, op] of WHOLE_TRANSFORMS) $(id).setAttribute('aria-pressed', String(state.transforms.some((t) => t[0] === op)));
   fill($('transforms'), state.transforms.map((t, i) => el('button', { type: 'button', class: 'transform', title: 'Undo this transform', dataset: { op: t[0] },
     text: (t[0] === 'recursion' ? 'recursion collapsed' : t[0] === 'app' ? 'app code first' : t[0] + ' ' + t[1]) + ' ✕',
     onclick: () => setTransforms(state.transforms.filter((_, k) => k !== i)) })));
@@ -250,8 +252,7 @@ function wire() {
   $('hide-idle').addEventListener('click', () => { state.hideIdle = !state.hideIdle; render(); });
   $('pin-close').addEventListener('click', () => togglePin(null));
   for (const b of document.querySelectorAll('.pin-transforms button')) b.addEventListener('click', () => { if (state.pin) setTransforms([...state.transforms, [b.dataset.transform, ...state.pin]]); });
-  // Collapse recursion, app code first (each run of gem and stdlib frames one [framework] frame).
-  for (const [id, op] of [['collapse-recursion', 'recursion'], ['app-first', 'app']]) {
+  for (const [id, op] of WHOLE_TRANSFORMS) {
     $(id).addEventListener('click', () => {
       const on = state.transforms.some((t) => t[0] === op);
       setTransforms(on ? state.transforms.filter((t) => t[0] !== op) : [...state.transforms, [op]]);
