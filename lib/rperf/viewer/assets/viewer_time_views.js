@@ -119,8 +119,7 @@ async function drawTimeline(p, rows, weights, live) {
 // The thread's cells under the label, tag and idle filters (a range is the chart's zoom, the
 // hidden threads its thread list), merged by the page model from the timeline's rows
 // (page/page_views.hh over views/stack_chart); the last few kept.
-async function stackCells(p, th) {
-  if (!p.timeline) throw new Error('the stack chart needs raw samples (a profile recorded with aggregate: false)');
+async function stackCells(p, th) { // p has a timeline (drawStackChart)
   await ensureTimeline(p);
   return cached(p.views, ['stack_chart', th, filterKey()].join('\u0000'), () => {
     const { f } = samplesFilter(p, { range: false, hide: false });
@@ -174,9 +173,7 @@ async function drawStackChart(p, rows, weights, live) {
   if (!body.x.length) { empty('No samples of thread ' + th + ' match the filters.'); return; }
   const model = stackModel(body);
   const total = body.total_ns;
-  box.dataset.totalNs = String(total);
-  box.dataset.thread = String(th);
-  box.dataset.cells = String(model.count);
+  Object.assign(box.dataset, { totalNs: String(total), thread: String(th), cells: String(model.count) });
   $('stack-details').textContent = threadText(p, th) + ': ' + fmtTime(total) + ' in ' + body.samples + ' samples; hover a frame for its time.';
   const label = (c) => c.name + ' — ' + fmtTime(c.value) + ' (' + pct(c.value, total) + ') from ' + fmtTime(c.x) + ' to ' + fmtTime(c.x + c.w) + (c.file ? ' — ' + c.file : '');
   drawChart(box, $('stack-details'), model, { inverted: true, label, view: state.range, legend: categoryLegend(LEGEND), axis: fmtTime });
