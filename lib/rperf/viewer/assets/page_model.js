@@ -65,7 +65,7 @@
     constructor(exports) {
       this.w = exports;
       // A snapshot dropped by the page frees its rows in the module.
-      this.handles = typeof FinalizationRegistry === 'function' ? new FinalizationRegistry((handle) => this.call('delete', { handle })) : null;
+      this.handles = new FinalizationRegistry((handle) => this.call('delete', { handle }));
     }
 
     // Runs the model's operation `op` (wasm_exports.cc's kOperations) on named values (numbers,
@@ -102,7 +102,7 @@
     // `owner` when given.
     snapshot({ parents, nodeFrames, frames, frameLines, labelSets, lineTree }, owner) {
       const { handle } = this.call('new');
-      if (owner && this.handles) this.handles.register(owner, handle);
+      if (owner) this.handles.register(owner, handle);
       this.call('set_tree', {
         handle, parents, frames: nodeFrames, labels: frames.map((f) => String(f[0])), paths: frames.map((f) => String(f[1] || '')),
         lines: Int32Array.from(frames, (_, i) => (frameLines && frameLines[i]) || 0),

@@ -68,12 +68,11 @@ function drawSummary(p, weights) {
     'total ' + fmtTime(p.total_weight_ns), meta.ruby_version && 'Ruby ' + meta.ruby_version, meta.command_line];
   const rowCount = p.timeline ? p.timeline.rows ?? p.timeline.samples.length : 0;
   const pruned = (text) => el('span', { class: 'pruned', text });
-  clear($('summary'));
-  appendAll($('summary'), [el('span', { text: parts.filter(Boolean).join(' · ') }),
+  fill($('summary'), el('span', { text: parts.filter(Boolean).join(' · ') }),
     p.pruned && p.pruned.samples ? pruned(` · ${p.pruned.samples} light stacks (${pct(p.pruned.weight_ns, p.total_weight_ns)} of the time) shown as [pruned]`) : null,
-    p.timeline && p.timeline.source_count > rowCount ? pruned(` · timeline: ${p.timeline.source_count} samples merged into ${rowCount}`) : null]);
+    p.timeline && p.timeline.source_count > rowCount ? pruned(` · timeline: ${p.timeline.source_count} samples merged into ${rowCount}`) : null);
   drawWorkEvents($('work-events'), p.work_events);
-  const all = nodeWeights(p, selectSamples(p, { label: false, thread: false, range: false, hide: false })).sum;
+  const all = nodeWeights(p, selectSamples(p, UNFILTERED)).sum;
   $('totals').textContent = 'shown: ' + fmtTime(weights.sum) + ' of ' + fmtTime(all) + ' (' + pct(weights.sum, all) + ')';
   Object.assign($('totals').dataset, { shownNs: String(Math.round(weights.sum)), totalNs: String(Math.round(all)) });
   const matched = searchWeight(p, weights, searchText());
@@ -126,19 +125,21 @@ function prefetchTimeline(p) {
   (window.requestIdleCallback || setTimeout)(() => { if (state.current === p) loadTimeline(p).catch(() => {}); });
 }
 
-// Each tab's view of the snapshot, the rows the filters keep and their weights.
+// Each tab's view of the snapshot, the rows the filters keep, their weights and live(): false once
+// the user moved on (another render began) while the view waited for data.
 const VIEWS = {
   flame: (p, rows, weights) => drawFlame($('flame'), $('flame-details'), flameHierarchy(p, rows, weights), {}),
   icicle: (p, rows, weights) => drawFlame($('icicle'), $('icicle-details'), flameHierarchy(p, rows, weights), { inverted: true }),
   stack: drawStackChart, sandwich: drawSandwich, top: drawTop, tree: (p) => drawTree(p, 'tree'), inverted: (p) => drawTree(p, 'inverted'),
-  source: drawSource, methods: drawMethods, alloc: drawAllocations, threads: drawThreads, timeline: drawTimeline, diff: (p, rows, weights) => drawDiff(p, weights),
+  source: drawSource, methods: drawMethods, alloc: drawAllocations, threads: drawThreads, timeline: drawTimeline, diff: (p, rows, weights, live) => drawDiff(p, weights, live),
 };
 
 async function renderViews(seq) {
   const p = state.current;
   if (!p) { document.body.dataset.state = 'ready'; return; }
+  const live = () => seq === renderSeq && state.current === p;
   if (p.timeline && state.range) await ensureTimeline(p); // the views of a time range cut its rows
-  if (seq !== renderSeq || state.current !== p) return; // the user moved on meanwhile
+  if (!live()) return; // the user moved on meanwhile
   const rows = selectSamples(p);
   const weights = nodeWeights(p, rows);
   drawSummary(p, weights);
@@ -154,7 +155,7 @@ async function renderViews(seq) {
     if (reason) b.title = reason; else b.removeAttribute('title');
   }
   for (const s of document.querySelectorAll('.tab')) s.classList.toggle('active', s.id === 'tab-' + state.tab);
-  await VIEWS[state.tab](p, rows, weights);
+  await VIEWS[state.tab](p, rows, weights, live);
   if (seq === renderSeq) {
     state.zoom = null; // the address's zoom: taken by the chart, or there was none to take it
     writeHash();

@@ -26,23 +26,22 @@ const matches = (q, name, file) => !!q && (String(name).toLowerCase().includes(q
 
 // Draws `model` into `container` (a new chart: the zoom starts at `view` or the whole span).
 function drawChart(container, details, model, opts) {
-  clear(container);
-  container.removeAttribute('data-rendered');
-  container.classList.add('chart-host');
   const crumbs = el('div', { class: 'crumbs' });
   const viewport = el('div', { class: 'viewport' });
-  container.append(crumbs);
-  if (opts.legend) container.append(opts.legend); // above the chart: in view with it
-  container.append(viewport);
+  fill(container, crumbs, opts.legend, viewport); // the legend above the chart: in view with it
+  container.removeAttribute('data-rendered');
+  container.classList.add('chart-host');
   const chart = { container, details, model, opts, crumbs, viewport, x0: model.start, x1: model.start + model.span, focus: -1, first: true };
-  if (opts.view) { chart.x0 = Math.max(model.start, opts.view[0]); chart.x1 = Math.min(model.start + model.span, opts.view[1]); }
+  const zoomTo = ([v0, v1], focus = -1) => {
+    const x0 = Math.max(model.start, v0), x1 = Math.min(model.start + model.span, v1);
+    if (x1 > x0) Object.assign(chart, { x0, x1, focus: focus < model.count ? focus : -1 });
+  };
+  if (opts.view) zoomTo(opts.view);
   // The address's zoom goes to the chart the keys and the address follow (the tab's first).
   const z = state.zoom;
   if (z && z.tab === state.tab && container === document.querySelector('.tab.active .chart-host')) {
     state.zoom = null;
-    const x0 = Math.max(model.start, z.view[0]);
-    const x1 = Math.min(model.start + model.span, z.view[1]);
-    if (x1 > x0) { chart.x0 = x0; chart.x1 = x1; chart.focus = z.focus < model.count ? z.focus : -1; }
+    zoomTo(z.view, z.focus);
   }
   container._chart = chart;
   wireChart(chart);
@@ -76,25 +75,22 @@ function paintChart(chart) {
     const y = axisH + (opts.inverted ? d[i] * CELL_H : (model.depth - d[i]) * CELL_H);
     const hit = matches(q, c.name, c.file);
     const pinned = state.pin && c.name === state.pin[0] && c.file === state.pin[1];
-    const g = svgEl('g', { class: 'frame' + (q ? (hit ? ' match' : ' dim') : '') + (pinned ? ' pinned' : ''), name: c.name, 'data-i': i, 'data-cat': c.cat, transform: `translate(${px.toFixed(1)},${y})` });
-    g.append(svgEl('rect', { width: Math.max(0.5, pw - 0.5).toFixed(1), height: CELL_H - 1, fill: opts.color ? opts.color(c) : categoryColor(c.cat, c.name) }));
     const label = fitText(c.name, pw);
-    if (label) { const t = svgEl('text', { x: 3, y: 13 }); t.textContent = label; g.append(t); }
-    frag.append(g);
+    frag.append(svgEl('g', { class: 'frame' + (q ? (hit ? ' match' : ' dim') : '') + (pinned ? ' pinned' : ''), name: c.name, 'data-i': i, 'data-cat': c.cat, transform: `translate(${px.toFixed(1)},${y})` },
+      svgEl('rect', { width: Math.max(0.5, pw - 0.5).toFixed(1), height: CELL_H - 1, fill: opts.color ? opts.color(c) : categoryColor(c.cat, c.name) }),
+      label ? svgEl('text', { x: 3, y: 13 }, label) : null));
     drawn++;
   }
   if (opts.axis) {
     const ticks = Math.max(2, Math.floor(width / 140));
     for (let k = 0; k <= ticks; k++) {
-      const t = svgEl('text', { class: 'axis', x: k * width / ticks, y: 12, 'text-anchor': k === 0 ? 'start' : k === ticks ? 'end' : 'middle' });
-      t.textContent = opts.axis(chart.x0 + k * (chart.x1 - chart.x0) / ticks);
-      frag.append(t);
+      frag.append(svgEl('text', { class: 'axis', x: k * width / ticks, y: 12, 'text-anchor': k === 0 ? 'start' : k === ticks ? 'end' : 'middle' },
+        opts.axis(chart.x0 + k * (chart.x1 - chart.x0) / ticks)));
     }
   }
   svg.append(frag);
   const keepScroll = viewport.scrollTop;
-  clear(viewport);
-  viewport.append(svg);
+  fill(viewport, svg);
   // A flame graph's root is at the bottom: start there.
   if (chart.first) { viewport.scrollTop = opts.inverted ? 0 : viewport.scrollHeight; chart.first = false; } else viewport.scrollTop = keepScroll;
   container.dataset.rendered = String(drawn);
@@ -115,31 +111,20 @@ function chartZoom(chart) {
 
 function paintCrumbs(chart) {
   const { crumbs, model } = chart;
-  clear(crumbs);
   const path = [];
   for (let i = chart.focus; i >= 0; i = model.cell(i).parent) path.unshift(i);
   const zoomed = chart.x0 > model.start || chart.x1 < model.start + model.span;
-  const reset = el('button', { type: 'button', class: 'reset-zoom', text: 'reset zoom', title: 'Show everything (0)' });
-  reset.disabled = !zoomed;
-  reset.addEventListener('click', () => zoomChart(chart, -1));
-  crumbs.append(reset);
-  for (const i of path) {
-    const c = model.cell(i);
-    const b = el('button', { type: 'button', class: 'crumb', text: c.name, title: c.file });
-    b.addEventListener('click', () => zoomChart(chart, i));
-    crumbs.append(el('span', { class: 'sep', text: '›' }), b);
-  }
-  crumbs.append(el('span', { class: 'hint', text: zoomed ? '' : ' wheel: zoom · drag: pan · click a frame: zoom to it' }));
+  fill(crumbs, el('button', { type: 'button', class: 'reset-zoom', text: 'reset zoom', title: 'Show everything (0)', disabled: zoomed ? null : '', onclick: () => zoomChart(chart, -1) }),
+    path.map((i) => [el('span', { class: 'sep', text: '›' }),
+      el('button', { type: 'button', class: 'crumb', text: model.cell(i).name, title: model.cell(i).file, onclick: () => zoomChart(chart, i) })]),
+    el('span', { class: 'hint', text: zoomed ? '' : ' wheel: zoom · drag: pan · click a frame: zoom to it' }));
 }
 
 // Zooms to cell i (-1: everything).
 function zoomChart(chart, i) {
   const { model } = chart;
-  chart.focus = i;
-  if (i < 0 || (model.d[i] === 0 && model.w[i] >= model.span)) {
-    chart.focus = -1;
-    chart.x0 = model.start; chart.x1 = model.start + model.span;
-  } else { chart.x0 = model.x[i]; chart.x1 = model.x[i] + model.w[i]; }
+  const whole = i < 0 || (model.d[i] === 0 && model.w[i] >= model.span); // the root: everything
+  Object.assign(chart, whole ? { focus: -1, x0: model.start, x1: model.start + model.span } : { focus: i, x0: model.x[i], x1: model.x[i] + model.w[i] });
   paintChart(chart);
 }
 
@@ -166,17 +151,17 @@ function wireChart(chart) {
   const { viewport, model, opts, details } = chart;
   let pending = false;
   const repaint = () => { if (!pending) { pending = true; requestAnimationFrame(() => { pending = false; paintChart(chart); }); } };
-  const cellAt = (evt) => {
+  const cellAt = (evt) => { // the index of the cell under the pointer, or -1
     const g = evt.target.closest && evt.target.closest('g.frame');
-    return g ? model.cell(Number(g.dataset.i)) : null;
+    return g ? Number(g.dataset.i) : -1;
   };
   const coordAt = (evt) => {
     const r = viewport.getBoundingClientRect();
     return chart.x0 + (evt.clientX - r.left) / Math.max(1, r.width) * (chart.x1 - chart.x0);
   };
   viewport.addEventListener('mousemove', (evt) => {
-    const c = cellAt(evt);
-    if (c && details) details.textContent = opts.label(c);
+    const i = cellAt(evt);
+    if (i >= 0 && details) details.textContent = opts.label(model.cell(i));
   });
   viewport.addEventListener('wheel', (evt) => {
     evt.preventDefault();
@@ -186,8 +171,7 @@ function wireChart(chart) {
     } else {
       scaleChart(chart, Math.exp(evt.deltaY * 0.002), coordAt(evt));
     }
-    chart.focus = chart.x1 - chart.x0 >= model.span ? -1 : chart.focus;
-    repaint();
+    repaint(); // showing the whole span, the chart has no frame in focus (clampChart)
   }, { passive: false });
   chart.repaint = repaint;
   viewport.addEventListener('mousedown', (evt) => {
@@ -198,17 +182,16 @@ function wireChart(chart) {
   viewport.addEventListener('mouseup', (evt) => {
     const drag = chartDrag;
     chartDrag = null;
-    if (!drag || drag.chart !== chart || drag.moved) return;
-    const g = evt.target.closest && evt.target.closest('g.frame');
-    if (!g) return;
-    const c = model.cell(Number(g.dataset.i));
+    const i = cellAt(evt);
+    if (!drag || drag.chart !== chart || drag.moved || i < 0) return;
+    const c = model.cell(i);
     // Shift+click: pins the function (0.11.1's pin: outlined, its share per snapshot); in
     // the sandwich, makes it the middle.
     if (evt.shiftKey && c.file && !opts.color) {
       if (state.tab === 'sandwich') { state.sandwich = [c.name, c.file]; render(); } else togglePin([c.name, c.file]);
       return;
     }
-    zoomChart(chart, Number(g.dataset.i));
+    zoomChart(chart, i);
   });
 }
 
@@ -236,14 +219,7 @@ const activeChart = () => {
 };
 
 function drawFlame(container, details, data, opts) {
-  clear(container);
-  container.removeAttribute('data-rendered');
-  if (!data.value) {
-    delete container._chart;
-    container.append(el('p', { class: 'hint', text: 'No samples match the filters.' }));
-    container.dataset.rendered = '0';
-    return;
-  }
+  if (!data.value) { emptyBox(container, 'No samples match the filters.'); return; }
   const total = data.value;
   const fmt = opts.format || fmtTime;
   const label = (c) => {
@@ -260,13 +236,8 @@ function drawFlame(container, details, data, opts) {
 // The VM-state part of a node's self weight as leaves of their own ([GVL blocked], [GVL
 // wait], [GC]), as in the call tree: the time a frame spent off the GVL is seen, and coloured.
 const stateLeaves = (weights) => (node) => {
-  const v = weights.stateSelf.get(node);
-  if (!v) return [];
-  const out = [];
-  ['blocked', 'wait', 'gc'].forEach((key, k) => {
-    if (v[k] > 0) out.push({ name: STATE_LEAF[key][0], file: '', value: v[k], cat: STATE_LEAF[key][1] });
-  });
-  return out;
+  const v = weights.stateSelf.get(node) || [];
+  return Object.values(STATE_LEAF).flatMap(([name, cat], k) => (v[k] > 0 ? [{ name, file: '', value: v[k], cat }] : []));
 };
 
 // The weight of the samples with a frame that matches the search (name or file; the VM-state
@@ -274,7 +245,7 @@ const stateLeaves = (weights) => (node) => {
 function searchWeight(p, weights, q) {
   if (!q) return null;
   const frameHit = Uint8Array.from(p.frames, ([name, file]) => (matches(q, name, file) ? 1 : 0));
-  const leafHit = ['blocked', 'wait', 'gc'].map((key) => matches(q, STATE_LEAF[key][0], ''));
+  const leafHit = Object.values(STATE_LEAF).map(([name]) => matches(q, name, ''));
   const n = p.nodes.parent.length;
   const hit = new Uint8Array(n);
   let sum = 0;

@@ -5,19 +5,16 @@
 function fillFilters(p) {
   // Each key's values, heaviest first, then NOT_SET when the key is not always set (the model's sums).
   const keys = model.view(p.handle, ROWS.samples, {}, 'label_values');
-  const labelSel = $('filter-label');
-  clear(labelSel);
-  labelSel.append(el('option', { value: '', text: 'all samples' }));
   state.filterChoices = [];
   p.labelValues = new Map();
-  for (const [key, weights, unset] of keys) {
+  fill($('filter-label'), el('option', { value: '', text: 'all samples' }), keys.map(([key, weights, unset]) => {
     const values = unset > 0 ? weights.concat([[NOT_SET, unset]]) : weights;
     p.labelValues.set(key, values.map(([v]) => v));
-    labelSel.append(el('optgroup', { label: key }, values.map(([value, w]) => {
+    return el('optgroup', { label: key }, values.map(([value, w]) => {
       state.filterChoices.push({ key, value });
       return el('option', { value: String(state.filterChoices.length - 1), text: value === NOT_SET ? `${key} not set (${fmtTime(w)})` : `${key} = ${value} (${fmtTime(w)})` });
-    })));
-  }
+    }));
+  }));
   const f = state.labelFilter;
   const values = f && p.labelValues.has(f.key) ? f.values.filter((v) => p.labelValues.get(f.key).includes(v)) : [];
   state.labelFilter = values.length ? { key: f.key, values } : null;
@@ -25,8 +22,7 @@ function fillFilters(p) {
 
   fillTagMenu(keys);
 
-  clear($('filter-thread'));
-  appendAll($('filter-thread'), [el('option', { value: '', text: 'all threads' }), p.threads.map((th) => el('option', { value: String(th), text: threadText(p, th) }))]);
+  fill($('filter-thread'), el('option', { value: '', text: 'all threads' }), p.threads.map((th) => el('option', { value: String(th), text: threadText(p, th) })));
   if (!p.threads.includes(state.threadFilter)) state.threadFilter = null;
   $('filter-thread').value = state.threadFilter ?? '';
 }
@@ -41,6 +37,7 @@ function unfilteredReason(tab) {
 function clearFilters() {
   Object.assign(state, { search: '', labelFilter: null, threadFilter: null, range: null, tagFocus: '', tagIgnore: [], tagRoot: [], tagLeaf: [] });
   for (const id of ['search', 'tag-focus', 'filter-label', 'filter-thread']) $(id).value = '';
+  for (const input of $('tag-options').querySelectorAll('input')) input.checked = false; // the menu's boxes tick the state's tags
   render();
 }
 
@@ -52,26 +49,20 @@ function drawLabelFilter(p) {
   labelSel.querySelector('option[value=set]')?.remove();
   if (f && f.values.length > 1) labelSel.firstChild.after(el('option', { value: 'set', text: `${f.key} = any of ${f.values.length}` })); // after "all samples"
   labelSel.value = !f ? '' : f.values.length > 1 ? 'set' : String(state.filterChoices.findIndex((c) => c.key === f.key && c.value === f.values[0]));
-  const box = $('label-set-options');
-  clear(box);
   const values = p.labelValues || new Map();
-  for (const [key, list] of [...values].sort((a, b) => (a[0] < b[0] ? -1 : 1))) {
-    box.append(el('fieldset', null, el('legend', { text: key }), list.map((v) => checkbox(v === NOT_SET ? '(not set)' : v,
+  fill($('label-set-options'), [...values].sort((a, b) => (a[0] < b[0] ? -1 : 1)).map(([key, list]) =>
+    el('fieldset', null, el('legend', { text: key }), list.map((v) => checkbox(v === NOT_SET ? '(not set)' : v,
       !!f && f.key === key && f.values.includes(v), { key, value: v === NOT_SET ? '' : v, none: v === NOT_SET ? '1' : '0' }, (checked) => {
         const cur = state.labelFilter;
         const rest = cur && cur.key === key ? cur.values.filter((x) => x !== v) : [];
         const next = checked ? rest.concat([v]) : rest;
         state.labelFilter = next.length ? { key, values: next } : null;
-      }))));
-  }
-  if (!values.size) box.append(el('p', { class: 'hint', text: 'This snapshot has no labels.' }));
+      })))), values.size ? null : NO_LABELS());
   $('label-set-summary').textContent = f && f.values.length > 1 ? `values (${f.values.length})` : 'values';
 }
 
 // The tag menu: tagignore (key = value, key = (none)), tagroot and tagleaf (keys), of this snapshot.
 function fillTagMenu(labelKeys) {
-  const box = $('tag-options');
-  clear(box);
   const valuesOf = new Map(labelKeys.map(([key, weights]) => [key, weights.map(([v]) => v)]));
   const keys = [...valuesOf.keys()];
   const has = (k, v) => valuesOf.has(k) && (v === null || valuesOf.get(k).includes(v));
@@ -85,19 +76,15 @@ function fillTagMenu(labelKeys) {
     })));
   const keyBoxes = (kind, field) => el('fieldset', null, el('legend', { text: 'tag' + kind }), keys.map((k) =>
     checkbox(k, state[field].includes(k), { kind, key: k }, (checked) => { state[field] = state[field].filter((x) => x !== k).concat(checked ? [k] : []); })));
-  box.append(el('fieldset', null, el('legend', { text: 'tagignore' }), ignore), keyBoxes('root', 'tagRoot'), keyBoxes('leaf', 'tagLeaf'));
-  if (!keys.length) box.append(el('p', { class: 'hint', text: 'This snapshot has no labels.' }));
+  fill($('tag-options'), el('fieldset', null, el('legend', { text: 'tagignore' }), ignore), keyBoxes('root', 'tagRoot'), keyBoxes('leaf', 'tagLeaf'),
+    keys.length ? null : NO_LABELS());
   tagSummary();
 }
+const NO_LABELS = () => el('p', { class: 'hint', text: 'This snapshot has no labels.' });
 // A labelled checkbox of the label and tag menus: set(checked) changes the state, then the page redraws.
 const checkbox = (text, checked, dataset, set) => el('label', null,
   el('input', { type: 'checkbox', dataset, checked: checked ? '' : null, onchange: (e) => { set(e.target.checked); render(); } }), ' ' + text);
 function tagSummary() {
-  for (const input of $('tag-options').querySelectorAll('input')) {
-    const { kind, key, value, none } = input.dataset;
-    input.checked = kind === 'ignore' ? state.tagIgnore.some(([k, v]) => k === key && (none === '1' ? v === null : v === value))
-      : (kind === 'root' ? state.tagRoot : state.tagLeaf).includes(key);
-  }
   const n = state.tagIgnore.length + state.tagRoot.length + state.tagLeaf.length;
   $('tag-summary').textContent = n ? 'tags (' + n + ')' : 'tags';
   $('tag-focus').classList.toggle('invalid', !!state.tagFocus && !tagFocusRegex());
@@ -109,11 +96,12 @@ function setTransforms(list) {
   state.transforms = list;
   if (state.current) openSnapshot(state.current.id); else render();
 }
+// The buttons of the transforms of the whole profile: collapse recursion, app code first (each run
+// of gem and stdlib frames one [framework] frame).
+const WHOLE_TRANSFORMS = [['collapse-recursion', 'recursion'], ['app-first', 'app']];
 function drawTransforms() {
-  $('collapse-recursion').setAttribute('aria-pressed', String(state.transforms.some((t) => t[0] === 'recursion')));
-  $('app-first').setAttribute('aria-pressed', String(state.transforms.some((t) => t[0] === 'app')));
-  clear($('transforms'));
-  appendAll($('transforms'), state.transforms.map((t, i) => el('button', { type: 'button', class: 'transform', title: 'Undo this transform', dataset: { op: t[0] },
+  for (const [id, op] of WHOLE_TRANSFORMS) $(id).setAttribute('aria-pressed', String(state.transforms.some((t) => t[0] === op)));
+  fill($('transforms'), state.transforms.map((t, i) => el('button', { type: 'button', class: 'transform', title: 'Undo this transform', dataset: { op: t[0] },
     text: (t[0] === 'recursion' ? 'recursion collapsed' : t[0] === 'app' ? 'app code first' : t[0] + ' ' + t[1]) + ' ✕',
     onclick: () => setTransforms(state.transforms.filter((_, k) => k !== i)) })));
 }
@@ -144,12 +132,12 @@ async function drawPin() {
   const key = (id) => id + '\u0000' + pin[0] + '\u0000' + pin[1] + '\u0000' + JSON.stringify(state.transforms);
   const stale = () => seq !== pinSeq || state.pin !== pin;
   const paint = () => {
-    const values = state.list.map((s) => (pinShares.has(key(s.id)) ? pinShares.get(key(s.id)) : null));
+    const values = state.list.map((s) => pinShares.get(key(s.id)) ?? null);
     drawTrend($('pin-trend'), values, maxOf(values.filter((v) => v !== null), 0.0001), (s, v, current) =>
       ({ r: current ? 4 : 2.5, fill: current ? '#b4451f' : '#fff', 'data-id': String(s.id), 'data-share': String(v), title: '#' + s.id + ': ' + (v * 100).toFixed(1) + '%' }));
-    const cur = state.current ? pinShares.get(key(state.current.id)) : null;
-    $('pin-share').textContent = cur === undefined || cur === null ? '' : 'share ' + (cur * 100).toFixed(1) + '% @ #' + state.current.id;
-    $('pin-share').dataset.share = cur === undefined || cur === null ? '' : String(cur);
+    const cur = state.current ? pinShares.get(key(state.current.id)) ?? null : null;
+    $('pin-share').textContent = cur === null ? '' : 'share ' + (cur * 100).toFixed(1) + '% @ #' + state.current.id;
+    $('pin-share').dataset.share = cur === null ? '' : String(cur);
   };
   const fetchShare = async (id) => {
     const asked = key(id);
@@ -169,29 +157,23 @@ async function drawPin() {
 
 // A line through `values` (null: none), a dot per snapshot that opens it; dot(): its attributes, title.
 function drawTrend(svg, values, max, dot) {
-  clear(svg);
   const w = Number(svg.getAttribute('width'));
   const h = Number(svg.getAttribute('height'));
   const x = (i) => (values.length === 1 ? w / 2 : 6 + i * (w - 12) / (values.length - 1));
   const y = (v) => h - 6 - (v / max) * (h - 12);
   const points = values.map((v, i) => (v === null ? null : x(i) + ',' + y(v))).filter(Boolean);
-  svg.append(svgEl('polyline', { points: points.join(' '), fill: 'none', stroke: '#b4451f', 'stroke-width': 1.5 }));
-  state.list.forEach((s, i) => {
-    if (values[i] === null) return;
+  fill(svg, svgEl('polyline', { points: points.join(' '), fill: 'none', stroke: '#b4451f', 'stroke-width': 1.5 }), state.list.map((s, i) => {
+    if (values[i] === null) return null;
     const current = !!state.current && state.current.id === s.id;
     const { title, ...attrs } = dot(s, values[i], current);
-    const circle = svgEl('circle', { cx: x(i), cy: y(values[i]), fill: '#fff', stroke: '#b4451f', class: current ? 'current' : '', ...attrs });
-    circle.append(svgEl('title', null, title));
-    circle.addEventListener('click', () => openSnapshot(s.id));
-    svg.append(circle);
-  });
+    return svgEl('circle', { cx: x(i), cy: y(values[i]), fill: '#fff', stroke: '#b4451f', class: current ? 'current' : '', ...attrs, onclick: () => openSnapshot(s.id) },
+      svgEl('title', null, title));
+  }));
 }
 
 // --- snapshot list and sparkline ---------------------------------------------------------
 function drawList() {
-  const body = $('snapshot-list').tBodies[0];
-  clear(body);
-  for (const s of state.list) {
+  fill($('snapshot-list').tBodies[0], state.list.map((s) => {
     const meta = s.meta || {};
     const git = meta.git || {};
     const commit = git.commit || git.sha;
@@ -199,11 +181,11 @@ function drawList() {
       commit && String(commit).slice(0, 10) + (git.branch ? ' ' + git.branch : '') + (git.dirty ? ' (dirty)' : ''), s.file,
       s.error ? 'unreadable: ' + s.error : !s.meta && s.file ? '(no meta)' : null, isEmpty(s) ? 'no samples' : null];
     const when = new Date(s.taken_at);
-    body.append(el('tr', { class: (state.current && state.current.id === s.id ? 'current' : '') + (s.error ? ' error' : '') + (isEmpty(s) ? ' empty' : ''),
+    return el('tr', { class: (state.current && state.current.id === s.id ? 'current' : '') + (s.error ? ' error' : '') + (isEmpty(s) ? ' empty' : ''),
       dataset: { id: String(s.id) }, onclick: () => openSnapshot(s.id) },
     td(null, String(s.id)), td(null, when.toLocaleTimeString(), when.toString()), td(null, fmtTime(durationNs(s))),
-    td(null, sampleCount(s) === null ? '–' : String(sampleCount(s))), td('meta', bits.filter(Boolean).join(' · '))));
-  }
+    td(null, sampleCount(s) === null ? '–' : String(sampleCount(s))), td('meta', bits.filter(Boolean).join(' · ')));
+  }));
   // Total sampled time; files written in rperf 0.11.1's format only know their duration.
   const values = state.list.map((s) => s.total_weight_ns ?? durationNs(s) ?? 0);
   drawTrend($('sparkline'), values, maxOf(values, 1), (s, v) => ({ r: 3.5, title: '#' + s.id + ': ' + fmtTime(v) }));
@@ -211,9 +193,8 @@ function drawList() {
 
 function fillDiffBase() {
   const sel = $('diff-base');
-  clear(sel);
   const others = state.list.filter((s) => !state.current || s.id !== state.current.id);
-  for (const s of others) sel.append(el('option', { value: String(s.id), text: '#' + s.id + ' ' + new Date(s.taken_at).toLocaleTimeString() + (s.file ? ' ' + s.file : '') }));
+  fill(sel, others.map((s) => el('option', { value: String(s.id), text: '#' + s.id + ' ' + new Date(s.taken_at).toLocaleTimeString() + (s.file ? ' ' + s.file : '') })));
   if (!others.some((s) => s.id === state.baseId)) {
     // Default: the snapshot just before this one, else the first other one.
     const idx = state.current ? state.list.findIndex((s) => s.id === state.current.id) : -1;
@@ -271,8 +252,7 @@ function wire() {
   $('hide-idle').addEventListener('click', () => { state.hideIdle = !state.hideIdle; render(); });
   $('pin-close').addEventListener('click', () => togglePin(null));
   for (const b of document.querySelectorAll('.pin-transforms button')) b.addEventListener('click', () => { if (state.pin) setTransforms([...state.transforms, [b.dataset.transform, ...state.pin]]); });
-  // Collapse recursion, app code first (each run of gem and stdlib frames one [framework] frame).
-  for (const [id, op] of [['collapse-recursion', 'recursion'], ['app-first', 'app']]) {
+  for (const [id, op] of WHOLE_TRANSFORMS) {
     $(id).addEventListener('click', () => {
       const on = state.transforms.some((t) => t[0] === op);
       setTransforms(on ? state.transforms.filter((t) => t[0] !== op) : [...state.transforms, [op]]);
@@ -335,18 +315,14 @@ const KEY_BINDINGS = new Map(KEYS.flatMap((b) => b.keys.map((k) => [k, b])));
 
 // The ? overlay's table: each key a <kbd data-key>; the digits with the tabs they open.
 function drawHelp() {
-  const table = $('help-keys');
-  clear(table);
   const tabs = [...$('tabs').querySelectorAll('button')].map((t) => t.textContent);
   const kbd = (key, shown) => el('kbd', { dataset: { key }, text: shown });
   const reached = tabs.slice(0, DIGITS.length);
   const tabsText = `the first ${reached.length} of the ${tabs.length} tabs, in order: ${reached.join(', ')}` +
     (tabs.length > DIGITS.length ? ` (${tabs.slice(DIGITS.length).join(', ')}: click them)` : '');
-  for (const b of KEYS) {
-    const keys = b.keys.flatMap((k, i) => [i ? (b.tabs ? ' ' : ' / ') : null, kbd(k, b.shown ? b.shown[i] : k)]);
-    table.append(el('tr', { dataset: { keys: b.keys.join(' ') } }, el('td', null, keys), el('td', { text: b.tabs ? tabsText : b.text })));
-  }
-  table.append(el('tr', null, el('td', null, el('kbd', { text: 'Shift' }), '+click'), el('td', { text: 'pin a method: outlined, its share in every snapshot' })));
+  fill($('help-keys'), KEYS.map((b) => el('tr', { dataset: { keys: b.keys.join(' ') } },
+    el('td', null, b.keys.flatMap((k, i) => [i ? (b.tabs ? ' ' : ' / ') : null, kbd(k, b.shown ? b.shown[i] : k)])), el('td', { text: b.tabs ? tabsText : b.text }))),
+  el('tr', null, el('td', null, el('kbd', { text: 'Shift' }), '+click'), el('td', { text: 'pin a method: outlined, its share in every snapshot' })));
 }
 
 // A key's binding (KEYS), except while typing in a field (Escape works there too).

@@ -63,10 +63,8 @@ const timelineLoaded = (p) => !!(p.timeline && (p.timeline.samples || p.timeline
 // The timeline's rows [node, weight, thread, label set, time(, line-level leaf)], made of its
 // columns when first asked for (a tag group, a transform).
 function timelineRows(p) {
-  const [nodes, weights, threads, sets, times, lines] = p.timeline.columns || [];
-  if (!p.timeline.samples) {
-    p.timeline.samples = Array.from(nodes, (node, i) => (lines ? [node, weights[i], threads[i], sets[i], times[i], lines[i]] : [node, weights[i], threads[i], sets[i], times[i]]));
-  }
+  const { columns } = p.timeline;
+  if (!p.timeline.samples) p.timeline.samples = Array.from(columns[0], (_, i) => columns.map((c) => c[i]));
   return p.timeline.samples;
 }
 
@@ -132,11 +130,8 @@ function keptColumns(rows) {
 // model's stack tree of its names (page/names_tree.hh), one row per sample, one thread.
 function fromSamplesJson(p) {
   const tree = model.namesTree(p.samples);
-  const labelSets = (p.label_sets || [{}]).map((ls) => {
-    const out = {};
-    if (ls && typeof ls === 'object') for (const [k, v] of Object.entries(ls)) out[k] = typeof v === 'string' ? v : JSON.stringify(v);
-    return out;
-  });
+  const labelSets = (p.label_sets || [{}]).map((ls) =>
+    Object.fromEntries(Object.entries(ls && typeof ls === 'object' ? ls : {}).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)])));
   return Object.assign({}, p, {
     frames: tree.frames, samples: tree.rows, label_sets: labelSets, total_weight_ns: tree.rows.reduce((a, r) => a + r[1], 0),
     nodes: { parent: tree.parents, frame: tree.nodeFrames },
@@ -154,12 +149,11 @@ function prepare(p) {
   p.nodes.parent.forEach((parent, i) => (parent < 0 ? p.roots : p.children[parent]).push(i));
   p.threads = [...new Set(p.samples.map((s) => s[2]))].sort((a, b) => a - b);
   p.labelSets = p.label_sets.map((ls) => ls || {});
+  p.views = new Map(); // the views computed last (modelView), under their filters
   modelSnapshot(p); // with the model's idle marks: idleness is never judged here
   const totals = p.thread_totals || []; // [thread, total, idle, name, Ractor id (another Ractor's thread)]
   p.threadTotals = new Map(totals.map((t) => [t[0], t]));
-  p.idleNs = new Map(totals.map(([th, , idle]) => [th, idle]));
-  p.totalNs = new Map(totals.map(([th, total]) => [th, total]));
-  p.idleThreads = p.threads.filter((th) => p.totalNs.get(th) > 0 && p.idleNs.get(th) === p.totalNs.get(th));
+  p.idleThreads = p.threads.filter((th) => { const [, total, idle] = p.threadTotals.get(th) || []; return total > 0 && idle === total; });
   p.hasIdle = totals.some(([, , idle]) => idle > 0);
   return p;
 }
@@ -171,7 +165,7 @@ const frameOf = (p, node) => p.frames[p.nodes.frame[node]];
 // not change with how its stack is drawn), prepared as a snapshot of its own for every view.
 // origins: each moved row's index in the base, whose line tree the Source tab reads.
 function transformed(base, list) {
-  const t = model.transform(base.handle, list, base.nodes.parent.length);
+  const t = model.transform(base.handle, list);
   const body = Object.fromEntries(base.payloadKeys.map((key) => [key, base[key]]));
   const moved = (rows, kind) => moveRows(rows, base.idle[kind], t.nodeMap);
   const samples = moved(base.samples, ROWS.samples);
@@ -219,6 +213,7 @@ function selectSamples(p, opts) {
   const { kind, f } = samplesFilter(p, opts);
   return selection(p, kind, model.select(p.handle, kind, f));
 }
+const UNFILTERED = { label: false, thread: false, range: false, hide: false }; // every row
 function samplesFilter(p, opts) {
   const o = Object.assign({ label: true, thread: true, range: true, hide: true }, opts);
   const ranged = !!(o.range && state.range && timelineLoaded(p));
@@ -231,14 +226,15 @@ function samplesFilter(p, opts) {
 // 'inverted_tree', 'method_table', or 'sandwich' of fn ([name, file]); all: of every row.
 function modelView(p, view, { all = false, ranged = true, fn = null } = {}) {
   if (p.call_tree_error) throw new Error(p.call_tree_error);
-  const key = [view, all ? '' : filterKey(), ranged, ...(fn || [])].join('\u0000');
-  if (!p.views) p.views = new Map();
-  if (!p.views.has(key)) {
-    const { kind, f } = samplesFilter(p, all ? { label: false, thread: false, range: false, hide: false } : { range: ranged });
-    while (p.views.size >= FILTERED_CACHE_SIZE) p.views.delete(p.views.keys().next().value); // the oldest
-    p.views.set(key, model.view(p.handle, kind, f, view, fn));
-  }
-  return p.views.get(key);
+  return cached(p.views, [view, all ? '' : filterKey(), ranged, ...(fn || [])].join('\u0000'), () => {
+    const { kind, f } = samplesFilter(p, all ? UNFILTERED : { range: ranged });
+    return model.view(p.handle, kind, f, view, fn);
+  });
+}
+
+// The model's view, or null once fail(message) said why not (a names-only body has no call tree).
+function viewOr(fail, p, view, opts) {
+  try { return modelView(p, view, opts); } catch (e) { fail(e.message); return null; }
 }
 
 // The tag focus regex, or null (none, or not a valid one: then only it is skipped, as 0.11.1).
@@ -273,12 +269,13 @@ function hiddenThreads(p) {
   const idle = p.idleThreads.filter((th) => th !== state.threadFilter);
   return idle.length ? new Set(idle) : null;
 }
+const shownThreads = (p, hidden = hiddenThreads(p)) => p.threads.filter((th) => !hidden?.has(th));
 
 // The page model's weights of a selection (or some of its rows()) on the tree: self and total
 // per node, the sum, and stateSelf: node -> its self [blocked, wait, gc] (when it has some).
 function nodeWeights(p, rows, kind = rows.kind) {
   const n = p.nodes.parent.length;
-  const { self, total, sum, states } = model.treeWeights(p.handle, kind, ...keptColumns(rows), n);
+  const { self, total, sum, states } = model.treeWeights(p.handle, kind, ...keptColumns(rows));
   const stateSelf = new Map();
   for (let i = 0; i < n; i++) {
     const at = i * RperfPageModel.STATE_COUNT;
@@ -327,10 +324,7 @@ function flameHierarchy(p, sel, weights) {
   };
   if (!state.tagRoot.length) return build(sel.rows, weights);
   const groups = new Map();
-  for (const r of sel.rows()) {
-    const key = JSON.stringify(tagPath(state.tagRoot, r[3]));
-    (groups.get(key) || groups.set(key, []).get(key)).push(r);
-  }
+  for (const r of sel.rows()) pushTo(groups, JSON.stringify(tagPath(state.tagRoot, r[3])), r);
   const root = { name: 'all', file: '', value: weights.sum, node: -1, children: [], cat: 'other' };
   for (const [key, group] of groups) {
     const tree = build(() => group, nodeWeights(p, group, sel.kind));

@@ -16,14 +16,12 @@ function methodWhere(table, m) {
 // The table's entries as rows of `tableId`, in the table's order (total, then self, then name)
 // or by self (ties keep it), at most `limit`; pick(key): a row clicked. The rows by key.
 function drawMethodRows(tableId, table, sort, limit, pick) {
-  const body = $(tableId).tBodies[0];
   const sum = table.total_ns;
   const order = table.entries.map((_, i) => i);
   if (sort === 'self') order.sort((a, b) => table.entries[b][1] - table.entries[a][1] || a - b);
   order.splice(limit);
-  clear(body);
   const rows = new Map();
-  for (const i of order) {
+  fillTable(tableId, order.map((i) => {
     const [m, self, total, recursive] = table.entries[i];
     const [name, file] = table.methods[m];
     const key = methodKey(table, m);
@@ -31,23 +29,15 @@ function drawMethodRows(tableId, table, sort, limit, pick) {
       dataset: { name, selfNs: String(self), totalNs: String(total) }, onclick: pick ? () => pick(key) : null },
     td('num', fmtTime(self)), td('num', pct(self, sum)), td('num', fmtTime(total)), td('num', pct(total, sum)),
     td('fn', name + (recursive ? ' ↻' : '')), td('file', methodWhere(table, m), file));
-    body.append(tr);
     rows.set(key, tr);
-  }
-  $(tableId).dataset.rows = String(order.length);
+    return tr;
+  }));
   $(tableId).dataset.totalNs = String(sum);
   return rows;
 }
 
 // A view the model cannot compute (a names-only body): its table emptied, its note says why.
-function methodTableOr(p, tableId, note) {
-  try { return modelView(p, 'method_table'); } catch (e) {
-    clear($(tableId).tBodies[0]);
-    $(tableId).dataset.rows = '0';
-    $(note).textContent = 'Cannot load the methods: ' + e.message;
-    return null;
-  }
-}
+const methodTableOr = (p, tableId, note) => viewOr((error) => { fillTable(tableId, []); $(note).textContent = 'Cannot load the methods: ' + error; }, p, 'method_table');
 
 function drawTop(p) {
   const table = methodTableOr(p, 'top-table', 'top-note');
@@ -81,12 +71,10 @@ function drawMethods(p) {
 // each with the time of the samples that made that call; each one in the table links to its own.
 function drawMethodGraph(table, byKey, pick) {
   const graph = $('method-graph');
-  const body = graph.tBodies[0];
-  clear(body);
   const i = state.method === null ? undefined : byKey.get(state.method);
   graph.hidden = i === undefined;
   $('method-hint').hidden = i !== undefined;
-  if (i === undefined) { delete graph.dataset.method; return; }
+  if (i === undefined) { clear(graph.tBodies[0]); delete graph.dataset.method; return; }
   const [m, self, total, recursive, callers, callees, callerCount, calleeCount] = table.entries[i];
   graph.dataset.method = table.methods[m][0];
   const arcRow = (kind) => ([other, ns]) => {
@@ -98,14 +86,14 @@ function drawMethodGraph(table, byKey, pick) {
   };
   const section = (text) => el('tr', { class: 'section' }, el('td', { colspan: '5', text }));
   const more = (shown, count, what) => (count > shown ? section(`${count - shown} lighter ${what} not shown`) : null);
-  appendAll(body, [
+  fill(graph.tBodies[0],
     section(callerCount ? 'called by' : 'called by: nothing (the top of its stacks)'),
-    ...callers.map(arcRow('caller')), more(callers.length, callerCount, 'callers'),
+    callers.map(arcRow('caller')), more(callers.length, callerCount, 'callers'),
     el('tr', { class: 'focus', dataset: { totalNs: String(total), selfNs: String(self) } },
       td('num', fmtTime(total)), td('num', fmtTime(self)), td('num', pct(total, table.total_ns) + ' of all'),
       td('fn', table.methods[m][0] + (recursive ? ' ↻ (recursive)' : '')), td('file', methodWhere(table, m), table.methods[m][1])),
     section(calleeCount ? 'calls' : 'calls: nothing (all its time is its own)'),
-    ...callees.map(arcRow('callee')), more(callees.length, calleeCount, 'callees')]);
+    callees.map(arcRow('callee')), more(callees.length, calleeCount, 'callees'));
 }
 
 // --- call tree and bottom-up tree --------------------------------------------------------
@@ -123,12 +111,9 @@ function drawTree(p, tab) {
   const note = $(tab + '-note');
   clear(box);
   state.tree = null;
-  let tree;
-  try { tree = modelView(p, bottomUp ? 'inverted_tree' : 'call_tree'); } catch (e) {
-    note.textContent = '';
-    box.append(el('p', { class: 'hint', text: 'Cannot load the ' + (bottomUp ? 'bottom-up tree' : 'call tree') + ': ' + e.message }));
-    return;
-  }
+  const tree = viewOr((error) => { note.textContent = ''; box.append(el('p', { class: 'hint', text: 'Cannot load the ' + (bottomUp ? 'bottom-up tree' : 'call tree') + ': ' + error })); },
+    p, bottomUp ? 'inverted_tree' : 'call_tree');
+  if (!tree) return;
   if (!tree.children) {
     tree.children = childrenOf(tree.nodes);
     tree.expanded = defaultExpansion(tree);
@@ -208,22 +193,21 @@ function sandwichTree(tree) {
   return children[0].length ? build(children[0][0]) : null; // node 0 is [root]; its one child the method
 }
 
-function drawSandwich(p) {
+function drawSandwich(p, rows, weights) {
   const boxes = [$('sandwich-callers'), $('sandwich-callees')];
   const note = $('sandwich-note');
   const reset = (text) => {
-    for (const b of boxes) { clear(b); delete b._chart; b.dataset.rendered = '0'; }
+    for (const b of boxes) emptyBox(b);
     note.textContent = text;
     delete note.dataset.totalNs;
   };
   if (!state.sandwich) { reset('Pick a method: click it in the Methods tab, or pin a frame (Shift+click it in a flame graph or the stack chart) and press "sandwich" by the pin.'); return; }
   const [name, file] = state.sandwich;
-  let body;
-  try { body = modelView(p, 'sandwich', { fn: [name, file] }); } catch (e) { reset('Cannot load the sandwich of ' + name + ': ' + e.message); return; }
+  const body = viewOr((error) => reset('Cannot load the sandwich of ' + name + ': ' + error), p, 'sandwich', { fn: [name, file] });
+  if (!body) return;
   const [callers, callees] = [body.callers, body.callees].map(sandwichTree);
   if (!callers || !callees) { reset(`${name} has no samples under the filters.`); return; }
-  const all = nodeWeights(p, selectSamples(p)).sum;
-  note.textContent = `${name} (${file}): ${fmtTime(body.total_ns)}, ${pct(body.total_ns, all)} of the shown time; Shift+click a frame to make it the middle.`;
+  note.textContent = `${name} (${file}): ${fmtTime(body.total_ns)}, ${pct(body.total_ns, weights.sum)} of the shown time; Shift+click a frame to make it the middle.`;
   note.dataset.totalNs = String(body.total_ns);
   drawFlame(boxes[0], $('sandwich-details'), callers, { maxHeight: 0.4, legend: false });
   drawFlame(boxes[1], $('sandwich-details'), callees, { inverted: true, maxHeight: 0.4 });

@@ -8,12 +8,10 @@
 function drawAllocations(p) {
   const a = p.allocations;
   const container = $('alloc-flame');
-  const body = $('alloc-table').tBodies[0];
-  clear(body);
+  fillTable('alloc-table', []);
   $('alloc-table').hidden = !a;
   if (!a) {
-    clear(container);
-    container.dataset.rendered = '0';
+    emptyBox(container);
     $('alloc-summary').textContent = 'This profile has no allocation samples. Record them with ' +
       '`rperf record --alloc ruby app.rb` (one allocation in 512; --alloc=64: one in 64) or Rperf.start(allocations: 64).';
     return;
@@ -23,9 +21,9 @@ function drawAllocations(p) {
   const byRetained = measured && state.allocField === 'retained';
   const kept = model.select(p.handle, ROWS.allocations, { thread: state.threadFilter, hidden: hiddenThreads(p), sets: keptLabelSets(p) }); // allocations are never idle
   const { self, total, sum, allocated, retained, nodeClasses, sites } =
-    model.allocationSums(p.handle, kept.rows, kept.weights, byRetained, MAX_TABLE_ROWS, p.nodes.parent.length);
+    model.allocationSums(p.handle, kept.rows, kept.weights, byRetained, MAX_TABLE_ROWS);
   const leaves = new Map(); // node -> its classes, as leaves
-  for (const [node, cls, objects] of nodeClasses) (leaves.get(node) || leaves.set(node, []).get(node)).push({ name: a.classes[cls], file: '', value: objects });
+  for (const [node, cls, objects] of nodeClasses) pushTo(leaves, node, { name: a.classes[cls], file: '', value: objects });
   drawFlame(container, $('alloc-details'), hierarchy(p, { self, total, sum }, null, (node) => leaves.get(node) || []), { format: (v) => fmtCount(v) + ' objects' });
 
   const summary = $('alloc-summary');
@@ -35,22 +33,19 @@ function drawAllocations(p) {
     (a.pruned.samples ? ` ${a.pruned.samples} light stacks (${fmtCount(a.pruned.objects)} objects) are shown as [pruned].` : '');
   summary.dataset.allocated = String(allocated);
   summary.dataset.retained = measured ? String(retained) : '';
-  for (const r of sites) {
+  fillTable('alloc-table', sites.map((r) => {
     const [fn, file] = p.frames[r.frame];
-    body.append(el('tr', null, td('num', fmtCount(r.allocated)), td('num', pct(r.allocated, allocated)),
+    return el('tr', null, td('num', fmtCount(r.allocated)), td('num', pct(r.allocated, allocated)),
       td('num', measured ? fmtCount(r.retained) : '–'), td('num', measured ? pct(r.retained, retained) : ''),
-      td('fn', a.classes[r.cls]), td('fn', fn), td('file', file, file)));
-  }
-  $('alloc-table').dataset.rows = String(sites.length);
+      td('fn', a.classes[r.cls]), td('fn', fn), td('file', file, file));
+  }));
 }
 
 // --- source ------------------------------------------------------------------------------
 // A file of the profile with each line's time (recorded with lines: true; the page model's
 // source_lines); the text is the served viewer's (Viewer::SourcePayload): a file page or a data
 // source lists the lines that have time.
-let sourceSeq = 0;
-async function drawSource(p) {
-  const seq = ++sourceSeq;
+async function drawSource(p, rows, weights, live) {
   const body = $('source-table').tBodies[0];
   const note = $('source-note');
   clear(body);
@@ -60,11 +55,11 @@ async function drawSource(p) {
   let text = null;
   if (textFromServer) {
     try { text = (await sourceText(p, file)).lines; } catch (e) {
-      if (seq === sourceSeq) note.textContent = 'Cannot show ' + file + ': ' + e.message;
+      if (live()) note.textContent = 'Cannot show ' + file + ': ' + e.message;
       return;
     }
   }
-  if (seq !== sourceSeq || state.current !== p || state.tab !== 'source') return;
+  if (!live()) return;
   const src = sourceWeights(p, file);
   const byLine = new Map(src.lines.map(([line, self, total]) => [line, [self, total]]));
   const sum = src.keptNs;
@@ -84,15 +79,11 @@ async function drawSource(p) {
   if (hot) hot.scrollIntoView({ block: 'center' });
 }
 
+// The served file's text, the last few kept (a failure is asked for again).
 const sourceTexts = new Map();
-async function sourceText(p, file) {
+function sourceText(p, file) {
   const key = p.id + '\u0000' + file;
-  if (!sourceTexts.has(key)) {
-    const fetched = await fetchJSON(source.viewUrl(p.id, 'source', 'path=' + encodeURIComponent(file)));
-    while (sourceTexts.size >= FILTERED_CACHE_SIZE) sourceTexts.delete(sourceTexts.keys().next().value); // the oldest
-    sourceTexts.set(key, fetched);
-  }
-  return sourceTexts.get(key);
+  return cached(sourceTexts, key, () => fetchJSON(source.viewUrl(p.id, 'source', 'path=' + encodeURIComponent(file))).catch((e) => { sourceTexts.delete(key); throw e; }));
 }
 
 // The time per line of `file` in the kept rows (a transformed snapshot's as the base's rows).
@@ -102,20 +93,19 @@ function sourceWeights(p, file) {
 }
 
 // --- diff --------------------------------------------------------------------------------
-async function drawDiff(p, weights) {
-  const body = $('diff-table').tBodies[0];
+async function drawDiff(p, weights, live) {
   const container = $('diff-flame');
   const summary = $('diff-summary');
-  clear(body);
+  fill($('diff-table').tBodies[0]);
   clear(container);
   container.removeAttribute('data-rendered');
   summary.textContent = '';
-  const fail = (text) => { summary.textContent = text; container.dataset.rendered = '0'; };
+  const fail = (text) => { summary.textContent = text; emptyBox(container); };
   const baseId = state.baseId;
   if (baseId === null) { fail(unfilteredReason('diff') || 'There is no other snapshot to compare with.'); return; }
   let base;
   try { base = await snapshot(baseId); } catch (e) { fail('Cannot load snapshot #' + baseId + ': ' + e.message); return; }
-  if (state.current !== p || state.baseId !== baseId) return; // the user moved on meanwhile
+  if (!live()) return; // the user moved on meanwhile
   // Each node's self change against the same stack in the other snapshot (the model's), whose
   // rows are kept without the time range: its clock is its own.
   const [mine, theirs] = [samplesFilter(p), samplesFilter(base, { range: false })];
@@ -130,19 +120,17 @@ async function drawDiff(p, weights) {
   let tables;
   try { tables = [modelView(p, 'method_table'), modelView(base, 'method_table', { ranged: false })]; } catch (e) {
     summary.textContent += ' (cannot load the methods: ' + e.message + ')';
-    $('diff-table').dataset.rows = '0';
-    return;
+    return fillTable('diff-table', []);
   }
   const [after, before] = tables.map((table) => table.entries.map(([m, self, total]) => ({ name: table.methods[m][0], file: table.methods[m][1], self, total })));
   const rows = model.diffTotals(after, before, scale).slice(0, MAX_TABLE_ROWS);
-  for (const [a, b, beforeSelf, afterSelf, beforeTotal, afterTotal] of rows) {
+  fillTable('diff-table', rows.map(([a, b, beforeSelf, afterSelf, beforeTotal, afterTotal]) => {
     const { name, file } = a >= 0 ? after[a] : before[b];
     const delta = afterSelf - beforeSelf;
-    body.append(el('tr', { class: delta > 0 ? 'up' : delta < 0 ? 'down' : '' },
+    return el('tr', { class: delta > 0 ? 'up' : delta < 0 ? 'down' : '' },
       td('num', fmtTime(beforeSelf)), td('num', fmtTime(afterSelf)), td('num delta', fmtSigned(delta)),
-      td('num', fmtTime(beforeTotal)), td('num', fmtTime(afterTotal)), td('fn', name), td('file', file, file)));
-  }
-  $('diff-table').dataset.rows = String(rows.length);
+      td('num', fmtTime(beforeTotal)), td('num', fmtTime(afterTotal)), td('fn', name), td('file', file, file));
+  }));
 }
 
 // --- events per unit of work -------------------------------------------------------------

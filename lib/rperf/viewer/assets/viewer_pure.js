@@ -146,28 +146,11 @@ function parseViewHash(hash, tabs) {
   return out;
 }
 
+// What the node tests read.
 if (typeof module !== 'undefined') {
   module.exports = {
-    NOT_SET,
-    maxOf,
-    fmtTime,
-    fmtSigned,
-    pct,
-    shortPath,
-    fmtCount,
-    CATEGORY_STYLE,
-    STATE_LEAF,
-    hashOf,
-    categoryColor,
-    drawnCategory,
-    layoutTree,
-    fitText,
-    diffColor,
-    summaryOf,
-    durationNs,
-    sampleCount,
-    isEmpty,
-    viewHashOf,
+    NOT_SET, maxOf, fmtTime, fmtSigned, pct, shortPath, fmtCount, CATEGORY_STYLE, categoryColor,
+    drawnCategory, layoutTree, fitText, diffColor, durationNs, sampleCount, isEmpty, viewHashOf,
     parseViewHash,
   };
 }

@@ -46,13 +46,14 @@ function appendAll(node, items) {
 }
 
 // --- DOM helpers: text only --------------------------------------------------------------
-// el(tag, props, child, [children], ...): an Array child is a list of children.
-function el(tag, props, ...children) {
-  const e = document.createElement(tag);
+// el(tag, props, child, [children], ...): an Array child is a list of children; svgEl the same
+// for an SVG element. props: attributes (null: none), text, dataset, on<event> listeners.
+const el = (tag, props, ...children) => build(document.createElement(tag), props, children);
+const svgEl = (tag, props, ...children) => build(document.createElementNS('http://www.w3.org/2000/svg', tag), props, children);
+function build(e, props, children) {
   for (const [k, v] of Object.entries(props || {})) {
     if (v === undefined || v === null) continue;
-    if (k === 'class') e.className = v;
-    else if (k === 'text') e.textContent = v;
+    if (k === 'text') e.textContent = v;
     else if (k === 'dataset') Object.assign(e.dataset, v);
     else if (k.startsWith('on')) e.addEventListener(k.slice(2), v);
     else e.setAttribute(k, v);
@@ -64,13 +65,34 @@ const td = (cls, text, title) => el('td', { class: cls, text, title });
 for (const s of document.querySelectorAll('section.tab')) {
   $('tabs').append(el('button', { type: 'button', 'data-tab': s.id.slice(4), text: s.dataset.title, onclick: () => { state.tab = s.id.slice(4); render(); } }));
 }
-const svgEl = (tag, attrs, text) => {
-  const e = document.createElementNS('http://www.w3.org/2000/svg', tag);
-  for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
-  if (text !== undefined) e.textContent = text;
-  return e;
-};
-const clear = (node) => { while (node.firstChild) node.removeChild(node.firstChild); };
+// Each table's head from its data-head (the columns, '|' between), and its body.
+for (const t of document.querySelectorAll('table[data-head]')) {
+  t.append(el('thead', null, el('tr', null, t.dataset.head.split('|').map((text) => el('th', { text })))), el('tbody'));
+}
+const clear = (node) => node.replaceChildren();
+// The node's children replaced by items (as el's: arrays flattened, null left out).
+const fill = (node, ...items) => { clear(node); return appendAll(node, items); };
+// A view's box with nothing drawn in it (data-rendered 0, no chart), and a hint when given.
+function emptyBox(box, text) {
+  fill(box, text ? el('p', { class: 'hint', text }) : null);
+  delete box._chart;
+  box.dataset.rendered = '0';
+}
+// map.get(key), made by make() the first time; the map keeps the `size` made last.
+function cached(map, key, make, size = FILTERED_CACHE_SIZE) {
+  if (!map.has(key)) {
+    while (map.size >= size) map.delete(map.keys().next().value); // the oldest
+    map.set(key, make());
+  }
+  return map.get(key);
+}
+// The rows of table `id` replaced (data-rows: how many).
+function fillTable(id, rows) {
+  fill($(id).tBodies[0], rows);
+  $(id).dataset.rows = String(rows.length);
+}
+// (map.get(key) || []).push(value), the list kept in the map.
+const pushTo = (map, key, value) => (map.get(key) || map.set(key, []).get(key)).push(value);
 
 const setStatus = (text, kind) => { $('status').textContent = text; document.body.dataset.state = kind || 'ready'; };
 

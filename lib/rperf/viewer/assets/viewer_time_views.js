@@ -10,49 +10,43 @@ function threadText(p, th) {
 }
 
 function drawThreads(p) {
-  const body = $('threads-table').tBodies[0];
-  clear(body);
   const rows = selectSamples(p, { thread: false, hide: false });
   const hidden = hiddenThreads(p);
   // Per thread, the page model's total, running, GVL blocked, GVL wait, GC, idle, heaviest frame.
   const sums = model.threadSums(p.handle, rows.kind, ...keptColumns(rows)).sort((a, b) => a[0] - b[0]);
   const sum = sums.reduce((a, t) => a + t[1], 0);
-  for (const [th, total, running, blocked, wait, gc, idle, frame, frameWeight] of sums) {
-    body.append(el('tr', { class: 'clickable' + (state.threadFilter === th ? ' selected' : '') + (hidden && hidden.has(th) ? ' hidden-idle' : ''),
+  fillTable('threads-table', sums.map(([th, total, running, blocked, wait, gc, idle, frame, frameWeight]) =>
+    el('tr', { class: 'clickable' + (state.threadFilter === th ? ' selected' : '') + (hidden && hidden.has(th) ? ' hidden-idle' : ''),
       dataset: { thread: String(th), idleShare: (total > 0 ? idle / total : 0).toFixed(4), idleNs: String(Math.round(idle)) },
       onclick: () => { state.threadFilter = state.threadFilter === th ? null : th; $('filter-thread').value = state.threadFilter ?? ''; render(); } },
     td(null, threadText(p, th) + (idle > 0 && idle === total ? ' (idle)' : '')), td('num', fmtTime(total) + ' (' + pct(total, sum) + ')'),
     td('num', fmtTime(running)), td('num', fmtTime(blocked)), td('num', fmtTime(wait)), td('num', fmtTime(gc)),
     td('num idle', idle > 0 ? fmtTime(idle) + ' (' + pct(idle, total) + ')' : '–'),
-    td('fn', frame >= 0 ? p.frames[frame][0] + ' (' + fmtTime(frameWeight) + ')' : ' (' + fmtTime(0) + ')')));
-  }
-  $('threads-table').dataset.rows = String(sums.length);
+    td('fn', frame >= 0 ? p.frames[frame][0] + ' (' + fmtTime(frameWeight) + ')' : ' (' + fmtTime(0) + ')'))));
 }
 
 // --- timeline ----------------------------------------------------------------------------
 // One row per thread; each column the share of that slice the thread spent in each state. The
 // bins are the model's (views/timeline_bins): the payload's of every sample (the tab opens
 // without a big timeline's rows), else the page model's of the rows the filters keep.
-async function drawTimeline(p) {
+async function drawTimeline(p, rows, weights, live) {
   const box = $('timeline');
   clear(box);
   for (const k of ['rendered', 'source', 'stateNs', 'threads']) delete box.dataset[k];
   if (!p.timeline) {
     $('timeline-hint').textContent = 'This snapshot has no timestamps: profiles taken with aggregate: false have a timeline.';
-    box.dataset.rendered = '0';
-    return;
+    return emptyBox(box);
   }
   $('timeline-hint').textContent = 'Drag across the timeline to look at that time range only.' +
     (p.timeline.quantum_ns ? ` (samples merged into ${fmtTime(p.timeline.quantum_ns)} slots)` : '');
-  const hiddenRows = hiddenThreads(p);
-  const threads = p.threads.filter((th) => (state.threadFilter === null || th === state.threadFilter) && !(hiddenRows && hiddenRows.has(th)));
+  const threads = shownThreads(p).filter((th) => state.threadFilter === null || th === state.threadFilter);
   const left = 90;
   const width = Math.max(400, (box.clientWidth || 960) - 2);
   const plot = width - left - 8;
   // The payload's bins of every sample (or of those not idle), unless a label or tag filter is set.
   const binned = state.labelFilter || tagFiltered() ? null : (hidingIdle(p) ? p.timeline.idle_hidden_bins : p.timeline.bins) || null;
   if (!binned) await ensureTimeline(p);
-  if (state.current !== p || state.tab !== 'timeline') return; // the user moved on meanwhile
+  if (!live()) return; // the user moved on meanwhile
   // Else the page model bins the rows (threads are rows of their own: no thread filter, no time range).
   // Per thread its states' ns per bin (null: none); per bin its heaviest leaves.
   const b = binned || model.timelineBins(p.handle, { hidden: hiddenThreads(p), sets: keptLabelSets(p), idle: hidingIdle(p) },
@@ -122,27 +116,15 @@ async function drawTimeline(p) {
 // --- stack chart -------------------------------------------------------------------------
 // One thread's samples in time order, each a column of its stack: the page model merges them
 // into cells (a frame that stays on the stack is one cell) and the chart only draws them. The same chart as the flame graph (zoom, pan, search, colours); x is time.
-function stackThreads(p) {
-  const hidden = hiddenThreads(p);
-  return p.threads.filter((th) => !(hidden && hidden.has(th)));
-}
-
 // The thread's cells under the label, tag and idle filters (a range is the chart's zoom, the
 // hidden threads its thread list), merged by the page model from the timeline's rows
 // (page/page_views.hh over views/stack_chart); the last few kept.
-async function stackCells(p, th) {
-  if (!p.timeline) throw new Error('the stack chart needs raw samples (a profile recorded with aggregate: false)');
+async function stackCells(p, th) { // p has a timeline (drawStackChart)
   await ensureTimeline(p);
-  const key = th + '\u0000' + filterKey();
-  if (!p.stackCharts) p.stackCharts = new Map();
-  if (!p.stackCharts.has(key)) {
+  return cached(p.views, ['stack_chart', th, filterKey()].join('\u0000'), () => {
     const { f } = samplesFilter(p, { range: false, hide: false });
-    f.thread = th;
-    f.idle = hidingIdle(p);
-    while (p.stackCharts.size >= FILTERED_CACHE_SIZE) p.stackCharts.delete(p.stackCharts.keys().next().value);
-    p.stackCharts.set(key, model.view(p.handle, ROWS.timeline, f, 'stack_chart', null, { minEnd: p.duration_ns || 0 }));
-  }
-  return p.stackCharts.get(key);
+    return model.view(p.handle, ROWS.timeline, { ...f, thread: th, idle: hidingIdle(p) }, 'stack_chart', null, { minEnd: p.duration_ns || 0 });
+  });
 }
 
 // The chart of the model's cell columns (page_views' stack_chart_view), drawn from them: a
@@ -152,40 +134,31 @@ function stackModel(body) {
   const { x, w, d, f, gap } = body;
   // Frame f >= 0 is body.frames[f]; f < 0 is the VM state -1 - f (TimelineState): each named once.
   const named = body.frames.map(([name, file, cat]) => ({ name, file, cat: drawnCategory(cat, name) }));
-  const states = STATES.map((s) => STATE_LEAF[s.key] && { name: STATE_LEAF[s.key][0], file: '', cat: drawnCategory(STATE_LEAF[s.key][1], STATE_LEAF[s.key][0]) });
+  const states = STATES.map((s) => STATE_LEAF[s.key] && { name: STATE_LEAF[s.key][0], file: '', cat: STATE_LEAF[s.key][1] });
   const parent = (i) => {
     for (let j = i - 1; d[i] > 0 && j >= 0; j--) if (d[j] === d[i] - 1) return j;
     return -1;
   };
-  const cell = (i) => {
-    const frame = f[i] >= 0 ? named[f[i]] : states[-1 - f[i]];
-    return { x: x[i], w: w[i], d: d[i], name: frame.name, file: frame.file, cat: frame.cat, value: w[i] - gap[i], parent: parent(i) };
-  };
-  let depth = 0;
-  for (let i = 0; i < d.length; i++) if (d[i] > depth) depth = d[i];
-  return { count: x.length, x, w, d, cell, start: 0, span: body.end_ns, depth };
+  const cell = (i) => ({ x: x[i], w: w[i], d: d[i], ...(f[i] >= 0 ? named[f[i]] : states[-1 - f[i]]), value: w[i] - gap[i], parent: parent(i) });
+  return { count: x.length, x, w, d, cell, start: 0, span: body.end_ns, depth: maxOf(d, 0) };
 }
 
-let stackSeq = 0;
-async function drawStackChart(p) {
-  const seq = ++stackSeq;
+async function drawStackChart(p, rows, weights, live) {
   const box = $('stack');
   const sel = $('stack-thread');
   const empty = (text) => {
-    clear(box);
-    delete box._chart;
-    box.dataset.rendered = '0';
+    emptyBox(box);
     delete box.dataset.totalNs;
     $('stack-details').textContent = text;
   };
   clear(sel);
   if (!p.timeline) { empty('This snapshot has no timestamps: profiles taken with aggregate: false have a stack chart.'); return; }
-  const threads = state.threadFilter !== null ? [state.threadFilter] : stackThreads(p);
-  const weightOf = p.totalNs;
-  for (const th of threads) sel.append(el('option', { value: String(th), text: threadText(p, th) + ' (' + fmtTime(weightOf.get(th) || 0) + ')' }));
-  // Default: the thread with the most time that is not idle (the model's thread_totals).
+  const threads = state.threadFilter !== null ? [state.threadFilter] : shownThreads(p);
+  const ns = (th, k) => (p.threadTotals.get(th) || [])[k] || 0; // k: 1 its total, 2 its idle time (the model's thread_totals)
+  for (const th of threads) sel.append(el('option', { value: String(th), text: threadText(p, th) + ' (' + fmtTime(ns(th, 1)) + ')' }));
+  // Default: the thread with the most time that is not idle.
   if (!threads.includes(state.stackThread)) {
-    const busyNs = (th) => (weightOf.get(th) || 0) - (p.idleNs.get(th) || 0);
+    const busyNs = (th) => ns(th, 1) - ns(th, 2);
     state.stackThread = threads.reduce((a, th) => (a === null || busyNs(th) > busyNs(a) ? th : a), null);
   }
   if (state.stackThread === null || state.stackThread === undefined) { empty('No thread to show.'); return; }
@@ -193,16 +166,14 @@ async function drawStackChart(p) {
   const th = state.stackThread;
   let body;
   try { body = await stackCells(p, th); } catch (e) {
-    if (seq === stackSeq) empty('Cannot load the stack chart of thread ' + th + ': ' + e.message);
+    if (live()) empty('Cannot load the stack chart of thread ' + th + ': ' + e.message);
     return;
   }
-  if (seq !== stackSeq || state.current !== p || state.tab !== 'stack') return; // the user moved on meanwhile
+  if (!live()) return; // the user moved on meanwhile
   if (!body.x.length) { empty('No samples of thread ' + th + ' match the filters.'); return; }
   const model = stackModel(body);
   const total = body.total_ns;
-  box.dataset.totalNs = String(total);
-  box.dataset.thread = String(th);
-  box.dataset.cells = String(model.count);
+  Object.assign(box.dataset, { totalNs: String(total), thread: String(th), cells: String(model.count) });
   $('stack-details').textContent = threadText(p, th) + ': ' + fmtTime(total) + ' in ' + body.samples + ' samples; hover a frame for its time.';
   const label = (c) => c.name + ' — ' + fmtTime(c.value) + ' (' + pct(c.value, total) + ') from ' + fmtTime(c.x) + ' to ' + fmtTime(c.x + c.w) + (c.file ? ' — ' + c.file : '');
   drawChart(box, $('stack-details'), model, { inverted: true, label, view: state.range, legend: categoryLegend(LEGEND), axis: fmtTime });
