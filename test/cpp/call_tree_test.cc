@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <map>
 #include <random>
+#include <set>
 #include <sstream>
+#include <tuple>
 
 #include "io/encoders.hh"
 #include "io/output.hh"
@@ -24,7 +26,8 @@ std::string shape(const CallTree& t, uint32_t id = CallTree::kRoot) {
   CallTree::Node n = t.node(id);
   std::string out = t.methods()[n.method].label + (n.recursive ? "*" : "") + "(" + std::to_string(n.total_ns) + "/" +
                     std::to_string(n.self_ns) + ")";
-  std::vector<uint32_t> children = t.children(id);
+  std::vector<uint32_t> children;
+  t.children(id, children);
   if (children.empty()) return out;
   out += "[";
   for (size_t i = 0; i < children.size(); i++) {
@@ -44,15 +47,41 @@ uint32_t method_named(const CallTree& t, const std::string& label) {
   return 0;
 }
 
-// "label=ns" of each arc of a range, heaviest first.
-std::string arcs_text(const CallTree& t, const MethodTable& mt, MethodTable::ArcRange range, bool callers) {
+// "label=ns" of each arc of a method's callers or callees, heaviest first.
+std::string arcs_text(const CallTree& t, const MethodTable::Arcs& arcs) {
   std::string out;
-  for (uint32_t a : range) {
-    const MethodTable::Arc& arc = mt.arcs()[a];
+  for (const auto& [method, ns] : arcs) {
     if (!out.empty()) out += " ";
-    out += t.methods()[callers ? arc.caller : arc.callee].label + "=" + std::to_string(arc.ns);
+    out += t.methods()[method].label + "=" + std::to_string(ns);
   }
   return out;
+}
+
+// Every arc the slow way: per path, each distinct call (caller, callee) once, its weight added;
+// a method's callers heaviest first, then by caller id, its callees heaviest first, then by
+// first appearance along the sorted paths.
+void arcs_by_hand(const MethodPaths& paths, uint32_t method, MethodTable::Arcs& callers, MethodTable::Arcs& callees) {
+  std::map<std::pair<uint32_t, uint32_t>, std::pair<int64_t, size_t>> calls;  // -> (ns, first seen)
+  for (uint32_t i : paths.sorted()) {
+    std::set<std::pair<uint32_t, uint32_t>> once;
+    for (size_t d = 1; d < paths.size(i); d++) {
+      auto call = std::make_pair(paths.begin(i)[d - 1], paths.begin(i)[d]);
+      if (!once.insert(call).second) continue;
+      auto it = calls.emplace(call, std::make_pair(int64_t{0}, calls.size())).first;
+      it->second.first += paths.weight(i);
+    }
+  }
+  std::vector<std::tuple<int64_t, size_t, uint32_t>> in, out;  // (-ns, tie, method)
+  for (const auto& [call, sum] : calls) {
+    if (call.second == method) in.emplace_back(-sum.first, call.first, call.first);
+    if (call.first == method) out.emplace_back(-sum.first, sum.second, call.second);
+  }
+  std::sort(in.begin(), in.end());
+  std::sort(out.begin(), out.end());
+  callers.clear();
+  callees.clear();
+  for (const auto& [ns, tie, m] : in) callers.emplace_back(m, -ns);
+  for (const auto& [ns, tie, m] : out) callees.emplace_back(m, -ns);
 }
 
 std::string callgrind(const Profile& p) {
@@ -96,11 +125,11 @@ TEST(CallTree, OneNodePerCallPathOneMethodPerMethod) {
   EXPECT_EQ(mt.entries()[validate].self_ns, 30);
   EXPECT_EQ(mt.entries()[validate].total_ns, 30);
   EXPECT_FALSE(mt.entries()[validate].recursive);
-  EXPECT_EQ(arcs_text(t, mt, mt.callers(validate), true), "save=20 process=10");
-  EXPECT_EQ(arcs_text(t, mt, mt.callees(validate), false), "");
+  EXPECT_EQ(arcs_text(t, mt.callers(validate)), "save=20 process=10");
+  EXPECT_EQ(arcs_text(t, mt.callees(validate)), "");
   EXPECT_EQ(mt.entries()[process].total_ns, 66);
-  EXPECT_EQ(arcs_text(t, mt, mt.callees(process), false), "save=51 validate=10");
-  EXPECT_EQ(arcs_text(t, mt, mt.callers(process), true), "<main>=66");
+  EXPECT_EQ(arcs_text(t, mt.callees(process)), "save=51 validate=10");
+  EXPECT_EQ(arcs_text(t, mt.callers(process)), "<main>=66");
   // The root is no method: no caller of <main>, no entry.
   EXPECT_EQ(mt.callers(method_named(t, "<main>")).size(), 0u);
   EXPECT_EQ(mt.entries()[kRootMethod].total_ns, 0);
@@ -117,9 +146,9 @@ TEST(CallTree, RecursionCountsTotalsOnce) {
   EXPECT_TRUE(mt.entries()[simple].recursive);
   EXPECT_FALSE(mt.entries()[sleep].recursive);
   EXPECT_EQ(mt.entries()[sleep].total_ns, 300);
-  EXPECT_EQ(arcs_text(t, mt, mt.callers(simple), true), "<main>=303 simple=203");
-  EXPECT_EQ(arcs_text(t, mt, mt.callees(simple), false), "sleep=300 simple=203");
-  EXPECT_EQ(arcs_text(t, mt, mt.callers(sleep), true), "simple=300");
+  EXPECT_EQ(arcs_text(t, mt.callers(simple)), "<main>=303 simple=203");
+  EXPECT_EQ(arcs_text(t, mt.callees(simple)), "sleep=300 simple=203");
+  EXPECT_EQ(arcs_text(t, mt.callers(sleep)), "simple=300");
 }
 
 TEST(CallTree, MutualRecursion) {
@@ -135,9 +164,9 @@ TEST(CallTree, MutualRecursion) {
   EXPECT_EQ(mt.entries()[b].self_ns, 10);
   EXPECT_TRUE(mt.entries()[a].recursive);
   EXPECT_TRUE(mt.entries()[b].recursive);
-  EXPECT_EQ(arcs_text(t, mt, mt.callees(a), false), "b=15");
-  EXPECT_EQ(arcs_text(t, mt, mt.callers(a), true), "<main>=15 b=12");
-  EXPECT_EQ(arcs_text(t, mt, mt.callees(b), false), "a=12");
+  EXPECT_EQ(arcs_text(t, mt.callees(a)), "b=15");
+  EXPECT_EQ(arcs_text(t, mt.callers(a)), "<main>=15 b=12");
+  EXPECT_EQ(arcs_text(t, mt.callees(b)), "a=12");
 }
 
 TEST(CallTree, VmStatesAreLeavesOnce) {
@@ -171,7 +200,7 @@ TEST(CallTree, ThreadsMergedOrSeparateAndLabelFilter) {
   CallTree t(p, separate);
   EXPECT_EQ(shape(t), "[root](18/0)[[thread 1](10/0)[main(10/0)[work(10/10)]] [thread 2](8/1)[work(7/7)]]");
   MethodTable mt(t);
-  EXPECT_EQ(arcs_text(t, mt, mt.callers(method_named(t, "work")), true), "main=10 [thread 2]=7");
+  EXPECT_EQ(arcs_text(t, mt.callers(method_named(t, "work"))), "main=10 [thread 2]=7");
   CallTreeOptions filtered;
   filtered.filter.labels = labels({{"endpoint", "/a", false}});
   EXPECT_EQ(shape(CallTree(p, filtered)), "[root](7/0)[work(7/7)]");
@@ -227,7 +256,8 @@ TEST(CallTree, MatchesCallPathsCountedOneByOne) {
       bool repeated = !path.empty() && std::find(path.begin(), path.end() - 1, path.back()) != path.end() - 1;
       EXPECT_EQ(n.recursive, repeated);
       expected.erase(path);  // each call path once
-      std::vector<uint32_t> children = t.children(id);
+      std::vector<uint32_t> children;
+      t.children(id, children);
       size_t expected_children = 0;
       for (uint32_t c = id + 1; c < t.size(); c++) expected_children += t.node(c).parent == id;
       EXPECT_EQ(children.size(), expected_children);
@@ -312,10 +342,10 @@ TEST(Callgrind, InclusiveCostsAreTheMethodTotals) {
   }
 }
 
-// MethodTable::arcs_of (the arcs of a few methods, read off the paths) against every arc made:
-// the same arcs in the same order, on random profiles with recursion and equal weights; with a
-// limit, the heaviest as many of them, still counted in full; a method named twice, its arcs
-// twice.
+// MethodTable::arcs_of (the arcs of a few methods, read off the paths) and callers()/callees()
+// (those of every method) against the arcs counted by hand: the same arcs in the same order, on
+// random profiles with recursion and equal weights; with a limit, the heaviest as many of them,
+// still counted in full; a method named twice, its arcs twice.
 TEST(MethodTable, ArcsOfAFewMethodsAreTheirArcsInOrder) {
   std::mt19937 rng(11);
   for (int round = 0; round < 80; round++) {
@@ -344,9 +374,10 @@ TEST(MethodTable, ArcsOfAFewMethodsAreTheirArcsInOrder) {
     ASSERT_EQ(few.size(), chosen.size());
     ASSERT_EQ(cut.size(), chosen.size());
     for (size_t k = 0; k < chosen.size(); k++) {
-      std::vector<std::pair<uint32_t, int64_t>> callers, callees;
-      for (uint32_t a : mt.callers(chosen[k])) callers.emplace_back(mt.arcs()[a].caller, mt.arcs()[a].ns);
-      for (uint32_t a : mt.callees(chosen[k])) callees.emplace_back(mt.arcs()[a].callee, mt.arcs()[a].ns);
+      MethodTable::Arcs callers, callees;
+      arcs_by_hand(t.paths(), chosen[k], callers, callees);
+      EXPECT_EQ(mt.callers(chosen[k]), callers) << "round " << round << " method " << chosen[k];
+      EXPECT_EQ(mt.callees(chosen[k]), callees) << "round " << round << " method " << chosen[k];
       EXPECT_EQ(few[k].callers, callers) << "round " << round << " method " << chosen[k];
       EXPECT_EQ(few[k].callees, callees) << "round " << round << " method " << chosen[k];
       EXPECT_EQ(few[k].caller_count, callers.size());

@@ -13,7 +13,7 @@
 #include "profile/stack_tree.hh"
 #include "profile/transform.hh"
 #include "test_profiles.hh"
-#include "views/method_stacks.hh"
+#include "views/method_paths.hh"
 #include "views/timeline_bins.hh"
 
 using namespace rperf;

@@ -4,7 +4,7 @@
 
 #include "profile/transform.hh"
 #include "test_profiles.hh"
-#include "views/method_stacks.hh"
+#include "views/method_paths.hh"
 #include "views/source_lines.hh"
 
 namespace rperf {

@@ -15,7 +15,7 @@
 
 #include "io/encoders.hh"
 #include "io/output.hh"
-#include "views/method_stacks.hh"
+#include "views/method_paths.hh"
 
 namespace rperf {
 

@@ -16,7 +16,7 @@
 #include "profile/sample_filter.hh"
 #include "views/source_lines.hh"
 #include "profile/vm_state.hh"
-#include "views/timeline_binner.hh"
+#include "views/timeline_bins.hh"
 
 namespace rperf::page {
 

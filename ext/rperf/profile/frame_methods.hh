@@ -1,7 +1,7 @@
 // A profile's frames as methods: a method is (path, label) whatever the line (ruby-prof's
 // MethodInfo, rperf's functions) and starts at a frame's start_line, else at the lowest line
 // sampled in it, else 0. The one folding of frames into methods: the call tree's and the method
-// table's (views/method_stacks), the text report's functions (views/functions), the Viewer's
+// table's (views/method_paths), the text report's functions (views/functions), the Viewer's
 // stack tree and "collapse recursion" (transform).
 #pragma once
 #include <cstdint>

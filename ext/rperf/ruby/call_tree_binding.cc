@@ -266,22 +266,23 @@ VALUE call_tree_heaviest_entries(VALUE self, VALUE min_ns, VALUE max_methods) {
   return out;
 }
 
-// Flat pairs: a method with thousands of callers costs no Array per caller. `limit` (nil: all)
-// keeps the heaviest only: the viewer sends a few of a method's thousands.
-VALUE arcs_value(const MethodTable& mt, MethodTable::ArcRange range, bool callers, VALUE limit) {
-  size_t count = range.size();
-  if (!NIL_P(limit)) {
-    long n = NUM2LONG(limit);
-    if (n < 0) rb_raise(rb_eArgError, "rperf: limit must be >= 0 (got %ld)", n);
-    count = std::min(count, static_cast<size_t>(n));
-  }
+// Flat pairs: a method with thousands of callers costs no Array per caller. `limit` keeps the
+// heaviest only: the viewer sends a few of a method's thousands.
+VALUE pairs_value(const MethodTable::Arcs& arcs, size_t limit) {
+  size_t count = std::min(arcs.size(), limit);
   VALUE out = rb_ary_new_capa(2 * static_cast<long>(count));
-  for (uint32_t a : MethodTable::ArcRange{range.first, range.first + count}) {
-    const MethodTable::Arc& arc = mt.arcs()[a];
-    rb_ary_push(out, UINT2NUM(callers ? arc.caller : arc.callee));
-    rb_ary_push(out, LL2NUM(arc.ns));
+  for (size_t k = 0; k < count; k++) {
+    rb_ary_push(out, UINT2NUM(arcs[k].first));
+    rb_ary_push(out, LL2NUM(arcs[k].second));
   }
   return out;
+}
+
+size_t arc_limit(VALUE limit) {  // nil: all
+  if (NIL_P(limit)) return SIZE_MAX;
+  long n = NUM2LONG(limit);
+  if (n < 0) rb_raise(rb_eArgError, "rperf: limit must be >= 0 (got %ld)", n);
+  return static_cast<size_t>(n);
 }
 
 // The table with its arcs (made on first use).
@@ -297,13 +298,13 @@ VALUE call_tree_callers(int argc, VALUE* argv, VALUE self) {
   VALUE method, limit;
   rb_scan_args(argc, argv, "11", &method, &limit);
   const MethodTable& mt = arcs_of(self);
-  return arcs_value(mt, mt.callers(checked_id(method, mt.entries().size(), "method")), true, limit);
+  return pairs_value(mt.callers(checked_id(method, mt.entries().size(), "method")), arc_limit(limit));
 }
 VALUE call_tree_callees(int argc, VALUE* argv, VALUE self) {
   VALUE method, limit;
   rb_scan_args(argc, argv, "11", &method, &limit);
   const MethodTable& mt = arcs_of(self);
-  return arcs_value(mt, mt.callees(checked_id(method, mt.entries().size(), "method")), false, limit);
+  return pairs_value(mt.callees(checked_id(method, mt.entries().size(), "method")), arc_limit(limit));
 }
 
 // #heaviest_arcs(method_ids, limit) -> per method [callers, callees, caller_count,
@@ -316,28 +317,17 @@ struct ArcsQuery {  // owned by a Ruby object: the conversions may raise
 void arcs_query_free(void* p) { delete static_cast<ArcsQuery*>(p); }
 const rb_data_type_t kArcsQueryType = {"rperf/arcs_query", {nullptr, arcs_query_free, nullptr, nullptr, {nullptr}}, nullptr, nullptr, 0};
 
-VALUE pairs_value(const std::vector<std::pair<uint32_t, int64_t>>& arcs, size_t limit) {
-  size_t count = std::min(arcs.size(), limit);
-  VALUE out = rb_ary_new_capa(2 * static_cast<long>(count));
-  for (size_t k = 0; k < count; k++) {
-    rb_ary_push(out, UINT2NUM(arcs[k].first));
-    rb_ary_push(out, LL2NUM(arcs[k].second));
-  }
-  return out;
-}
-
 VALUE call_tree_heaviest_arcs(VALUE self, VALUE method_ids, VALUE limit) {
   Check_Type(method_ids, T_ARRAY);
-  long n = NUM2LONG(limit);
-  if (n < 0) rb_raise(rb_eArgError, "rperf: limit must be >= 0 (got %ld)", n);
+  const size_t n = arc_limit(limit);
   const MethodTable& mt = table_of(self);
   auto* q = new ArcsQuery();
   VALUE owner = TypedData_Wrap_Struct(rb_cObject, &kArcsQueryType, q);
   for (long i = 0; i < RARRAY_LEN(method_ids); i++) q->methods.push_back(checked_id(RARRAY_AREF(method_ids, i), mt.entries().size(), "method"));
-  without_cxx_exceptions([&] { q->arcs = mt.arcs_of(q->methods, static_cast<size_t>(n)); });
+  without_cxx_exceptions([&] { q->arcs = mt.arcs_of(q->methods, n); });
   VALUE out = rb_ary_new_capa(static_cast<long>(q->arcs.size()));
   for (const MethodTable::MethodArcs& a : q->arcs) {
-    rb_ary_push(out, rb_ary_new_from_args(4, pairs_value(a.callers, static_cast<size_t>(n)), pairs_value(a.callees, static_cast<size_t>(n)),
+    rb_ary_push(out, rb_ary_new_from_args(4, pairs_value(a.callers, n), pairs_value(a.callees, n),
                                           SIZET2NUM(a.caller_count), SIZET2NUM(a.callee_count)));
   }
   RB_GC_GUARD(owner);

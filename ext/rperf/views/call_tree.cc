@@ -42,40 +42,21 @@ void CallTree::build() {
   for (size_t i = leaves_ - 1; i >= 1; i--) min_tree_[i] = std::min(min_tree_[2 * i], min_tree_[2 * i + 1]);
 }
 
-// Up from the rank's leaf, then right, to the first subtree holding a smaller value; down
-// into it, leftmost first.
-uint32_t CallTree::run_end(uint32_t rank, uint32_t depth) const {
-  const uint32_t count = static_cast<uint32_t>(paths_->count());
-  if (rank >= count) return count;
+// From the rank's leaf up, then over to the next subtree towards `right` (or left), to the
+// first one holding a value below `depth`; down into it, nearest side first. None: `none`.
+uint32_t CallTree::nearest_shorter(uint32_t rank, uint32_t depth, bool right, uint32_t none) const {
   size_t i = leaves_ + rank;
   for (;;) {
     if (min_tree_[i] < depth) {
       while (i < leaves_) {
-        i *= 2;
-        if (min_tree_[i] >= depth) i++;
+        i = 2 * i + (right ? 0 : 1);
+        if (min_tree_[i] >= depth) i = right ? i + 1 : i - 1;
       }
       return static_cast<uint32_t>(i - leaves_);
     }
-    while (i & 1) i >>= 1;  // a right child (or the top): up
-    if (i == 0) return count;
-    i++;
-  }
-}
-
-// The mirror image of run_end. Rank 0's common prefix is 0: there is always one for depth >= 1.
-uint32_t CallTree::made_at(uint32_t rank, uint32_t depth) const {
-  size_t i = leaves_ + rank;
-  for (;;) {
-    if (min_tree_[i] < depth) {
-      while (i < leaves_) {
-        i = 2 * i + 1;
-        if (min_tree_[i] >= depth) i--;
-      }
-      return static_cast<uint32_t>(i - leaves_);
-    }
-    while (i > 1 && !(i & 1)) i >>= 1;  // a left child: up
-    if (i <= 1) return 0;
-    i--;
+    while (i > 1 && (i & 1) == (right ? 1 : 0)) i >>= 1;  // the far child that way (or the top): up
+    if (i <= 1) return none;
+    i = right ? i + 1 : i - 1;
   }
 }
 
@@ -136,12 +117,6 @@ void CallTree::children(uint32_t id, std::vector<uint32_t>& out) const {
   });
   out.resize(found.size());
   for (size_t i = 0; i < found.size(); i++) out[i] = found[i].id;
-}
-
-std::vector<uint32_t> CallTree::children(uint32_t id) const {
-  std::vector<uint32_t> ids;
-  children(id, ids);
-  return ids;
 }
 
 }  // namespace rperf

@@ -50,7 +50,6 @@ class CallTree {
   // A node's children, heaviest first (ties by label, then path), into `out` (replaced).
   // O(children x log paths).
   void children(uint32_t id, std::vector<uint32_t>& out) const;
-  std::vector<uint32_t> children(uint32_t id) const;
   int64_t total_ns() const { return weight_before_.back(); }
   // The memory the tree holds besides its paths.
   size_t bytes() const { return (first_node_.capacity() + min_tree_.capacity()) * sizeof(uint32_t) + weight_before_.capacity() * sizeof(int64_t); }
@@ -65,12 +64,19 @@ class CallTree {
   const uint32_t* path_at(uint32_t rank) const { return paths_->begin(paths_->sorted()[rank]); }
   size_t size_at(uint32_t rank) const { return paths_->size(paths_->sorted()[rank]); }
   uint32_t common(uint32_t rank) const { return min_tree_[leaves_ + rank]; }
+  // The first rank >= `rank` (`right`) or the last <= `rank` whose common prefix is shorter
+  // than `depth`, else `none`.
+  uint32_t nearest_shorter(uint32_t rank, uint32_t depth, bool right, uint32_t none) const;
   // The first rank >= `rank` whose common prefix is shorter than `depth` (else the path count):
   // the end of the run of paths through a node at `depth` made at a rank below.
-  uint32_t run_end(uint32_t rank, uint32_t depth) const;
+  uint32_t run_end(uint32_t rank, uint32_t depth) const {
+    const uint32_t count = static_cast<uint32_t>(paths_->count());
+    return rank >= count ? count : nearest_shorter(rank, depth, true, count);
+  }
   // The last rank <= `rank` whose common prefix is shorter than `depth`: where the node at
-  // `depth` on the path at `rank` was made.
-  uint32_t made_at(uint32_t rank, uint32_t depth) const;
+  // `depth` on the path at `rank` was made (rank 0's common prefix is 0: there is always one
+  // for depth >= 1).
+  uint32_t made_at(uint32_t rank, uint32_t depth) const { return nearest_shorter(rank, depth, false, 0); }
   // The node after `id`'s subtree, given its place.
   uint32_t subtree_end(Place at) const;
   uint32_t subtree_end(uint32_t id) const { return id == kRoot ? static_cast<uint32_t>(node_count_) : subtree_end(place(id)); }

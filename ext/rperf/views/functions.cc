@@ -14,15 +14,15 @@ template <typename EachSample>
 FunctionTotals totals_of(const Profile& p, bool by_name, EachSample&& each) {
   FunctionTotals t;
   FrameMethods functions = frame_methods(p, by_name);
-  t.function_of_frame = std::move(functions.of_frame);
+  const std::vector<uint32_t>& function_of = functions.of_frame;
   t.first_frame = std::move(functions.first_frame);
   SelfTotals totals(t.first_frame.size());
   each([&](uint32_t stack, int64_t weight) {
     t.grand_total_ns += weight;
     FrameSpan frames = p.stacks[stack];
     if (frames.empty()) return;
-    totals.add(t.function_of_frame[frames[0]], weight, [&](auto&& visit) {
-      for (uint32_t f : frames) visit(t.function_of_frame[f]);
+    totals.add(function_of[frames[0]], weight, [&](auto&& visit) {
+      for (uint32_t f : frames) visit(function_of[f]);
     });
   });
   t.self_ns = std::move(totals.self_ns);
@@ -68,12 +68,9 @@ std::vector<uint32_t> top_functions(const Profile& p, const FunctionTotals& t, c
     if (frame(a).label != frame(b).label) return frame(a).label < frame(b).label;
     return frame(a).path < frame(b).path;
   };
-  if (out.size() > n) {
-    std::partial_sort(out.begin(), out.begin() + static_cast<long>(n), out.end(), heavier);
-    out.resize(n);
-  } else {
-    std::sort(out.begin(), out.end(), heavier);
-  }
+  n = std::min(n, out.size());
+  std::partial_sort(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(n), out.end(), heavier);
+  out.resize(n);
   return out;
 }
 

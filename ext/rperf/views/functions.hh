@@ -45,8 +45,7 @@ class SelfTotals {
 };
 
 struct FunctionTotals {
-  std::vector<uint32_t> function_of_frame;  // frame id -> function index
-  std::vector<uint32_t> first_frame;        // function index -> a frame naming it
+  std::vector<uint32_t> first_frame;  // function index -> a frame naming it
   std::vector<int64_t> self_ns;
   std::vector<int64_t> total_ns;
   int64_t grand_total_ns = 0;

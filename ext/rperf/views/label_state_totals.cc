@@ -2,37 +2,19 @@
 
 #include <algorithm>
 #include <map>
-#include <unordered_map>
 
 #include "profile/label_value.hh"
 
 namespace rperf {
 
-namespace {
-
-constexpr uint32_t kNoRow = UINT32_MAX;
-
-// The values of `keys` in `set`, each after its length, so no two combinations share a key.
-std::string values_key(const std::vector<std::string>& values) {
-  std::string out;
-  for (const std::string& v : values) {
-    out += std::to_string(v.size());
-    out += ':';
-    out += v;
-  }
-  return out;
-}
-
-}  // namespace
-
 std::vector<LabelStateTotal> label_state_totals(const Profile& p, const std::vector<std::string>& keys) {
   std::vector<LabelStateTotal> rows;
-  std::unordered_map<std::string, uint32_t> row_of_values;
-  std::vector<uint32_t> row_of_set(p.label_sets.size(), kNoRow);
+  std::map<std::vector<std::string>, uint32_t> row_of_values;
+  std::vector<uint32_t> row_of_set(p.label_sets.size(), UINT32_MAX);
   for (const Sample& s : p.samples) {
     if (s.label_set >= row_of_set.size() || s.vm_state >= kVmStateCount) continue;
     uint32_t& row = row_of_set[s.label_set];
-    if (row == kNoRow) {
+    if (row == UINT32_MAX) {
       std::vector<std::string> values(keys.size());
       for (const Label& label : p.label_sets[s.label_set]) {
         const std::string key = label_value::to_s(label.key);
@@ -40,7 +22,7 @@ std::vector<LabelStateTotal> label_state_totals(const Profile& p, const std::vec
           if (keys[k] == key) values[k] = label_value::to_s(label.value);
         }
       }
-      auto [it, added] = row_of_values.emplace(values_key(values), static_cast<uint32_t>(rows.size()));
+      auto [it, added] = row_of_values.emplace(values, static_cast<uint32_t>(rows.size()));
       if (added) rows.push_back(LabelStateTotal{std::move(values), {}});
       row = it->second;
     }

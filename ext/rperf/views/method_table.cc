@@ -28,15 +28,15 @@ size_t MethodTable::bytes() const {
   size_t size = (entries_.capacity() * sizeof(Entry)) + (calls_per_caller_.capacity() + calls_per_callee_.capacity()) * sizeof(uint32_t) +
                 path_repeats_.capacity();
   if (arcs_ready_) {
-    size += arcs_.arcs.capacity() * sizeof(Arc) + (arcs_.by_caller.capacity() + arcs_.caller_offsets.capacity() + arcs_.by_callee.capacity() +
-                                                    arcs_.callee_offsets.capacity()) * sizeof(uint32_t);
+    size += all_arcs_.capacity() * sizeof(MethodArcs);
+    for (const MethodArcs& a : all_arcs_) size += (a.callers.capacity() + a.callees.capacity()) * sizeof(Arcs::value_type);
   }
   return size;
 }
 
 // Entries, and how many calls each method made and took (counted once per sample), in one
-// pass over the paths. A path's calls are counted at [method + 1]: add_arcs and arcs_of sum
-// them into bucket starts.
+// pass over the paths. A path's calls are counted at [method + 1]: arcs_of sums them into
+// bucket starts.
 void MethodTable::add_samples() {
   const MethodPaths& paths = *paths_;
   std::vector<uint32_t>& calls_per_caller = calls_per_caller_;
@@ -61,92 +61,6 @@ void MethodTable::add_samples() {
     }
   }
   for (size_t m = 0; m < entries_.size(); m++) entries_[m] = Entry{totals.self_ns[m], totals.total_ns[m], totals.recursive[m] != 0};
-}
-
-// The calls grouped by caller, each caller's in the order of the tree's depth-first walk (the
-// sorted paths, outer calls first), then added up per callee through a per-method slot: arcs
-// are numbered by caller, then by first appearance.
-void MethodTable::add_arcs() const {
-  arcs_ = Arcs();  // from scratch when an earlier try ran out of memory
-  const MethodPaths& paths = *paths_;
-  const size_t method_count = entries_.size();
-  std::vector<Arc>& arcs = arcs_.arcs;
-  std::vector<uint32_t> start(calls_per_caller_);
-  for (size_t m = 0; m < method_count; m++) start[m + 1] += start[m];
-  struct Call {
-    uint32_t callee;
-    uint32_t path;  // its sample's weight is the path's
-  };
-  std::vector<Call> calls(start.back());
-  std::vector<uint32_t> next(start.begin(), start.end() - 1);
-  for (uint32_t i : paths.sorted()) {
-    const uint32_t* path = paths.begin(i);
-    size_t n = paths.size(i);
-    const bool repeats = path_repeats_[i];  // only a path with a method twice can repeat a call
-    for (size_t d = 1; d < n; d++) {
-      if (!repeats || !outer_call_counted(path, d)) calls[next[path[d - 1]]++] = Call{path[d], i};
-    }
-  }
-  // At most one arc per call: reserved once, as pages never written cost nothing, where
-  // growing copied them (this function took 0.42 s CPU on the benchmark profile, 0.26 s so).
-  arcs.reserve(calls.size());
-  std::vector<uint32_t> arc_of_callee(method_count, 0);
-  std::vector<uint32_t> caller_of_slot(method_count, UINT32_MAX);
-  for (uint32_t caller = 0; caller < method_count; caller++) {
-    for (uint32_t k = start[caller]; k < start[caller + 1]; k++) {
-      const Call& c = calls[k];
-      if (caller_of_slot[c.callee] != caller) {
-        caller_of_slot[c.callee] = caller;
-        arc_of_callee[c.callee] = static_cast<uint32_t>(arcs.size());
-        arcs.push_back(Arc{caller, c.callee, 0});
-      }
-      arcs[arc_of_callee[c.callee]].ns += paths.weight(c.path);
-    }
-  }
-  index_arcs();
-  arcs_ready_ = true;
-}
-
-// Arc ids grouped by caller and by callee, each group heaviest first (ties by arc id).
-void MethodTable::index_arcs() const {
-  const size_t method_count = entries_.size();
-  const std::vector<Arc>& arcs = arcs_.arcs;
-  std::vector<uint32_t>& caller_offsets = arcs_.caller_offsets;
-  std::vector<uint32_t>& by_caller = arcs_.by_caller;
-  std::vector<uint32_t>& callee_offsets = arcs_.callee_offsets;
-  std::vector<uint32_t>& by_callee = arcs_.by_callee;
-  // Arcs are numbered by caller already: that grouping is a count per caller.
-  caller_offsets.assign(method_count + 1, 0);
-  for (const Arc& a : arcs) caller_offsets[a.caller + 1]++;
-  for (size_t m = 0; m < method_count; m++) caller_offsets[m + 1] += caller_offsets[m];
-  by_caller.resize(arcs.size());
-  for (uint32_t a = 0; a < arcs.size(); a++) by_caller[a] = a;
-
-  callee_offsets.assign(method_count + 1, 0);
-  for (const Arc& a : arcs) callee_offsets[a.callee + 1]++;
-  for (size_t m = 0; m < method_count; m++) callee_offsets[m + 1] += callee_offsets[m];
-  by_callee.resize(arcs.size());
-  std::vector<uint32_t> filled(callee_offsets.begin(), callee_offsets.end() - 1);
-  for (uint32_t a = 0; a < arcs.size(); a++) by_callee[filled[arcs[a].callee]++] = a;
-
-  sort_heaviest_first(by_caller, caller_offsets);
-  sort_heaviest_first(by_callee, callee_offsets);
-}
-
-// Each group sorted as (ns, id) pairs copied out: a callee's arcs lie all over arcs_, and are
-// read once, not at every comparison (with the caller grouping as a count, the table's build
-// on the benchmark profile went from 0.41-0.53 s CPU to 0.29-0.44 s).
-void MethodTable::sort_heaviest_first(std::vector<uint32_t>& ids, const std::vector<uint32_t>& offsets) const {
-  std::vector<std::pair<int64_t, uint32_t>> group;
-  for (size_t m = 0; m + 1 < offsets.size(); m++) {
-    if (offsets[m + 1] - offsets[m] < 2) continue;
-    group.clear();
-    for (uint32_t k = offsets[m]; k < offsets[m + 1]; k++) group.emplace_back(arcs_.arcs[ids[k]].ns, ids[k]);
-    std::sort(group.begin(), group.end(), [](const std::pair<int64_t, uint32_t>& x, const std::pair<int64_t, uint32_t>& y) {
-      return x.first != y.first ? x.first > y.first : x.second < y.second;
-    });
-    for (uint32_t k = offsets[m]; k < offsets[m + 1]; k++) ids[k] = group[k - offsets[m]].second;
-  }
 }
 
 std::vector<uint32_t> MethodTable::order(const std::vector<Method>& methods) const {
@@ -187,10 +101,9 @@ std::vector<uint32_t> MethodTable::heaviest(const std::vector<uint32_t>& ordered
 }
 
 // The calls into or out of `methods` are bucketed by the chosen method (caller for its callees,
-// callee for its callers), then added up per other method through a per-method slot, as
-// add_arcs does for all: writes go to one bucket end per chosen method, and the slots fit in
-// cache. (A hash table of (caller, callee) pairs took 0.63-0.89 s
-// CPU on the benchmark profile: a cache miss per call.)
+// callee for its callers), then added up per other method through a per-method slot: writes go
+// to one bucket end per chosen method, and the slots fit in cache. (A hash table of (caller,
+// callee) pairs took 0.63-0.89 s CPU on the benchmark profile: a cache miss per call.)
 std::vector<MethodTable::MethodArcs> MethodTable::arcs_of(const std::vector<uint32_t>& methods, size_t limit) const {
   const MethodPaths& paths = *paths_;
   const size_t method_count = entries_.size();
@@ -245,8 +158,7 @@ std::vector<MethodTable::MethodArcs> MethodTable::arcs_of(const std::vector<uint
   std::vector<Summed> summed;
   // Each bucket's calls added up per other method, heaviest first; ties: callers by id, callees
   // by first appearance in the sorted paths.
-  auto add_up = [&](const std::vector<Call>& calls, const std::vector<uint32_t>& start, uint32_t bucket, uint32_t tag, bool callers,
-                    std::vector<std::pair<uint32_t, int64_t>>& arcs) {
+  auto add_up = [&](const std::vector<Call>& calls, const std::vector<uint32_t>& start, uint32_t bucket, uint32_t tag, bool callers, Arcs& arcs) {
     summed.clear();
     for (uint32_t k = start[bucket]; k < start[bucket + 1]; k++) {
       const Call& c = calls[k];
@@ -295,8 +207,8 @@ MethodTable::View MethodTable::view(const std::vector<Method>& methods, int64_t 
     }
     return index_of[method];
   };
-  auto kept = [&](const std::vector<std::pair<uint32_t, int64_t>>& all) {  // heaviest first
-    std::vector<std::pair<uint32_t, int64_t>> out;
+  auto kept = [&](const Arcs& all) {  // heaviest first
+    Arcs out;
     for (size_t k = 0; k < all.size() && k < max_arcs && all[k].second >= min_ns; k++) out.emplace_back(index(all[k].first), all[k].second);
     return out;
   };

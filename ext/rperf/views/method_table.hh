@@ -26,17 +26,11 @@ class MethodTable {
     int64_t total_ns = 0;
     bool recursive = false;  // called itself, directly or not
   };
-  struct Arc {
-    uint32_t caller;
-    uint32_t callee;
-    int64_t ns;
-  };
-  struct ArcRange {  // arc ids, heaviest first
-    const uint32_t* first;
-    const uint32_t* last;
-    const uint32_t* begin() const { return first; }
-    const uint32_t* end() const { return last; }
-    size_t size() const { return static_cast<size_t>(last - first); }
+  // A method's callers or callees: (method, ns), heaviest first.
+  using Arcs = std::vector<std::pair<uint32_t, int64_t>>;
+  struct MethodArcs {
+    Arcs callers, callees;
+    size_t caller_count = 0, callee_count = 0;  // all of them (the lists may be cut)
   };
 
   explicit MethodTable(std::shared_ptr<const MethodPaths> paths);
@@ -44,11 +38,11 @@ class MethodTable {
 
   // By method id (MethodPaths::methods()); the root's entry stays empty (it is no method).
   const std::vector<Entry>& entries() const { return entries_; }
-  // The arcs are made by the first of these (std::bad_alloc leaves them to the next call).
-  const std::vector<Arc>& arcs() const { return linked().arcs; }
-  ArcRange callers(uint32_t method) const { return range(linked().by_callee, linked().callee_offsets, method); }
-  ArcRange callees(uint32_t method) const { return range(linked().by_caller, linked().caller_offsets, method); }
-  void make_arcs() const { linked(); }
+  // Every method's arcs (arcs_of all of them) are made by the first of these (std::bad_alloc
+  // leaves them to the next call).
+  const Arcs& callers(uint32_t method) const { return all_arcs()[method].callers; }
+  const Arcs& callees(uint32_t method) const { return all_arcs()[method].callees; }
+  void make_arcs() const { all_arcs(); }
 
   // The sampled methods (not the root; some time), heaviest total first, then self, then label
   // and path (as String#<=>): the order of the method view (`rperf report --graph`, the
@@ -60,18 +54,13 @@ class MethodTable {
   // orders are right as far as they go.
   std::vector<uint32_t> heaviest(const std::vector<uint32_t>& ordered, int64_t min_ns, size_t max_methods) const;
 
-  // The arcs of a few methods, without making every arc: one read of the paths that keeps only
-  // the calls into or out of `methods` (the Viewer's methods tab sends at most 20 callers and
-  // callees of its heaviest methods: on the 100k-stack benchmark profile, 4M calls, making every
-  // arc took 0.50 s CPU, this 0.0x s). Same arcs and order as callers()/callees(): heaviest
-  // first, ties by caller id (callers) or by first appearance in the sorted paths (callees).
+  // The arcs of `methods`: one read of the paths that keeps only the calls into or out of them
+  // (the Viewer's methods tab sends at most 20 callers and callees of its heaviest methods: on
+  // the 100k-stack benchmark profile, 4M calls, making every arc took 0.50 s CPU, a few 0.0x s).
+  // Heaviest first, ties by caller id (callers) or by first appearance in the sorted paths
+  // (callees).
   // Each side keeps its `limit` heaviest arcs (a partial sort: the tab sends 20 of a heavy
   // method's hundreds) and counts them all.
-  struct MethodArcs {
-    std::vector<std::pair<uint32_t, int64_t>> callers;  // (method, ns)
-    std::vector<std::pair<uint32_t, int64_t>> callees;
-    size_t caller_count = 0, callee_count = 0;          // all of them
-  };
   std::vector<MethodArcs> arcs_of(const std::vector<uint32_t>& methods, size_t limit = SIZE_MAX) const;
 
   // What the Viewer's methods tab shows (page/page_views.cc): the heaviest()
@@ -83,8 +72,8 @@ class MethodTable {
       uint32_t method;  // into methods
       int64_t self_ns, total_ns;
       bool recursive;
-      std::vector<std::pair<uint32_t, int64_t>> callers, callees;  // (index into methods, ns)
-      size_t caller_count, callee_count;                           // all of them
+      Arcs callers, callees;              // (index into methods, ns)
+      size_t caller_count, callee_count;  // all of them
     };
     std::vector<uint32_t> methods;  // method ids
     std::vector<Row> rows;
@@ -95,22 +84,16 @@ class MethodTable {
   size_t bytes() const;
 
  private:
-  struct Arcs {
-    std::vector<Arc> arcs;
-    std::vector<uint32_t> by_caller, caller_offsets;  // arc ids grouped by caller
-    std::vector<uint32_t> by_callee, callee_offsets;  // arc ids grouped by callee
-  };
-  static ArcRange range(const std::vector<uint32_t>& ids, const std::vector<uint32_t>& offsets, uint32_t method) {
-    return {ids.data() + offsets[method], ids.data() + offsets[method + 1]};
-  }
-  const Arcs& linked() const {
-    std::call_once(arcs_made_, [this] { add_arcs(); });
-    return arcs_;
+  const std::vector<MethodArcs>& all_arcs() const {
+    std::call_once(arcs_made_, [this] {
+      std::vector<uint32_t> every(entries_.size());
+      for (uint32_t m = 0; m < every.size(); m++) every[m] = m;
+      all_arcs_ = arcs_of(every);
+      arcs_ready_ = true;
+    });
+    return all_arcs_;
   }
   void add_samples();
-  void add_arcs() const;
-  void index_arcs() const;
-  void sort_heaviest_first(std::vector<uint32_t>& ids, const std::vector<uint32_t>& offsets) const;
 
   std::shared_ptr<const MethodPaths> paths_;
   std::vector<Entry> entries_;
@@ -119,7 +102,7 @@ class MethodTable {
   std::vector<uint8_t> path_repeats_;       // per path: a method is on it twice (a call may repeat)
   mutable std::once_flag arcs_made_;
   mutable std::atomic<bool> arcs_ready_{false};
-  mutable Arcs arcs_;
+  mutable std::vector<MethodArcs> all_arcs_;  // by method, once made
 };
 
 }  // namespace rperf

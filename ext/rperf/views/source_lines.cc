@@ -1,7 +1,9 @@
 #include "views/source_lines.hh"
 
 #include <algorithm>
-#include <unordered_map>
+#include <map>
+
+#include "views/functions.hh"
 
 namespace rperf {
 
@@ -12,32 +14,33 @@ bool has_frame_path(const Profile& p, const std::string& path) {
 
 SourceLines source_lines(const Profile& p, const SampleFilter& filter, const std::string& path) {
   SourceLines out;
-  std::vector<bool> in_file(p.frames.size());
-  for (uint32_t id = 0; id < p.frames.size(); id++) in_file[id] = p.has_lines && p.frames[id].path == path;
-  std::unordered_map<int32_t, uint32_t> index;  // line -> its entry in out.lines
-  std::vector<size_t> last_sample;              // per entry: the sample that last added to its total
-  for (size_t i = 0; i < p.samples.size(); i++) {
-    const Sample& s = p.samples[i];
+  // An entry per line of the file's frames, by line, and one for the leaves elsewhere.
+  std::map<int32_t, uint32_t> entry_of_line;
+  std::vector<uint32_t> entry_of_frame(p.frames.size(), UINT32_MAX);
+  for (uint32_t id = 0; id < p.frames.size(); id++) {
+    if (!p.has_lines || p.frames[id].path != path) continue;
+    entry_of_frame[id] = entry_of_line.emplace(p.frames[id].line, static_cast<uint32_t>(entry_of_line.size())).first->second;
+  }
+  const uint32_t elsewhere = static_cast<uint32_t>(entry_of_line.size());
+  SelfTotals totals(elsewhere + 1);
+  std::vector<bool> on_a_stack(elsewhere, false);
+  for (const Sample& s : p.samples) {
     int64_t weight;
     if (!filter.keeps(p, s, weight)) continue;
     out.kept_ns += weight;
     FrameSpan stack = p.stacks[s.stack];
-    for (size_t depth = 0; depth < stack.size(); depth++) {
-      if (!in_file[stack[depth]]) continue;
-      auto [it, added] = index.emplace(p.frames[stack[depth]].line, static_cast<uint32_t>(out.lines.size()));
-      if (added) {
-        out.lines.push_back(LineWeight{it->first, 0, 0});
-        last_sample.push_back(SIZE_MAX);
+    const uint32_t leaf = stack.empty() ? UINT32_MAX : entry_of_frame[stack[0]];
+    totals.add(leaf == UINT32_MAX ? elsewhere : leaf, weight, [&](auto&& visit) {
+      for (uint32_t frame : stack) {
+        if (entry_of_frame[frame] == UINT32_MAX) continue;
+        on_a_stack[entry_of_frame[frame]] = true;
+        visit(entry_of_frame[frame]);
       }
-      LineWeight& lw = out.lines[it->second];
-      if (depth == 0) lw.self_ns += weight;
-      if (last_sample[it->second] != i) {
-        last_sample[it->second] = i;
-        lw.total_ns += weight;
-      }
-    }
+    });
   }
-  std::sort(out.lines.begin(), out.lines.end(), [](const LineWeight& a, const LineWeight& b) { return a.line < b.line; });
+  for (const auto& [line, e] : entry_of_line) {
+    if (on_a_stack[e]) out.lines.push_back(LineWeight{line, totals.self_ns[e], totals.total_ns[e]});
+  }
   return out;
 }
 

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "profile/profile.hh"
-#include "views/method_stacks.hh"
+#include "profile/sample_filter.hh"
 
 namespace rperf {
 

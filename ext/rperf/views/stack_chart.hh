@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "profile/profile.hh"
+#include "profile/sample_filter.hh"
 #include "profile/vm_state.hh"
-#include "views/method_stacks.hh"
 
 namespace rperf {
 
