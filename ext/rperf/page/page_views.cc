@@ -145,12 +145,8 @@ Profile profile_of_rows(const PageRows& rows, RowKind kind, const KeptRows& kept
       for (int32_t n = static_cast<int32_t>(r.node[i]); n >= 0; n = rows.parent(n)) leaf_first.push_back(frame(rows.frame_of(n)));
       stack = p.stacks.intern(leaf_first);
     }
-    Sample s;
-    s.stack = stack;
-    s.thread_seq = r.thread_seq[i];
-    s.vm_state = r.label_set[i] < states.size() ? states[r.label_set[i]] : kRunning;
-    s.weight_ns = weight;
-    merged.add(s);
+    // Of no label set: the rows' sets are the page's, their VM state what the views use of them.
+    merged.add(Sample{stack, r.thread_seq[i], 0, r.label_set[i] < states.size() ? states[r.label_set[i]] : kRunning, weight, 0});
   });
   p.samples = merged.take();
   return p;
