@@ -7,7 +7,6 @@
 #include <map>
 #include <random>
 
-#include "page/names_tree.hh"
 #include "page/page_rows.hh"
 #include "profile/idle_wait.hh"
 #include "profile/stack_tree.hh"
@@ -52,7 +51,7 @@ TEST(PageRows, SelectsWithTheServersFilterRangePartsIncluded) {
   PageRows page = small_page();
   KeptRows kept;
   SampleFilter all;
-  page.select(RowKind::kTimeline, all, kept);
+  kept = page.select(RowKind::kTimeline, all);
   EXPECT_EQ((std::vector<uint32_t>{0, 1, 2, 3, 4}), kept.rows);
 
   // [5, 15] ms: row 0 covers [0, 10] (5 ms in), row 2 [7, 12] (all 5), row 1 [10, 30] (5 ms in).
@@ -60,7 +59,7 @@ TEST(PageRows, SelectsWithTheServersFilterRangePartsIncluded) {
   range.by_range = true;
   range.from_ns = 5 * kMs;
   range.to_ns = 15 * kMs;
-  page.select(RowKind::kTimeline, range, kept);
+  kept = page.select(RowKind::kTimeline, range);
   EXPECT_EQ((std::vector<uint32_t>{0, 1, 2}), kept.rows);
   EXPECT_EQ((std::vector<int64_t>{5 * kMs, 5 * kMs, 5 * kMs}), kept.weights);
 
@@ -68,14 +67,14 @@ TEST(PageRows, SelectsWithTheServersFilterRangePartsIncluded) {
   idle_thread1.by_thread = true;
   idle_thread1.thread = 1;
   idle_thread1.hide_idle = true;
-  page.select(RowKind::kTimeline, idle_thread1, kept);
+  kept = page.select(RowKind::kTimeline, idle_thread1);
   EXPECT_EQ((std::vector<uint32_t>{0, 4}), kept.rows) << "row 1 is idle";
 
   SampleFilter sets;
   sets.by_label_sets = true;
   sets.label_sets = {0, 2};
   sets.hidden_threads = {1};
-  page.select(RowKind::kTimeline, sets, kept);
+  kept = page.select(RowKind::kTimeline, sets);
   EXPECT_EQ((std::vector<uint32_t>{2, 3}), kept.rows);
 
   // Rows without times keep nothing under a range (the page asks with the timeline's).
@@ -85,16 +84,14 @@ TEST(PageRows, SelectsWithTheServersFilterRangePartsIncluded) {
   untimed.label_set = {0};
   untimed.weight = {7};
   ASSERT_TRUE(page.set_rows(RowKind::kSamples, untimed));
-  page.select(RowKind::kSamples, range, kept);
+  kept = page.select(RowKind::kSamples, range);
   EXPECT_TRUE(kept.rows.empty());
 }
 
 TEST(PageRows, SumsKeptRowsUpTheTreeByStateAndPerThread) {
   PageRows page = small_page();
-  KeptRows kept;
-  page.select(RowKind::kTimeline, SampleFilter(), kept);
-  TreeWeights w;
-  page.tree_weights(RowKind::kTimeline, kept, w);
+  KeptRows kept = page.select(RowKind::kTimeline, SampleFilter());
+  TreeWeights w = page.tree_weights(RowKind::kTimeline, kept);
   EXPECT_EQ((std::vector<int64_t>{1 * kMs, 20 * kMs, 14 * kMs, 5 * kMs}), w.self);
   EXPECT_EQ((std::vector<int64_t>{40 * kMs, 34 * kMs, 14 * kMs, 5 * kMs}), w.total);
   EXPECT_EQ(40 * kMs, w.sum);
@@ -103,8 +100,7 @@ TEST(PageRows, SumsKeptRowsUpTheTreeByStateAndPerThread) {
   EXPECT_EQ(4 * kMs, w.state_self[2 * kTimelineStates + kTimelineGc]);
   EXPECT_EQ(20 * kMs, w.state_self[1 * kTimelineStates + kTimelineBlocked]);
 
-  std::vector<ThreadSums> threads;
-  page.thread_sums(RowKind::kTimeline, kept, threads);
+  std::vector<ThreadSums> threads = page.thread_sums(RowKind::kTimeline, kept);
   ASSERT_EQ(2u, threads.size());
   EXPECT_EQ(1u, threads[0].thread_seq);
   EXPECT_EQ(31 * kMs, threads[0].total);
@@ -213,12 +209,9 @@ TEST(PageRows, ThePagesTotalsAreTheServersOnTheSameProfile) {
       server[s.thread_seq] += w;
       server_sum += w;
     }
-    KeptRows kept;
-    page.select(RowKind::kTimeline, filters[f], kept);
-    TreeWeights w;
-    page.tree_weights(RowKind::kTimeline, kept, w);
-    std::vector<ThreadSums> threads;
-    page.thread_sums(RowKind::kTimeline, kept, threads);
+    KeptRows kept = page.select(RowKind::kTimeline, filters[f]);
+    TreeWeights w = page.tree_weights(RowKind::kTimeline, kept);
+    std::vector<ThreadSums> threads = page.thread_sums(RowKind::kTimeline, kept);
     std::map<uint32_t, int64_t> by_thread;
     for (const ThreadSums& t : threads) by_thread[t.thread_seq] = t.total;
     EXPECT_EQ(server_sum, w.sum) << "filter " << f;
@@ -264,10 +257,8 @@ TEST(PageRows, AllocationSumsPerNodeClassAndSite) {
   sites.class_index = {0, 1, 1, 0};
   sites.retained = {4, 0, 8, 1};
   ASSERT_TRUE(page.set_rows(RowKind::kAllocations, sites));
-  KeptRows kept;
-  page.select(RowKind::kAllocations, SampleFilter(), kept);
-  page::AllocationSums sums;
-  page.allocation_sums(kept, false, 10, sums);
+  KeptRows kept = page.select(RowKind::kAllocations, SampleFilter());
+  page::AllocationSums sums = page.allocation_sums(kept, false, 10);
   EXPECT_EQ(63, sums.allocated);
   EXPECT_EQ(13, sums.retained);
   EXPECT_EQ(63, sums.weights.sum);
@@ -286,8 +277,8 @@ TEST(PageRows, AllocationSumsPerNodeClassAndSite) {
   SampleFilter thread1;
   thread1.by_thread = true;
   thread1.thread = 1;
-  page.select(RowKind::kAllocations, thread1, kept);
-  page.allocation_sums(kept, true, 2, sums);
+  kept = page.select(RowKind::kAllocations, thread1);
+  sums = page.allocation_sums(kept, true, 2);
   EXPECT_EQ(55, sums.allocated);
   EXPECT_EQ(5, sums.retained);
   EXPECT_EQ((std::vector<int64_t>{1, 0, 4, 0}), sums.weights.self);
@@ -300,7 +291,13 @@ TEST(PageRows, AllocationSumsPerNodeClassAndSite) {
 // rperf 0.11's names-only samples on the model's stack tree: shared prefixes one node, one row
 // per sample in its order (thread 0, its label set), an empty stack the "(no Ruby frames)" node.
 TEST(PageRows, NamesOnlySamplesMakeTheModelsStackTree) {
-  StackTree tree = page::names_tree({{{"main", "a", "b"}, 5, 0}, {{"main", "a"}, 7, 1}, {{"main", "c"}, 2, 0}, {{}, 1, 0}, {{"main", "a", "b"}, 3, 2}});
+  const std::vector<uint32_t> depths{3, 2, 2, 0, 3}, label_sets{0, 1, 0, 0, 2};
+  const std::vector<std::string> names{"main", "a", "b", "main", "a", "main", "c", "main", "a", "b"};
+  EXPECT_FALSE(page::names_tree(depths, {5, 7, 2, 1}, label_sets, names)) << "a weight short";
+  EXPECT_FALSE(page::names_tree(depths, {5, 7, 2, 1, 3}, label_sets, {"main"})) << "names short";
+  std::optional<StackTree> named = page::names_tree(depths, {5, 7, 2, 1, 3}, label_sets, names);
+  ASSERT_TRUE(named);
+  const StackTree& tree = *named;
   std::vector<std::string> paths;
   for (size_t node = 0; node < tree.parents.size(); node++) {
     std::string path;

@@ -7,7 +7,6 @@
 
 #include "page/page_rows.hh"
 #include "page/page_views.hh"
-#include "page/transformed_tree.hh"
 #include "profile/idle_wait.hh"
 #include "profile/label_value.hh"
 #include "profile/stack_tree.hh"
@@ -85,16 +84,14 @@ TEST(PageViews, ThePagesViewsAreTheModelsOfTheSameSamples) {
   for (size_t f = 0; f < filters.size(); f++) {
     Profile server = p;
     select_samples(server, filters[f]);
-    KeptRows kept;
-    page.select(RowKind::kSamples, filters[f], kept);
+    KeptRows kept = page.select(RowKind::kSamples, filters[f]);
     Profile shown = rperf::page::profile_of_rows(page, RowKind::kSamples, kept);
     EXPECT_EQ(rperf::page::call_tree_json(server, false, limits), rperf::page::call_tree_json(shown, false, limits)) << f;
     EXPECT_EQ(rperf::page::call_tree_json(server, true, limits), rperf::page::call_tree_json(shown, true, limits)) << f;
     EXPECT_EQ(rperf::page::method_table_json(server, limits), rperf::page::method_table_json(shown, limits)) << f;
     EXPECT_EQ(rperf::page::sandwich_json(server, "a", "a.rb", limits), rperf::page::sandwich_json(shown, "a", "a.rb", limits)) << f;
   }
-  KeptRows all;
-  page.select(RowKind::kSamples, SampleFilter(), all);
+  KeptRows all = page.select(RowKind::kSamples, SampleFilter());
   std::string tree_json = rperf::page::call_tree_json(rperf::page::profile_of_rows(page, RowKind::kSamples, all), false, limits);
   EXPECT_NE(std::string::npos, tree_json.find("\"total_ns\":37000000")) << tree_json;
   EXPECT_NE(std::string::npos, tree_json.find("[\"a\",\"a.rb\",12]")) << tree_json;
@@ -128,8 +125,7 @@ TEST(PageViews, TheStackChartOfTimelineRowsIsTheModels) {
   filters[2].by_label_sets = true;
   filters[2].label_sets = {0, 2};  // no endpoint or endpoint b: threads 1 and 2, the chart of 1
   for (size_t f = 0; f < filters.size(); f++) {
-    KeptRows kept;
-    page.select(RowKind::kTimeline, filters[f], kept);
+    KeptRows kept = page.select(RowKind::kTimeline, filters[f]);
     rperf::page::StackChartView shown = rperf::page::stack_chart_view(page, RowKind::kTimeline, kept, 5);
     StackCharts model = stack_charts(p, filters[f], 5);
     ASSERT_FALSE(model.threads.empty()) << f;
@@ -147,8 +143,7 @@ TEST(PageViews, TheStackChartOfTimelineRowsIsTheModels) {
       EXPECT_NE(std::string::npos, shown.json.find("\"end_ns\":" + std::to_string(model.end_ns))) << shown.json;
     }
   }
-  KeptRows thread2;
-  page.select(RowKind::kTimeline, filters[1], thread2);
+  KeptRows thread2 = page.select(RowKind::kTimeline, filters[1]);
   const StackChart& two = rperf::page::stack_chart_view(page, RowKind::kTimeline, thread2, 0).chart;
   EXPECT_EQ(2u, two.thread);
   EXPECT_NE(two.f.end(), std::find(two.f.begin(), two.f.end(), -1 - kTimelineBlocked)) << "the GVL-blocked sample's leaf";
@@ -195,8 +190,7 @@ TEST(PageViews, TheTransformedTreeIsTheModelsTransform) {
     Profile transformed = p;
     transform_stacks(transformed, lists[k]);
     PageRows server_page = page_of(transformed, build_stack_tree(transformed, transformed.aggregated_samples(), StackTreeOptions()));
-    KeptRows every;
-    server_page.select(RowKind::kSamples, SampleFilter(), every);
+    KeptRows every = server_page.select(RowKind::kSamples, SampleFilter());
     Profile server = rperf::page::profile_of_rows(server_page, RowKind::kSamples, every);
     rperf::page::TransformedTree t = rperf::page::transform_tree(page, lists[k]);
     ASSERT_EQ(page.node_count(), t.node_map.size()) << k;
@@ -219,8 +213,7 @@ TEST(PageViews, TheTransformedTreeIsTheModelsTransform) {
       rows.weight.push_back(old.weight[i]);
     }
     ASSERT_TRUE(shown.set_rows(RowKind::kSamples, rows)) << k;
-    KeptRows kept;
-    shown.select(RowKind::kSamples, SampleFilter(), kept);
+    KeptRows kept = shown.select(RowKind::kSamples, SampleFilter());
     Profile page_profile = rperf::page::profile_of_rows(shown, RowKind::kSamples, kept);
     EXPECT_EQ(rperf::page::call_tree_json(server, false, limits), rperf::page::call_tree_json(page_profile, false, limits)) << k;
     EXPECT_EQ(rperf::page::method_table_json(server, limits), rperf::page::method_table_json(page_profile, limits)) << k;
@@ -257,8 +250,7 @@ TEST(PageViews, TheSourceLinesOfKeptRowsAreTheModels) {
   filters[2].label_sets = {2};
   for (size_t f = 0; f < filters.size(); f++) {
     for (const char* path : {"a.rb", "r.rb", "m.rb"}) {
-      KeptRows kept;
-      page.select(RowKind::kSamples, filters[f], kept);
+      KeptRows kept = page.select(RowKind::kSamples, filters[f]);
       SourceLines shown = page.source_lines(RowKind::kSamples, kept, path);
       Profile aggregated = p;
       aggregated.samples = p.aggregated_samples();
@@ -272,8 +264,7 @@ TEST(PageViews, TheSourceLinesOfKeptRowsAreTheModels) {
       }
     }
   }
-  KeptRows all;
-  page.select(RowKind::kSamples, SampleFilter(), all);
+  KeptRows all = page.select(RowKind::kSamples, SampleFilter());
   SourceLines a = page.source_lines(RowKind::kSamples, all, "a.rb");
   ASSERT_EQ(2u, a.lines.size());
   EXPECT_EQ(12, a.lines[0].line);

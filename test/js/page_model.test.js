@@ -17,8 +17,8 @@ test('the module\'s interface is one call, and a wrong one is a clear error', as
   assert.deepStrictEqual(exported, ['rperf_page_call', 'rperf_page_request']);
   assert.throws(() => model.call('no_such_operation'), /the page model has no operation no_such_operation/);
   assert.throws(() => model.call('select', { handle: 99, kind: 0 }), /select: no snapshot 99/);
-  const { handle } = model.call('new');
-  assert.throws(() => model.call('set_tree', { handle, parents: [-1] }), /set_tree: no /);
+  assert.throws(() => model.call('new', { parents: [-1] }), /new: no /);
+  const { handle } = model.call('new', { parents: [], frames: [], labels: [], paths: [], lines: [], pairs: [], texts: [] });
   assert.throws(() => model.call('set_rows', { handle, kind: 7, node: [], thread_seq: [], label_set: [], weight: [] }), /no rows of kind 7/);
   assert.throws(() => model.call('label_values', { handle: 'one' }), /handle is not numbers/);
   assert.deepStrictEqual(model.call('select', { handle, kind: 0 }), { rows: new Uint32Array(0), weights: new Float64Array(0) });

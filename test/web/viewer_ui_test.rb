@@ -408,7 +408,7 @@ class ViewerUiTest < Minitest::Test
   end
 
   # Focus / merge / drop a (pinned) function and collapse recursion: the page model transforms
-  # the tree of stacks every view is drawn from (page/transformed_tree.hh), so the flame graph,
+  # the tree of stacks every view is drawn from (page/page_rows.hh), so the flame graph,
   # the totals, the call tree, the Timeline and the stack chart show the transformed samples; a
   # chip undoes each one. The same in a served page and in a `--html` file.
   def test_transforms_served

@@ -5,20 +5,28 @@
 #include <string>
 #include <unordered_map>
 
+#include "profile/frame_category.hh"
+
 namespace rperf::page {
 
-bool PageRows::set_tree(std::vector<int32_t> parents, std::vector<uint32_t> frames) {
-  bool fits = frames.size() == parents.size();
-  for (size_t i = 0; fits && i < parents.size(); i++) fits = parents[i] >= -1 && parents[i] < static_cast<int64_t>(i);
-  for (Rows& r : rows_) r = Rows();  // rows of another tree
-  if (!fits) {
-    parents_.clear();
-    frames_.clear();
-    return false;
+namespace {
+
+// Each parent before its child (-1: a root).
+bool is_prefix_tree(const std::vector<int32_t>& parents) {
+  for (size_t i = 0; i < parents.size(); i++) {
+    if (parents[i] < -1 || parents[i] >= static_cast<int64_t>(i)) return false;
   }
-  parents_ = std::move(parents);
-  frames_ = std::move(frames);
   return true;
+}
+
+}  // namespace
+
+bool PageRows::set_tree(std::vector<int32_t> parents, std::vector<uint32_t> frames) {
+  const bool fits = frames.size() == parents.size() && is_prefix_tree(parents);
+  for (Rows& r : rows_) r = Rows();  // rows of another tree
+  parents_ = fits ? std::move(parents) : std::vector<int32_t>();
+  frames_ = fits ? std::move(frames) : std::vector<uint32_t>();
+  return fits;
 }
 
 void PageRows::set_label_sets(std::vector<LabelTexts> sets) {
@@ -28,36 +36,24 @@ void PageRows::set_label_sets(std::vector<LabelTexts> sets) {
 }
 
 bool PageRows::set_rows(RowKind kind, Rows rows) {
-  Rows& slot = rows_[static_cast<int>(kind)];
-  size_t n = rows.size();
-  bool columns_fit = rows.thread_seq.size() == n && rows.label_set.size() == n && rows.weight.size() == n &&
-                     (rows.time_ns.empty() || rows.time_ns.size() == n) && (rows.idle.empty() || rows.idle.size() == n) &&
-                     (rows.class_index.empty() || rows.class_index.size() == n) && (rows.retained.empty() || rows.retained.size() == n) &&
-                     (rows.line_node.empty() || rows.line_node.size() == n);
-  bool nodes_fit = std::all_of(rows.node.begin(), rows.node.end(), [&](uint32_t node) { return node < parents_.size(); }) &&
-                   std::all_of(rows.line_node.begin(), rows.line_node.end(),
-                               [&](int32_t node) { return node >= -1 && node < static_cast<int64_t>(line_parents_.size()); });
-  if (!columns_fit || !nodes_fit) {
-    slot = Rows();
-    return false;
-  }
-  slot = std::move(rows);
-  return true;
+  const size_t n = rows.size();
+  auto fits = [&](const auto& column) { return column.empty() || column.size() == n; };  // the optional ones
+  const bool columns_fit = rows.thread_seq.size() == n && rows.label_set.size() == n && rows.weight.size() == n && fits(rows.time_ns) &&
+                           fits(rows.idle) && fits(rows.class_index) && fits(rows.retained) && fits(rows.line_node);
+  const bool nodes_fit = std::all_of(rows.node.begin(), rows.node.end(), [&](uint32_t node) { return node < parents_.size(); }) &&
+                         std::all_of(rows.line_node.begin(), rows.line_node.end(),
+                                     [&](int32_t node) { return node >= -1 && node < static_cast<int64_t>(line_parents_.size()); });
+  rows_[static_cast<int>(kind)] = columns_fit && nodes_fit ? std::move(rows) : Rows();
+  return columns_fit && nodes_fit;
 }
 
 bool PageRows::set_line_tree(std::vector<int32_t> parents, std::vector<uint32_t> frames, std::vector<int32_t> lines) {
-  bool fits = frames.size() == parents.size() && lines.size() == parents.size();
-  for (size_t i = 0; fits && i < parents.size(); i++) fits = parents[i] >= -1 && parents[i] < static_cast<int64_t>(i) && frames[i] < frame_labels_.size();
-  if (!fits) {
-    line_parents_.clear();
-    line_frames_.clear();
-    line_lines_.clear();
-    return false;
-  }
-  line_parents_ = std::move(parents);
-  line_frames_ = std::move(frames);
-  line_lines_ = std::move(lines);
-  return true;
+  const bool fits = frames.size() == parents.size() && lines.size() == parents.size() && is_prefix_tree(parents) &&
+                    std::all_of(frames.begin(), frames.end(), [&](uint32_t f) { return f < frame_labels_.size(); });
+  line_parents_ = fits ? std::move(parents) : std::vector<int32_t>();
+  line_frames_ = fits ? std::move(frames) : std::vector<uint32_t>();
+  line_lines_ = fits ? std::move(lines) : std::vector<int32_t>();
+  return fits;
 }
 
 SourceLines PageRows::source_lines(RowKind kind, const KeptRows& kept, const std::string& path) const {
@@ -70,9 +66,7 @@ SourceLines PageRows::source_lines(RowKind kind, const KeptRows& kept, const std
   std::vector<int64_t> stack_of(line_parents_.size(), -1);
   std::vector<uint32_t> stack;
   const uint32_t empty = p.stacks.intern(stack);
-  for (size_t k = 0; k < kept.rows.size() && k < kept.weights.size(); k++) {
-    uint32_t i = kept.rows[k];
-    if (i >= r.size()) continue;
+  for_kept(kind, kept, [&](uint32_t i, int64_t weight) {
     int32_t leaf = r.line_node.empty() ? -1 : r.line_node[i];
     uint32_t id = empty;
     if (leaf >= 0) {
@@ -83,62 +77,54 @@ SourceLines PageRows::source_lines(RowKind kind, const KeptRows& kept, const std
       }
       id = static_cast<uint32_t>(stack_of[leaf]);
     }
-    p.samples.push_back(Sample{id, r.thread_seq[i], r.label_set[i], kRunning, kept.weights[k], 0});
-  }
+    p.samples.push_back(Sample{id, r.thread_seq[i], r.label_set[i], kRunning, weight, 0});
+  });
   return rperf::source_lines(p, SampleFilter(), path);
 }
 
-void PageRows::select(RowKind kind, const SampleFilter& filter, KeptRows& out) const {
+KeptRows PageRows::select(RowKind kind, const SampleFilter& filter) const {
   const Rows& r = rows(kind);
-  out.rows.clear();
-  out.weights.clear();
-  if (filter.by_range && r.time_ns.empty()) return;
+  KeptRows out;
+  if (filter.by_range && r.time_ns.empty()) return out;
   for (size_t i = 0; i < r.size(); i++) {
     int64_t weight;
-    bool idle = !r.idle.empty() && r.idle[i];
-    int64_t time = r.time_ns.empty() ? 0 : r.time_ns[i];
-    if (!filter.keeps_row(r.thread_seq[i], r.label_set[i], idle, time, r.weight[i], weight)) continue;
+    if (!filter.keeps_row(r.thread_seq[i], r.label_set[i], r.idle_at(i), r.time_at(i), r.weight[i], weight)) continue;
     out.rows.push_back(static_cast<uint32_t>(i));
     out.weights.push_back(weight);
   }
+  return out;
 }
 
-void PageRows::tree_weights(RowKind kind, const KeptRows& kept, TreeWeights& out) const {
+TreeWeights PageRows::tree_weights(RowKind kind, const KeptRows& kept) const {
   const Rows& r = rows(kind);
-  size_t n = parents_.size();
-  out.self.assign(n, 0);
-  out.state_self.assign(n * kTimelineStates, 0);
-  out.sum = 0;
-  for (size_t k = 0; k < kept.rows.size() && k < kept.weights.size(); k++) {
-    uint32_t i = kept.rows[k];
-    if (i >= r.size()) continue;
-    uint32_t node = r.node[i];
-    out.self[node] += kept.weights[k];
-    out.state_self[node * kTimelineStates + state_of(r.label_set[i])] += kept.weights[k];
-  }
+  TreeWeights out;
+  out.self.assign(parents_.size(), 0);
+  out.state_self.assign(parents_.size() * kTimelineStates, 0);
+  for_kept(kind, kept, [&](uint32_t i, int64_t weight) {
+    out.self[r.node[i]] += weight;
+    out.state_self[r.node[i] * kTimelineStates + state_of(r.label_set[i])] += weight;
+  });
   // Parents come before their children: one pass from the last node up adds each subtree.
   out.total = out.self;
-  for (size_t i = n; i-- > 0;) {
+  for (size_t i = parents_.size(); i-- > 0;) {
     if (parents_[i] >= 0) out.total[parents_[i]] += out.total[i];
     else out.sum += out.total[i];
   }
+  return out;
 }
 
-void PageRows::thread_sums(RowKind kind, const KeptRows& kept, std::vector<ThreadSums>& out) const {
+std::vector<ThreadSums> PageRows::thread_sums(RowKind kind, const KeptRows& kept) const {
   const Rows& r = rows(kind);
   std::map<uint32_t, ThreadSums> by_thread;
   std::map<std::pair<uint32_t, uint32_t>, int64_t> by_leaf;  // (thread, frame) -> weight
-  for (size_t k = 0; k < kept.rows.size() && k < kept.weights.size(); k++) {
-    uint32_t i = kept.rows[k];
-    if (i >= r.size()) continue;
+  for_kept(kind, kept, [&](uint32_t i, int64_t w) {
     ThreadSums& t = by_thread[r.thread_seq[i]];
     t.thread_seq = r.thread_seq[i];
-    int64_t w = kept.weights[k];
     t.total += w;
     t.by_state[state_of(r.label_set[i])] += w;
-    if (!r.idle.empty() && r.idle[i]) t.idle += w;
+    if (r.idle_at(i)) t.idle += w;
     by_leaf[{r.thread_seq[i], frames_[r.node[i]]}] += w;
-  }
+  });
   for (const auto& [key, weight] : by_leaf) {
     ThreadSums& t = by_thread[key.first];
     if (weight > t.top_frame_weight) {  // the first frame (lowest id) among equals
@@ -146,16 +132,17 @@ void PageRows::thread_sums(RowKind kind, const KeptRows& kept, std::vector<Threa
       t.top_frame_weight = weight;
     }
   }
-  out.clear();
+  std::vector<ThreadSums> out;
   for (const auto& entry : by_thread) out.push_back(entry.second);
+  return out;
 }
 
-void PageRows::allocation_sums(const KeptRows& kept, bool by_retained, size_t max_sites, AllocationSums& out) const {
+AllocationSums PageRows::allocation_sums(const KeptRows& kept, bool by_retained, size_t max_sites) const {
   const Rows& r = rows(RowKind::kAllocations);
-  out = AllocationSums();
+  AllocationSums out;
   KeptRows asked;  // the kept rows weighing the objects asked for
   std::map<std::pair<uint32_t, uint32_t>, size_t> site_index;  // (frame, class) -> into out.sites
-  std::map<uint32_t, std::vector<std::pair<uint32_t, int64_t>>> classes_of_node;
+  std::map<std::pair<uint32_t, uint32_t>, size_t> node_class_index;  // (node, class) -> into out.node_classes
   for (uint32_t i : kept.rows) {
     if (i >= r.size()) continue;
     int64_t allocated = r.weight[i];
@@ -171,21 +158,19 @@ void PageRows::allocation_sums(const KeptRows& kept, bool by_retained, size_t ma
     if (objects == 0) continue;
     asked.rows.push_back(i);
     asked.weights.push_back(objects);
-    auto& classes = classes_of_node[r.node[i]];
-    auto c = std::find_if(classes.begin(), classes.end(), [&](const auto& e) { return e.first == cls; });
-    if (c == classes.end()) classes.emplace_back(cls, objects);
-    else c->second += objects;
+    auto [nc, fresh] = node_class_index.emplace(std::make_pair(r.node[i], cls), out.node_classes.size());
+    if (fresh) out.node_classes.push_back(AllocationSums::NodeClass{r.node[i], cls, 0});
+    out.node_classes[nc->second].objects += objects;
   }
-  tree_weights(RowKind::kAllocations, asked, out.weights);
+  out.weights = tree_weights(RowKind::kAllocations, asked);
   out.weights.sum = by_retained ? out.retained : out.allocated;
-  for (const auto& [node, classes] : classes_of_node) {
-    for (const auto& [cls, objects] : classes) out.node_classes.push_back(AllocationSums::NodeClass{node, cls, objects});
-  }
+  std::stable_sort(out.node_classes.begin(), out.node_classes.end(), [](const auto& a, const auto& b) { return a.node < b.node; });
   auto asked_of = [&](const AllocationSums::Site& site) { return by_retained ? site.retained : site.allocated; };
   std::stable_sort(out.sites.begin(), out.sites.end(), [&](const AllocationSums::Site& a, const AllocationSums::Site& b) {
     return asked_of(a) != asked_of(b) ? asked_of(a) > asked_of(b) : a.allocated > b.allocated;
   });
   if (out.sites.size() > max_sites) out.sites.resize(max_sites);
+  return out;
 }
 
 TimelineBins PageRows::timeline_bins(const SampleFilter& filter, uint32_t bins, int64_t min_end_ns) const {
@@ -193,21 +178,17 @@ TimelineBins PageRows::timeline_bins(const SampleFilter& filter, uint32_t bins, 
   int64_t end_ns = min_end_ns;
   for (int64_t t : r.time_ns) end_ns = std::max(end_ns, t);
   TimelineBinner binner(bins, end_ns);
-  std::vector<uint32_t> name_of_frame(frame_labels_.size(), UINT32_MAX);
+  std::vector<uint32_t> name_of_frame(frame_labels_.size() + 1, UINT32_MAX);  // the last: of a frame the frames lack
   auto leaf_name = [&](uint32_t node) {
-    uint32_t frame = frames_[node];
-    if (frame >= frame_labels_.size()) return binner.leaf_name(std::string());
+    const uint32_t frame = std::min(frames_[node], static_cast<uint32_t>(frame_labels_.size()));
     uint32_t& known = name_of_frame[frame];
-    if (known == UINT32_MAX) known = binner.leaf_name(frame_labels_[frame]);
+    if (known == UINT32_MAX) known = binner.leaf_name(frame_label(frame));
     return known;
   };
-  if (r.time_ns.empty()) return binner.finish();
-  for (size_t i = 0; i < r.size(); i++) {
-    int64_t kept;
-    bool idle = !r.idle.empty() && r.idle[i];
-    if (r.weight[i] <= 0 || !filter.keeps_row(r.thread_seq[i], r.label_set[i], idle, r.time_ns[i], r.weight[i], kept)) continue;
+  for_kept(RowKind::kTimeline, r.time_ns.empty() ? KeptRows() : select(RowKind::kTimeline, filter), [&](uint32_t i, int64_t kept) {
+    if (r.weight[i] <= 0) return;
     binner.add(r.thread_seq[i], state_of(r.label_set[i]), r.time_ns[i], r.weight[i], kept, filter, [&] { return leaf_name(r.node[i]); });
-  }
+  });
   return binner.finish();
 }
 
@@ -237,9 +218,7 @@ std::vector<int32_t> PageRows::nodes_in(const PageRows& base) const {
 
 TreeDiff tree_diff(const PageRows& after, RowKind kind, const KeptRows& kept, const PageRows& base, RowKind base_kind,
                    const KeptRows& base_kept, bool normalize) {
-  TreeWeights mine, theirs;
-  after.tree_weights(kind, kept, mine);
-  base.tree_weights(base_kind, base_kept, theirs);
+  const TreeWeights mine = after.tree_weights(kind, kept), theirs = base.tree_weights(base_kind, base_kept);
   TreeDiff out;
   out.sum = mine.sum;
   out.base_sum = theirs.sum;
@@ -250,6 +229,79 @@ TreeDiff tree_diff(const PageRows& after, RowKind kind, const KeptRows& kept, co
     out.self_change[i] = static_cast<double>(mine.self[i]) - (map[i] >= 0 ? static_cast<double>(theirs.self[map[i]]) * out.base_scale : 0);
   }
   return out;
+}
+
+TransformedTree transform_tree(const PageRows& rows, const std::vector<StackTransform>& list) {
+  // The tree's frames and each node's stack (leaf first) in a profile of their own.
+  Profile p;
+  const std::vector<std::string>& labels = rows.frame_labels();
+  std::vector<uint32_t> frame_id(labels.size());
+  std::vector<int32_t> line_of;  // per profile frame
+  for (uint32_t f = 0; f < labels.size(); f++) {
+    frame_id[f] = p.frames.intern(rows.frame_path(f), labels[f], 0);
+    if (line_of.size() <= frame_id[f]) line_of.resize(frame_id[f] + 1, rows.frame_line(f));
+  }
+  const size_t nodes = rows.node_count();
+  std::vector<uint32_t> stack_of(nodes);
+  std::vector<uint32_t> stack;
+  for (uint32_t n = 0; n < nodes; n++) {
+    stack.clear();
+    for (int32_t at = static_cast<int32_t>(n); at >= 0; at = rows.parent(static_cast<uint32_t>(at))) {
+      uint32_t f = rows.frame_of(static_cast<uint32_t>(at));
+      stack.push_back(f < frame_id.size() ? frame_id[f] : p.frames.intern("", "?", 0));
+    }
+    stack_of[n] = p.stacks.intern(stack);
+  }
+  const std::vector<uint32_t> new_stack = transform_stack_table(p, list);
+
+  TransformedTree out;
+  // Each new stack once: its node in the new tree, made root first.
+  std::unordered_map<uint64_t, uint32_t> child;  // (parent + 1) << 32 | frame -> node
+  auto node = [&](int32_t parent, uint32_t frame) {
+    uint64_t key = (static_cast<uint64_t>(parent + 1) << 32) | frame;
+    auto [it, made] = child.try_emplace(key, static_cast<uint32_t>(out.parents.size()));
+    if (made) {
+      out.parents.push_back(parent);
+      out.node_frames.push_back(frame);
+    }
+    return it->second;
+  };
+  constexpr int32_t kNone = -1;
+  std::vector<int32_t> node_of_stack(p.stacks.size(), kNone);
+  out.node_map.assign(nodes, kNone);
+  for (uint32_t n = 0; n < nodes; n++) {
+    uint32_t s = new_stack[stack_of[n]];
+    if (s == kStackGone) continue;
+    if (node_of_stack[s] == kNone) {
+      FrameSpan frames = p.stacks[s];
+      int32_t at = kNone;
+      if (frames.empty()) at = static_cast<int32_t>(node(kNone, p.frames.intern("", StackTree::kNoFramesLabel, 0)));
+      for (size_t i = frames.size(); i-- > 0;) at = static_cast<int32_t>(node(at, frames[i]));
+      node_of_stack[s] = at;
+    }
+    out.node_map[n] = node_of_stack[s];
+  }
+  for (uint32_t f = 0; f < p.frames.size(); f++) {
+    const Frame& frame = p.frames[f];
+    out.frames.emplace_back(frame.label, frame.path);
+    out.frame_lines.push_back(f < line_of.size() ? line_of[f] : 0);
+    out.frame_categories.push_back(static_cast<uint8_t>(frame_category(frame.label, frame.path)));
+  }
+  return out;
+}
+
+std::optional<StackTree> names_tree(const std::vector<uint32_t>& depths, const std::vector<int64_t>& weights,
+                                    const std::vector<uint32_t>& sets, const std::vector<std::string>& names) {
+  if (weights.size() != depths.size() || sets.size() != depths.size()) return std::nullopt;
+  Profile p;
+  std::vector<uint32_t> frames;  // leaf first
+  for (size_t i = 0, at = 0; i < depths.size(); at += depths[i++]) {
+    if (names.size() - at < depths[i]) return std::nullopt;
+    frames.clear();
+    for (size_t d = depths[i]; d-- > 0;) frames.push_back(p.frames.intern(std::string(), names[at + d], 0));
+    p.samples.push_back(Sample{p.stacks.intern(frames), 0, sets[i], kRunning, weights[i], 0});
+  }
+  return build_stack_tree(p, p.samples, StackTreeOptions());
 }
 
 }  // namespace rperf::page

@@ -10,10 +10,15 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "profile/label_set_match.hh"
 #include "profile/sample_filter.hh"
+#include "profile/stack_tree.hh"
+#include "profile/transform.hh"
 #include "views/source_lines.hh"
 #include "profile/vm_state.hh"
 #include "views/timeline_bins.hh"
@@ -38,6 +43,8 @@ struct Rows {
   // With the payload's line tree (a profile with lines): each row's line-level leaf, -1: none.
   std::vector<int32_t> line_node;
   size_t size() const { return node.size(); }
+  bool idle_at(size_t i) const { return !idle.empty() && idle[i]; }
+  int64_t time_at(size_t i) const { return time_ns.empty() ? 0 : time_ns[i]; }
 };
 
 // The rows a filter keeps, in their order, and how much of each (a time range keeps a part).
@@ -114,10 +121,9 @@ class PageRows {
     frame_lines_ = std::move(lines);
   }
   const std::vector<std::string>& frame_labels() const { return frame_labels_; }
-  const std::string& frame_path(uint32_t frame) const {
-    static const std::string none;
-    return frame < frame_paths_.size() ? frame_paths_[frame] : none;
-  }
+  // A frame's label and path: empty for one the frames lack.
+  const std::string& frame_label(uint32_t frame) const { return frame < frame_labels_.size() ? frame_labels_[frame] : kNone; }
+  const std::string& frame_path(uint32_t frame) const { return frame < frame_paths_.size() ? frame_paths_[frame] : kNone; }
   int32_t frame_line(uint32_t frame) const { return frame < frame_lines_.size() ? frame_lines_[frame] : 0; }
   int32_t parent(uint32_t node) const { return parents_[node]; }
   uint32_t frame_of(uint32_t node) const { return frames_[node]; }
@@ -130,17 +136,25 @@ class PageRows {
 
   size_t node_count() const { return parents_.size(); }
   const Rows& rows(RowKind kind) const { return rows_[static_cast<int>(kind)]; }
+  // Each kept row of `kind` the rows have: each(its index, its kept weight).
+  template <typename Each>
+  void for_kept(RowKind kind, const KeptRows& kept, Each each) const {
+    const Rows& r = rows(kind);
+    for (size_t k = 0; k < kept.rows.size() && k < kept.weights.size(); k++) {
+      if (kept.rows[k] < r.size()) each(kept.rows[k], kept.weights[k]);
+    }
+  }
 
   // The rows of `kind` the filter keeps (SampleFilter::keeps_row). A time range needs times:
   // rows without them keep none under one.
-  void select(RowKind kind, const SampleFilter& filter, KeptRows& out) const;
+  KeptRows select(RowKind kind, const SampleFilter& filter) const;
   // The weights of rows of `kind` (`kept.rows`, each with its kept weight) on the tree.
-  void tree_weights(RowKind kind, const KeptRows& kept, TreeWeights& out) const;
+  TreeWeights tree_weights(RowKind kind, const KeptRows& kept) const;
   // The kept rows' sums per thread.
-  void thread_sums(RowKind kind, const KeptRows& kept, std::vector<ThreadSums>& out) const;
+  std::vector<ThreadSums> thread_sums(RowKind kind, const KeptRows& kept) const;
   // The sums of kept allocation rows; by_retained: of the objects still alive, else of those
   // allocated; at most `max_sites` sites.
-  void allocation_sums(const KeptRows& kept, bool by_retained, size_t max_sites, AllocationSums& out) const;
+  AllocationSums allocation_sums(const KeptRows& kept, bool by_retained, size_t max_sites) const;
   // The Timeline's bins of the timeline rows the filter keeps (as the server's bin_timeline of
   // the samples): `bins` slices of [0, max(min_end_ns, the last row's time)].
   TimelineBins timeline_bins(const SampleFilter& filter, uint32_t bins, int64_t min_end_ns) const;
@@ -157,7 +171,7 @@ class PageRows {
   }
 
  private:
-
+  inline static const std::string kNone;
   std::vector<int32_t> parents_;
   std::vector<uint32_t> frames_;
   std::vector<std::string> frame_labels_, frame_paths_;
@@ -168,5 +182,32 @@ class PageRows {
   std::vector<TimelineState> states_;
   Rows rows_[kRowKindCount];
 };
+
+// The page's tree of stacks through the Viewer's transforms (focus / merge / drop a function,
+// collapse recursion, app code first): each node's stack transformed by the model
+// (profile/transform.hh's transform_stack_table, the one implementation) and made a node of a new
+// prefix tree, so the page maps its rows (time, timeline, allocations) to the new nodes and
+// every view, served or `--html` alike, shows the transformed stacks.
+struct TransformedTree {
+  std::vector<std::pair<std::string, std::string>> frames;  // (label, path)
+  std::vector<int32_t> frame_lines;                         // the old frame's method line (0: a new frame)
+  std::vector<uint8_t> frame_categories;                    // profile/frame_category.hh's, per frame
+  std::vector<int32_t> parents;                             // per new node; -1: a root
+  std::vector<uint32_t> node_frames;                        // per new node
+  std::vector<int32_t> node_map;                            // per old node: its new node, -1: gone
+};
+
+// A stack that merge leaves empty is the "(no Ruby frames)" root, as the payload's.
+TransformedTree transform_tree(const PageRows& rows, const std::vector<StackTransform>& list);
+
+// rperf 0.11's names-only samples (Rperf::Viewer.samples_to_json: each a stack of names, root
+// first, a weight and a label set id), which a page's custom data source
+// (window.RPERF_DATA_SOURCE) may hand it, made the model's stack tree (build_stack_tree) with one
+// row per sample in its order, as the server makes a payload's: the page builds no tree itself.
+// Per sample its depth (0: no Ruby frames), weight and label set, then every stack's names in
+// turn; none when the columns differ in length or the names run out. Frames are (name, no
+// path); every sample is thread 0's.
+std::optional<StackTree> names_tree(const std::vector<uint32_t>& depths, const std::vector<int64_t>& weights,
+                                    const std::vector<uint32_t>& sets, const std::vector<std::string>& names);
 
 }  // namespace rperf::page

@@ -26,23 +26,36 @@ VmState vm_state_of_texts(const LabelTexts& set) {
   return kRunning;
 }
 
-void append_int(std::string& out, int64_t v) { out += std::to_string(v); }
+// `list` as a JSON array, each element written by each(element).
+template <typename List, typename Each>
+void append_list(std::string& out, const List& list, Each each) {
+  out += '[';
+  for (auto element = std::begin(list); element != std::end(list); ++element) {
+    if (element != std::begin(list)) out += ',';
+    each(*element);
+  }
+  out += ']';
+}
+
+void append_strings(std::string& out, std::initializer_list<std::string> texts) {
+  append_list(out, texts, [&](const std::string& text) { append_json_string(out, text); });
+}
 
 // [[name, path, line], ...]
 void append_methods(std::string& out, const std::vector<Method>& methods, const std::vector<uint32_t>& ids) {
-  out += '[';
-  for (size_t i = 0; i < ids.size(); i++) {
-    const Method& m = methods[ids[i]];
-    if (i) out += ',';
+  append_list(out, ids, [&](uint32_t id) {
     out += '[';
-    append_json_string(out, m.label);
+    append_json_string(out, methods[id].label);
     out += ',';
-    append_json_string(out, m.path);
-    out += ',';
-    append_int(out, m.line);
-    out += ']';
-  }
-  out += ']';
+    append_json_string(out, methods[id].path);
+    out += ',' + std::to_string(methods[id].line) + ']';
+  });
+}
+
+std::string percent_text(double percent) {
+  char buf[32];
+  snprintf(buf, sizeof(buf), "%.15g", percent);
+  return buf;
 }
 
 int64_t min_ns_of(int64_t total, double percent) { return static_cast<int64_t>(std::ceil(static_cast<double>(total) * percent / 100.0)); }
@@ -57,29 +70,17 @@ bool walk(const CallTree& tree, int64_t min_ns, size_t max_nodes, bool truncate,
   std::vector<std::pair<uint32_t, int64_t>> todo{{CallTree::kRoot, -1}};  // (node, parent's index)
   std::vector<uint32_t> children;
   size_t count = 0;
-  while (!todo.empty()) {
+  while (!todo.empty() && count < max_nodes) {
     auto [id, parent] = todo.back();
     todo.pop_back();
-    if (count >= max_nodes) {
-      if (truncate) break;
-      return false;
-    }
     CallTree::Node n = tree.node(id);
     uint32_t& method = index_of[n.method];
     if (method == UINT32_MAX) {
       method = static_cast<uint32_t>(methods.size());
       methods.push_back(n.method);
     }
-    if (count) nodes += ',';
-    nodes += '[';
-    append_int(nodes, parent);
-    nodes += ',';
-    append_int(nodes, method);
-    nodes += ',';
-    append_int(nodes, n.total_ns);
-    nodes += ',';
-    append_int(nodes, n.self_ns);
-    nodes += n.recursive ? ",1]" : ",0]";
+    nodes += (count ? ",[" : "[") + std::to_string(parent) + ',' + std::to_string(method) + ',' + std::to_string(n.total_ns) + ',' +
+             std::to_string(n.self_ns) + (n.recursive ? ",1]" : ",0]");
     int64_t self = static_cast<int64_t>(count++);
     tree.children(id, children);
     for (size_t i = children.size(); i-- > 0;) {
@@ -87,7 +88,7 @@ bool walk(const CallTree& tree, int64_t min_ns, size_t max_nodes, bool truncate,
     }
   }
   nodes += ']';
-  return true;
+  return todo.empty() || truncate;
 }
 
 std::string tree_json(const CallTree& tree, const ViewLimits& limits, bool categories) {
@@ -95,41 +96,26 @@ std::string tree_json(const CallTree& tree, const ViewLimits& limits, bool categ
   double percent = limits.min_percent;
   std::string nodes;
   std::vector<uint32_t> methods;
-  for (;;) {
-    int64_t min_ns = min_ns_of(total, percent);
-    if (walk(tree, min_ns, limits.max_nodes, false, nodes, methods)) break;
-    if (min_ns_of(total, percent * 2) <= min_ns) {  // the threshold cannot rise (a total of 0)
-      walk(tree, min_ns, limits.max_nodes, true, nodes, methods);
-      break;
-    }
-    percent *= 2;
+  for (;; percent *= 2) {
+    const int64_t min_ns = min_ns_of(total, percent);
+    const bool last = min_ns_of(total, percent * 2) <= min_ns;  // the threshold cannot rise (a total of 0)
+    if (walk(tree, min_ns, limits.max_nodes, last, nodes, methods)) break;
   }
-  std::string out = "{\"total_ns\":" + std::to_string(total) + ",\"min_percent\":";
-  char buf[32];
-  snprintf(buf, sizeof(buf), "%.15g", percent);
-  out += buf;
-  out += ",\"node_count\":" + std::to_string(tree.size()) + ",\"methods\":";
+  std::string out = "{\"total_ns\":" + std::to_string(total) + ",\"min_percent\":" + percent_text(percent) +
+                    ",\"node_count\":" + std::to_string(tree.size()) + ",\"methods\":";
   append_methods(out, tree.methods(), methods);
   out += ",\"nodes\":" + nodes;
   if (categories) {
-    out += ",\"categories\":[";
-    for (size_t i = 0; i < methods.size(); i++) {
-      const Method& m = tree.methods()[methods[i]];
-      if (i) out += ',';
-      append_json_string(out, frame_category_name(frame_category(m.label, m.path)));
-    }
-    out += ']';
+    out += ",\"categories\":";
+    append_list(out, methods, [&](uint32_t id) {
+      append_json_string(out, frame_category_name(frame_category(tree.methods()[id].label, tree.methods()[id].path)));
+    });
   }
   return out + '}';
 }
 
 void append_arcs(std::string& out, const std::vector<std::pair<uint32_t, int64_t>>& arcs) {
-  out += '[';
-  for (size_t i = 0; i < arcs.size(); i++) {
-    if (i) out += ',';
-    out += '[' + std::to_string(arcs[i].first) + ',' + std::to_string(arcs[i].second) + ']';
-  }
-  out += ']';
+  append_list(out, arcs, [&](const auto& arc) { out += '[' + std::to_string(arc.first) + ',' + std::to_string(arc.second) + ']'; });
 }
 
 }  // namespace
@@ -142,7 +128,7 @@ Profile profile_of_rows(const PageRows& rows, RowKind kind, const KeptRows& kept
     if (f >= frame_ids.size()) frame_ids.resize(f + 1, UINT32_MAX);
     uint32_t& id = frame_ids[f];
     if (id == UINT32_MAX) {
-      id = p.frames.intern(rows.frame_path(f), f < rows.frame_labels().size() ? rows.frame_labels()[f] : std::string(), 0);
+      id = p.frames.intern(rows.frame_path(f), rows.frame_label(f), 0);
       p.frames.at(id).start_line = rows.frame_line(f);
     }
     return id;
@@ -152,21 +138,16 @@ Profile profile_of_rows(const PageRows& rows, RowKind kind, const KeptRows& kept
   std::vector<VmState> states;
   for (const LabelTexts& set : rows.label_sets()) states.push_back(vm_state_of_texts(set));
   SampleAggregator merged;  // a range's timeline rows repeat few stacks
-  for (size_t k = 0; k < kept.rows.size(); k++) {
-    uint32_t i = kept.rows[k];
+  rows.for_kept(kind, kept, [&](uint32_t i, int64_t weight) {
     uint32_t& stack = stack_of[r.node[i]];
     if (stack == UINT32_MAX) {
       leaf_first.clear();
       for (int32_t n = static_cast<int32_t>(r.node[i]); n >= 0; n = rows.parent(n)) leaf_first.push_back(frame(rows.frame_of(n)));
       stack = p.stacks.intern(leaf_first);
     }
-    Sample s;
-    s.stack = stack;
-    s.thread_seq = r.thread_seq[i];
-    s.vm_state = r.label_set[i] < states.size() ? states[r.label_set[i]] : kRunning;
-    s.weight_ns = kept.weights[k];
-    merged.add(s);
-  }
+    // Of no label set: the rows' sets are the page's, their VM state what the views use of them.
+    merged.add(Sample{stack, r.thread_seq[i], 0, r.label_set[i] < states.size() ? states[r.label_set[i]] : kRunning, weight, 0});
+  });
   p.samples = merged.take();
   return p;
 }
@@ -182,24 +163,20 @@ std::string method_table_json(const Profile& p, const ViewLimits& limits) {
   MethodTable table(tree);
   int64_t total = tree.total_ns();
   MethodTable::View view = table.view(tree.methods(), min_ns_of(total, limits.min_percent), limits.max_methods, limits.max_arcs);
-  char buf[32];
-  snprintf(buf, sizeof(buf), "%.15g", limits.min_percent);
-  std::string out = "{\"total_ns\":" + std::to_string(total) + ",\"min_percent\":" + buf + ",\"max_methods\":" +
+  std::string out = "{\"total_ns\":" + std::to_string(total) + ",\"min_percent\":" + percent_text(limits.min_percent) + ",\"max_methods\":" +
                     std::to_string(limits.max_methods) + ",\"max_arcs\":" + std::to_string(limits.max_arcs) +
                     ",\"method_count\":" + std::to_string(view.method_count) + ",\"methods\":";
   append_methods(out, tree.methods(), view.methods);
-  out += ",\"entries\":[";
-  for (size_t i = 0; i < view.rows.size(); i++) {
-    const MethodTable::View::Row& row = view.rows[i];
-    if (i) out += ',';
+  out += ",\"entries\":";
+  append_list(out, view.rows, [&](const MethodTable::View::Row& row) {
     out += '[' + std::to_string(row.method) + ',' + std::to_string(row.self_ns) + ',' + std::to_string(row.total_ns) +
            (row.recursive ? ",1," : ",0,");
     append_arcs(out, row.callers);
     out += ',';
     append_arcs(out, row.callees);
     out += ',' + std::to_string(row.caller_count) + ',' + std::to_string(row.callee_count) + ']';
-  }
-  return out + "]}";
+  });
+  return out + '}';
 }
 
 std::string sandwich_json(const Profile& p, const std::string& label, const std::string& path, const ViewLimits& limits) {
@@ -216,11 +193,9 @@ std::string sandwich_json(const Profile& p, const std::string& label, const std:
   bottom_up.inverted = true;
   CallTree callees(cut(StackTransform::Op::kFocus), CallTreeOptions());
   CallTree callers(cut(StackTransform::Op::kCallers), bottom_up);
-  std::string out = "{\"method\":[";
-  append_json_string(out, label);
-  out += ',';
-  append_json_string(out, path);
-  out += "],\"total_ns\":" + std::to_string(callees.total_ns()) + ",\"callers\":" + tree_json(callers, limits, true) +
+  std::string out = "{\"method\":";
+  append_strings(out, {label, path});
+  out += ",\"total_ns\":" + std::to_string(callees.total_ns()) + ",\"callers\":" + tree_json(callers, limits, true) +
          ",\"callees\":" + tree_json(callees, limits, true) + '}';
   return out;
 }
@@ -230,21 +205,19 @@ std::string label_values_json(const PageRows& rows, RowKind kind, const KeptRows
   std::vector<uint32_t> sets;
   sets.reserve(kept.rows.size());
   for (uint32_t i : kept.rows) sets.push_back(i < r.size() ? r.label_set[i] : UINT32_MAX);
-  std::string out = "[";
-  for (const LabelKeyTotal& k : label_key_totals(rows.label_sets(), sets, kept.weights)) {
-    if (out.size() > 1) out += ',';
+  std::string out;
+  append_list(out, label_key_totals(rows.label_sets(), sets, kept.weights), [&](const LabelKeyTotal& k) {
     out += '[';
     append_json_string(out, k.key);
-    out += ",[";
-    for (size_t i = 0; i < k.values.size(); i++) {
-      if (i) out += ',';
+    out += ',';
+    append_list(out, k.values, [&](const auto& value) {
       out += '[';
-      append_json_string(out, k.values[i].first);
-      out += ',' + std::to_string(k.values[i].second) + ']';
-    }
-    out += "]," + std::to_string(k.unset) + ']';
-  }
-  return out + ']';
+      append_json_string(out, value.first);
+      out += ',' + std::to_string(value.second) + ']';
+    });
+    out += ',' + std::to_string(k.unset) + ']';
+  });
+  return out;
 }
 
 StackChartView stack_chart_view(const PageRows& rows, RowKind kind, const KeptRows& kept, int64_t min_end_ns) {
@@ -254,30 +227,23 @@ StackChartView stack_chart_view(const PageRows& rows, RowKind kind, const KeptRo
   StackChartView out;
   StackChart& c = out.chart;
   int64_t end_ns = std::max<int64_t>(min_end_ns, 1);
-  std::vector<uint32_t> order;  // indexes into kept
+  std::vector<std::pair<uint32_t, int64_t>> order;  // (row, kept weight)
   order.reserve(kept.rows.size());
-  bool any = false;
-  for (size_t k = 0; k < kept.rows.size() && k < kept.weights.size(); k++) {
-    const uint32_t i = kept.rows[k];
-    if (i >= r.size()) continue;
-    const int64_t time = r.time_ns.empty() ? 0 : r.time_ns[i];
-    end_ns = std::max(end_ns, time);
-    if (any && r.thread_seq[i] > c.thread) continue;
-    if (!any || r.thread_seq[i] < c.thread) order.clear();
-    any = true;
+  rows.for_kept(kind, kept, [&](uint32_t i, int64_t weight) {
+    end_ns = std::max(end_ns, r.time_at(i));
+    if (!order.empty() && r.thread_seq[i] > c.thread) return;
+    if (order.empty() || r.thread_seq[i] < c.thread) order.clear();
     c.thread = r.thread_seq[i];
-    order.push_back(static_cast<uint32_t>(k));
-  }
-  auto time_of = [&](uint32_t k) { return r.time_ns.empty() ? 0 : r.time_ns[kept.rows[k]]; };
-  auto earlier = [&](uint32_t a, uint32_t b) { return time_of(a) < time_of(b); };
+    order.emplace_back(i, weight);
+  });
+  auto earlier = [&](const auto& a, const auto& b) { return r.time_at(a.first) < r.time_at(b.first); };
   if (!std::is_sorted(order.begin(), order.end(), earlier)) std::stable_sort(order.begin(), order.end(), earlier);
   StackChartBuilder builder(c);
   std::vector<int32_t> frame_of(rows.frame_labels().size(), -1);  // payload frame -> chart frame
   std::vector<uint32_t> leaf_first;  // payload frames
   int64_t last_node = -1;
-  for (uint32_t k : order) {
-    const uint32_t i = kept.rows[k];
-    if (kept.weights[k] <= 0) continue;
+  for (const auto& [i, weight] : order) {
+    if (weight <= 0) continue;
     if (r.node[i] != last_node) {
       last_node = r.node[i];
       leaf_first.clear();
@@ -287,28 +253,20 @@ StackChartView stack_chart_view(const PageRows& rows, RowKind kind, const KeptRo
       for (size_t d = leaf_first.size(); d-- > 0;) {  // root first, as the model interns them
         const uint32_t f = leaf_first[d];
         if (f >= frame_of.size()) frame_of.resize(f + 1, -1);
-        if (frame_of[f] < 0) frame_of[f] = builder.frame(f < rows.frame_labels().size() ? rows.frame_labels()[f] : std::string(), rows.frame_path(f));
+        if (frame_of[f] < 0) frame_of[f] = builder.frame(rows.frame_label(f), rows.frame_path(f));
         path.push_back(frame_of[f]);
       }
     }
-    builder.add(kept.weights[k], time_of(k), rows.state_of(r.label_set[i]));
+    builder.add(weight, r.time_at(i), rows.state_of(r.label_set[i]));
   }
   builder.finish();
   out.json = "{\"thread\":" + std::to_string(c.thread) + ",\"total_ns\":" + std::to_string(c.total_ns) +
              ",\"samples\":" + std::to_string(c.samples) + ",\"end_ns\":" + std::to_string(end_ns) +
-             ",\"cells\":" + std::to_string(c.x.size()) + ",\"frames\":[";
-  for (size_t i = 0; i < c.frames.size(); i++) {
-    const auto& [label, path] = c.frames[i];
-    if (i) out.json += ',';
-    out.json += '[';
-    append_json_string(out.json, label);
-    out.json += ',';
-    append_json_string(out.json, path);
-    out.json += ',';
-    append_json_string(out.json, frame_category_name(frame_category(label, path)));
-    out.json += ']';
-  }
-  out.json += "]}";
+             ",\"cells\":" + std::to_string(c.x.size()) + ",\"frames\":";
+  append_list(out.json, c.frames, [&](const auto& frame) {
+    append_strings(out.json, {frame.first, frame.second, frame_category_name(frame_category(frame.first, frame.second))});
+  });
+  out.json += '}';
   return out;
 }
 

@@ -21,10 +21,8 @@
 #include <type_traits>
 #include <vector>
 
-#include "page/names_tree.hh"
 #include "page/page_rows.hh"
 #include "page/page_views.hh"
-#include "page/transformed_tree.hh"
 #include "profile/label_set_match.hh"
 #include "views/totals_diff.hh"
 
@@ -58,24 +56,24 @@ bool read_text(const uint8_t*& at, const uint8_t* end, std::string& text) {
   return true;
 }
 
+// The i-th number of a column of N.
+template <typename N>
+double nth(const uint8_t* bytes, size_t i) {
+  N n;
+  std::memcpy(&n, bytes + sizeof(N) * i, sizeof(N));
+  return n;
+}
+
 // The i-th number of a column of `type` (kU8 to kNumber) as a double, exact for all of them.
 double number_at(const uint8_t* bytes, uint32_t type, size_t i) {
-  int32_t i32;
-  uint32_t u32;
-  double f64;
-  switch (type) {
-    case kU8: return bytes[i];
-    case kI32: return std::memcpy(&i32, bytes + 4 * i, 4), i32;
-    case kU32: return std::memcpy(&u32, bytes + 4 * i, 4), u32;
-    default: return std::memcpy(&f64, bytes + 8 * i, 8), f64;
-  }
+  return type == kU8 ? bytes[i] : type == kI32 ? nth<int32_t>(bytes, i) : type == kU32 ? nth<uint32_t>(bytes, i) : nth<double>(bytes, i);
 }
 
 // A number as T; one out of T's range (NaN: a page's mistake) as 0, where a cast would trap.
 template <typename T>
 T number_as(double value) {
   if constexpr (std::is_integral_v<T>) {
-    if (!(value >= static_cast<double>(std::numeric_limits<T>::lowest()) && value < static_cast<double>(std::numeric_limits<T>::max()) + 1)) return T{};
+    if (!(value >= double(std::numeric_limits<T>::lowest()) && value < double(std::numeric_limits<T>::max()) + 1)) return T{};
   }
   return static_cast<T>(value);
 }
@@ -171,17 +169,8 @@ class Call {
   Call& put(const char* name, double number) { return put_bytes(name, kNumber, &number, sizeof(number)); }
   template <typename T>
   Call& put(const char* name, const std::vector<T>& values) {
-    if constexpr (kTypeOf<T> == kF64 && !std::is_same_v<T, double>) {
-      // Converted straight into the answer, with no column of doubles made first.
-      const size_t at = put_bytes(name, kF64, nullptr, values.size() * sizeof(double)).answer.size() - values.size() * sizeof(double);
-      for (size_t i = 0; i < values.size(); i++) {
-        const double v = static_cast<double>(values[i]);
-        std::memcpy(answer.data() + at + i * sizeof(double), &v, sizeof(v));
-      }
-      return *this;
-    } else {
-      return put_bytes(name, kTypeOf<T>, values.data(), values.size() * sizeof(T));
-    }
+    if constexpr (kTypeOf<T> == kF64 && !std::is_same_v<T, double>) return put(name, std::vector<double>(values.begin(), values.end()));
+    else return put_bytes(name, kTypeOf<T>, values.data(), values.size() * sizeof(T));
   }
   Call& put(const char* name, const std::vector<std::string>& texts) {
     std::vector<uint8_t> blob;
@@ -231,8 +220,7 @@ class Call {
     uint32_t head[2] = {type, static_cast<uint32_t>(size)};
     const uint8_t* bytes = reinterpret_cast<const uint8_t*>(head);
     answer.insert(answer.end(), bytes, bytes + sizeof(head));
-    answer.resize(answer.size() + size);  // its bytes, or room for them (no data)
-    if (data) std::memcpy(answer.data() + answer.size() - size, data, size);
+    answer.insert(answer.end(), static_cast<const uint8_t*>(data), static_cast<const uint8_t*>(data) + size);
     return *this;
   }
 };
@@ -267,37 +255,37 @@ using Frame = std::pair<std::string, std::string>;  // (label, path)
 // runs harmlessly before its answer is replaced by the error, and one that changes a snapshot
 // checks c.ok() first.
 const std::pair<const char*, void (*)(Call&)> kOperations[] = {
-    // A new snapshot: its handle.
+    // A new snapshot: its handle. Its tree: per node its parent (parents) and frame (frames); per
+    // frame its label, path and method line (labels, paths, lines). Its label sets as the page
+    // spells them: each set's pair count (pairs), then every pair's key and value (texts). A
+    // profile with lines: the payload's line tree (PageRows::set_line_tree), per node
+    // line_parents, line_frames (the tree's), line_lines.
     {"new", [](Call& c) {
+       auto s = std::make_unique<PageRows>();
+       std::vector<int32_t> parents = c.column<int32_t>("parents"), lines = c.column<int32_t>("lines");
+       std::vector<uint32_t> frames = c.column<uint32_t>("frames"), pairs = c.column<uint32_t>("pairs");
+       std::vector<std::string> labels = c.texts("labels"), paths = c.texts("paths"), texts = c.texts("texts");
+       std::vector<rperf::LabelTexts> sets(pairs.size());
+       for (size_t i = 0, at = 0; i < pairs.size() && c.ok(); i++) {
+         if (texts.size() - at < size_t{pairs[i]} * 2) c.fail("the snapshot's label sets cannot be read");
+         for (; c.ok() && sets[i].size() < pairs[i]; at += 2) sets[i].emplace_back(texts[at], texts[at + 1]);
+       }
+       s->set_frames(std::move(labels), std::move(paths), std::move(lines));
+       s->set_label_sets(std::move(sets));
+       if (!s->set_tree(std::move(parents), std::move(frames))) c.fail("the snapshot's tree is not a prefix tree");
+       if (c.ok() && c.has("line_parents") &&
+           !s->set_line_tree(c.column<int32_t>("line_parents"), c.column<uint32_t>("line_frames"), c.column<int32_t>("line_lines"))) {
+         c.fail("the snapshot's line tree is not a prefix tree of its frames");
+       }
+       if (!c.ok()) return;
        auto free = std::find(snapshots.begin(), snapshots.end(), nullptr);
        if (free == snapshots.end()) free = snapshots.insert(free, nullptr);
-       *free = std::make_unique<PageRows>();
-       c.put("handle", static_cast<double>(free - snapshots.begin()));
+       *free = std::move(s);
+       c.put("handle", double(free - snapshots.begin()));
      }},
     {"delete", [](Call& c) {
        c.snapshot();
        if (c.ok()) snapshots[c.number<uint32_t>("handle")].reset();
-     }},
-    // The snapshot's tree: per node its parent (parents) and frame (frames); per frame its
-    // label, path and method line (labels, paths, lines).
-    {"set_tree", [](Call& c) {
-       PageRows& s = c.snapshot();
-       std::vector<int32_t> parents = c.column<int32_t>("parents"), lines = c.column<int32_t>("lines");
-       std::vector<uint32_t> frames = c.column<uint32_t>("frames");
-       std::vector<std::string> labels = c.texts("labels"), paths = c.texts("paths");
-       if (!c.ok()) return;
-       s.set_frames(std::move(labels), std::move(paths), std::move(lines));
-       if (!s.set_tree(std::move(parents), std::move(frames))) c.fail("the snapshot's tree is not a prefix tree");
-     }},
-    // The payload's line tree (a profile with lines: PageRows::set_line_tree), per node: parents,
-    // frames (the tree's), lines. After set_tree, before set_rows.
-    {"set_line_tree", [](Call& c) {
-       PageRows& s = c.snapshot();
-       std::vector<int32_t> parents = c.column<int32_t>("parents"), lines = c.column<int32_t>("lines");
-       std::vector<uint32_t> frames = c.column<uint32_t>("frames");
-       if (c.ok() && !s.set_line_tree(std::move(parents), std::move(frames), std::move(lines))) {
-         c.fail("the snapshot's line tree is not a prefix tree of its frames");
-       }
      }},
     // The rows of `kind`: Rows' columns by their names, the optional ones as the rows have them.
     {"set_rows", [](Call& c) {
@@ -307,19 +295,6 @@ const std::pair<const char*, void (*)(Call&)> kOperations[] = {
                               c.column<int64_t>("weight"), c.column<int64_t>("time_ns", true), c.column<uint8_t>("idle", true),
                               c.column<uint32_t>("class_index", true), c.column<int64_t>("retained", true), c.column<int32_t>("line_node", true)};
        if (c.ok() && !s.set_rows(kind, std::move(rows))) c.fail("the snapshot's rows are not on its tree");
-     }},
-    // The label sets as the page spells them: each set's pair count (pairs), then every pair's
-    // key and value (texts).
-    {"set_label_sets", [](Call& c) {
-       PageRows& s = c.snapshot();
-       std::vector<uint32_t> pairs = c.column<uint32_t>("pairs");
-       std::vector<std::string> texts = c.texts("texts");
-       std::vector<rperf::LabelTexts> sets(pairs.size());
-       for (size_t i = 0, at = 0; i < pairs.size() && c.ok(); i++) {
-         if (texts.size() - at < size_t{pairs[i]} * 2) c.fail("the snapshot's label sets cannot be read");
-         for (; c.ok() && sets[i].size() < pairs[i]; at += 2) sets[i].emplace_back(texts[at], texts[at + 1]);
-       }
-       if (c.ok()) s.set_label_sets(std::move(sets));
      }},
     // Every label value of the snapshot (values), sorted, each once: what the page tests its
     // tagfocus regex on.
@@ -346,8 +321,7 @@ const std::pair<const char*, void (*)(Call&)> kOperations[] = {
      }},
     // The rows of `kind` the filter (filter_of) keeps: their indexes (rows) and kept weights.
     {"select", [](Call& c) {
-       KeptRows kept;
-       c.snapshot().select(c.kind(), filter_of(c), kept);
+       KeptRows kept = c.snapshot().select(c.kind(), filter_of(c));
        c.put("rows", kept.rows).put("weights", kept.weights);
      }},
     // A view of the rows of `kind` the filter keeps as JSON (json; page/page_views.hh): view 0 the
@@ -358,8 +332,7 @@ const std::pair<const char*, void (*)(Call&)> kOperations[] = {
     {"view", [](Call& c) {
        PageRows& s = c.snapshot();
        RowKind kind = c.kind();
-       KeptRows kept;
-       s.select(kind, filter_of(c), kept);
+       KeptRows kept = s.select(kind, filter_of(c));
        uint32_t view = c.number<uint32_t>("view");
        std::vector<std::string> function = c.texts("function", true);
        rperf::page::ViewLimits limits;
@@ -370,20 +343,15 @@ const std::pair<const char*, void (*)(Call&)> kOperations[] = {
        if (!c.ok()) return;
        if (view == 5) {  // no profile: label sets and weights only
          c.put("json", {rperf::page::label_values_json(s, kind, kept)});
-         return;
-       }
-       if (view == 4) {
+       } else if (view == 4) {
          rperf::page::StackChartView chart = rperf::page::stack_chart_view(s, kind, kept, c.number<int64_t>("min_end_ns", true));
          const rperf::StackChart& cells = chart.chart;
          c.put("json", {chart.json}).put("x", cells.x).put("w", cells.w).put("d", cells.d).put("f", cells.f).put("gap", cells.gap);
-         return;
-       }
-       rperf::Profile profile = rperf::page::profile_of_rows(s, kind, kept);
-       switch (view) {
-         case 0: c.put("json", {rperf::page::call_tree_json(profile, false, limits)}); break;
-         case 1: c.put("json", {rperf::page::call_tree_json(profile, true, limits)}); break;
-         case 3: c.put("json", {rperf::page::sandwich_json(profile, function[0], function[1], limits)}); break;
-         default: c.put("json", {rperf::page::method_table_json(profile, limits)}); break;
+       } else {
+         rperf::Profile profile = rperf::page::profile_of_rows(s, kind, kept);
+         c.put("json", {view == 2   ? rperf::page::method_table_json(profile, limits)
+                        : view == 3 ? rperf::page::sandwich_json(profile, function[0], function[1], limits)
+                                    : rperf::page::call_tree_json(profile, view == 1, limits)});
        }
      }},
     // The Timeline's `bins` bins of the timeline rows the filter keeps, on an axis of at least
@@ -391,7 +359,7 @@ const std::pair<const char*, void (*)(Call&)> kOperations[] = {
     // TimelineBins::kTopLeaves leaf names (-1: none).
     {"timeline_bins", [](Call& c) {
        rperf::TimelineBins b = c.snapshot().timeline_bins(filter_of(c), c.number<uint32_t>("bins"), c.number<int64_t>("min_end_ns", true));
-       c.put("end_ns", static_cast<double>(b.end_ns)).put("bin_ns", b.bin_ns).put("kept_ns", static_cast<double>(b.kept_ns));
+       c.put("end_ns", double(b.end_ns)).put("bin_ns", b.bin_ns).put("kept_ns", double(b.kept_ns));
        c.put("threads", b.threads).put("occupancy", b.occupancy).put("leaf_names", b.leaf_names).put("top", b.top, [](const auto& leaves) {
          std::array<double, rperf::TimelineBins::kTopLeaves> top;
          top.fill(-1);
@@ -405,29 +373,25 @@ const std::pair<const char*, void (*)(Call&)> kOperations[] = {
     {"tree_diff", [](Call& c) {
        PageRows &s = c.snapshot(), &base = c.snapshot("base_handle");
        RowKind kind = c.kind(), base_kind = c.kind("base_kind");
-       KeptRows kept, base_kept;
-       s.select(kind, filter_of(c), kept);
-       base.select(base_kind, filter_of(c, "base_"), base_kept);
-       rperf::page::TreeDiff d = rperf::page::tree_diff(s, kind, kept, base, base_kind, base_kept, c.number("normalize", true) != 0);
-       c.put("sum", static_cast<double>(d.sum)).put("base_sum", static_cast<double>(d.base_sum)).put("base_scale", d.base_scale);
+       rperf::page::TreeDiff d = rperf::page::tree_diff(s, kind, s.select(kind, filter_of(c)), base, base_kind,
+                                                        base.select(base_kind, filter_of(c, "base_")), c.number("normalize", true) != 0);
+       c.put("sum", double(d.sum)).put("base_sum", double(d.base_sum)).put("base_scale", d.base_scale);
        c.put("self_change", d.self_change);
      }},
     // The tree weights of rows of `kind` (kept_of: a selection, or a part of one: a flame
     // graph's tag group): their sum, and per node self, total and states (its self per state,
     // kTimelineStates each).
     {"tree_weights", [](Call& c) {
-       rperf::page::TreeWeights w;
-       c.snapshot().tree_weights(c.kind(), kept_of(c), w);
-       c.put("sum", static_cast<double>(w.sum)).put("self", w.self).put("total", w.total).put("states", w.state_self);
+       rperf::page::TreeWeights w = c.snapshot().tree_weights(c.kind(), kept_of(c));
+       c.put("sum", double(w.sum)).put("self", w.self).put("total", w.total).put("states", w.state_self);
      }},
     // The Allocations tab's sums of allocation rows (kept_of; weights unread) of the objects asked
     // for (by_retained): sum, allocated, retained, per node self and total; node_classes: (node,
     // class, objects) each; sites: (frame, class, allocated, retained) each, at most max_sites.
     {"allocation_sums", [](Call& c) {
-       rperf::page::AllocationSums sums;
-       c.snapshot().allocation_sums(kept_of(c), c.number("by_retained") != 0, c.number<uint32_t>("max_sites"), sums);
-       c.put("sum", static_cast<double>(sums.weights.sum)).put("allocated", static_cast<double>(sums.allocated));
-       c.put("retained", static_cast<double>(sums.retained)).put("self", sums.weights.self).put("total", sums.weights.total);
+       rperf::page::AllocationSums sums = c.snapshot().allocation_sums(kept_of(c), c.number("by_retained") != 0, c.number<uint32_t>("max_sites"));
+       c.put("sum", double(sums.weights.sum)).put("allocated", double(sums.allocated));
+       c.put("retained", double(sums.retained)).put("self", sums.weights.self).put("total", sums.weights.total);
        c.put("node_classes", sums.node_classes, [](const auto& k) { return std::array<double, 3>{double(k.node), double(k.class_index), double(k.objects)}; });
        c.put("sites", sums.sites, [](const auto& t) {
          return std::array<double, 4>{double(t.frame), double(t.class_index), double(t.allocated), double(t.retained)};
@@ -436,9 +400,7 @@ const std::pair<const char*, void (*)(Call&)> kOperations[] = {
     // The sums per thread of rows of `kind` (kept_of), threads: per thread thread_seq, total,
     // running, GVL blocked, GVL wait, GC, idle, top frame (-1: none), its weight.
     {"thread_sums", [](Call& c) {
-       std::vector<rperf::page::ThreadSums> sums;
-       c.snapshot().thread_sums(c.kind(), kept_of(c), sums);
-       c.put("threads", sums, [](const rperf::page::ThreadSums& t) {
+       c.put("threads", c.snapshot().thread_sums(c.kind(), kept_of(c)), [](const rperf::page::ThreadSums& t) {
          return std::array<double, 9>{double(t.thread_seq), double(t.total), double(t.by_state[0]), double(t.by_state[1]), double(t.by_state[2]),
                                       double(t.by_state[3]), double(t.idle), double(t.top_frame), double(t.top_frame_weight)};
        });
@@ -448,9 +410,9 @@ const std::pair<const char*, void (*)(Call&)> kOperations[] = {
     {"source_lines", [](Call& c) {
        rperf::SourceLines source = c.snapshot().source_lines(c.kind(), kept_of(c), c.text("path"));
        c.put("lines", source.lines, [](const rperf::LineWeight& l) { return std::array<double, 3>{double(l.line), double(l.self_ns), double(l.total_ns)}; });
-       c.put("kept_ns", static_cast<double>(source.kept_ns));
+       c.put("kept_ns", double(source.kept_ns));
      }},
-    // The snapshot's tree through the Viewer's transforms (page/transformed_tree.hh): per transform
+    // The snapshot's tree through the Viewer's transforms (page/page_rows.hh): per transform
     // its op's name, then for an op that names a function its label and path (transforms).
     // Answers TransformedTree's fields by their names, its frames as labels and paths.
     {"transform", [](Call& c) {
@@ -471,21 +433,16 @@ const std::pair<const char*, void (*)(Call&)> kOperations[] = {
        c.put("frame_lines", tree.frame_lines).put("frame_categories", tree.frame_categories).put("parents", tree.parents);
        c.put("node_frames", tree.node_frames).put("node_map", tree.node_map);
      }},
-    // rperf 0.11's names-only samples made the model's stack tree (page/names_tree.hh): per sample
+    // rperf 0.11's names-only samples made the model's stack tree (page/page_rows.hh): per sample
     // depths, weights and sets, then every stack's names, root first (names). Answers its frames
     // (labels, paths), per node parents, node_frames, per sample row_nodes, row_weights, row_sets.
     {"names_tree", [](Call& c) {
-       std::vector<uint32_t> depths = c.column<uint32_t>("depths"), sets = c.column<uint32_t>("sets");
-       std::vector<int64_t> weights = c.column<int64_t>("weights");
-       std::vector<std::string> names = c.texts("names");
-       if (sets.size() != depths.size() || weights.size() != depths.size()) c.fail("names_tree: the samples' columns differ in length");
-       std::vector<rperf::page::NamesSample> samples(depths.size());
-       for (size_t i = 0, at = 0; c.ok() && i < samples.size(); at += depths[i++]) {
-         if (names.size() - at < depths[i]) c.fail("the snapshot's stacks cannot be read");
-         else samples[i] = {{names.begin() + at, names.begin() + at + depths[i]}, weights[i], sets[i]};
-       }
+       std::optional<rperf::StackTree> named =
+           rperf::page::names_tree(c.column<uint32_t>("depths"), c.column<int64_t>("weights"), c.column<uint32_t>("sets"), c.texts("names"));
+       if (!named) c.fail("names_tree: the samples' columns differ in length or their names run out");
+       if (!c.ok()) return;
        using Row = rperf::StackTree::Row;
-       rperf::StackTree tree = rperf::page::names_tree(samples);
+       const rperf::StackTree& tree = *named;
        c.put("labels", tree.frames, &Frame::first).put("paths", tree.frames, &Frame::second);
        c.put("parents", tree.parents).put("node_frames", tree.node_frames).put("row_nodes", tree.rows, &Row::node);
        c.put("row_weights", tree.rows, &Row::weight_ns).put("row_sets", tree.rows, &Row::label_set);

@@ -101,15 +101,14 @@
     // lines, its line tree ({parent, frame, line}: the Source tab's): a handle, freed with
     // `owner` when given.
     snapshot({ parents, nodeFrames, frames, frameLines, labelSets, lineTree }, owner) {
-      const { handle } = this.call('new');
-      if (owner) this.handles.register(owner, handle);
-      this.call('set_tree', {
-        handle, parents, frames: nodeFrames, labels: frames.map((f) => String(f[0])), paths: frames.map((f) => String(f[1] || '')),
-        lines: Int32Array.from(frames, (_, i) => (frameLines && frameLines[i]) || 0),
-      });
       const entries = labelSets.map((ls) => Object.entries(ls || {}));
-      this.call('set_label_sets', { handle, pairs: entries.map((e) => e.length), texts: entries.flat(2).map(String) });
-      if (lineTree) this.call('set_line_tree', { handle, parents: lineTree.parent, frames: lineTree.frame, lines: lineTree.line });
+      const { handle } = this.call('new', {
+        parents, frames: nodeFrames, labels: frames.map((f) => String(f[0])), paths: frames.map((f) => String(f[1] || '')),
+        lines: Int32Array.from(frames, (_, i) => (frameLines && frameLines[i]) || 0), pairs: entries.map((e) => e.length),
+        texts: entries.flat(2).map(String), line_parents: lineTree && lineTree.parent, line_frames: lineTree && lineTree.frame,
+        line_lines: lineTree && lineTree.line,
+      });
+      if (owner) this.handles.register(owner, handle);
       return handle;
     }
 

@@ -127,7 +127,7 @@ function keptColumns(rows) {
 }
 
 // A body in rperf 0.11's shape (Viewer.samples_to_json) from a data source becomes ours: the
-// model's stack tree of its names (page/names_tree.hh), one row per sample, one thread.
+// model's stack tree of its names (page/page_rows.hh names_tree), one row per sample, one thread.
 function fromSamplesJson(p) {
   const tree = model.namesTree(p.samples);
   const labelSets = (p.label_sets || [{}]).map((ls) =>
@@ -161,7 +161,7 @@ function prepare(p) {
 const frameOf = (p, node) => p.frames[p.nodes.frame[node]];
 
 // The snapshot through the page's transforms: the model's tree of the transformed stacks
-// (page/transformed_tree.hh), every row at its stack's new node (idle marks kept: a wait does
+// (page/page_rows.hh transform_tree), every row at its stack's new node (idle marks kept: a wait does
 // not change with how its stack is drawn), prepared as a snapshot of its own for every view.
 // origins: each moved row's index in the base, whose line tree the Source tab reads.
 function transformed(base, list) {
