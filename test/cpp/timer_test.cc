@@ -135,8 +135,10 @@ TEST(Timer, ProcessSignalsAreNotDeliveredToTheWorker) {
   int64_t elapsed = rperf::monotonic_ns() - t0;
   timer.stop();
   EXPECT_EQ(interrupted, 0);
-  EXPECT_GT(g_ticks.load(), 0);
-  EXPECT_GE(g_ticks.load(), min_ticks(elapsed, delayed, 1e9 / o.frequency)) << "waiting for a CPU " << delayed << " ns";
+  // The check above means something only if signals flew while the main thread slept: at least
+  // one per two sleeps (the rate itself is SignalModeTicksAtTheFrequency's; here a short 100 ms
+  // run lost 16 ms of ticks to a wait run_delay does not see, a VM's stolen time, on a quiet machine).
+  EXPECT_GE(g_ticks.load(), 25) << "elapsed " << elapsed << " ns, waiting for a CPU " << delayed << " ns";
 }
 
 namespace {
