@@ -413,3 +413,13 @@ TEST(Allocations, MergeMeasuresRetainedOnlyWhenEveryProcessDid) {
   merge_child(bare, allocation_profile(), "124");  // a root without allocations takes the child's
   EXPECT_TRUE(bare.retained_measured);
 }
+
+// A hostile file's count at INT64_MIN: the report groups its digits (the magnitude taken as
+// unsigned; negating it as int64_t was undefined, found by the loader fuzz under UBSan).
+TEST(Allocations, TheTextReportGroupsTheSmallestCount) {
+  Profile p = make_profile({{"a.rb", "<main>", 1}}, {{{0}, 100}}, {{}});
+  p.header.set("allocation_interval", JsonValue::integer(1));
+  p.allocations.push_back({p.stacks.intern({0}), 0, 0, p.class_names.intern("String"), INT64_MIN, 0});
+  std::string text = encode_allocation_text(p, 10);
+  EXPECT_NE(text.find("Allocations: -9,223,372,036,854,775,808 objects"), std::string::npos) << text;
+}
