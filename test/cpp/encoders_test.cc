@@ -164,3 +164,14 @@ TEST(Speedscope, OneSampledProfilePerThreadRootFirst) {
   EXPECT_NE(s.find("\"samples\":[[0,1],[0,2],[0,4]]"), std::string::npos) << s;
   EXPECT_NE(s.find("\"weights\":[100,50,7]"), std::string::npos);
 }
+
+// The text reports' one digit grouping: counts and milliseconds, signs and fractions alike.
+TEST(TextReport, GroupsTheWholePartByThousands) {
+  EXPECT_EQ("0", grouped_thousands("0"));
+  EXPECT_EQ("999", grouped_thousands("999"));
+  EXPECT_EQ("1,000", grouped_thousands("1000"));
+  EXPECT_EQ("-123,456", grouped_thousands("-123456"));
+  EXPECT_EQ("1,234,567.9", grouped_thousands("1234567.9"));
+  EXPECT_EQ("-100.0", grouped_thousands("-100.0"));
+  EXPECT_EQ("-9,223,372,036,854,775,808", grouped_thousands(std::to_string(INT64_MIN)));
+}

@@ -10,12 +10,7 @@ namespace rperf {
 
 namespace {
 
-std::string grouped(int64_t n) {
-  // The magnitude as unsigned: -INT64_MIN (a hostile file's count) does not fit an int64_t.
-  std::string s = std::to_string(n < 0 ? 0 - static_cast<uint64_t>(n) : static_cast<uint64_t>(n));
-  for (size_t i = s.size(); i > 3; i -= 3) s.insert(i - 3, ",");
-  return n < 0 ? "-" + s : s;
-}
+std::string grouped(int64_t n) { return grouped_thousands(std::to_string(n)); }
 
 std::string row(int64_t objects, int64_t total, const std::string& name) {
   char buf[64];

@@ -39,5 +39,8 @@ void encode_firefox(const Profile& p, const FirefoxOptions& options, Output& out
 // Shared helpers.
 void append_json_string(std::string& out, const std::string& s);  // quoted, escaped, valid UTF-8
 void append_json_value(std::string& out, const JsonValue& v);
+// A number's text ("-1234567.8") with its whole part grouped by thousands ("-1,234,567.8"), as
+// the text reports print counts and milliseconds.
+std::string grouped_thousands(std::string number);
 
 }  // namespace rperf

@@ -9,15 +9,10 @@
 namespace rperf {
 
 namespace {
-// "1234567.89" ms -> "1,234,567.9"
 std::string grouped_ms(int64_t ns) {
   char digits[48];
   std::snprintf(digits, sizeof(digits), "%.1f", ns / 1e6);
-  std::string s = digits;
-  size_t dot = s.find('.');
-  size_t start = s[0] == '-' ? 1 : 0;
-  for (size_t i = dot; i > start + 3; i -= 3) s.insert(i - 3, ",");
-  return s;
+  return grouped_thousands(digits);
 }
 
 std::string format_rows(const Profile& p, const FunctionTotals& t, const std::vector<int64_t>& weights, int top_n) {
@@ -35,6 +30,14 @@ std::string format_rows(const Profile& p, const FunctionTotals& t, const std::ve
   return out;
 }
 }  // namespace
+
+std::string grouped_thousands(std::string number) {
+  const size_t start = !number.empty() && number[0] == '-' ? 1 : 0;
+  size_t end = number.find('.');
+  if (end == std::string::npos) end = number.size();
+  for (size_t i = end; i > start + 3; i -= 3) number.insert(i - 3, ",");
+  return number;
+}
 
 std::string encode_text(const Profile& p, int top_n, bool header) {
   if (p.samples.empty()) return "No samples recorded.\n";
