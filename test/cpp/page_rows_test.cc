@@ -359,3 +359,98 @@ TEST(PageRows, TreeDiffPutsTheBasesSelfAtTheSameStackScaledWhenNormalized) {
   EXPECT_EQ(2.0, d.base_scale);
   EXPECT_EQ((std::vector<double>{20, 0, 10, 10}), d.self_change);
 }
+
+// The Viewer's transforms move the rows in the model (transform_snapshot): merge a, drop c on
+// main>a, main>a>b, main>c, main. Each row left keeps its order and columns (thread, label set,
+// weight, idle mark, class, retained, time) at its stack's new node; each keeps its line-level
+// leaf on the base's line tree, so the Source tab's lines are those of the same base rows; a
+// timeline the base gets later moves with move_rows, from its own base only.
+TEST(PageRows, ATransformedSnapshotMovesEveryRowToItsNewNode) {
+  PageRows base;
+  base.set_frames({"main", "a", "b", "c"}, {"m.rb", "a.rb", "b.rb", "c.rb"}, {1, 10, 20, 30});
+  base.set_label_sets({{}, {{"%GVL", "blocked"}}, {{"endpoint", "x"}}});
+  ASSERT_TRUE(base.set_tree({-1, 0, 1, 0}, {0, 1, 2, 3}));
+  // Line nodes: 0 main:2, 1 main:2>a:11, 2 main:2>a:11>b:21, 3 main:2>c:31.
+  ASSERT_TRUE(base.set_line_tree({-1, 0, 1, 0}, {0, 1, 2, 3}, {2, 11, 21, 31}));
+  Rows samples;
+  samples.node = {2, 1, 3, 0, 2};
+  samples.thread_seq = {1, 1, 2, 1, 2};
+  samples.label_set = {0, 1, 0, 0, 2};
+  samples.weight = {10, 20, 5, 1, 4};
+  samples.idle = {0, 1, 0, 0, 1};
+  samples.line_node = {2, 1, 3, 0, 2};
+  ASSERT_TRUE(base.set_rows(RowKind::kSamples, samples));
+  Rows sites;
+  sites.node = {3, 2};
+  sites.thread_seq = {1, 2};
+  sites.label_set = {0, 0};
+  sites.weight = {7, 9};
+  sites.class_index = {0, 1};
+  sites.retained = {1, 2};
+  ASSERT_TRUE(base.set_rows(RowKind::kAllocations, sites));
+
+  using Op = StackTransform::Op;
+  page::TransformedSnapshot t = page::transform_snapshot(base, {{Op::kMerge, "a", "a.rb"}, {Op::kDrop, "c", "c.rb"}});
+  const PageRows& shown = t.rows;
+  // The new tree: 0 main (main and main>a), 1 main>b (main>a>b); main>c is gone.
+  EXPECT_EQ((std::vector<int32_t>{0, 0, 1, -1}), t.tree.node_map);
+  EXPECT_EQ((std::vector<int32_t>{-1, 0}), t.tree.parents);
+  ASSERT_EQ(2u, shown.node_count());
+  EXPECT_EQ("main", shown.frame_label(shown.frame_of(0)));
+  EXPECT_EQ("b", shown.frame_label(shown.frame_of(1)));
+  EXPECT_EQ(20, shown.frame_line(shown.frame_of(1)));
+  EXPECT_EQ(base.label_sets(), shown.label_sets());
+
+  const Rows& moved = shown.rows(RowKind::kSamples);
+  EXPECT_EQ((std::vector<uint32_t>{1, 0, 0, 1}), moved.node) << "the row at main>c is gone, the others in order";
+  EXPECT_EQ((std::vector<uint32_t>{1, 1, 1, 2}), moved.thread_seq);
+  EXPECT_EQ((std::vector<uint32_t>{0, 1, 0, 2}), moved.label_set);
+  EXPECT_EQ((std::vector<int64_t>{10, 20, 1, 4}), moved.weight);
+  EXPECT_EQ((std::vector<uint8_t>{0, 1, 0, 1}), moved.idle) << "idle marks kept";
+  EXPECT_EQ((std::vector<int32_t>{2, 1, 0, 2}), moved.line_node) << "each row's recorded line-level leaf";
+  EXPECT_TRUE(moved.time_ns.empty());
+  const Rows& moved_sites = shown.rows(RowKind::kAllocations);
+  EXPECT_EQ((std::vector<uint32_t>{1}), moved_sites.node);
+  EXPECT_EQ((std::vector<int64_t>{9}), moved_sites.weight);
+  EXPECT_EQ((std::vector<uint32_t>{1}), moved_sites.class_index);
+  EXPECT_EQ((std::vector<int64_t>{2}), moved_sites.retained);
+  EXPECT_EQ(0u, shown.rows(RowKind::kTimeline).size()) << "the base has no timeline yet";
+
+  // The Source tab: the moved rows' lines are the base's of the rows they came from (0, 1, 3, 4).
+  KeptRows kept = shown.select(RowKind::kSamples, SampleFilter());
+  KeptRows origins{{0, 1, 3, 4}, kept.weights};
+  EXPECT_EQ(shown.line_parents(), base.line_parents());
+  for (const char* path : {"m.rb", "a.rb", "b.rb"}) {
+    SourceLines mine = shown.source_lines(RowKind::kSamples, kept, path), theirs = base.source_lines(RowKind::kSamples, origins, path);
+    EXPECT_EQ(theirs.kept_ns, mine.kept_ns) << path;
+    ASSERT_EQ(theirs.lines.size(), mine.lines.size()) << path;
+    EXPECT_FALSE(mine.lines.empty()) << path;
+    for (size_t i = 0; i < mine.lines.size(); i++) {
+      EXPECT_EQ(theirs.lines[i].line, mine.lines[i].line) << path;
+      EXPECT_EQ(theirs.lines[i].self_ns, mine.lines[i].self_ns) << path;
+      EXPECT_EQ(theirs.lines[i].total_ns, mine.lines[i].total_ns) << path;
+    }
+  }
+
+  // A timeline loaded later: moved from the base, times and marks kept.
+  Rows timeline;
+  timeline.node = {3, 2, 1};
+  timeline.thread_seq = {1, 1, 2};
+  timeline.label_set = {0, 0, 1};
+  timeline.weight = {5, 6, 7};
+  timeline.time_ns = {5, 11, 18};
+  timeline.idle = {0, 0, 1};
+  ASSERT_TRUE(base.set_rows(RowKind::kTimeline, timeline));
+  PageRows later = std::move(t.rows);
+  ASSERT_TRUE(later.move_rows(base, RowKind::kTimeline));
+  const Rows& moved_timeline = later.rows(RowKind::kTimeline);
+  EXPECT_EQ((std::vector<uint32_t>{1, 0}), moved_timeline.node);
+  EXPECT_EQ((std::vector<int64_t>{11, 18}), moved_timeline.time_ns);
+  EXPECT_EQ((std::vector<int64_t>{6, 7}), moved_timeline.weight);
+  EXPECT_EQ((std::vector<uint8_t>{0, 1}), moved_timeline.idle);
+  EXPECT_TRUE(moved_timeline.line_node.empty());
+  PageRows other;
+  ASSERT_TRUE(other.set_tree({-1, 0}, {0, 1}));
+  EXPECT_FALSE(later.move_rows(other, RowKind::kTimeline)) << "not the snapshot it was made of";
+  EXPECT_EQ(0u, later.rows(RowKind::kTimeline).size());
+}

@@ -174,8 +174,9 @@ TEST(PageViews, ACapWithAZeroTotalSendsTheFirstNodes) {
 }
 
 // The page's transforms: its tree through transform_tree and its rows mapped to the new nodes
-// give the views of the profile through the model's transform_stacks, as its payload shows it (a
-// stack merge leaves empty is the "(no Ruby frames)" root).
+// (by hand, and by the model's transform_snapshot) give the views of the profile through the
+// model's transform_stacks, as its payload shows it (a stack merge leaves empty is the "(no Ruby
+// frames)" root).
 TEST(PageViews, TheTransformedTreeIsTheModelsTransform) {
   Profile p = sample_profile();
   StackTree tree = build_stack_tree(p, p.aggregated_samples(), StackTreeOptions());
@@ -217,6 +218,12 @@ TEST(PageViews, TheTransformedTreeIsTheModelsTransform) {
     Profile page_profile = rperf::page::profile_of_rows(shown, RowKind::kSamples, kept);
     EXPECT_EQ(rperf::page::call_tree_json(server, false, limits), rperf::page::call_tree_json(page_profile, false, limits)) << k;
     EXPECT_EQ(rperf::page::method_table_json(server, limits), rperf::page::method_table_json(page_profile, limits)) << k;
+    // The snapshot the model makes of them (transform_snapshot, the page's) is the same.
+    rperf::page::TransformedSnapshot made = rperf::page::transform_snapshot(page, lists[k]);
+    EXPECT_EQ(t.node_map, made.tree.node_map) << k;
+    EXPECT_EQ(rows.node, made.rows.rows(RowKind::kSamples).node) << k;
+    Profile made_profile = rperf::page::profile_of_rows(made.rows, RowKind::kSamples, made.rows.select(RowKind::kSamples, SampleFilter()));
+    EXPECT_EQ(rperf::page::call_tree_json(server, false, limits), rperf::page::call_tree_json(made_profile, false, limits)) << k;
   }
   rperf::page::TransformedTree merged = rperf::page::transform_tree(page, {{Op::kMerge, "main", "m.rb"}});
   EXPECT_NE(merged.frames.end(), std::find(merged.frames.begin(), merged.frames.end(), std::make_pair(std::string(StackTree::kNoFramesLabel), std::string())))

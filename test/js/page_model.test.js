@@ -73,6 +73,36 @@ test('a snapshot\'s rows: selected, summed and made views by the model', async (
     [[0, 0, 2, 5, 9, 9]]);
 });
 
+test('the transforms make a snapshot in the model, the rows moved to their new nodes there', async () => {
+  const model = await instantiate(bytes);
+  const base = model.snapshot(SNAPSHOT);
+  model.rows(base, ROWS.samples, SAMPLES, [1]);
+  // Merge a, drop c: main and main>a are main, main>a>b is main>b, main>c goes.
+  const t = model.transform(base, [['merge', 'a', 'a.rb'], ['drop', 'c', 'c.rb']]);
+  assert.deepStrictEqual(t.parents, [-1, 0]);
+  assert.deepStrictEqual(t.nodeFrames.map((f) => t.frames[f][0]), ['main', 'b']);
+  assert.deepStrictEqual(t.frameLines.slice(0, 4), [1, 10, 20, 30]);
+  assert.strictEqual(t.totalWeight, 34);
+  const moved = model.rowColumns(t.handle, ROWS.samples);
+  assert.deepStrictEqual(moved.columns.map((c) => Array.from(c)), [[1, 0, 1], [10, 20, 4], [1, 1, 2], [0, 1, 2]], 'the row at main>c goes, the others in order');
+  assert.deepStrictEqual(Array.from(moved.idle), [0, 1, 0], 'idle marks kept');
+  const all = { thread: null, hidden: null, sets: null, range: null, idle: false };
+  const kept = model.select(t.handle, ROWS.samples, all);
+  assert.deepStrictEqual(Array.from(model.treeWeights(t.handle, ROWS.samples, kept.rows, kept.weights).total), [34, 14]);
+  assert.strictEqual(model.select(t.handle, ROWS.samples, { ...all, idle: true }).rows.length, 2);
+
+  // A timeline the base gets later moves into the transformed snapshot, from its base only.
+  assert.strictEqual(model.rowColumns(t.handle, ROWS.timeline).columns[0].length, 0);
+  model.rows(base, ROWS.timeline, [[2, 3, 1, 0, 3], [3, 2, 2, 0, 5]], [0]);
+  model.moveRows(t.handle, base, ROWS.timeline);
+  const timeline = model.rowColumns(t.handle, ROWS.timeline);
+  assert.deepStrictEqual(timeline.columns.map((c) => Array.from(c)), [[1], [3], [1], [0], [3]]);
+  assert.deepStrictEqual(Array.from(timeline.idle), [1]);
+  const other = model.snapshot({ parents: [-1], nodeFrames: [0], frames: [['main', 'm.rb']], labelSets: [{}] });
+  assert.throws(() => model.moveRows(t.handle, other, ROWS.timeline), /move_rows: the snapshot is not a transform of snapshot/);
+  assert.throws(() => model.transform(base, [['merge']]), /cannot apply the transforms/);
+});
+
 test('rperf 0.11\'s names-only samples become the model\'s tree', async () => {
   const model = await instantiate(bytes);
   const t = model.namesTree([{ stack: ['main', 'a'], weight: 3, label_set_id: 1 }, { stack: ['main'], weight: 2 }]);

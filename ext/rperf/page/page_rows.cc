@@ -47,6 +47,39 @@ bool PageRows::set_rows(RowKind kind, Rows rows) {
   return columns_fit && nodes_fit;
 }
 
+bool PageRows::set_base_nodes(std::vector<int32_t> node_map) {
+  const bool fits = std::all_of(node_map.begin(), node_map.end(), [&](int32_t node) { return node >= -1 && node < static_cast<int64_t>(parents_.size()); });
+  base_nodes_ = fits ? std::move(node_map) : std::vector<int32_t>();
+  return fits;
+}
+
+bool PageRows::move_rows(const PageRows& base, RowKind kind) {
+  if (base.node_count() != base_nodes_.size()) {
+    rows_[static_cast<int>(kind)] = Rows();
+    return false;
+  }
+  const Rows& from = base.rows(kind);
+  Rows to;
+  // The optional columns stay absent where the base's are.
+  auto keep = [](const auto& column, auto& into, size_t i) {
+    if (!column.empty()) into.push_back(column[i]);
+  };
+  for (size_t i = 0; i < from.size(); i++) {
+    const int32_t node = base_nodes_[from.node[i]];
+    if (node < 0) continue;
+    to.node.push_back(static_cast<uint32_t>(node));
+    to.thread_seq.push_back(from.thread_seq[i]);
+    to.label_set.push_back(from.label_set[i]);
+    to.weight.push_back(from.weight[i]);
+    keep(from.time_ns, to.time_ns, i);
+    keep(from.idle, to.idle, i);
+    keep(from.class_index, to.class_index, i);
+    keep(from.retained, to.retained, i);
+    keep(from.line_node, to.line_node, i);
+  }
+  return set_rows(kind, std::move(to));
+}
+
 bool PageRows::set_line_tree(std::vector<int32_t> parents, std::vector<uint32_t> frames, std::vector<int32_t> lines) {
   const bool fits = frames.size() == parents.size() && lines.size() == parents.size() && is_prefix_tree(parents) &&
                     std::all_of(frames.begin(), frames.end(), [&](uint32_t f) { return f < frame_labels_.size(); });
@@ -281,12 +314,34 @@ TransformedTree transform_tree(const PageRows& rows, const std::vector<StackTran
     }
     out.node_map[n] = node_of_stack[s];
   }
+  out.frame_map = frame_id;
   for (uint32_t f = 0; f < p.frames.size(); f++) {
     const Frame& frame = p.frames[f];
     out.frames.emplace_back(frame.label, frame.path);
     out.frame_lines.push_back(f < line_of.size() ? line_of[f] : 0);
     out.frame_categories.push_back(static_cast<uint8_t>(frame_category(frame.label, frame.path)));
   }
+  return out;
+}
+
+TransformedSnapshot transform_snapshot(const PageRows& base, const std::vector<StackTransform>& list) {
+  TransformedSnapshot out{transform_tree(base, list), PageRows()};
+  const TransformedTree& tree = out.tree;
+  PageRows& shown = out.rows;
+  std::vector<std::string> labels, paths;
+  for (const auto& [label, path] : tree.frames) {
+    labels.push_back(label);
+    paths.push_back(path);
+  }
+  shown.set_frames(std::move(labels), std::move(paths), tree.frame_lines);
+  shown.set_label_sets(base.label_sets());
+  // transform_tree makes a prefix tree of base's nodes: these cannot be refused.
+  shown.set_tree(tree.parents, tree.node_frames);
+  shown.set_base_nodes(tree.node_map);
+  std::vector<uint32_t> line_frames;
+  for (uint32_t f : base.line_frames()) line_frames.push_back(tree.frame_map[f]);
+  shown.set_line_tree(base.line_parents(), std::move(line_frames), base.line_lines());
+  for (int k = 0; k < kRowKindCount; k++) shown.move_rows(base, static_cast<RowKind>(k));
   return out;
 }
 

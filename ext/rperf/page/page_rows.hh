@@ -131,8 +131,21 @@ class PageRows {
   // with lines): per line node its parent, tree frame and line. Returns false (and keeps
   // nothing) when a parent does not come first or a frame is not the tree's.
   bool set_line_tree(std::vector<int32_t> parents, std::vector<uint32_t> frames, std::vector<int32_t> lines);
+  const std::vector<int32_t>& line_parents() const { return line_parents_; }
+  const std::vector<uint32_t>& line_frames() const { return line_frames_; }
+  const std::vector<int32_t>& line_lines() const { return line_lines_; }
   // Returns false (and keeps nothing) when a row's node or a column's length is out of place.
   bool set_rows(RowKind kind, Rows rows);
+  // A transformed snapshot's (transform_snapshot): per node of its base's tree, its node here
+  // (-1: gone), kept so that base rows read later (a big timeline) move here too. Returns false
+  // (and keeps nothing) when a node is not this tree's.
+  bool set_base_nodes(std::vector<int32_t> node_map);
+  // The rows of `kind` of this transformed snapshot's base, each at its node here (rows whose
+  // node is gone are left out), in their order with their other columns as they are: weights,
+  // times, idle marks (a wait does not change with how its stack is drawn), classes and
+  // line-level leaves (the recorded stacks, on the base's line tree this snapshot carries).
+  // Returns false (and keeps none) when `base` is not of the tree the base nodes are of.
+  bool move_rows(const PageRows& base, RowKind kind);
 
   size_t node_count() const { return parents_.size(); }
   const Rows& rows(RowKind kind) const { return rows_[static_cast<int>(kind)]; }
@@ -180,13 +193,14 @@ class PageRows {
   std::vector<int32_t> line_parents_, line_lines_;
   std::vector<uint32_t> line_frames_;
   std::vector<TimelineState> states_;
+  std::vector<int32_t> base_nodes_;
   Rows rows_[kRowKindCount];
 };
 
 // The page's tree of stacks through the Viewer's transforms (focus / merge / drop a function,
 // collapse recursion, app code first): each node's stack transformed by the model
 // (profile/transform.hh's transform_stack_table, the one implementation) and made a node of a new
-// prefix tree, so the page maps its rows (time, timeline, allocations) to the new nodes and
+// prefix tree, on which transform_snapshot moves the rows (time, timeline, allocations), so
 // every view, served or `--html` alike, shows the transformed stacks.
 struct TransformedTree {
   std::vector<std::pair<std::string, std::string>> frames;  // (label, path)
@@ -195,10 +209,21 @@ struct TransformedTree {
   std::vector<int32_t> parents;                             // per new node; -1: a root
   std::vector<uint32_t> node_frames;                        // per new node
   std::vector<int32_t> node_map;                            // per old node: its new node, -1: gone
+  std::vector<uint32_t> frame_map;                          // per old frame: the new frame of its label and path
 };
 
 // A stack that merge leaves empty is the "(no Ruby frames)" root, as the payload's.
 TransformedTree transform_tree(const PageRows& rows, const std::vector<StackTransform>& list);
+
+// The snapshot `base` through the transforms, as a snapshot of its own: its tree (what the page
+// draws) and, on it, base's label sets, base's line tree (its frames those of the new tree, so
+// the Source tab reads each moved row's recorded line-level stack) and every row of base moved
+// to its new node (PageRows::move_rows).
+struct TransformedSnapshot {
+  TransformedTree tree;
+  PageRows rows;
+};
+TransformedSnapshot transform_snapshot(const PageRows& base, const std::vector<StackTransform>& list);
 
 // rperf 0.11's names-only samples (Rperf::Viewer.samples_to_json: each a stack of names, root
 // first, a weight and a label set id), which a page's custom data source

@@ -16,6 +16,7 @@
 #include <functional>
 #include <limits>
 #include <memory>
+#include <numeric>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -248,6 +249,31 @@ rperf::SampleFilter filter_of(Call& c, const std::string& prefix = "") {
 // Rows named by the page: their indexes (rows) and kept weights (weights).
 KeptRows kept_of(Call& c) { return KeptRows{c.column<uint32_t>("rows"), c.column<int64_t>("weights")}; }
 
+// A new snapshot kept at the first free handle, answered as `handle`.
+void add_snapshot(Call& c, std::unique_ptr<PageRows> s) {
+  auto free = std::find(snapshots.begin(), snapshots.end(), nullptr);
+  if (free == snapshots.end()) free = snapshots.insert(free, nullptr);
+  *free = std::move(s);
+  c.put("handle", double(free - snapshots.begin()));
+}
+
+// The transforms (`transforms`): per transform its op's name, then for an op that names a
+// function its label and path.
+std::vector<rperf::StackTransform> transforms_of(Call& c) {
+  std::vector<std::string> texts = c.texts("transforms");
+  std::vector<rperf::StackTransform> list;
+  for (size_t at = 0; c.ok() && at < texts.size(); at++) {
+    rperf::StackTransform& t = list.emplace_back();
+    if (rperf::stack_transform_op(texts[at], false, t.op)) continue;
+    if (!rperf::stack_transform_op(texts[at], true, t.op) || texts.size() - at < 3) c.fail("the page model cannot apply the transforms");
+    else {
+      t.label = texts[++at];
+      t.path = texts[++at];
+    }
+  }
+  return list;
+}
+
 using Frame = std::pair<std::string, std::string>;  // (label, path)
 
 // Each operation: the values it reads, what it answers. Reads come first; one that fails gives
@@ -277,11 +303,7 @@ const std::pair<const char*, void (*)(Call&)> kOperations[] = {
            !s->set_line_tree(c.column<int32_t>("line_parents"), c.column<uint32_t>("line_frames"), c.column<int32_t>("line_lines"))) {
          c.fail("the snapshot's line tree is not a prefix tree of its frames");
        }
-       if (!c.ok()) return;
-       auto free = std::find(snapshots.begin(), snapshots.end(), nullptr);
-       if (free == snapshots.end()) free = snapshots.insert(free, nullptr);
-       *free = std::move(s);
-       c.put("handle", double(free - snapshots.begin()));
+       if (c.ok()) add_snapshot(c, std::move(s));
      }},
     {"delete", [](Call& c) {
        c.snapshot();
@@ -412,26 +434,36 @@ const std::pair<const char*, void (*)(Call&)> kOperations[] = {
        c.put("lines", source.lines, [](const rperf::LineWeight& l) { return std::array<double, 3>{double(l.line), double(l.self_ns), double(l.total_ns)}; });
        c.put("kept_ns", double(source.kept_ns));
      }},
-    // The snapshot's tree through the Viewer's transforms (page/page_rows.hh): per transform
-    // its op's name, then for an op that names a function its label and path (transforms).
-    // Answers TransformedTree's fields by their names, its frames as labels and paths.
+    // The snapshot through the Viewer's transforms (transforms_of) as a new snapshot with every
+    // row moved to its new node (page/page_rows.hh transform_snapshot): its handle, and of its
+    // tree what the page draws: TransformedTree's frames (labels, paths), frame_lines,
+    // frame_categories, parents and node_frames; total_weight: its time samples' weight.
     {"transform", [](Call& c) {
-       std::vector<std::string> texts = c.texts("transforms");
-       std::vector<rperf::StackTransform> list;
-       for (size_t at = 0; c.ok() && at < texts.size(); at++) {
-         rperf::StackTransform& t = list.emplace_back();
-         if (rperf::stack_transform_op(texts[at], false, t.op)) continue;
-         if (!rperf::stack_transform_op(texts[at], true, t.op) || texts.size() - at < 3) c.fail("the page model cannot apply the transforms");
-         else {
-           t.label = texts[++at];
-           t.path = texts[++at];
-         }
-       }
+       PageRows& base = c.snapshot();
+       std::vector<rperf::StackTransform> list = transforms_of(c);
        if (!c.ok()) return;
-       rperf::page::TransformedTree tree = rperf::page::transform_tree(c.snapshot(), list);
+       rperf::page::TransformedSnapshot t = rperf::page::transform_snapshot(base, list);
+       const rperf::page::TransformedTree& tree = t.tree;
+       const std::vector<int64_t>& weights = t.rows.rows(RowKind::kSamples).weight;
+       c.put("total_weight", double(std::accumulate(weights.begin(), weights.end(), int64_t{0})));
        c.put("labels", tree.frames, &Frame::first).put("paths", tree.frames, &Frame::second);
        c.put("frame_lines", tree.frame_lines).put("frame_categories", tree.frame_categories).put("parents", tree.parents);
-       c.put("node_frames", tree.node_frames).put("node_map", tree.node_map);
+       c.put("node_frames", tree.node_frames);
+       add_snapshot(c, std::make_unique<PageRows>(std::move(t.rows)));
+     }},
+    // The rows of `kind` of the snapshot base_handle moved into `handle`, a transform of it
+    // (PageRows::move_rows): a timeline loaded after the transform.
+    {"move_rows", [](Call& c) {
+       PageRows &s = c.snapshot(), &base = c.snapshot("base_handle");
+       RowKind kind = c.kind();
+       if (c.ok() && !s.move_rows(base, kind)) c.fail("move_rows: the snapshot is not a transform of snapshot " + std::to_string(c.number<uint32_t>("base_handle")));
+     }},
+    // The snapshot's rows of `kind` as it keeps them: Rows' columns by their names, the optional
+    // ones empty where the rows have none.
+    {"rows", [](Call& c) {
+       const rperf::page::Rows& r = c.snapshot().rows(c.kind());
+       c.put("node", r.node).put("thread_seq", r.thread_seq).put("label_set", r.label_set).put("weight", r.weight);
+       c.put("time_ns", r.time_ns).put("idle", r.idle).put("class_index", r.class_index).put("retained", r.retained).put("line_node", r.line_node);
      }},
     // rperf 0.11's names-only samples made the model's stack tree (page/page_rows.hh): per sample
     // depths, weights and sets, then every stack's names, root first (names). Answers its frames

@@ -193,11 +193,27 @@
       return { sum: d.sum, baseSum: d.base_sum, baseScale: d.base_scale, selfChange: d.self_change };
     }
 
-    // The snapshot's tree through the Viewer's transforms ([op, name, path] or [op], in order):
-    // {frames, frameLines, frameCategories, parents, nodeFrames, nodeMap}.
-    transform(handle, list) {
+    // The snapshot through the Viewer's transforms ([op, name, path] or [op], in order) as a
+    // snapshot of its own, every row moved to its new node by the model (freed with `owner` when
+    // given): {handle, frames, frameLines, frameCategories, parents, nodeFrames, totalWeight}.
+    transform(handle, list, owner) {
       const t = this.call('transform', { handle, transforms: list.flat().map(String) });
-      return { ...treeOf(t), frameLines: Array.from(t.frame_lines), frameCategories: Array.from(t.frame_categories), nodeMap: t.node_map };
+      if (owner) this.handles.register(owner, t.handle);
+      return { ...treeOf(t), handle: t.handle, frameLines: Array.from(t.frame_lines), frameCategories: Array.from(t.frame_categories), totalWeight: t.total_weight };
+    }
+
+    // The rows of `kind` of the snapshot baseHandle moved into `handle`, a transform of it (a
+    // timeline loaded after the transform).
+    moveRows(handle, baseHandle, kind) { this.call('move_rows', { handle, base_handle: baseHandle, kind }); }
+
+    // The snapshot's rows of `kind` as the model keeps them, in the columns' order rows() and
+    // columns() take (each line-level leaf last when the rows have them): {columns, idle: the
+    // marks as a Uint8Array per row, or null}.
+    rowColumns(handle, kind) {
+      const r = this.call('rows', { handle, kind });
+      const rest = kind === ROWS.allocations ? [r.class_index, r.retained] : kind === ROWS.timeline ? [r.time_ns] : [];
+      const columns = [r.node, r.weight, r.thread_seq, r.label_set, ...rest, ...(r.line_node.length ? [r.line_node] : [])];
+      return { columns, idle: r.idle.length ? r.idle : null };
     }
 
     // The Source tab's time per line of the file `path` in rows of `kind`: {lines, keptNs}.

@@ -66,7 +66,8 @@ function drawSummary(p, weights) {
   $('snapshot-title').textContent = '#' + p.id + (p.file ? ' ' + p.file : '') + ' — ' + new Date(p.taken_at).toLocaleString();
   const parts = [(p.mode || '?') + ' mode', (p.frequency || '?') + ' Hz', 'duration ' + fmtTime(p.duration_ns), (p.sampling_count ?? '?') + ' samples',
     'total ' + fmtTime(p.total_weight_ns), meta.ruby_version && 'Ruby ' + meta.ruby_version, meta.command_line];
-  const rowCount = p.timeline ? p.timeline.rows ?? p.timeline.samples.length : 0;
+  // An inline timeline's rows: a transformed snapshot holds the moved ones as columns.
+  const rowCount = p.timeline ? p.timeline.rows ?? (p.timeline.samples || p.timeline.columns[0]).length : 0;
   const pruned = (text) => el('span', { class: 'pruned', text });
   fill($('summary'), el('span', { text: parts.filter(Boolean).join(' · ') }),
     p.pruned && p.pruned.samples ? pruned(` · ${p.pruned.samples} light stacks (${pct(p.pruned.weight_ns, p.total_weight_ns)} of the time) shown as [pruned]`) : null,

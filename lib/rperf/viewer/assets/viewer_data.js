@@ -144,13 +144,20 @@ function fromSamplesJson(p) {
 function prepare(p) {
   if (!p.nodes && Array.isArray(p.samples)) p = fromSamplesJson(p);
   p.payloadKeys = Object.keys(p); // the body's own, which a transformed snapshot copies
+  prepared(p, p.samples.map((s) => s[2]));
+  modelSnapshot(p); // with the model's idle marks: idleness is never judged here
+  return p;
+}
+
+// What the views read of a snapshot besides the model: its tree's children and roots, its
+// threads (of threadSeqs, its time samples' threads), label sets and thread totals.
+function prepared(p, threadSeqs) {
   p.children = Array.from(p.nodes.parent, () => []);
   p.roots = [];
   p.nodes.parent.forEach((parent, i) => (parent < 0 ? p.roots : p.children[parent]).push(i));
-  p.threads = [...new Set(p.samples.map((s) => s[2]))].sort((a, b) => a - b);
+  p.threads = [...new Set(threadSeqs)].sort((a, b) => a - b);
   p.labelSets = p.label_sets.map((ls) => ls || {});
   p.views = new Map(); // the views computed last (modelView), under their filters
-  modelSnapshot(p); // with the model's idle marks: idleness is never judged here
   const totals = p.thread_totals || []; // [thread, total, idle, name, Ractor id (another Ractor's thread)]
   p.threadTotals = new Map(totals.map((t) => [t[0], t]));
   p.idleThreads = p.threads.filter((th) => { const [, total, idle] = p.threadTotals.get(th) || []; return total > 0 && idle === total; });
@@ -160,48 +167,39 @@ function prepare(p) {
 
 const frameOf = (p, node) => p.frames[p.nodes.frame[node]];
 
-// The snapshot through the page's transforms: the model's tree of the transformed stacks
-// (page/page_rows.hh transform_tree), every row at its stack's new node (idle marks kept: a wait does
-// not change with how its stack is drawn), prepared as a snapshot of its own for every view.
-// origins: each moved row's index in the base, whose line tree the Source tab reads.
+// The snapshot through the page's transforms, made by the model as a snapshot of its own
+// (page/page_rows.hh transform_snapshot): the tree of the transformed stacks and every row at its
+// stack's new node (idle marks kept: a wait does not change with how its stack is drawn; each
+// row's recorded line-level stack kept for the Source tab), so every view honours them.
 function transformed(base, list) {
-  const t = model.transform(base.handle, list);
-  const body = Object.fromEntries(base.payloadKeys.map((key) => [key, base[key]]));
-  const moved = (rows, kind) => moveRows(rows, base.idle[kind], t.nodeMap);
-  const samples = moved(base.samples, ROWS.samples);
-  Object.assign(body, {
-    line_tree: null,
+  const p = Object.fromEntries(base.payloadKeys.map((key) => [key, base[key]]));
+  const t = model.transform(base.handle, list, p);
+  const samples = model.rowColumns(t.handle, ROWS.samples);
+  let sampleRows = null; // made only when a view reads the rows one by one (the tag groups)
+  Object.defineProperty(p, 'samples', { enumerable: true, configurable: true,
+    get: () => sampleRows || (sampleRows = Array.from(samples.columns[0], (_, i) => samples.columns.map((c) => c[i]))) });
+  Object.assign(p, {
+    base, handle: t.handle, idle: [samples.idle, null, null], line_tree: null, idle_samples: null,
     frames: t.frames, frame_lines: t.frameLines, frame_categories: t.frameCategories,
-    nodes: { parent: t.parents, frame: t.nodeFrames },
-    samples: samples.rows, idle_samples: samples.idle, total_weight_ns: samples.rows.reduce((a, r) => a + r[1], 0),
-    allocations: base.allocations && Object.assign({}, base.allocations, { samples: moved(base.allocations.samples, ROWS.allocations).rows }),
+    nodes: { parent: t.parents, frame: t.nodeFrames }, total_weight_ns: t.totalWeight,
+    allocations: base.allocations && Object.assign({}, base.allocations, { samples: null }),
     // The payload's bins are of the untransformed stacks: the page bins the moved rows.
     timeline: base.timeline && Object.assign({}, base.timeline, { samples: null, columns: null, idle: null, bins: null, idle_hidden_bins: null }),
   });
-  const p = Object.assign(prepare(body), { base, nodeMap: t.nodeMap, origins: [samples.origin, null, null] });
-  if (timelineLoaded(base)) transformTimeline(p);
+  prepared(p, samples.columns[2]);
+  if (timelineLoaded(base)) readMovedTimeline(p);
   return p;
 }
-// The base's timeline rows moved to the transformed tree, once loaded.
+// The base's timeline rows, loaded after the transform, moved by the model.
 function transformTimeline(p) {
-  const { rows, idle, origin } = moveRows(timelineRows(p.base), p.base.idle[ROWS.timeline], p.nodeMap);
-  modelRows(p, ROWS.timeline, rows, idle);
-  p.timeline.samples = rows;
-  p.origins[ROWS.timeline] = origin;
+  model.moveRows(p.handle, p.base.handle, ROWS.timeline);
+  readMovedTimeline(p);
 }
-// Rows at their new nodes (nodeMap; -1: the row goes), those marked idle, each one's origin.
-function moveRows(rows, marks, nodeMap) {
-  const out = [], idle = [], origin = [];
-  for (let i = 0; i < rows.length; i++) {
-    const node = nodeMap[rows[i][0]];
-    if (node < 0) continue;
-    if (marks && marks[i]) idle.push(out.length);
-    origin.push(i);
-    const r = rows[i].slice();
-    r[0] = node;
-    out.push(r);
-  }
-  return { rows: out, idle, origin };
+// The moved timeline rows as the page holds a loaded timeline: the model's columns and marks.
+function readMovedTimeline(p) {
+  const { columns, idle } = model.rowColumns(p.handle, ROWS.timeline);
+  p.timeline.columns = columns;
+  p.idle[ROWS.timeline] = idle;
 }
 
 // The filters: the key of the views computed under them.

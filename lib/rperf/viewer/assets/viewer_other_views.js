@@ -86,10 +86,11 @@ function sourceText(p, file) {
   return cached(sourceTexts, key, () => fetchJSON(source.viewUrl(p.id, 'source', 'path=' + encodeURIComponent(file))).catch((e) => { sourceTexts.delete(key); throw e; }));
 }
 
-// The time per line of `file` in the kept rows (a transformed snapshot's as the base's rows).
+// The time per line of `file` in the kept rows (a transformed snapshot's rows keep their
+// recorded line-level stacks in the model).
 function sourceWeights(p, file) {
   const { kind, kept } = selectSamples(p);
-  return model.sourceLines((p.base || p).handle, kind, p.base ? Uint32Array.from(kept.rows, (i) => p.origins[kind][i]) : kept.rows, kept.weights, file);
+  return model.sourceLines(p.handle, kind, kept.rows, kept.weights, file);
 }
 
 // --- diff --------------------------------------------------------------------------------
