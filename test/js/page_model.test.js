@@ -1,6 +1,6 @@
 // The page model's JavaScript side under node (node --test; test/page_model_js_test.rb runs it):
 // its one call, with clear errors; texts cross both ways; a snapshot's rows are selected, summed
-// and made views as the page does.
+// and made views as the page does, and moved by the transforms.
 'use strict';
 const test = require('node:test');
 const assert = require('node:assert');
@@ -101,6 +101,20 @@ test('the transforms make a snapshot in the model, the rows moved to their new n
   const other = model.snapshot({ parents: [-1], nodeFrames: [0], frames: [['main', 'm.rb']], labelSets: [{}] });
   assert.throws(() => model.moveRows(t.handle, other, ROWS.timeline), /move_rows: the snapshot is not a transform of snapshot/);
   assert.throws(() => model.transform(base, [['merge']]), /cannot apply the transforms/);
+});
+
+test('a transformed snapshot\'s rows keep their recorded lines: the Source tab\'s are the base rows\'', async () => {
+  const model = await instantiate(bytes);
+  // Line nodes as the tree's nodes: main:2, main:2>a:11, main:2>a:11>b:21, main:2>c:31.
+  const base = model.snapshot({ ...SNAPSHOT, lineTree: { parent: [-1, 0, 1, 0], frame: [0, 1, 2, 3], line: [2, 11, 21, 31] } });
+  model.rows(base, ROWS.samples, SAMPLES.map((r) => [...r, r[0]]), [], true);
+  const t = model.transform(base, [['merge', 'a', 'a.rb'], ['drop', 'c', 'c.rb']]);
+  const kept = model.select(t.handle, ROWS.samples, { thread: null, hidden: null, sets: null, range: null, idle: false });
+  for (const file of ['m.rb', 'a.rb', 'b.rb']) {
+    assert.deepStrictEqual(model.sourceLines(t.handle, ROWS.samples, kept.rows, kept.weights, file),
+      model.sourceLines(base, ROWS.samples, [0, 1, 3], kept.weights, file), file);
+  }
+  assert.deepStrictEqual(model.sourceLines(t.handle, ROWS.samples, kept.rows, kept.weights, 'a.rb'), { lines: [[11, 20, 34]], keptNs: 34 });
 });
 
 test('rperf 0.11\'s names-only samples become the model\'s tree', async () => {
