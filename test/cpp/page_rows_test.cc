@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <map>
 #include <random>
+#include <string>
+#include <tuple>
 
 #include "page/page_rows.hh"
 #include "profile/idle_wait.hh"
@@ -453,4 +455,116 @@ TEST(PageRows, ATransformedSnapshotMovesEveryRowToItsNewNode) {
   ASSERT_TRUE(other.set_tree({-1, 0}, {0, 1}));
   EXPECT_FALSE(later.move_rows(other, RowKind::kTimeline)) << "not the snapshot it was made of";
   EXPECT_EQ(0u, later.rows(RowKind::kTimeline).size());
+}
+
+namespace {
+
+// A tag frame as (parent, node, name, value), to compare a list at once.
+using TagFrameTuple = std::tuple<int32_t, uint32_t, std::string, int64_t>;
+std::vector<TagFrameTuple> tuples(const std::vector<rperf::page::TagFrame>& frames) {
+  std::vector<TagFrameTuple> out;
+  for (const auto& f : frames) out.emplace_back(f.parent, f.node, f.name, f.value);
+  return out;
+}
+
+// The tree of small_page; rows over label sets with and without the tag keys: 1 and 5 share
+// their endpoint, 4 is GVL blocked.
+PageRows tagged_page() {
+  PageRows page;
+  EXPECT_TRUE(page.set_tree({-1, 0, 1, 0}, {0, 1, 2, 3}));
+  page.set_label_sets({{},
+                       {{"endpoint", "GET /a"}, {"job", "x"}},
+                       {{"endpoint", "GET /b"}},
+                       {{"job", "y"}},
+                       {{"%GVL", "blocked"}, {"job", "y"}, {"endpoint", "GET /a"}},
+                       {{"endpoint", "GET /a"}}});
+  Rows rows;
+  rows.node = {2, 1, 3, 2, 2, 3, 2};
+  rows.thread_seq = {1, 1, 1, 1, 1, 1, 1};
+  rows.label_set = {2, 1, 0, 4, 5, 3, 1};
+  rows.weight = {10, 20, 5, 7, 3, 4, 6};
+  EXPECT_TRUE(page.set_rows(RowKind::kSamples, rows));
+  return page;
+}
+
+}  // namespace
+
+TEST(PageRows, TagRootGroupsTheKeptRowsByTheirTagPathInOrderOfFirstRow) {
+  PageRows page = tagged_page();
+  KeptRows kept{{0, 1, 2, 3, 4, 5, 6}, {10, 20, 5, 7, 3, 4, 2}};  // the last row kept in part
+  rperf::page::TagGroups tags = page.tag_groups(RowKind::kSamples, kept, {"endpoint"}, {});
+  EXPECT_EQ((std::vector<TagFrameTuple>{{-1, 0, "[endpoint: GET /b]", 10}, {-1, 0, "[endpoint: GET /a]", 32}}), tuples(tags.root_frames));
+  ASSERT_EQ(3u, tags.groups.size());
+  // GET /b: row 0 at main>a>b.
+  EXPECT_EQ(0, tags.groups[0].under);
+  EXPECT_EQ(1u, tags.groups[0].root_frames_end);
+  EXPECT_EQ(10, tags.groups[0].sum);
+  EXPECT_EQ((std::vector<uint32_t>{0, 1, 2}), tags.groups[0].nodes);
+  EXPECT_EQ((std::vector<int64_t>{10, 10, 10}), tags.groups[0].total);
+  // GET /a: label sets 1, 4 and 5; 7 of b's 12 GVL blocked.
+  EXPECT_EQ(1, tags.groups[1].under);
+  EXPECT_EQ(2u, tags.groups[1].root_frames_end);
+  EXPECT_EQ(32, tags.groups[1].sum);
+  EXPECT_EQ((std::vector<uint32_t>{0, 1, 2}), tags.groups[1].nodes);
+  EXPECT_EQ((std::vector<int64_t>{32, 32, 12}), tags.groups[1].total);
+  ASSERT_EQ(3u * kTimelineStates, tags.groups[1].state_self.size());
+  EXPECT_EQ(7, tags.groups[1].state_self[2 * kTimelineStates + kTimelineBlocked]);
+  EXPECT_EQ(5, tags.groups[1].state_self[2 * kTimelineStates + kTimelineRunning]);
+  EXPECT_EQ(20, tags.groups[1].state_self[1 * kTimelineStates + kTimelineRunning]);
+  // No endpoint: under the root itself, only main and main>c weigh.
+  EXPECT_EQ(-1, tags.groups[2].under);
+  EXPECT_EQ(2u, tags.groups[2].root_frames_end);
+  EXPECT_EQ(9, tags.groups[2].sum);
+  EXPECT_EQ((std::vector<uint32_t>{0, 3}), tags.groups[2].nodes);
+  EXPECT_EQ((std::vector<int64_t>{9, 9}), tags.groups[2].total);
+  for (const auto& g : tags.groups) EXPECT_TRUE(g.leaves.empty());
+
+  // Two keys: a path per pair present, frames merged by name (GET /a once), "[job: y]" twice
+  // (under GET /a and at the root: another parent).
+  tags = page.tag_groups(RowKind::kSamples, kept, {"endpoint", "job"}, {});
+  EXPECT_EQ((std::vector<TagFrameTuple>{{-1, 0, "[endpoint: GET /b]", 10},
+                                        {-1, 0, "[endpoint: GET /a]", 32},
+                                        {1, 0, "[job: x]", 22},
+                                        {1, 0, "[job: y]", 7},
+                                        {-1, 0, "[job: y]", 4}}),
+            tuples(tags.root_frames));
+  std::vector<std::tuple<int32_t, uint32_t, int64_t>> groups;  // under, root_frames_end, sum
+  for (const auto& g : tags.groups) groups.emplace_back(g.under, g.root_frames_end, g.sum);
+  EXPECT_EQ((std::vector<std::tuple<int32_t, uint32_t, int64_t>>{{0, 1, 10}, {2, 3, 22}, {-1, 3, 5}, {3, 4, 7}, {1, 4, 3}, {4, 5, 4}}), groups);
+}
+
+TEST(PageRows, TagLeafSplitsEachNodesSelfTimeByItsTagPath) {
+  PageRows page = tagged_page();
+  KeptRows kept{{0, 1, 2, 3, 4, 5, 6}, {10, 20, 5, 7, 3, 4, 2}};
+  rperf::page::TagGroups tags = page.tag_groups(RowKind::kSamples, kept, {}, {"endpoint", "job"});
+  EXPECT_TRUE(tags.root_frames.empty());
+  ASSERT_EQ(1u, tags.groups.size()) << "every kept row, without tagroot keys";
+  const rperf::page::TagGroup& all = tags.groups[0];
+  EXPECT_EQ(-1, all.under);
+  EXPECT_EQ(51, all.sum);
+  EXPECT_EQ((std::vector<uint32_t>{0, 1, 2, 3}), all.nodes);
+  EXPECT_EQ((std::vector<int64_t>{51, 42, 22, 9}), all.total);
+  // Per node, in order of first row; main>c's row without either key has no leaf.
+  EXPECT_EQ((std::vector<TagFrameTuple>{{-1, 2, "[endpoint: GET /b]", 10},
+                                        {-1, 1, "[endpoint: GET /a]", 20},
+                                        {1, 1, "[job: x]", 20},
+                                        {-1, 2, "[endpoint: GET /a]", 12},
+                                        {3, 2, "[job: y]", 7},
+                                        {-1, 3, "[job: y]", 4},
+                                        {3, 2, "[job: x]", 2}}),
+            tuples(all.leaves));
+
+  // Both: each group's leaves of its own rows.
+  tags = page.tag_groups(RowKind::kSamples, kept, {"endpoint"}, {"job"});
+  ASSERT_EQ(3u, tags.groups.size());
+  EXPECT_TRUE(tags.groups[0].leaves.empty());
+  EXPECT_EQ((std::vector<TagFrameTuple>{{-1, 1, "[job: x]", 20}, {-1, 2, "[job: y]", 7}, {-1, 2, "[job: x]", 2}}), tuples(tags.groups[1].leaves));
+  EXPECT_EQ((std::vector<TagFrameTuple>{{-1, 3, "[job: y]", 4}}), tuples(tags.groups[2].leaves));
+
+  // No kept rows: no group under tagroot keys, one empty group without.
+  EXPECT_TRUE(page.tag_groups(RowKind::kSamples, KeptRows{}, {"endpoint"}, {"job"}).groups.empty());
+  tags = page.tag_groups(RowKind::kSamples, KeptRows{}, {}, {"job"});
+  ASSERT_EQ(1u, tags.groups.size());
+  EXPECT_EQ(0, tags.groups[0].sum);
+  EXPECT_TRUE(tags.groups[0].nodes.empty());
 }

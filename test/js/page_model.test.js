@@ -142,3 +142,21 @@ test('the label menus\' weights and the Diff tab\'s tree come from the model', a
   assert.strictEqual(thread2.baseScale, 9 / 14, 'normalized: the base scaled to the kept rows\' sum');
   assert.deepStrictEqual(Array.from(thread2.selfChange), [0, 0, 4 - 6 * (9 / 14), 5]);
 });
+
+test('the flame graph\'s tag groups come from the model, cut per group', async () => {
+  const model = await instantiate(bytes);
+  const handle = model.snapshot(SNAPSHOT);
+  model.rows(handle, ROWS.samples, SAMPLES, []);
+  const kept = model.select(handle, ROWS.samples, { thread: null, hidden: null, sets: null, range: null, idle: false });
+  const t = model.tagGroups(handle, ROWS.samples, kept.rows, kept.weights, ['endpoint'], ['%GVL']);
+  assert.deepStrictEqual(t.rootFrames, [{ parent: -1, name: '[endpoint: x]', value: 9 }]);
+  const plain = t.groups.map((g) => ({ ...g, nodes: Array.from(g.nodes), totals: Array.from(g.totals), states: Array.from(g.states) }));
+  assert.deepStrictEqual(plain, [
+    { sum: 30, under: -1, rootFramesEnd: 0, nodes: [0, 1, 2], totals: [30, 30, 10], states: [0, 0, 0, 0, 0, 20, 0, 0, 10, 0, 0, 0],
+      leaves: [{ node: 1, parent: -1, name: '[%GVL: blocked]', value: 20 }] },
+    { sum: 9, under: 0, rootFramesEnd: 1, nodes: [0, 1, 2, 3], totals: [9, 4, 4, 5], states: [0, 0, 0, 0, 0, 0, 0, 0, 4, 0, 0, 0, 5, 0, 0, 0],
+      leaves: [] },
+  ]);
+  const none = model.tagGroups(handle, ROWS.samples, kept.rows, kept.weights, [], []);
+  assert.deepStrictEqual([none.groups.length, none.groups[0].sum, none.rootFrames], [1, 39, []]);
+});

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 
 #include "profile/frame_category.hh"
@@ -18,6 +19,39 @@ bool is_prefix_tree(const std::vector<int32_t>& parents) {
   }
   return true;
 }
+
+// "[key: value]" per key of `keys` the label set has (none without a set), in the keys' order.
+std::vector<std::string> tag_path(const LabelTexts* set, const std::vector<std::string>& keys) {
+  std::vector<std::string> path;
+  for (size_t k = 0; set && k < keys.size(); k++) {
+    auto pair = std::find_if(set->begin(), set->end(), [&](const auto& kv) { return kv.first == keys[k]; });
+    if (pair != set->end()) path.push_back("[" + keys[k] + ": " + pair->second + "]");
+  }
+  return path;
+}
+
+// Tag frames made along paths, siblings of one name merged: the flame graph's tag frames.
+class TagFrameMaker {
+ public:
+  explicit TagFrameMaker(std::vector<TagFrame>& frames) : frames_(frames) {}
+  // Adds value to each frame of `path` from node's anchor down, making the ones missing; the
+  // last one (-1: an empty path).
+  int32_t add(uint32_t node, const std::vector<std::string>& path, int64_t value) {
+    int32_t at = -1;
+    for (const std::string& name : path) {
+      auto [known, made] = index_.try_emplace(Key{node, at, name}, static_cast<int32_t>(frames_.size()));
+      if (made) frames_.push_back(TagFrame{at, node, name, 0});
+      at = known->second;
+      frames_[at].value += value;
+    }
+    return at;
+  }
+
+ private:
+  using Key = std::tuple<uint32_t, int32_t, std::string>;  // (node, parent, name)
+  std::vector<TagFrame>& frames_;
+  std::map<Key, int32_t> index_;
+};
 
 }  // namespace
 
@@ -142,6 +176,70 @@ TreeWeights PageRows::tree_weights(RowKind kind, const KeptRows& kept) const {
   for (size_t i = parents_.size(); i-- > 0;) {
     if (parents_[i] >= 0) out.total[parents_[i]] += out.total[i];
     else out.sum += out.total[i];
+  }
+  return out;
+}
+
+TagGroups PageRows::tag_groups(RowKind kind, const KeptRows& kept, const std::vector<std::string>& root_keys,
+                               const std::vector<std::string>& leaf_keys) const {
+  const Rows& r = rows(kind);
+  auto set_at = [&](uint32_t set) { return set < label_sets_.size() ? &label_sets_[set] : nullptr; };
+  // Each group's rows (in kept order) and path; a label set's group is found once.
+  std::vector<KeptRows> members(root_keys.empty() ? 1 : 0);
+  std::vector<std::vector<std::string>> paths(members.size());
+  std::map<std::vector<std::string>, size_t> group_of_path;
+  std::unordered_map<uint32_t, size_t> group_of_set;
+  for_kept(kind, kept, [&](uint32_t i, int64_t weight) {
+    size_t group = 0;
+    if (!root_keys.empty()) {
+      auto known = group_of_set.find(r.label_set[i]);
+      if (known == group_of_set.end()) {
+        std::vector<std::string> path = tag_path(set_at(r.label_set[i]), root_keys);
+        auto [found, made] = group_of_path.try_emplace(path, members.size());
+        if (made) {
+          members.emplace_back();
+          paths.push_back(std::move(path));
+        }
+        known = group_of_set.emplace(r.label_set[i], found->second).first;
+      }
+      group = known->second;
+    }
+    members[group].rows.push_back(i);
+    members[group].weights.push_back(weight);
+  });
+  TagGroups out;
+  TagFrameMaker root_frames(out.root_frames);
+  for (size_t g = 0; g < members.size(); g++) {
+    const TreeWeights w = tree_weights(kind, members[g]);
+    TagGroup& group = out.groups.emplace_back();
+    group.sum = w.sum;
+    group.under = root_frames.add(0, paths[g], w.sum);
+    group.root_frames_end = static_cast<uint32_t>(out.root_frames.size());
+    for (uint32_t node = 0; node < w.total.size(); node++) {
+      if (w.total[node] <= 0) continue;
+      group.nodes.push_back(node);
+      group.total.push_back(w.total[node]);
+      auto states = w.state_self.begin() + node * kTimelineStates;
+      group.state_self.insert(group.state_self.end(), states, states + kTimelineStates);
+    }
+    if (leaf_keys.empty()) continue;
+    // The self time per (node, label set) in order of first row: the frames come in the rows' order.
+    std::vector<std::pair<uint64_t, int64_t>> stacks;
+    std::unordered_map<uint64_t, size_t> stack_at;
+    for_kept(kind, members[g], [&](uint32_t i, int64_t weight) {
+      uint64_t key = (uint64_t{r.node[i]} << 32) | r.label_set[i];
+      auto [at, made] = stack_at.try_emplace(key, stacks.size());
+      if (made) stacks.emplace_back(key, 0);
+      stacks[at->second].second += weight;
+    });
+    std::unordered_map<uint32_t, std::vector<std::string>> leaf_paths;  // per label set
+    TagFrameMaker leaves(group.leaves);
+    for (const auto& [key, weight] : stacks) {
+      uint32_t set = static_cast<uint32_t>(key);
+      auto path = leaf_paths.find(set);
+      if (path == leaf_paths.end()) path = leaf_paths.emplace(set, tag_path(set_at(set), leaf_keys)).first;
+      leaves.add(static_cast<uint32_t>(key >> 32), path->second, weight);
+    }
   }
   return out;
 }

@@ -99,6 +99,36 @@ struct TreeDiff {
   std::vector<double> self_change;
 };
 
+// The flame graph's "[key: value]" frames (rperf 0.11.1's tagroot and tagleaf), each named by a
+// key and its value in a kept row's label set (label_sets(); a key the set lacks: no frame). A
+// frame is under another (parent) or, parent -1, at its anchor: the flame graph's root for the
+// tagroot frames, its node for a group's tagleaf frames. Siblings of one name are one frame;
+// frames come in order of the first row that has them, as the page drew them.
+struct TagFrame {
+  int32_t parent = -1;
+  uint32_t node = 0;  // a tagleaf frame's: the node whose self time it splits
+  std::string name;
+  int64_t value = 0;
+};
+
+// The kept rows of one tagroot path (all of them without tagroot keys): its tree weights, as
+// far as the flame graph draws them, and its tagleaf frames.
+struct TagGroup {
+  int32_t under = -1;            // its path's last tagroot frame, -1: the root (a row without the keys)
+  uint32_t root_frames_end = 0;  // the tagroot frames made once it joined, its path's new ones last
+  int64_t sum = 0;
+  // The nodes of total > 0 (those drawn), ascending: each one's total and self per state.
+  std::vector<uint32_t> nodes;
+  std::vector<int64_t> total, state_self;  // state_self: kTimelineStates per node
+  std::vector<TagFrame> leaves;            // parents index its own leaves
+};
+
+// The groups in order of their first kept row, and the tagroot frames they hang from.
+struct TagGroups {
+  std::vector<TagFrame> root_frames;
+  std::vector<TagGroup> groups;
+};
+
 class PageRows;
 TreeDiff tree_diff(const PageRows& after, RowKind kind, const KeptRows& kept, const PageRows& base, RowKind base_kind,
                    const KeptRows& base_kept, bool normalize);
@@ -163,6 +193,11 @@ class PageRows {
   KeptRows select(RowKind kind, const SampleFilter& filter) const;
   // The weights of rows of `kind` (`kept.rows`, each with its kept weight) on the tree.
   TreeWeights tree_weights(RowKind kind, const KeptRows& kept) const;
+  // The flame graph's tag groups of kept rows of `kind`: grouped by the "[key: value]" path of
+  // root_keys (each row under its groups' frames), each node's self time split by the path of
+  // leaf_keys.
+  TagGroups tag_groups(RowKind kind, const KeptRows& kept, const std::vector<std::string>& root_keys,
+                       const std::vector<std::string>& leaf_keys) const;
   // The kept rows' sums per thread.
   std::vector<ThreadSums> thread_sums(RowKind kind, const KeptRows& kept) const;
   // The sums of kept allocation rows; by_retained: of the objects still alive, else of those

@@ -400,12 +400,40 @@ const std::pair<const char*, void (*)(Call&)> kOperations[] = {
        c.put("sum", double(d.sum)).put("base_sum", double(d.base_sum)).put("base_scale", d.base_scale);
        c.put("self_change", d.self_change);
      }},
-    // The tree weights of rows of `kind` (kept_of: a selection, or a part of one: a flame
-    // graph's tag group): their sum, and per node self, total and states (its self per state,
-    // kTimelineStates each).
+    // The tree weights of rows of `kind` (kept_of: a selection): their sum, and per node self,
+    // total and states (its self per state, kTimelineStates each).
     {"tree_weights", [](Call& c) {
        rperf::page::TreeWeights w = c.snapshot().tree_weights(c.kind(), kept_of(c));
        c.put("sum", double(w.sum)).put("self", w.self).put("total", w.total).put("states", w.state_self);
+     }},
+    // The flame graph's tag groups of rows of `kind` (kept_of; PageRows::tag_groups) under the
+    // tagroot keys (root_keys) with each node's self time under the tagleaf keys (leaf_keys).
+    // Per group: sums, under, root_frames_end, node_counts and leaf_counts; its nodes one group
+    // after another (nodes; totals; states, kTimelineStates each) and its leaves likewise
+    // (leaf_nodes, leaf_parents: the group's own indexes, leaf_names, leaf_values); the tagroot
+    // frames: root_parents, root_names, root_values.
+    {"tag_groups", [](Call& c) {
+       using rperf::page::TagFrame;
+       using rperf::page::TagGroup;
+       rperf::page::TagGroups tags = c.snapshot().tag_groups(c.kind(), kept_of(c), c.texts("root_keys"), c.texts("leaf_keys"));
+       std::vector<TagFrame> leaves;
+       std::vector<uint32_t> nodes;
+       std::vector<int64_t> totals, states;
+       for (const TagGroup& g : tags.groups) {
+         leaves.insert(leaves.end(), g.leaves.begin(), g.leaves.end());
+         nodes.insert(nodes.end(), g.nodes.begin(), g.nodes.end());
+         totals.insert(totals.end(), g.total.begin(), g.total.end());
+         states.insert(states.end(), g.state_self.begin(), g.state_self.end());
+       }
+       c.put("sums", tags.groups, &TagGroup::sum).put("under", tags.groups, &TagGroup::under);
+       c.put("root_frames_end", tags.groups, &TagGroup::root_frames_end);
+       c.put("node_counts", tags.groups, [](const TagGroup& g) { return static_cast<uint32_t>(g.nodes.size()); });
+       c.put("leaf_counts", tags.groups, [](const TagGroup& g) { return static_cast<uint32_t>(g.leaves.size()); });
+       c.put("nodes", nodes).put("totals", totals).put("states", states);
+       c.put("leaf_nodes", leaves, &TagFrame::node).put("leaf_parents", leaves, &TagFrame::parent);
+       c.put("leaf_names", leaves, &TagFrame::name).put("leaf_values", leaves, &TagFrame::value);
+       c.put("root_parents", tags.root_frames, &TagFrame::parent).put("root_names", tags.root_frames, &TagFrame::name);
+       c.put("root_values", tags.root_frames, &TagFrame::value);
      }},
     // The Allocations tab's sums of allocation rows (kept_of; weights unread) of the objects asked
     // for (by_retained): sum, allocated, retained, per node self and total; node_classes: (node,

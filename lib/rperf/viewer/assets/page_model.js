@@ -150,6 +150,28 @@
     treeWeights(handle, kind, rows, weights) { return this.call('tree_weights', { handle, kind, rows, weights }); }
     threadSums(handle, kind, rows, weights) { return this.call('thread_sums', { handle, kind, rows, weights }).threads; }
 
+    // The flame graph's tag groups of rows (indexes, kept weights) under the tagroot keys, each
+    // node's self time under the tagleaf keys: {rootFrames, groups}, each frame {parent, name,
+    // value} (a leaf's with its node; parent -1: at the root or its node), each group {sum,
+    // under, rootFramesEnd, nodes, totals, states, leaves}: page_rows.hh's TagGroups, its
+    // columns cut per group.
+    tagGroups(handle, kind, rows, weights, rootKeys, leafKeys) {
+      const t = this.call('tag_groups', { handle, kind, rows, weights, root_keys: rootKeys.map(String), leaf_keys: leafKeys.map(String) });
+      const frame = (parents, names, values, k) => ({ parent: parents[k], name: names[k], value: values[k] });
+      let node = 0, leaf = 0;
+      const groups = Array.from(t.sums, (sum, g) => {
+        const [n, l] = [t.node_counts[g], t.leaf_counts[g]];
+        const group = {
+          sum, under: t.under[g], rootFramesEnd: t.root_frames_end[g], nodes: t.nodes.subarray(node, node + n), totals: t.totals.subarray(node, node + n),
+          states: t.states.subarray(node * STATE_COUNT, (node + n) * STATE_COUNT),
+          leaves: Array.from({ length: l }, (_, k) => ({ node: t.leaf_nodes[leaf + k], ...frame(t.leaf_parents, t.leaf_names, t.leaf_values, leaf + k) })),
+        };
+        [node, leaf] = [node + n, leaf + l];
+        return group;
+      });
+      return { rootFrames: t.root_names.map((_, k) => frame(t.root_parents, t.root_names, t.root_values, k)), groups };
+    }
+
     // The Allocations tab's sums of allocation rows, each site an object.
     allocationSums(handle, rows, weights, byRetained, maxSites) {
       const s = this.call('allocation_sums', { handle, rows, weights, by_retained: byRetained, max_sites: maxSites });

@@ -112,7 +112,7 @@ async function ensureTimeline(p) {
 function loadTimeline(p) {
   if (!p.timelineLoad) {
     p.timelineLoad = p.base ? loadTimeline(p.base).then(() => transformTimeline(p)) : fetchTimeline(p.id).then(({ columns, idle }) => {
-      p.idle[ROWS.timeline] = model.columns(p.handle, ROWS.timeline, columns, idle);
+      model.columns(p.handle, ROWS.timeline, columns, idle);
       p.timeline.columns = columns;
     });
     p.timelineLoad.catch(() => { p.timelineLoad = null; });

@@ -60,14 +60,6 @@ function timelineColumns(buffer) {
 }
 
 const timelineLoaded = (p) => !!(p.timeline && (p.timeline.samples || p.timeline.columns));
-// The timeline's rows [node, weight, thread, label set, time(, line-level leaf)], made of its
-// columns when first asked for (a tag group, a transform).
-function timelineRows(p) {
-  const { columns } = p.timeline;
-  if (!p.timeline.samples) p.timeline.samples = Array.from(columns[0], (_, i) => columns.map((c) => c[i]));
-  return p.timeline.samples;
-}
-
 function base64Bytes(text) {
   if (typeof Uint8Array.fromBase64 === 'function') return Uint8Array.fromBase64(text);
   const binary = atob(text);
@@ -99,32 +91,14 @@ async function instantiatePageModel() {
 
 function modelSnapshot(p) {
   p.handle = model.snapshot({ parents: p.nodes.parent, nodeFrames: p.nodes.frame, frames: p.frames, frameLines: p.frame_lines, labelSets: p.labelSets, lineTree: p.line_tree }, p);
-  p.idle = [null, null, null]; // per kind: the model's idle marks (Uint8Array), or null
   modelRows(p, ROWS.samples, p.samples, p.idle_samples);
   if (p.allocations) modelRows(p, ROWS.allocations, p.allocations.samples, null);
   if (p.timeline && p.timeline.samples) modelRows(p, ROWS.timeline, p.timeline.samples, p.timeline.idle);
 }
-function modelRows(p, kind, rows, idleIndexes) { p.idle[kind] = model.rows(p.handle, kind, rows, idleIndexes, !!p.line_tree); }
+function modelRows(p, kind, rows, idleIndexes) { model.rows(p.handle, kind, rows, idleIndexes, !!p.line_tree); }
 
-// A selection of rows of `kind`: the model's kept indexes and weights, and, when a view reads
-// them one by one (the tag groups), rows() as [node, kept weight, thread, label set, idle, index].
-function selection(p, kind, kept) {
-  let rows = null;
-  const make = () => {
-    const source = kind === ROWS.timeline ? timelineRows(p) : p.samples;
-    const idle = p.idle[kind];
-    return Array.from(kept.rows, (i, k) => [source[i][0], kept.weights[k], source[i][2], source[i][3], idle ? idle[i] === 1 : false, i]);
-  };
-  return { kind, kept, rows: () => rows || (rows = make()) };
-}
-
-// The indexes and weights of a selection, or of some of its rows().
-function keptColumns(rows) {
-  if (rows.kept) return [rows.kept.rows, rows.kept.weights];
-  const indexes = new Uint32Array(rows.length), weights = new Float64Array(rows.length);
-  for (let k = 0; k < rows.length; k++) { indexes[k] = rows[k][5]; weights[k] = rows[k][1]; }
-  return [indexes, weights];
-}
+// A selection of rows of `kind`: the model's kept indexes and weights.
+const selection = (kind, kept) => ({ kind, kept });
 
 // A body in rperf 0.11's shape (Viewer.samples_to_json) from a data source becomes ours: the
 // model's stack tree of its names (page/page_rows.hh names_tree), one row per sample, one thread.
@@ -175,11 +149,8 @@ function transformed(base, list) {
   const p = Object.fromEntries(base.payloadKeys.map((key) => [key, base[key]]));
   const t = model.transform(base.handle, list, p);
   const samples = model.rowColumns(t.handle, ROWS.samples);
-  let sampleRows = null; // made only when a view reads the rows one by one (the tag groups)
-  Object.defineProperty(p, 'samples', { enumerable: true, configurable: true,
-    get: () => sampleRows || (sampleRows = Array.from(samples.columns[0], (_, i) => samples.columns.map((c) => c[i]))) });
   Object.assign(p, {
-    base, handle: t.handle, idle: [samples.idle, null, null], line_tree: null, idle_samples: null,
+    base, handle: t.handle, samples: null, line_tree: null, idle_samples: null,
     frames: t.frames, frame_lines: t.frameLines, frame_categories: t.frameCategories,
     nodes: { parent: t.parents, frame: t.nodeFrames }, total_weight_ns: t.totalWeight,
     allocations: base.allocations && Object.assign({}, base.allocations, { samples: null }),
@@ -195,12 +166,8 @@ function transformTimeline(p) {
   model.moveRows(p.handle, p.base.handle, ROWS.timeline);
   readMovedTimeline(p);
 }
-// The moved timeline rows as the page holds a loaded timeline: the model's columns and marks.
-function readMovedTimeline(p) {
-  const { columns, idle } = model.rowColumns(p.handle, ROWS.timeline);
-  p.timeline.columns = columns;
-  p.idle[ROWS.timeline] = idle;
-}
+// The moved timeline rows as the page holds a loaded timeline: the model's columns.
+function readMovedTimeline(p) { p.timeline.columns = model.rowColumns(p.handle, ROWS.timeline).columns; }
 
 // The filters: the key of the views computed under them.
 const filterKey = () => JSON.stringify([state.labelFilter, state.threadFilter, hidingIdle(state.current), state.range, tagFocusRegex() && state.tagFocus, state.tagIgnore]);
@@ -209,7 +176,7 @@ const filterKey = () => JSON.stringify([state.labelFilter, state.threadFilter, h
 // timeline's (a sample covers [t - weight, t] and keeps its part in the range).
 function selectSamples(p, opts) {
   const { kind, f } = samplesFilter(p, opts);
-  return selection(p, kind, model.select(p.handle, kind, f));
+  return selection(kind, model.select(p.handle, kind, f));
 }
 const UNFILTERED = { label: false, thread: false, range: false, hide: false }; // every row
 function samplesFilter(p, opts) {
@@ -269,17 +236,21 @@ function hiddenThreads(p) {
 }
 const shownThreads = (p, hidden = hiddenThreads(p)) => p.threads.filter((th) => !hidden?.has(th));
 
-// The page model's weights of a selection (or some of its rows()) on the tree: self and total
-// per node, the sum, and stateSelf: node -> its self [blocked, wait, gc] (when it has some).
-function nodeWeights(p, rows, kind = rows.kind) {
-  const n = p.nodes.parent.length;
-  const { self, total, sum, states } = model.treeWeights(p.handle, kind, ...keptColumns(rows));
+// The page model's weights of a selection on the tree: self and total per node, the sum, and
+// stateSelf: node -> its self [blocked, wait, gc] (when it has some).
+function nodeWeights(p, sel) {
+  const { self, total, sum, states } = model.treeWeights(p.handle, sel.kind, sel.kept.rows, sel.kept.weights);
+  return { self, total, sum, stateSelf: stateSelfOf(states, (i) => i) };
+}
+
+// node -> its self [blocked, wait, gc], of the model's self per state (STATE_COUNT per node,
+// the k-th of node nodeAt(k)), for the nodes with some.
+function stateSelfOf(states, nodeAt) {
   const stateSelf = new Map();
-  for (let i = 0; i < n; i++) {
-    const at = i * RperfPageModel.STATE_COUNT;
-    if (states[at + 1] || states[at + 2] || states[at + 3]) stateSelf.set(i, [states[at + 1], states[at + 2], states[at + 3]]);
+  for (let k = 0, at = 0; at < states.length; k++, at += RperfPageModel.STATE_COUNT) {
+    if (states[at + 1] || states[at + 2] || states[at + 3]) stateSelf.set(nodeAt(k), [states[at + 1], states[at + 2], states[at + 3]]);
   }
-  return { self, total, sum, stateSelf };
+  return stateSelf;
 }
 
 // The hierarchy of the nodes that have weight; leavesOf(node): more children (allocated classes).
@@ -294,40 +265,32 @@ function hierarchy(p, weights, deltaOf, leavesOf) {
 
 // The flame graph's hierarchy: tagroot groups the samples under "[key: value]" frames (none for
 // a sample without the key, as 0.11.1), tagleaf puts each stack's self time under such leaves.
+// The model groups and sums them (page_rows.hh tag_groups); here they only become the hierarchy.
 function flameHierarchy(p, sel, weights) {
-  const tagPath = (keys, lsi) => {
-    const ls = p.labelSets[lsi] || {};
-    return keys.filter((k) => k in ls).map((k) => '[' + k + ': ' + ls[k] + ']');
-  };
-  // Adds `value` along the tag frames `path` under `parent` (merging equal names); the last one.
-  const along = (parent, path, value) => {
-    let at = parent;
-    for (const name of path) {
-      if (!at.children) at.children = [];
-      let next = at.children.find((c) => c.tag && c.name === name);
-      if (!next) { next = { name, file: '', value: 0, cat: 'other', tag: true }; at.children.push(next); }
-      next.value += value;
-      at = next;
-    }
-    return at;
-  };
-  const build = (rowsOf, w) => { // rowsOf(): the rows, read only for tagleaf
+  if (!state.tagRoot.length && !state.tagLeaf.length) return hierarchy(p, weights, null, stateLeaves(weights));
+  const { rootFrames, groups } = model.tagGroups(p.handle, sel.kind, sel.kept.rows, sel.kept.weights, state.tagRoot, state.tagLeaf);
+  const tagFrame = ({ name, value }) => ({ name, file: '', value, cat: 'other', tag: true });
+  const adopt = (parent, child) => (parent.children || (parent.children = [])).push(child);
+  // A group's tree: its weights on the nodes it has, and its tagleaf frames under their nodes.
+  const tree = (g) => {
+    const total = new Float64Array(p.nodes.parent.length);
+    g.nodes.forEach((node, k) => { total[node] = g.totals[k]; });
+    const w = { total, sum: g.sum, stateSelf: stateSelfOf(g.states, (k) => g.nodes[k]) };
     if (!state.tagLeaf.length) return hierarchy(p, w, null, stateLeaves(w));
-    const byNode = new Map(); // node -> {children: its self time's tag leaves}
-    for (const r of rowsOf()) {
-      const path = tagPath(state.tagLeaf, r[3]);
-      if (path.length) along(byNode.get(r[0]) || byNode.set(r[0], {}).get(r[0]), path, r[1]);
-    }
-    return hierarchy(p, w, null, (node) => (byNode.has(node) ? byNode.get(node).children : []));
+    const leaves = g.leaves.map(tagFrame), atNode = new Map();
+    g.leaves.forEach((l, k) => (l.parent < 0 ? pushTo(atNode, l.node, leaves[k]) : adopt(leaves[l.parent], leaves[k])));
+    return hierarchy(p, w, null, (node) => atNode.get(node) || []);
   };
-  if (!state.tagRoot.length) return build(sel.rows, weights);
-  const groups = new Map();
-  for (const r of sel.rows()) pushTo(groups, JSON.stringify(tagPath(state.tagRoot, r[3])), r);
+  if (!state.tagRoot.length) return tree(groups[0]);
   const root = { name: 'all', file: '', value: weights.sum, node: -1, children: [], cat: 'other' };
-  for (const [key, group] of groups) {
-    const tree = build(() => group, nodeWeights(p, group, sel.kind));
-    const end = along(root, JSON.parse(key), tree.value);
-    end.children = (end.children || []).concat(tree.children || []);
+  const frames = []; // the tagroot frames made so far, each group's new ones before its tree joins
+  for (const g of groups) {
+    for (let f = frames.length; f < g.rootFramesEnd; f++) {
+      frames.push(tagFrame(rootFrames[f]));
+      adopt(rootFrames[f].parent < 0 ? root : frames[rootFrames[f].parent], frames[f]);
+    }
+    const end = g.under < 0 ? root : frames[g.under];
+    end.children = (end.children || []).concat(tree(g).children || []);
   }
   return root;
 }

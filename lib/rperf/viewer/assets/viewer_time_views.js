@@ -13,7 +13,7 @@ function drawThreads(p) {
   const rows = selectSamples(p, { thread: false, hide: false });
   const hidden = hiddenThreads(p);
   // Per thread, the page model's total, running, GVL blocked, GVL wait, GC, idle, heaviest frame.
-  const sums = model.threadSums(p.handle, rows.kind, ...keptColumns(rows)).sort((a, b) => a[0] - b[0]);
+  const sums = model.threadSums(p.handle, rows.kind, rows.kept.rows, rows.kept.weights).sort((a, b) => a[0] - b[0]);
   const sum = sums.reduce((a, t) => a + t[1], 0);
   fillTable('threads-table', sums.map(([th, total, running, blocked, wait, gc, idle, frame, frameWeight]) =>
     el('tr', { class: 'clickable' + (state.threadFilter === th ? ' selected' : '') + (hidden && hidden.has(th) ? ' hidden-idle' : ''),
