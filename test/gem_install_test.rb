@@ -90,16 +90,19 @@ class GemInstallTest < Minitest::Test
     refute_match(/missing|unavailable/i, result["status"], what)
   end
 
-  # Starts `rperf report FILE --port 0` and returns the address it printed.
+  # Starts `rperf report FILE --port 0` and returns the address it printed. Its stderr goes to
+  # a file, not a pipe: a pipe closed after that line would end the server at its next line.
   def serve(profile)
-    reader, writer = IO.pipe
-    @server = Process.spawn(env, installed_rperf, "report", "--port", "0", profile, chdir: @dir, err: writer, out: File::NULL)
-    writer.close
-    said = +""
-    Timeout.timeout(120) { (said << reader.gets.to_s) until said.include?("Serving rperf viewer at ") || reader.eof? }
-    said[%r{Serving rperf viewer at (http://127\.0\.0\.1:\d+/)}, 1] || flunk("the server said no address:\n#{said}")
-  ensure
-    reader&.close
+    log = File.join(@dir, "server.log")
+    File.write(log, "")
+    @server = Process.spawn(env, installed_rperf, "report", "--port", "0", profile, chdir: @dir, err: [log, "a"], out: File::NULL)
+    address = exited = nil
+    Timeout.timeout(120) do
+      sleep 0.05 until (address = File.read(log)[%r{Serving rperf viewer at (http://127\.0\.0\.1:\d+/)}, 1]) ||
+                       (exited = Process.wait2(@server, Process::WNOHANG))
+    end
+    @server = nil if exited
+    address || flunk("the server #{exited ? "exited (#{exited[1]})" : 'said no address'}:\n#{File.read(log)}")
   end
 
   def test_a_gem_from_a_clean_clone_profiles_writes_and_serves_a_working_viewer_without_emscripten
