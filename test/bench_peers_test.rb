@@ -102,7 +102,10 @@ class BenchPeersTest < Minitest::Test
       cells.zip(%w[ours stackprof vernier]).each do |cell, profiler|
         next assert_equal("–", cell) unless profilers.include?(profiler)
 
-        assert_match(/\A(make_\w+ \d+%, ){2}make_\w+ \d+%\z/, cell, "#{profiler} at #{n}")
+        # At N = 1024 and 4096 a quick run samples a few dozen objects (fewer on a loaded
+        # machine): the lightest site (1 in 7) may have none, so one to three sites.
+        sites = %w[1 64].include?(n) ? "{2}" : "{0,2}"
+        assert_match(/\A(make_\w+ \d+%, )#{sites}make_\w+ \d+%\z/, cell, "#{profiler} at #{n}")
       end
       assert_equal "yes", same, "the profilers rank the sites alike at N = #{n}" if %w[1 64].include?(n)
     end
